@@ -1,0 +1,143 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef SLUICE_PKT_H
+#define SLUICE_PKT_H
+
+/**
+ * @file
+ * Packet parsing shared by every sluice stage.
+ *
+ * pkt_parse() walks Ethernet, up to two VLAN tags (802.1Q / 802.1ad QinQ),
+ * a PPPoE session header, IPv4 (with options) or IPv6 (with extension
+ * headers), and TCP / UDP / ICMP / ICMPv6. It fills a struct pkt_meta that
+ * lives in the mbuf's private area (see pkt_meta()), so every later stage
+ * reads the offsets and the 5-tuple without parsing again.
+ *
+ * The parser never writes to the packet, never reads past pkt_len, and only
+ * reads the first segment (headers must sit in it; a frame whose headers
+ * straddle segments is flagged PKT_ERR_SEGMENTED and forwarded unchanged).
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rte_mbuf.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** What the parser found at layer 3. */
+enum pkt_l3 {
+	PKT_L3_NONE = 0, /**< not IP: ARP, LLDP, unknown ethertype... */
+	PKT_L3_IPV4 = 4,
+	PKT_L3_IPV6 = 6,
+};
+
+/**
+ * Why a frame is malformed. Declared once; used for enum, names and
+ * counters. A malformed frame is still forwarded (unless policy drops it).
+ */
+#define PKT_ERR_LIST(X) \
+	X(NONE,        "none") \
+	X(TRUNC_L2,    "truncated_l2") \
+	X(TRUNC_VLAN,  "truncated_vlan") \
+	X(VLAN_DEPTH,  "too_many_vlans") \
+	X(TRUNC_PPPOE, "truncated_pppoe") \
+	X(PPPOE_LEN,   "pppoe_bad_length") \
+	X(TRUNC_IP,    "truncated_ip") \
+	X(IP_VERSION,  "ip_bad_version") \
+	X(IP_HDRLEN,   "ipv4_bad_ihl") \
+	X(IP_TOTLEN,   "ip_bad_total_length") \
+	X(IP_CSUM,     "ipv4_bad_checksum") \
+	X(EXTHDR,      "ipv6_bad_ext_header") \
+	X(EXT_DEPTH,   "ipv6_too_many_ext_headers") \
+	X(TRUNC_L4,    "truncated_l4") \
+	X(TCP_DOFF,    "tcp_bad_data_offset") \
+	X(UDP_LEN,     "udp_bad_length") \
+	X(SEGMENTED,   "headers_not_in_first_segment")
+
+enum pkt_err {
+#define PKT_ERR_ENUM(e, s) PKT_ERR_##e,
+	PKT_ERR_LIST(PKT_ERR_ENUM)
+#undef PKT_ERR_ENUM
+	PKT_ERR_MAX
+};
+
+/** Flags set in pkt_meta.flags. */
+#define PKT_F_VLAN      0x0001 /**< at least one VLAN tag */
+#define PKT_F_QINQ      0x0002 /**< two VLAN tags */
+#define PKT_F_PPPOE     0x0004 /**< PPPoE session header */
+#define PKT_F_IPV4_OPTS 0x0008 /**< IPv4 header longer than 20 bytes */
+#define PKT_F_IPV6_EXT  0x0010 /**< IPv6 extension headers present */
+#define PKT_F_FRAGMENT  0x0020 /**< IP fragment: no L4 header unless first */
+#define PKT_F_L4        0x0040 /**< l4_off/ports are valid */
+#define PKT_F_MALFORMED 0x0080 /**< err != PKT_ERR_NONE */
+
+/**
+ * Parsed metadata, kept in the mbuf private area.
+ * Addresses are stored as 16 bytes; IPv4 uses the first 4 and zero-fills.
+ */
+struct pkt_meta {
+	uint32_t flow_hash;  /**< hash of (proto, addrs, ports); direction-symmetric */
+	uint16_t flags;      /**< PKT_F_* */
+	uint8_t  l3;         /**< enum pkt_l3 */
+	uint8_t  l4_proto;   /**< IPPROTO_* of the transport header, 0 if none */
+	uint8_t  err;        /**< enum pkt_err */
+	uint8_t  vlan_count; /**< 0, 1 or 2 */
+	uint16_t ethertype;  /**< innermost ethertype (host order) */
+	uint16_t l3_off;     /**< offset of the IP header from the frame start */
+	uint16_t l4_off;     /**< offset of the TCP/UDP/ICMP header */
+	uint16_t l4_len;     /**< TCP/UDP header length (TCP: doff*4) */
+	uint16_t payload_off;/**< offset of the L4 payload */
+	uint32_t l3_len;     /**< IP datagram length claimed by the header */
+	uint16_t sport;      /**< host order, 0 if no ports */
+	uint16_t dport;
+	uint16_t vlan_tci[2];/**< outer, inner (host order) */
+	uint8_t  src[16];
+	uint8_t  dst[16];
+	uint16_t in_port;    /**< port the frame arrived on */
+	uint16_t user16;     /**< free for the owning stage */
+	uint64_t user64;     /**< free for the owning stage (e.g. enqueue time) */
+} __rte_aligned(8);
+
+/** Bytes of mbuf private area sluice reserves (rounded for mempools). */
+#define PKT_META_PRIV_SIZE RTE_ALIGN(sizeof(struct pkt_meta), RTE_MBUF_PRIV_ALIGN)
+
+/** The metadata of an mbuf allocated from a pool with PKT_META_PRIV_SIZE. */
+static inline struct pkt_meta *
+pkt_meta(struct rte_mbuf *m)
+{
+	return (struct pkt_meta *)rte_mbuf_to_priv(m);
+}
+
+/**
+ * Parse one frame and fill its metadata.
+ *
+ * @param m       frame; only read.
+ * @param meta    output.
+ * @param in_port port it arrived on (stored in meta).
+ * @return the error (PKT_ERR_NONE when well formed).
+ */
+enum pkt_err pkt_parse(const struct rte_mbuf *m, struct pkt_meta *meta,
+		       uint16_t in_port);
+
+/**
+ * Parse a raw buffer (same rules); used by tests and fuzzers.
+ * @param len bytes available at data (== frame length).
+ */
+enum pkt_err pkt_parse_buf(const uint8_t *data, uint32_t len,
+			   struct pkt_meta *meta, uint16_t in_port);
+
+/** Stable name of an error, e.g. "truncated_ip". */
+const char *pkt_err_name(enum pkt_err e);
+
+/**
+ * Direction-symmetric 32-bit hash of the 5-tuple in meta: a flow and its
+ * reverse hash the same. seed perturbs it.
+ */
+uint32_t pkt_tuple_hash(const struct pkt_meta *meta, uint32_t seed);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* SLUICE_PKT_H */
