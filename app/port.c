@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include <stdio.h>
+#include <string.h>
+
+#include <rte_ethdev.h>
+
+#include "port.h"
+
+/*
+ * With the Toeplitz hash, a key made of one repeated 16-bit pattern gives
+ * the same hash for (src, dst, sport, dport) and (dst, src, dport, sport),
+ * so both directions of a flow reach the same queue index. 0x6d5a is the
+ * pattern from Woo & Park, "Scalable TCP Session Monitoring with Symmetric
+ * Receive-side Scaling".
+ */
+static uint8_t symmetric_rss_key[52];
+
+int
+port_setup(uint16_t port, uint16_t nb_rxq, uint16_t nb_txq,
+	   struct rte_mempool *pool, const struct sl_config *cfg,
+	   struct port_info *info, char *err, size_t errlen)
+{
+	struct rte_eth_dev_info di;
+	struct rte_eth_conf conf;
+	int rc;
+
+	memset(info, 0, sizeof(*info));
+	rc = rte_eth_dev_info_get(port, &di);
+	if (rc != 0) {
+		snprintf(err, errlen, "port %u: cannot read device info: %s",
+			 port, rte_strerror(-rc));
+		return -1;
+	}
+	snprintf(info->driver, sizeof(info->driver), "%s", di.driver_name);
+	if (di.max_tx_queues < nb_txq) {
+		snprintf(err, errlen,
+			 "port %u (%s) has %u tx queues but %u workers need one each; use fewer lcores",
+			 port, di.driver_name, di.max_tx_queues, nb_txq);
+		return -1;
+	}
+	if (nb_rxq > di.max_rx_queues)
+		nb_rxq = di.max_rx_queues;
+
+	memset(&conf, 0, sizeof(conf));
+	if (nb_rxq > 1 && di.flow_type_rss_offloads != 0) {
+		for (size_t i = 0; i < sizeof(symmetric_rss_key); i += 2) {
+			symmetric_rss_key[i] = 0x6d;
+			symmetric_rss_key[i + 1] = 0x5a;
+		}
+		conf.rxmode.mq_mode = RTE_ETH_MQ_RX_RSS;
+		conf.rx_adv_conf.rss_conf.rss_key = symmetric_rss_key;
+		conf.rx_adv_conf.rss_conf.rss_key_len =
+			di.hash_key_size ? di.hash_key_size : 40;
+		conf.rx_adv_conf.rss_conf.rss_hf = di.flow_type_rss_offloads &
+			(RTE_ETH_RSS_IP | RTE_ETH_RSS_TCP | RTE_ETH_RSS_UDP);
+		info->rss = true;
+	}
+
+	/* Jumbo frames: scatter into chained mbufs where the device can;
+	 * otherwise the MTU stays at what one mbuf holds and larger frames
+	 * are counted by the device (imissed/ierrors), see README. */
+	uint32_t room = rte_pktmbuf_data_room_size(pool) - RTE_PKTMBUF_HEADROOM;
+	uint32_t want_mtu = cfg->max_frame > 18 ? cfg->max_frame - 18 : 64;
+	if (cfg->max_frame > room) {
+		if (di.rx_offload_capa & RTE_ETH_RX_OFFLOAD_SCATTER) {
+			conf.rxmode.offloads |= RTE_ETH_RX_OFFLOAD_SCATTER;
+			info->scatter = true;
+		} else {
+			want_mtu = room - 18;
+		}
+	}
+	if (di.tx_offload_capa & RTE_ETH_TX_OFFLOAD_MULTI_SEGS)
+		conf.txmode.offloads |= RTE_ETH_TX_OFFLOAD_MULTI_SEGS;
+	if (want_mtu > di.max_mtu)
+		want_mtu = di.max_mtu;
+	if (want_mtu < di.min_mtu)
+		want_mtu = di.min_mtu;
+	conf.rxmode.mtu = want_mtu;
+
+	rc = rte_eth_dev_configure(port, nb_rxq, nb_txq, &conf);
+	if (rc != 0) {
+		snprintf(err, errlen, "port %u (%s): configure failed: %s",
+			 port, di.driver_name, rte_strerror(-rc));
+		return -1;
+	}
+	uint16_t nrx = cfg->rx_desc, ntx = cfg->tx_desc;
+	rc = rte_eth_dev_adjust_nb_rx_tx_desc(port, &nrx, &ntx);
+	if (rc != 0) {
+		snprintf(err, errlen, "port %u: descriptor counts: %s", port,
+			 rte_strerror(-rc));
+		return -1;
+	}
+	int socket = rte_eth_dev_socket_id(port);
+	if (socket < 0)
+		socket = 0;
+	for (uint16_t q = 0; q < nb_rxq; q++) {
+		struct rte_eth_rxconf rxc = di.default_rxconf;
+		rxc.offloads = conf.rxmode.offloads;
+		rc = rte_eth_rx_queue_setup(port, q, nrx, socket, &rxc, pool);
+		if (rc != 0) {
+			snprintf(err, errlen, "port %u: rx queue %u: %s", port,
+				 q, rte_strerror(-rc));
+			return -1;
+		}
+	}
+	for (uint16_t q = 0; q < nb_txq; q++) {
+		struct rte_eth_txconf txc = di.default_txconf;
+		txc.offloads = conf.txmode.offloads;
+		rc = rte_eth_tx_queue_setup(port, q, ntx, socket, &txc);
+		if (rc != 0) {
+			snprintf(err, errlen, "port %u: tx queue %u: %s", port,
+				 q, rte_strerror(-rc));
+			return -1;
+		}
+	}
+	rc = rte_eth_dev_start(port);
+	if (rc != 0) {
+		snprintf(err, errlen, "port %u (%s): start failed: %s", port,
+			 di.driver_name, rte_strerror(-rc));
+		return -1;
+	}
+	/* A bridge must see every frame, whatever its MAC. */
+	(void)rte_eth_promiscuous_enable(port);
+	info->nb_rxq = nb_rxq;
+	info->nb_txq = nb_txq;
+	info->mtu = (uint16_t)want_mtu;
+	return 0;
+}

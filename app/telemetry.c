@@ -1,0 +1,257 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Counters for dpdk-telemetry.py under /sluice/. The callbacks run on the
+ * telemetry thread and read the workers' counters without locks: each is a
+ * 64-bit word written by one lcore, so a read sees an old or new value,
+ * never a torn one.
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_ethdev.h>
+#include <rte_telemetry.h>
+
+#include "app.h"
+#include "stages.h"
+
+struct totals {
+	uint64_t rx, tx, tx_dropped, non_ip, malformed, dropped_non_ip,
+		dropped_malformed, multiseg;
+	uint64_t malformed_by[PKT_ERR_MAX];
+};
+
+static void
+sum_totals(struct totals *t)
+{
+	memset(t, 0, sizeof(*t));
+	for (unsigned i = 0; i < sl_app.nb_workers; i++) {
+		const struct worker_stats *s = &sl_app.workers[i]->stats;
+		for (uint16_t p = 0; p < sl_app.nb_ports; p++) {
+			t->rx += s->rx[p];
+			t->tx += s->tx[p];
+			t->tx_dropped += s->tx_dropped[p];
+		}
+		t->non_ip += s->non_ip;
+		for (int e = 1; e < PKT_ERR_MAX; e++) {
+			t->malformed += s->malformed[e];
+			t->malformed_by[e] += s->malformed[e];
+		}
+		t->dropped_non_ip += s->dropped_non_ip;
+		t->dropped_malformed += s->dropped_malformed;
+		t->multiseg += s->multiseg;
+	}
+}
+
+static void
+port_counts(uint16_t p, uint64_t *rx, uint64_t *tx, uint64_t *txd)
+{
+	*rx = *tx = *txd = 0;
+	for (unsigned i = 0; i < sl_app.nb_workers; i++) {
+		const struct worker_stats *s = &sl_app.workers[i]->stats;
+		*rx += s->rx[p];
+		*tx += s->tx[p];
+		*txd += s->tx_dropped[p];
+	}
+}
+
+static int
+tel_totals(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	struct totals t;
+	(void)cmd;
+	(void)params;
+	sum_totals(&t);
+	rte_tel_data_start_dict(d);
+	rte_tel_data_add_dict_u64(d, "rx", t.rx);
+	rte_tel_data_add_dict_u64(d, "tx", t.tx);
+	rte_tel_data_add_dict_u64(d, "tx_dropped", t.tx_dropped);
+	rte_tel_data_add_dict_u64(d, "non_ip", t.non_ip);
+	rte_tel_data_add_dict_u64(d, "malformed", t.malformed);
+	rte_tel_data_add_dict_u64(d, "dropped_non_ip", t.dropped_non_ip);
+	rte_tel_data_add_dict_u64(d, "dropped_malformed", t.dropped_malformed);
+	rte_tel_data_add_dict_u64(d, "multiseg", t.multiseg);
+	rte_tel_data_add_dict_u64(d, "mempool_in_use",
+				  rte_mempool_in_use_count(sl_app.pool));
+	rte_tel_data_add_dict_u64(d, "mempool_baseline", sl_app.pool_baseline);
+	return 0;
+}
+
+static int
+tel_malformed(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	struct totals t;
+	(void)cmd;
+	(void)params;
+	sum_totals(&t);
+	rte_tel_data_start_dict(d);
+	for (int e = 1; e < PKT_ERR_MAX; e++)
+		rte_tel_data_add_dict_u64(d, pkt_err_name(e), t.malformed_by[e]);
+	return 0;
+}
+
+static int
+tel_ports(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	(void)cmd;
+	rte_tel_data_start_dict(d);
+	for (uint16_t p = 0; p < sl_app.nb_ports; p++) {
+		if (params != NULL && *params != '\0' && atoi(params) != p)
+			continue;
+		struct rte_tel_data *c = rte_tel_data_alloc();
+		if (c == NULL)
+			return -ENOMEM;
+		uint64_t rx, tx, txd;
+		struct rte_eth_stats es;
+		port_counts(p, &rx, &tx, &txd);
+		rte_tel_data_start_dict(c);
+		rte_tel_data_add_dict_string(c, "driver", sl_app.ports[p].driver);
+		rte_tel_data_add_dict_string(c, "faces",
+					     p % 2 ? "internet" : "subscribers");
+		rte_tel_data_add_dict_u64(c, "rx", rx);
+		rte_tel_data_add_dict_u64(c, "tx", tx);
+		rte_tel_data_add_dict_u64(c, "tx_dropped", txd);
+		if (rte_eth_stats_get(p, &es) == 0) {
+			rte_tel_data_add_dict_u64(c, "dev_imissed", es.imissed);
+			rte_tel_data_add_dict_u64(c, "dev_ierrors", es.ierrors);
+			rte_tel_data_add_dict_u64(c, "dev_rx_nombuf", es.rx_nombuf);
+			rte_tel_data_add_dict_u64(c, "dev_oerrors", es.oerrors);
+		}
+		char name[16];
+		snprintf(name, sizeof(name), "%u", p);
+		rte_tel_data_add_dict_container(d, name, c, 0);
+	}
+	return 0;
+}
+
+static int
+tel_workers(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	(void)cmd;
+	(void)params;
+	rte_tel_data_start_dict(d);
+	for (unsigned i = 0; i < sl_app.nb_workers; i++) {
+		const struct worker *w = sl_app.workers[i];
+		const struct worker_stats *s = &w->stats;
+		struct rte_tel_data *c = rte_tel_data_alloc();
+		if (c == NULL)
+			return -ENOMEM;
+		uint64_t rx = 0, tx = 0, txd = 0, mal = 0;
+		for (uint16_t p = 0; p < sl_app.nb_ports; p++) {
+			rx += s->rx[p];
+			tx += s->tx[p];
+			txd += s->tx_dropped[p];
+		}
+		for (int e = 1; e < PKT_ERR_MAX; e++)
+			mal += s->malformed[e];
+		rte_tel_data_start_dict(c);
+		rte_tel_data_add_dict_int(c, "lcore", (int)w->lcore);
+		rte_tel_data_add_dict_u64(c, "rx", rx);
+		rte_tel_data_add_dict_u64(c, "tx", tx);
+		rte_tel_data_add_dict_u64(c, "tx_dropped", txd);
+		rte_tel_data_add_dict_u64(c, "non_ip", s->non_ip);
+		rte_tel_data_add_dict_u64(c, "malformed", mal);
+		rte_tel_data_add_dict_u64(c, "loops", s->loops);
+		rte_tel_data_add_dict_u64(c, "busy_loops", s->busy_loops);
+		rte_tel_data_add_dict_u64(c, "held", w->held);
+		char name[16];
+		snprintf(name, sizeof(name), "%u", i);
+		rte_tel_data_add_dict_container(d, name, c, 0);
+	}
+	return 0;
+}
+
+static int
+tel_stage(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	const char *name = cmd + strlen("/sluice/");
+	for (unsigned m = 0; sl_stage_modules[m] != NULL; m++) {
+		const struct stage_module *mod = sl_stage_modules[m];
+		if (strcmp(mod->name, name) != 0)
+			continue;
+		void *ctxs[RTE_MAX_LCORE] = { 0 };
+		for (unsigned i = 0; i < sl_app.nb_workers; i++) {
+			const struct worker *w = sl_app.workers[i];
+			for (unsigned s = 0; s < w->nb_stages; s++)
+				if (w->stage_module[s] == (int)m)
+					ctxs[i] = w->stages[s].ctx;
+		}
+		return mod->telemetry(ctxs, sl_app.nb_workers, params, d);
+	}
+	return -EINVAL;
+}
+
+int
+telemetry_register(void)
+{
+	int rc = 0;
+	rc |= rte_telemetry_register_cmd("/sluice/totals", tel_totals,
+		"Totals over all ports and workers: rx, tx, drops, malformed, mempool use. No parameters.");
+	rc |= rte_telemetry_register_cmd("/sluice/ports", tel_ports,
+		"Per-port counters. Parameters: optional port id.");
+	rc |= rte_telemetry_register_cmd("/sluice/workers", tel_workers,
+		"Per-worker counters. No parameters.");
+	rc |= rte_telemetry_register_cmd("/sluice/malformed", tel_malformed,
+		"Malformed frames by reason. No parameters.");
+	for (unsigned m = 0; sl_stage_modules[m] != NULL; m++) {
+		const struct stage_module *mod = sl_stage_modules[m];
+		if (mod->telemetry == NULL)
+			continue;
+		static char cmds[SL_MAX_STAGES][64];
+		snprintf(cmds[m], sizeof(cmds[m]), "/sluice/%s", mod->name);
+		rc |= rte_telemetry_register_cmd(cmds[m], tel_stage,
+						 mod->telemetry_help);
+	}
+	return rc;
+}
+
+void
+report_counters(FILE *out)
+{
+	struct totals t;
+	sum_totals(&t);
+	fprintf(out, "sluice: final counters\n");
+	for (uint16_t p = 0; p < sl_app.nb_ports; p++) {
+		uint64_t rx, tx, txd;
+		struct rte_eth_stats es;
+		memset(&es, 0, sizeof(es));
+		port_counts(p, &rx, &tx, &txd);
+		(void)rte_eth_stats_get(p, &es);
+		fprintf(out, "port %u rx=%" PRIu64 " tx=%" PRIu64
+			" tx_dropped=%" PRIu64 " dev_imissed=%" PRIu64
+			" dev_ierrors=%" PRIu64 " dev_rx_nombuf=%" PRIu64 "\n",
+			p, rx, tx, txd, es.imissed, es.ierrors, es.rx_nombuf);
+	}
+	for (unsigned i = 0; i < sl_app.nb_workers; i++) {
+		const struct worker *w = sl_app.workers[i];
+		fprintf(out, "worker %u lcore=%u loops=%" PRIu64
+			" busy_loops=%" PRIu64 "\n", i, w->lcore,
+			w->stats.loops, w->stats.busy_loops);
+	}
+	fprintf(out, "totals rx=%" PRIu64 " tx=%" PRIu64 " tx_dropped=%" PRIu64
+		" non_ip=%" PRIu64 " malformed=%" PRIu64
+		" dropped_non_ip=%" PRIu64 " dropped_malformed=%" PRIu64
+		" multiseg=%" PRIu64 "\n", t.rx, t.tx, t.tx_dropped, t.non_ip,
+		t.malformed, t.dropped_non_ip, t.dropped_malformed, t.multiseg);
+	fprintf(out, "malformed");
+	for (int e = 1; e < PKT_ERR_MAX; e++)
+		if (t.malformed_by[e])
+			fprintf(out, " %s=%" PRIu64, pkt_err_name(e),
+				t.malformed_by[e]);
+	fprintf(out, "\n");
+	for (unsigned m = 0; sl_stage_modules[m] != NULL; m++) {
+		const struct stage_module *mod = sl_stage_modules[m];
+		void *ctxs[RTE_MAX_LCORE] = { 0 };
+		bool present = false;
+		for (unsigned i = 0; i < sl_app.nb_workers; i++) {
+			const struct worker *w = sl_app.workers[i];
+			for (unsigned s = 0; s < w->nb_stages; s++)
+				if (w->stage_module[s] == (int)m) {
+					ctxs[i] = w->stages[s].ctx;
+					present = true;
+				}
+		}
+		if (present && mod->report != NULL)
+			mod->report(ctxs, sl_app.nb_workers, out);
+	}
+}

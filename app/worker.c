@@ -1,0 +1,259 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The poll-mode loop: rx burst -> parse -> stages -> tx buffer, then poll
+ * the stages for packets they release, then flush tx buffers that are full
+ * or older than tx_drain_us. Run to completion, no locks: every structure
+ * touched here belongs to this worker.
+ */
+#include <rte_branch_prediction.h>
+#include <rte_ethdev.h>
+#include <rte_lcore.h>
+#include <rte_prefetch.h>
+
+#include "worker.h"
+
+struct control sl_control;
+
+static void
+tx_flush(struct worker *w, uint16_t port)
+{
+	struct txbuf *b = &w->tx[port];
+	uint16_t sent = 0;
+	uint32_t tries = 0;
+
+	if (b->n == 0)
+		return;
+	/* A full ring (af_packet, a slow NIC) gets a few more tries before
+	 * we drop: a drop here is counted as tx_dropped, never silent. */
+	for (;;) {
+		sent += rte_eth_tx_burst(port, w->txq, b->pkts + sent,
+					 b->n - sent);
+		if (sent == b->n || tries++ >= w->cfg->tx_retries)
+			break;
+		rte_pause();
+	}
+	w->stats.tx[port] += sent;
+	if (unlikely(sent < b->n)) {
+		w->stats.tx_dropped[port] += b->n - sent;
+		rte_pktmbuf_free_bulk(b->pkts + sent, b->n - sent);
+	}
+	b->n = 0;
+}
+
+static inline void
+tx_enqueue(struct worker *w, uint16_t port, struct rte_mbuf **pkts,
+	   uint16_t n, uint64_t now)
+{
+	struct txbuf *b = &w->tx[port];
+	uint16_t burst = w->cfg->burst;
+
+	if (b->n == 0)
+		b->first_ns = now;
+	for (uint16_t i = 0; i < n; i++) {
+		b->pkts[b->n++] = pkts[i];
+		if (b->n >= burst) {
+			tx_flush(w, port);
+			b->first_ns = now;
+		}
+	}
+}
+
+/* Run stages [from, nb_stages) on a burst, then buffer it for tx. */
+static void
+pipeline_run(struct worker *w, unsigned from, const struct stage_burst *sb,
+	     struct rte_mbuf **pkts, uint16_t n, uint64_t now)
+{
+	for (unsigned s = from; s < w->nb_stages && n > 0; s++)
+		n = w->stages[s].ops->burst(w->stages[s].ctx, sb, pkts, n, now);
+	if (n > 0)
+		tx_enqueue(w, sb->out_port, pkts, n, now);
+}
+
+/* Packets a stage emitted go on through the stages after it. Runs of the
+ * same out port keep their order. */
+static void
+emitter_drain(struct stage_emitter *em, uint64_t now)
+{
+	struct worker *w = em->w;
+	uint16_t i = 0;
+
+	while (i < em->n) {
+		uint16_t port = em->port[i], j = i;
+		while (j < em->n && em->port[j] == port)
+			j++;
+		struct stage_burst sb = {
+			.pair = port / 2,
+			.in_port = port ^ 1,
+			.out_port = port,
+			.upstream = (port & 1) != 0,
+			.worker = (uint8_t)w->index,
+		};
+		pipeline_run(w, em->from + 1, &sb, em->pkts + i, j - i, now);
+		i = j;
+	}
+	em->n = 0;
+}
+
+void
+stage_emit(struct stage_emitter *em, uint16_t out_port, struct rte_mbuf *m)
+{
+	if (em->n == SL_EMIT_MAX)
+		emitter_drain(em, worker_now_ns(em->w));
+	em->port[em->n] = out_port;
+	em->pkts[em->n++] = m;
+}
+
+/* Parse a burst; apply the non-IP / malformed policy; count. Returns the
+ * packets left, compacted. */
+static uint16_t
+classify(struct worker *w, const struct rxq *q, struct rte_mbuf **pkts,
+	 uint16_t n)
+{
+	struct worker_stats *st = &w->stats;
+	const struct sl_config *cfg = w->cfg;
+	uint16_t keep = 0;
+
+	for (uint16_t i = 0; i < n; i++) {
+		struct rte_mbuf *m = pkts[i];
+		if (i + 2 < n)
+			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 2], void *));
+		struct pkt_meta *meta = pkt_meta(m);
+		enum pkt_err e = pkt_parse(m, meta, q->port);
+		if (unlikely(m->nb_segs > 1))
+			st->multiseg++;
+		if (unlikely(e != PKT_ERR_NONE)) {
+			st->malformed[e]++;
+			if (cfg->malformed == SL_ACTION_DROP) {
+				st->dropped_malformed++;
+				rte_pktmbuf_free(m);
+				continue;
+			}
+		} else if (meta->l3 == PKT_L3_NONE) {
+			st->non_ip++;
+			if (cfg->non_ip == SL_ACTION_DROP) {
+				st->dropped_non_ip++;
+				rte_pktmbuf_free(m);
+				continue;
+			}
+		}
+		pkts[keep++] = m;
+	}
+	return keep;
+}
+
+static void
+stages_poll(struct worker *w, uint64_t now, bool flush)
+{
+	for (unsigned s = 0; s < w->nb_stages; s++) {
+		const struct stage_ops *ops = w->stages[s].ops;
+		void (*fn)(void *, struct stage_emitter *, uint64_t) =
+			flush ? ops->flush : ops->poll;
+		if (fn == NULL)
+			continue;
+		struct stage_emitter em = { .w = w, .from = s, .n = 0 };
+		fn(w->stages[s].ctx, &em, now);
+		if (em.n)
+			emitter_drain(&em, now);
+	}
+}
+
+static uint32_t
+held_packets(const struct worker *w)
+{
+	uint32_t held = 0;
+	for (unsigned s = 0; s < w->nb_stages; s++)
+		if (w->stages[s].ops->pending != NULL)
+			held += w->stages[s].ops->pending(w->stages[s].ctx);
+	for (uint16_t p = 0; p < w->nb_ports; p++)
+		held += w->tx[p].n;
+	return held;
+}
+
+/* Control duties of the main lcore: idle exit. Signals only set flags. */
+static void
+control_tick(uint64_t now)
+{
+	struct control *c = &sl_control;
+	if (c->stop || c->idle_exit_ns == 0)
+		return;
+	for (unsigned i = 0; i < c->nb_workers; i++) {
+		const struct worker *o = c->workers[i];
+		if (now - o->last_rx_ns < c->idle_exit_ns || o->held != 0)
+			return;
+	}
+	c->stop = true;
+}
+
+int
+worker_main(void *arg)
+{
+	struct worker *w = arg;
+	const struct sl_config *cfg = w->cfg;
+	const uint16_t burst = cfg->burst;
+	const uint64_t drain_ns = (uint64_t)cfg->tx_drain_us * 1000;
+	struct rte_mbuf *pkts[SL_MAX_BURST];
+	uint64_t now = worker_now_ns(w);
+	uint64_t next_ctl = now;
+
+	w->last_rx_ns = now;
+	while (!sl_control.stop) {
+		now = worker_now_ns(w);
+		bool busy = false;
+		for (uint16_t qi = 0; qi < w->nb_rxq; qi++) {
+			const struct rxq *q = &w->rxq[qi];
+			uint16_t n = rte_eth_rx_burst(q->port, q->queue, pkts,
+						      burst);
+			if (n == 0)
+				continue;
+			busy = true;
+			w->stats.rx[q->port] += n;
+			n = classify(w, q, pkts, n);
+			struct stage_burst sb = {
+				.pair = q->pair, .in_port = q->port,
+				.out_port = q->peer, .upstream = q->upstream,
+				.worker = (uint8_t)w->index,
+			};
+			pipeline_run(w, 0, &sb, pkts, n, now);
+		}
+		if (busy) {
+			w->last_rx_ns = now;
+			w->stats.busy_loops++;
+		}
+		w->stats.loops++;
+		if (w->nb_stages)
+			stages_poll(w, now, false);
+		for (uint16_t p = 0; p < w->nb_ports; p++)
+			if (w->tx[p].n && now - w->tx[p].first_ns >= drain_ns)
+				tx_flush(w, p);
+		if (unlikely(now >= next_ctl)) {
+			/* ~every 100 us: publish what we hold, run control. */
+			w->held = held_packets(w);
+			if (w->is_main)
+				control_tick(now);
+			next_ctl = now + 100000;
+		}
+	}
+
+	/* Shutdown: rx is stopped; let the stages drain at their own pace
+	 * for up to drain_timeout_ms, then release the rest at once. */
+	uint64_t deadline = worker_now_ns(w) + (uint64_t)cfg->drain_timeout_ms * 1000000;
+	for (;;) {
+		now = worker_now_ns(w);
+		stages_poll(w, now, false);
+		uint32_t held = 0;
+		for (unsigned s = 0; s < w->nb_stages; s++)
+			if (w->stages[s].ops->pending != NULL)
+				held += w->stages[s].ops->pending(w->stages[s].ctx);
+		if (held == 0 || now >= deadline)
+			break;
+		for (uint16_t p = 0; p < w->nb_ports; p++)
+			if (w->tx[p].n && now - w->tx[p].first_ns >= drain_ns)
+				tx_flush(w, p);
+	}
+	stages_poll(w, worker_now_ns(w), true);
+	for (uint16_t p = 0; p < w->nb_ports; p++)
+		tx_flush(w, p);
+	w->held = 0;
+	w->done = true;
+	return 0;
+}
