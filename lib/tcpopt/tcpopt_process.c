@@ -1,0 +1,201 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Per-packet side: count, judge and rewrite the options of one segment. */
+
+#include <netinet/in.h>
+#include <string.h>
+
+#include <rte_branch_prediction.h>
+#include <rte_mbuf.h>
+
+#include "pkt.h"
+#include "tcpopt.h"
+#include "tcpopt_csum.h"
+#include "tcpopt_ctx.h"
+#include "tcpopt_walk.h"
+
+/*
+ * Second walk, only when something must change: the first walk proved the
+ * layout valid, so this one cannot fail. Strip wins over clamp when the
+ * MSS option itself is stripped. Every MSS option above the clamp is
+ * clamped (a receiver may honour any of them).
+ */
+static uint8_t
+rewrite_options(struct tcpopt_ctx *ctx, uint8_t *tcp, unsigned int hlen,
+		bool strip, uint16_t clamp, bool partial,
+		struct tcpopt_result *res)
+{
+	uint8_t nops[TCPOPT_SPACE_MAX], done = 0;
+	unsigned int pos = TCPOPT_HDR_MIN;
+	struct tcpopt_opt o;
+
+	memset(nops, TCPOPT_KIND_NOP, sizeof(nops));
+	while (tcpopt_walk_next(tcp, &pos, hlen, &o) > 0) {
+		if (strip && ctx->action[o.kind] == TCPOPT_ACT_STRIP) {
+			tcpopt_rewrite(tcp, o.off, nops, o.len, partial);
+			ctx->cnt.event[TCPOPT_EV_STRIPPED]++;
+			done |= TCPOPT_RW_STRIP;
+			if (o.kind == TCPOPT_KIND_MSS)
+				res->mss_after = 0;
+		} else if (o.kind == TCPOPT_KIND_MSS && clamp != 0 &&
+			   tcpopt_word(tcp + o.off + 2) > clamp) {
+			uint8_t v[2] = { (uint8_t)(clamp >> 8), (uint8_t)clamp };
+
+			tcpopt_rewrite(tcp, o.off + 2u, v, 2, partial);
+			ctx->cnt.event[TCPOPT_EV_MSS_CLAMPED]++;
+			done |= TCPOPT_RW_MSS;
+			res->mss_after = clamp;
+		}
+	}
+	return done;
+}
+
+enum tcpopt_verdict
+tcpopt_process(struct tcpopt_ctx *ctx, uint8_t *tcp, uint32_t avail,
+	       uint8_t ip_version, uint16_t mss_clamp, uint32_t flags,
+	       struct tcpopt_result *res)
+{
+	struct tcpopt_counters *c = &ctx->cnt;
+	struct tcpopt_result scratch;
+	unsigned int hlen = 0, pos = TCPOPT_HDR_MIN;
+	bool drop = false, strip = false, mp_capable = false, clamp_due = false;
+	enum tcpopt_seg seg;
+	enum tcpopt_mal mal;
+	struct tcpopt_opt o;
+	uint64_t *kind_cnt;
+	uint16_t clamp = 0;
+	int r;
+
+	if (res == NULL)
+		res = &scratch;
+	seg = avail > 13 ? tcpopt_seg_of(tcp[13]) : TCPOPT_SEG_OTHER;
+	res->verdict = TCPOPT_FORWARD;
+	res->seg = (uint8_t)seg;
+	res->malformed = TCPOPT_MAL_NONE;
+	res->rewrites = 0;
+	res->mss_before = 0;
+	res->mss_after = 0;
+	c->segments[seg]++;
+
+	mal = tcpopt_hdr_check(tcp, avail, &hlen);
+	if (unlikely(mal != TCPOPT_MAL_NONE))
+		goto malformed;
+
+	/* MSS is only meaningful, and only clamped, on SYN and SYN/ACK. */
+	if (seg != TCPOPT_SEG_OTHER)
+		clamp = mss_clamp != 0 ? mss_clamp : ctx->clamp[ip_version == 6];
+
+	kind_cnt = c->kind[seg];
+	while ((r = tcpopt_walk_next(tcp, &pos, hlen, &o)) > 0) {
+		kind_cnt[o.kind]++;
+		if (o.kind == TCPOPT_KIND_MSS) {
+			res->mss_before = tcpopt_word(tcp + o.off + 2);
+			if (clamp != 0 && res->mss_before > clamp)
+				clamp_due = true;
+		} else if (o.kind == TCPOPT_KIND_MPTCP) {
+			c->mptcp_sub[seg][o.sub]++;
+			mp_capable |= o.sub == TCPOPT_MPTCP_MP_CAPABLE;
+		}
+		if (ctx->has_policy) {
+			drop |= ctx->action[o.kind] == TCPOPT_ACT_DROP;
+			strip |= ctx->action[o.kind] == TCPOPT_ACT_STRIP;
+		}
+	}
+	res->mss_after = res->mss_before;
+	if (mp_capable) {
+		if (seg == TCPOPT_SEG_SYN)
+			c->syn_mp_capable++;
+		else if (seg == TCPOPT_SEG_SYNACK)
+			c->synack_mp_capable++;
+	}
+	mal = r < 0 ? (enum tcpopt_mal)-r : TCPOPT_MAL_NONE;
+	if (unlikely(drop)) {
+		/* An explicit policy on a kind we decoded outranks malformed. */
+		if (mal != TCPOPT_MAL_NONE) {
+			c->malformed[mal]++;
+			res->malformed = (uint8_t)mal;
+		}
+		c->event[TCPOPT_EV_DROPPED_BY_POLICY]++;
+		res->verdict = TCPOPT_DROP;
+		return TCPOPT_DROP;
+	}
+	if (unlikely(mal != TCPOPT_MAL_NONE))
+		goto malformed;
+	if (likely(!strip && !clamp_due))
+		return TCPOPT_FORWARD;
+
+	if (flags & TCPOPT_F_READONLY) {
+		c->event[TCPOPT_EV_REWRITE_SKIPPED]++;
+		return TCPOPT_FORWARD;
+	}
+	res->rewrites = rewrite_options(ctx, tcp, hlen, strip,
+					clamp_due ? clamp : 0,
+					flags & TCPOPT_F_CSUM_PARTIAL, res);
+	if (res->rewrites != 0 && (flags & TCPOPT_F_CSUM_PARTIAL))
+		c->event[TCPOPT_EV_CSUM_OFFLOADED]++;
+	return TCPOPT_FORWARD;
+
+malformed:
+	/* The layout cannot be trusted: never rewrite, only count or drop. */
+	c->malformed[mal]++;
+	res->malformed = (uint8_t)mal;
+	res->mss_after = res->mss_before;
+	if (ctx->malformed_drop) {
+		c->event[TCPOPT_EV_DROPPED_MALFORMED]++;
+		res->verdict = TCPOPT_DROP;
+		return TCPOPT_DROP;
+	}
+	return TCPOPT_FORWARD;
+}
+
+enum tcpopt_verdict
+tcpopt_process_mbuf(struct tcpopt_ctx *ctx, struct rte_mbuf *m,
+		    uint16_t mss_clamp, struct tcpopt_result *res)
+{
+	const struct pkt_meta *meta = pkt_meta(m);
+	uint32_t end, avail, flags = 0;
+
+	/* pkt_parse() leaves l4_off set when the TCP header is truncated or
+	 * its data offset is bad: those are ours to classify and count. */
+	if (meta->l4_proto != IPPROTO_TCP ||
+	    !((meta->flags & PKT_F_L4) ||
+	      (meta->l4_off != 0 && (meta->err == PKT_ERR_TCP_DOFF ||
+				     meta->err == PKT_ERR_TRUNC_L4)))) {
+		ctx->cnt.event[TCPOPT_EV_NO_TCP_HEADER]++;
+		if (res != NULL)
+			memset(res, 0, sizeof(*res));
+		return TCPOPT_FORWARD;
+	}
+	/* The segment ends where the IP datagram ends, not at the Ethernet
+	 * padding; and only the first mbuf segment is read (pkt.h). */
+	end = rte_pktmbuf_data_len(m);
+	if (meta->l3_len != 0 && (uint32_t)meta->l3_off + meta->l3_len < end)
+		end = (uint32_t)meta->l3_off + meta->l3_len;
+	avail = end > meta->l4_off ? end - meta->l4_off : 0;
+	if ((m->ol_flags & RTE_MBUF_F_TX_L4_MASK) == RTE_MBUF_F_TX_TCP_CKSUM ||
+	    (m->ol_flags & RTE_MBUF_F_TX_TCP_SEG))
+		flags |= TCPOPT_F_CSUM_PARTIAL;
+	/* Writing into a buffer another mbuf also points at would change
+	 * that packet too. */
+	if (!RTE_MBUF_DIRECT(m) || rte_mbuf_refcnt_read(m) != 1)
+		flags |= TCPOPT_F_READONLY;
+	return tcpopt_process(ctx,
+			      rte_pktmbuf_mtod_offset(m, uint8_t *, meta->l4_off),
+			      avail, meta->l3, mss_clamp, flags, res);
+}
+
+uint16_t
+tcpopt_burst(struct tcpopt_ctx *ctx, struct rte_mbuf **pkts, uint16_t n)
+{
+	uint16_t i, kept = 0;
+
+	for (i = 0; i < n; i++) {
+		struct rte_mbuf *m = pkts[i];
+
+		if (likely(tcpopt_process_mbuf(ctx, m, 0, NULL) ==
+			   TCPOPT_FORWARD))
+			pkts[kept++] = m;
+		else
+			rte_pktmbuf_free(m); /* counted by tcpopt_process() */
+	}
+	return kept;
+}
