@@ -1,0 +1,251 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef SLUICE_AQM_H
+#define SLUICE_AQM_H
+
+/**
+ * @file
+ * Active queue management for sluice: many shaped pipes per worker, each a
+ * time-based deficit shaper in front of an FQ-CoDel instance (RFC 8290) or a
+ * plain tail-drop FIFO.
+ *
+ * A struct aqm_sched belongs to one worker lcore. It holds up to max_pipes
+ * pipes and a shared pool of flow slots that the pipes carve up when they
+ * are added. Packets go in with aqm_sched_enqueue_burst() (every packet is
+ * consumed: queued, or dropped and counted) and come out with
+ * aqm_sched_dequeue_burst(), which only visits pipes that have a backlog
+ * and whose shaper is due (a ready list plus a timer wheel keyed by each
+ * shaper's next-send time).
+ *
+ * Packets must come from a pool with PKT_META_PRIV_SIZE of private area and
+ * be parsed (struct pkt_meta valid). While queued, the library owns
+ * pkt_meta.user64 (enqueue time) and one 8-byte mbuf dynamic field (the
+ * queue link, registered as "sluice_aqm_link").
+ *
+ * Time is always passed in as now_ns, nanoseconds of a monotonic clock.
+ * Nothing here reads a clock, allocates after create, or locks.
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rte_mbuf.h>
+
+#include "aqm_codel.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Slowest and fastest shaped rates, bit/s. A rate of 0 means unshaped. */
+#define AQM_RATE_MIN 64000ULL
+#define AQM_RATE_MAX 100000000000ULL
+
+/** Largest flow count of one FQ-CoDel instance. */
+#define AQM_FLOWS_MAX 65536
+
+/** Bytes of state per FQ-CoDel flow (checked at compile time). */
+#define AQM_FLOW_STATE_BYTES 64
+
+/** Link-layer framing compensation of the shaper. */
+enum aqm_framing {
+	AQM_FRAMING_NONE = 0,
+	AQM_FRAMING_ATM,  /**< 48 payload bytes per 53-byte cell, last cell padded */
+	AQM_FRAMING_PTM,  /**< 64/65 encoding: one byte per started 64 bytes */
+};
+
+/** Queue discipline behind a pipe's shaper. */
+enum aqm_qdisc {
+	AQM_QDISC_FQ_CODEL = 0, /**< RFC 8290 */
+	AQM_QDISC_FIFO,         /**< one tail-drop FIFO, a bufferbloat baseline */
+};
+
+/** Shaper: rate and how a frame's length becomes time on the real link. */
+struct aqm_shaper_params {
+	uint64_t rate_bps;  /**< bit/s, AQM_RATE_MIN..AQM_RATE_MAX, or 0 = unshaped */
+	int16_t overhead;   /**< bytes added to each frame (may be negative) */
+	uint16_t mpu;       /**< minimum packet unit, after overhead */
+	uint8_t framing;    /**< enum aqm_framing, applied last */
+};
+
+/** FQ-CoDel parameters (RFC 8290 section 5). */
+struct aqm_fq_params {
+	uint32_t flows;        /**< power of two, 1..AQM_FLOWS_MAX (1024) */
+	uint32_t quantum;      /**< DRR++ quantum, bytes (1514) */
+	uint32_t limit_pkts;   /**< packets held by the instance (10240) */
+	uint64_t memory_limit; /**< bytes of mbuf memory held (32 MiB) */
+	uint32_t drop_batch;   /**< most packets dropped per overflow (64) */
+	uint32_t seed;         /**< flow-hash perturbation; random in production */
+	struct aqm_codel_params codel; /**< 5 ms, 100 ms, mtu 1514, ECN on */
+};
+
+/** One pipe: shaper + queue discipline. */
+struct aqm_pipe_params {
+	enum aqm_qdisc qdisc;
+	struct aqm_shaper_params shaper;
+	struct aqm_fq_params fq;      /**< FQ-CoDel; fq.limit_pkts also caps FIFO */
+	uint64_t fifo_limit_bytes;    /**< FIFO size in bytes, or */
+	uint32_t fifo_limit_ms;       /**< FIFO size as ms at the shaped rate */
+};
+
+/** Per-worker scheduler of many pipes. */
+struct aqm_sched_params {
+	const char *name;         /**< for memory zone names and logs */
+	int socket_id;            /**< NUMA node of the owning worker */
+	uint32_t max_pipes;       /**< pipes that can ever be added */
+	uint32_t max_flows;       /**< flow slots shared by all pipes */
+	uint32_t limit_pkts;      /**< packets all pipes may hold (0 = none) */
+	uint32_t burst_per_pipe;  /**< packets per pipe per turn (16) */
+	uint32_t wheel_slots;     /**< power of two (4096) */
+	uint32_t wheel_slot_ns;   /**< power of two, granularity (4096 ns) */
+	uint64_t max_lag_ns;      /**< credit a late shaper may catch up (250 us) */
+};
+
+/** Buckets of the sojourn histogram: two per octave from 4 us to 68 s. */
+#define AQM_HIST_BUCKETS 48
+/** Sojourn below 2^AQM_HIST_MIN_SHIFT ns falls in bucket 0. */
+#define AQM_HIST_MIN_SHIFT 12
+
+/** Drop and mark reasons, declared once for enums, names and counters. */
+#define AQM_DROP_LIST(X) \
+	X(CODEL,    "codel") \
+	X(OVERFLOW, "overflow") \
+	X(MEMORY,   "memory")
+
+enum aqm_drop_reason {
+#define AQM_DROP_ENUM(e, s) AQM_DROP_##e,
+	AQM_DROP_LIST(AQM_DROP_ENUM)
+#undef AQM_DROP_ENUM
+	AQM_DROP_MAX
+};
+
+/** Counters of one pipe (or, summed, of a scheduler). Plain data. */
+struct aqm_pipe_stats {
+	uint64_t enq_pkts;
+	uint64_t enq_bytes;
+	uint64_t tx_pkts;
+	uint64_t tx_bytes;
+	uint64_t drops[AQM_DROP_MAX];  /**< by enum aqm_drop_reason */
+	uint64_t ce_marks;             /**< CoDel marked instead of dropping */
+	uint64_t ce_threshold_marks;   /**< marked for sojourn > ce_threshold */
+	uint64_t backlog_pkts;         /**< filled in by the stats call */
+	uint64_t backlog_bytes;        /**< filled in by the stats call */
+	/** Sojourn of sent packets; halved as a whole before a bucket overflows. */
+	uint32_t sojourn_hist[AQM_HIST_BUCKETS];
+};
+
+/** Fill p with the Linux fq_codel defaults and no shaping. */
+void aqm_pipe_params_default(struct aqm_pipe_params *p);
+
+/** Fill p with defaults: 1 pipe of 1024 flows, 16 per turn, 4096 x 4 us wheel. */
+void aqm_sched_params_default(struct aqm_sched_params *p);
+
+/**
+ * Create a scheduler (boot time; uses rte_zmalloc_socket).
+ * @return the scheduler, or NULL with rte_errno = EINVAL or ENOMEM.
+ */
+struct aqm_sched *aqm_sched_create(const struct aqm_sched_params *p);
+
+/** Free a scheduler, and every packet it still holds. NULL is fine. */
+void aqm_sched_free(struct aqm_sched *s);
+
+/**
+ * Add a pipe (boot or reload time; takes p->fq.flows slots from the pool).
+ * @return the pipe id (0, 1, 2... in order) or -EINVAL / -ENOSPC.
+ */
+int aqm_sched_pipe_add(struct aqm_sched *s, const struct aqm_pipe_params *p);
+
+/**
+ * Change a pipe's shaper at run time. Queued packets stay, in order; the new
+ * rate applies from the next packet sent.
+ * @return 0, or -EINVAL (bad pipe id or rate).
+ */
+int aqm_sched_pipe_set_shaper(struct aqm_sched *s, uint32_t pipe,
+			      const struct aqm_shaper_params *sp);
+
+/**
+ * Enqueue a burst; pkts[i] goes to pipes[i]. Every packet is consumed:
+ * queued, or dropped (freed and counted) by a limit. When a pipe overflows,
+ * FQ-CoDel drops a batch from the head of its fattest flow, so the
+ * arriving packet of a sparse flow is kept; a FIFO drops the arrival.
+ * @return how many of the burst's packets were queued.
+ */
+uint16_t aqm_sched_enqueue_burst(struct aqm_sched *s, const uint32_t *pipes,
+				 struct rte_mbuf **pkts, uint16_t n,
+				 uint64_t now_ns);
+
+/** Enqueue n packets to one pipe; same rules as aqm_sched_enqueue_burst(). */
+uint16_t aqm_sched_pipe_enqueue_burst(struct aqm_sched *s, uint32_t pipe,
+				      struct rte_mbuf **pkts, uint16_t n,
+				      uint64_t now_ns);
+
+/**
+ * Dequeue up to max packets that due shapers allow, round-robin over due
+ * pipes; CoDel may drop (or mark) on the way.
+ * @return number of packets written to pkts.
+ */
+uint16_t aqm_sched_dequeue_burst(struct aqm_sched *s, struct rte_mbuf **pkts,
+				 uint16_t max, uint64_t now_ns);
+
+/**
+ * Shutdown: hand back up to max held packets at once, ignoring shapers and
+ * CoDel, oldest first within each pipe. Call until it returns 0.
+ */
+uint16_t aqm_sched_flush_burst(struct aqm_sched *s, struct rte_mbuf **pkts,
+			       uint16_t max);
+
+/** Packets held by all pipes. */
+uint32_t aqm_sched_pending(const struct aqm_sched *s);
+
+/** Number of pipes added so far. */
+uint32_t aqm_sched_pipe_count(const struct aqm_sched *s);
+
+/**
+ * Copy one pipe's counters (with its current backlog) to st.
+ * @return 0 or -EINVAL.
+ */
+int aqm_sched_pipe_stats(const struct aqm_sched *s, uint32_t pipe,
+			 struct aqm_pipe_stats *st);
+
+/** Sum the counters of all pipes into st (histograms included). */
+void aqm_sched_stats(const struct aqm_sched *s, struct aqm_pipe_stats *st);
+
+/**
+ * Sojourn percentile from a histogram: the upper edge of the bucket holding
+ * the pct-th percentile (so a conservative figure, within a factor 1.5).
+ * @param pct 1..100.
+ * @return ns, or 0 if the histogram is empty.
+ */
+uint64_t aqm_sojourn_percentile(const uint32_t hist[AQM_HIST_BUCKETS],
+				unsigned int pct);
+
+/** Stable name of a drop reason, e.g. "overflow". */
+const char *aqm_drop_reason_name(enum aqm_drop_reason r);
+
+/**
+ * Bytes a frame of len bytes (Ethernet header on, FCS off) occupies on the
+ * shaped link: max(len + overhead, mpu), then ATM or PTM framing.
+ */
+uint32_t aqm_wire_len(const struct aqm_shaper_params *sp, uint32_t len);
+
+/**
+ * Fill overhead, mpu and framing from a named link profile, keeping the
+ * rate. Overheads count from the Ethernet frame sluice sees (no FCS).
+ * Names: "none", "ethernet", "vdsl2" (PPPoE over PTM), "vdsl2-bridged",
+ * "adsl-pppoe" (PPPoE LLC/SNAP over ATM), "adsl-pppoa" (VC-mux over ATM),
+ * "docsis", "lte".
+ * @return 0, or -ENOENT for an unknown name.
+ */
+int aqm_shaper_profile(const char *name, struct aqm_shaper_params *sp);
+
+/**
+ * Parse a rate: a decimal number with an optional k/m/g/t multiplier
+ * (powers of 1000) and an optional "bit" or "bps" (bits) suffix, e.g.
+ * "40mbit", "1.5G", "64000".
+ * @return 0, or -EINVAL.
+ */
+int aqm_parse_rate(const char *s, uint64_t *bps);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* SLUICE_AQM_H */

@@ -1,0 +1,220 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef SLUICE_AQM_CODEL_H
+#define SLUICE_AQM_CODEL_H
+
+/**
+ * @file
+ * CoDel (RFC 8289) as a generic, header-only algorithm.
+ *
+ * The caller owns the queue. It passes in the time and a small table of
+ * callbacks: take the head packet (and say when it was enqueued and how many
+ * bytes stay queued behind it), drop a packet, and try to CE-mark a packet.
+ * Everything is inlined at the call site, so the callbacks cost nothing.
+ *
+ * The control law interval / sqrt(count) (RFC 8289 section 5.5) is computed
+ * without division: the state keeps 1/sqrt(count) in Q0.32 fixed point and
+ * refreshes it with a Newton step each time count changes.
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** CoDel parameters (RFC 8289 section 4). */
+struct aqm_codel_params {
+	uint64_t target_ns;       /**< acceptable standing delay (5 ms) */
+	uint64_t interval_ns;     /**< sliding window (100 ms); < 2^32 ns */
+	uint64_t ce_threshold_ns; /**< CE-mark ECT packets above this sojourn; 0 = off */
+	uint32_t mtu;             /**< never drop while backlog <= mtu bytes */
+	bool ecn;                 /**< mark CE instead of dropping ECT packets */
+};
+
+/** Per-queue CoDel state: 32 bytes. Zero it to start. */
+struct aqm_codel_vars {
+	uint64_t first_above_ns; /**< deadline for leaving "above target"; 0 = below */
+	uint64_t drop_next_ns;   /**< next scheduled drop while dropping */
+	uint32_t count;          /**< drops since entering the dropping state */
+	uint32_t lastcount;      /**< count when the last dropping state began */
+	uint32_t rec_inv_sqrt;   /**< 1/sqrt(count) in Q0.32 */
+	uint8_t dropping;        /**< in the dropping state */
+};
+
+/** Why a packet is being CE-marked. */
+enum aqm_codel_mark_reason {
+	AQM_CODEL_MARK_CONTROL_LAW, /**< CoDel would have dropped it */
+	AQM_CODEL_MARK_THRESHOLD,   /**< sojourn above ce_threshold */
+};
+
+/** Callbacks supplied by the queue owner. */
+struct aqm_codel_ops {
+	/**
+	 * Remove and return the head packet, or NULL when empty.
+	 * @param enq_ns  out: when the packet was enqueued.
+	 * @param backlog out: bytes still queued after removing it.
+	 */
+	void *(*dequeue)(void *ctx, uint64_t *enq_ns, uint32_t *backlog);
+	/** Free a packet CoDel decided to drop (and count it). */
+	void (*drop)(void *ctx, void *pkt);
+	/** CE-mark pkt if it is ECN-capable; return true if it now carries CE. */
+	bool (*mark)(void *ctx, void *pkt, enum aqm_codel_mark_reason why);
+};
+
+/** 1.0 in Q0.32, rounded down so it fits in 32 bits. */
+#define AQM_CODEL_ONE UINT32_MAX
+
+/**
+ * One Newton-Raphson step of x' = x * (3 - count * x^2) / 2, which converges
+ * to 1/sqrt(count). All values are Q0.32; no division.
+ */
+static inline void
+aqm_codel_newton_step(struct aqm_codel_vars *v)
+{
+	const uint64_t three = 3ULL << 32;
+	uint64_t x = v->rec_inv_sqrt;
+	uint64_t x2 = (x * x) >> 32;
+	uint64_t y = (uint64_t)v->count * x2; /* count * x^2, Q32.32 */
+
+	if (y >= three) { /* far above the root: step would go negative */
+		v->rec_inv_sqrt = (uint32_t)(x >> 1);
+		return;
+	}
+	/* (3 - y) needs 34 bits; drop 2 so the product fits in 64. */
+	x = (x * ((three - y) >> 2)) >> 31;
+	v->rec_inv_sqrt = x > UINT32_MAX ? UINT32_MAX : (uint32_t)x;
+}
+
+/** Set 1/sqrt(count) for a new count; small counts get extra steps. */
+static inline void
+aqm_codel_update_inv_sqrt(struct aqm_codel_vars *v)
+{
+	if (v->count <= 1) {
+		v->rec_inv_sqrt = AQM_CODEL_ONE;
+		return;
+	}
+	/*
+	 * One step per increment tracks large counts closely; right after a
+	 * (re)start the estimate is far off, so iterate a little more. These
+	 * only run when a packet is dropped or marked.
+	 */
+	aqm_codel_newton_step(v);
+	if (v->count < 64) {
+		for (int i = v->count < 16 ? 6 : 2; i > 0; i--)
+			aqm_codel_newton_step(v);
+	}
+}
+
+/** Control law (RFC 8289 section 5.5): t + interval / sqrt(count). */
+static inline uint64_t
+aqm_codel_control_law(const struct aqm_codel_vars *v,
+		      const struct aqm_codel_params *p, uint64_t t)
+{
+	return t + ((p->interval_ns * v->rec_inv_sqrt) >> 32);
+}
+
+/* RFC 8289 dodequeue(): take the head and decide whether it may be dropped. */
+static inline void *
+aqm_codel_dodequeue_(struct aqm_codel_vars *v, const struct aqm_codel_params *p,
+		     const struct aqm_codel_ops *ops, void *ctx, uint64_t now,
+		     bool *ok_to_drop, uint64_t *sojourn)
+{
+	uint64_t enq;
+	uint32_t backlog;
+	void *pkt = ops->dequeue(ctx, &enq, &backlog);
+
+	*ok_to_drop = false;
+	if (pkt == NULL) {
+		v->first_above_ns = 0; /* empty queue: below target by definition */
+		return NULL;
+	}
+	*sojourn = now > enq ? now - enq : 0;
+	if (*sojourn < p->target_ns || backlog <= p->mtu) {
+		/* Below target, or less than one packet queued (section 4.2). */
+		v->first_above_ns = 0;
+	} else if (v->first_above_ns == 0) {
+		/* Just went above: give it one interval to come back down. */
+		v->first_above_ns = now + p->interval_ns;
+	} else if (now >= v->first_above_ns) {
+		*ok_to_drop = true;
+	}
+	return pkt;
+}
+
+/**
+ * CoDel dequeue (RFC 8289 section 5.4 / 5.6): return the next packet to
+ * send, after dropping (or CE-marking) what the control law says.
+ *
+ * @param v    the queue's state.
+ * @param p    parameters.
+ * @param ops  callbacks on the caller's queue.
+ * @param ctx  passed to every callback.
+ * @param now  current time in ns (monotonic, never 0 after the first call).
+ * @return the packet to send, or NULL if the queue is (now) empty.
+ */
+static inline void *
+aqm_codel_dequeue(struct aqm_codel_vars *v, const struct aqm_codel_params *p,
+		  const struct aqm_codel_ops *ops, void *ctx, uint64_t now)
+{
+	bool ok;
+	uint64_t sojourn = 0;
+	void *pkt = aqm_codel_dodequeue_(v, p, ops, ctx, now, &ok, &sojourn);
+
+	if (pkt == NULL) {
+		v->dropping = 0;
+		return NULL;
+	}
+	if (v->dropping) {
+		if (!ok) {
+			/* Sojourn fell below target: leave the dropping state. */
+			v->dropping = 0;
+		}
+		while (v->dropping && (int64_t)(now - v->drop_next_ns) >= 0) {
+			v->count++;
+			aqm_codel_update_inv_sqrt(v);
+			if (p->ecn && ops->mark(ctx, pkt, AQM_CODEL_MARK_CONTROL_LAW)) {
+				/* Marked instead of dropped: send it now. */
+				v->drop_next_ns = aqm_codel_control_law(v, p, v->drop_next_ns);
+				return pkt;
+			}
+			ops->drop(ctx, pkt);
+			pkt = aqm_codel_dodequeue_(v, p, ops, ctx, now, &ok, &sojourn);
+			if (pkt == NULL || !ok)
+				v->dropping = 0;
+			else
+				v->drop_next_ns = aqm_codel_control_law(v, p, v->drop_next_ns);
+		}
+	} else if (ok) {
+		uint32_t delta = v->count - v->lastcount;
+		bool marked = p->ecn && ops->mark(ctx, pkt, AQM_CODEL_MARK_CONTROL_LAW);
+
+		if (!marked) {
+			ops->drop(ctx, pkt);
+			pkt = aqm_codel_dodequeue_(v, p, ops, ctx, now, &ok, &sojourn);
+		}
+		v->dropping = 1;
+		/*
+		 * Re-entering soon after the last dropping state: resume near
+		 * the drop rate that controlled the queue then (section 5.6).
+		 */
+		if (delta > 1 && (int64_t)(now - v->drop_next_ns) <
+				 (int64_t)(16 * p->interval_ns))
+			v->count = delta;
+		else
+			v->count = 1;
+		aqm_codel_update_inv_sqrt(v);
+		v->lastcount = v->count;
+		v->drop_next_ns = aqm_codel_control_law(v, p, now);
+		if (marked)
+			return pkt;
+	}
+	if (pkt != NULL && p->ce_threshold_ns != 0 && sojourn > p->ce_threshold_ns)
+		ops->mark(ctx, pkt, AQM_CODEL_MARK_THRESHOLD);
+	return pkt;
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* SLUICE_AQM_CODEL_H */

@@ -1,0 +1,184 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Subscriber CSV: "prefix,down,up[,profile]". Errors name file, line and
+ * reason; a file with any error yields nothing (never half a table).
+ */
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "aqm_subs.h"
+
+#define CSV_FIELDS 4
+
+static char *
+trim(char *s)
+{
+	char *e;
+
+	while (isspace((unsigned char)*s))
+		s++;
+	e = s + strlen(s);
+	while (e > s && isspace((unsigned char)e[-1]))
+		*--e = '\0';
+	return s;
+}
+
+static int
+parse_prefix(char *s, struct aqm_sub_entry *e)
+{
+	char *slash = strchr(s, '/');
+	unsigned int max;
+
+	memset(e->addr, 0, sizeof(e->addr));
+	if (slash != NULL)
+		*slash = '\0';
+	if (inet_pton(AF_INET, s, e->addr) == 1) {
+		e->family = 4;
+		max = 32;
+	} else if (inet_pton(AF_INET6, s, e->addr) == 1) {
+		e->family = 6;
+		max = 128;
+	} else {
+		return -EINVAL;
+	}
+	e->depth = (uint8_t)max;
+	if (slash != NULL) {
+		char *end;
+		unsigned long d = strtoul(slash + 1, &end, 10);
+
+		if (end == slash + 1 || *end != '\0' || d > max || d == 0)
+			return -EINVAL;
+		e->depth = (uint8_t)d;
+	}
+	/* Clear host bits so "10.0.0.7/24" and "10.0.0.0/24" are one prefix. */
+	for (unsigned int bit = e->depth; bit < max; bit++)
+		e->addr[bit / 8] &= (uint8_t)~(0x80 >> (bit % 8));
+	return 0;
+}
+
+int
+aqm_subs_csv_parse_line(const char *line, struct aqm_sub_entry *e,
+			char *why, size_t whylen)
+{
+	char buf[512], *f[CSV_FIELDS], *p, *s;
+	unsigned int nf = 0;
+
+	if (strlen(line) >= sizeof(buf)) {
+		snprintf(why, whylen, "line longer than %zu bytes", sizeof(buf) - 1);
+		return -EINVAL;
+	}
+	strcpy(buf, line);
+	if ((p = strchr(buf, '#')) != NULL)
+		*p = '\0';
+	s = trim(buf);
+	if (*s == '\0')
+		return 1;
+	for (p = s; nf < CSV_FIELDS; ) {
+		char *c = strchr(p, ',');
+
+		if (c != NULL)
+			*c = '\0';
+		f[nf++] = trim(p);
+		if (c == NULL)
+			break;
+		p = c + 1;
+		if (nf == CSV_FIELDS) {
+			snprintf(why, whylen, "more than %d fields", CSV_FIELDS);
+			return -EINVAL;
+		}
+	}
+	if (strcasecmp(f[0], "prefix") == 0)
+		return 1;
+	if (nf < 3) {
+		snprintf(why, whylen, "expected prefix,down,up[,profile]");
+		return -EINVAL;
+	}
+	memset(e, 0, sizeof(*e));
+	if (parse_prefix(f[0], e) != 0) {
+		snprintf(why, whylen, "bad prefix '%s'", f[0]);
+		return -EINVAL;
+	}
+	if (aqm_parse_rate(f[1], &e->down_bps) != 0 || e->down_bps == 0) {
+		snprintf(why, whylen, "bad down rate '%s'", f[1]);
+		return -EINVAL;
+	}
+	if (aqm_parse_rate(f[2], &e->up_bps) != 0 || e->up_bps == 0) {
+		snprintf(why, whylen, "bad up rate '%s'", f[2]);
+		return -EINVAL;
+	}
+	if ((e->down_bps < AQM_RATE_MIN || e->down_bps > AQM_RATE_MAX) ||
+	    (e->up_bps < AQM_RATE_MIN || e->up_bps > AQM_RATE_MAX)) {
+		snprintf(why, whylen, "rate out of range 64kbit..100gbit");
+		return -EINVAL;
+	}
+	if (nf == 4 && *f[3] != '\0') {
+		if (aqm_shaper_profile(f[3], &e->profile) != 0) {
+			snprintf(why, whylen, "unknown overhead profile '%s'", f[3]);
+			return -EINVAL;
+		}
+		e->has_profile = true;
+	}
+	return 0;
+}
+
+int
+aqm_subs_csv_load(const char *path, struct aqm_sub_entry **entries,
+		  char *err, size_t errlen)
+{
+	struct aqm_sub_entry *v = NULL, e;
+	size_t cap = 0, n = 0;
+	char line[1024], why[128];
+	unsigned int lineno = 0;
+	FILE *f = fopen(path, "r");
+	int rc = 0;
+
+	*entries = NULL;
+	if (f == NULL) {
+		rc = -errno;
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return rc;
+	}
+	while (fgets(line, sizeof(line), f) != NULL) {
+		lineno++;
+		if (strchr(line, '\n') == NULL && !feof(f)) {
+			snprintf(err, errlen, "%s:%u: line too long", path, lineno);
+			rc = -EINVAL;
+			break;
+		}
+		rc = aqm_subs_csv_parse_line(line, &e, why, sizeof(why));
+		if (rc < 0) {
+			snprintf(err, errlen, "%s:%u: %s", path, lineno, why);
+			break;
+		}
+		if (rc == 1) { /* blank, comment or header */
+			rc = 0;
+			continue;
+		}
+		if (n == cap) {
+			struct aqm_sub_entry *nv;
+
+			cap = cap ? cap * 2 : 64;
+			nv = realloc(v, cap * sizeof(*v));
+			if (nv == NULL) {
+				snprintf(err, errlen, "%s:%u: out of memory", path, lineno);
+				rc = -ENOMEM;
+				break;
+			}
+			v = nv;
+		}
+		e.line = lineno;
+		v[n++] = e;
+	}
+	fclose(f);
+	if (rc < 0) {
+		free(v);
+		return rc;
+	}
+	*entries = v;
+	return (int)n;
+}

@@ -1,0 +1,279 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * FQ-CoDel (RFC 8290) and the plain FIFO, per pipe. Flows are hashed into
+ * the pipe's slice of the flow pool; DRR++ serves the new-flow list before
+ * the old-flow list (section 4.2), and each flow runs its own CoDel.
+ */
+#include "aqm_priv.h"
+
+/* Perturb the parser's 5-tuple hash with the pipe's seed (section 4.1.1). */
+static inline uint32_t
+aqm_flow_index(uint32_t hash, uint32_t seed, uint32_t mask)
+{
+	uint32_t x = hash ^ seed;
+
+	x ^= x >> 16;
+	x *= 0x7feb352dU;
+	x ^= x >> 15;
+	x *= 0x846ca68bU;
+	x ^= x >> 16;
+	return x & mask;
+}
+
+static inline void
+list_push(struct aqm_flow *flows, struct aqm_list *l, uint32_t i)
+{
+	flows[i].next = AQM_NONE;
+	if (l->head == AQM_NONE)
+		l->head = i;
+	else
+		flows[l->tail].next = i;
+	l->tail = i;
+}
+
+static inline uint32_t
+list_pop(struct aqm_flow *flows, struct aqm_list *l)
+{
+	uint32_t i = l->head;
+
+	l->head = flows[i].next;
+	if (l->head == AQM_NONE)
+		l->tail = AQM_NONE;
+	return i;
+}
+
+/* Unlink the head packet of a flow and account for it. */
+static inline struct rte_mbuf *
+flow_take_head(struct aqm_sched *s, struct aqm_pipe *p, struct aqm_flow *f)
+{
+	struct rte_mbuf *m = f->head;
+	uint32_t len;
+
+	if (m == NULL)
+		return NULL;
+	len = rte_pktmbuf_pkt_len(m);
+	f->head = *aqm_link(s, m);
+	if (f->head == NULL)
+		f->tail = NULL;
+	f->backlog -= len;
+	p->backlog_pkts--;
+	p->backlog_bytes -= len;
+	p->mem -= aqm_truesize(m);
+	s->pending--;
+	return m;
+}
+
+static inline void
+flow_append(struct aqm_sched *s, struct aqm_flow *f, struct rte_mbuf *m)
+{
+	*aqm_link(s, m) = NULL;
+	if (f->tail == NULL)
+		f->head = m;
+	else
+		*aqm_link(s, f->tail) = m;
+	f->tail = m;
+}
+
+void
+aqm_fq_drop_fattest(struct aqm_sched *s, struct aqm_pipe *p,
+		    enum aqm_drop_reason why)
+{
+	uint32_t fat = 0, max = 0, dropped = 0, n = 0, half;
+
+	/* O(flows), but only on overflow; batching amortises it (s. 4.1). */
+	for (uint32_t i = 0; i <= p->flow_mask; i++) {
+		if (p->flows[i].backlog > max) {
+			max = p->flows[i].backlog;
+			fat = i;
+		}
+	}
+	if (max == 0)
+		return;
+	half = max / 2;
+	do {
+		struct rte_mbuf *m = flow_take_head(s, p, &p->flows[fat]);
+
+		if (m == NULL)
+			break;
+		dropped += rte_pktmbuf_pkt_len(m);
+		p->st.drops[why]++;
+		rte_pktmbuf_free(m);
+	} while (++n < p->drop_batch && dropped < half);
+}
+
+uint32_t
+aqm_fq_enqueue(struct aqm_sched *s, struct aqm_pipe *p, struct rte_mbuf *m,
+	       uint64_t now)
+{
+	struct pkt_meta *meta = pkt_meta(m);
+	uint32_t len = rte_pktmbuf_pkt_len(m);
+	uint32_t ts = aqm_truesize(m);
+	struct aqm_flow *f;
+	uint32_t fi = 0;
+
+	if (p->qdisc == AQM_QDISC_FIFO) {
+		if (p->backlog_bytes + len > p->fifo_limit_bytes ||
+		    p->backlog_pkts >= p->limit_pkts) {
+			p->st.drops[AQM_DROP_OVERFLOW]++;
+			rte_pktmbuf_free(m);
+			return 0;
+		}
+		if (s->limit_pkts && s->pending >= s->limit_pkts) {
+			p->st.drops[AQM_DROP_MEMORY]++;
+			rte_pktmbuf_free(m);
+			return 0;
+		}
+	} else {
+		fi = aqm_flow_index(meta->flow_hash, p->seed, p->flow_mask);
+	}
+	f = &p->flows[fi];
+	meta->user64 = now;
+	flow_append(s, f, m);
+	f->backlog += len;
+	p->backlog_pkts++;
+	p->backlog_bytes += len;
+	p->mem += ts;
+	s->pending++;
+	p->st.enq_pkts++;
+	p->st.enq_bytes += len;
+	if (p->qdisc == AQM_QDISC_FIFO)
+		return 1;
+	if (f->list == AQM_LIST_NONE) {
+		/* A flow with no queue and no list entry is new (s. 4.1). */
+		f->list = AQM_LIST_NEW;
+		f->deficit = (int32_t)p->quantum;
+		list_push(p->flows, &p->new_flows, fi);
+	}
+	if (unlikely(p->backlog_pkts > p->limit_pkts))
+		aqm_fq_drop_fattest(s, p, AQM_DROP_OVERFLOW);
+	else if (unlikely(p->mem > p->mem_limit))
+		aqm_fq_drop_fattest(s, p, AQM_DROP_MEMORY);
+	else if (unlikely(s->limit_pkts && s->pending > s->limit_pkts))
+		aqm_fq_drop_fattest(s, p, AQM_DROP_MEMORY);
+	return 1;
+}
+
+struct codel_ctx {
+	struct aqm_sched *s;
+	struct aqm_pipe *p;
+	struct aqm_flow *f;
+};
+
+static void *
+codel_cb_dequeue(void *arg, uint64_t *enq_ns, uint32_t *backlog)
+{
+	struct codel_ctx *c = arg;
+	struct rte_mbuf *m = flow_take_head(c->s, c->p, c->f);
+
+	if (m != NULL) {
+		*enq_ns = pkt_meta(m)->user64;
+		*backlog = c->f->backlog;
+	}
+	return m;
+}
+
+static void
+codel_cb_drop(void *arg, void *pkt)
+{
+	struct codel_ctx *c = arg;
+
+	c->p->st.drops[AQM_DROP_CODEL]++;
+	rte_pktmbuf_free(pkt);
+}
+
+static bool
+codel_cb_mark(void *arg, void *pkt, enum aqm_codel_mark_reason why)
+{
+	struct codel_ctx *c = arg;
+
+	if (!aqm_ecn_mark_ce(pkt))
+		return false;
+	if (why == AQM_CODEL_MARK_CONTROL_LAW)
+		c->p->st.ce_marks++;
+	else
+		c->p->st.ce_threshold_marks++;
+	return true;
+}
+
+static const struct aqm_codel_ops codel_ops = {
+	.dequeue = codel_cb_dequeue,
+	.drop = codel_cb_drop,
+	.mark = codel_cb_mark,
+};
+
+struct rte_mbuf *
+aqm_fq_dequeue(struct aqm_sched *s, struct aqm_pipe *p, uint64_t now)
+{
+	struct codel_ctx c = { .s = s, .p = p };
+
+	if (p->qdisc == AQM_QDISC_FIFO)
+		return flow_take_head(s, p, &p->flows[0]);
+
+	for (;;) {
+		struct aqm_list *l;
+		struct aqm_flow *f;
+		struct rte_mbuf *m;
+		uint32_t fi;
+
+		if (p->new_flows.head != AQM_NONE)
+			l = &p->new_flows;
+		else if (p->old_flows.head != AQM_NONE)
+			l = &p->old_flows;
+		else
+			return NULL;
+		fi = l->head;
+		f = &p->flows[fi];
+		if (f->deficit <= 0) {
+			/* Spent its quantum: refill, go to the back of the old list. */
+			f->deficit += (int32_t)p->quantum;
+			list_pop(p->flows, l);
+			f->list = AQM_LIST_OLD;
+			list_push(p->flows, &p->old_flows, fi);
+			continue;
+		}
+		c.f = f;
+		m = aqm_codel_dequeue(&f->cv, &p->codel, &codel_ops, &c, now);
+		if (m == NULL) {
+			list_pop(p->flows, l);
+			/*
+			 * An emptied new flow goes to the old list so it cannot
+			 * jump the queue again right away (s. 4.2); an emptied
+			 * old flow leaves the lists.
+			 */
+			if (l == &p->new_flows && p->old_flows.head != AQM_NONE) {
+				f->list = AQM_LIST_OLD;
+				list_push(p->flows, &p->old_flows, fi);
+			} else {
+				f->list = AQM_LIST_NONE;
+			}
+			continue;
+		}
+		f->deficit -= (int32_t)rte_pktmbuf_pkt_len(m);
+		return m;
+	}
+}
+
+struct rte_mbuf *
+aqm_fq_flush_one(struct aqm_sched *s, struct aqm_pipe *p)
+{
+	if (p->qdisc == AQM_QDISC_FIFO)
+		return flow_take_head(s, p, &p->flows[0]);
+	for (;;) {
+		struct aqm_list *l;
+		struct rte_mbuf *m;
+		uint32_t fi;
+
+		if (p->new_flows.head != AQM_NONE)
+			l = &p->new_flows;
+		else if (p->old_flows.head != AQM_NONE)
+			l = &p->old_flows;
+		else
+			return NULL;
+		fi = l->head;
+		m = flow_take_head(s, p, &p->flows[fi]);
+		if (m != NULL)
+			return m;
+		list_pop(p->flows, l);
+		p->flows[fi].list = AQM_LIST_NONE;
+	}
+}

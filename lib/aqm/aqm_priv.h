@@ -1,0 +1,173 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef SLUICE_AQM_PRIV_H
+#define SLUICE_AQM_PRIV_H
+
+/* Internal layout of lib/aqm; not installed, not for other modules. */
+
+#include <assert.h>
+#include <stdint.h>
+
+#include <rte_common.h>
+#include <rte_mbuf.h>
+#include <rte_mbuf_dyn.h>
+
+#include "aqm.h"
+#include "pkt.h"
+
+#define AQM_NONE UINT32_MAX
+
+enum aqm_list_id { AQM_LIST_NONE = 0, AQM_LIST_NEW, AQM_LIST_OLD };
+
+/* A singly linked list of flow or pipe indices. */
+struct aqm_list {
+	uint32_t head;
+	uint32_t tail;
+};
+
+/* One FQ-CoDel flow queue: exactly one cache line. */
+struct aqm_flow {
+	struct rte_mbuf *head;
+	struct rte_mbuf *tail;
+	struct aqm_codel_vars cv;
+	uint32_t backlog;  /* bytes queued */
+	int32_t deficit;   /* DRR++ credit, bytes */
+	uint32_t next;     /* link in the new or old list */
+	uint8_t list;      /* enum aqm_list_id */
+	uint8_t pad_[3];
+};
+static_assert(sizeof(struct aqm_flow) <= AQM_FLOW_STATE_BYTES,
+	      "FQ-CoDel flow state must stay within 64 bytes");
+
+enum aqm_pipe_where {
+	AQM_PIPE_IDLE = 0, /* no backlog, in no list */
+	AQM_PIPE_READY,    /* in the ready list: due now */
+	AQM_PIPE_WHEEL,    /* in a wheel slot: due later */
+	AQM_PIPE_SERVING,  /* taken off the ready list by dequeue */
+};
+
+struct aqm_pipe {
+	/* Shaper and scheduling: read every turn. */
+	uint64_t next_ns;      /* earliest time the next packet may leave */
+	uint64_t ns_per_byte;  /* Q24; 0 = unshaped */
+	uint32_t next_frac;    /* sub-ns part of next_ns, Q24 */
+	uint32_t link;         /* ready list or wheel slot chain */
+	int16_t overhead;
+	uint16_t mpu;
+	uint8_t framing;
+	uint8_t qdisc;
+	uint8_t where;         /* enum aqm_pipe_where */
+	uint8_t pad_;
+	/* Queue. */
+	struct aqm_flow *flows;
+	uint32_t flow_mask;
+	uint32_t seed;
+	struct aqm_list new_flows;
+	struct aqm_list old_flows;
+	uint32_t backlog_pkts;
+	uint32_t quantum;
+	uint64_t backlog_bytes;
+	uint64_t mem;          /* mbuf memory held, bytes */
+	uint64_t mem_limit;
+	uint64_t fifo_limit_bytes;
+	uint32_t limit_pkts;
+	uint32_t drop_batch;
+	uint32_t fifo_limit_ms;
+	uint32_t pad2_;
+	struct aqm_codel_params codel;
+	/* Counters. */
+	struct aqm_pipe_stats st;
+} __rte_cache_aligned;
+
+struct aqm_sched {
+	struct aqm_pipe *pipes;
+	struct aqm_flow *flow_pool;
+	uint32_t *wheel;          /* slot -> first pipe index */
+	uint32_t npipes;
+	uint32_t max_pipes;
+	uint32_t flows_used;
+	uint32_t max_flows;
+	struct aqm_list ready;
+	uint64_t cur_tick;
+	uint32_t wheel_mask;
+	uint32_t wheel_shift;
+	uint32_t pending;
+	uint32_t limit_pkts;
+	uint32_t burst_per_pipe;
+	int link_off;             /* mbuf dynfield offset of the queue link */
+	uint64_t max_lag_ns;
+	int socket_id;
+	char name[32];
+} __rte_cache_aligned;
+
+static inline struct rte_mbuf **
+aqm_link(const struct aqm_sched *s, struct rte_mbuf *m)
+{
+	return RTE_MBUF_DYNFIELD(m, s->link_off, struct rte_mbuf **);
+}
+
+/* Memory an mbuf really pins: what Linux calls truesize. */
+static inline uint32_t
+aqm_truesize(const struct rte_mbuf *m)
+{
+	return (uint32_t)m->nb_segs *
+	       ((uint32_t)sizeof(struct rte_mbuf) + m->priv_size + m->buf_len);
+}
+
+static inline uint32_t
+aqm_wire_len_(int16_t overhead, uint16_t mpu, uint8_t framing, uint32_t len)
+{
+	int64_t l = (int64_t)len + overhead;
+
+	if (l < (int64_t)mpu)
+		l = mpu;
+	if (l < 1)
+		l = 1;
+	if (framing == AQM_FRAMING_ATM)
+		l = (l + 47) / 48 * 53; /* constant divisor: no div instruction */
+	else if (framing == AQM_FRAMING_PTM)
+		l += (l + 63) / 64;
+	return (uint32_t)l;
+}
+
+/* Advance the shaper clock by the time len bytes take on the link. */
+static inline void
+aqm_shaper_charge(struct aqm_pipe *p, uint32_t len)
+{
+	uint64_t t = (uint64_t)aqm_wire_len_(p->overhead, p->mpu, p->framing, len) *
+		     p->ns_per_byte;
+	uint64_t frac = (uint64_t)p->next_frac + (t & 0xffffff);
+
+	p->next_ns += (t >> 24) + (frac >> 24);
+	p->next_frac = (uint32_t)(frac & 0xffffff);
+}
+
+/* Sojourn histogram bucket: two per octave from 2^12 ns. */
+static inline unsigned int
+aqm_hist_bucket(uint64_t ns)
+{
+	unsigned int msb, b;
+
+	if (ns < (1ULL << AQM_HIST_MIN_SHIFT))
+		return 0;
+	msb = 63 - (unsigned int)__builtin_clzll(ns);
+	b = (msb - AQM_HIST_MIN_SHIFT) * 2 + (unsigned int)((ns >> (msb - 1)) & 1);
+	return b < AQM_HIST_BUCKETS ? b : AQM_HIST_BUCKETS - 1;
+}
+
+/* fq.c */
+uint32_t aqm_fq_enqueue(struct aqm_sched *s, struct aqm_pipe *p,
+			struct rte_mbuf *m, uint64_t now);
+struct rte_mbuf *aqm_fq_dequeue(struct aqm_sched *s, struct aqm_pipe *p,
+				uint64_t now);
+struct rte_mbuf *aqm_fq_flush_one(struct aqm_sched *s, struct aqm_pipe *p);
+void aqm_fq_drop_fattest(struct aqm_sched *s, struct aqm_pipe *p,
+			 enum aqm_drop_reason why);
+
+/* ecn.c */
+bool aqm_ecn_mark_ce(struct rte_mbuf *m);
+
+/* shaper.c */
+int aqm_shaper_check(const struct aqm_shaper_params *sp);
+void aqm_shaper_apply(struct aqm_pipe *p, const struct aqm_shaper_params *sp);
+
+#endif /* SLUICE_AQM_PRIV_H */

@@ -1,0 +1,490 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Scheduling many shaped pipes on one worker. A pipe with backlog sits in
+ * exactly one place: the ready list (its shaper is due) or the timer wheel
+ * slot of its next-send time. Dequeue advances the wheel to now, moves due
+ * pipes to the ready list, and serves ready pipes round-robin, so it never
+ * touches an idle pipe or one whose shaper is not due.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <rte_errno.h>
+#include <rte_malloc.h>
+#include <rte_prefetch.h>
+
+#include "aqm_priv.h"
+
+static const char *const aqm_drop_names[AQM_DROP_MAX] = {
+#define AQM_DROP_NAME(e, s) [AQM_DROP_##e] = s,
+	AQM_DROP_LIST(AQM_DROP_NAME)
+#undef AQM_DROP_NAME
+};
+
+static const struct rte_mbuf_dynfield aqm_link_desc = {
+	.name = "sluice_aqm_link",
+	.size = sizeof(struct rte_mbuf *),
+	.align = __alignof__(struct rte_mbuf *),
+};
+
+const char *
+aqm_drop_reason_name(enum aqm_drop_reason r)
+{
+	return (unsigned int)r < AQM_DROP_MAX ? aqm_drop_names[r] : "unknown";
+}
+
+void
+aqm_pipe_params_default(struct aqm_pipe_params *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->qdisc = AQM_QDISC_FQ_CODEL;
+	p->fq.flows = 1024;
+	p->fq.quantum = 1514;
+	p->fq.limit_pkts = 10240;
+	p->fq.memory_limit = 32u << 20;
+	p->fq.drop_batch = 64;
+	p->fq.seed = 0x5eed1e55;
+	p->fq.codel.target_ns = 5000000;
+	p->fq.codel.interval_ns = 100000000;
+	p->fq.codel.mtu = 1514;
+	p->fq.codel.ecn = true;
+	p->fifo_limit_ms = 1000;
+}
+
+void
+aqm_sched_params_default(struct aqm_sched_params *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->name = "aqm";
+	p->socket_id = SOCKET_ID_ANY;
+	p->max_pipes = 1;
+	p->max_flows = 1024;
+	p->burst_per_pipe = 16;
+	p->wheel_slots = 4096;
+	p->wheel_slot_ns = 4096;
+	p->max_lag_ns = 250000;
+}
+
+struct aqm_sched *
+aqm_sched_create(const struct aqm_sched_params *p)
+{
+	struct aqm_sched *s;
+	int off;
+
+	if (p == NULL || p->max_pipes == 0 || p->max_flows == 0 ||
+	    !rte_is_power_of_2(p->wheel_slots) ||
+	    !rte_is_power_of_2(p->wheel_slot_ns) || p->burst_per_pipe == 0) {
+		rte_errno = EINVAL;
+		return NULL;
+	}
+	off = rte_mbuf_dynfield_register(&aqm_link_desc);
+	if (off < 0)
+		return NULL; /* rte_errno set */
+	s = rte_zmalloc_socket("aqm_sched", sizeof(*s), RTE_CACHE_LINE_SIZE,
+			       p->socket_id);
+	if (s == NULL)
+		goto nomem;
+	s->pipes = rte_zmalloc_socket("aqm_pipes",
+				      (size_t)p->max_pipes * sizeof(struct aqm_pipe),
+				      RTE_CACHE_LINE_SIZE, p->socket_id);
+	s->flow_pool = rte_zmalloc_socket("aqm_flows",
+					  (size_t)p->max_flows * sizeof(struct aqm_flow),
+					  RTE_CACHE_LINE_SIZE, p->socket_id);
+	s->wheel = rte_malloc_socket("aqm_wheel",
+				     (size_t)p->wheel_slots * sizeof(uint32_t),
+				     RTE_CACHE_LINE_SIZE, p->socket_id);
+	if (s->pipes == NULL || s->flow_pool == NULL || s->wheel == NULL)
+		goto nomem;
+	for (uint32_t i = 0; i < p->wheel_slots; i++)
+		s->wheel[i] = AQM_NONE;
+	s->max_pipes = p->max_pipes;
+	s->max_flows = p->max_flows;
+	s->ready.head = s->ready.tail = AQM_NONE;
+	s->wheel_mask = p->wheel_slots - 1;
+	s->wheel_shift = (uint32_t)__builtin_ctz(p->wheel_slot_ns);
+	s->limit_pkts = p->limit_pkts;
+	s->burst_per_pipe = p->burst_per_pipe;
+	s->max_lag_ns = p->max_lag_ns;
+	s->link_off = off;
+	s->socket_id = p->socket_id;
+	snprintf(s->name, sizeof(s->name), "%s", p->name ? p->name : "aqm");
+	return s;
+nomem:
+	if (s != NULL) {
+		rte_free(s->pipes);
+		rte_free(s->flow_pool);
+		rte_free(s->wheel);
+		rte_free(s);
+	}
+	rte_errno = ENOMEM;
+	return NULL;
+}
+
+void
+aqm_sched_free(struct aqm_sched *s)
+{
+	struct rte_mbuf *pkts[64];
+	uint16_t n;
+
+	if (s == NULL)
+		return;
+	while ((n = aqm_sched_flush_burst(s, pkts, RTE_DIM(pkts))) > 0)
+		rte_pktmbuf_free_bulk(pkts, n);
+	rte_free(s->pipes);
+	rte_free(s->flow_pool);
+	rte_free(s->wheel);
+	rte_free(s);
+}
+
+static void
+fifo_size(struct aqm_pipe *p)
+{
+	/* A FIFO sized in time holds that many ms of the shaped rate. */
+	if (p->qdisc == AQM_QDISC_FIFO && p->fifo_limit_ms != 0 && p->ns_per_byte != 0)
+		p->fifo_limit_bytes = ((8000000000ULL << 24) / p->ns_per_byte) *
+				      p->fifo_limit_ms / 8000;
+}
+
+int
+aqm_sched_pipe_add(struct aqm_sched *s, const struct aqm_pipe_params *pp)
+{
+	const struct aqm_fq_params *fq = &pp->fq;
+	uint32_t flows = pp->qdisc == AQM_QDISC_FIFO ? 1 : fq->flows;
+	struct aqm_pipe *p;
+
+	if (pp->qdisc > AQM_QDISC_FIFO || aqm_shaper_check(&pp->shaper) != 0 ||
+	    flows == 0 || flows > AQM_FLOWS_MAX || !rte_is_power_of_2(flows) ||
+	    fq->limit_pkts == 0)
+		return -EINVAL;
+	if (pp->qdisc == AQM_QDISC_FQ_CODEL &&
+	    (fq->quantum == 0 || fq->quantum > INT32_MAX / 2 ||
+	     fq->drop_batch == 0 || fq->codel.interval_ns == 0 ||
+	     fq->codel.interval_ns >= (1ULL << 32)))
+		return -EINVAL;
+	if (pp->qdisc == AQM_QDISC_FIFO && pp->fifo_limit_bytes == 0 &&
+	    (pp->fifo_limit_ms == 0 || pp->shaper.rate_bps == 0))
+		return -EINVAL;
+	if (s->npipes >= s->max_pipes || s->max_flows - s->flows_used < flows)
+		return -ENOSPC;
+
+	p = &s->pipes[s->npipes];
+	memset(p, 0, sizeof(*p));
+	p->flows = &s->flow_pool[s->flows_used];
+	memset(p->flows, 0, flows * sizeof(*p->flows));
+	p->flow_mask = flows - 1;
+	p->seed = fq->seed;
+	p->new_flows.head = p->new_flows.tail = AQM_NONE;
+	p->old_flows.head = p->old_flows.tail = AQM_NONE;
+	p->quantum = fq->quantum;
+	p->mem_limit = fq->memory_limit ? fq->memory_limit : UINT64_MAX;
+	p->limit_pkts = fq->limit_pkts;
+	p->drop_batch = fq->drop_batch;
+	p->codel = fq->codel;
+	p->qdisc = (uint8_t)pp->qdisc;
+	p->fifo_limit_bytes = pp->fifo_limit_bytes;
+	p->fifo_limit_ms = pp->fifo_limit_bytes ? 0 : pp->fifo_limit_ms;
+	p->link = AQM_NONE;
+	aqm_shaper_apply(p, &pp->shaper);
+	fifo_size(p);
+	s->flows_used += flows;
+	return (int)s->npipes++;
+}
+
+int
+aqm_sched_pipe_set_shaper(struct aqm_sched *s, uint32_t pipe,
+			  const struct aqm_shaper_params *sp)
+{
+	struct aqm_pipe *p;
+
+	if (pipe >= s->npipes || aqm_shaper_check(sp) != 0)
+		return -EINVAL;
+	p = &s->pipes[pipe];
+	/*
+	 * Only the cost of future packets changes. The pipe keeps its place
+	 * (ready list or wheel slot); if its next-send time is now too far
+	 * out, the wheel re-files it when its slot comes round.
+	 */
+	aqm_shaper_apply(p, sp);
+	fifo_size(p);
+	return 0;
+}
+
+static inline void
+ready_push(struct aqm_sched *s, uint32_t idx)
+{
+	s->pipes[idx].link = AQM_NONE;
+	s->pipes[idx].where = AQM_PIPE_READY;
+	if (s->ready.head == AQM_NONE)
+		s->ready.head = idx;
+	else
+		s->pipes[s->ready.tail].link = idx;
+	s->ready.tail = idx;
+}
+
+static inline void
+wheel_insert(struct aqm_sched *s, uint32_t idx)
+{
+	struct aqm_pipe *p = &s->pipes[idx];
+	uint64_t tick = p->next_ns >> s->wheel_shift;
+	uint32_t slot;
+
+	if (tick < s->cur_tick)
+		tick = s->cur_tick;
+	slot = (uint32_t)tick & s->wheel_mask;
+	p->where = AQM_PIPE_WHEEL;
+	p->link = s->wheel[slot];
+	s->wheel[slot] = idx;
+}
+
+/* A pipe got its first packet: file it by its shaper's next-send time. */
+static inline void
+pipe_activate(struct aqm_sched *s, uint32_t idx, uint64_t now)
+{
+	struct aqm_pipe *p = &s->pipes[idx];
+
+	if (p->next_ns < now) {
+		/* Idle time earns no credit: no bursts after a pause. */
+		p->next_ns = now;
+		p->next_frac = 0;
+	}
+	if (p->next_ns <= now || p->ns_per_byte == 0)
+		ready_push(s, idx);
+	else
+		wheel_insert(s, idx);
+}
+
+uint16_t
+aqm_sched_pipe_enqueue_burst(struct aqm_sched *s, uint32_t pipe,
+			     struct rte_mbuf **pkts, uint16_t n, uint64_t now_ns)
+{
+	struct aqm_pipe *p;
+	uint16_t queued = 0;
+
+	if (unlikely(pipe >= s->npipes)) {
+		rte_pktmbuf_free_bulk(pkts, n);
+		return 0;
+	}
+	p = &s->pipes[pipe];
+	for (uint16_t i = 0; i < n; i++)
+		queued += (uint16_t)aqm_fq_enqueue(s, p, pkts[i], now_ns);
+	if (p->where == AQM_PIPE_IDLE && p->backlog_pkts != 0)
+		pipe_activate(s, pipe, now_ns);
+	return queued;
+}
+
+uint16_t
+aqm_sched_enqueue_burst(struct aqm_sched *s, const uint32_t *pipes,
+			struct rte_mbuf **pkts, uint16_t n, uint64_t now_ns)
+{
+	uint16_t queued = 0;
+
+	for (uint16_t i = 0; i < n; i++) {
+		uint32_t idx = pipes[i];
+		struct aqm_pipe *p;
+
+		if (unlikely(idx >= s->npipes)) {
+			rte_pktmbuf_free(pkts[i]);
+			continue;
+		}
+		if (i + 1 < n)
+			rte_prefetch0(pkt_meta(pkts[i + 1]));
+		p = &s->pipes[idx];
+		queued += (uint16_t)aqm_fq_enqueue(s, p, pkts[i], now_ns);
+		if (p->where == AQM_PIPE_IDLE && p->backlog_pkts != 0)
+			pipe_activate(s, idx, now_ns);
+	}
+	return queued;
+}
+
+/* Move every pipe whose wheel slot has come round and whose time is due. */
+static void
+wheel_advance(struct aqm_sched *s, uint64_t now)
+{
+	uint64_t now_tick = now >> s->wheel_shift;
+	uint64_t t = s->cur_tick;
+	uint64_t slots = (uint64_t)s->wheel_mask + 1;
+
+	if (now_tick < t)
+		return;
+	if (now_tick - t >= slots)
+		t = now_tick - slots + 1; /* one full turn visits every slot */
+	for (; t <= now_tick; t++) {
+		uint32_t slot = (uint32_t)t & s->wheel_mask;
+		uint32_t idx = s->wheel[slot];
+
+		if (idx == AQM_NONE)
+			continue;
+		s->wheel[slot] = AQM_NONE;
+		s->cur_tick = t;
+		while (idx != AQM_NONE) {
+			struct aqm_pipe *p = &s->pipes[idx];
+			uint32_t next = p->link;
+
+			if (p->next_ns <= now)
+				ready_push(s, idx);
+			else
+				wheel_insert(s, idx); /* a later turn of the wheel */
+			idx = next;
+		}
+	}
+	s->cur_tick = now_tick;
+}
+
+uint16_t
+aqm_sched_dequeue_burst(struct aqm_sched *s, struct rte_mbuf **pkts,
+			uint16_t max, uint64_t now_ns)
+{
+	uint16_t n = 0;
+
+	wheel_advance(s, now_ns);
+	while (n < max && s->ready.head != AQM_NONE) {
+		uint32_t idx = s->ready.head;
+		struct aqm_pipe *p = &s->pipes[idx];
+		uint32_t k = 0;
+
+		s->ready.head = p->link;
+		if (s->ready.head == AQM_NONE)
+			s->ready.tail = AQM_NONE;
+		else
+			rte_prefetch0(&s->pipes[s->ready.head]);
+		p->where = AQM_PIPE_SERVING;
+		/* A shaper that fell far behind (a stalled loop) may not burst. */
+		if (now_ns > p->next_ns + s->max_lag_ns) {
+			p->next_ns = now_ns - s->max_lag_ns;
+			p->next_frac = 0;
+		}
+		while (n < max && k < s->burst_per_pipe &&
+		       (p->next_ns <= now_ns || p->ns_per_byte == 0)) {
+			struct rte_mbuf *m = aqm_fq_dequeue(s, p, now_ns);
+			uint64_t sojourn;
+			unsigned int b;
+
+			if (m == NULL)
+				break;
+			pkts[n++] = m;
+			k++;
+			p->st.tx_pkts++;
+			p->st.tx_bytes += rte_pktmbuf_pkt_len(m);
+			sojourn = now_ns - pkt_meta(m)->user64;
+			b = aqm_hist_bucket(sojourn);
+			if (unlikely(++p->st.sojourn_hist[b] == 0x80000000u)) {
+				/* Keep shape, forget the distant past. */
+				for (unsigned int i = 0; i < AQM_HIST_BUCKETS; i++)
+					p->st.sojourn_hist[i] >>= 1;
+			}
+			if (p->ns_per_byte != 0)
+				aqm_shaper_charge(p, rte_pktmbuf_pkt_len(m));
+		}
+		if (p->backlog_pkts == 0)
+			p->where = AQM_PIPE_IDLE;
+		else if (p->next_ns <= now_ns || p->ns_per_byte == 0)
+			ready_push(s, idx);
+		else
+			wheel_insert(s, idx);
+	}
+	return n;
+}
+
+uint16_t
+aqm_sched_flush_burst(struct aqm_sched *s, struct rte_mbuf **pkts, uint16_t max)
+{
+	uint16_t n = 0;
+
+	for (uint32_t i = 0; i < s->npipes && n < max; i++) {
+		struct aqm_pipe *p = &s->pipes[i];
+
+		while (n < max && p->backlog_pkts != 0) {
+			struct rte_mbuf *m = aqm_fq_flush_one(s, p);
+
+			if (m == NULL)
+				break;
+			pkts[n++] = m;
+		}
+	}
+	if (s->pending == 0) {
+		/* Everything is out: forget where pipes were filed. */
+		for (uint32_t i = 0; i < s->npipes; i++)
+			s->pipes[i].where = AQM_PIPE_IDLE;
+		for (uint32_t i = 0; i <= s->wheel_mask; i++)
+			s->wheel[i] = AQM_NONE;
+		s->ready.head = s->ready.tail = AQM_NONE;
+	}
+	return n;
+}
+
+uint32_t
+aqm_sched_pending(const struct aqm_sched *s)
+{
+	return s->pending;
+}
+
+uint32_t
+aqm_sched_pipe_count(const struct aqm_sched *s)
+{
+	return s->npipes;
+}
+
+int
+aqm_sched_pipe_stats(const struct aqm_sched *s, uint32_t pipe,
+		     struct aqm_pipe_stats *st)
+{
+	const struct aqm_pipe *p;
+
+	if (pipe >= s->npipes)
+		return -EINVAL;
+	p = &s->pipes[pipe];
+	*st = p->st;
+	st->backlog_pkts = p->backlog_pkts;
+	st->backlog_bytes = p->backlog_bytes;
+	return 0;
+}
+
+void
+aqm_sched_stats(const struct aqm_sched *s, struct aqm_pipe_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	for (uint32_t i = 0; i < s->npipes; i++) {
+		const struct aqm_pipe *p = &s->pipes[i];
+
+		st->enq_pkts += p->st.enq_pkts;
+		st->enq_bytes += p->st.enq_bytes;
+		st->tx_pkts += p->st.tx_pkts;
+		st->tx_bytes += p->st.tx_bytes;
+		for (int r = 0; r < AQM_DROP_MAX; r++)
+			st->drops[r] += p->st.drops[r];
+		st->ce_marks += p->st.ce_marks;
+		st->ce_threshold_marks += p->st.ce_threshold_marks;
+		st->backlog_pkts += p->backlog_pkts;
+		st->backlog_bytes += p->backlog_bytes;
+		for (int b = 0; b < AQM_HIST_BUCKETS; b++) {
+			uint64_t v = (uint64_t)st->sojourn_hist[b] + p->st.sojourn_hist[b];
+
+			st->sojourn_hist[b] = v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
+		}
+	}
+}
+
+uint64_t
+aqm_sojourn_percentile(const uint32_t hist[AQM_HIST_BUCKETS], unsigned int pct)
+{
+	uint64_t total = 0, want, acc = 0;
+
+	for (int b = 0; b < AQM_HIST_BUCKETS; b++)
+		total += hist[b];
+	if (total == 0 || pct == 0)
+		return 0;
+	if (pct > 100)
+		pct = 100;
+	want = (total * pct + 99) / 100;
+	for (unsigned int b = 0; b < AQM_HIST_BUCKETS; b++) {
+		acc += hist[b];
+		if (acc >= want) {
+			/* Upper edge: bucket 2k spans [2^m, 1.5*2^m), 2k+1 the rest. */
+			unsigned int m = AQM_HIST_MIN_SHIFT + b / 2;
+
+			return (b & 1) ? (2ULL << m) : (3ULL << (m - 1));
+		}
+	}
+	return 0;
+}

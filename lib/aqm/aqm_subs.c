@@ -1,0 +1,359 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Subscriber table: rte_lpm / rte_lpm6 map a prefix to a pipe id, the same
+ * id in the downstream and the upstream scheduler. Pipe 0 is the default.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <rte_byteorder.h>
+#include <rte_errno.h>
+#include <rte_lpm.h>
+#include <rte_lpm6.h>
+#include <rte_malloc.h>
+
+#include "aqm_priv.h"
+#include "aqm_subs.h"
+
+struct aqm_subs {
+	struct aqm_sched *sched[2];  /* by enum aqm_dir */
+	struct rte_lpm *lpm4;
+	struct rte_lpm6 *lpm6;
+	uint32_t nsubs;
+	uint32_t max_subs;
+	uint32_t nv6;
+	uint32_t max_v6;
+	enum aqm_default_policy policy;
+	struct aqm_pipe_params pipe; /* template */
+};
+
+void
+aqm_subs_params_default(struct aqm_subs_params *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->name = "aqm_subs";
+	p->socket_id = SOCKET_ID_ANY;
+	p->max_subs = 1024;
+	p->max_v6_subs = 1024;
+	aqm_pipe_params_default(&p->pipe);
+	p->pipe.fq.flows = 32;
+	p->pipe.fq.limit_pkts = 1024;
+	p->pipe.fq.memory_limit = 4u << 20;
+	p->default_policy = AQM_DEFAULT_PASS;
+	aqm_pipe_params_default(&p->default_pipe);
+	aqm_sched_params_default(&p->sched);
+}
+
+void
+aqm_subs_free(struct aqm_subs *s)
+{
+	if (s == NULL)
+		return;
+	aqm_sched_free(s->sched[0]);
+	aqm_sched_free(s->sched[1]);
+	rte_lpm_free(s->lpm4);
+	rte_lpm6_free(s->lpm6);
+	rte_free(s);
+}
+
+struct aqm_subs *
+aqm_subs_create(const struct aqm_subs_params *p)
+{
+	struct aqm_subs *s;
+	char name[RTE_LPM_NAMESIZE];
+	uint32_t def_flows;
+	int err = ENOMEM;
+
+	if (p == NULL || p->max_subs == 0 || p->max_subs >= (1u << 24) - 1 ||
+	    p->pipe.fq.flows == 0) {
+		rte_errno = EINVAL;
+		return NULL;
+	}
+	s = rte_zmalloc_socket("aqm_subs", sizeof(*s), RTE_CACHE_LINE_SIZE,
+			       p->socket_id);
+	if (s == NULL)
+		goto fail;
+	s->max_subs = p->max_subs;
+	s->max_v6 = p->max_v6_subs;
+	s->policy = p->default_policy;
+	s->pipe = p->pipe;
+
+	def_flows = p->default_policy == AQM_DEFAULT_PIPE ?
+		    (p->default_pipe.qdisc == AQM_QDISC_FIFO ? 1 : p->default_pipe.fq.flows) : 1;
+	for (int d = 0; d < 2; d++) {
+		struct aqm_sched_params sp = p->sched;
+		struct aqm_pipe_params dp;
+		int rc;
+
+		snprintf(name, sizeof(name), "%s_%s", p->name, d ? "up" : "down");
+		sp.name = name;
+		sp.socket_id = p->socket_id;
+		sp.max_pipes = p->max_subs + 1;
+		sp.max_flows = def_flows + p->max_subs *
+			(p->pipe.qdisc == AQM_QDISC_FIFO ? 1 : p->pipe.fq.flows);
+		s->sched[d] = aqm_sched_create(&sp);
+		if (s->sched[d] == NULL) {
+			err = rte_errno;
+			goto fail;
+		}
+		if (p->default_policy == AQM_DEFAULT_PIPE) {
+			dp = p->default_pipe;
+			if (d == AQM_DIR_UP)
+				dp.shaper.rate_bps = p->default_up_bps;
+		} else {
+			/* Placeholder so subscriber ids start at 1; never used. */
+			aqm_pipe_params_default(&dp);
+			dp.fq.flows = 1;
+		}
+		rc = aqm_sched_pipe_add(s->sched[d], &dp);
+		if (rc != 0) {
+			err = rc < 0 ? -rc : EINVAL;
+			goto fail;
+		}
+	}
+
+	snprintf(name, sizeof(name), "%s_v4", p->name);
+	s->lpm4 = rte_lpm_create(name, p->socket_id, &(struct rte_lpm_config){
+		.max_rules = p->max_subs,
+		/* one tbl8 per /24 that holds longer prefixes */
+		.number_tbl8s = RTE_MAX(p->max_subs, 256u),
+	});
+	if (s->lpm4 == NULL) {
+		err = rte_errno;
+		goto fail;
+	}
+	if (p->max_v6_subs != 0) {
+		snprintf(name, sizeof(name), "%s_v6", p->name);
+		s->lpm6 = rte_lpm6_create(name, p->socket_id, &(struct rte_lpm6_config){
+			.max_rules = p->max_v6_subs,
+			/* a /64 needs up to 5 tbl8s below the 24-bit first level */
+			.number_tbl8s = p->max_v6_subs * 5 + 256,
+		});
+		if (s->lpm6 == NULL) {
+			err = rte_errno;
+			goto fail;
+		}
+	}
+	return s;
+fail:
+	aqm_subs_free(s);
+	rte_errno = err;
+	return NULL;
+}
+
+static void
+entry_shaper(const struct aqm_subs *s, const struct aqm_sub_entry *e,
+	     uint64_t rate, struct aqm_shaper_params *sp)
+{
+	*sp = e->has_profile ? e->profile : s->pipe.shaper;
+	sp->rate_bps = rate;
+}
+
+static int
+entry_check(const struct aqm_subs *s, const struct aqm_sub_entry *e)
+{
+	struct aqm_shaper_params sp;
+
+	if ((e->family == 4 && e->depth > 32) || (e->family == 6 && e->depth > 128) ||
+	    (e->family != 4 && e->family != 6))
+		return -EINVAL;
+	if (e->family == 6 && s->lpm6 == NULL)
+		return -ENOSPC;
+	entry_shaper(s, e, e->down_bps, &sp);
+	if (aqm_shaper_check(&sp) != 0)
+		return -EINVAL;
+	entry_shaper(s, e, e->up_bps, &sp);
+	if (aqm_shaper_check(&sp) != 0)
+		return -EINVAL;
+	return 0;
+}
+
+/* Existing pipe id of the exact prefix, or 0. */
+static uint32_t
+entry_find(const struct aqm_subs *s, const struct aqm_sub_entry *e)
+{
+	uint32_t nh = 0;
+
+	if (e->family == 4) {
+		uint32_t ip;
+
+		memcpy(&ip, e->addr, 4);
+		if (rte_lpm_is_rule_present(s->lpm4, rte_be_to_cpu_32(ip), e->depth, &nh) == 1)
+			return nh;
+		return 0;
+	}
+	if (rte_lpm6_is_rule_present(s->lpm6, e->addr, e->depth, &nh) == 1)
+		return nh;
+	return 0;
+}
+
+int
+aqm_subs_add(struct aqm_subs *s, const struct aqm_sub_entry *e)
+{
+	struct aqm_shaper_params down, up;
+	struct aqm_pipe_params pp;
+	uint32_t id;
+	int rc;
+
+	rc = entry_check(s, e);
+	if (rc < 0)
+		return rc;
+	entry_shaper(s, e, e->down_bps, &down);
+	entry_shaper(s, e, e->up_bps, &up);
+	id = entry_find(s, e);
+	if (id != 0) {
+		/* Known prefix: new rates for future packets, queues untouched. */
+		aqm_sched_pipe_set_shaper(s->sched[AQM_DIR_DOWN], id, &down);
+		aqm_sched_pipe_set_shaper(s->sched[AQM_DIR_UP], id, &up);
+		return (int)id;
+	}
+	if (s->nsubs >= s->max_subs || (e->family == 6 && s->nv6 >= s->max_v6))
+		return -ENOSPC;
+	pp = s->pipe;
+	pp.shaper = down;
+	rc = aqm_sched_pipe_add(s->sched[AQM_DIR_DOWN], &pp);
+	if (rc < 0)
+		return rc;
+	pp.shaper = up;
+	pp.fq.seed = s->pipe.fq.seed ^ 0x9e3779b9u; /* directions hash apart */
+	rc = aqm_sched_pipe_add(s->sched[AQM_DIR_UP], &pp);
+	if (rc < 0)
+		return rc; /* cannot happen: both pools are sized alike */
+	id = (uint32_t)rc;
+	if (e->family == 4) {
+		uint32_t ip;
+
+		memcpy(&ip, e->addr, 4);
+		rc = rte_lpm_add(s->lpm4, rte_be_to_cpu_32(ip), e->depth, id);
+	} else {
+		rc = rte_lpm6_add(s->lpm6, e->addr, e->depth, id);
+		if (rc == 0)
+			s->nv6++;
+	}
+	/* The pipes stay allocated on failure; they are just never used. */
+	if (rc < 0)
+		return rc;
+	s->nsubs++;
+	return (int)id;
+}
+
+int
+aqm_subs_apply(struct aqm_subs *s, const struct aqm_sub_entry *e, uint32_t n,
+	       char *err, size_t errlen)
+{
+	uint32_t fresh = 0, fresh6 = 0;
+
+	for (uint32_t i = 0; i < n; i++) {
+		int rc = entry_check(s, &e[i]);
+
+		if (rc < 0) {
+			if (err)
+				snprintf(err, errlen, "line %u: %s", e[i].line,
+					 rc == -ENOSPC ? "no IPv6 table" :
+					 "bad prefix or rate out of range");
+			return rc;
+		}
+		if (entry_find(s, &e[i]) == 0) {
+			fresh++;
+			fresh6 += e[i].family == 6;
+		}
+	}
+	/* Duplicates inside the list make this an over-estimate: safe side. */
+	if (s->nsubs + fresh > s->max_subs || s->nv6 + fresh6 > s->max_v6) {
+		if (err)
+			snprintf(err, errlen, "%u subscribers would exceed the limit of %u",
+				 s->nsubs + fresh, s->max_subs);
+		return -ENOSPC;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		int rc = aqm_subs_add(s, &e[i]);
+
+		if (rc < 0) {
+			if (err)
+				snprintf(err, errlen, "line %u: %s", e[i].line,
+					 strerror(-rc));
+			return rc;
+		}
+	}
+	return (int)n;
+}
+
+int
+aqm_subs_lookup(const struct aqm_subs *s, enum aqm_dir dir, struct rte_mbuf *m)
+{
+	const struct pkt_meta *meta = pkt_meta(m);
+	const uint8_t *a = dir == AQM_DIR_DOWN ? meta->dst : meta->src;
+	uint32_t nh;
+
+	if (meta->l3 == PKT_L3_IPV4) {
+		uint32_t ip;
+
+		memcpy(&ip, a, 4);
+		if (rte_lpm_lookup(s->lpm4, rte_be_to_cpu_32(ip), &nh) == 0)
+			return (int)nh;
+	} else if (meta->l3 == PKT_L3_IPV6 && s->lpm6 != NULL) {
+		if (rte_lpm6_lookup(s->lpm6, a, &nh) == 0)
+			return (int)nh;
+	}
+	return s->policy == AQM_DEFAULT_PIPE ? 0 : -ENOENT;
+}
+
+uint16_t
+aqm_subs_enqueue_burst(struct aqm_subs *s, enum aqm_dir dir,
+		       struct rte_mbuf **pkts, uint16_t n, uint64_t now_ns)
+{
+	struct rte_mbuf *q[64];
+	uint32_t pipes[64];
+	uint16_t left = 0, nq = 0;
+
+	for (uint16_t i = 0; i < n; i++) {
+		int id = aqm_subs_lookup(s, dir, pkts[i]);
+
+		if (id < 0) {
+			pkts[left++] = pkts[i];
+			continue;
+		}
+		q[nq] = pkts[i];
+		pipes[nq++] = (uint32_t)id;
+		if (nq == RTE_DIM(q)) {
+			aqm_sched_enqueue_burst(s->sched[dir], pipes, q, nq, now_ns);
+			nq = 0;
+		}
+	}
+	if (nq != 0)
+		aqm_sched_enqueue_burst(s->sched[dir], pipes, q, nq, now_ns);
+	return left;
+}
+
+uint16_t
+aqm_subs_dequeue_burst(struct aqm_subs *s, enum aqm_dir dir,
+		       struct rte_mbuf **pkts, uint16_t max, uint64_t now_ns)
+{
+	return aqm_sched_dequeue_burst(s->sched[dir], pkts, max, now_ns);
+}
+
+uint16_t
+aqm_subs_flush_burst(struct aqm_subs *s, enum aqm_dir dir,
+		     struct rte_mbuf **pkts, uint16_t max)
+{
+	return aqm_sched_flush_burst(s->sched[dir], pkts, max);
+}
+
+uint32_t
+aqm_subs_pending(const struct aqm_subs *s)
+{
+	return aqm_sched_pending(s->sched[0]) + aqm_sched_pending(s->sched[1]);
+}
+
+uint32_t
+aqm_subs_count(const struct aqm_subs *s)
+{
+	return s->nsubs;
+}
+
+struct aqm_sched *
+aqm_subs_sched(struct aqm_subs *s, enum aqm_dir dir)
+{
+	return s->sched[dir];
+}

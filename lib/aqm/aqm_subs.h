@@ -1,0 +1,149 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef SLUICE_AQM_SUBS_H
+#define SLUICE_AQM_SUBS_H
+
+/**
+ * @file
+ * Subscriber pipes: a per-worker table that maps an IPv4/IPv6 address or
+ * prefix (rte_lpm / rte_lpm6) to a subscriber, whose downstream and upstream
+ * traffic each go through their own pipe (struct aqm_sched, one per
+ * direction; subscriber i owns pipe i in both).
+ *
+ * Downstream packets (internet -> subscriber) are classified by destination
+ * address, upstream ones by source. Unknown addresses go to the default
+ * pipe (pipe 0) or pass unshaped, as configured.
+ *
+ * Adding a subscriber or changing its rates never touches queued packets.
+ */
+
+#include <stdint.h>
+
+#include <rte_mbuf.h>
+
+#include "aqm.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Direction of traffic relative to the subscriber. */
+enum aqm_dir {
+	AQM_DIR_DOWN = 0, /**< toward the subscriber: match the destination */
+	AQM_DIR_UP = 1,   /**< from the subscriber: match the source */
+};
+
+/** What happens to traffic of addresses in no subscriber's prefix. */
+enum aqm_default_policy {
+	AQM_DEFAULT_PASS = 0, /**< forward unshaped */
+	AQM_DEFAULT_PIPE,     /**< shape through the default pipes (pipe 0) */
+};
+
+/** One subscriber, as read from the CSV or given by an operator. */
+struct aqm_sub_entry {
+	uint8_t family;        /**< 4 or 6 */
+	uint8_t depth;         /**< prefix length */
+	uint8_t addr[16];      /**< network byte order; IPv4 in the first 4 */
+	uint64_t down_bps;     /**< downstream rate */
+	uint64_t up_bps;       /**< upstream rate */
+	bool has_profile;      /**< overhead/mpu/framing given */
+	struct aqm_shaper_params profile; /**< rate_bps unused */
+	uint32_t line;         /**< source line, for messages */
+};
+
+/** Subscriber table parameters. */
+struct aqm_subs_params {
+	const char *name;            /**< unique per process (LPM names) */
+	int socket_id;
+	uint32_t max_subs;           /**< subscribers this worker can hold */
+	uint32_t max_v6_subs;        /**< of which IPv6 prefixes (sizes lpm6) */
+	struct aqm_pipe_params pipe; /**< template of subscriber pipes */
+	enum aqm_default_policy default_policy;
+	struct aqm_pipe_params default_pipe; /**< used when policy is PIPE */
+	uint64_t default_up_bps;     /**< upstream rate of the default pipe */
+	struct aqm_sched_params sched; /**< name/socket/max_* are filled in */
+};
+
+/** Fill p with defaults: 1024 subscribers of 32 flows each, pass unknown. */
+void aqm_subs_params_default(struct aqm_subs_params *p);
+
+/**
+ * Create the table, both schedulers and the default pipes (boot time).
+ * @return the table, or NULL with rte_errno set (EINVAL, ENOMEM, EEXIST).
+ */
+struct aqm_subs *aqm_subs_create(const struct aqm_subs_params *p);
+
+/** Free the table, its schedulers and all held packets. NULL is fine. */
+void aqm_subs_free(struct aqm_subs *s);
+
+/**
+ * Add a subscriber, or, if the exact prefix exists, change its rates and
+ * profile in place (queued packets are kept, in order).
+ * @return the subscriber's pipe id (>= 1), or -EINVAL / -ENOSPC.
+ */
+int aqm_subs_add(struct aqm_subs *s, const struct aqm_sub_entry *e);
+
+/**
+ * Apply a whole list (a reload): checks first that every entry is valid and
+ * fits, so a bad list changes nothing.
+ * @param err  receives "line N: reason" on failure (may be NULL).
+ * @return number applied, or a negative errno.
+ */
+int aqm_subs_apply(struct aqm_subs *s, const struct aqm_sub_entry *e,
+		   uint32_t n, char *err, size_t errlen);
+
+/**
+ * Read a subscriber CSV: "prefix,down,up[,profile]" per line, '#' comments,
+ * blank lines and an optional header line starting with "prefix".
+ * Rates use aqm_parse_rate(); profile names aqm_shaper_profile().
+ * @param entries out: malloc'ed array, free() it.
+ * @param err     receives "FILE:LINE: reason" on failure.
+ * @return number of entries, or a negative errno.
+ */
+int aqm_subs_csv_load(const char *path, struct aqm_sub_entry **entries,
+		      char *err, size_t errlen);
+
+/**
+ * Parse one CSV line (no comments); used by aqm_subs_csv_load() and tests.
+ * @return 0, 1 if the line is blank/comment/header, or -EINVAL with why set.
+ */
+int aqm_subs_csv_parse_line(const char *line, struct aqm_sub_entry *e,
+			    char *why, size_t whylen);
+
+/**
+ * Pipe id of a parsed packet in direction dir: its subscriber's, the default
+ * pipe (0), or -ENOENT when it passes unshaped.
+ */
+int aqm_subs_lookup(const struct aqm_subs *s, enum aqm_dir dir,
+		    struct rte_mbuf *m);
+
+/**
+ * Classify and enqueue a burst. Packets that pass unshaped stay in pkts,
+ * compacted in order; the others are consumed (queued or dropped+counted).
+ * @return number of packets left in pkts.
+ */
+uint16_t aqm_subs_enqueue_burst(struct aqm_subs *s, enum aqm_dir dir,
+				struct rte_mbuf **pkts, uint16_t n,
+				uint64_t now_ns);
+
+/** Dequeue what the shapers of direction dir allow; see aqm_sched_dequeue_burst(). */
+uint16_t aqm_subs_dequeue_burst(struct aqm_subs *s, enum aqm_dir dir,
+				struct rte_mbuf **pkts, uint16_t max,
+				uint64_t now_ns);
+
+/** Shutdown drain of direction dir; see aqm_sched_flush_burst(). */
+uint16_t aqm_subs_flush_burst(struct aqm_subs *s, enum aqm_dir dir,
+			      struct rte_mbuf **pkts, uint16_t max);
+
+/** Packets held in both directions. */
+uint32_t aqm_subs_pending(const struct aqm_subs *s);
+
+/** Subscribers added so far (not counting the default pipe). */
+uint32_t aqm_subs_count(const struct aqm_subs *s);
+
+/** The scheduler of one direction, for counters (aqm_sched_pipe_stats()). */
+struct aqm_sched *aqm_subs_sched(struct aqm_subs *s, enum aqm_dir dir);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* SLUICE_AQM_SUBS_H */

@@ -1,0 +1,229 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The generic CoDel (lib/aqm/aqm_codel.h) against a fake queue on a virtual
+ * clock: every dequeued "packet" has a sojourn and a backlog the test sets.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "aqm_codel.h"
+
+#define MS 1000000ULL
+
+struct fake_queue {
+	uint64_t now;
+	uint64_t sojourn;   /* of every packet */
+	uint32_t backlog;   /* bytes left after each dequeue */
+	uint64_t drops;
+	uint64_t marks;
+	bool ect;
+	uint64_t drop_times[256];
+	int token;
+};
+
+static void *
+fq_dequeue(void *ctx, uint64_t *enq, uint32_t *backlog)
+{
+	struct fake_queue *q = ctx;
+
+	*enq = q->now - q->sojourn;
+	*backlog = q->backlog;
+	return &q->token;
+}
+
+static void
+fq_drop(void *ctx, void *pkt)
+{
+	struct fake_queue *q = ctx;
+
+	(void)pkt;
+	if (q->drops < 256)
+		q->drop_times[q->drops] = q->now;
+	q->drops++;
+}
+
+static bool
+fq_mark(void *ctx, void *pkt, enum aqm_codel_mark_reason why)
+{
+	struct fake_queue *q = ctx;
+
+	(void)pkt;
+	(void)why;
+	if (!q->ect)
+		return false;
+	q->marks++;
+	return true;
+}
+
+static const struct aqm_codel_ops ops = {
+	.dequeue = fq_dequeue, .drop = fq_drop, .mark = fq_mark,
+};
+
+static const struct aqm_codel_params params = {
+	.target_ns = 5 * MS, .interval_ns = 100 * MS, .mtu = 1514, .ecn = true,
+};
+
+/* Dequeue one packet every step_ns from start to end. */
+static void
+run(struct aqm_codel_vars *v, const struct aqm_codel_params *p,
+    struct fake_queue *q, uint64_t start, uint64_t end, uint64_t step)
+{
+	/* Shift by 1 s so now - sojourn never wraps below zero. */
+	for (q->now = start + 1000 * MS; q->now < end + 1000 * MS; q->now += step)
+		aqm_codel_dequeue(v, p, &ops, q, q->now);
+}
+
+static void
+test_reciprocal_sqrt_tracks_one_over_sqrt_count_without_division(void **state)
+{
+	struct aqm_codel_vars v = { .count = 1 };
+
+	(void)state;
+	aqm_codel_update_inv_sqrt(&v);
+	for (v.count = 2; v.count < 100000; v.count++) {
+		double want = 1.0 / sqrt((double)v.count);
+		double got;
+
+		aqm_codel_update_inv_sqrt(&v);
+		got = v.rec_inv_sqrt / 4294967296.0;
+		assert_true(fabs(got - want) / want < 0.001);
+	}
+}
+
+static void
+test_drop_schedule_under_steady_overload_follows_the_control_law(void **state)
+{
+	struct aqm_codel_vars v = { 0 };
+	struct fake_queue q = { .sojourn = 50 * MS, .backlog = 100000 };
+	uint64_t step = 10000; /* 10 us */
+
+	(void)state;
+	run(&v, &params, &q, 1 * MS, 3000 * MS, step);
+	/* Above target for one interval, then the first drop. */
+	assert_true(q.drops > 30);
+	assert_in_range(q.drop_times[0], 1101 * MS - step, 1101 * MS + step);
+	/* Then drop k+1 comes interval/sqrt(k) after drop k. */
+	for (unsigned int k = 1; k < 30; k++) {
+		double gap = (double)(q.drop_times[k] - q.drop_times[k - 1]);
+		double want = 100.0 * MS / sqrt((double)k);
+
+		assert_true(fabs(gap - want) <= want * 0.005 + 2.0 * step);
+	}
+}
+
+static void
+test_nothing_is_dropped_while_sojourn_stays_under_target(void **state)
+{
+	struct aqm_codel_vars v = { 0 };
+	struct fake_queue q = { .sojourn = 5 * MS - 1, .backlog = 1000000 };
+
+	(void)state;
+	run(&v, &params, &q, 1 * MS, 10000 * MS, 100000);
+	assert_int_equal(q.drops, 0);
+	assert_int_equal(v.dropping, 0);
+}
+
+static void
+test_nothing_is_dropped_while_backlog_is_at_most_one_mtu(void **state)
+{
+	struct aqm_codel_vars v = { 0 };
+	struct fake_queue q = { .sojourn = 500 * MS, .backlog = 1514 };
+
+	(void)state;
+	run(&v, &params, &q, 1 * MS, 5000 * MS, 100000);
+	assert_int_equal(q.drops, 0);
+}
+
+static void
+test_dropping_state_ends_when_sojourn_falls_below_target(void **state)
+{
+	struct aqm_codel_vars v = { 0 };
+	struct fake_queue q = { .sojourn = 50 * MS, .backlog = 100000 };
+	uint64_t drops;
+
+	(void)state;
+	run(&v, &params, &q, 1 * MS, 500 * MS, 10000);
+	assert_int_equal(v.dropping, 1);
+	q.sojourn = 1 * MS;
+	run(&v, &params, &q, 500 * MS, 501 * MS, 10000);
+	assert_int_equal(v.dropping, 0);
+	drops = q.drops;
+	run(&v, &params, &q, 501 * MS, 5000 * MS, 10000);
+	assert_int_equal(q.drops, drops);
+}
+
+static void
+test_reentering_soon_resumes_count_from_the_last_cycle(void **state)
+{
+	struct aqm_codel_vars v = { 0 };
+	struct fake_queue q = { .sojourn = 50 * MS, .backlog = 100000 };
+	uint32_t count_before;
+
+	(void)state;
+	run(&v, &params, &q, 1 * MS, 2000 * MS, 10000);
+	count_before = v.count;
+	assert_true(count_before > 10);
+	/* Below target briefly, then above again well within 16 intervals. */
+	q.sojourn = 1 * MS;
+	run(&v, &params, &q, 2000 * MS, 2010 * MS, 10000);
+	q.sojourn = 50 * MS;
+	run(&v, &params, &q, 2010 * MS, 2200 * MS, 10000);
+	assert_int_equal(v.dropping, 1);
+	/* count = delta = count - lastcount (lastcount was 1), plus new drops. */
+	assert_true(v.count >= count_before - 1);
+
+	/* After a long quiet period it starts over from count 1. */
+	q.sojourn = 1 * MS;
+	run(&v, &params, &q, 2200 * MS, 6000 * MS, 10000);
+	q.sojourn = 50 * MS;
+	run(&v, &params, &q, 6000 * MS, 6101 * MS + 20000, 10000);
+	assert_int_equal(v.dropping, 1);
+	assert_int_equal(v.count, 1);
+}
+
+static void
+test_ecn_capable_packets_are_marked_instead_of_dropped(void **state)
+{
+	struct aqm_codel_vars v = { 0 };
+	struct fake_queue q = { .sojourn = 50 * MS, .backlog = 100000, .ect = true };
+
+	(void)state;
+	run(&v, &params, &q, 1 * MS, 3000 * MS, 10000);
+	assert_int_equal(q.drops, 0);
+	assert_true(q.marks > 30);
+}
+
+static void
+test_ce_threshold_marks_every_packet_above_it(void **state)
+{
+	struct aqm_codel_params p = params;
+	struct aqm_codel_vars v = { 0 };
+	struct fake_queue q = { .sojourn = 2 * MS, .backlog = 100000, .ect = true };
+
+	(void)state;
+	p.ce_threshold_ns = 1 * MS;
+	run(&v, &p, &q, 1 * MS, 101 * MS, 1 * MS);
+	assert_int_equal(q.marks, 100);
+	assert_int_equal(q.drops, 0);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_reciprocal_sqrt_tracks_one_over_sqrt_count_without_division),
+		cmocka_unit_test(test_drop_schedule_under_steady_overload_follows_the_control_law),
+		cmocka_unit_test(test_nothing_is_dropped_while_sojourn_stays_under_target),
+		cmocka_unit_test(test_nothing_is_dropped_while_backlog_is_at_most_one_mtu),
+		cmocka_unit_test(test_dropping_state_ends_when_sojourn_falls_below_target),
+		cmocka_unit_test(test_reentering_soon_resumes_count_from_the_last_cycle),
+		cmocka_unit_test(test_ecn_capable_packets_are_marked_instead_of_dropped),
+		cmocka_unit_test(test_ce_threshold_marks_every_packet_above_it),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
