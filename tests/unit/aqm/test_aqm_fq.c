@@ -1,1 +1,336 @@
-int main(void){return 0;}
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * FQ-CoDel inside a pipe: flow isolation, DRR++ fairness, limits, ECN.
+ * Virtual clock; real mbufs from an EAL without hugepages.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "aqm_test_util.h"
+#include "aqm_priv.h"
+
+#define MS 1000000ULL
+#define T0 (1000 * MS)
+
+static uint32_t
+flow_of(struct rte_mbuf *m)
+{
+	return (uint32_t)(pkt_meta(m)->sport - 1000);
+}
+
+static void
+enqueue_n(struct aqm_sched *s, uint32_t flow, unsigned int n, uint16_t len,
+	  uint64_t now)
+{
+	for (unsigned int i = 0; i < n; i++) {
+		struct rte_mbuf *m = test_pkt4(flow, len, 0);
+
+		assert_non_null(m);
+		aqm_sched_pipe_enqueue_burst(s, 0, &m, 1, now);
+	}
+}
+
+static void
+drain_free(struct aqm_sched *s)
+{
+	struct rte_mbuf *pkts[64];
+	uint16_t n;
+
+	while ((n = aqm_sched_flush_burst(s, pkts, 64)) > 0)
+		rte_pktmbuf_free_bulk(pkts, n);
+}
+
+static void
+test_sparse_flow_is_dequeued_ahead_of_bulk_backlog(void **state)
+{
+	struct aqm_pipe_params pp;
+	struct aqm_sched *s;
+	struct rte_mbuf *m;
+
+	(void)state;
+	aqm_pipe_params_default(&pp);
+	s = test_sched(&pp, 1);
+	assert_non_null(s);
+	enqueue_n(s, 1, 200, 1500, T0);
+	for (int i = 0; i < 10; i++) {
+		assert_int_equal(aqm_sched_dequeue_burst(s, &m, 1, T0), 1);
+		assert_int_equal(flow_of(m), 1);
+		rte_pktmbuf_free(m);
+	}
+	enqueue_n(s, 2, 1, 100, T0 + 1000);
+	assert_int_equal(aqm_sched_dequeue_burst(s, &m, 1, T0 + 2000), 1);
+	assert_int_equal(flow_of(m), 2);
+	rte_pktmbuf_free(m);
+	drain_free(s);
+	aqm_sched_free(s);
+}
+
+static void
+test_equal_bulk_flows_get_equal_shares_by_jains_index(void **state)
+{
+	enum { N = 8 };
+	struct aqm_pipe_params pp;
+	struct aqm_sched *s;
+	uint64_t bytes[N] = { 0 }, sum = 0, sq = 0;
+	unsigned int queued[N] = { 0 };
+	struct rte_mbuf *out[64];
+	double jain;
+
+	(void)state;
+	aqm_pipe_params_default(&pp);
+	pp.shaper.rate_bps = 10000000;
+	pp.fq.codel.target_ns = 10000 * MS; /* measure DRR++ alone */
+	s = test_sched(&pp, 1);
+	assert_non_null(s);
+	/*
+	 * Every flow always has packets queued; sizes differ per flow, since
+	 * DRR++ shares bytes, not packets.
+	 */
+	for (uint64_t now = T0; now < T0 + 2000 * MS; now += 100000) {
+		uint16_t n;
+
+		for (uint32_t f = 0; f < N; f++)
+			if (queued[f] < 4) {
+				enqueue_n(s, f, 4, (uint16_t)(300 + 150 * f), now);
+				queued[f] += 4;
+			}
+		n = aqm_sched_dequeue_burst(s, out, 64, now);
+		for (uint16_t i = 0; i < n; i++) {
+			bytes[flow_of(out[i])] += rte_pktmbuf_pkt_len(out[i]);
+			queued[flow_of(out[i])]--;
+		}
+		rte_pktmbuf_free_bulk(out, n);
+	}
+	for (int f = 0; f < N; f++) {
+		sum += bytes[f];
+		sq += bytes[f] * bytes[f];
+	}
+	jain = (double)sum * (double)sum / ((double)N * (double)sq);
+	print_message("jain index %.5f over %llu bytes\n", jain, (unsigned long long)sum);
+	assert_true(jain >= 0.99);
+	drain_free(s);
+	aqm_sched_free(s);
+}
+
+static void
+test_packet_limit_holds_and_overflow_drops_from_the_fattest_flow(void **state)
+{
+	struct aqm_pipe_params pp;
+	struct aqm_pipe_stats st;
+	struct aqm_sched *s;
+	struct rte_mbuf *out[64];
+	unsigned int thin = 0;
+	uint16_t n;
+
+	(void)state;
+	aqm_pipe_params_default(&pp);
+	pp.fq.limit_pkts = 100;
+	pp.fq.drop_batch = 8;
+	s = test_sched(&pp, 1);
+	assert_non_null(s);
+	enqueue_n(s, 7, 5, 200, T0);        /* a sparse flow */
+	enqueue_n(s, 1, 300, 1500, T0);     /* a fat one */
+	enqueue_n(s, 7, 3, 200, T0);        /* the sparse flow's new arrivals */
+	aqm_sched_pipe_stats(s, 0, &st);
+	assert_true(st.backlog_pkts <= 100);
+	assert_true(st.drops[AQM_DROP_OVERFLOW] >= 208);
+	assert_int_equal(st.drops[AQM_DROP_MEMORY], 0);
+	while ((n = aqm_sched_dequeue_burst(s, out, 64, T0)) > 0) {
+		for (uint16_t i = 0; i < n; i++)
+			thin += flow_of(out[i]) == 7;
+		rte_pktmbuf_free_bulk(out, n);
+	}
+	/* Every packet of the sparse flow survived, arrivals included. */
+	assert_int_equal(thin, 8);
+	aqm_sched_free(s);
+}
+
+static void
+test_memory_limit_holds_and_counts_memory_drops(void **state)
+{
+	struct aqm_pipe_params pp;
+	struct aqm_pipe_stats st;
+	struct aqm_sched *s;
+	struct rte_mbuf *probe = test_pkt4(0, 64, 0);
+	uint32_t ts = aqm_truesize(probe);
+
+	(void)state;
+	rte_pktmbuf_free(probe);
+	aqm_pipe_params_default(&pp);
+	pp.fq.memory_limit = 50 * ts;
+	s = test_sched(&pp, 1);
+	assert_non_null(s);
+	enqueue_n(s, 1, 200, 64, T0);
+	enqueue_n(s, 2, 20, 64, T0);
+	aqm_sched_pipe_stats(s, 0, &st);
+	assert_true(st.backlog_pkts <= 50);
+	assert_true(st.drops[AQM_DROP_MEMORY] >= 170);
+	assert_int_equal(st.drops[AQM_DROP_OVERFLOW], 0);
+	drain_free(s);
+	aqm_sched_free(s);
+}
+
+static void
+test_fifo_tail_drops_the_arrival_when_full(void **state)
+{
+	struct aqm_pipe_params pp;
+	struct aqm_pipe_stats st;
+	struct aqm_sched *s;
+	struct rte_mbuf *m;
+
+	(void)state;
+	aqm_pipe_params_default(&pp);
+	pp.qdisc = AQM_QDISC_FIFO;
+	pp.shaper.rate_bps = 8000000;       /* 1 MB/s */
+	pp.fifo_limit_ms = 10;               /* 10 kB */
+	s = test_sched(&pp, 1);
+	assert_non_null(s);
+	enqueue_n(s, 1, 20, 1000, T0);
+	aqm_sched_pipe_stats(s, 0, &st);
+	assert_int_equal(st.backlog_pkts, 10);
+	assert_int_equal(st.drops[AQM_DROP_OVERFLOW], 10);
+	/* FIFO: first in, first out, whatever the flow. */
+	enqueue_n(s, 2, 1, 100, T0);
+	assert_int_equal(aqm_sched_dequeue_burst(s, &m, 1, T0), 1);
+	assert_int_equal(flow_of(m), 1);
+	rte_pktmbuf_free(m);
+	drain_free(s);
+	aqm_sched_free(s);
+}
+
+/* Recompute the IPv4 header checksum from scratch and compare. */
+static bool
+ipv4_csum_ok(struct rte_mbuf *m)
+{
+	const struct rte_ipv4_hdr *ip =
+		rte_pktmbuf_mtod_offset(m, const struct rte_ipv4_hdr *, 14);
+	struct rte_ipv4_hdr copy = *ip;
+
+	copy.hdr_checksum = 0;
+	return rte_ipv4_cksum(&copy) == ip->hdr_checksum;
+}
+
+static void
+test_ecn_mark_sets_ce_and_leaves_a_valid_ipv4_checksum(void **state)
+{
+	(void)state;
+	for (uint8_t tos = 0; tos < 255; tos++) {
+		struct rte_mbuf *m = test_pkt4(tos, 100, tos);
+		const uint8_t *ip = rte_pktmbuf_mtod_offset(m, const uint8_t *, 14);
+		bool ect = (tos & 3) != 0;
+
+		assert_int_equal(aqm_ecn_mark_ce(m), ect);
+		assert_int_equal(ip[1], ect ? (tos | 3) : tos);
+		assert_true(ipv4_csum_ok(m));
+		rte_pktmbuf_free(m);
+	}
+}
+
+static void
+test_ecn_mark_sets_ce_in_the_ipv6_traffic_class(void **state)
+{
+	(void)state;
+	for (unsigned int tc = 0; tc < 256; tc++) {
+		struct rte_mbuf *m = test_pkt6(1, 100, (uint8_t)tc);
+		const uint8_t *ip = rte_pktmbuf_mtod_offset(m, const uint8_t *, 14);
+		bool ect = (tc & 3) != 0;
+		uint8_t got;
+
+		assert_int_equal(aqm_ecn_mark_ce(m), ect);
+		got = (uint8_t)((ip[0] & 0x0f) << 4 | ip[1] >> 4);
+		assert_int_equal(got, ect ? (tc | 3) : tc);
+		assert_int_equal(ip[0] >> 4, 6);
+		rte_pktmbuf_free(m);
+	}
+}
+
+static void
+test_overloaded_pipe_marks_ect_packets_and_drops_the_rest(void **state)
+{
+	struct aqm_pipe_params pp;
+	struct aqm_pipe_stats st;
+	struct aqm_sched *s;
+	struct rte_mbuf *out[64];
+	uint64_t bad = 0;
+
+	(void)state;
+	aqm_pipe_params_default(&pp);
+	pp.shaper.rate_bps = 1000000;
+	s = test_sched(&pp, 1);
+	assert_non_null(s);
+	/* Flow 1 is ECN-capable, flow 2 is not; both offer 2x the rate. */
+	for (uint64_t now = T0; now < T0 + 3000 * MS; now += MS) {
+		uint16_t n;
+
+		if ((now / MS) % 12 == 0) {
+			struct rte_mbuf *a = test_pkt4(1, 1500, 0x02);
+			struct rte_mbuf *b = test_pkt4(2, 1500, 0x00);
+
+			aqm_sched_pipe_enqueue_burst(s, 0, &a, 1, now);
+			aqm_sched_pipe_enqueue_burst(s, 0, &b, 1, now);
+		}
+		n = aqm_sched_dequeue_burst(s, out, 64, now);
+		for (uint16_t i = 0; i < n; i++)
+			bad += !ipv4_csum_ok(out[i]);
+		rte_pktmbuf_free_bulk(out, n);
+	}
+	aqm_sched_pipe_stats(s, 0, &st);
+	assert_int_equal(bad, 0);
+	assert_true(st.ce_marks > 0);
+	assert_true(st.drops[AQM_DROP_CODEL] > 0);
+	drain_free(s);
+	aqm_sched_free(s);
+}
+
+static void
+test_flow_hash_seed_changes_which_flows_share_a_queue(void **state)
+{
+	struct aqm_pipe_params pp;
+	struct aqm_sched *a, *b;
+	unsigned int same = 0;
+
+	(void)state;
+	aqm_pipe_params_default(&pp);
+	pp.fq.flows = 64;
+	a = test_sched(&pp, 1);
+	pp.fq.seed = 12345;
+	b = test_sched(&pp, 1);
+	assert_non_null(a);
+	assert_non_null(b);
+	for (uint32_t f = 0; f < 256; f++) {
+		enqueue_n(a, f, 1, 64, T0);
+		enqueue_n(b, f, 1, 64, T0);
+	}
+	/* Compare the occupied flow slots of both instances. */
+	for (uint32_t i = 0; i < 64; i++)
+		same += a->pipes[0].flows[i].backlog == b->pipes[0].flows[i].backlog;
+	assert_true(same < 40);
+	drain_free(a);
+	drain_free(b);
+	aqm_sched_free(a);
+	aqm_sched_free(b);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_sparse_flow_is_dequeued_ahead_of_bulk_backlog),
+		cmocka_unit_test(test_equal_bulk_flows_get_equal_shares_by_jains_index),
+		cmocka_unit_test(test_packet_limit_holds_and_overflow_drops_from_the_fattest_flow),
+		cmocka_unit_test(test_memory_limit_holds_and_counts_memory_drops),
+		cmocka_unit_test(test_fifo_tail_drops_the_arrival_when_full),
+		cmocka_unit_test(test_ecn_mark_sets_ce_and_leaves_a_valid_ipv4_checksum),
+		cmocka_unit_test(test_ecn_mark_sets_ce_in_the_ipv6_traffic_class),
+		cmocka_unit_test(test_overloaded_pipe_marks_ect_packets_and_drops_the_rest),
+		cmocka_unit_test(test_flow_hash_seed_changes_which_flows_share_a_queue),
+	};
+
+	if (test_eal_init("fq", 8191) != 0)
+		return 1;
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
