@@ -18,14 +18,15 @@
 
 static struct rte_mempool *test_pool;
 
-/* EAL without hugepages or PCI, private to this process. */
+/* EAL without hugepages or PCI, private to this process; mem_mb in MB. */
 static inline int
-test_eal_init(const char *tag, unsigned int nb_mbufs)
+test_eal_init(const char *tag, unsigned int nb_mbufs, const char *mem_mb)
 {
-	char prefix[64];
-	char *argv[] = { "test", "--no-huge", "-m", "256", "--no-pci",
+	char prefix[64], mem[16];
+	char *argv[] = { "test", "--no-huge", "-m", mem, "--no-pci",
 			 "--no-shconf", "--log-level=error", prefix, NULL };
 
+	snprintf(mem, sizeof(mem), "%s", mem_mb);
 	snprintf(prefix, sizeof(prefix), "--file-prefix=aqm_%s_%d", tag, (int)getpid());
 	if (rte_eal_init((int)RTE_DIM(argv) - 1, argv) < 0)
 		return -1;

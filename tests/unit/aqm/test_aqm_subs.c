@@ -1,1 +1,230 @@
-int main(void){return 0;}
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Subscriber table: CSV loading, prefix lookup, default policy, adding
+ * subscribers and changing rates with packets queued.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <cmocka.h>
+
+#include "aqm_subs.h"
+#include "aqm_test_util.h"
+
+#define MS 1000000ULL
+#define T0 (1000 * MS)
+
+static struct aqm_subs *
+make_subs(const char *name, enum aqm_default_policy pol)
+{
+	struct aqm_subs_params p;
+
+	aqm_subs_params_default(&p);
+	p.name = name;
+	p.max_subs = 64;
+	p.max_v6_subs = 16;
+	p.default_policy = pol;
+	p.default_pipe.shaper.rate_bps = 1000000;
+	p.default_up_bps = 1000000;
+	return aqm_subs_create(&p);
+}
+
+static struct aqm_sub_entry
+entry(const char *line)
+{
+	struct aqm_sub_entry e;
+	char why[128];
+
+	assert_int_equal(aqm_subs_csv_parse_line(line, &e, why, sizeof(why)), 0);
+	return e;
+}
+
+static void
+test_csv_lines_parse_prefixes_rates_and_profiles(void **state)
+{
+	struct aqm_sub_entry e;
+	char why[128];
+
+	(void)state;
+	e = entry("198.18.7.9/24, 40mbit, 10mbit, vdsl2");
+	assert_int_equal(e.family, 4);
+	assert_int_equal(e.depth, 24);
+	assert_int_equal(e.addr[3], 0); /* host bits cleared */
+	assert_int_equal(e.down_bps, 40000000);
+	assert_int_equal(e.up_bps, 10000000);
+	assert_true(e.has_profile);
+	assert_int_equal(e.profile.framing, AQM_FRAMING_PTM);
+	e = entry("2001:db8:1::/48,30M,5M");
+	assert_int_equal(e.family, 6);
+	assert_int_equal(e.depth, 48);
+	assert_false(e.has_profile);
+	assert_int_equal(aqm_subs_csv_parse_line("# comment", &e, why, sizeof(why)), 1);
+	assert_int_equal(aqm_subs_csv_parse_line("prefix,down,up,profile", &e, why, sizeof(why)), 1);
+	assert_int_equal(aqm_subs_csv_parse_line("  ", &e, why, sizeof(why)), 1);
+	assert_int_equal(aqm_subs_csv_parse_line("198.18.0.300,1M,1M", &e, why, sizeof(why)), -EINVAL);
+	assert_string_equal(why, "bad prefix '198.18.0.300'");
+	assert_int_equal(aqm_subs_csv_parse_line("198.18.0.1,1M", &e, why, sizeof(why)), -EINVAL);
+	assert_int_equal(aqm_subs_csv_parse_line("198.18.0.1,1M,1k", &e, why, sizeof(why)), -EINVAL);
+	assert_int_equal(aqm_subs_csv_parse_line("198.18.0.1,1M,1M,dialup", &e, why, sizeof(why)), -EINVAL);
+	assert_string_equal(why, "unknown overhead profile 'dialup'");
+}
+
+static void
+test_csv_errors_name_the_file_and_line(void **state)
+{
+	char path[] = "/tmp/aqm_subs_XXXXXX";
+	struct aqm_sub_entry *v;
+	char err[256], want[300];
+	int fd = mkstemp(path);
+	FILE *f = fdopen(fd, "w");
+
+	(void)state;
+	fputs("prefix,down,up\n198.18.1.0/24,10mbit,2mbit\n\n198.18.2.0/24,ten,2mbit\n", f);
+	fclose(f);
+	assert_int_equal(aqm_subs_csv_load(path, &v, err, sizeof(err)), -EINVAL);
+	assert_null(v);
+	snprintf(want, sizeof(want), "%s:4: bad down rate 'ten'", path);
+	assert_string_equal(err, want);
+	f = fopen(path, "w");
+	fputs("198.18.1.0/24,10mbit,2mbit\n2001:db8::/64,1G,100M,lte # fiber\n", f);
+	fclose(f);
+	assert_int_equal(aqm_subs_csv_load(path, &v, err, sizeof(err)), 2);
+	assert_int_equal(v[1].line, 2);
+	free(v);
+	unlink(path);
+}
+
+static void
+test_packets_reach_the_pipe_of_the_longest_matching_prefix(void **state)
+{
+	struct aqm_subs *s = make_subs("lpm", AQM_DEFAULT_PASS);
+	struct aqm_sub_entry e[3] = {
+		entry("198.18.0.0/16,10M,1M"),
+		entry("198.18.1.0/24,20M,2M"),
+		entry("2001:db8::/32,30M,3M"),
+	};
+	struct rte_mbuf *m4 = test_pkt4(0x00020005, 100, 0); /* dst 198.18.1.2 */
+	struct rte_mbuf *m6 = test_pkt6(5, 100, 0);
+	char err[128];
+
+	(void)state;
+	assert_non_null(s);
+	assert_int_equal(aqm_subs_apply(s, e, 3, err, sizeof(err)), 3);
+	assert_int_equal(aqm_subs_count(s), 3);
+	assert_int_equal(aqm_subs_lookup(s, AQM_DIR_DOWN, m4), 2);
+	/* Upstream uses the source, 198.18.0.5: only the /16 matches. */
+	assert_int_equal(aqm_subs_lookup(s, AQM_DIR_UP, m4), 1);
+	assert_int_equal(aqm_subs_lookup(s, AQM_DIR_DOWN, m6), 3);
+	pkt_meta(m4)->dst[0] = 10;
+	assert_int_equal(aqm_subs_lookup(s, AQM_DIR_DOWN, m4), -ENOENT);
+	rte_pktmbuf_free(m4);
+	rte_pktmbuf_free(m6);
+	aqm_subs_free(s);
+}
+
+static void
+test_unknown_addresses_pass_unshaped_or_use_the_default_pipe(void **state)
+{
+	struct aqm_subs *pass = make_subs("pass", AQM_DEFAULT_PASS);
+	struct aqm_subs *def = make_subs("def", AQM_DEFAULT_PIPE);
+	struct rte_mbuf *pkts[2] = { test_pkt4(1, 100, 0), test_pkt4(2, 100, 0) };
+	struct rte_mbuf *out[4];
+
+	(void)state;
+	assert_non_null(pass);
+	assert_non_null(def);
+	assert_int_equal(aqm_subs_enqueue_burst(pass, AQM_DIR_DOWN, pkts, 2, T0), 2);
+	assert_int_equal(aqm_subs_pending(pass), 0);
+	assert_int_equal(aqm_subs_enqueue_burst(def, AQM_DIR_DOWN, pkts, 2, T0), 0);
+	assert_int_equal(aqm_subs_pending(def), 2);
+	/* 100 B at 1 Mbit/s: one now, the next 0.8 ms later. */
+	assert_int_equal(aqm_subs_dequeue_burst(def, AQM_DIR_DOWN, out, 4, T0), 1);
+	assert_int_equal(aqm_subs_dequeue_burst(def, AQM_DIR_DOWN, out + 1, 3, T0 + MS), 1);
+	rte_pktmbuf_free_bulk(out, 2);
+	aqm_subs_free(pass);
+	aqm_subs_free(def);
+}
+
+static void
+test_adding_subscribers_and_changing_rates_keeps_queued_packets_in_order(void **state)
+{
+	struct aqm_subs *s = make_subs("reload", AQM_DEFAULT_PASS);
+	struct aqm_sub_entry a = entry("198.18.1.0/24,1M,1M");
+	struct rte_mbuf *in[50], *out[64];
+	struct aqm_pipe_stats st;
+	unsigned int got = 0;
+	char err[128];
+
+	(void)state;
+	assert_non_null(s);
+	assert_int_equal(aqm_subs_add(s, &a), 1);
+	for (int i = 0; i < 50; i++)
+		in[i] = test_pkt4(1u << 16, 500, 0); /* one flow to 198.18.1.1 */
+	assert_int_equal(aqm_subs_enqueue_burst(s, AQM_DIR_DOWN, in, 50, T0), 0);
+	/* A reload: new subscribers and a new rate for the existing one. */
+	for (uint64_t now = T0; got < 50; now += MS) {
+		uint16_t n;
+
+		if (now == T0 + 20 * MS) {
+			struct aqm_sub_entry list[3] = {
+				entry("198.18.2.0/24,5M,5M"),
+				entry("198.18.1.0/24,50M,5M,ethernet"),
+				entry("2001:db8:5::/48,5M,5M"),
+			};
+
+			assert_int_equal(aqm_subs_apply(s, list, 3, err, sizeof(err)), 3);
+			assert_int_equal(aqm_subs_count(s), 3);
+		}
+		n = aqm_subs_dequeue_burst(s, AQM_DIR_DOWN, out, 64, now);
+		for (uint16_t i = 0; i < n; i++, got++)
+			assert_ptr_equal(out[i], in[got]);
+		rte_pktmbuf_free_bulk(out, n);
+		assert_true(now < T0 + 300 * MS);
+	}
+	aqm_sched_pipe_stats(aqm_subs_sched(s, AQM_DIR_DOWN), 1, &st);
+	assert_int_equal(st.tx_pkts, 50);
+	assert_int_equal(st.drops[AQM_DROP_CODEL] + st.drops[AQM_DROP_OVERFLOW] +
+			 st.drops[AQM_DROP_MEMORY], 0);
+	aqm_subs_free(s);
+}
+
+static void
+test_a_reload_that_does_not_fit_changes_nothing(void **state)
+{
+	struct aqm_subs *s = make_subs("full", AQM_DEFAULT_PASS);
+	struct aqm_sub_entry *list = calloc(70, sizeof(*list));
+	char err[128];
+
+	(void)state;
+	assert_non_null(s);
+	for (int i = 0; i < 70; i++) {
+		char line[64];
+
+		snprintf(line, sizeof(line), "198.18.%d.0/24,1M,1M", i);
+		list[i] = entry(line);
+	}
+	assert_int_equal(aqm_subs_apply(s, list, 70, err, sizeof(err)), -ENOSPC);
+	assert_int_equal(aqm_subs_count(s), 0);
+	free(list);
+	aqm_subs_free(s);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_csv_lines_parse_prefixes_rates_and_profiles),
+		cmocka_unit_test(test_csv_errors_name_the_file_and_line),
+		cmocka_unit_test(test_packets_reach_the_pipe_of_the_longest_matching_prefix),
+		cmocka_unit_test(test_unknown_addresses_pass_unshaped_or_use_the_default_pipe),
+		cmocka_unit_test(test_adding_subscribers_and_changing_rates_keeps_queued_packets_in_order),
+		cmocka_unit_test(test_a_reload_that_does_not_fit_changes_nothing),
+	};
+
+	/* Each rte_lpm holds a 64 MB first-level table. */
+	if (test_eal_init("subs", 4095, "512") != 0)
+		return 1;
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
