@@ -17,7 +17,7 @@
 
 struct totals {
 	uint64_t rx, tx, tx_dropped, non_ip, malformed, dropped_non_ip,
-		dropped_malformed, multiseg;
+		dropped_malformed, multiseg, dropped_oversize;
 	uint64_t malformed_by[PKT_ERR_MAX];
 };
 
@@ -40,6 +40,7 @@ sum_totals(struct totals *t)
 		t->dropped_non_ip += s->dropped_non_ip;
 		t->dropped_malformed += s->dropped_malformed;
 		t->multiseg += s->multiseg;
+		t->dropped_oversize += s->dropped_oversize;
 	}
 }
 
@@ -71,6 +72,7 @@ tel_totals(const char *cmd, const char *params, struct rte_tel_data *d)
 	rte_tel_data_add_dict_u64(d, "dropped_non_ip", t.dropped_non_ip);
 	rte_tel_data_add_dict_u64(d, "dropped_malformed", t.dropped_malformed);
 	rte_tel_data_add_dict_u64(d, "multiseg", t.multiseg);
+	rte_tel_data_add_dict_u64(d, "dropped_oversize", t.dropped_oversize);
 	rte_tel_data_add_dict_u64(d, "mempool_in_use",
 				  rte_mempool_in_use_count(sl_app.pool));
 	rte_tel_data_add_dict_u64(d, "mempool_baseline", sl_app.pool_baseline);
@@ -231,8 +233,9 @@ report_counters(FILE *out)
 	fprintf(out, "totals rx=%" PRIu64 " tx=%" PRIu64 " tx_dropped=%" PRIu64
 		" non_ip=%" PRIu64 " malformed=%" PRIu64
 		" dropped_non_ip=%" PRIu64 " dropped_malformed=%" PRIu64
-		" multiseg=%" PRIu64 "\n", t.rx, t.tx, t.tx_dropped, t.non_ip,
-		t.malformed, t.dropped_non_ip, t.dropped_malformed, t.multiseg);
+		" multiseg=%" PRIu64 " dropped_oversize=%" PRIu64 "\n", t.rx,
+		t.tx, t.tx_dropped, t.non_ip, t.malformed, t.dropped_non_ip,
+		t.dropped_malformed, t.multiseg, t.dropped_oversize);
 	fprintf(out, "malformed");
 	for (int e = 1; e < PKT_ERR_MAX; e++)
 		if (t.malformed_by[e])

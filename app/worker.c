@@ -118,9 +118,16 @@ classify(struct worker *w, const struct rxq *q, struct rte_mbuf **pkts,
 		if (i + 2 < n)
 			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 2], void *));
 		struct pkt_meta *meta = pkt_meta(m);
-		enum pkt_err e = pkt_parse(m, meta, q->port);
 		if (unlikely(m->nb_segs > 1))
 			st->multiseg++;
+		/* Larger than we promise to carry (a PMD may also have cut
+		 * it short): a documented, counted drop. */
+		if (unlikely(m->pkt_len > cfg->max_frame)) {
+			st->dropped_oversize++;
+			rte_pktmbuf_free(m);
+			continue;
+		}
+		enum pkt_err e = pkt_parse(m, meta, q->port);
 		if (unlikely(e != PKT_ERR_NONE)) {
 			st->malformed[e]++;
 			if (cfg->malformed == SL_ACTION_DROP) {

@@ -27,6 +27,7 @@ struct worker_stats {
 	uint64_t dropped_non_ip;    /**< dropped by [policy] non_ip = drop */
 	uint64_t dropped_malformed; /**< dropped by [policy] malformed = drop */
 	uint64_t multiseg;          /**< multi-segment (jumbo) frames seen */
+	uint64_t dropped_oversize;  /**< frames longer than [sluice] max_frame */
 	uint64_t loops;
 	uint64_t busy_loops;        /**< loops that received something */
 };

@@ -14,7 +14,6 @@
 
 #define ETH_HLEN 14
 #define VLAN_HLEN 4
-#define PPPOE_HLEN 8 /* 6 bytes PPPoE + 2 bytes PPP protocol */
 #define MAX_VLANS 2
 #define MAX_IPV6_EXT 8
 
@@ -112,8 +111,11 @@ parse_l4(const struct cur *c, uint32_t off, uint32_t end, struct pkt_meta *meta)
 			return fail(meta, PKT_ERR_TRUNC_L4);
 		NEED(c, off, 8, PKT_ERR_TRUNC_L4);
 		uint16_t ulen = rd16(d + off + 4);
-		/* 0 is legal for IPv6 jumbograms only; treat it as malformed. */
-		if (ulen < 8 || ulen > avail)
+		/* In a first fragment the UDP length covers the whole
+		 * datagram, so only check it against an unfragmented one.
+		 * 0 is legal for IPv6 jumbograms only; treat it as malformed. */
+		if (ulen < 8 ||
+		    (ulen > avail && !(meta->flags & PKT_F_FRAGMENT)))
 			return fail(meta, PKT_ERR_UDP_LEN);
 		meta->sport = rd16(d + off);
 		meta->dport = rd16(d + off + 2);
@@ -277,15 +279,20 @@ parse_frame(const struct cur *c, struct pkt_meta *meta, uint16_t in_port)
 
 	if (et == ET_PPPOES) {
 		meta->flags |= PKT_F_PPPOE;
-		NEED(c, off, PPPOE_HLEN, PKT_ERR_TRUNC_PPPOE);
+		NEED(c, off, 7, PKT_ERR_TRUNC_PPPOE);
 		/* ver/type 0x11, code 0 for session data (RFC 2516) */
 		if (d[off] != 0x11 || d[off + 1] != 0)
 			return fail(meta, PKT_ERR_PPPOE_LEN);
 		uint32_t plen = rd16(d + off + 4); /* includes the PPP protocol */
-		if (plen < 2 || plen > len - off - 6)
+		/* The PPP protocol is 2 bytes, or 1 when protocol-field
+		 * compression is used (RFC 1661 6.5: odd first byte). */
+		uint32_t pl = (d[off + 6] & 1) ? 1 : 2;
+		if (pl == 2)
+			NEED(c, off, 8, PKT_ERR_TRUNC_PPPOE);
+		if (plen < pl || plen > len - off - 6)
 			return fail(meta, PKT_ERR_PPPOE_LEN);
-		uint16_t proto = rd16(d + off + 6);
-		uint32_t l3 = off + PPPOE_HLEN;
+		uint16_t proto = pl == 1 ? d[off + 6] : rd16(d + off + 6);
+		uint32_t l3 = off + 6 + pl;
 		uint32_t l3end = off + 6 + plen;
 		if (proto == PPP_IPV4) {
 			meta->ethertype = ET_IPV4;

@@ -1,0 +1,119 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""Pcap-driven functional tests for sluice.
+
+scapy writes one input pcap per port of a pair; sluice runs on net_pcap
+vdevs with --idle-exit; the outputs are read back and compared byte for
+byte. Run with Debian's /usr/bin/python3 (scapy comes from Debian).
+"""
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+from scapy.utils import PcapWriter, RawPcapReader
+
+SLUICE = os.environ.get("SLUICE", "build/app/sluice")
+_seq = [0]
+
+
+class Run:
+    """Outcome of one sluice run: outputs per port, exit status, counters."""
+
+    def __init__(self, rc, stdout, stderr, outs):
+        self.rc = rc
+        self.stdout = stdout
+        self.stderr = stderr
+        self.outs = outs  # list (per port) of list of bytes
+
+    def counter(self, line_prefix, key):
+        """A key=value from a line of the exit report that starts with
+        line_prefix (e.g. 'totals', 'port 0', 'malformed')."""
+        for line in self.stdout.splitlines():
+            if line.startswith(line_prefix + " ") or line == line_prefix:
+                m = re.search(r"(?:^|\s)" + re.escape(key) + r"=(\d+)", line)
+                if m:
+                    return int(m.group(1))
+                return 0
+        raise AssertionError("no line %r in output:\n%s" % (line_prefix, self.stdout))
+
+    def mempool(self):
+        m = re.search(r"mempool in_use=(\d+) baseline=(\d+)", self.stdout)
+        assert m, "no mempool line:\n" + self.stdout
+        return int(m.group(1)), int(m.group(2))
+
+
+def write_pcap(path, frames):
+    """frames: scapy packets or raw bytes. Writes exactly these bytes."""
+    w = PcapWriter(path, linktype=1, sync=True)
+    # Write the header even when there are no frames.
+    w._write_header(None)
+    for f in frames:
+        w.write(bytes(f))
+    w.close()
+
+
+def read_pcap(path):
+    if not os.path.exists(path):
+        return []
+    return [bytes(data) for data, _meta in RawPcapReader(path)]
+
+
+def run(inputs, config=None, extra=None, idle_ms=300, pairs=1, timeout=60,
+        eal_extra=None):
+    """Run sluice on net_pcap ports. inputs: list (one per port) of frame
+    lists. config: INI text or None. Returns a Run."""
+    _seq[0] += 1
+    tmp = tempfile.mkdtemp(prefix="sluice-pcap-")
+    try:
+        nports = 2 * pairs
+        args = [SLUICE, "--no-huge", "-m", "512", "--no-pci", "-l", "0",
+                "--file-prefix", "pcap%d_%d" % (os.getpid(), _seq[0]),
+                "--log-level=warning"]
+        if eal_extra:
+            args += eal_extra
+        for p in range(nports):
+            fin = os.path.join(tmp, "in%d.pcap" % p)
+            write_pcap(fin, inputs[p] if p < len(inputs) else [])
+            args += ["--vdev", "net_pcap%d,rx_pcap=%s,tx_pcap=%s" %
+                     (p, fin, os.path.join(tmp, "out%d.pcap" % p))]
+        args += ["--", "--idle-exit", str(idle_ms)]
+        if config is not None:
+            cpath = os.path.join(tmp, "test.ini")
+            with open(cpath, "w") as f:
+                f.write(config)
+            args += ["-c", cpath]
+        if extra:
+            args += extra
+        p = subprocess.run(args, capture_output=True, text=True,
+                           timeout=timeout, stdin=subprocess.DEVNULL)
+        outs = [read_pcap(os.path.join(tmp, "out%d.pcap" % i))
+                for i in range(nports)]
+        return Run(p.returncode, p.stdout, p.stderr, outs)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def run_cli(args, timeout=30):
+    p = subprocess.run([SLUICE] + args, capture_output=True, text=True,
+                       timeout=timeout, stdin=subprocess.DEVNULL)
+    return p.returncode, p.stdout, p.stderr
+
+
+def assert_same(got, want, what):
+    """Byte-for-byte, in order."""
+    if len(got) != len(want):
+        raise AssertionError("%s: %d frames out, %d in" % (what, len(got), len(want)))
+    for i, (g, w) in enumerate(zip(got, want)):
+        if g != w:
+            first = next(k for k in range(min(len(g), len(w)) + 1)
+                         if k >= min(len(g), len(w)) or g[k] != w[k])
+            raise AssertionError("%s: frame %d differs (len %d vs %d, first "
+                                 "difference at byte %d)" % (what, i, len(g), len(w), first))
+
+
+def assert_clean_exit(r):
+    assert r.rc == 0, "sluice exited %d\nstdout:\n%s\nstderr:\n%s" % (r.rc, r.stdout, r.stderr)
+    in_use, base = r.mempool()
+    assert in_use == base, "mbuf leak: in_use=%d baseline=%d" % (in_use, base)

@@ -1,0 +1,93 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""The command line and the configuration: clear errors, exit status 2,
+nothing half-applied."""
+import os
+import re
+import tempfile
+
+import harness as h
+
+REPO = os.path.normpath(os.path.join(os.path.dirname(__file__), "..", ".."))
+
+
+def _bad(text, want_line, want_key, want_reason):
+    with tempfile.NamedTemporaryFile("w", suffix=".ini", delete=False) as f:
+        f.write(text)
+        path = f.name
+    try:
+        rc, out, err = h.run_cli(["--no-huge", "--", "-c", path])
+        assert rc == 2, "exit %d, expected 2: %s" % (rc, err)
+        lines = [l for l in err.splitlines() if l.strip()]
+        assert len(lines) == 1, "expected one line, got: %r" % err
+        line = lines[0]
+        assert "%s:%d:" % (path, want_line) in line, line
+        assert want_key in line, line
+        assert re.search(want_reason, line), line
+    finally:
+        os.unlink(path)
+
+
+def test_unknown_key_names_file_line_and_key():
+    _bad("[sluice]\nburst = 32\nbrust = 64\n", 3, "brust", "unknown key")
+
+
+def test_out_of_range_value_names_the_range():
+    _bad("# comment\n[sluice]\n\nburst = 0\n", 4, "burst", r"out of range \[1, 512\]")
+
+
+def test_non_numeric_value_is_rejected():
+    _bad("[sluice]\ntx_drain_us = fast\n", 2, "tx_drain_us", "not a non-negative integer")
+
+
+def test_unknown_section_is_rejected():
+    _bad("[sluice]\nburst=8\n[frobnicator]\nrate=1\n", 3, "[frobnicator]", "unknown section")
+
+
+def test_bad_policy_action_is_rejected():
+    _bad("[policy]\nmalformed = ignore\n", 2, "malformed", "forward or drop")
+
+
+def test_line_without_equals_is_rejected():
+    _bad("[sluice]\nburst 32\n", 2, "burst 32", "expected 'key = value'")
+
+
+def test_missing_config_file_exits_2():
+    rc, out, err = h.run_cli(["--no-huge", "--", "-c", "/nonexistent/sluice.ini"])
+    assert rc == 2 and "cannot open" in err, (rc, err)
+
+
+def test_help_and_version_exit_0():
+    rc, out, _ = h.run_cli(["--", "--help"])
+    assert rc == 0 and "--idle-exit" in out and "--config" in out
+    rc, out, _ = h.run_cli(["--version"])
+    assert rc == 0 and re.match(r"sluice \d+\.\d+\.\d+", out), out
+
+
+def test_unknown_option_and_bad_idle_exit_exit_2():
+    rc, _, err = h.run_cli(["--no-huge", "--", "--frobnicate"])
+    assert rc == 2 and "unknown option" in err, err
+    rc, _, err = h.run_cli(["--no-huge", "--", "--idle-exit", "soon"])
+    assert rc == 2 and "--idle-exit" in err, err
+    rc, _, err = h.run_cli(["--no-huge", "--", "--idle-exit"])
+    assert rc == 2 and "needs a value" in err, err
+
+
+def test_documented_default_config_loads_and_bridges():
+    r = h.run([[bytes(h_frame())], []], config=open(os.path.join(REPO, "config", "sluice.ini")).read())
+    h.assert_clean_exit(r)
+    assert len(r.outs[1]) == 1
+
+
+def test_every_example_config_is_valid():
+    ex = os.path.join(REPO, "config", "examples")
+    for name in sorted(os.listdir(ex)) if os.path.isdir(ex) else []:
+        if not name.endswith(".ini"):
+            continue
+        r = h.run([[bytes(h_frame())], []], config=open(os.path.join(ex, name)).read())
+        assert r.rc == 0, "%s: exit %d: %s" % (name, r.rc, r.stderr)
+
+
+def h_frame():
+    from scapy.all import IP, UDP
+    import frames
+    return frames.eth() / IP(src="198.18.0.1", dst="198.19.0.1") / UDP()
