@@ -281,8 +281,12 @@ struct tcpopt_result {
 	uint8_t  seg;        /**< enum tcpopt_seg */
 	uint8_t  malformed;  /**< enum tcpopt_mal */
 	uint8_t  rewrites;   /**< TCPOPT_RW_* done */
-	uint16_t mss_before; /**< MSS option value seen, 0 if none */
-	uint16_t mss_after;  /**< value forwarded (== mss_before unless clamped) */
+	/** MSS value seen, 0 if none. With several MSS options (odd, but
+	 *  legal to parse), the last one, which is what Linux honours. */
+	uint16_t mss_before;
+	/** Value forwarded for that option: the clamp, mss_before, or 0 if
+	 *  it was stripped. */
+	uint16_t mss_after;
 };
 
 /** tcpopt_process() flags. */

@@ -36,14 +36,17 @@ rewrite_options(struct tcpopt_ctx *ctx, uint8_t *tcp, unsigned int hlen,
 			done |= TCPOPT_RW_STRIP;
 			if (o.kind == TCPOPT_KIND_MSS)
 				res->mss_after = 0;
-		} else if (o.kind == TCPOPT_KIND_MSS && clamp != 0 &&
-			   tcpopt_word(tcp + o.off + 2) > clamp) {
-			uint8_t v[2] = { (uint8_t)(clamp >> 8), (uint8_t)clamp };
+		} else if (o.kind == TCPOPT_KIND_MSS) {
+			if (clamp != 0 && tcpopt_word(tcp + o.off + 2) > clamp) {
+				uint8_t v[2] = { (uint8_t)(clamp >> 8),
+						 (uint8_t)clamp };
 
-			tcpopt_rewrite(tcp, o.off + 2u, v, 2, partial);
-			ctx->cnt.event[TCPOPT_EV_MSS_CLAMPED]++;
-			done |= TCPOPT_RW_MSS;
-			res->mss_after = clamp;
+				tcpopt_rewrite(tcp, o.off + 2u, v, 2, partial);
+				ctx->cnt.event[TCPOPT_EV_MSS_CLAMPED]++;
+				done |= TCPOPT_RW_MSS;
+			}
+			/* Like mss_before, this follows the last MSS option. */
+			res->mss_after = tcpopt_word(tcp + o.off + 2);
 		}
 	}
 	return done;

@@ -1,0 +1,251 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * libFuzzer target for lib/tcpopt: the walker, the rewriter and the mbuf
+ * entry point.
+ *
+ * Input layout (see gen_corpus.py):
+ *   byte 0   control bits (CTL_*)
+ *   byte 1-2 clamp, big endian: an MSS, or an MTU with CTL_MTU
+ *   byte 3   kind to strip (0: none)
+ *   byte 4   kind to drop (0: none)
+ *   byte 5.. a TCP segment (header + payload), or with CTL_FRAME a whole
+ *            Ethernet frame that goes through pkt_parse() first
+ *
+ * The data is copied into a heap buffer of exactly its size, so ASan
+ * reports any read or write outside it. Beyond memory safety the target
+ * aborts when:
+ *   - a checksum that was valid before a rewrite is not valid after it;
+ *   - a byte changes that policy did not ask to change (only the checksum,
+ *     an MSS value on a SYN or SYN/ACK, or option bytes turned into NOPs);
+ *   - anything is written into a read-only, dropped or malformed segment;
+ *   - tcpopt_parse() and tcpopt_process() disagree about malformation, or
+ *     a rewritten header no longer parses.
+ */
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pkt.h"
+#include "tcpopt.h"
+
+#define CTL_FRAME     0x01 /* input is an Ethernet frame */
+#define CTL_IPV6      0x02 /* raw mode: IP version given to the clamp */
+#define CTL_FIX_CSUM  0x04 /* raw mode: make the checksum valid first */
+#define CTL_READONLY  0x08
+#define CTL_PARTIAL   0x10 /* checksum left to the NIC */
+#define CTL_MAL_DROP  0x20
+#define CTL_MTU       0x40
+
+#define HDR 5
+
+#define CHECK(c) do { if (!(c)) abort(); } while (0)
+
+static uint8_t ctx_mem[1 << 14] __attribute__((aligned(64)));
+
+/* One's-complement sum of a TCP segment with a fixed pseudo header. */
+static uint16_t
+tcp_sum(const uint8_t *t, size_t len)
+{
+	uint32_t s = 0xc612 + 0x0001 + 0xc613 + 0x0002 + 6 + (uint32_t)len;
+	size_t i;
+
+	for (i = 0; i + 1 < len; i += 2)
+		s += (uint32_t)(t[i] << 8 | t[i + 1]);
+	if (len & 1)
+		s += (uint32_t)t[len - 1] << 8;
+	while (s >> 16)
+		s = (s & 0xffff) + (s >> 16);
+	return (uint16_t)s;
+}
+
+static struct tcpopt_ctx *
+make_ctx(const uint8_t *d)
+{
+	struct tcpopt_params p;
+	uint16_t clamp = (uint16_t)(d[1] << 8 | d[2]);
+
+	tcpopt_params_init(&p);
+	if (d[0] & CTL_MTU) {
+		if (clamp >= TCPOPT_MTU_MIN)
+			p.mtu = clamp;
+	} else if (clamp >= TCPOPT_MSS_MIN) {
+		p.mss_clamp = clamp;
+	}
+	if (d[3] > TCPOPT_KIND_NOP)
+		p.kind_action[d[3]] = TCPOPT_ACT_STRIP;
+	if (d[4] != 0 && d[4] != d[3])
+		p.kind_action[d[4]] = TCPOPT_ACT_DROP;
+	p.malformed_action = (d[0] & CTL_MAL_DROP) ? TCPOPT_ACT_DROP
+						   : TCPOPT_ACT_PRESERVE;
+	return tcpopt_init(ctx_mem, &p);
+}
+
+/*
+ * Compare before/after of one TCP segment of len bytes against what the
+ * result says happened.
+ */
+static void
+check_rewrite(const uint8_t *before, const uint8_t *after, size_t len,
+	      const struct tcpopt_parsed *p, const struct tcpopt_result *r,
+	      const struct tcpopt_ctx *ctx, uint8_t ip_version, bool readonly)
+{
+	size_t i;
+	unsigned int k;
+
+	if (r->rewrites == 0 || readonly || r->verdict == TCPOPT_DROP ||
+	    p->malformed != TCPOPT_MAL_NONE) {
+		CHECK(r->rewrites == 0);
+		CHECK(memcmp(before, after, len) == 0);
+		return;
+	}
+	for (i = 0; i < len; i++) {
+		bool allowed = false;
+
+		if (before[i] == after[i] || i == 16 || i == 17)
+			continue;
+		CHECK(i >= 20 && i < p->hdr_len);
+		for (k = 0; k < p->n && !allowed; k++) {
+			const struct tcpopt_opt *o = &p->opt[k];
+
+			if (i < o->off || i >= (size_t)o->off + o->len)
+				continue;
+			if (after[i] == TCPOPT_KIND_NOP)
+				allowed = true;
+			else if (o->kind == TCPOPT_KIND_MSS && i >= o->off + 2u &&
+				 p->seg != TCPOPT_SEG_OTHER)
+				allowed = true;
+		}
+		CHECK(allowed);
+	}
+	if (r->rewrites & TCPOPT_RW_MSS) {
+		CHECK(p->seg != TCPOPT_SEG_OTHER);
+		CHECK(tcpopt_mss_clamp(ctx, ip_version) != 0);
+		CHECK(r->mss_after <= tcpopt_mss_clamp(ctx, ip_version));
+		CHECK(r->mss_after <= r->mss_before);
+	}
+	/* A rewritten header still parses, to the same length. */
+	{
+		struct tcpopt_parsed q;
+
+		CHECK(tcpopt_parse(after, (uint32_t)len, &q) == TCPOPT_MAL_NONE);
+		CHECK(q.hdr_len == p->hdr_len);
+	}
+}
+
+static void
+fuzz_raw(const uint8_t *ctl, const uint8_t *data, size_t size)
+{
+	struct tcpopt_ctx *ctx = make_ctx(ctl);
+	uint8_t ipv = (ctl[0] & CTL_IPV6) ? 6 : 4;
+	uint32_t flags = 0;
+	struct tcpopt_parsed p;
+	struct tcpopt_result r;
+	uint8_t *buf, *before;
+	bool valid_before;
+	size_t k;
+
+	if (ctx == NULL)
+		return;
+	buf = malloc(size ? size : 1);
+	before = malloc(size ? size : 1);
+	memcpy(buf, data, size);
+	if ((ctl[0] & CTL_FIX_CSUM) && size >= 20) {
+		uint16_t c;
+
+		buf[16] = buf[17] = 0;
+		c = (uint16_t)~tcp_sum(buf, size);
+		buf[16] = (uint8_t)(c >> 8);
+		buf[17] = (uint8_t)c;
+	}
+	valid_before = size >= 20 && tcp_sum(buf, size) == 0xffff;
+	memcpy(before, buf, size);
+
+	/* The context-free walker, which must agree with itself. */
+	tcpopt_parse(buf, (uint32_t)size, &p);
+	CHECK(p.n <= TCPOPT_MAX_OPTS);
+	for (k = 0; k < p.n; k++) {
+		CHECK(p.opt[k].off >= 20);
+		CHECK((size_t)p.opt[k].off + p.opt[k].len <= p.hdr_len);
+		if (k > 0)
+			CHECK(p.opt[k].off == p.opt[k - 1].off + p.opt[k - 1].len);
+	}
+
+	if (ctl[0] & CTL_READONLY)
+		flags |= TCPOPT_F_READONLY;
+	if (ctl[0] & CTL_PARTIAL)
+		flags |= TCPOPT_F_CSUM_PARTIAL;
+	tcpopt_process(ctx, buf, (uint32_t)size, ipv, 0, flags, &r);
+	CHECK(r.malformed == p.malformed);
+	CHECK(r.seg == p.seg);
+	check_rewrite(before, buf, size, &p, &r, ctx, ipv,
+		      ctl[0] & CTL_READONLY);
+	if (valid_before && !(flags & TCPOPT_F_CSUM_PARTIAL))
+		CHECK(tcp_sum(buf, size) == 0xffff);
+	free(before);
+	free(buf);
+}
+
+/* A bare mbuf plus private area; the data lives in its own exact buffer. */
+struct fake_mbuf {
+	struct rte_mbuf m;
+	uint8_t priv[PKT_META_PRIV_SIZE];
+} __attribute__((aligned(64)));
+
+static void
+fuzz_frame(const uint8_t *ctl, const uint8_t *data, size_t size)
+{
+	struct tcpopt_ctx *ctx = make_ctx(ctl);
+	static struct fake_mbuf fm;
+	struct rte_mbuf *m = &fm.m;
+	struct tcpopt_result r;
+	uint8_t *buf, *before;
+
+	if (ctx == NULL || size == 0 || size > UINT16_MAX)
+		return;
+	buf = malloc(size);
+	before = malloc(size);
+	memcpy(buf, data, size);
+	memcpy(before, data, size);
+	memset(&fm, 0, sizeof(fm));
+	m->buf_addr = buf;
+	m->buf_len = (uint16_t)size;
+	m->data_off = 0;
+	m->priv_size = PKT_META_PRIV_SIZE;
+	m->nb_segs = 1;
+	rte_mbuf_refcnt_set(m, (ctl[0] & CTL_READONLY) ? 2 : 1);
+	m->data_len = (uint16_t)size;
+	m->pkt_len = (uint32_t)size;
+	if (ctl[0] & CTL_PARTIAL)
+		m->ol_flags = RTE_MBUF_F_TX_TCP_CKSUM;
+	pkt_parse(m, pkt_meta(m), 0);
+	tcpopt_process_mbuf(ctx, m, 0, &r);
+	if (r.rewrites == 0) {
+		CHECK(memcmp(before, buf, size) == 0);
+	} else {
+		const struct pkt_meta *meta = pkt_meta(m);
+		size_t i;
+
+		/* Nothing outside the TCP header may change. */
+		for (i = 0; i < size; i++)
+			if (before[i] != buf[i])
+				CHECK(i >= (size_t)meta->l4_off + 16 &&
+				      i < (size_t)meta->l4_off + meta->l4_len);
+	}
+	free(before);
+	free(buf);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	if (size < HDR)
+		return 0;
+	if (data[0] & CTL_FRAME)
+		fuzz_frame(data, data + HDR, size - HDR);
+	else
+		fuzz_raw(data, data + HDR, size - HDR);
+	return 0;
+}
