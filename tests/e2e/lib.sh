@@ -20,7 +20,8 @@ E2E_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 E2E_PY=${E2E_PY:-/usr/bin/python3}
 SLUICE=${SLUICE:-build/app/sluice}
 E2E_ID=${E2E_ID:-$$}
-E2E_LCORE=${E2E_LCORE:-1}          # the one lcore sluice polls on
+# The one lcore sluice polls on: by default the highest CPU we may run on.
+E2E_LCORE=${E2E_LCORE:-$("$E2E_PY" -c 'import os; print(max(os.sched_getaffinity(0)))' 2>/dev/null || echo 0)}
 E2E_IPERF_SECS=${E2E_IPERF_SECS:-3}
 E2E_MIN_MBPS=${E2E_MIN_MBPS:-50}   # sane floor; a testpmd bridge does ~2000
 # Extra net_af_packet devargs. The PMD's default 512-frame rx ring overflows

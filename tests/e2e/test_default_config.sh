@@ -11,7 +11,7 @@ E2E_TEST=default_config
 e2e_require_tools
 e2e_setup
 t() {
-	e2e_start_sluice "" || { E2E_WHY="start without -c: $E2E_WHY: $(grep -v '^TELEMETRY' "$SLUICE_LOG" | tail -2 | tr '\n' ' ')"; return 1; }
+	e2e_start_sluice "" || { E2E_WHY="start without -c: $E2E_WHY: $(grep -v '^TELEMETRY' "$SLUICE_LOG" | tail -2 | tr '\n' ' ' | sed 's/ *$//')"; return 1; }
 	e2e_ping 4 5 0.05 || return 1
 	e2e_ping 6 5 0.05 || return 1
 	e2e_stop_sluice
