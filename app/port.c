@@ -73,6 +73,10 @@ port_setup(uint16_t port, uint16_t nb_rxq, uint16_t nb_txq,
 		conf.txmode.offloads |= RTE_ETH_TX_OFFLOAD_MULTI_SEGS;
 	if (want_mtu > di.max_mtu)
 		want_mtu = di.max_mtu;
+	/* Some drivers (af_packet) report a large max_mtu but a small
+	 * max_rx_pktlen; the frame limit is the one configure enforces. */
+	if (di.max_rx_pktlen > 18 && want_mtu > di.max_rx_pktlen - 18)
+		want_mtu = di.max_rx_pktlen - 18;
 	if (want_mtu < di.min_mtu)
 		want_mtu = di.min_mtu;
 	conf.rxmode.mtu = want_mtu;

@@ -11,7 +11,7 @@ E2E_TEST=iperf
 
 e2e_require_tools dpdk-telemetry.py
 e2e_setup
-e2e_start_sluice "$E2E_DIR/af_packet.ini" || e2e_die "sluice start: $E2E_WHY"
+e2e_start_sluice "" || e2e_die "sluice start: $E2E_WHY"
 
 # Sample /sluice/totals rx twice, one second apart, during the first transfer.
 (

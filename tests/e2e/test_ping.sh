@@ -11,7 +11,7 @@ INTERVAL=${E2E_PING_INTERVAL:-0.05}
 
 e2e_require_tools
 e2e_setup
-e2e_start_sluice "$E2E_DIR/af_packet.ini" || e2e_die "sluice start: $E2E_WHY"
+e2e_start_sluice "" || e2e_die "sluice start: $E2E_WHY"
 
 if e2e_ping 4 "$COUNT" "$INTERVAL"; then
 	e2e_pass ping_ipv4 "$COUNT echoes, rtt min/avg/max $E2E_RTT ms"
