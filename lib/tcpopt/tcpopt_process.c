@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include <rte_branch_prediction.h>
+#include <rte_byteorder.h>
 #include <rte_mbuf.h>
 
 #include "pkt.h"
@@ -82,6 +83,25 @@ tcpopt_process(struct tcpopt_ctx *ctx, uint8_t *tcp, uint32_t avail,
 	mal = tcpopt_hdr_check(tcp, avail, &hlen);
 	if (unlikely(mal != TCPOPT_MAL_NONE))
 		goto malformed;
+
+	/*
+	 * Fast path for what nearly every segment after the handshake looks
+	 * like: no options, or NOP NOP TS (RFC 7323, appendix A layout).
+	 * Same counts as the walk would give, without walking.
+	 */
+	if (likely(seg == TCPOPT_SEG_OTHER && !ctx->has_policy)) {
+		uint32_t w;
+
+		if (hlen == TCPOPT_HDR_MIN)
+			return TCPOPT_FORWARD;
+		memcpy(&w, tcp + TCPOPT_HDR_MIN, sizeof(w));
+		if (hlen == TCPOPT_HDR_MIN + 12 &&
+		    w == rte_cpu_to_be_32(0x0101080a)) {
+			c->kind[TCPOPT_SEG_OTHER][TCPOPT_KIND_NOP] += 2;
+			c->kind[TCPOPT_SEG_OTHER][TCPOPT_KIND_TS]++;
+			return TCPOPT_FORWARD;
+		}
+	}
 
 	/* MSS is only meaningful, and only clamped, on SYN and SYN/ACK. */
 	if (seg != TCPOPT_SEG_OTHER)
