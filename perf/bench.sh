@@ -1,0 +1,355 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# perf/bench.sh: side-by-side benchmarks of sluice against DPDK reference
+# applications, in alternating rounds on the same ports, lcores and EAL
+# options. See perf/README.md for what each mode measures and how to read it.
+#
+#   perf/bench.sh [options] MODE
+#
+# The last line of a successful run is "ratio <name> <value>".
+# Performance is reported, never asserted: the exit status says only
+# whether the benchmark ran (0), was misused (2) or failed (1).
+
+set -u -o pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(cd "$HERE/.." && pwd)
+
+# ---------------------------------------------------------------- settings
+# Every setting has an environment variable; flags override them.
+PY=${BENCH_PYTHON:-/usr/bin/python3}
+ROUNDS=${BENCH_ROUNDS:-7}          # runs of each contender
+DURATION=${BENCH_DURATION:-2}      # measuring window, seconds
+WARMUP=${BENCH_WARMUP:-2}          # forwarding before the window, seconds
+BURST=${BENCH_BURST:-32}           # rx/tx burst of every contender
+MEM_MB=${BENCH_MEM:-512}           # EAL -m
+MBUFS=${BENCH_MBUFS:-16383}        # pool size (sluice's default)
+MBUF_CACHE=${BENCH_MBUF_CACHE:-256} # per-lcore cache (sluice's default)
+CTRL_LCORE=${BENCH_CTRL_LCORE:-0}  # testpmd's main (control) lcore
+FWD_LCORE=${BENCH_FWD_LCORE:-1}    # the one forwarding lcore of everyone
+NULL_ARGS=${BENCH_NULL_ARGS:-}     # extra net_null devargs, e.g. ",size=128"
+START_TIMEOUT=${BENCH_START_TIMEOUT:-60}
+SLUICE=${SLUICE_BIN:-$ROOT/build/app/sluice}
+TESTPMD=${TESTPMD_BIN:-dpdk-testpmd}
+LOGDIR=${BENCH_LOGDIR:-}
+ORDER=${BENCH_ORDER:-abab}         # abab, or abba to cancel linear drift
+PORTS=(0 1)                        # ports whose tx counters are summed
+
+usage() {
+	cat <<EOF
+Usage: perf/bench.sh [options] MODE
+
+Modes:
+  passthrough   sluice with no configuration (a transparent bridge) vs
+                dpdk-testpmd io-forward; last line:
+                ratio passthrough_vs_testpmd <sluice pps / testpmd pps>
+  aqm           (planned) sluice FQ-CoDel + shaper vs testpmd vs rte_sched
+  tcpopt        (planned) sluice TCP option handling vs testpmd
+  proxy         (planned) sluice MPTCP proxy goodput vs testpmd bridge
+
+Options (environment variable in brackets):
+  --rounds N      runs of each contender, alternating     [BENCH_ROUNDS=$ROUNDS]
+  --duration S    measuring window per run, seconds       [BENCH_DURATION=$DURATION]
+  --warmup S      forwarding before the window, seconds   [BENCH_WARMUP=$WARMUP]
+  --quick         smoke run: 1 round, 1 s window, 0.5 s warm-up
+  --order abab|abba  run order inside the alternation     [BENCH_ORDER=$ORDER]
+  --burst N       rx/tx burst size of every contender     [BENCH_BURST=$BURST]
+  --lcores C,F    control lcore C and forwarding lcore F  [BENCH_CTRL_LCORE, BENCH_FWD_LCORE]
+  --sluice PATH   the sluice binary                       [SLUICE_BIN=build/app/sluice]
+  --testpmd PATH  the testpmd binary                      [TESTPMD_BIN=dpdk-testpmd]
+  --logs DIR      keep every run's output in DIR          [BENCH_LOGDIR]
+  -h, --help      this text
+
+Also: BENCH_MEM (EAL -m, MB), BENCH_MBUFS, BENCH_MBUF_CACHE,
+BENCH_NULL_ARGS (extra net_null devargs), BENCH_PYTHON, BENCH_START_TIMEOUT.
+EOF
+}
+
+die() { echo "bench: $*" >&2; exit 1; }
+misuse() { echo "bench: $*" >&2; echo "try perf/bench.sh --help" >&2; exit 2; }
+
+MODE=""
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--rounds) ROUNDS=${2:?}; shift ;;
+	--duration) DURATION=${2:?}; shift ;;
+	--warmup) WARMUP=${2:?}; shift ;;
+	--quick) ROUNDS=1; DURATION=1; WARMUP=0.5 ;;
+	--order) ORDER=${2:?}; shift ;;
+	--burst) BURST=${2:?}; shift ;;
+	--lcores) CTRL_LCORE=${2%%,*}; FWD_LCORE=${2##*,}; shift ;;
+	--sluice) SLUICE=${2:?}; shift ;;
+	--testpmd) TESTPMD=${2:?}; shift ;;
+	--logs) LOGDIR=${2:?}; shift ;;
+	-h|--help) usage; exit 0 ;;
+	-*) misuse "unknown option '$1'" ;;
+	*) [ -z "$MODE" ] || misuse "one mode at a time"; MODE=$1 ;;
+	esac
+	shift
+done
+[ -n "$MODE" ] || misuse "no mode given"
+[[ "$ROUNDS" =~ ^[1-9][0-9]*$ ]] || misuse "--rounds: '$ROUNDS' is not a positive integer"
+[[ "$DURATION" =~ ^[0-9]*\.?[0-9]+$ ]] || misuse "--duration: '$DURATION' is not a number of seconds"
+[[ "$WARMUP" =~ ^[0-9]*\.?[0-9]+$ ]] || misuse "--warmup: '$WARMUP' is not a number of seconds"
+[[ "$BURST" =~ ^[1-9][0-9]*$ ]] || misuse "--burst: '$BURST' is not a positive integer"
+[[ "$CTRL_LCORE" =~ ^[0-9]+$ && "$FWD_LCORE" =~ ^[0-9]+$ ]] || misuse "--lcores: want C,F (two lcore ids)"
+[ "$CTRL_LCORE" != "$FWD_LCORE" ] || misuse "--lcores: the control and forwarding lcores must differ"
+case "$ORDER" in abab|abba) ;; *) misuse "--order: abab or abba" ;; esac
+[ -x "$PY" ] || die "no python at $PY (set BENCH_PYTHON)"
+
+# ------------------------------------------------------- process bookkeeping
+# Every process we start is recorded by PID; only those are ever signalled.
+declare -a STARTED_PIDS=()
+declare -a STARTED_PREFIXES=()
+KEEP_LOGS=1
+if [ -z "$LOGDIR" ]; then
+	LOGDIR=$(mktemp -d -t sluice-bench.XXXXXX) || die "mktemp failed"
+	KEEP_LOGS=0
+else
+	mkdir -p "$LOGDIR" || die "cannot create $LOGDIR"
+fi
+
+# Where the EAL puts --file-prefix directories (eal_get_runtime_dir()).
+if [ "$(id -u)" = 0 ]; then
+	RUNTIME_BASE=/var/run/dpdk
+else
+	RUNTIME_BASE=${XDG_RUNTIME_DIR:-/tmp}/dpdk
+fi
+
+pid_alive() { kill -0 "$1" 2>/dev/null; }
+
+# stop_pid PID: SIGTERM, wait up to 20 s for a drain, then SIGKILL. Sets
+# STOP_RC to the exit status.
+stop_pid() {
+	local pid=$1 i
+	STOP_RC=0
+	if pid_alive "$pid"; then
+		kill -TERM "$pid" 2>/dev/null
+		for ((i = 0; i < 200; i++)); do
+			pid_alive "$pid" || break
+			sleep 0.1
+		done
+		if pid_alive "$pid"; then
+			echo "bench: pid $pid ignored SIGTERM for 20 s; killing it" >&2
+			kill -KILL "$pid" 2>/dev/null
+		fi
+	fi
+	wait "$pid" 2>/dev/null
+	STOP_RC=$?
+	local -a keep=()
+	for i in "${STARTED_PIDS[@]}"; do [ "$i" = "$pid" ] || keep+=("$i"); done
+	STARTED_PIDS=("${keep[@]+"${keep[@]}"}")
+}
+
+cleanup() {
+	local pid p
+	trap - EXIT INT TERM
+	for pid in "${STARTED_PIDS[@]+"${STARTED_PIDS[@]}"}"; do
+		stop_pid "$pid"
+	done
+	for p in "${STARTED_PREFIXES[@]+"${STARTED_PREFIXES[@]}"}"; do
+		rm -rf -- "${RUNTIME_BASE:?}/$p"
+	done
+	[ "$KEEP_LOGS" = 1 ] || rm -rf -- "$LOGDIR"
+}
+trap cleanup EXIT
+trap 'echo "bench: interrupted" >&2; cleanup; exit 130' INT TERM
+
+# ------------------------------------------------------------ applications
+# All contenders share these EAL options: no hugepages, no PCI, no shared
+# config (no multi-process socket or files; telemetry still works), and
+# the same two net_null ports.
+eal_common() {
+	local prefix=$1
+	EAL=(--no-huge -m "$MEM_MB" --no-pci --no-shconf --file-prefix "$prefix"
+	     --vdev "net_null0$NULL_ARGS" --vdev "net_null1$NULL_ARGS")
+}
+
+RUN_SEQ=0
+# launch LABEL CMD...: start CMD in the background with stdin from
+# /dev/null. Sets APP_PID, APP_PREFIX (must be the --file-prefix in CMD),
+# APP_LOG, APP_SOCK.
+launch() {
+	local label=$1; shift
+	APP_LOG="$LOGDIR/$(printf '%02d' "$RUN_SEQ")-$label.log"
+	printf '%q ' "$@" >"$APP_LOG"
+	echo >>"$APP_LOG"
+	"$@" </dev/null >>"$APP_LOG" 2>&1 &
+	APP_PID=$!
+	STARTED_PIDS+=("$APP_PID")
+	STARTED_PREFIXES+=("$APP_PREFIX")
+	APP_SOCK="$RUNTIME_BASE/$APP_PREFIX/dpdk_telemetry.v2"
+}
+
+new_prefix() {
+	RUN_SEQ=$((RUN_SEQ + 1))
+	APP_PREFIX="sluice-bench-$$-$RUN_SEQ"
+}
+
+# start_sluice LABEL [CONFIG]: sluice on one lcore (the forwarding lcore;
+# the main lcore is also the only worker), no config = pass-through.
+start_sluice() {
+	local label=$1 config=${2:-}
+	local -a args=()
+	[ -n "$config" ] && args=(-c "$config")
+	new_prefix
+	eal_common "$APP_PREFIX"
+	launch "$label" "$SLUICE" "${EAL[@]}" -l "$FWD_LCORE" -- "${args[@]+"${args[@]}"}"
+	APP_KIND=sluice
+}
+
+# start_testpmd LABEL [TESTPMD ARGS...]: testpmd with its main lcore on
+# the control lcore and one forwarding core on the forwarding lcore.
+# Non-interactive; --stats-period keeps it running until SIGTERM.
+# --no-mlockall: sluice does not lock or pre-fault its memory either.
+start_testpmd() {
+	local label=$1; shift
+	new_prefix
+	eal_common "$APP_PREFIX"
+	launch "$label" "$TESTPMD" "${EAL[@]}" -l "$CTRL_LCORE,$FWD_LCORE" \
+		--main-lcore "$CTRL_LCORE" -- \
+		--nb-cores=1 --rxq=1 --txq=1 --burst="$BURST" \
+		--total-num-mbufs="$MBUFS" --mbcache="$MBUF_CACHE" \
+		--no-mlockall --stats-period 86400 "$@"
+	APP_KIND=testpmd
+}
+
+# wait_forwarding: until telemetry answers and both ports have sent.
+wait_forwarding() {
+	local deadline=$((SECONDS + START_TIMEOUT)) s
+	while :; do
+		pid_alive "$APP_PID" || return 1
+		if [ -S "$APP_SOCK" ] &&
+		   s=$("$PY" "$HERE/telemetry.py" "$APP_SOCK" --sample "${PORTS[@]}" 2>/dev/null) &&
+		   [ "$(echo "$s" | cut -d' ' -f2)" -gt 0 ]; then
+			return 0
+		fi
+		[ $SECONDS -lt $deadline ] || return 1
+		sleep 0.2
+	done
+}
+
+# measure: warm up, then difference the tx counters of both ports
+# (/ethdev/stats,P opackets: the same driver counters for every
+# contender) over the window. Sets PPS, and for sluice APP_PPS from its
+# own /sluice/totals tx as a cross-check.
+measure() {
+	local extra=() a b
+	[ "$APP_KIND" = sluice ] && extra=(--sluice)
+	sleep "$WARMUP"
+	a=$("$PY" "$HERE/telemetry.py" "$APP_SOCK" --sample "${PORTS[@]}" "${extra[@]+"${extra[@]}"}") || return 1
+	sleep "$DURATION"
+	b=$("$PY" "$HERE/telemetry.py" "$APP_SOCK" --sample "${PORTS[@]}" "${extra[@]+"${extra[@]}"}") || return 1
+	pid_alive "$APP_PID" || return 1
+	local -a A=($a) B=($b)
+	PPS=$("$PY" "$HERE/stats.py" rate "${A[0]}" "${A[1]}" "${B[0]}" "${B[1]}") || return 1
+	APP_PPS=""
+	if [ "$APP_KIND" = sluice ]; then
+		APP_PPS=$("$PY" "$HERE/stats.py" rate "${A[0]}" "${A[3]}" "${B[0]}" "${B[3]}") || return 1
+	fi
+	WINDOW_S=$("$PY" "$HERE/stats.py" ratio "$((B[0] - A[0]))" 1000000000 2)
+	return 0
+}
+
+# run_one CONTENDER: start it, measure, stop it. Appends to RESULTS_<c>.
+run_one() {
+	local c=$1 round=$2 note=""
+	"start_$c" "$c" || die "$c: cannot start"
+	if ! wait_forwarding; then
+		stop_pid "$APP_PID"
+		echo "--- $APP_LOG" >&2; tail -n 20 "$APP_LOG" >&2
+		die "$c: not forwarding within ${START_TIMEOUT}s (exit $STOP_RC)"
+	fi
+	if ! measure; then
+		stop_pid "$APP_PID"
+		echo "--- $APP_LOG" >&2; tail -n 20 "$APP_LOG" >&2
+		die "$c: measurement failed (exit $STOP_RC)"
+	fi
+	stop_pid "$APP_PID"
+	if [ "$STOP_RC" != 0 ]; then
+		echo "--- $APP_LOG" >&2; tail -n 20 "$APP_LOG" >&2
+		die "$c: exited with status $STOP_RC"
+	fi
+	rm -rf -- "${RUNTIME_BASE:?}/$APP_PREFIX"
+	[ -n "$APP_PPS" ] && note="  (own counters: $APP_PPS pps)"
+	printf 'round %d/%d %-22s %12d pps over %s s%s\n' "$round" "$ROUNDS" \
+		"$c" "$PPS" "$WINDOW_S" "$note"
+	eval "RESULTS_$c+=(\"\$PPS\")"
+}
+
+# ------------------------------------------------------------------ modes
+# A mode sets CONTENDERS (names; start_<name> must exist) and the ratio it
+# reports: RATIO_NAME = RATIO_NUM's median / RATIO_DEN's median. Further
+# ratios may be listed in EXTRA_RATIOS as "name num den" triples; the
+# RATIO_NAME line is always printed last.
+
+# Pass-through is sluice with no configuration. Only a --burst other than
+# sluice's default (32) needs a file, so that both contenders use it.
+start_sluice_passthrough() {
+	local conf=""
+	if [ "$BURST" != 32 ]; then
+		conf="$LOGDIR/passthrough-burst.ini"
+		printf '[sluice]\nburst = %s\n' "$BURST" >"$conf"
+	fi
+	start_sluice "$1" "$conf"
+}
+start_testpmd_io() { start_testpmd "$1" --forward-mode=io; }
+
+mode_passthrough() {
+	CONTENDERS=(sluice_passthrough testpmd_io)
+	RATIO_NAME=passthrough_vs_testpmd
+	RATIO_NUM=sluice_passthrough
+	RATIO_DEN=testpmd_io
+	EXTRA_RATIOS=()
+	[ -x "$SLUICE" ] || die "no sluice binary at $SLUICE (build it, or use --sluice PATH)"
+}
+
+mode_planned() {
+	echo "bench: mode '$MODE' is planned but not implemented yet; see perf/README.md" >&2
+	exit 2
+}
+
+case "$MODE" in
+passthrough) mode_passthrough ;;
+aqm|tcpopt|proxy) mode_planned ;;
+*) misuse "unknown mode '$MODE'" ;;
+esac
+command -v "$TESTPMD" >/dev/null || die "no $TESTPMD (apt-get install dpdk, or use --testpmd PATH)"
+
+# ------------------------------------------------------------------- run
+echo "bench: mode $MODE, $ROUNDS round(s), ${WARMUP} s warm-up + ${DURATION} s window, burst $BURST"
+echo "bench: forwarding lcore $FWD_LCORE for everyone; testpmd's main lcore $CTRL_LCORE; EAL --no-huge -m $MEM_MB --no-pci --no-shconf, net_null0/1$NULL_ARGS"
+# Other busy processes share the lcores and skew both contenders; say so.
+busy_others() {
+	ps -eo pid=,pcpu=,comm= --sort=-pcpu 2>/dev/null |
+		awk -v me=$$ '$1 != me && $2 >= 20 { printf "%s%s(%s%%)", sep, $3, $2; sep=" " }'
+}
+echo "bench: load average $(cut -d' ' -f1-3 /proc/loadavg)"
+others=$(busy_others)
+[ -n "$others" ] && echo "bench: WARNING: other busy processes may skew the figures: $others"
+for c in "${CONTENDERS[@]}"; do eval "RESULTS_$c=()"; done
+for ((r = 1; r <= ROUNDS; r++)); do
+	order=("${CONTENDERS[@]}")
+	if [ "$ORDER" = abba ] && [ $((r % 2)) = 0 ]; then
+		order=()
+		for ((i = ${#CONTENDERS[@]} - 1; i >= 0; i--)); do order+=("${CONTENDERS[$i]}"); done
+	fi
+	for c in "${order[@]}"; do run_one "$c" "$r"; done
+done
+
+declare -A MEDIAN=()
+for c in "${CONTENDERS[@]}"; do
+	eval "vals=(\"\${RESULTS_$c[@]}\")"
+	MEDIAN[$c]=$("$PY" "$HERE/stats.py" median "${vals[@]}")
+	spread=$("$PY" "$HERE/stats.py" spread "${vals[@]}")
+	best=$(printf '%s\n' "${vals[@]}" | sort -n | tail -n 1)
+	printf 'median %-22s %12d pps  (%d runs, best %d, spread %s%%)\n' \
+		"$c" "${MEDIAN[$c]}" "${#vals[@]}" "$best" "$spread"
+done
+for ((i = 0; i + 2 < ${#EXTRA_RATIOS[@]}; i += 3)); do
+	echo "ratio ${EXTRA_RATIOS[$i]} $("$PY" "$HERE/stats.py" ratio "${MEDIAN[${EXTRA_RATIOS[$((i + 1))]}]}" "${MEDIAN[${EXTRA_RATIOS[$((i + 2))]}]}")"
+done
+echo "bench: load average $(cut -d' ' -f1-3 /proc/loadavg) at the end"
+[ "$KEEP_LOGS" = 1 ] && echo "bench: logs in $LOGDIR"
+echo "ratio $RATIO_NAME $("$PY" "$HERE/stats.py" ratio "${MEDIAN[$RATIO_NUM]}" "${MEDIAN[$RATIO_DEN]}")"
