@@ -1,0 +1,418 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Stage adapter: [tcpopt] config, one lib/tcpopt context per port pair per
+ * worker, telemetry and exit report. */
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_errno.h>
+#include <rte_malloc.h>
+#include <rte_telemetry.h>
+
+#include "config.h"
+#include "stage_tcpopt.h"
+#include "tcpopt.h"
+
+/* Pairs that may carry their own clamp ([tcpopt.pairN], N below this). */
+#define TCPOPT_STAGE_MAX_PAIRS 64
+#define PAIR_PREFIX "tcpopt.pair"
+
+struct tcpopt_stage_conf {
+	struct tcpopt_params base;
+	bool pair_set[TCPOPT_STAGE_MAX_PAIRS];
+	uint16_t pair_mss[TCPOPT_STAGE_MAX_PAIRS];
+	uint16_t pair_mtu[TCPOPT_STAGE_MAX_PAIRS];
+};
+
+struct tcpopt_stage {
+	uint16_t nb_pairs;
+	struct tcpopt_ctx *ctx[]; /* one per port pair */
+};
+
+/* "tcpopt.pair<N>" -> N, or -1. */
+static int
+pair_of_section(const char *s)
+{
+	char *end;
+	unsigned long n;
+
+	if (strncmp(s, PAIR_PREFIX, strlen(PAIR_PREFIX)) != 0)
+		return -1;
+	s += strlen(PAIR_PREFIX);
+	if (*s < '0' || *s > '9')
+		return -1;
+	n = strtoul(s, &end, 10);
+	if (*end != '\0' || n >= TCPOPT_STAGE_MAX_PAIRS)
+		return -1;
+	return (int)n;
+}
+
+static int
+tcpopt_owns_section(const char *s)
+{
+	return strcmp(s, "tcpopt") == 0 || pair_of_section(s) >= 0;
+}
+
+/* mss_clamp or mtu into *mss / *mtu; 1 if the key was one of them. */
+static int
+parse_clamp_key(struct ini_file *f, struct ini_entry *e, uint16_t *mss,
+		uint16_t *mtu, char *err, size_t errlen)
+{
+	bool is_mss = strcmp(e->key, "mss_clamp") == 0;
+	unsigned int min = is_mss ? TCPOPT_MSS_MIN : TCPOPT_MTU_MIN;
+	char why[160];
+	uint64_t v = 0;
+
+	if (!is_mss && strcmp(e->key, "mtu") != 0)
+		return 0;
+	if (ini_parse_u64(e->value, 0, UINT16_MAX, &v, why, sizeof(why)) < 0) {
+		sl_config_err(err, errlen, f, e, why);
+		return -1;
+	}
+	if (v != 0 && v < min) {
+		snprintf(why, sizeof(why), "must be 0 (off) or %u..65535", min);
+		sl_config_err(err, errlen, f, e, why);
+		return -1;
+	}
+	if (is_mss)
+		*mss = (uint16_t)v;
+	else
+		*mtu = (uint16_t)v;
+	e->used = true;
+	if (*mss != 0 && *mtu != 0) {
+		sl_config_err(err, errlen, f, e,
+			      "give mss_clamp or mtu, not both");
+		return -1;
+	}
+	return 1;
+}
+
+static int
+parse_main_key(struct ini_file *f, struct ini_entry *e,
+	       struct tcpopt_stage_conf *c, char *err, size_t errlen)
+{
+	char why[160];
+	int r, kind, act;
+
+	r = parse_clamp_key(f, e, &c->base.mss_clamp, &c->base.mtu, err,
+			    errlen);
+	if (r != 0)
+		return r < 0 ? -1 : 0;
+	if (strcmp(e->key, "malformed") == 0) {
+		if (strcmp(e->value, "forward") == 0) {
+			c->base.malformed_action = TCPOPT_ACT_PRESERVE;
+		} else if (strcmp(e->value, "drop") == 0) {
+			c->base.malformed_action = TCPOPT_ACT_DROP;
+		} else {
+			snprintf(why, sizeof(why),
+				 "'%s' is not an action (forward or drop)",
+				 e->value);
+			sl_config_err(err, errlen, f, e, why);
+			return -1;
+		}
+		e->used = true;
+		return 0;
+	}
+	if (strncmp(e->key, "option.", 7) != 0)
+		return 0; /* left unused: config.c reports "unknown key" */
+	kind = tcpopt_kind_from_name(e->key + 7);
+	if (kind < 0) {
+		snprintf(why, sizeof(why),
+			 "'%s' is not an option kind (a name like mss, "
+			 "mptcp, fast_open, or 0-255)", e->key + 7);
+		sl_config_err(err, errlen, f, e, why);
+		return -1;
+	}
+	act = tcpopt_action_from_name(e->value);
+	if (act < 0) {
+		snprintf(why, sizeof(why),
+			 "'%s' is not an action (preserve, strip or drop)",
+			 e->value);
+		sl_config_err(err, errlen, f, e, why);
+		return -1;
+	}
+	if (act == TCPOPT_ACT_STRIP && kind <= TCPOPT_KIND_NOP) {
+		sl_config_err(err, errlen, f, e,
+			      "eol and nop are one byte: nothing to strip");
+		return -1;
+	}
+	c->base.kind_action[kind] = (uint8_t)act;
+	e->used = true;
+	return 0;
+}
+
+static int
+tcpopt_parse_conf(struct ini_file *f, void **conf, char *err, size_t errlen)
+{
+	struct tcpopt_stage_conf *c;
+	bool present = false;
+	unsigned int i;
+
+	*conf = NULL;
+	for (i = 0; i < f->nsections; i++)
+		present |= tcpopt_owns_section(f->sections[i]) != 0;
+	if (!present)
+		return 0;
+	c = calloc(1, sizeof(*c));
+	if (c == NULL) {
+		snprintf(err, errlen, "%s: out of memory", f->path);
+		return -1;
+	}
+	tcpopt_params_init(&c->base);
+	for (i = 0; i < f->count; i++) {
+		struct ini_entry *e = &f->entries[i];
+		int pair;
+
+		if (strcmp(e->section, "tcpopt") == 0) {
+			if (parse_main_key(f, e, c, err, errlen) < 0)
+				goto fail;
+			continue;
+		}
+		pair = pair_of_section(e->section);
+		if (pair < 0)
+			continue;
+		if (parse_clamp_key(f, e, &c->pair_mss[pair],
+				    &c->pair_mtu[pair], err, errlen) < 0)
+			goto fail;
+		if (e->used)
+			c->pair_set[pair] = true;
+	}
+	*conf = c;
+	return 0;
+fail:
+	free(c);
+	return -1;
+}
+
+static void
+tcpopt_conf_free(void *conf)
+{
+	free(conf);
+}
+
+static uint16_t
+tcpopt_stage_burst(void *ctx, const struct stage_burst *b,
+		   struct rte_mbuf **pkts, uint16_t n, uint64_t now_ns)
+{
+	struct tcpopt_stage *st = ctx;
+
+	(void)now_ns;
+	return tcpopt_burst(st->ctx[b->pair < st->nb_pairs ? b->pair : 0],
+			    pkts, n);
+}
+
+static void
+tcpopt_stage_destroy(void *ctx)
+{
+	struct tcpopt_stage *st = ctx;
+	uint16_t p;
+
+	if (st == NULL)
+		return;
+	for (p = 0; p < st->nb_pairs; p++)
+		tcpopt_free(st->ctx[p]);
+	rte_free(st);
+}
+
+static const struct stage_ops tcpopt_stage_ops = {
+	.name = "tcpopt",
+	.burst = tcpopt_stage_burst,
+	.destroy = tcpopt_stage_destroy,
+};
+
+static int
+tcpopt_stage_create(const void *conf, const struct stage_env *env,
+		    struct stage *out)
+{
+	const struct tcpopt_stage_conf *c = conf;
+	uint16_t nb_pairs = env->nb_pairs ? env->nb_pairs : 1, p;
+	struct tcpopt_stage *st;
+
+	st = rte_zmalloc_socket("tcpopt_stage",
+				sizeof(*st) + nb_pairs * sizeof(st->ctx[0]),
+				RTE_CACHE_LINE_SIZE, env->socket);
+	if (st == NULL)
+		return -ENOMEM;
+	st->nb_pairs = nb_pairs;
+	for (p = 0; p < nb_pairs; p++) {
+		struct tcpopt_params prm = c->base;
+
+		prm.socket_id = env->socket;
+		if (p < TCPOPT_STAGE_MAX_PAIRS && c->pair_set[p]) {
+			prm.mss_clamp = c->pair_mss[p];
+			prm.mtu = c->pair_mtu[p];
+		}
+		st->ctx[p] = tcpopt_create(&prm);
+		if (st->ctx[p] == NULL) {
+			int rc = -rte_errno;
+
+			tcpopt_stage_destroy(st);
+			return rc;
+		}
+	}
+	out->ops = &tcpopt_stage_ops;
+	out->ctx = st;
+	return 0;
+}
+
+/* Sum every worker's counters for one pair, or all pairs (pair < 0). */
+static void
+sum_counters(void *const *ctxs, unsigned int nb_workers, int pair,
+	     struct tcpopt_counters *sum)
+{
+	unsigned int w;
+	uint16_t p;
+
+	memset(sum, 0, sizeof(*sum));
+	for (w = 0; w < nb_workers; w++) {
+		const struct tcpopt_stage *st = ctxs[w];
+
+		if (st == NULL)
+			continue;
+		for (p = 0; p < st->nb_pairs; p++)
+			if (pair < 0 || p == pair)
+				tcpopt_counters_add(sum, tcpopt_counters(st->ctx[p]));
+	}
+}
+
+static void
+kind_key(char *buf, size_t len, unsigned int kind)
+{
+	const char *n = tcpopt_kind_name((uint8_t)kind);
+
+	if (n != NULL)
+		snprintf(buf, len, "%s", n);
+	else
+		snprintf(buf, len, "kind_%u", kind);
+}
+
+static int
+tcpopt_telemetry(void *const *ctxs, unsigned int nb_workers,
+		 const char *params, struct rte_tel_data *d)
+{
+	static const char *const seg_opt[] = { "options_syn", "options_synack",
+					       "options_other" };
+	static const char *const seg_mp[] = { "mptcp_syn", "mptcp_synack",
+					      "mptcp_other" };
+	struct tcpopt_counters *c;
+	char key[64];
+	int pair = -1;
+	unsigned int s, k;
+
+	if (params != NULL && *params != '\0') {
+		const struct tcpopt_stage *any = NULL;
+		char *end;
+		long v = strtol(params, &end, 10);
+
+		for (s = 0; s < nb_workers && any == NULL; s++)
+			any = ctxs[s];
+		if (*end != '\0' || v < 0 || any == NULL || v >= any->nb_pairs)
+			return -EINVAL;
+		pair = (int)v;
+	}
+	c = malloc(sizeof(*c));
+	if (c == NULL)
+		return -ENOMEM;
+	sum_counters(ctxs, nb_workers, pair, c);
+	rte_tel_data_start_dict(d);
+	for (s = 0; s < TCPOPT_SEG_MAX; s++) {
+		snprintf(key, sizeof(key), "segments_%s",
+			 tcpopt_seg_name((enum tcpopt_seg)s));
+		rte_tel_data_add_dict_u64(d, key, c->segments[s]);
+	}
+	for (k = 0; k < TCPOPT_EV_MAX; k++)
+		rte_tel_data_add_dict_u64(d, tcpopt_event_name((enum tcpopt_event)k),
+					  c->event[k]);
+	for (k = 1; k < TCPOPT_MAL_MAX; k++) {
+		snprintf(key, sizeof(key), "malformed_%s",
+			 tcpopt_mal_name((enum tcpopt_mal)k));
+		rte_tel_data_add_dict_u64(d, key, c->malformed[k]);
+	}
+	rte_tel_data_add_dict_u64(d, "syn_mp_capable", c->syn_mp_capable);
+	rte_tel_data_add_dict_u64(d, "synack_mp_capable", c->synack_mp_capable);
+	for (s = 0; s < TCPOPT_SEG_MAX; s++) {
+		struct rte_tel_data *o = rte_tel_data_alloc();
+		struct rte_tel_data *m = rte_tel_data_alloc();
+
+		if (o == NULL || m == NULL) {
+			rte_tel_data_free(o);
+			rte_tel_data_free(m);
+			break;
+		}
+		rte_tel_data_start_dict(o);
+		for (k = 0; k < 256; k++)
+			if (c->kind[s][k] != 0) {
+				kind_key(key, sizeof(key), k);
+				rte_tel_data_add_dict_u64(o, key, c->kind[s][k]);
+			}
+		rte_tel_data_add_dict_container(d, seg_opt[s], o, 0);
+		rte_tel_data_start_dict(m);
+		for (k = 0; k < 16; k++)
+			if (c->mptcp_sub[s][k] != 0) {
+				const char *n = tcpopt_mptcp_sub_name((uint8_t)k);
+
+				if (n != NULL)
+					snprintf(key, sizeof(key), "%s", n);
+				else
+					snprintf(key, sizeof(key), "subtype_%u", k);
+				rte_tel_data_add_dict_u64(m, key,
+							  c->mptcp_sub[s][k]);
+			}
+		rte_tel_data_add_dict_container(d, seg_mp[s], m, 0);
+	}
+	free(c);
+	return 0;
+}
+
+static void
+tcpopt_report(void *const *ctxs, unsigned int nb_workers, FILE *out)
+{
+	struct tcpopt_counters *c = malloc(sizeof(*c));
+	char key[64];
+	unsigned int s, k;
+
+	if (c == NULL)
+		return;
+	sum_counters(ctxs, nb_workers, -1, c);
+	fprintf(out, "tcpopt segments_syn=%" PRIu64 " segments_synack=%" PRIu64
+		" segments_other=%" PRIu64 " syn_mp_capable=%" PRIu64
+		" synack_mp_capable=%" PRIu64,
+		c->segments[TCPOPT_SEG_SYN], c->segments[TCPOPT_SEG_SYNACK],
+		c->segments[TCPOPT_SEG_OTHER], c->syn_mp_capable,
+		c->synack_mp_capable);
+	for (k = 0; k < TCPOPT_EV_MAX; k++)
+		fprintf(out, " %s=%" PRIu64,
+			tcpopt_event_name((enum tcpopt_event)k), c->event[k]);
+	fprintf(out, "\ntcpopt malformed");
+	for (k = 1; k < TCPOPT_MAL_MAX; k++)
+		if (c->malformed[k] != 0)
+			fprintf(out, " %s=%" PRIu64,
+				tcpopt_mal_name((enum tcpopt_mal)k),
+				c->malformed[k]);
+	fprintf(out, "\n");
+	for (s = 0; s < TCPOPT_SEG_MAX; s++) {
+		fprintf(out, "tcpopt options_%s",
+			tcpopt_seg_name((enum tcpopt_seg)s));
+		for (k = 0; k < 256; k++)
+			if (c->kind[s][k] != 0) {
+				kind_key(key, sizeof(key), k);
+				fprintf(out, " %s=%" PRIu64, key, c->kind[s][k]);
+			}
+		fprintf(out, "\n");
+	}
+	free(c);
+}
+
+const struct stage_module sl_stage_tcpopt = {
+	.name = "tcpopt",
+	.parse = tcpopt_parse_conf,
+	.conf_free = tcpopt_conf_free,
+	.owns_section = tcpopt_owns_section,
+	.create = tcpopt_stage_create,
+	.telemetry = tcpopt_telemetry,
+	.telemetry_help = "tcpopt counters summed over workers; "
+			  "parameter: a port pair index",
+	.report = tcpopt_report,
+};
