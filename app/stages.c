@@ -3,7 +3,9 @@
 #include <stddef.h>
 
 #include "stages.h"
+#include "stage_tcpopt.h"
 
 const struct stage_module *const sl_stage_modules[] = {
+	&sl_stage_tcpopt,
 	NULL,
 };

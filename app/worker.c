@@ -5,6 +5,8 @@
  * or older than tx_drain_us. Run to completion, no locks: every structure
  * touched here belongs to this worker.
  */
+#include <string.h>
+
 #include <rte_branch_prediction.h>
 #include <rte_ethdev.h>
 #include <rte_lcore.h>
@@ -45,16 +47,29 @@ tx_enqueue(struct worker *w, uint16_t port, struct rte_mbuf **pkts,
 	   uint16_t n, uint64_t now)
 {
 	struct txbuf *b = &w->tx[port];
-	uint16_t burst = w->cfg->burst;
+	const uint16_t burst = w->cfg->burst;
 
-	if (b->n == 0)
-		b->first_ns = now;
-	for (uint16_t i = 0; i < n; i++) {
-		b->pkts[b->n++] = pkts[i];
-		if (b->n >= burst) {
-			tx_flush(w, port);
+	/* A full burst and nothing buffered: send it from the rx array as
+	 * it is, with no copy (what testpmd's io forward does). */
+	if (b->n == 0 && n >= burst) {
+		uint16_t sent = rte_eth_tx_burst(port, w->txq, pkts, n);
+		w->stats.tx[port] += sent;
+		if (likely(sent == n))
+			return;
+		pkts += sent;
+		n -= sent;
+	}
+	while (n > 0) {
+		if (b->n == 0)
 			b->first_ns = now;
-		}
+		uint16_t room = burst > b->n ? burst - b->n : 0;
+		uint16_t k = n < room ? n : room;
+		memcpy(&b->pkts[b->n], pkts, k * sizeof(*pkts));
+		b->n += k;
+		pkts += k;
+		n -= k;
+		if (b->n >= burst)
+			tx_flush(w, port);
 	}
 }
 
@@ -104,47 +119,58 @@ stage_emit(struct stage_emitter *em, uint16_t out_port, struct rte_mbuf *m)
 }
 
 /* Parse a burst; apply the non-IP / malformed policy; count. Returns the
- * packets left, compacted. */
+ * packets left, compacted. Counters are summed in locals and written once
+ * per burst, and the array is only rewritten once something was dropped:
+ * this loop runs for every packet sluice sees. */
 static uint16_t
 classify(struct worker *w, const struct rxq *q, struct rte_mbuf **pkts,
 	 uint16_t n)
 {
 	struct worker_stats *st = &w->stats;
-	const struct sl_config *cfg = w->cfg;
+	const uint32_t max_frame = w->cfg->max_frame;
+	const bool drop_malformed = w->cfg->malformed == SL_ACTION_DROP;
+	const bool drop_non_ip = w->cfg->non_ip == SL_ACTION_DROP;
+	const uint16_t port = q->port;
+	uint32_t non_ip = 0, multiseg = 0, malformed = 0;
 	uint16_t keep = 0;
 
 	for (uint16_t i = 0; i < n; i++) {
 		struct rte_mbuf *m = pkts[i];
 		if (i + 2 < n)
 			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 2], void *));
-		struct pkt_meta *meta = pkt_meta(m);
-		if (unlikely(m->nb_segs > 1))
-			st->multiseg++;
+		bool drop = false;
+		multiseg += m->nb_segs > 1;
 		/* Larger than we promise to carry (a PMD may also have cut
 		 * it short): a documented, counted drop. */
-		if (unlikely(m->pkt_len > cfg->max_frame)) {
+		if (unlikely(m->pkt_len > max_frame)) {
 			st->dropped_oversize++;
+			drop = true;
+		} else {
+			struct pkt_meta *meta = pkt_meta(m);
+			enum pkt_err e = pkt_parse(m, meta, port);
+			if (unlikely(e != PKT_ERR_NONE)) {
+				st->malformed[e]++;
+				malformed++;
+				drop = drop_malformed;
+			} else if (meta->l3 == PKT_L3_NONE) {
+				non_ip++;
+				drop = drop_non_ip;
+			}
+		}
+		if (unlikely(drop)) {
 			rte_pktmbuf_free(m);
 			continue;
 		}
-		enum pkt_err e = pkt_parse(m, meta, q->port);
-		if (unlikely(e != PKT_ERR_NONE)) {
-			st->malformed[e]++;
-			if (cfg->malformed == SL_ACTION_DROP) {
-				st->dropped_malformed++;
-				rte_pktmbuf_free(m);
-				continue;
-			}
-		} else if (meta->l3 == PKT_L3_NONE) {
-			st->non_ip++;
-			if (cfg->non_ip == SL_ACTION_DROP) {
-				st->dropped_non_ip++;
-				rte_pktmbuf_free(m);
-				continue;
-			}
-		}
-		pkts[keep++] = m;
+		if (keep != i)
+			pkts[keep] = m;
+		keep++;
 	}
+	st->non_ip += non_ip;
+	st->multiseg += multiseg;
+	if (drop_malformed)
+		st->dropped_malformed += malformed;
+	if (drop_non_ip)
+		st->dropped_non_ip += non_ip;
 	return keep;
 }
 
