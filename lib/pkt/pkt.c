@@ -311,16 +311,28 @@ parse_frame(const struct cur *c, struct pkt_meta *meta, uint16_t in_port)
 	return PKT_ERR_NONE;
 }
 
+/* Parse, then hash whatever tuple was found: even a malformed IP frame
+ * gets a flow hash from its addresses, so a queue can still place it. */
+static inline enum pkt_err
+parse_and_hash(const struct cur *c, struct pkt_meta *meta, uint16_t in_port)
+{
+	enum pkt_err e = parse_frame(c, meta, in_port);
+	if (meta->l3 != PKT_L3_NONE)
+		meta->flow_hash = pkt_tuple_hash(meta, 0);
+	return e;
+}
+
 enum pkt_err
 pkt_parse_buf(const uint8_t *data, uint32_t len, struct pkt_meta *meta,
 	      uint16_t in_port)
 {
 	struct cur c = { .d = data, .cap = len, .len = len };
-	return parse_frame(&c, meta, in_port);
+	return parse_and_hash(&c, meta, in_port);
 }
 
 enum pkt_err
-pkt_parse(const struct rte_mbuf *m, struct pkt_meta *meta, uint16_t in_port)
+pkt_parse_full(const struct rte_mbuf *m, struct pkt_meta *meta,
+	       uint16_t in_port)
 {
 	/* Headers are read from the first segment only; a multi-segment
 	 * frame (jumbo) still has its lengths checked against pkt_len. */
@@ -329,26 +341,20 @@ pkt_parse(const struct rte_mbuf *m, struct pkt_meta *meta, uint16_t in_port)
 		.cap = m->data_len,
 		.len = m->pkt_len,
 	};
-	return parse_frame(&c, meta, in_port);
+	return parse_and_hash(&c, meta, in_port);
 }
 
 uint32_t
 pkt_tuple_hash(const struct pkt_meta *meta, uint32_t seed)
 {
-	/* Symmetric: order the endpoints before hashing, so both directions
-	 * of a flow meet in the same bucket (and the same worker). */
-	const uint8_t *a = meta->src, *b = meta->dst;
-	uint16_t pa = meta->sport, pb = meta->dport;
-	int c = memcmp(a, b, 16);
-	if (c > 0 || (c == 0 && pa > pb)) {
-		a = meta->dst;
-		b = meta->src;
-		pa = meta->dport;
-		pb = meta->sport;
-	}
-	uint32_t h = seed ^ meta->l4_proto;
-	h = rte_hash_crc(a, 16, h);
-	h = rte_hash_crc(b, 16, h);
-	h = rte_hash_crc_4byte((uint32_t)pa << 16 | pb, h);
-	return h;
+	/* Symmetric: each endpoint (address, port) is hashed on its own and
+	 * the two are combined in a fixed order (smaller first), so a flow
+	 * and its reverse give the same value, and (a:p -> b:q) still
+	 * differs from (a:q -> b:p). CRC32-C runs in hardware on x86. */
+	uint32_t alen = meta->l3 == PKT_L3_IPV4 ? 4 : 16;
+	uint32_t ea = rte_hash_crc(meta->src, alen, meta->sport);
+	uint32_t eb = rte_hash_crc(meta->dst, alen, meta->dport);
+	uint32_t lo = ea < eb ? ea : eb, hi = ea < eb ? eb : ea;
+	uint32_t h = rte_hash_crc_4byte(lo, seed ^ meta->l4_proto);
+	return rte_hash_crc_4byte(hi, h);
 }

@@ -20,6 +20,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <rte_branch_prediction.h>
 #include <rte_mbuf.h>
 
 #ifdef __cplusplus
@@ -110,16 +111,45 @@ pkt_meta(struct rte_mbuf *m)
 	return (struct pkt_meta *)rte_mbuf_to_priv(m);
 }
 
+/** The full parser behind pkt_parse(); call pkt_parse() instead. */
+enum pkt_err pkt_parse_full(const struct rte_mbuf *m, struct pkt_meta *meta,
+			    uint16_t in_port);
+
 /**
  * Parse one frame and fill its metadata.
+ *
+ * Frames whose ethertype is neither IP, VLAN nor PPPoE session (ARP, LLDP,
+ * ...) take an inline fast path: meta then holds l3 = PKT_L3_NONE, the
+ * ethertype, in_port, and zero flags, err, l4_proto, vlan_count and
+ * flow_hash; the offsets, ports and addresses are not filled and must not
+ * be read (every stage checks l3 first).
  *
  * @param m       frame; only read.
  * @param meta    output.
  * @param in_port port it arrived on (stored in meta).
  * @return the error (PKT_ERR_NONE when well formed).
  */
-enum pkt_err pkt_parse(const struct rte_mbuf *m, struct pkt_meta *meta,
-		       uint16_t in_port);
+static inline enum pkt_err
+pkt_parse(const struct rte_mbuf *m, struct pkt_meta *meta, uint16_t in_port)
+{
+	if (likely(m->data_len >= 14)) {
+		const uint8_t *d = rte_pktmbuf_mtod(m, const uint8_t *);
+		uint16_t et = (uint16_t)(d[12] << 8 | d[13]);
+		if (et != 0x0800 && et != 0x86DD && et != 0x8100 &&
+		    et != 0x88A8 && et != 0x9100 && et != 0x8864) {
+			meta->flow_hash = 0;
+			meta->flags = 0;
+			meta->l3 = PKT_L3_NONE;
+			meta->l4_proto = 0;
+			meta->err = PKT_ERR_NONE;
+			meta->vlan_count = 0;
+			meta->ethertype = et;
+			meta->in_port = in_port;
+			return PKT_ERR_NONE;
+		}
+	}
+	return pkt_parse_full(m, meta, in_port);
+}
 
 /**
  * Parse a raw buffer (same rules); used by tests and fuzzers.
@@ -133,7 +163,8 @@ const char *pkt_err_name(enum pkt_err e);
 
 /**
  * Direction-symmetric 32-bit hash of the 5-tuple in meta: a flow and its
- * reverse hash the same. seed perturbs it.
+ * reverse hash the same. seed perturbs it. pkt_parse() stores the value
+ * for seed 0 in meta->flow_hash for every IP frame.
  */
 uint32_t pkt_tuple_hash(const struct pkt_meta *meta, uint32_t seed);
 

@@ -61,9 +61,10 @@ def read_pcap(path):
 
 
 def run(inputs, config=None, extra=None, idle_ms=300, pairs=1, timeout=60,
-        eal_extra=None):
+        eal_extra=None, config_file=None):
     """Run sluice on net_pcap ports. inputs: list (one per port) of frame
-    lists. config: INI text or None. Returns a Run."""
+    lists. config: INI text or None; config_file: a path used as it is
+    (so paths inside it resolve next to it). Returns a Run."""
     _seq[0] += 1
     tmp = tempfile.mkdtemp(prefix="sluice-pcap-")
     try:
@@ -84,6 +85,8 @@ def run(inputs, config=None, extra=None, idle_ms=300, pairs=1, timeout=60,
             with open(cpath, "w") as f:
                 f.write(config)
             args += ["-c", cpath]
+        if config_file is not None:
+            args += ["-c", config_file]
         if extra:
             args += extra
         p = subprocess.run(args, capture_output=True, text=True,

@@ -83,7 +83,7 @@ def test_every_example_config_is_valid():
     for name in sorted(os.listdir(ex)) if os.path.isdir(ex) else []:
         if not name.endswith(".ini"):
             continue
-        r = h.run([[bytes(h_frame())], []], config=open(os.path.join(ex, name)).read())
+        r = h.run([[bytes(h_frame())], []], config_file=os.path.join(ex, name))
         assert r.rc == 0, "%s: exit %d: %s" % (name, r.rc, r.stderr)
 
 
