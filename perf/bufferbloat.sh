@@ -1,0 +1,123 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# perf/bufferbloat.sh: latency under load through sluice, a bloated FIFO
+# against FQ-CoDel and FQ-CoDel with ECN, in one run. sluice shapes the link
+# between a client and a server namespace (the e2e topology of
+# tests/e2e/lib.sh) so the queue forms inside sluice; per mode we measure an
+# idle baseline, then 4 upload + 4 download iperf3 TCP flows (flent RRUL
+# style) with irtt (UDP) and ping (ICMP) probing throughout.
+#
+#   sudo perf/bufferbloat.sh [options]
+#
+# Writes OUT/table.md, OUT/latency_time.png, OUT/latency_cdf.png and per-mode
+# raw data in OUT/<mode>/. The last lines are, for each mode:
+#   result <mode> p99_added_ms <v>
+#   result <mode> goodput_down_pct <v>
+#   result <mode> goodput_up_pct <v>
+# See perf/README.md ("bufferbloat") for what each number means.
+set -u -o pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(cd "$HERE/.." && pwd)
+
+SECS=${BB_SECS:-30}
+IDLE=${BB_IDLE:-5}
+MODES=${BB_MODES:-fifo,fq_codel,fq_codel_ecn}
+OUT=${BB_OUT:-}
+SLUICE_BIN=${SLUICE:-$ROOT/build/app/sluice}
+
+usage() {
+	cat <<EOF
+Usage: perf/bufferbloat.sh [options]
+
+Options (environment variable in brackets):
+  -t, --time S      load phase per mode, seconds (default 30)     [BB_SECS]
+  --idle S          idle baseline before the load, seconds (5)    [BB_IDLE]
+  --demo            the short run: 10 s of load, 3 s idle
+  --down RATE       shaped rate towards the client (20mbit)       [BB_DOWN]
+  --up RATE         shaped rate towards the server (5mbit)        [BB_UP]
+  --fifo-ms MS      the bloated FIFO's size, ms at the rate (1000) [BB_FIFO_MS]
+  --modes LIST      comma-separated, from fifo,fq_codel,fq_codel_ecn
+                    (default all three; "bridge" = no shaping, debug)  [BB_MODES]
+  -o, --out DIR     output directory (default perf/out/bufferbloat-<time>) [BB_OUT]
+  --sluice PATH     the sluice binary (default build/app/sluice)  [SLUICE]
+  -h, --help
+
+RATE: a number with an optional k/m/g multiplier (powers of 1000) and an
+optional "bit" suffix, e.g. 20mbit, 5M, 1.5g. Needs root, iproute2, iperf3,
+irtt, ping, ethtool and Debian's python3-matplotlib (/usr/bin/python3).
+EOF
+}
+
+die_usage() { echo "bufferbloat: $*" >&2; echo "Try perf/bufferbloat.sh --help" >&2; exit 2; }
+
+while [ $# -gt 0 ]; do
+	case "$1" in
+	-t | --time) SECS=${2:-}; shift ;;
+	--idle) IDLE=${2:-}; shift ;;
+	--demo) SECS=10 IDLE=3 ;;
+	--down) BB_DOWN=${2:-}; shift ;;
+	--up) BB_UP=${2:-}; shift ;;
+	--fifo-ms) BB_FIFO_MS=${2:-}; shift ;;
+	--modes) MODES=${2:-}; shift ;;
+	-o | --out) OUT=${2:-}; shift ;;
+	--sluice) SLUICE_BIN=${2:-}; shift ;;
+	-h | --help) usage; exit 0 ;;
+	*) die_usage "unknown option '$1'" ;;
+	esac
+	shift
+done
+
+case "$SECS" in '' | *[!0-9]*) die_usage "--time wants whole seconds, not '$SECS'" ;; esac
+case "$IDLE" in '' | *[!0-9]*) die_usage "--idle wants whole seconds, not '$IDLE'" ;; esac
+[ "$SECS" -ge 2 ] || die_usage "--time must be at least 2 s"
+[ "$IDLE" -ge 1 ] || die_usage "--idle must be at least 1 s"
+
+export SLUICE=$SLUICE_BIN
+E2E_TEST=bufferbloat
+. "$ROOT/tests/e2e/lib.sh"
+. "$HERE/bufferbloat_lib.sh"
+
+[ -n "$(bb_rate_bps "$BB_DOWN")" ] || die_usage "--down: '$BB_DOWN' is not a rate"
+[ -n "$(bb_rate_bps "$BB_UP")" ] || die_usage "--up: '$BB_UP' is not a rate"
+case "$BB_FIFO_MS" in '' | *[!0-9]*) die_usage "--fifo-ms wants whole ms" ;; esac
+mode_list=()
+for m in ${MODES//,/ }; do
+	bb_mode_known "$m" || die_usage "unknown mode '$m' (fifo, fq_codel, fq_codel_ecn)"
+	mode_list+=("$m")
+done
+[ ${#mode_list[@]} -gt 0 ] || die_usage "no modes"
+
+if ! "$BB_PY" -c 'import matplotlib' 2>/dev/null; then
+	echo "bufferbloat: $BB_PY cannot import matplotlib (apt-get install python3-matplotlib)" >&2
+	exit 1
+fi
+e2e_require_tools irtt
+
+[ -n "$OUT" ] || OUT=$ROOT/perf/out/bufferbloat-$(date +%Y%m%d-%H%M%S)
+mkdir -p "$OUT" || { echo "bufferbloat: cannot create $OUT" >&2; exit 1; }
+OUT=$(cd "$OUT" && pwd)
+
+bb_log "modes ${mode_list[*]}: ${IDLE} s idle + ${SECS} s load each, down $BB_DOWN, up $BB_UP; output in $OUT"
+e2e_setup
+bb_start_servers
+failed=0
+for m in "${mode_list[@]}"; do
+	bb_log "mode $m ..."
+	if ! bb_run_mode "$m" "$OUT/$m" "$IDLE" "$SECS"; then
+		bb_log "mode $m failed: $E2E_WHY"
+		[ -f "$SLUICE_LOG" ] && cp "$SLUICE_LOG" "$OUT/$m/sluice.log"
+		failed=1
+		continue
+	fi
+	"$BB_PY" "$BB_ANALYSE" mode "$OUT/$m" >&2 || failed=1
+done
+e2e_stop_sluice >/dev/null 2>&1   # in case a failed mode left it running
+[ $failed = 0 ] || { echo "bufferbloat: a mode failed; raw data in $OUT" >&2; exit 1; }
+
+"$BB_PY" "$BB_ANALYSE" report "$OUT" "${mode_list[@]}" >"$OUT/results.txt" || exit 1
+cat "$OUT/table.md" >&2
+echo >&2
+bb_log "table, plots and raw data in $OUT"
+cat "$OUT/results.txt"
