@@ -118,60 +118,88 @@ stage_emit(struct stage_emitter *em, uint16_t out_port, struct rte_mbuf *m)
 	em->pkts[em->n++] = m;
 }
 
+/* The general case: oversize or chained frames, or a drop policy. */
+static uint16_t
+classify_slow(struct worker *w, const struct rxq *q, struct rte_mbuf **pkts,
+	      uint16_t n, uint16_t start)
+{
+	struct worker_stats *st = &w->stats;
+	const uint32_t max_frame = w->cfg->max_frame;
+	const bool drop_malformed = w->cfg->malformed == SL_ACTION_DROP;
+	const bool drop_non_ip = w->cfg->non_ip == SL_ACTION_DROP;
+	uint16_t keep = start;
+
+	for (uint16_t i = start; i < n; i++) {
+		struct rte_mbuf *m = pkts[i];
+		bool drop = false;
+		if (m->nb_segs > 1)
+			st->multiseg++;
+		/* Larger than we promise to carry (a PMD may also have cut
+		 * it short): a documented, counted drop. */
+		if (m->pkt_len > max_frame) {
+			st->dropped_oversize++;
+			drop = true;
+		} else {
+			struct pkt_meta *meta = pkt_meta(m);
+			enum pkt_err e = pkt_parse(m, meta, q->port);
+			if (e != PKT_ERR_NONE) {
+				st->malformed[e]++;
+				if (drop_malformed) {
+					st->dropped_malformed++;
+					drop = true;
+				}
+			} else if (meta->l3 == PKT_L3_NONE) {
+				st->non_ip++;
+				if (drop_non_ip) {
+					st->dropped_non_ip++;
+					drop = true;
+				}
+			}
+		}
+		if (drop) {
+			rte_pktmbuf_free(m);
+			continue;
+		}
+		pkts[keep++] = m;
+	}
+	return keep;
+}
+
 /* Parse a burst; apply the non-IP / malformed policy; count. Returns the
- * packets left, compacted. Counters are summed in locals and written once
- * per burst, and the array is only rewritten once something was dropped:
- * this loop runs for every packet sluice sees. */
+ * packets left, compacted. This runs for every packet sluice sees, so the
+ * common case (no drop policy, single-segment frames that fit) is a tight
+ * loop that never rewrites the array; anything else finishes the burst in
+ * classify_slow() from the first packet that needs it. */
 static uint16_t
 classify(struct worker *w, const struct rxq *q, struct rte_mbuf **pkts,
 	 uint16_t n)
 {
 	struct worker_stats *st = &w->stats;
 	const uint32_t max_frame = w->cfg->max_frame;
-	const bool drop_malformed = w->cfg->malformed == SL_ACTION_DROP;
-	const bool drop_non_ip = w->cfg->non_ip == SL_ACTION_DROP;
 	const uint16_t port = q->port;
-	uint32_t non_ip = 0, multiseg = 0, malformed = 0;
-	uint16_t keep = 0;
+	uint32_t non_ip = 0;
+	uint16_t i;
 
-	for (uint16_t i = 0; i < n; i++) {
+	if (unlikely(w->cfg->malformed == SL_ACTION_DROP ||
+		     w->cfg->non_ip == SL_ACTION_DROP))
+		return classify_slow(w, q, pkts, n, 0);
+	for (i = 0; i < n; i++) {
 		struct rte_mbuf *m = pkts[i];
 		if (i + 2 < n)
 			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 2], void *));
-		bool drop = false;
-		multiseg += m->nb_segs > 1;
-		/* Larger than we promise to carry (a PMD may also have cut
-		 * it short): a documented, counted drop. */
-		if (unlikely(m->pkt_len > max_frame)) {
-			st->dropped_oversize++;
-			drop = true;
-		} else {
-			struct pkt_meta *meta = pkt_meta(m);
-			enum pkt_err e = pkt_parse(m, meta, port);
-			if (unlikely(e != PKT_ERR_NONE)) {
-				st->malformed[e]++;
-				malformed++;
-				drop = drop_malformed;
-			} else if (meta->l3 == PKT_L3_NONE) {
-				non_ip++;
-				drop = drop_non_ip;
-			}
-		}
-		if (unlikely(drop)) {
-			rte_pktmbuf_free(m);
-			continue;
-		}
-		if (keep != i)
-			pkts[keep] = m;
-		keep++;
+		if (unlikely(m->nb_segs > 1 || m->pkt_len > max_frame))
+			break;
+		struct pkt_meta *meta = pkt_meta(m);
+		enum pkt_err e = pkt_parse(m, meta, port);
+		if (unlikely(e != PKT_ERR_NONE))
+			st->malformed[e]++;
+		else
+			non_ip += meta->l3 == PKT_L3_NONE;
 	}
 	st->non_ip += non_ip;
-	st->multiseg += multiseg;
-	if (drop_malformed)
-		st->dropped_malformed += malformed;
-	if (drop_non_ip)
-		st->dropped_non_ip += non_ip;
-	return keep;
+	if (unlikely(i < n))
+		return classify_slow(w, q, pkts, n, i);
+	return n;
 }
 
 static void

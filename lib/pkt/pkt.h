@@ -129,14 +129,30 @@ enum pkt_err pkt_parse_full(const struct rte_mbuf *m, struct pkt_meta *meta,
  * @param in_port port it arrived on (stored in meta).
  * @return the error (PKT_ERR_NONE when well formed).
  */
+/** Whether the full walk is needed for an outer ethertype. */
+static inline bool
+pkt_ethertype_walked(uint16_t et)
+{
+	switch (et) {
+	case 0x0800: /* IPv4 */
+	case 0x86DD: /* IPv6 */
+	case 0x8100: /* 802.1Q */
+	case 0x88A8: /* 802.1ad */
+	case 0x9100: /* pre-standard QinQ */
+	case 0x8864: /* PPPoE session */
+		return true;
+	default:
+		return false;
+	}
+}
+
 static inline enum pkt_err
 pkt_parse(const struct rte_mbuf *m, struct pkt_meta *meta, uint16_t in_port)
 {
 	if (likely(m->data_len >= 14)) {
 		const uint8_t *d = rte_pktmbuf_mtod(m, const uint8_t *);
 		uint16_t et = (uint16_t)(d[12] << 8 | d[13]);
-		if (et != 0x0800 && et != 0x86DD && et != 0x8100 &&
-		    et != 0x88A8 && et != 0x9100 && et != 0x8864) {
+		if (!pkt_ethertype_walked(et)) {
 			meta->flow_hash = 0;
 			meta->flags = 0;
 			meta->l3 = PKT_L3_NONE;
