@@ -4,8 +4,10 @@
 
 #include "stages.h"
 #include "stage_tcpopt.h"
+#include "stage_aqm.h"
 
 const struct stage_module *const sl_stage_modules[] = {
 	&sl_stage_tcpopt,
+	&sl_stage_aqm,
 	NULL,
 };
