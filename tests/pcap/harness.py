@@ -61,12 +61,14 @@ def read_pcap(path):
 
 
 def run(inputs, config=None, extra=None, idle_ms=300, pairs=1, timeout=60,
-        eal_extra=None, config_file=None):
+        eal_extra=None, config_file=None, workdir=None):
     """Run sluice on net_pcap ports. inputs: list (one per port) of frame
     lists. config: INI text or None; config_file: a path used as it is
-    (so paths inside it resolve next to it). Returns a Run."""
+    (so paths inside it resolve next to it). workdir: an existing
+    directory that keeps in<p>.pcap / out<p>.pcap after the run (e.g. for
+    tshark); the caller removes it. Returns a Run."""
     _seq[0] += 1
-    tmp = tempfile.mkdtemp(prefix="sluice-pcap-")
+    tmp = workdir if workdir is not None else tempfile.mkdtemp(prefix="sluice-pcap-")
     try:
         nports = 2 * pairs
         args = [SLUICE, "--no-huge", "-m", "512", "--no-pci", "-l", "0",
@@ -95,7 +97,8 @@ def run(inputs, config=None, extra=None, idle_ms=300, pairs=1, timeout=60,
                 for i in range(nports)]
         return Run(p.returncode, p.stdout, p.stderr, outs)
     finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+        if workdir is None:
+            shutil.rmtree(tmp, ignore_errors=True)
 
 
 def run_cli(args, timeout=30):
