@@ -307,8 +307,7 @@ main(int argc, char **argv)
 	if (rte_pdump_init() < 0)
 		printf("sluice: packet capture (pdump) unavailable: %s\n",
 		       rte_strerror(rte_errno));
-	if (telemetry_register() != 0)
-		printf("sluice: some telemetry commands could not be registered\n");
+	(void)telemetry_register(); /* names each failure itself */
 
 	sl_control.workers = sl_app.workers;
 	sl_control.nb_workers = sl_app.nb_workers;

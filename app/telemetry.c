@@ -183,26 +183,35 @@ tel_stage(const char *cmd, const char *params, struct rte_tel_data *d)
 	return -EINVAL;
 }
 
+static int
+register_cmd(const char *cmd, telemetry_cb fn, const char *help)
+{
+	int rc = rte_telemetry_register_cmd(cmd, fn, help);
+	if (rc != 0)
+		printf("sluice: telemetry command %s not registered: %s\n", cmd,
+		       rte_strerror(-rc));
+	return rc;
+}
+
 int
 telemetry_register(void)
 {
 	int rc = 0;
-	rc |= rte_telemetry_register_cmd("/sluice/totals", tel_totals,
-		"Totals over all ports and workers: rx, tx, drops, malformed, mempool use. No parameters.");
-	rc |= rte_telemetry_register_cmd("/sluice/ports", tel_ports,
-		"Per-port counters. Parameters: optional port id.");
-	rc |= rte_telemetry_register_cmd("/sluice/workers", tel_workers,
-		"Per-worker counters. No parameters.");
-	rc |= rte_telemetry_register_cmd("/sluice/malformed", tel_malformed,
-		"Malformed frames by reason. No parameters.");
+	rc |= register_cmd("/sluice/totals", tel_totals,
+		"Totals over all ports and workers: rx, tx, drops, malformed, mempool use.");
+	rc |= register_cmd("/sluice/ports", tel_ports,
+		"Per-port counters. Parameter: optional port id.");
+	rc |= register_cmd("/sluice/workers", tel_workers,
+		"Per-worker counters.");
+	rc |= register_cmd("/sluice/malformed", tel_malformed,
+		"Malformed frames by reason.");
 	for (unsigned m = 0; sl_stage_modules[m] != NULL; m++) {
 		const struct stage_module *mod = sl_stage_modules[m];
 		if (mod->telemetry == NULL)
 			continue;
 		static char cmds[SL_MAX_STAGES][64];
 		snprintf(cmds[m], sizeof(cmds[m]), "/sluice/%s", mod->name);
-		rc |= rte_telemetry_register_cmd(cmds[m], tel_stage,
-						 mod->telemetry_help);
+		rc |= register_cmd(cmds[m], tel_stage, mod->telemetry_help);
 	}
 	return rc;
 }
