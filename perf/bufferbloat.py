@@ -241,6 +241,17 @@ def analyse_mode(d):
         s[dirn].update({"drops": total, "drop_reasons": reasons, "ce_marks": ce,
                         "aqm": aqm.get(dirn)})
     s["ring_drops"] = num(m.get("ring_drops"))
+    # Poll loops per second of sluice's worker(s) over the mode: a CPU-share
+    # indicator. Lower than in the other modes = its lcore was shared.
+    loops = 0
+    log = os.path.join(d, "sluice.log")
+    if os.path.exists(log):
+        for line in open(log, errors="replace"):
+            mm = re.match(r"^worker \d+ .*\bloops=(\d+)", line)
+            if mm:
+                loops += int(mm.group(1))
+    life = float(m.get("t_stop") or te) - t0
+    s["loops_per_s"] = loops / life if loops and life > 0 else None
     s["series"] = {"irtt": irtt, "ping": ping, "t0": t0, "t_load": tl, "t_end": te}
     with open(os.path.join(d, "summary.json"), "w") as f:
         json.dump(s, f, indent=1)
@@ -322,6 +333,12 @@ def table(summaries):
     L.append("")
     L.append("Frames lost in the AF_PACKET rx rings (kernel rx minus sluice rx), per mode: %s."
              % ", ".join(rd))
+    lp = ["%s %s M" % (s["mode"], fmt(s["loops_per_s"] / 1e6 if s.get("loops_per_s") else None))
+          for s in summaries]
+    L.append("")
+    L.append("sluice poll loops per second (its share of the CPU; a mode with fewer had its "
+             "lcore shared with other work, which costs link time and adds latency): %s."
+             % ", ".join(lp))
     return "\n".join(L) + "\n"
 
 
@@ -335,7 +352,8 @@ def plots(out, summaries):
     import matplotlib.pyplot as plt
 
     n = len(summaries)
-    fig, axes = plt.subplots(n, 1, figsize=(9, 2.6 * n + 0.6), sharex=True, squeeze=False)
+    fig, axes = plt.subplots(n, 1, figsize=(9, 2.6 * n + 0.6), sharex=True, sharey=True,
+                             squeeze=False)
     for ax, s in zip(axes[:, 0], summaries):
         ser = s["series"]
         t0 = ser["t0"]

@@ -219,6 +219,7 @@ bb_run_mode() {
 	} >"$dir/meta.env"
 	local stop_ok=1
 	e2e_stop_sluice || stop_ok=0
+	echo "t_stop=$(_bb_now)" >>"$dir/meta.env"
 	cp "$SLUICE_LOG" "$dir/sluice.log" 2>/dev/null
 	echo "sluice_stop_ok=$stop_ok" >>"$dir/meta.env"
 	if [ $stop_ok = 0 ]; then return 1; fi
