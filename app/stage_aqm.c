@@ -55,6 +55,14 @@
 #define AQM_MAILBOX_SIZE 64
 #define AQM_CHANGE_WAIT_MS 2000  /* control side waits this long for workers */
 #define AQM_MAX_PAIRS (SL_MAX_PORTS / 2)
+/*
+ * How far a shaper that fell behind (its lcore was preempted or stalled)
+ * may catch up, as a burst at line rate. lib/aqm's own default (250 us)
+ * assumes a dedicated core; on shared cores every stall longer than this
+ * is lost link time. 4 ms keeps the long-term rate while bounding the
+ * burst the real bottleneck sees to less than CoDel's 5 ms target.
+ */
+#define AQM_DEFAULT_MAX_LAG_NS 4000000
 
 /* ------------------------------------------------------------------ */
 /* Configuration: one table of keys, parsed into vals[].               */
@@ -89,7 +97,8 @@ enum aqm_key_kind { K_PORTS, K_QDISC, K_FIFO, K_TIME, K_U64, K_SIZE, K_BOOL,
 	X(SUB_LIMIT,    "subscriber_limit",        K_U64,     1024, 1, 1000000, 0) \
 	X(SUB_MEMORY,   "subscriber_memory_limit", K_SIZE,    4u << 20, 0, 1ULL << 40, 0) \
 	X(HANDOFF_RING, "handoff_ring",            K_U64,     1024, 64, 65536, 0) \
-	X(MAX_QUEUED,   "max_queued",              K_U64,     0, 0, 16777215, 0)
+	X(MAX_QUEUED,   "max_queued",              K_U64,     0, 0, 16777215, 0) \
+	X(MAX_LAG,      "max_lag",                 K_TIME,    AQM_DEFAULT_MAX_LAG_NS, 0, 100000000, 0)
 
 enum aqm_key {
 #define AQM_KEY_ENUM(e, n, k, d, lo, hi, r) AK_##e,
@@ -413,6 +422,8 @@ aqm_conf_parse(struct ini_file *f, bool strict, struct aqm_conf **out,
 		AQM_FAIL(AK_CE_THRESHOLD, "must be below interval");
 	if (c->val[AK_TARGET] >= c->val[AK_INTERVAL])
 		AQM_FAIL(AK_TARGET, "must be below interval");
+	if (c->line[AK_MAX_V6_SUBS] == 0 && c->val[AK_MAX_V6_SUBS] > c->val[AK_MAX_SUBS])
+		c->val[AK_MAX_V6_SUBS] = c->val[AK_MAX_SUBS];
 	if (c->val[AK_MAX_V6_SUBS] > c->val[AK_MAX_SUBS])
 		AQM_FAIL(AK_MAX_V6_SUBS, "must be at most max_subscribers");
 
@@ -1366,6 +1377,7 @@ aqm_create(const void *conf, const struct stage_env *env, struct stage *out)
 	if (maxq == 0 && env->pool != NULL)
 		maxq = RTE_MAX(env->pool->size / 2 / (2 * env->nb_workers), 64u);
 	sp.sched.limit_pkts = maxq;
+	sp.sched.max_lag_ns = c->val[AK_MAX_LAG];
 	w->subs = aqm_subs_create(&sp);
 	if (w->subs == NULL) {
 		rc = -rte_errno;

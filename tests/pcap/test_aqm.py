@@ -1,0 +1,319 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""The aqm stage on pcap files: FQ-CoDel behind a 10 Mbit/s shaper.
+
+net_pcap hands sluice the whole input file at once, so a queue builds in
+the pipe and CoDel acts on it; the shaper then releases packets at the
+configured rate and net_pcap stamps each with its tx time. Addresses only
+from 198.18.0.0/15 and 2001:db8::/32.
+"""
+import os
+import re
+import shutil
+import struct
+import subprocess
+import tempfile
+
+from scapy.all import IP, UDP, Ether, IPv6, Raw, TCP
+from scapy.utils import RawPcapReader
+
+import harness as h
+
+REPO = os.path.normpath(os.path.join(os.path.dirname(__file__), "..", ".."))
+EXAMPLES = os.path.join(REPO, "config", "examples")
+CFG_10M = open(os.path.join(EXAMPLES, "fq_codel-10mbit.ini")).read()
+C_MAC, S_MAC = "02:00:00:00:00:01", "02:00:00:00:00:02"
+SUB4, NET4 = "198.18.0.1", "198.19.0.1"
+SUB6, NET6 = "2001:db8:1::1", "2001:db8:2::1"
+_seq = [0]
+
+
+def up4(sport=40000, dport=5001, size=1000, tos=0, seq=0, proto="udp", src=SUB4):
+    """A subscriber -> internet IPv4 frame carrying a sequence number."""
+    l4 = (UDP(sport=sport, dport=dport) if proto == "udp"
+          else TCP(sport=sport, dport=dport, flags="PA", seq=seq))
+    return (Ether(src=C_MAC, dst=S_MAC) / IP(src=src, dst=NET4, tos=tos) / l4
+            / Raw(struct.pack("!I", seq) + b"x" * (size - 4)))
+
+
+def down4(dst=SUB4, sport=443, dport=40000, size=1000, seq=0):
+    return (Ether(src=S_MAC, dst=C_MAC) / IP(src=NET4, dst=dst) /
+            UDP(sport=sport, dport=dport) / Raw(struct.pack("!I", seq) + b"y" * (size - 4)))
+
+
+def up6(sport=40000, size=1000, tc=0, seq=0):
+    return (Ether(src=C_MAC, dst=S_MAC) / IPv6(src=SUB6, dst=NET6, tc=tc) /
+            UDP(sport=sport, dport=5001) / Raw(struct.pack("!I", seq) + b"z" * (size - 4)))
+
+
+class TsRun(h.Run):
+    """A harness Run whose outputs also keep net_pcap's tx timestamps."""
+
+    def __init__(self, rc, stdout, stderr, outs, stamps, tmp):
+        super().__init__(rc, stdout, stderr, outs)
+        self.stamps = stamps  # per port: list of float seconds
+        self.tmp = tmp
+
+    def aqm(self, d, key):
+        return self.counter("aqm dir=%s" % d, key)
+
+    def drops(self, d):
+        return sum(self.aqm(d, k) for k in
+                   ("drop_codel", "drop_overflow", "drop_memory", "handoff_drops"))
+
+
+def run(inputs, config, lcores="0", idle_ms=300, keep=False, files=None):
+    """Like harness.run, but with a choice of lcores, tx timestamps, and
+    extra files (name -> text) written beside the config."""
+    _seq[0] += 1
+    tmp = tempfile.mkdtemp(prefix="sluice-aqm-")
+    try:
+        args = [h.SLUICE, "--no-huge", "-m", "512", "--no-pci", "-l", lcores,
+                "--file-prefix", "aqm%d_%d" % (os.getpid(), _seq[0]),
+                "--log-level=warning"]
+        for p in range(2):
+            fin = os.path.join(tmp, "in%d.pcap" % p)
+            h.write_pcap(fin, inputs[p] if p < len(inputs) else [])
+            args += ["--vdev", "net_pcap%d,rx_pcap=%s,tx_pcap=%s" %
+                     (p, fin, os.path.join(tmp, "out%d.pcap" % p))]
+        for name, text in (files or {}).items():
+            with open(os.path.join(tmp, name), "w") as f:
+                f.write(text)
+        cpath = os.path.join(tmp, "test.ini")
+        with open(cpath, "w") as f:
+            f.write(config)
+        args += ["--", "--idle-exit", str(idle_ms), "-c", cpath]
+        p = subprocess.run(args, capture_output=True, text=True, timeout=90,
+                           stdin=subprocess.DEVNULL)
+        outs, stamps = [], []
+        for i in range(2):
+            path = os.path.join(tmp, "out%d.pcap" % i)
+            frames, ts = [], []
+            if os.path.exists(path):
+                rd = RawPcapReader(path)
+                div = 1e9 if getattr(rd, "nano", False) else 1e6
+                for data, meta in rd:
+                    frames.append(bytes(data))
+                    ts.append(meta.sec + meta.usec / div)
+                rd.close()
+            outs.append(frames)
+            stamps.append(ts)
+        return TsRun(p.returncode, p.stdout, p.stderr, outs, stamps, tmp)
+    finally:
+        if not keep:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def tshark(path, *fields):
+    out = subprocess.run(["tshark", "-r", path, "-o", "ip.check_checksum:TRUE",
+                          "-T", "fields"] + sum([["-e", f] for f in fields], []),
+                         capture_output=True, text=True, timeout=60, check=True).stdout
+    return [line.split("\t") for line in out.splitlines()]
+
+
+def seq_of(frame):
+    """(flow key, sequence number) of a frame built by up4/down4/up6."""
+    eth = Ether(frame)
+    l3 = eth[IP] if IP in eth else eth[IPv6]
+    l4 = l3.payload
+    return (l4.sport, l4.dport), struct.unpack("!I", bytes(l4.payload)[:4])[0]
+
+
+def test_nothing_is_lost_silently_when_codel_drops_under_overload():
+    frames = [up4(sport=40000 + i % 4, seq=i) for i in range(2000)]
+    r = run([frames, []], CFG_10M)
+    h.assert_clean_exit(r)
+    out = len(r.outs[1])
+    drops = r.drops("up")
+    assert r.aqm("up", "drop_codel") > 0, "CoDel never dropped:\n" + r.stdout
+    assert out + drops == 2000, "out %d + drops %d != in 2000" % (out, drops)
+    assert r.aqm("up", "enqueued") == 2000 and r.aqm("up", "sent") == out
+    assert r.aqm("up", "backlog_pkts") == 0
+
+
+def _ce_case(frames, family):
+    r = run([frames, []], CFG_10M, keep=True)
+    try:
+        h.assert_clean_exit(r)
+        n = len(frames)
+        assert len(r.outs[1]) == n, "ECT packets were dropped: %d of %d out" % (len(r.outs[1]), n)
+        assert r.aqm("up", "drop_codel") == 0
+        ce = r.aqm("up", "ce_marked")
+        assert ce > 0, "no CE marks:\n" + r.stdout
+        path = os.path.join(r.tmp, "out1.pcap")
+        if family == 4:
+            rows = tshark(path, "ip.checksum.status", "ip.dsfield.ecn")
+            bad = [x for x in rows if x[0] != "1"]
+            assert not bad, "%d frames with a bad IPv4 checksum: %r" % (len(bad), bad[:3])
+        else:
+            rows = tshark(path, "ipv6.tclass.ecn")
+        marked = sum(1 for x in rows if x[-1] == "3")
+        assert marked == ce, "tshark sees %d CE, counter says %d" % (marked, ce)
+        assert all(x[-1] in ("2", "3") for x in rows), "ECN field damaged"
+        return ce
+    finally:
+        shutil.rmtree(r.tmp, ignore_errors=True)
+
+
+def test_ect_ipv4_packets_are_ce_marked_with_valid_checksums_instead_of_dropped():
+    _ce_case([up4(sport=40000 + i % 4, seq=i, tos=0x02) for i in range(1500)], 4)
+
+
+def test_ect_ipv6_packets_are_ce_marked_instead_of_dropped():
+    _ce_case([up6(sport=40000 + i % 4, seq=i, tc=0x02) for i in range(1500)], 6)
+
+
+def test_output_leaves_at_the_shaped_rate():
+    frames = [up4(sport=40000 + i % 8, seq=i, tos=0x02) for i in range(1200)]
+    r = run([frames, []], CFG_10M)
+    h.assert_clean_exit(r)
+    ts, out = r.stamps[1], r.outs[1]
+    assert len(ts) == 1200
+    # Bits after the first frame over the time they took.
+    bits = sum(len(f) for f in out[1:]) * 8
+    rate = bits / (ts[-1] - ts[0])
+    assert 9.0e6 <= rate <= 11.0e6, "output at %.2f Mbit/s, shaped to 10" % (rate / 1e6)
+
+
+def test_a_sparse_flow_leaves_ahead_of_a_bulk_backlog():
+    bulk = [up4(sport=40000, seq=i, tos=0x02) for i in range(800)]
+    sparse = [up4(sport=53000, dport=53, size=80, seq=i) for i in range(5)]
+    r = run([bulk + sparse, []], CFG_10M)
+    h.assert_clean_exit(r)
+    pos = [i for i, f in enumerate(r.outs[1]) if seq_of(f)[0][0] == 53000]
+    assert len(pos) == 5, pos
+    # They arrived behind 800 bulk packets; FQ-CoDel's new-flow list
+    # serves them within the first few packets sent.
+    assert max(pos) < 40, "sparse packets left at positions %r" % pos
+
+
+def test_order_within_each_flow_is_preserved():
+    frames = [up4(sport=40000 + i % 5, seq=i) for i in range(1500)]
+    frames += [up4(sport=41000, proto="tcp", seq=i) for i in range(200)]
+    r = run([frames, []], CFG_10M)
+    h.assert_clean_exit(r)
+    last = {}
+    for f in r.outs[1]:
+        k, s = seq_of(f)
+        assert s > last.get(k, -1), "flow %r: %d after %d" % (k, s, last[k])
+        last[k] = s
+    assert len(last) == 6
+
+
+SUBS_CSV = "prefix,down,up\n198.18.0.0/24,2mbit,1mbit\n2001:db8:1::/48,2mbit,1mbit\n"
+
+
+def _subs_cfg(default):
+    return ("[aqm]\nsubscribers = subs.csv\ndefault = %s\nrate_down = 5mbit\n"
+            "rate_up = 5mbit\n" % default)
+
+
+def test_unknown_addresses_pass_unshaped_when_default_is_pass():
+    known = [up4(seq=i, size=200, tos=0x02) for i in range(50)]
+    unknown = [up4(src="198.18.9.9", seq=i, size=200) for i in range(70)]
+    down = [down4(seq=i, size=200) for i in range(30)]
+    r = run([known + unknown, down], _subs_cfg("pass"), files={"subs.csv": SUBS_CSV})
+    h.assert_clean_exit(r)
+    assert r.aqm("up", "enqueued") == 50 and r.aqm("up", "passed") == 70, r.stdout
+    # Downstream is classified by destination: the subscriber's pipe.
+    assert r.aqm("down", "enqueued") == 30 and r.aqm("down", "passed") == 0, r.stdout
+    assert len(r.outs[1]) == 120 and len(r.outs[0]) == 30
+    # Unknown traffic was not held behind the subscriber's 1 Mbit/s queue.
+    pos = [i for i, f in enumerate(r.outs[1]) if IP(f[14:]).src != SUB4]
+    assert max(pos) < 80, "unknown packets left at %r" % pos
+
+
+def test_unknown_addresses_go_to_the_default_pipe_when_default_is_pipe():
+    known = [up4(seq=i, size=200, tos=0x02) for i in range(50)]
+    unknown = [up4(src="198.18.9.9", seq=i, size=200, tos=0x02) for i in range(70)]
+    r = run([known + unknown, []], _subs_cfg("pipe"), files={"subs.csv": SUBS_CSV})
+    h.assert_clean_exit(r)
+    assert r.aqm("up", "enqueued") == 120 and r.aqm("up", "passed") == 0, r.stdout
+    assert len(r.outs[1]) == 120
+    assert re.search(r"aqm_control subscribers=2 ", r.stdout), r.stdout
+
+
+def test_the_example_subscriber_config_loads_its_csv_relative_to_itself():
+    r = h.run([[up4(src="198.18.1.5", seq=1)], []], config=None,
+              extra=["-c", os.path.join(EXAMPLES, "subscribers.ini")])
+    h.assert_clean_exit(r)
+    assert r.counter("aqm dir=up", "enqueued") == 1
+    assert r.counter("aqm_control", "subscribers") == 4
+
+
+def test_the_fifo_example_tail_drops_and_never_marks():
+    frames = [up4(sport=40000 + i % 4, seq=i, tos=0x02) for i in range(800)]
+    cfg = open(os.path.join(EXAMPLES, "fifo-10mbit.ini")).read()
+    r = run([frames, []], cfg)
+    h.assert_clean_exit(r)
+    # 800 kB fits in a 1 s FIFO (1.25 MB): all out, each waiting long.
+    assert len(r.outs[1]) == 800 and r.aqm("up", "ce_marked") == 0
+    assert r.aqm("up", "p99_us") > 300000, r.stdout
+
+
+def test_two_workers_hand_packets_to_the_owner_and_account_for_every_one():
+    # net_null ports with a queue per worker flood both workers. The
+    # default pipe belongs to one of them, so the other hands every packet
+    # over its ring (and drops, counted, when that ring is full). At exit,
+    # every packet received is sent or counted as dropped.
+    import signal
+    import time
+    args = [h.SLUICE, "--no-huge", "-m", "512", "--no-pci", "-l", "0,1",
+            "--file-prefix", "aqmnull%d" % os.getpid(), "--log-level=warning",
+            "--vdev", "net_null0", "--vdev", "net_null1", "--", "-c",
+            os.path.join(EXAMPLES, "fq_codel-10mbit.ini")]
+    p = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True, stdin=subprocess.DEVNULL)
+    time.sleep(2.5)
+    p.send_signal(signal.SIGTERM)
+    out, err = p.communicate(timeout=30)
+    r = h.Run(p.returncode, out, err, [])
+    h.assert_clean_exit(r)
+    rx = r.counter("totals", "rx")
+    tx = r.counter("totals", "tx") + r.counter("totals", "tx_dropped")
+    dropped = sum(r.counter("aqm dir=%s" % d, k) for d in ("up", "down")
+                  for k in ("drop_codel", "drop_overflow", "drop_memory", "handoff_drops"))
+    assert rx > 10000, out
+    assert rx == tx + dropped, "rx %d != tx %d + aqm drops %d\n%s" % (rx, tx, dropped, out)
+    handed = sum(r.counter("aqm dir=%s" % d, "handoffs") for d in ("up", "down"))
+    taken = sum(r.counter("aqm dir=%s" % d, "handoff_in") for d in ("up", "down"))
+    assert handed > 0 and taken == handed, out
+
+
+def _bad(text, want_line, want_key, want_reason, files=None):
+    tmp = tempfile.mkdtemp(prefix="sluice-aqm-bad-")
+    try:
+        for name, body in (files or {}).items():
+            with open(os.path.join(tmp, name), "w") as f:
+                f.write(body)
+        path = os.path.join(tmp, "bad.ini")
+        with open(path, "w") as f:
+            f.write(text)
+        rc, out, err = h.run_cli(["--no-huge", "--", "-c", path])
+        assert rc == 2, "exit %d, expected 2: %s" % (rc, err)
+        lines = [l for l in err.splitlines() if l.strip()]
+        assert len(lines) == 1, "expected one line, got: %r" % err
+        assert "%s:%d:" % (path, want_line) in lines[0], lines[0]
+        assert want_key in lines[0], lines[0]
+        assert re.search(want_reason, lines[0]), lines[0]
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def test_bad_aqm_values_exit_2_naming_file_line_and_key():
+    _bad("[aqm]\ndefault = pipe\nrate_down = fast\n", 3, "rate_down", "not a rate")
+    _bad("[aqm]\nflows = 1000\n", 2, "flows", "power of two")
+    _bad("[aqm]\nqdisc = red\n", 2, "qdisc", "fq_codel or fifo")
+    _bad("[aqm]\n\ntarget = 5ms\ninterval = 2ms\n", 3, "target", "below interval")
+    _bad("[aqm]\nrate_up = 10mbit\nbogus = 1\n", 3, "bogus", "unknown key")
+    _bad("[aqm]\nports = 0,x\n", 2, "ports", "port pair index")
+    _bad("[aqm]\nprofile = carrier-pigeon\n", 2, "profile", "unknown profile")
+    _bad("[aqm]\nqdisc = fifo\nfifo_limit = 1s\ndefault = pipe\nrate_down = 1mbit\n",
+         3, "fifo_limit", "needs rate_down and rate_up")
+
+
+def test_bad_subscriber_csv_exits_2_naming_the_config_line_and_the_csv_line():
+    _bad("[aqm]\nsubscribers = s.csv\n", 2, "subscribers", r"s\.csv:3: bad down rate",
+         files={"s.csv": "prefix,down,up\n198.18.0.0/24,1mbit,1mbit\n198.18.1.0/24,lots,1mbit\n"})
+    _bad("[aqm]\nmax_subscribers = 1\nsubscribers = s.csv\n", 3, "subscribers", "max_subscribers",
+         files={"s.csv": "198.18.0.0/24,1mbit,1mbit\n198.18.1.0/24,1mbit,1mbit\n"})
+    _bad("[aqm]\nsubscribers = missing.csv\n", 2, "subscribers", "No such file")
