@@ -288,6 +288,17 @@ kind_key(char *buf, size_t len, unsigned int kind)
 		snprintf(buf, len, "kind_%u", kind);
 }
 
+static void
+mptcp_sub_key(char *buf, size_t len, unsigned int sub)
+{
+	const char *n = tcpopt_mptcp_sub_name((uint8_t)sub);
+
+	if (n != NULL)
+		snprintf(buf, len, "%s", n);
+	else
+		snprintf(buf, len, "subtype_%u", sub);
+}
+
 static int
 tcpopt_telemetry(void *const *ctxs, unsigned int nb_workers,
 		 const char *params, struct rte_tel_data *d)
@@ -351,12 +362,7 @@ tcpopt_telemetry(void *const *ctxs, unsigned int nb_workers,
 		rte_tel_data_start_dict(m);
 		for (k = 0; k < 16; k++)
 			if (c->mptcp_sub[s][k] != 0) {
-				const char *n = tcpopt_mptcp_sub_name((uint8_t)k);
-
-				if (n != NULL)
-					snprintf(key, sizeof(key), "%s", n);
-				else
-					snprintf(key, sizeof(key), "subtype_%u", k);
+				mptcp_sub_key(key, sizeof(key), k);
 				rte_tel_data_add_dict_u64(m, key,
 							  c->mptcp_sub[s][k]);
 			}
@@ -399,6 +405,17 @@ tcpopt_report(void *const *ctxs, unsigned int nb_workers, FILE *out)
 			if (c->kind[s][k] != 0) {
 				kind_key(key, sizeof(key), k);
 				fprintf(out, " %s=%" PRIu64, key, c->kind[s][k]);
+			}
+		fprintf(out, "\n");
+	}
+	for (s = 0; s < TCPOPT_SEG_MAX; s++) {
+		fprintf(out, "tcpopt mptcp_%s",
+			tcpopt_seg_name((enum tcpopt_seg)s));
+		for (k = 0; k < 16; k++)
+			if (c->mptcp_sub[s][k] != 0) {
+				mptcp_sub_key(key, sizeof(key), k);
+				fprintf(out, " %s=%" PRIu64, key,
+					c->mptcp_sub[s][k]);
 			}
 		fprintf(out, "\n");
 	}
