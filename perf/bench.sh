@@ -45,7 +45,12 @@ Modes:
                 dpdk-testpmd io-forward; last line:
                 ratio passthrough_vs_testpmd <sluice pps / testpmd pps>
   aqm           (planned) sluice FQ-CoDel + shaper vs testpmd vs rte_sched
-  tcpopt        (planned) sluice TCP option handling vs testpmd
+  tcpopt        sluice with [tcpopt] (config/examples/mss-clamp-1400.ini)
+                vs sluice pass-through, on replayed TCP traffic (net_pcap
+                infinite_rx): SYN/SYN-ACK traffic, then data traffic; last
+                two lines:
+                ratio tcpopt_syn_vs_passthrough <tcpopt pps / pass-through pps>
+                ratio tcpopt_data_vs_passthrough <tcpopt pps / pass-through pps>
   proxy         (planned) sluice MPTCP proxy goodput vs testpmd bridge
 
 Options (environment variable in brackets):
@@ -159,11 +164,17 @@ trap 'echo "bench: interrupted" >&2; cleanup; exit 130' INT TERM
 # ------------------------------------------------------------ applications
 # All contenders share these EAL options: no hugepages, no PCI, no shared
 # config (no multi-process socket or files; telemetry still works), and
-# the same two net_null ports.
+# the same two ports: net_null0/1, or the --vdev arguments in VDEVS when a
+# mode (or a start_<contender> function) sets it.
+VDEVS=()
 eal_common() {
-	local prefix=$1
-	EAL=(--no-huge -m "$MEM_MB" --no-pci --no-shconf --file-prefix "$prefix"
-	     --vdev "net_null0$NULL_ARGS" --vdev "net_null1$NULL_ARGS")
+	local prefix=$1 v
+	EAL=(--no-huge -m "$MEM_MB" --no-pci --no-shconf --file-prefix "$prefix")
+	if [ ${#VDEVS[@]} -eq 0 ]; then
+		EAL+=(--vdev "net_null0$NULL_ARGS" --vdev "net_null1$NULL_ARGS")
+	else
+		for v in "${VDEVS[@]}"; do EAL+=(--vdev "$v"); done
+	fi
 }
 
 RUN_SEQ=0
@@ -305,6 +316,48 @@ mode_passthrough() {
 	[ -x "$SLUICE" ] || die "no sluice binary at $SLUICE (build it, or use --sluice PATH)"
 }
 
+# tcpopt: the same sluice binary, with and without a [tcpopt] section, on
+# the same replayed TCP traffic. net_pcap with infinite_rx=1 loads a pcap
+# into memory and returns copies of its frames forever; without a tx
+# pcap it frees transmitted frames and counts them (opackets), like
+# net_null. Two traffic kinds, each measured in its own pair of
+# contenders, all four alternating in every round.
+TCPOPT_CONF=$ROOT/config/examples/mss-clamp-1400.ini
+tcpopt_vdevs() {
+	VDEVS=("net_pcap0,rx_pcap=$LOGDIR/tcpopt-$1-0.pcap,infinite_rx=1"
+	       "net_pcap1,rx_pcap=$LOGDIR/tcpopt-$1-1.pcap,infinite_rx=1")
+}
+# The clamp config, plus [sluice] burst when --burst is not the default.
+tcpopt_conf() {
+	if [ "$BURST" = 32 ]; then
+		TCPOPT_RUN_CONF=$TCPOPT_CONF
+	else
+		TCPOPT_RUN_CONF=$LOGDIR/tcpopt-burst.ini
+		{ printf '[sluice]\nburst = %s\n' "$BURST"; cat "$TCPOPT_CONF"; } >"$TCPOPT_RUN_CONF"
+	fi
+}
+start_syn_passthrough() { tcpopt_vdevs syn; start_sluice_passthrough "$1"; }
+start_syn_tcpopt() { tcpopt_vdevs syn; tcpopt_conf; start_sluice "$1" "$TCPOPT_RUN_CONF"; }
+start_data_passthrough() { tcpopt_vdevs data; start_sluice_passthrough "$1"; }
+start_data_tcpopt() { tcpopt_vdevs data; tcpopt_conf; start_sluice "$1" "$TCPOPT_RUN_CONF"; }
+
+mode_tcpopt() {
+	local t
+	CONTENDERS=(syn_passthrough syn_tcpopt data_passthrough data_tcpopt)
+	EXTRA_RATIOS=(tcpopt_syn_vs_passthrough syn_tcpopt syn_passthrough)
+	RATIO_NAME=tcpopt_data_vs_passthrough
+	RATIO_NUM=data_tcpopt
+	RATIO_DEN=data_passthrough
+	[ -x "$SLUICE" ] || die "no sluice binary at $SLUICE (build it, or use --sluice PATH)"
+	[ -r "$TCPOPT_CONF" ] || die "no $TCPOPT_CONF"
+	for t in syn data; do
+		"$PY" "$HERE/tcpopt_traffic.py" "$t" "$LOGDIR/tcpopt-$t-0.pcap" \
+			"$LOGDIR/tcpopt-$t-1.pcap" ||
+			die "cannot write the $t traffic (scapy under $PY?)"
+	done
+	TRAFFIC_DESC="net_pcap0/1 infinite_rx=1 replaying 1024 TCP flows per port (syn: SYN / SYN-ACK, 74 B; data: ACK 66 B / data 130 B, NOP NOP TS)"
+}
+
 mode_planned() {
 	echo "bench: mode '$MODE' is planned but not implemented yet; see perf/README.md" >&2
 	exit 2
@@ -312,14 +365,17 @@ mode_planned() {
 
 case "$MODE" in
 passthrough) mode_passthrough ;;
-aqm|tcpopt|proxy) mode_planned ;;
+tcpopt) mode_tcpopt ;;
+aqm|proxy) mode_planned ;;
 *) misuse "unknown mode '$MODE'" ;;
 esac
-command -v "$TESTPMD" >/dev/null || die "no $TESTPMD (apt-get install dpdk, or use --testpmd PATH)"
+if [[ " ${CONTENDERS[*]} " == *" testpmd"* ]]; then
+	command -v "$TESTPMD" >/dev/null || die "no $TESTPMD (apt-get install dpdk, or use --testpmd PATH)"
+fi
 
 # ------------------------------------------------------------------- run
 echo "bench: mode $MODE, $ROUNDS round(s), ${WARMUP} s warm-up + ${DURATION} s window, burst $BURST"
-echo "bench: forwarding lcore $FWD_LCORE for everyone; testpmd's main lcore $CTRL_LCORE; EAL --no-huge -m $MEM_MB --no-pci --no-shconf, net_null0/1$NULL_ARGS"
+echo "bench: forwarding lcore $FWD_LCORE for everyone; testpmd's main lcore $CTRL_LCORE; EAL --no-huge -m $MEM_MB --no-pci --no-shconf, ${TRAFFIC_DESC:-net_null0/1$NULL_ARGS}"
 # Other busy processes share the lcores and skew both contenders; say so.
 busy_others() {
 	ps -eo pid=,pcpu=,comm= --sort=-pcpu 2>/dev/null |
@@ -347,9 +403,10 @@ for c in "${CONTENDERS[@]}"; do
 	printf 'median %-22s %12d pps  (%d runs, best %d, spread %s%%)\n' \
 		"$c" "${MEDIAN[$c]}" "${#vals[@]}" "$best" "$spread"
 done
+echo "bench: load average $(cut -d' ' -f1-3 /proc/loadavg) at the end"
+[ "$KEEP_LOGS" = 1 ] && echo "bench: logs in $LOGDIR"
+# The ratios are the last lines, the mode's main one last of all.
 for ((i = 0; i + 2 < ${#EXTRA_RATIOS[@]}; i += 3)); do
 	echo "ratio ${EXTRA_RATIOS[$i]} $("$PY" "$HERE/stats.py" ratio "${MEDIAN[${EXTRA_RATIOS[$((i + 1))]}]}" "${MEDIAN[${EXTRA_RATIOS[$((i + 2))]}]}")"
 done
-echo "bench: load average $(cut -d' ' -f1-3 /proc/loadavg) at the end"
-[ "$KEEP_LOGS" = 1 ] && echo "bench: logs in $LOGDIR"
 echo "ratio $RATIO_NAME $("$PY" "$HERE/stats.py" ratio "${MEDIAN[$RATIO_NUM]}" "${MEDIAN[$RATIO_DEN]}")"
