@@ -241,17 +241,10 @@ def analyse_mode(d):
         s[dirn].update({"drops": total, "drop_reasons": reasons, "ce_marks": ce,
                         "aqm": aqm.get(dirn)})
     s["ring_drops"] = num(m.get("ring_drops"))
-    # Poll loops per second of sluice's worker(s) over the mode: a CPU-share
-    # indicator. Lower than in the other modes = its lcore was shared.
-    loops = 0
-    log = os.path.join(d, "sluice.log")
-    if os.path.exists(log):
-        for line in open(log, errors="replace"):
-            mm = re.match(r"^worker \d+ .*\bloops=(\d+)", line)
-            if mm:
-                loops += int(mm.group(1))
-    life = float(m.get("t_stop") or te) - t0
-    s["loops_per_s"] = loops / life if loops and life > 0 else None
+    # Share of the measured load window in which sluice's lcore thread ran
+    # (from /proc/PID/schedstat). Below ~100%, it shared its CPU with other
+    # work, and the shaper cannot send while it is not running.
+    s["sluice_cpu_pct"] = num(m.get("sluice_cpu_pct") or None)
     s["series"] = {"irtt": irtt, "ping": ping, "t0": t0, "t_load": tl, "t_end": te}
     with open(os.path.join(d, "summary.json"), "w") as f:
         json.dump(s, f, indent=1)
@@ -333,12 +326,11 @@ def table(summaries):
     L.append("")
     L.append("Frames lost in the AF_PACKET rx rings (kernel rx minus sluice rx), per mode: %s."
              % ", ".join(rd))
-    lp = ["%s %s M" % (s["mode"], fmt(s["loops_per_s"] / 1e6 if s.get("loops_per_s") else None))
-          for s in summaries]
+    lp = ["%s %s%%" % (s["mode"], fmt(s.get("sluice_cpu_pct"))) for s in summaries]
     L.append("")
-    L.append("sluice poll loops per second (its share of the CPU; a mode with fewer had its "
-             "lcore shared with other work, which costs link time and adds latency): %s."
-             % ", ".join(lp))
+    L.append("Share of the load window in which sluice's polling thread was on a CPU "
+             "(/proc schedstat; below 100%% it shared its core with other work, and the "
+             "shaper cannot send while descheduled): %s." % ", ".join(lp))
     return "\n".join(L) + "\n"
 
 

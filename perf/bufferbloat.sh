@@ -93,13 +93,14 @@ if ! "$BB_PY" -c 'import matplotlib' 2>/dev/null; then
 	echo "bufferbloat: $BB_PY cannot import matplotlib (apt-get install python3-matplotlib)" >&2
 	exit 1
 fi
-e2e_require_tools irtt
+e2e_require_tools irtt taskset
 
 [ -n "$OUT" ] || OUT=$ROOT/perf/out/bufferbloat-$(date +%Y%m%d-%H%M%S)
 mkdir -p "$OUT" || { echo "bufferbloat: cannot create $OUT" >&2; exit 1; }
 OUT=$(cd "$OUT" && pwd)
 
 bb_log "modes ${mode_list[*]}: ${IDLE} s idle + ${SECS} s load each, down $BB_DOWN, up $BB_UP; output in $OUT"
+bb_log "sluice on lcore $E2E_LCORE; load generators and probes on CPU(s) ${BB_LOAD_CPUS:-any}"
 e2e_setup
 bb_start_servers
 failed=0

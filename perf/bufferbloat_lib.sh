@@ -31,7 +31,17 @@ BB_IPERF_PORT0=${BB_IPERF_PORT0:-5301}
 BB_TAIL=${BB_TAIL:-2}             # probing after the load stops, seconds
 BB_MODES_ALL="fifo fq_codel fq_codel_ecn"
 
+# CPUs for the load generators and probes: every CPU we may use except
+# sluice's lcore, so that our own traffic does not take sluice's CPU (the
+# shaper cannot send while sluice is descheduled). Empty on one CPU: no pin.
+BB_LOAD_CPUS=${BB_LOAD_CPUS-$("$E2E_PY" -c 'import os,sys; print(",".join(str(c) for c in sorted(os.sched_getaffinity(0)) if c != int(sys.argv[1])))' "$E2E_LCORE" 2>/dev/null)}
+
 bb_log() { echo "bufferbloat: $*" >&2; }
+
+# _bb_pin: the command prefix that pins to BB_LOAD_CPUS (nothing if empty).
+_bb_pin() {
+	if [ -n "$BB_LOAD_CPUS" ]; then echo taskset -c "$BB_LOAD_CPUS"; fi
+}
 
 # bb_rate_bps RATE: "20mbit", "20M", "1.5g", "64000" -> bit/s (powers of
 # 1000, like sluice's aqm_parse_rate). Prints nothing if RATE is not a rate.
@@ -102,13 +112,13 @@ _bb_wait_listen() { # PROTO(t|u) PORT
 # server namespace, for the whole run (iperf3 serves tests one at a time).
 bb_start_servers() {
 	local i port
-	ip netns exec "$NS_SRV" irtt server -b "$SRV4:$BB_IRTT_PORT" -i 0 -d 0 \
+	ip netns exec "$NS_SRV" $(_bb_pin) irtt server -b "$SRV4:$BB_IRTT_PORT" -i 0 -d 0 \
 		</dev/null >"$E2E_TMP/irtt-server.log" 2>&1 &
 	E2E_PIDS+=("$!")
 	_bb_wait_listen u "$BB_IRTT_PORT" || e2e_die "irtt server did not start: $(tail -2 "$E2E_TMP/irtt-server.log")"
 	for i in $(seq 0 $((BB_FLOWS_UP + BB_FLOWS_DOWN - 1))); do
 		port=$((BB_IPERF_PORT0 + i))
-		ip netns exec "$NS_SRV" iperf3 -s -B "$SRV4" -p "$port" \
+		ip netns exec "$NS_SRV" $(_bb_pin) iperf3 -s -B "$SRV4" -p "$port" \
 			</dev/null >"$E2E_TMP/iperf-server.$port.log" 2>&1 &
 		E2E_PIDS+=("$!")
 	done
@@ -150,12 +160,12 @@ bb_run_mode() {
 	# get SIGINT: irtt writes its JSON and ping its summary on SIGINT.
 	total=$((idle + 3 * secs + 120))
 	t0=$(_bb_now)
-	ip netns exec "$NS_CLI" timeout --foreground $((total + 30)) \
+	ip netns exec "$NS_CLI" $(_bb_pin) timeout --foreground $((total + 30)) \
 		irtt client -i "$BB_IRTT_INTERVAL" -d "${total}s" --wait=2s -Q \
 		-o "$dir/irtt.json" "$SRV4:$BB_IRTT_PORT" </dev/null >"$dir/irtt.err" 2>&1 &
 	irtt_pid=$!
 	E2E_PIDS+=("$irtt_pid")
-	ip netns exec "$NS_CLI" timeout --foreground $((total + 30)) \
+	ip netns exec "$NS_CLI" $(_bb_pin) timeout --foreground $((total + 30)) \
 		ping -4 -D -n -i "$BB_PING_INTERVAL" -w "$total" "$SRV4" \
 		</dev/null >"$dir/ping.txt" 2>&1 &
 	ping_pid=$!
@@ -170,7 +180,7 @@ bb_run_mode() {
 		if [ "$i" -ge "$BB_FLOWS_UP" ]; then
 			name=down$((i - BB_FLOWS_UP)) rev=-R
 		fi
-		ip netns exec "$NS_CLI" timeout --foreground $((secs + 30)) \
+		ip netns exec "$NS_CLI" $(_bb_pin) timeout --foreground $((secs + 30)) \
 			iperf3 -4 -c "$SRV4" -p "$port" -t "$secs" -J $rev \
 			--connect-timeout 5000 </dev/null \
 			>"$dir/iperf-$name.json" 2>"$dir/iperf-$name.err" &
@@ -179,11 +189,16 @@ bb_run_mode() {
 	done
 	# Link utilisation: bytes sluice sent on each side, between 1 s into
 	# the load and its nominal end, while every flow runs.
+	# Also how much of that time sluice's lcore thread really ran: when it
+	# shares its CPU, the shaper loses link time (schedstat: run ns first).
+	local run0 run1
 	sleep 1
 	tk0=$(_bb_now)
+	run0=$(awk '{ print $1 }' "/proc/$SLUICE_PID/schedstat" 2>/dev/null)
 	k_down0=$(bb_kbytes "$SUB_IF" tx) k_up0=$(bb_kbytes "$INET_IF" tx)
 	sleep "$(awk -v a="$tl" -v b="$(_bb_now)" -v s="$secs" 'BEGIN { d = a + s - b - 0.2; print (d > 0 ? d : 0) }')"
 	tk1=$(_bb_now)
+	run1=$(awk '{ print $1 }' "/proc/$SLUICE_PID/schedstat" 2>/dev/null)
 	k_down1=$(bb_kbytes "$SUB_IF" tx) k_up1=$(bb_kbytes "$INET_IF" tx)
 	rc=0
 	for pid in "${load_pids[@]}"; do wait "$pid" || rc=$?; done
@@ -213,6 +228,8 @@ bb_run_mode() {
 		echo "l2_bytes_down=$((k_down1 - k_down0))"
 		echo "l2_bytes_up=$((k_up1 - k_up0))"
 		echo "l2_secs=$(awk -v a="$tk0" -v b="$tk1" 'BEGIN { printf "%.3f", b - a }')"
+		echo "sluice_cpu_pct=$(awk -v a="$tk0" -v b="$tk1" -v r0="${run0:-}" -v r1="${run1:-}" \
+			'BEGIN { if (r0 != "" && r1 != "" && b > a) printf "%.1f", (r1 - r0) / 1e7 / (b - a) }')"
 		echo "ring_drops=${ring:-}"
 		echo "iperf_rc=$rc"
 		echo "irtt_rc=$irc"

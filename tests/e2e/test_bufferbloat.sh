@@ -20,7 +20,7 @@ BB_FQ_MAX_MS=${BB_FQ_MAX_MS:-100}      # FQ-CoDel p99 added, noise included
 BB_FQ_MIN_DOWN=${BB_FQ_MIN_DOWN:-80}   # % of the payload-equivalent rate
 BB_FQ_MIN_UP=${BB_FQ_MIN_UP:-60}       # lower: it also carries the down ACKs
 
-e2e_require_tools irtt
+e2e_require_tools irtt taskset
 e2e_setup
 bb_start_servers
 
