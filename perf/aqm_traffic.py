@@ -1,0 +1,96 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""Traffic and subscriber table for `perf/bench.sh aqm`.
+
+    aqm_traffic.py OUTDIR [--flows N] [--subscribers S] [--size B]
+                          [--rate R] [--seed X]
+
+Writes, deterministically (same arguments, same bytes):
+
+OUTDIR/down.pcap     N downstream UDP/IPv4 frames of B bytes (without FCS),
+                     one per flow, in a shuffled order so that consecutive
+                     packets hit different subscribers. Flow f goes from
+                     server 198.19.(f>>8 & 255).(f & 255), port 1024 + f % 50000,
+                     to subscriber f % S on port 443. Replayed forever by
+                     net_pcap (infinite_rx=1), this is N active flows spread
+                     evenly over S subscribers, arriving on the internet-facing
+                     port of the pair.
+OUTDIR/subscribers.csv
+                     sluice's subscriber table: subscriber i is
+                     198.18.(i >> 8).(i & 255)/32 with rate R both ways.
+                     Row i (after the header) is pipe i; sched_fwd reads the
+                     same file, so both give a subscriber the same pipe.
+
+Pure Python (no scapy) so that it takes well under a second; the headers
+are built by hand and the IPv4 checksum is computed. Check a file with
+`tshark -r down.pcap -c 3 -V`.
+"""
+import argparse
+import os
+import random
+import struct
+import sys
+
+DST_MAC = bytes.fromhex("020000000001")
+SRC_MAC = bytes.fromhex("020000000002")
+
+
+def ip_checksum(hdr):
+    s = sum(struct.unpack("!%dH" % (len(hdr) // 2), hdr))
+    while s >> 16:
+        s = (s & 0xFFFF) + (s >> 16)
+    return (~s) & 0xFFFF
+
+
+def sub_addr(i):
+    return bytes((198, 18, (i >> 8) & 255, i & 255))
+
+
+def frame(f, subs, size):
+    src = bytes((198, 19, (f >> 8) & 255, f & 255))
+    dst = sub_addr(f % subs)
+    udp_len = size - 14 - 20
+    ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + udp_len, f & 0xFFFF, 0,
+                     64, 17, 0, src, dst)
+    ip = ip[:10] + struct.pack("!H", ip_checksum(ip)) + ip[12:]
+    # UDP checksum 0: "none" for IPv4, valid and cheap.
+    udp = struct.pack("!HHHH", 1024 + f % 50000, 443, udp_len, 0)
+    return DST_MAC + SRC_MAC + b"\x08\x00" + ip + udp + bytes(udp_len - 8)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("outdir")
+    ap.add_argument("--flows", type=int, default=10000)
+    ap.add_argument("--subscribers", type=int, default=1000)
+    ap.add_argument("--size", type=int, default=64)
+    ap.add_argument("--rate", default="10gbit")
+    ap.add_argument("--seed", type=int, default=1)
+    a = ap.parse_args()
+    if not 1 <= a.subscribers <= 65536 or a.flows < a.subscribers or a.flows > 65536:
+        sys.exit("aqm_traffic: want 1 <= subscribers <= flows <= 65536")
+    if not 60 <= a.size <= 1514:
+        sys.exit("aqm_traffic: --size must be 60..1514")
+    os.makedirs(a.outdir, exist_ok=True)
+    order = list(range(a.flows))
+    random.Random(a.seed).shuffle(order)
+    with open(os.path.join(a.outdir, "down.pcap"), "wb") as out:
+        # pcap global header: microsecond timestamps, Ethernet, snaplen 65535
+        out.write(struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 1))
+        for n, f in enumerate(order):
+            fr = frame(f, a.subscribers, a.size)
+            out.write(struct.pack("<IIII", n // 1000000, n % 1000000,
+                                  len(fr), len(fr)))
+            out.write(fr)
+    with open(os.path.join(a.outdir, "subscribers.csv"), "w") as out:
+        out.write("# perf/bench.sh aqm: %d subscribers, row i = pipe i\n"
+                  % a.subscribers)
+        out.write("prefix,down,up\n")
+        for i in range(a.subscribers):
+            out.write("%s/32,%s,%s\n" % (".".join(map(str, sub_addr(i))),
+                                         a.rate, a.rate))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
