@@ -32,9 +32,14 @@ NULL_ARGS=${BENCH_NULL_ARGS:-}     # extra net_null devargs, e.g. ",size=128"
 START_TIMEOUT=${BENCH_START_TIMEOUT:-60}
 SLUICE=${SLUICE_BIN:-$ROOT/build/app/sluice}
 TESTPMD=${TESTPMD_BIN:-dpdk-testpmd}
+SCHED_FWD=${SCHED_FWD_BIN:-$ROOT/build/perf/sched_fwd/sched_fwd}
+CPU_HZ=${BENCH_CPU_HZ:-}           # for cycles/packet; default: cpu MHz of the forwarding lcore
 LOGDIR=${BENCH_LOGDIR:-}
 ORDER=${BENCH_ORDER:-abab}         # abab, or abba to cancel linear drift
 PORTS=(0 1)                        # ports whose tx counters are summed
+MBUFS_FROM_ENV=${BENCH_MBUFS:+1}
+REPORT_CYCLES=0                    # a mode sets 1 to print cycles/packet,
+CYCLES_BASE=""                     # and the contender to compare them with
 
 usage() {
 	cat <<EOF
@@ -44,7 +49,12 @@ Modes:
   passthrough   sluice with no configuration (a transparent bridge) vs
                 dpdk-testpmd io-forward; last line:
                 ratio passthrough_vs_testpmd <sluice pps / testpmd pps>
-  aqm           (planned) sluice FQ-CoDel + shaper vs testpmd vs rte_sched
+  aqm           sluice FQ-CoDel + shaper (1k subscriber pipes, 10k flows,
+                64-byte IPv4 replayed by net_pcap) vs dpdk-testpmd io-forward
+                vs perf/sched_fwd (DPDK rte_sched with RED, the same pipes);
+                cycles/packet of each; last two lines:
+                ratio aqm_vs_testpmd <sluice pps / testpmd pps>
+                ratio aqm_vs_rte_sched <sluice pps / sched_fwd pps>
   tcpopt        sluice with [tcpopt] (config/examples/mss-clamp-1400.ini)
                 vs sluice pass-through, on replayed TCP traffic (net_pcap
                 infinite_rx): SYN/SYN-ACK traffic, then data traffic; last
@@ -63,11 +73,14 @@ Options (environment variable in brackets):
   --lcores C,F    control lcore C and forwarding lcore F  [BENCH_CTRL_LCORE, BENCH_FWD_LCORE]
   --sluice PATH   the sluice binary                       [SLUICE_BIN=build/app/sluice]
   --testpmd PATH  the testpmd binary                      [TESTPMD_BIN=dpdk-testpmd]
+  --sched-fwd PATH  aqm mode's rte_sched forwarder  [SCHED_FWD_BIN=build/perf/sched_fwd/sched_fwd]
   --logs DIR      keep every run's output in DIR          [BENCH_LOGDIR]
   -h, --help      this text
 
 Also: BENCH_MEM (EAL -m, MB), BENCH_MBUFS, BENCH_MBUF_CACHE,
-BENCH_NULL_ARGS (extra net_null devargs), BENCH_PYTHON, BENCH_START_TIMEOUT.
+BENCH_NULL_ARGS (extra net_null devargs), BENCH_PYTHON, BENCH_START_TIMEOUT,
+BENCH_CPU_HZ (TSC rate for cycles/packet). aqm mode: BENCH_AQM_FLOWS (10000),
+BENCH_AQM_SUBSCRIBERS (1000), BENCH_AQM_RATE (10gbit), BENCH_AQM_SIZE (64).
 EOF
 }
 
@@ -86,6 +99,7 @@ while [ $# -gt 0 ]; do
 	--lcores) CTRL_LCORE=${2%%,*}; FWD_LCORE=${2##*,}; shift ;;
 	--sluice) SLUICE=${2:?}; shift ;;
 	--testpmd) TESTPMD=${2:?}; shift ;;
+	--sched-fwd) SCHED_FWD=${2:?}; shift ;;
 	--logs) LOGDIR=${2:?}; shift ;;
 	-h|--help) usage; exit 0 ;;
 	-*) misuse "unknown option '$1'" ;;
@@ -358,6 +372,61 @@ mode_tcpopt() {
 	TRAFFIC_DESC="net_pcap0/1 infinite_rx=1 replaying 1024 TCP flows per port (syn: SYN / SYN-ACK, 74 B; data: ACK 66 B / data 130 B, NOP NOP TS)"
 }
 
+# aqm: the whole datapath with FQ-CoDel on, against testpmd io-forward and
+# DPDK's rte_sched with RED (perf/sched_fwd), on the same traffic. net_null
+# frames are all zeros (non-IP, one flow), so the traffic is a pcap that
+# net_pcap replays from memory forever: AQM_FLOWS UDP/IPv4 flows to
+# AQM_SUBS subscriber addresses, arriving on port 1 (internet side) and
+# leaving on port 0 (subscriber side: a net_null sink that receives
+# nothing). All three get the same two ports and the same mbuf pool size.
+AQM_FLOWS=${BENCH_AQM_FLOWS:-10000}
+AQM_SUBS=${BENCH_AQM_SUBSCRIBERS:-1000}
+AQM_RATE=${BENCH_AQM_RATE:-10gbit}
+AQM_SIZE=${BENCH_AQM_SIZE:-64}
+start_sluice_aqm() { start_sluice "$1" "$AQM_DIR/sluice-aqm.ini"; }
+start_sched_fwd_red() {
+	new_prefix
+	eal_common "$APP_PREFIX"
+	launch "$1" "$SCHED_FWD" "${EAL[@]}" -l "$FWD_LCORE" -- \
+		--subscribers "$AQM_DIR/subscribers.csv" --burst "$BURST" \
+		--mbufs "$MBUFS" --mbuf-cache "$MBUF_CACHE"
+	APP_KIND=sched_fwd
+}
+mode_aqm() {
+	CONTENDERS=(sluice_aqm testpmd_io sched_fwd_red)
+	EXTRA_RATIOS=(aqm_vs_testpmd sluice_aqm testpmd_io)
+	RATIO_NAME=aqm_vs_rte_sched
+	RATIO_NUM=sluice_aqm
+	RATIO_DEN=sched_fwd_red
+	REPORT_CYCLES=1
+	CYCLES_BASE=testpmd_io
+	[ -x "$SLUICE" ] || die "no sluice binary at $SLUICE (build it, or use --sluice PATH)"
+	[ -x "$SCHED_FWD" ] || die "no sched_fwd at $SCHED_FWD (ninja builds perf/sched_fwd; or use --sched-fwd PATH)"
+	AQM_DIR=$LOGDIR/aqm
+	"$PY" "$HERE/aqm_traffic.py" "$AQM_DIR" --flows "$AQM_FLOWS" \
+		--subscribers "$AQM_SUBS" --rate "$AQM_RATE" --size "$AQM_SIZE" ||
+		die "cannot write the aqm traffic"
+	# net_pcap keeps every frame of the pcap in an mbuf of the port's
+	# pool, so everyone gets a pool with room for that and more.
+	[ -n "$MBUFS_FROM_ENV" ] || MBUFS=$((AQM_FLOWS < 8192 ? 16383 : 32767))
+	VDEVS=("net_null0,no-rx=1" "net_pcap1,rx_pcap=$AQM_DIR/down.pcap,infinite_rx=1")
+	# FQ-CoDel at its defaults in every subscriber pipe, rates from the
+	# CSV (far above what one core forwards), unknown addresses pass.
+	cat >"$AQM_DIR/sluice-aqm.ini" <<EOF
+[sluice]
+burst = $BURST
+mbufs = $MBUFS
+mbuf_cache = $MBUF_CACHE
+[aqm]
+ports = 0
+qdisc = fq_codel
+subscribers = subscribers.csv
+max_subscribers = $((AQM_SUBS > 1024 ? AQM_SUBS : 1024))
+default = pass
+EOF
+	TRAFFIC_DESC="net_pcap1 infinite_rx=1 replaying $AQM_FLOWS UDP flows to $AQM_SUBS subscribers ($AQM_SIZE B, downstream) into net_null0 (no rx); $MBUFS mbufs"
+}
+
 mode_planned() {
 	echo "bench: mode '$MODE' is planned but not implemented yet; see perf/README.md" >&2
 	exit 2
@@ -366,7 +435,8 @@ mode_planned() {
 case "$MODE" in
 passthrough) mode_passthrough ;;
 tcpopt) mode_tcpopt ;;
-aqm|proxy) mode_planned ;;
+aqm) mode_aqm ;;
+proxy) mode_planned ;;
 *) misuse "unknown mode '$MODE'" ;;
 esac
 if [[ " ${CONTENDERS[*]} " == *" testpmd"* ]]; then
@@ -403,6 +473,29 @@ for c in "${CONTENDERS[@]}"; do
 	printf 'median %-22s %12d pps  (%d runs, best %d, spread %s%%)\n' \
 		"$c" "${MEDIAN[$c]}" "${#vals[@]}" "$best" "$spread"
 done
+# Cycles per packet = TSC rate / median pps: every contender busy-polls
+# its one forwarding lcore all the time, so all of that lcore's cycles in
+# the window went into the packets counted.
+if [ "$REPORT_CYCLES" = 1 ]; then
+	if [ -z "$CPU_HZ" ]; then
+		CPU_HZ=$(awk -F: -v cpu="$FWD_LCORE" '/^processor/ { p = $2 + 0 }
+			/^cpu MHz/ && p == cpu { printf "%.0f", $2 * 1e6; exit }' /proc/cpuinfo)
+	fi
+	if [[ "$CPU_HZ" =~ ^[1-9][0-9]*$ ]]; then
+		for c in "${CONTENDERS[@]}"; do
+			cyc=$("$PY" "$HERE/stats.py" ratio "$CPU_HZ" "${MEDIAN[$c]}" 0)
+			note=""
+			if [ -n "$CYCLES_BASE" ] && [ "$c" != "$CYCLES_BASE" ]; then
+				base=$("$PY" "$HERE/stats.py" ratio "$CPU_HZ" "${MEDIAN[$CYCLES_BASE]}" 0)
+				note=$(printf '  (%+d vs %s)' "$((cyc - base))" "$CYCLES_BASE")
+			fi
+			printf 'cycles %-22s %8d per packet%s\n' "$c" "$cyc" "$note"
+		done
+		echo "bench: cycles/packet = $CPU_HZ Hz (TSC) / median pps"
+	else
+		echo "bench: CPU frequency unknown (set BENCH_CPU_HZ): no cycles/packet"
+	fi
+fi
 echo "bench: load average $(cut -d' ' -f1-3 /proc/loadavg) at the end"
 [ "$KEEP_LOGS" = 1 ] && echo "bench: logs in $LOGDIR"
 # The ratios are the last lines, the mode's main one last of all.
