@@ -1,0 +1,398 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef SLUICE_TCP_H
+#define SLUICE_TCP_H
+
+/**
+ * @file
+ * A userspace TCP endpoint engine on DPDK mbufs.
+ *
+ * One engine (struct tcp_engine) belongs to one worker lcore and runs to
+ * completion: the worker feeds it received segments (tcp_input()), drives
+ * its timers (tcp_timers_run()), and drains the frames it wants to send
+ * (tcp_tx_burst()). Nothing locks, nothing reads a clock: every entry point
+ * that can change state takes the time as now_ns, so tests run on a virtual
+ * clock.
+ *
+ * Memory is sized at tcp_engine_create(): a pool of connections, a
+ * connection table (rte_hash on the 4-tuple), a timer wheel and a transmit
+ * queue. Per packet the engine allocates only mbufs, from the caller's
+ * mempool, whose private area must hold a struct pkt_meta
+ * (PKT_META_PRIV_SIZE).
+ *
+ * Connections are opened actively from any 4-tuple (tcp_connect(); the
+ * transparent proxy opens from the client's own address), or passively,
+ * either for SYNs to a port given to tcp_listen(), or for one SYN the
+ * caller held and decided to accept (tcp_accept()).
+ *
+ * The application learns what happened through one callback per engine,
+ * called with a mask of TCP_EV_* bits. TCP_EV_CLOSED is always the last
+ * event of a connection: once the callback returns, the handle is gone.
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rte_ether.h>
+#include <rte_mbuf.h>
+#include <rte_mempool.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct tcp_engine;
+struct tcp_conn;
+
+/** Connection states (RFC 9293, section 3.3.2). */
+#define TCP_STATE_LIST(X) \
+	X(CLOSED,       "closed") \
+	X(LISTEN,       "listen") \
+	X(SYN_SENT,     "syn_sent") \
+	X(SYN_RECEIVED, "syn_received") \
+	X(ESTABLISHED,  "established") \
+	X(FIN_WAIT_1,   "fin_wait_1") \
+	X(FIN_WAIT_2,   "fin_wait_2") \
+	X(CLOSE_WAIT,   "close_wait") \
+	X(CLOSING,      "closing") \
+	X(LAST_ACK,     "last_ack") \
+	X(TIME_WAIT,    "time_wait")
+
+/** A connection state, e.g. TCP_ESTABLISHED. */
+enum tcp_state {
+#define TCP_STATE_ENUM(e, s) TCP_##e,
+	TCP_STATE_LIST(TCP_STATE_ENUM)
+#undef TCP_STATE_ENUM
+	TCP_STATE_MAX
+};
+
+/** Events, OR-ed into the mask given to the callback. */
+#define TCP_EV_CONNECTED 0x0001 /**< handshake complete (either side) */
+#define TCP_EV_READABLE  0x0002 /**< new in-order bytes for tcp_recv() */
+#define TCP_EV_WRITABLE  0x0004 /**< send buffer space after a short tcp_send() */
+#define TCP_EV_PEER_FIN  0x0008 /**< the peer closed its side; no more bytes */
+#define TCP_EV_REFUSED   0x0010 /**< active open answered by RST */
+#define TCP_EV_RESET     0x0020 /**< connection reset by the peer */
+#define TCP_EV_TIMEOUT   0x0040 /**< retransmissions exhausted */
+#define TCP_EV_CLOSED    0x0080 /**< last event: the handle is released */
+
+/**
+ * Event callback. Called from inside the engine's entry points, at a point
+ * where the connection is consistent: it may call tcp_send(), tcp_recv(),
+ * tcp_shutdown() or tcp_abort() on this or any other connection of the
+ * same engine. After a call whose mask holds TCP_EV_CLOSED the handle must
+ * not be used again.
+ *
+ * @param c      connection.
+ * @param arg    the connection's argument (tcp_conn_set_arg()).
+ * @param events TCP_EV_* mask.
+ * @param now_ns time of the entry point that raised the events.
+ */
+typedef void (*tcp_event_cb)(struct tcp_conn *c, void *arg, uint32_t events,
+			     uint64_t now_ns);
+
+/** Congestion control algorithms. */
+enum tcp_cc_algo {
+	TCP_CC_CUBIC = 0, /**< RFC 9438 (default) */
+	TCP_CC_NEWRENO,   /**< RFC 5681 / RFC 6582 */
+};
+
+/** Feature switches in tcp_engine_params.flags (to interoperate or test). */
+#define TCP_F_NO_TS    0x1 /**< never offer timestamps (RFC 7323) */
+#define TCP_F_NO_SACK  0x2 /**< never offer SACK (RFC 2018) */
+#define TCP_F_NO_WS    0x4 /**< never offer window scaling */
+
+/** Parameters of tcp_engine_create(). Zero means the default. */
+struct tcp_engine_params {
+	const char *name;          /**< unique per process (names the hash) */
+	int socket_id;             /**< NUMA socket; SOCKET_ID_ANY allowed */
+	uint32_t max_conns;        /**< connection pool size (default 1024) */
+	struct rte_mempool *pool;  /**< mbufs for output (required) */
+	uint8_t isn_key[16];       /**< SipHash key for ISNs and TS offsets */
+	uint32_t snd_buf;          /**< send buffer limit, bytes (256 KiB) */
+	uint32_t rcv_buf;          /**< receive buffer limit, bytes (256 KiB) */
+	uint16_t mss;              /**< MSS we announce over IPv4 (1460);
+	                                IPv6 announces 20 bytes less */
+	uint8_t cc;                /**< enum tcp_cc_algo */
+	uint8_t flags;             /**< TCP_F_* */
+	uint64_t rto_min_ns;       /**< RFC 6298 minimum RTO (200 ms) */
+	uint64_t rto_max_ns;       /**< RTO ceiling (60 s) */
+	uint64_t rto_init_ns;      /**< RTO before any sample (1 s) */
+	uint64_t delack_ns;        /**< delayed ACK timeout (40 ms) */
+	uint64_t time_wait_ns;     /**< TIME-WAIT duration, 2*MSL (60 s) */
+	uint8_t syn_retries;       /**< SYN retransmissions before timeout (6) */
+	uint8_t data_retries;      /**< data retransmissions before timeout (15) */
+	uint32_t timer_tick_ns;    /**< timer wheel granularity (1 ms) */
+	uint32_t timer_slots;      /**< wheel slots, power of two (1024) */
+	uint32_t txq_size;         /**< frames tcp_tx_burst() can hold (1024) */
+	tcp_event_cb cb;           /**< event callback (required) */
+	void *cb_arg;              /**< initial argument of passive connections */
+};
+
+/** Both ends of a connection, as seen from this engine. */
+struct tcp_endpoints {
+	uint8_t family;               /**< 4 or 6 */
+	uint8_t laddr[16];            /**< local address (IPv4: first 4 bytes) */
+	uint8_t raddr[16];            /**< remote address */
+	uint16_t lport;               /**< local port, host order */
+	uint16_t rport;               /**< remote port, host order */
+	struct rte_ether_addr lmac;   /**< source MAC of our frames */
+	struct rte_ether_addr rmac;   /**< destination MAC of our frames */
+	uint16_t port;                /**< DPDK port stored in mbuf->port */
+};
+
+/** A snapshot of a connection, for tests, telemetry and debugging. */
+struct tcp_conn_info {
+	uint8_t state;         /**< enum tcp_state */
+	uint8_t ts_ok;         /**< timestamps negotiated */
+	uint8_t sack_ok;       /**< SACK negotiated */
+	uint8_t snd_wscale;    /**< shift applied to the peer's windows */
+	uint8_t rcv_wscale;    /**< shift the peer applies to ours */
+	uint16_t mss;          /**< payload bytes per segment we send */
+	uint32_t iss, irs;     /**< initial sequence numbers */
+	uint32_t snd_una, snd_nxt, snd_wnd;
+	uint32_t rcv_nxt, rcv_wnd;
+	uint32_t cwnd, ssthresh; /**< bytes */
+	uint32_t snd_queued;   /**< bytes in the send buffer (unacked + unsent) */
+	uint32_t rcv_queued;   /**< in-order bytes waiting for tcp_recv() */
+	uint32_t backoff;      /**< RTO doublings in force */
+	uint64_t srtt_ns, rttvar_ns, rto_ns;
+	uint64_t retransmits;  /**< segments retransmitted */
+};
+
+/** Engine counters: every abnormal event has one. */
+#define TCP_CNT_LIST(X) \
+	X(SEG_IN,            "segments_in") \
+	X(SEG_OUT,           "segments_out") \
+	X(BAD_CSUM,          "bad_checksum") \
+	X(MALFORMED,         "malformed") \
+	X(NO_CONN,           "no_connection") \
+	X(RST_SENT,          "rst_sent") \
+	X(RST_IN,            "rst_accepted") \
+	X(RST_IGNORED,       "rst_out_of_window") \
+	X(CHALLENGE_ACK,     "challenge_ack_sent") \
+	X(UNACCEPTABLE,      "unacceptable_segment") \
+	X(ACK_TOO_NEW,       "ack_of_unsent_data") \
+	X(ACK_TOO_OLD,       "ack_too_old") \
+	X(SYN_DROPPED_FULL,  "syn_dropped_table_full") \
+	X(OOO_DROPPED,       "out_of_order_dropped") \
+	X(RCV_OVERFLOW,      "receive_buffer_overflow") \
+	X(RETRANSMIT,        "retransmits") \
+	X(RTO,               "rto_expired") \
+	X(FAST_RETRANSMIT,   "fast_retransmits") \
+	X(TIMEOUT,           "connection_timeouts") \
+	X(ZWP,               "zero_window_probes") \
+	X(DELACK,            "delayed_acks_sent") \
+	X(MBUF_ALLOC_FAIL,   "mbuf_alloc_failed") \
+	X(TXQ_FULL,          "tx_queue_full") \
+	X(CONN_OPENED,       "connections_opened") \
+	X(CONN_CLOSED,       "connections_closed")
+
+/** Counter indices, e.g. TCP_CNT_BAD_CSUM. */
+enum tcp_cnt {
+#define TCP_CNT_ENUM(e, s) TCP_CNT_##e,
+	TCP_CNT_LIST(TCP_CNT_ENUM)
+#undef TCP_CNT_ENUM
+	TCP_CNT_MAX
+};
+
+/** What tcp_input() did with a frame. */
+enum tcp_input_result {
+	TCP_INPUT_CONSUMED = 0, /**< the engine owns (or freed) the mbuf */
+	TCP_INPUT_NO_CONN,      /**< no connection, no listener: caller owns it */
+	TCP_INPUT_NOT_TCP,      /**< not a TCP segment: caller owns it */
+};
+
+/**
+ * Fill params with defaults (everything except pool, cb and isn_key).
+ *
+ * @param p parameters to reset.
+ */
+void tcp_engine_params_init(struct tcp_engine_params *p);
+
+/**
+ * Create an engine (boot time; the EAL must be up).
+ *
+ * @param p parameters; copied.
+ * @return the engine, or NULL with rte_errno set (EINVAL, ENOMEM, EEXIST).
+ */
+struct tcp_engine *tcp_engine_create(const struct tcp_engine_params *p);
+
+/**
+ * Free an engine, every connection it holds and every queued mbuf, without
+ * calling the callback. NULL is ignored.
+ *
+ * @param e engine.
+ */
+void tcp_engine_free(struct tcp_engine *e);
+
+/**
+ * Accept SYNs to a local port on any address (passive open, RFC 9293
+ * LISTEN). New connections report TCP_EV_CONNECTED with params.cb_arg.
+ *
+ * @param e    engine.
+ * @param port local port, host order.
+ * @param on   true to listen, false to stop.
+ */
+void tcp_listen(struct tcp_engine *e, uint16_t port, bool on);
+
+/**
+ * Feed one received frame. It must have been parsed by pkt_parse() (the
+ * struct pkt_meta in its private area is read, not recomputed). The TCP
+ * checksum is verified unless the NIC marked it good.
+ *
+ * @param e      engine.
+ * @param m      frame.
+ * @param now_ns current time.
+ * @return enum tcp_input_result: whether the engine took the mbuf.
+ */
+enum tcp_input_result tcp_input(struct tcp_engine *e, struct rte_mbuf *m,
+				uint64_t now_ns);
+
+/**
+ * Passive open from a SYN the caller held (the transparent proxy answers
+ * the client only once the server accepted). The connection starts in
+ * SYN-RECEIVED and the SYN-ACK is queued. The mbuf is consumed on success.
+ *
+ * @param e      engine.
+ * @param syn    parsed SYN frame that tcp_input() returned TCP_INPUT_NO_CONN.
+ * @param arg    the connection's callback argument.
+ * @param now_ns current time.
+ * @return the connection, or NULL with rte_errno (EINVAL not a SYN,
+ *         EEXIST, ENOSPC pool full, ENOMEM); the caller keeps the mbuf.
+ */
+struct tcp_conn *tcp_accept(struct tcp_engine *e, struct rte_mbuf *syn,
+			    void *arg, uint64_t now_ns);
+
+/**
+ * Answer a frame that has no connection as RFC 9293 3.10.7.1 says (RST
+ * unless the frame is itself a RST). The mbuf is not freed.
+ *
+ * @param e      engine.
+ * @param m      parsed frame.
+ * @param now_ns current time.
+ * @return 0, or -ENOMEM / -ENOBUFS if nothing was queued.
+ */
+int tcp_reply_rst(struct tcp_engine *e, const struct rte_mbuf *m,
+		  uint64_t now_ns);
+
+/**
+ * Active open: send a SYN from ep->laddr:lport to ep->raddr:rport.
+ *
+ * @param e      engine.
+ * @param ep     addresses, ports, MACs, DPDK port.
+ * @param arg    callback argument.
+ * @param now_ns current time.
+ * @return the connection (state SYN-SENT), or NULL with rte_errno set
+ *         (EINVAL, EEXIST for a 4-tuple in use, ENOSPC pool full).
+ */
+struct tcp_conn *tcp_connect(struct tcp_engine *e,
+			     const struct tcp_endpoints *ep, void *arg,
+			     uint64_t now_ns);
+
+/**
+ * Queue bytes for sending. Accepts as much as fits in the send buffer;
+ * after a short count TCP_EV_WRITABLE says when space appears.
+ *
+ * @param c      connection (ESTABLISHED or CLOSE-WAIT; SYN states queue).
+ * @param data   bytes, copied.
+ * @param len    length.
+ * @param now_ns current time.
+ * @return bytes accepted, or -ENOTCONN / -EPIPE (after shutdown).
+ */
+int32_t tcp_send(struct tcp_conn *c, const void *data, uint32_t len,
+		 uint64_t now_ns);
+
+/**
+ * Copy in-order received bytes out of the receive buffer. Reading opens
+ * the receive window (a window update is sent once it grows enough).
+ *
+ * @param c      connection.
+ * @param buf    destination.
+ * @param len    room in buf.
+ * @param now_ns current time.
+ * @return bytes copied (0 when empty).
+ */
+uint32_t tcp_recv(struct tcp_conn *c, void *buf, uint32_t len,
+		  uint64_t now_ns);
+
+/**
+ * Half-close: send FIN after every queued byte. Receiving continues.
+ *
+ * @param c      connection.
+ * @param now_ns current time.
+ * @return 0, or -ENOTCONN.
+ */
+int tcp_shutdown(struct tcp_conn *c, uint64_t now_ns);
+
+/**
+ * Abort: send RST (in synchronised states), drop both buffers, and report
+ * TCP_EV_CLOSED.
+ *
+ * @param c      connection.
+ * @param now_ns current time.
+ */
+void tcp_abort(struct tcp_conn *c, uint64_t now_ns);
+
+/**
+ * Run expired timers (retransmission, delayed ACK, persist, TIME-WAIT).
+ * Call it from the worker loop; the cost is one slot per elapsed tick.
+ *
+ * @param e      engine.
+ * @param now_ns current time.
+ * @return timers fired.
+ */
+uint32_t tcp_timers_run(struct tcp_engine *e, uint64_t now_ns);
+
+/**
+ * Take frames the engine wants sent: full Ethernet frames with complete
+ * IP and TCP checksums and mbuf->port set. Their pkt_meta is not filled.
+ *
+ * @param e    engine.
+ * @param pkts output array.
+ * @param max  its size.
+ * @return frames written to pkts (the caller owns them).
+ */
+uint16_t tcp_tx_burst(struct tcp_engine *e, struct rte_mbuf **pkts,
+		      uint16_t max);
+
+/** Set a connection's callback argument. */
+void tcp_conn_set_arg(struct tcp_conn *c, void *arg);
+
+/** A connection's callback argument. */
+void *tcp_conn_arg(const struct tcp_conn *c);
+
+/** A connection's endpoints (addresses as given or learnt from the SYN). */
+const struct tcp_endpoints *tcp_conn_endpoints(const struct tcp_conn *c);
+
+/**
+ * Snapshot of a connection's state.
+ *
+ * @param c   connection.
+ * @param out filled.
+ */
+void tcp_conn_get_info(const struct tcp_conn *c, struct tcp_conn_info *out);
+
+/** Connections in use (including TIME-WAIT). */
+uint32_t tcp_engine_conn_count(const struct tcp_engine *e);
+
+/**
+ * Live counters of an engine, indexed by enum tcp_cnt.
+ *
+ * @param e engine.
+ * @return TCP_CNT_MAX counters, valid for the engine's lifetime.
+ */
+const uint64_t *tcp_engine_counters(const struct tcp_engine *e);
+
+/** Name of a counter ("bad_checksum"), "invalid" out of range. */
+const char *tcp_cnt_name(enum tcp_cnt cnt);
+
+/** Name of a state ("established"), "invalid" out of range. */
+const char *tcp_state_name(enum tcp_state st);
+
+/** Bytes of engine-owned state per connection (payload buffers excluded). */
+size_t tcp_conn_size(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* SLUICE_TCP_H */

@@ -1,0 +1,182 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef SLUICE_TCP_IMPL_H
+#define SLUICE_TCP_IMPL_H
+
+/* Types and internal functions shared by the lib/tcp sources. */
+
+#include <assert.h>
+#include <stdint.h>
+#include <sys/queue.h>
+
+#include <rte_hash.h>
+
+#include "tcp.h"
+#include "tcp_cc.h"
+#include "tcp_seg.h"
+
+/* A byte queue held as a list of single mbuf segments linked by ->next.
+ * Each segment's data_len counts; head/nb_segs/pkt_len of the first mbuf
+ * of a packet are not kept up to date. */
+struct tcp_mq {
+	struct rte_mbuf *head, *tail;
+	uint32_t bytes;
+};
+
+void tcp_mq_append(struct tcp_mq *q, struct rte_mbuf *chain);
+void tcp_mq_drop_front(struct tcp_mq *q, uint32_t n);
+void tcp_mq_free(struct tcp_mq *q);
+/* Append q2 to q and leave q2 empty. */
+void tcp_mq_concat(struct tcp_mq *q, struct tcp_mq *q2);
+/* Keep only bytes [off, off+len) of a segment chain; free the rest.
+ * Returns the new head (NULL if len is 0) and its last segment in *tail. */
+struct rte_mbuf *tcp_chain_slice(struct rte_mbuf *m, uint32_t off, uint32_t len,
+				 struct rte_mbuf **tail);
+
+/* Hash key: the 4-tuple from our side. */
+struct tcp_key {
+	uint8_t laddr[16];
+	uint8_t raddr[16];
+	uint16_t lport, rport;
+	uint8_t family;
+	uint8_t pad[3];
+};
+
+/* An out-of-order range of received bytes (RFC 2018 reports them). */
+struct tcp_ooo {
+	uint32_t seq;
+	struct tcp_mq q;
+};
+#define TCP_OOO_MAX 4
+
+/* SACKed ranges of our send sequence space (RFC 6675 scoreboard). */
+#define TCP_SB_MAX 6
+
+/* Connection flags. */
+#define TCP_CF_TS          0x0001 /* timestamps negotiated */
+#define TCP_CF_SACK        0x0002 /* SACK negotiated */
+#define TCP_CF_FIN_QUEUED  0x0004 /* user shut down: FIN after the data */
+#define TCP_CF_FIN_SENT    0x0008 /* FIN has a sequence number */
+#define TCP_CF_PASSIVE     0x0010 /* opened from LISTEN / tcp_accept() */
+#define TCP_CF_ACK_NOW     0x0020 /* send an ACK at the next output */
+#define TCP_CF_IN_RECOVERY 0x0040 /* fast recovery (RFC 6582 / 6675) */
+#define TCP_CF_PERSIST     0x0080 /* rtx timer is the persist timer */
+#define TCP_CF_WANT_WRITE  0x0100 /* tcp_send() came back short */
+#define TCP_CF_IN_CB       0x0200 /* delivering events */
+#define TCP_CF_PEER_FIN    0x0400 /* FIN received (rcv_nxt counts it) */
+#define TCP_CF_DETACHED    0x0800 /* TCP_EV_CLOSED delivered */
+#define TCP_CF_SYN_RTX     0x1000 /* SYN was retransmitted (RFC 6298 5.7) */
+#define TCP_CF_RTT_TIMING  0x2000 /* rtt_seq/rtt_ts are timing a segment */
+#define TCP_CF_FREE        0x4000 /* in the free list */
+#define TCP_CF_OOO_FIN     0x8000 /* a FIN arrived ahead of rcv_nxt */
+
+struct tcp_conn {
+	/* identity */
+	struct tcp_engine *eng;
+	void *arg;
+	struct tcp_endpoints ep;
+	struct tcp_key key;
+	LIST_ENTRY(tcp_conn) timer_link;
+	uint64_t timer_at;      /* deadline the wheel holds, 0 = none */
+	uint64_t rtx_at;        /* retransmission / persist / TIME-WAIT */
+	uint64_t delack_at;     /* delayed ACK */
+
+	uint8_t state;
+	uint8_t snd_wscale, rcv_wscale;
+	uint8_t backoff;        /* RTO doublings */
+	uint8_t retries;        /* consecutive expirations */
+	uint8_t dupacks;
+	uint8_t nsacked;        /* entries in sacked[] */
+	uint8_t ooo_n;
+	uint16_t flags;         /* TCP_CF_* */
+	uint16_t ev_pending;    /* TCP_EV_* not yet delivered */
+	uint16_t mss;           /* what we send per segment */
+	uint16_t rcv_mss;       /* what we announced */
+
+	/* send sequence space (RFC 9293 3.3.1) */
+	uint32_t iss, snd_una, snd_nxt, snd_max, snd_wnd, snd_wl1, snd_wl2;
+	uint32_t max_snd_wnd;   /* RFC 5961 5.2 */
+	uint32_t recover;       /* RFC 6582 / RFC 6675 RecoveryPoint */
+	uint32_t rtx_hi;        /* RFC 6675 HighRxt */
+	uint32_t fin_seq;       /* sequence number of our FIN */
+	/* receive sequence space */
+	uint32_t irs, rcv_nxt, rcv_adv; /* rcv_adv: right edge announced */
+	uint32_t rcv_unacked;   /* bytes received since our last ACK */
+	uint32_t peer_fin_seq;  /* when TCP_CF_OOO_FIN */
+	/* timestamps (RFC 7323) */
+	uint32_t ts_off, ts_recent;
+	/* RTT (RFC 6298) */
+	uint32_t rtt_seq;
+	uint64_t rtt_ts;
+	uint64_t srtt_ns, rttvar_ns, rto_ns;
+	uint64_t retransmits;
+
+	struct tcp_cc cc;
+	struct tcp_mq sndq;     /* bytes from snd_una on */
+	struct tcp_mq rcvq;     /* in-order bytes not yet read */
+	struct tcp_ooo ooo[TCP_OOO_MAX];
+	uint32_t ooo_recent;    /* seq of the most recently changed range */
+	struct tcp_sack_blk sacked[TCP_SB_MAX];
+} __rte_cache_aligned;
+
+static_assert(sizeof(struct tcp_conn) <= 2048,
+	      "per-connection state must stay within 2 KB (issue 6)");
+
+LIST_HEAD(tcp_conn_list, tcp_conn);
+
+struct tcp_engine {
+	struct tcp_engine_params p;
+	const struct tcp_cc_ops *cc;
+	struct rte_hash *table;
+	struct tcp_conn *conns;     /* pool */
+	struct tcp_conn **free;     /* free stack */
+	uint32_t nfree;
+	uint32_t nconns;
+	/* timer wheel */
+	struct tcp_conn_list *slots;
+	uint64_t wheel_tick;        /* first tick not fully scanned */
+	/* transmit ring */
+	struct rte_mbuf **txq;
+	uint32_t tx_head, tx_count;
+	uint64_t now;
+	uint64_t cnt[TCP_CNT_MAX];
+	uint64_t listen_bits[65536 / 64];
+	char hash_name[RTE_HASH_NAMESIZE];
+};
+
+#define TCP_CNT(e, c) ((e)->cnt[TCP_CNT_##c]++)
+
+/* tcp_engine.c */
+void tcp_conn_event(struct tcp_conn *c, uint16_t ev);
+void tcp_conn_deliver(struct tcp_conn *c);
+void tcp_conn_set_state(struct tcp_conn *c, uint8_t st);
+void tcp_conn_close(struct tcp_conn *c); /* to CLOSED, report CLOSED */
+struct tcp_conn *tcp_conn_new(struct tcp_engine *e, const struct tcp_endpoints *ep,
+			      void *arg);
+void tcp_txq_push(struct tcp_engine *e, struct rte_mbuf *m);
+
+/* tcp_timer.c */
+void tcp_timer_update(struct tcp_conn *c);
+void tcp_timer_cancel(struct tcp_conn *c);
+
+/* tcp_output.c */
+void tcp_output(struct tcp_conn *c);
+void tcp_send_syn(struct tcp_conn *c);
+void tcp_send_ack(struct tcp_conn *c);
+void tcp_send_rst(struct tcp_conn *c);
+int tcp_send_rst_for(struct tcp_engine *e, const struct tcp_endpoints *ep,
+		     uint32_t seq, uint32_t ack, uint8_t flags);
+void tcp_rto_arm(struct tcp_conn *c);
+void tcp_rtt_sample(struct tcp_conn *c, uint64_t rtt_ns);
+void tcp_timer_fire(struct tcp_conn *c);
+uint32_t tcp_rcv_window(const struct tcp_conn *c);
+uint32_t tcp_ts_now(const struct tcp_conn *c);
+uint32_t tcp_flight(const struct tcp_conn *c);
+void tcp_retransmit_una(struct tcp_conn *c);
+
+/* tcp_input.c */
+void tcp_conn_input(struct tcp_conn *c, struct rte_mbuf *m, struct tcp_seg_in *s);
+void tcp_apply_syn_opts(struct tcp_conn *c, const struct tcp_seg_in *s);
+uint32_t tcp_sacked_bytes(const struct tcp_conn *c);
+uint32_t tcp_isn(const struct tcp_engine *e, const struct tcp_key *k);
+
+#endif /* SLUICE_TCP_IMPL_H */

@@ -1,0 +1,724 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* SEGMENT ARRIVES (RFC 9293 3.10.7) with the RFC 5961 protections, RFC
+ * 7323 PAWS, RFC 6298 RTT sampling, out-of-order reassembly reported by
+ * SACK (RFC 2018), and fast retransmit (RFC 5681, RFC 6582, RFC 6675). */
+
+#include <string.h>
+
+#include "tcp_impl.h"
+
+#define MIN2(a, b) ((a) < (b) ? (a) : (b))
+#define MAX2(a, b) ((a) > (b) ? (a) : (b))
+
+void
+tcp_apply_syn_opts(struct tcp_conn *c, const struct tcp_seg_in *s)
+{
+	const struct tcp_engine_params *p = &c->eng->p;
+	uint16_t mss = (s->opts & TCP_SO_MSS) ? s->mss : 536;
+	uint16_t hdr_room;
+
+	/* Window scaling only if both sides sent the option (RFC 7323 2.2). */
+	if ((s->opts & TCP_SO_WS) && c->rcv_wscale != 0xff) {
+		c->snd_wscale = s->ws;
+	} else {
+		c->snd_wscale = 0xff;
+		c->rcv_wscale = 0xff;
+	}
+	if ((s->opts & TCP_SO_SACK_PERM) && !(p->flags & TCP_F_NO_SACK))
+		c->flags |= TCP_CF_SACK;
+	if ((s->opts & TCP_SO_TS) && !(p->flags & TCP_F_NO_TS)) {
+		c->flags |= TCP_CF_TS;
+		c->ts_recent = s->tsval;
+	}
+	if (mss > c->rcv_mss)
+		mss = c->rcv_mss; /* our own MTU bounds what we send too */
+	/* RFC 9293 3.7.1: the MSS excludes options; leave room for TS. */
+	hdr_room = (c->flags & TCP_CF_TS) ? 12 : 0;
+	if (mss < 64 + hdr_room)
+		mss = (uint16_t)(64 + hdr_room);
+	c->mss = (uint16_t)(mss - hdr_room);
+	c->eng->cc->init(&c->cc, c->mss,
+			 /* RFC 6928 initial window: min(10*MSS, max(2*MSS, 14600)) */
+			 MIN2(10u * c->mss, MAX2(2u * c->mss, 14600u)));
+}
+
+static inline uint32_t
+wscale(const struct tcp_conn *c)
+{
+	return c->snd_wscale == 0xff ? 0 : c->snd_wscale;
+}
+
+/* ---- SACK scoreboard (RFC 6675): SACKed ranges of our sequence space */
+
+static void
+sb_trim(struct tcp_conn *c)
+{
+	unsigned int j = 0;
+
+	for (unsigned int i = 0; i < c->nsacked; i++) {
+		struct tcp_sack_blk b = c->sacked[i];
+
+		if (tcp_seq_le(b.right, c->snd_una))
+			continue;
+		if (tcp_seq_lt(b.left, c->snd_una))
+			b.left = c->snd_una;
+		c->sacked[j++] = b;
+	}
+	c->nsacked = (uint8_t)j;
+}
+
+/* Merge one block into the sorted, disjoint list. Returns bytes newly
+ * SACKed. When the list is full the lowest range is kept (holes near
+ * SND.UNA matter most) and the highest is dropped. */
+static uint32_t
+sb_add(struct tcp_conn *c, struct tcp_sack_blk b)
+{
+	struct tcp_sack_blk out[TCP_SB_MAX + 1];
+	uint32_t before = 0, after = 0;
+	unsigned int n = 0, i;
+	int placed = 0;
+
+	for (i = 0; i < c->nsacked; i++)
+		before += c->sacked[i].right - c->sacked[i].left;
+	for (i = 0; i <= c->nsacked; i++) {
+		struct tcp_sack_blk cur;
+
+		if (i == c->nsacked) {
+			if (placed)
+				break;
+			cur = b;
+			placed = 1;
+		} else if (!placed && tcp_seq_lt(b.left, c->sacked[i].left)) {
+			cur = b;
+			placed = 1;
+			i--;
+		} else {
+			cur = c->sacked[i];
+		}
+		if (n > 0 && tcp_seq_ge(out[n - 1].right, cur.left)) {
+			if (tcp_seq_gt(cur.right, out[n - 1].right))
+				out[n - 1].right = cur.right;
+		} else {
+			out[n++] = cur;
+		}
+	}
+	if (n > TCP_SB_MAX)
+		n = TCP_SB_MAX;
+	memcpy(c->sacked, out, n * sizeof(out[0]));
+	c->nsacked = (uint8_t)n;
+	for (i = 0; i < n; i++)
+		after += c->sacked[i].right - c->sacked[i].left;
+	return after > before ? after - before : 0;
+}
+
+static uint32_t
+sb_update(struct tcp_conn *c, const struct tcp_seg_in *s)
+{
+	uint32_t added = 0;
+
+	if (!(c->flags & TCP_CF_SACK) || !(s->opts & TCP_SO_SACK))
+		return 0;
+	for (unsigned int i = 0; i < s->nsack; i++) {
+		struct tcp_sack_blk b = s->sack[i];
+
+		/* Only blocks inside (SND.UNA, SND.MAX]; D-SACKs and junk
+		 * are ignored (RFC 2883 is not used). */
+		if (!tcp_seq_lt(b.left, b.right) || tcp_seq_le(b.right, c->snd_una) ||
+		    tcp_seq_gt(b.right, c->snd_max))
+			continue;
+		if (tcp_seq_lt(b.left, c->snd_una))
+			b.left = c->snd_una;
+		added += sb_add(c, b);
+	}
+	return added;
+}
+
+uint32_t
+tcp_sacked_bytes(const struct tcp_conn *c)
+{
+	uint32_t n = 0;
+
+	for (unsigned int i = 0; i < c->nsacked; i++)
+		n += c->sacked[i].right - c->sacked[i].left;
+	return n;
+}
+
+/* ---- receive side */
+
+static void
+ooo_free_all(struct tcp_conn *c)
+{
+	for (unsigned int i = 0; i < c->ooo_n; i++)
+		tcp_mq_free(&c->ooo[i].q);
+	c->ooo_n = 0;
+}
+
+/* Store [seq, seq+len) (chain..tail) out of order, trimming overlaps
+ * with what is stored and merging adjacent ranges. */
+static void
+ooo_insert(struct tcp_conn *c, uint32_t seq, struct rte_mbuf *chain,
+	   struct rte_mbuf *tail, uint32_t len)
+{
+	uint32_t end = seq + len;
+	struct tcp_mq nq;
+	unsigned int i;
+
+	for (i = 0; i < c->ooo_n; i++) {
+		uint32_t rs = c->ooo[i].seq, re = rs + c->ooo[i].q.bytes;
+
+		if (tcp_seq_le(end, rs))
+			break;
+		if (tcp_seq_ge(seq, re))
+			continue;
+		if (tcp_seq_lt(seq, rs)) {
+			/* Keep the part before this range; the rest is
+			 * either stored already or comes again. */
+			chain = tcp_chain_slice(chain, 0, rs - seq, &tail);
+			end = rs;
+			break;
+		}
+		if (tcp_seq_le(end, re)) {
+			struct tcp_mq dup = { chain, tail, len };
+
+			tcp_mq_free(&dup);
+			return;
+		}
+		chain = tcp_chain_slice(chain, re - seq, end - re, &tail);
+		seq = re;
+	}
+	len = end - seq;
+	nq.head = chain;
+	nq.tail = tail;
+	nq.bytes = len;
+	/* i: first range after the new one */
+	for (i = 0; i < c->ooo_n && tcp_seq_lt(c->ooo[i].seq, seq); i++)
+		;
+	if (i > 0 && c->ooo[i - 1].seq + c->ooo[i - 1].q.bytes == seq) {
+		struct tcp_ooo *prev = &c->ooo[i - 1];
+
+		tcp_mq_concat(&prev->q, &nq);
+		if (i < c->ooo_n && prev->seq + prev->q.bytes == c->ooo[i].seq) {
+			tcp_mq_concat(&prev->q, &c->ooo[i].q);
+			memmove(&c->ooo[i], &c->ooo[i + 1],
+				(c->ooo_n - i - 1) * sizeof(c->ooo[0]));
+			c->ooo_n--;
+		}
+		c->ooo_recent = prev->seq;
+		return;
+	}
+	if (i < c->ooo_n && end == c->ooo[i].seq) {
+		tcp_mq_concat(&nq, &c->ooo[i].q);
+		c->ooo[i].q = nq;
+		c->ooo[i].seq = seq;
+		c->ooo_recent = seq;
+		return;
+	}
+	if (c->ooo_n == TCP_OOO_MAX) {
+		TCP_CNT(c->eng, OOO_DROPPED);
+		tcp_mq_free(&nq);
+		return;
+	}
+	memmove(&c->ooo[i + 1], &c->ooo[i], (c->ooo_n - i) * sizeof(c->ooo[0]));
+	c->ooo[i].seq = seq;
+	c->ooo[i].q = nq;
+	c->ooo_n++;
+	c->ooo_recent = seq;
+}
+
+/* Move ranges that became in order into the receive queue. */
+static int
+ooo_drain(struct tcp_conn *c)
+{
+	int moved = 0;
+
+	while (c->ooo_n > 0 && tcp_seq_le(c->ooo[0].seq, c->rcv_nxt)) {
+		struct tcp_ooo *r = &c->ooo[0];
+		uint32_t re = r->seq + r->q.bytes;
+
+		if (tcp_seq_gt(re, c->rcv_nxt)) {
+			tcp_mq_drop_front(&r->q, c->rcv_nxt - r->seq);
+			tcp_mq_concat(&c->rcvq, &r->q);
+			c->rcv_nxt = re;
+			moved = 1;
+		} else {
+			tcp_mq_free(&r->q);
+		}
+		memmove(&c->ooo[0], &c->ooo[1], (c->ooo_n - 1) * sizeof(c->ooo[0]));
+		c->ooo_n--;
+	}
+	return moved;
+}
+
+/* Step 7 of 3.10.7.4: segment text. Takes the mbuf. */
+static void
+rcv_data(struct tcp_conn *c, struct rte_mbuf *m, const struct tcp_seg_in *s)
+{
+	struct tcp_engine *e = c->eng;
+	uint32_t seq = s->seq, len = s->len, skip = 0, stored;
+	struct rte_mbuf *chain, *tail;
+
+	if (tcp_seq_lt(seq, c->rcv_nxt)) {
+		skip = c->rcv_nxt - seq;
+		seq = c->rcv_nxt;
+		len -= skip;
+	}
+	if (tcp_seq_gt(seq + len, c->rcv_adv))
+		len = tcp_seq_gt(c->rcv_adv, seq) ? c->rcv_adv - seq : 0;
+	stored = c->rcvq.bytes;
+	for (unsigned int i = 0; i < c->ooo_n; i++)
+		stored += c->ooo[i].q.bytes;
+	if (stored + len > e->p.rcv_buf) {
+		TCP_CNT(e, RCV_OVERFLOW);
+		len = stored >= e->p.rcv_buf ? 0 : e->p.rcv_buf - stored;
+	}
+	if (len == 0) {
+		rte_pktmbuf_free(m);
+		c->flags |= TCP_CF_ACK_NOW;
+		return;
+	}
+	chain = tcp_chain_slice(m, s->payload_off + skip, len, &tail);
+	if (seq != c->rcv_nxt) {
+		/* Out of order: keep it and ACK at once, so the sender sees
+		 * a duplicate ACK with SACK blocks (RFC 5681 4.2). */
+		ooo_insert(c, seq, chain, tail, len);
+		c->flags |= TCP_CF_ACK_NOW;
+		return;
+	}
+	{
+		struct tcp_mq q = { chain, tail, len };
+
+		tcp_mq_concat(&c->rcvq, &q);
+	}
+	c->rcv_nxt += len;
+	tcp_conn_event(c, TCP_EV_READABLE);
+	if (c->ooo_n > 0) {
+		ooo_drain(c);
+		c->flags |= TCP_CF_ACK_NOW; /* a hole was filled (4.2) */
+		return;
+	}
+	/* Delayed ACK (RFC 9293 3.8.6.3, RFC 1122 4.2.3.2): at least every
+	 * second full-sized segment, and within delack_ns. */
+	c->rcv_unacked += len;
+	if (c->rcv_unacked >= 2u * (c->rcv_mss - ((c->flags & TCP_CF_TS) ? 12 : 0))) {
+		c->flags |= TCP_CF_ACK_NOW;
+	} else if (c->delack_at == 0) {
+		c->delack_at = e->now + e->p.delack_ns;
+	}
+}
+
+static void
+enter_time_wait(struct tcp_conn *c)
+{
+	c->state = TCP_TIME_WAIT;
+	c->delack_at = 0;
+	c->rtx_at = c->eng->now + c->eng->p.time_wait_ns;
+	tcp_conn_event(c, TCP_EV_CLOSED);
+}
+
+/* FIN in order (3.10.7.4 step 8). */
+static void
+rcv_fin(struct tcp_conn *c)
+{
+	c->rcv_nxt++;
+	c->flags |= TCP_CF_PEER_FIN | TCP_CF_ACK_NOW;
+	c->flags &= ~TCP_CF_OOO_FIN;
+	tcp_conn_event(c, TCP_EV_PEER_FIN | TCP_EV_READABLE);
+	switch (c->state) {
+	case TCP_SYN_RECEIVED:
+	case TCP_ESTABLISHED:
+		c->state = TCP_CLOSE_WAIT;
+		break;
+	case TCP_FIN_WAIT_1:
+		if ((c->flags & TCP_CF_FIN_SENT) && c->snd_una == c->fin_seq + 1)
+			enter_time_wait(c);
+		else
+			c->state = TCP_CLOSING;
+		break;
+	case TCP_FIN_WAIT_2:
+		enter_time_wait(c);
+		break;
+	default:
+		break;
+	}
+}
+
+static void
+challenge_ack(struct tcp_conn *c)
+{
+	/* RFC 5961 3.2 / 4.2: <SEQ=SND.NXT><ACK=RCV.NXT><CTL=ACK>. */
+	TCP_CNT(c->eng, CHALLENGE_ACK);
+	tcp_send_ack(c);
+}
+
+static void
+syn_sent_input(struct tcp_conn *c, const struct tcp_seg_in *s)
+{
+	struct tcp_engine *e = c->eng;
+	int ack = s->flags & TCP_FL_ACK;
+
+	if (ack && (tcp_seq_le(s->ack, c->iss) || tcp_seq_gt(s->ack, c->snd_max))) {
+		if (!(s->flags & TCP_FL_RST))
+			tcp_send_rst_for(e, &c->ep, s->ack, 0, TCP_FL_RST);
+		TCP_CNT(e, ACK_TOO_NEW);
+		return;
+	}
+	if (s->flags & TCP_FL_RST) {
+		/* Only an RST that acknowledges our SYN (RFC 5961 3.2). */
+		if (ack) {
+			TCP_CNT(e, RST_IN);
+			tcp_conn_event(c, TCP_EV_REFUSED);
+			tcp_conn_close(c);
+		} else {
+			TCP_CNT(e, RST_IGNORED);
+		}
+		return;
+	}
+	if (!(s->flags & TCP_FL_SYN))
+		return;
+	c->irs = s->seq;
+	c->rcv_nxt = s->seq + 1;
+	c->rcv_adv = c->rcv_nxt;
+	tcp_apply_syn_opts(c, s);
+	if (ack) {
+		c->snd_una = s->ack;
+		c->snd_wnd = (uint32_t)s->wnd << wscale(c);
+		c->max_snd_wnd = c->snd_wnd;
+		c->snd_wl1 = s->seq;
+		c->snd_wl2 = s->ack;
+		c->state = TCP_ESTABLISHED;
+		if ((c->flags & TCP_CF_TS) && s->tsecr != 0)
+			tcp_rtt_sample(c, (uint64_t)(uint32_t)(tcp_ts_now(c) - s->tsecr) * 1000000);
+		else if (!(c->flags & TCP_CF_SYN_RTX))
+			tcp_rtt_sample(c, e->now - c->rtt_ts);
+		else if (c->srtt_ns == 0)
+			c->rto_ns = 3000000000ull; /* RFC 6298 5.7 */
+		c->flags &= ~TCP_CF_RTT_TIMING;
+		c->backoff = 0;
+		c->retries = 0;
+		c->rtx_at = 0;
+		tcp_conn_event(c, TCP_EV_CONNECTED);
+		c->flags |= TCP_CF_ACK_NOW;
+		tcp_output(c);
+		return;
+	}
+	/* Simultaneous open (RFC 9293 figure 7). */
+	c->state = TCP_SYN_RECEIVED;
+	c->snd_wnd = s->wnd;
+	c->snd_wl1 = s->seq;
+	c->snd_wl2 = s->ack;
+	tcp_send_syn(c);
+}
+
+static int
+seq_acceptable(const struct tcp_conn *c, const struct tcp_seg_in *s, uint32_t seglen)
+{
+	uint32_t rw = tcp_seq_gt(c->rcv_adv, c->rcv_nxt) ? c->rcv_adv - c->rcv_nxt : 0;
+	uint32_t seq = s->seq;
+
+	/* The four cases of RFC 9293 3.10.7.4. */
+	if (seglen == 0) {
+		if (rw == 0)
+			return seq == c->rcv_nxt;
+		return tcp_seq_ge(seq, c->rcv_nxt) && tcp_seq_lt(seq, c->rcv_nxt + rw);
+	}
+	if (rw == 0)
+		return 0;
+	return (tcp_seq_ge(seq, c->rcv_nxt) && tcp_seq_lt(seq, c->rcv_nxt + rw)) ||
+	       (tcp_seq_ge(seq + seglen - 1, c->rcv_nxt) &&
+		tcp_seq_lt(seq + seglen - 1, c->rcv_nxt + rw));
+}
+
+static void
+reset_by_peer(struct tcp_conn *c)
+{
+	TCP_CNT(c->eng, RST_IN);
+	switch (c->state) {
+	case TCP_SYN_RECEIVED:
+		tcp_conn_event(c, (c->flags & TCP_CF_PASSIVE) ? TCP_EV_RESET : TCP_EV_REFUSED);
+		break;
+	case TCP_ESTABLISHED:
+	case TCP_FIN_WAIT_1:
+	case TCP_FIN_WAIT_2:
+	case TCP_CLOSE_WAIT:
+		tcp_conn_event(c, TCP_EV_RESET);
+		break;
+	default:
+		break;
+	}
+	ooo_free_all(c);
+	tcp_conn_close(c);
+}
+
+/* An ACK that advances SND.UNA. */
+static void
+new_ack(struct tcp_conn *c, const struct tcp_seg_in *s)
+{
+	struct tcp_engine *e = c->eng;
+	uint32_t acked = s->ack - c->snd_una;
+	uint32_t data_acked = acked;
+	int fin_acked = 0;
+
+	if ((c->flags & TCP_CF_FIN_SENT) && tcp_seq_gt(s->ack, c->fin_seq)) {
+		fin_acked = 1;
+		data_acked--;
+	}
+	tcp_mq_drop_front(&c->sndq, MIN2(data_acked, c->sndq.bytes));
+	c->snd_una = s->ack;
+	if (tcp_seq_lt(c->snd_nxt, c->snd_una))
+		c->snd_nxt = c->snd_una;
+	sb_trim(c);
+
+	/* RTT: timestamps on every ACK of new data (RFC 7323 4.1), else one
+	 * timed segment per RTT, never a retransmitted one (Karn). */
+	if ((c->flags & TCP_CF_TS) && (s->opts & TCP_SO_TS) && s->tsecr != 0) {
+		tcp_rtt_sample(c, (uint64_t)(uint32_t)(tcp_ts_now(c) - s->tsecr) * 1000000);
+	} else if ((c->flags & TCP_CF_RTT_TIMING) && tcp_seq_ge(s->ack, c->rtt_seq)) {
+		c->flags &= ~TCP_CF_RTT_TIMING;
+		tcp_rtt_sample(c, e->now - c->rtt_ts);
+	}
+	c->backoff = 0;
+	c->retries = 0;
+
+	if (c->flags & TCP_CF_IN_RECOVERY) {
+		if (tcp_seq_ge(s->ack, c->recover)) {
+			/* Full ACK: leave recovery (RFC 6582 3.2 step 3). */
+			uint32_t fl = tcp_flight(c);
+
+			c->flags &= ~TCP_CF_IN_RECOVERY;
+			c->cc.cwnd = MIN2(c->cc.ssthresh, MAX2(fl, (uint32_t)c->mss) + c->mss);
+		} else if (!(c->flags & TCP_CF_SACK)) {
+			/* Partial ACK: retransmit the next hole, deflate. */
+			tcp_retransmit_una(c);
+			c->cc.cwnd = c->cc.cwnd > acked ? c->cc.cwnd - acked : 0;
+			c->cc.cwnd += c->mss;
+		}
+	} else {
+		e->cc->on_ack(&c->cc, acked, e->now, c->srtt_ns);
+	}
+	c->dupacks = 0;
+
+	/* RFC 6298 5.2 / 5.3 */
+	if (c->snd_una == c->snd_max) {
+		c->rtx_at = 0;
+		c->flags &= ~TCP_CF_PERSIST;
+	} else {
+		tcp_rto_arm(c);
+	}
+	if ((c->flags & TCP_CF_WANT_WRITE) && c->sndq.bytes < e->p.snd_buf) {
+		c->flags &= ~TCP_CF_WANT_WRITE;
+		tcp_conn_event(c, TCP_EV_WRITABLE);
+	}
+	(void)fin_acked;
+}
+
+static void
+dup_ack(struct tcp_conn *c, uint32_t newly_sacked)
+{
+	struct tcp_engine *e = c->eng;
+
+	c->dupacks++;
+	if (c->flags & TCP_CF_IN_RECOVERY) {
+		if (!(c->flags & TCP_CF_SACK))
+			c->cc.cwnd += c->mss; /* RFC 6582 3.2 step 4: inflation */
+		return;
+	}
+	/* Enter recovery on DupThresh duplicates, or when SACK shows more
+	 * than (DupThresh - 1) * SMSS above SND.UNA (RFC 6675 5 IsLost). */
+	if (c->dupacks >= 3 || ((c->flags & TCP_CF_SACK) && newly_sacked &&
+				tcp_sacked_bytes(c) > 2u * c->mss)) {
+		if (tcp_seq_lt(c->snd_una, c->recover))
+			return; /* RFC 6582 4.1: losses of a window already handled */
+		TCP_CNT(e, FAST_RETRANSMIT);
+		c->flags |= TCP_CF_IN_RECOVERY;
+		c->recover = c->snd_max;
+		e->cc->on_congestion(&c->cc, tcp_flight(c), e->now);
+		c->flags &= ~TCP_CF_RTT_TIMING;
+		c->rtx_hi = c->snd_una;
+		if (!(c->flags & TCP_CF_SACK)) {
+			tcp_retransmit_una(c);
+			c->cc.cwnd += 3u * c->mss;
+		}
+	}
+}
+
+void
+tcp_conn_input(struct tcp_conn *c, struct rte_mbuf *m, struct tcp_seg_in *s)
+{
+	struct tcp_engine *e = c->eng;
+	uint32_t seglen;
+	uint32_t newly_sacked;
+
+	if (c->state == TCP_SYN_SENT) {
+		syn_sent_input(c, s);
+		rte_pktmbuf_free(m);
+		return;
+	}
+	if (c->state == TCP_CLOSED || c->state == TCP_LISTEN) {
+		rte_pktmbuf_free(m);
+		return;
+	}
+	/* Our SYN-ACK was lost and the peer sent its SYN again. */
+	if (c->state == TCP_SYN_RECEIVED &&
+	    (s->flags & (TCP_FL_SYN | TCP_FL_ACK | TCP_FL_RST)) == TCP_FL_SYN &&
+	    s->seq == c->irs) {
+		tcp_send_syn(c);
+		rte_pktmbuf_free(m);
+		return;
+	}
+	seglen = s->len + !!(s->flags & TCP_FL_SYN) + !!(s->flags & TCP_FL_FIN);
+
+	/* PAWS (RFC 7323 5.3): an older timestamp marks an old duplicate. */
+	if ((c->flags & TCP_CF_TS) && (s->opts & TCP_SO_TS) &&
+	    !(s->flags & TCP_FL_RST) && (int32_t)(s->tsval - c->ts_recent) < 0) {
+		TCP_CNT(e, UNACCEPTABLE);
+		tcp_send_ack(c);
+		rte_pktmbuf_free(m);
+		return;
+	}
+	/* Step 1: sequence number. */
+	if (!seq_acceptable(c, s, seglen)) {
+		if (s->flags & TCP_FL_RST) {
+			TCP_CNT(e, RST_IGNORED);
+		} else {
+			TCP_CNT(e, UNACCEPTABLE);
+			tcp_send_ack(c);
+		}
+		rte_pktmbuf_free(m);
+		return;
+	}
+	/* RFC 7323 4.3: TS.Recent from segments that start at or before the
+	 * left edge of the window. */
+	if ((c->flags & TCP_CF_TS) && (s->opts & TCP_SO_TS) &&
+	    tcp_seq_le(s->seq, c->rcv_nxt))
+		c->ts_recent = s->tsval;
+
+	/* Step 2: RST, accepted only at exactly RCV.NXT (RFC 5961 3.2). */
+	if (s->flags & TCP_FL_RST) {
+		if (s->seq == c->rcv_nxt)
+			reset_by_peer(c);
+		else
+			challenge_ack(c);
+		rte_pktmbuf_free(m);
+		return;
+	}
+	/* Step 4: a SYN in a synchronised state is answered with a
+	 * challenge ACK, whatever its sequence number (RFC 5961 4.2). */
+	if (s->flags & TCP_FL_SYN) {
+		challenge_ack(c);
+		rte_pktmbuf_free(m);
+		return;
+	}
+	/* Step 5: ACK. */
+	if (!(s->flags & TCP_FL_ACK)) {
+		rte_pktmbuf_free(m);
+		return;
+	}
+	if (c->state == TCP_SYN_RECEIVED) {
+		if (tcp_seq_le(s->ack, c->snd_una) || tcp_seq_gt(s->ack, c->snd_max)) {
+			tcp_send_rst_for(e, &c->ep, s->ack, 0, TCP_FL_RST);
+			rte_pktmbuf_free(m);
+			return;
+		}
+		c->state = TCP_ESTABLISHED;
+		c->snd_wnd = (uint32_t)s->wnd << wscale(c);
+		c->max_snd_wnd = c->snd_wnd;
+		c->snd_wl1 = s->seq;
+		c->snd_wl2 = s->ack;
+		if ((c->flags & TCP_CF_TS) && s->tsecr != 0)
+			tcp_rtt_sample(c, (uint64_t)(uint32_t)(tcp_ts_now(c) - s->tsecr) * 1000000);
+		else if (!(c->flags & TCP_CF_SYN_RTX))
+			tcp_rtt_sample(c, e->now - c->rtt_ts);
+		else if (c->srtt_ns == 0)
+			c->rto_ns = 3000000000ull; /* RFC 6298 5.7 */
+		c->flags &= ~(TCP_CF_RTT_TIMING | TCP_CF_DETACHED);
+		c->snd_una = s->ack;
+		c->backoff = 0;
+		c->retries = 0;
+		c->rtx_at = 0;
+		tcp_conn_event(c, TCP_EV_CONNECTED);
+		if (c->flags & TCP_CF_FIN_QUEUED)
+			c->state = TCP_FIN_WAIT_1;
+	}
+	/* RFC 5961 5.2: SND.UNA - MAX.SND.WND <= SEG.ACK <= SND.NXT. */
+	if (tcp_seq_gt(s->ack, c->snd_max)) {
+		TCP_CNT(e, ACK_TOO_NEW);
+		tcp_send_ack(c);
+		rte_pktmbuf_free(m);
+		return;
+	}
+	if (tcp_seq_lt(s->ack, c->snd_una - c->max_snd_wnd)) {
+		TCP_CNT(e, ACK_TOO_OLD);
+		tcp_send_ack(c);
+		rte_pktmbuf_free(m);
+		return;
+	}
+	newly_sacked = sb_update(c, s);
+	if (tcp_seq_gt(s->ack, c->snd_una)) {
+		new_ack(c, s);
+	} else if (s->ack == c->snd_una && s->len == 0 &&
+		   !(s->flags & TCP_FL_FIN) && c->snd_max != c->snd_una &&
+		   ((uint32_t)s->wnd << wscale(c)) == c->snd_wnd) {
+		/* Duplicate ACK as RFC 5681 2 defines it. */
+		dup_ack(c, newly_sacked);
+	}
+	/* Window update (3.10.7.4 step 5, SND.WL1/WL2 rule). */
+	if (tcp_seq_lt(c->snd_wl1, s->seq) ||
+	    (c->snd_wl1 == s->seq && tcp_seq_le(c->snd_wl2, s->ack))) {
+		c->snd_wnd = (uint32_t)s->wnd << wscale(c);
+		c->snd_wl1 = s->seq;
+		c->snd_wl2 = s->ack;
+		if (c->snd_wnd > c->max_snd_wnd)
+			c->max_snd_wnd = c->snd_wnd;
+		if (c->snd_wnd > 0 && (c->flags & TCP_CF_PERSIST)) {
+			c->flags &= ~TCP_CF_PERSIST;
+			c->rtx_at = 0;
+			c->backoff = 0;
+		}
+	}
+	if ((c->flags & TCP_CF_FIN_SENT) && tcp_seq_gt(c->snd_una, c->fin_seq)) {
+		switch (c->state) {
+		case TCP_FIN_WAIT_1:
+			c->state = TCP_FIN_WAIT_2;
+			break;
+		case TCP_CLOSING:
+			enter_time_wait(c);
+			break;
+		case TCP_LAST_ACK:
+			tcp_conn_close(c);
+			rte_pktmbuf_free(m);
+			return;
+		default:
+			break;
+		}
+	}
+	/* Step 7: text. */
+	if (s->len > 0 && (c->state == TCP_ESTABLISHED || c->state == TCP_FIN_WAIT_1 ||
+			   c->state == TCP_FIN_WAIT_2)) {
+		rcv_data(c, m, s);
+	} else {
+		rte_pktmbuf_free(m);
+		if (s->len > 0)
+			c->flags |= TCP_CF_ACK_NOW;
+	}
+	/* Step 8: FIN. */
+	if (s->flags & TCP_FL_FIN) {
+		uint32_t fseq = s->seq + s->len;
+
+		if (c->state == TCP_TIME_WAIT) {
+			/* The peer lost our ACK: answer and restart 2 MSL. */
+			c->flags |= TCP_CF_ACK_NOW;
+			c->rtx_at = e->now + e->p.time_wait_ns;
+		} else if (c->flags & TCP_CF_PEER_FIN) {
+			c->flags |= TCP_CF_ACK_NOW;
+		} else if (fseq == c->rcv_nxt) {
+			rcv_fin(c);
+		} else if (tcp_seq_gt(fseq, c->rcv_nxt) && tcp_seq_lt(fseq, c->rcv_adv)) {
+			c->flags |= TCP_CF_OOO_FIN;
+			c->peer_fin_seq = fseq;
+		}
+	}
+	if ((c->flags & TCP_CF_OOO_FIN) && c->peer_fin_seq == c->rcv_nxt)
+		rcv_fin(c);
+	if (c->state != TCP_CLOSED)
+		tcp_output(c);
+}

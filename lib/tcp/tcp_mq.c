@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Byte queues on mbuf segments: the send and receive buffers. */
+
+#include "tcp_impl.h"
+
+void
+tcp_mq_append(struct tcp_mq *q, struct rte_mbuf *chain)
+{
+	struct rte_mbuf *last = chain;
+
+	if (chain == NULL)
+		return;
+	q->bytes += chain->data_len;
+	while (last->next != NULL) {
+		last = last->next;
+		q->bytes += last->data_len;
+	}
+	if (q->tail != NULL)
+		q->tail->next = chain;
+	else
+		q->head = chain;
+	q->tail = last;
+}
+
+void
+tcp_mq_concat(struct tcp_mq *q, struct tcp_mq *q2)
+{
+	if (q2->head == NULL)
+		return;
+	if (q->tail != NULL)
+		q->tail->next = q2->head;
+	else
+		q->head = q2->head;
+	q->tail = q2->tail;
+	q->bytes += q2->bytes;
+	q2->head = q2->tail = NULL;
+	q2->bytes = 0;
+}
+
+void
+tcp_mq_drop_front(struct tcp_mq *q, uint32_t n)
+{
+	while (n > 0 && q->head != NULL) {
+		struct rte_mbuf *m = q->head;
+
+		if (n < m->data_len) {
+			m->data_off = (uint16_t)(m->data_off + n);
+			m->data_len = (uint16_t)(m->data_len - n);
+			q->bytes -= n;
+			return;
+		}
+		n -= m->data_len;
+		q->bytes -= m->data_len;
+		q->head = m->next;
+		rte_pktmbuf_free_seg(m);
+	}
+	if (q->head == NULL)
+		q->tail = NULL;
+}
+
+void
+tcp_mq_free(struct tcp_mq *q)
+{
+	struct rte_mbuf *m = q->head;
+
+	while (m != NULL) {
+		struct rte_mbuf *next = m->next;
+
+		rte_pktmbuf_free_seg(m);
+		m = next;
+	}
+	q->head = q->tail = NULL;
+	q->bytes = 0;
+}
+
+struct rte_mbuf *
+tcp_chain_slice(struct rte_mbuf *m, uint32_t off, uint32_t len,
+		struct rte_mbuf **tail)
+{
+	struct rte_mbuf *head = NULL, *last = NULL;
+
+	while (m != NULL) {
+		struct rte_mbuf *next = m->next;
+		uint32_t dl = m->data_len;
+
+		if (off >= dl || len == 0) {
+			off -= off >= dl ? dl : off;
+			rte_pktmbuf_free_seg(m);
+		} else {
+			uint32_t take = dl - off;
+
+			if (take > len)
+				take = len;
+			m->data_off = (uint16_t)(m->data_off + off);
+			m->data_len = (uint16_t)take;
+			m->next = NULL;
+			m->nb_segs = 1;
+			m->pkt_len = take;
+			len -= take;
+			off = 0;
+			if (last != NULL)
+				last->next = m;
+			else
+				head = m;
+			last = m;
+		}
+		m = next;
+	}
+	*tail = last;
+	return head;
+}

@@ -1,0 +1,325 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef SLUICE_TCP_TEST_UTIL_H
+#define SLUICE_TCP_TEST_UTIL_H
+
+/*
+ * Helpers for the lib/tcp tests: EAL and a mempool, and "a wire": two
+ * engines back to back in memory on a virtual clock. Frames one engine
+ * sends reach the other after a one-way delay, unless a drop hook says
+ * otherwise. Applications on each side record events and hash the bytes
+ * they read.
+ */
+
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_mbuf.h>
+#include <rte_mempool.h>
+
+#include "pkt.h"
+#include "tcp.h"
+#include "tcp_seg.h"
+
+#define MS(x) ((uint64_t)(x) * 1000000ull)
+#define US(x) ((uint64_t)(x) * 1000ull)
+
+static struct rte_mempool *test_pool;
+
+static inline int
+test_eal_init(const char *tag)
+{
+	char prefix[64];
+	char *argv[] = { "test", "--no-huge", "-m", "256", "--no-pci",
+			 "--no-shconf", "--log-level=error", prefix, NULL };
+
+	snprintf(prefix, sizeof(prefix), "--file-prefix=tcp_%s_%d", tag, (int)getpid());
+	if (rte_eal_init((int)RTE_DIM(argv) - 1, argv) < 0)
+		return -1;
+	test_pool = rte_pktmbuf_pool_create("tcp_test", 16383, 0, PKT_META_PRIV_SIZE,
+					    RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
+	return test_pool ? 0 : -1;
+}
+
+/* FNV-1a, 64 bit: enough to compare byte streams. */
+static inline uint64_t
+fnv1a(uint64_t h, const void *data, size_t len)
+{
+	const uint8_t *p = data;
+
+	for (size_t i = 0; i < len; i++) {
+		h ^= p[i];
+		h *= 0x100000001b3ull;
+	}
+	return h;
+}
+#define FNV_INIT 0xcbf29ce484222325ull
+
+/* One side's application. */
+struct app {
+	struct tcp_conn *conn;
+	uint32_t events;      /* every event seen, OR-ed */
+	uint32_t n_closed;
+	int auto_read;        /* read everything on READABLE */
+	uint64_t rx_bytes;
+	uint64_t rx_hash;
+	uint64_t connected_at;
+	uint32_t last_state_at_close;
+};
+
+static inline void
+app_cb(struct tcp_conn *c, void *arg, uint32_t ev, uint64_t now)
+{
+	struct app *a = arg;
+	uint8_t buf[4096];
+	uint32_t n;
+
+	(void)now;
+	a->events |= ev;
+	if (ev & TCP_EV_CONNECTED) {
+		a->conn = c;
+		a->connected_at = now;
+	}
+	if ((ev & TCP_EV_READABLE) && a->auto_read) {
+		while ((n = tcp_recv(c, buf, sizeof(buf), now)) > 0) {
+			a->rx_hash = fnv1a(a->rx_hash, buf, n);
+			a->rx_bytes += n;
+		}
+	}
+	if (ev & TCP_EV_CLOSED) {
+		a->n_closed++;
+		a->conn = NULL;
+	}
+}
+
+#define WIRE_MAX 8192
+
+struct frame {
+	struct rte_mbuf *m;
+	uint64_t due;
+	int to_b;
+};
+
+struct wire;
+/* Return nonzero to drop. seg is the parsed TCP header of the frame. */
+typedef int (*drop_fn)(struct wire *w, int to_b, const struct tcp_seg_in *seg);
+
+struct wire {
+	struct tcp_engine *a, *b;
+	struct app app_a, app_b;
+	uint64_t now;
+	uint64_t delay;          /* one way */
+	struct frame f[WIRE_MAX];
+	uint32_t head, n;
+	drop_fn drop;
+	void *drop_arg;
+	uint64_t sent[2], dropped[2];  /* [0]: b->a, [1]: a->b */
+	/* the last frames that crossed, for assertions */
+	struct tcp_seg_in last[2];
+	uint64_t last_at[2];
+	uint32_t n_data[2];      /* data segments carried */
+	uint32_t n_pure_ack[2];
+	struct tcp_endpoints ep_a;   /* a's view: a -> b */
+};
+
+static inline void
+wire_params(struct tcp_engine_params *p, const char *name, struct app *app)
+{
+	tcp_engine_params_init(p);
+	p->name = name;
+	p->pool = test_pool;
+	p->cb = app_cb;
+	p->cb_arg = app;
+	p->max_conns = 64;
+	for (int i = 0; i < 16; i++)
+		p->isn_key[i] = (uint8_t)(name[0] + i);
+}
+
+static inline void
+wire_ep_v4(struct tcp_endpoints *ep)
+{
+	static const uint8_t ma[6] = { 2, 0, 0, 0, 0, 0xa }, mb[6] = { 2, 0, 0, 0, 0, 0xb };
+
+	memset(ep, 0, sizeof(*ep));
+	ep->family = 4;
+	ep->laddr[0] = 198; ep->laddr[1] = 18; ep->laddr[2] = 0; ep->laddr[3] = 1;
+	ep->raddr[0] = 198; ep->raddr[1] = 18; ep->raddr[2] = 1; ep->raddr[3] = 2;
+	ep->lport = 40000;
+	ep->rport = 80;
+	memcpy(&ep->lmac, ma, 6);
+	memcpy(&ep->rmac, mb, 6);
+}
+
+static inline void
+wire_ep_v6(struct tcp_endpoints *ep)
+{
+	wire_ep_v4(ep);
+	memset(ep->laddr, 0, 16);
+	memset(ep->raddr, 0, 16);
+	ep->family = 6;
+	ep->laddr[0] = 0x20; ep->laddr[1] = 0x01; ep->laddr[2] = 0x0d; ep->laddr[3] = 0xb8;
+	ep->laddr[15] = 1;
+	memcpy(ep->raddr, ep->laddr, 16);
+	ep->raddr[15] = 2;
+}
+
+/* The same endpoints seen from the other side. */
+static inline void
+ep_reverse(struct tcp_endpoints *r, const struct tcp_endpoints *ep)
+{
+	*r = *ep;
+	memcpy(r->laddr, ep->raddr, 16);
+	memcpy(r->raddr, ep->laddr, 16);
+	r->lport = ep->rport;
+	r->rport = ep->lport;
+	r->lmac = ep->rmac;
+	r->rmac = ep->lmac;
+}
+
+static inline struct wire *
+wire_new(const struct tcp_engine_params *pa, const struct tcp_engine_params *pb)
+{
+	static struct wire w;
+
+	memset(&w, 0, sizeof(w));
+	w.app_a.rx_hash = FNV_INIT;
+	w.app_b.rx_hash = FNV_INIT;
+	w.app_a.auto_read = 1;
+	w.app_b.auto_read = 1;
+	w.delay = MS(5);
+	w.now = MS(1000);
+	{
+		struct tcp_engine_params p = *pa, q = *pb;
+
+		p.cb_arg = &w.app_a;
+		q.cb_arg = &w.app_b;
+		w.a = tcp_engine_create(&p);
+		w.b = tcp_engine_create(&q);
+	}
+	wire_ep_v4(&w.ep_a);
+	return &w;
+}
+
+static inline void
+wire_free(struct wire *w)
+{
+	for (uint32_t i = 0; i < w->n; i++)
+		rte_pktmbuf_free(w->f[(w->head + i) % WIRE_MAX].m);
+	w->n = 0;
+	tcp_engine_free(w->a);
+	tcp_engine_free(w->b);
+}
+
+/* Collect what both engines want to send. */
+static inline void
+wire_collect(struct wire *w)
+{
+	struct rte_mbuf *pkts[64];
+	uint16_t n;
+
+	for (int to_b = 0; to_b < 2; to_b++) {
+		struct tcp_engine *src = to_b ? w->a : w->b;
+
+		while ((n = tcp_tx_burst(src, pkts, 64)) > 0) {
+			for (uint16_t i = 0; i < n; i++) {
+				struct rte_mbuf *m = pkts[i];
+				struct tcp_seg_in s;
+				struct frame *f;
+
+				pkt_parse(m, pkt_meta(m), 0);
+				if (tcp_seg_parse(m, pkt_meta(m), &s, 1) != 0) {
+					fprintf(stderr, "engine built a bad segment\n");
+					abort();
+				}
+				w->sent[to_b]++;
+				w->last[to_b] = s;
+				w->last_at[to_b] = w->now;
+				if (s.len)
+					w->n_data[to_b]++;
+				else if (!(s.flags & (TCP_FL_SYN | TCP_FL_FIN | TCP_FL_RST)))
+					w->n_pure_ack[to_b]++;
+				if ((w->drop && w->drop(w, to_b, &s)) || w->n == WIRE_MAX) {
+					w->dropped[to_b]++;
+					rte_pktmbuf_free(m);
+					continue;
+				}
+				f = &w->f[(w->head + w->n) % WIRE_MAX];
+				f->m = m;
+				f->due = w->now + w->delay;
+				f->to_b = to_b;
+				w->n++;
+			}
+		}
+	}
+}
+
+static inline uint64_t
+wire_next_due(const struct wire *w)
+{
+	return w->n ? w->f[w->head].due : UINT64_MAX;
+}
+
+/* Deliver frames due by now; unknown 4-tuples get an RST. */
+static inline void
+wire_deliver(struct wire *w)
+{
+	while (w->n && w->f[w->head].due <= w->now) {
+		struct frame f = w->f[w->head];
+		struct tcp_engine *dst = f.to_b ? w->b : w->a;
+
+		w->head = (w->head + 1) % WIRE_MAX;
+		w->n--;
+		if (tcp_input(dst, f.m, w->now) != TCP_INPUT_CONSUMED) {
+			tcp_reply_rst(dst, f.m, w->now);
+			rte_pktmbuf_free(f.m);
+		}
+	}
+}
+
+/* Run the wire until the virtual clock reaches `until`, stepping at most
+ * 1 ms at a time (or to the next frame). */
+static inline void
+wire_run_until(struct wire *w, uint64_t until)
+{
+	for (;;) {
+		uint64_t next;
+
+		wire_collect(w);
+		wire_deliver(w);
+		tcp_timers_run(w->a, w->now);
+		tcp_timers_run(w->b, w->now);
+		wire_collect(w);
+		if (w->now >= until)
+			break;
+		next = w->now + MS(1);
+		if (wire_next_due(w) < next)
+			next = wire_next_due(w);
+		if (next > until)
+			next = until;
+		w->now = next;
+	}
+}
+
+static inline void
+wire_run(struct wire *w, uint64_t dt)
+{
+	wire_run_until(w, w->now + dt);
+}
+
+/* A connects to B (which listens on 80); run the handshake. */
+static inline struct tcp_conn *
+wire_connect(struct wire *w)
+{
+	struct tcp_conn *c;
+
+	tcp_listen(w->b, w->ep_a.rport, true);
+	c = tcp_connect(w->a, &w->ep_a, &w->app_a, w->now);
+	if (c != NULL)
+		w->app_a.conn = c;
+	wire_run(w, 4 * w->delay + MS(1));
+	return c;
+}
+
+#endif /* SLUICE_TCP_TEST_UTIL_H */

@@ -1,0 +1,450 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The RFC 9293 state machine between two engines: opens, closes, RST
+ * rules and the RFC 5961 protections. */
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "tcp_test_util.h"
+
+static struct tcp_engine_params pa, pb;
+
+static struct wire *
+setup_wire(void)
+{
+	struct wire *w;
+
+	wire_params(&pa, "a", NULL);
+	wire_params(&pb, "b", NULL);
+	w = wire_new(&pa, &pb);
+	assert_non_null(w->a);
+	assert_non_null(w->b);
+	return w;
+}
+
+static struct tcp_conn_info
+info(struct tcp_conn *c)
+{
+	struct tcp_conn_info i;
+
+	tcp_conn_get_info(c, &i);
+	return i;
+}
+
+/* Hand a crafted segment from B's 4-tuple to A. */
+static void
+inject_to_a(struct wire *w, uint8_t flags, uint32_t seq, uint32_t ack)
+{
+	struct tcp_endpoints r;
+	struct tcp_seg_out o = { .seq = seq, .ack = ack, .flags = flags, .wnd = 1000 };
+	struct rte_mbuf *m;
+
+	ep_reverse(&r, &w->ep_a);
+	m = tcp_seg_build(test_pool, &r, &o, NULL, 0, 0);
+	assert_non_null(m);
+	pkt_parse(m, pkt_meta(m), 0);
+	assert_int_equal(tcp_input(w->a, m, w->now), TCP_INPUT_CONSUMED);
+}
+
+static uint64_t
+cnt(struct tcp_engine *e, enum tcp_cnt c)
+{
+	return tcp_engine_counters(e)[c];
+}
+
+static void
+a_three_way_handshake_connects_both_sides_with_every_option(void **state)
+{
+	struct wire *w = setup_wire();
+	struct tcp_conn *c = wire_connect(w);
+	struct tcp_conn_info ia, ib;
+
+	(void)state;
+	assert_non_null(c);
+	assert_non_null(w->app_b.conn);
+	ia = info(c);
+	ib = info(w->app_b.conn);
+	assert_int_equal(ia.state, TCP_ESTABLISHED);
+	assert_int_equal(ib.state, TCP_ESTABLISHED);
+	assert_true(w->app_a.events & TCP_EV_CONNECTED);
+	assert_true(w->app_b.events & TCP_EV_CONNECTED);
+	assert_true(ia.ts_ok && ia.sack_ok && ib.ts_ok && ib.sack_ok);
+	/* 256 KiB buffers need a shift of 3 (65535 << 2 < 262144). */
+	assert_int_equal(ia.rcv_wscale, 3);
+	assert_int_equal(ia.snd_wscale, 3);
+	assert_int_equal(ia.mss, 1460 - 12);
+	assert_int_equal(ia.snd_una, ia.iss + 1);
+	assert_int_equal(ia.rcv_nxt, ib.iss + 1);
+	assert_int_equal(ib.rcv_nxt, ia.iss + 1);
+	/* The SYN/SYN-ACK exchange took 10 ms: SRTT 10, RTTVAR 5, and the
+	 * RTO is 10 + 4*5 = 30 ms raised to the 200 ms floor. */
+	assert_int_equal(ia.srtt_ns, MS(10));
+	assert_int_equal(ia.rttvar_ns, MS(5));
+	assert_int_equal(ia.rto_ns, MS(200));
+	assert_int_equal(ia.cwnd, 10 * ia.mss);
+	wire_free(w);
+}
+
+static void
+a_handshake_over_ipv6_announces_an_mss_20_bytes_smaller(void **state)
+{
+	struct wire *w = setup_wire();
+	struct tcp_conn *c;
+
+	(void)state;
+	wire_ep_v6(&w->ep_a);
+	c = wire_connect(w);
+	assert_non_null(c);
+	assert_int_equal(info(c).state, TCP_ESTABLISHED);
+	assert_int_equal(info(c).mss, 1440 - 12);
+	assert_int_equal(tcp_conn_endpoints(w->app_b.conn)->family, 6);
+	wire_free(w);
+}
+
+static void
+options_disabled_on_one_side_are_not_used_by_either(void **state)
+{
+	struct wire *w;
+	struct tcp_conn *c;
+
+	(void)state;
+	wire_params(&pa, "a", NULL);
+	wire_params(&pb, "b", NULL);
+	pb.flags = TCP_F_NO_TS | TCP_F_NO_SACK | TCP_F_NO_WS;
+	w = wire_new(&pa, &pb);
+	c = wire_connect(w);
+	assert_int_equal(info(c).state, TCP_ESTABLISHED);
+	assert_false(info(c).ts_ok);
+	assert_false(info(c).sack_ok);
+	assert_int_equal(info(c).snd_wscale, 0);
+	assert_int_equal(info(c).mss, 1460);
+	assert_int_equal(info(w->app_b.conn).snd_wscale, 0);
+	/* Without timestamps the SYN was timed directly. */
+	assert_int_equal(info(c).srtt_ns, MS(10));
+	wire_free(w);
+}
+
+static void
+a_syn_to_a_closed_port_is_refused_with_rst(void **state)
+{
+	struct wire *w = setup_wire();
+	struct tcp_conn *c;
+
+	(void)state;
+	c = tcp_connect(w->a, &w->ep_a, &w->app_a, w->now);
+	assert_non_null(c);
+	wire_run(w, MS(20));
+	assert_true(w->app_a.events & TCP_EV_REFUSED);
+	assert_true(w->app_a.events & TCP_EV_CLOSED);
+	assert_int_equal(w->app_a.n_closed, 1);
+	assert_int_equal(tcp_engine_conn_count(w->a), 0);
+	assert_int_equal(cnt(w->b, TCP_CNT_RST_SENT), 1);
+	wire_free(w);
+}
+
+static void
+connecting_twice_from_the_same_tuple_fails_with_eexist(void **state)
+{
+	struct wire *w = setup_wire();
+
+	(void)state;
+	assert_non_null(tcp_connect(w->a, &w->ep_a, &w->app_a, w->now));
+	assert_null(tcp_connect(w->a, &w->ep_a, &w->app_a, w->now));
+	assert_int_equal(rte_errno, EEXIST);
+	wire_free(w);
+}
+
+static void
+simultaneous_open_establishes_both_sides(void **state)
+{
+	struct wire *w = setup_wire();
+	struct tcp_endpoints rb;
+	struct tcp_conn *ca, *cb;
+
+	(void)state;
+	ep_reverse(&rb, &w->ep_a);
+	ca = tcp_connect(w->a, &w->ep_a, &w->app_a, w->now);
+	cb = tcp_connect(w->b, &rb, &w->app_b, w->now);
+	assert_non_null(ca);
+	assert_non_null(cb);
+	wire_run(w, w->delay);
+	assert_int_equal(info(ca).state, TCP_SYN_RECEIVED);
+	assert_int_equal(info(cb).state, TCP_SYN_RECEIVED);
+	wire_run(w, MS(30));
+	assert_int_equal(info(ca).state, TCP_ESTABLISHED);
+	assert_int_equal(info(cb).state, TCP_ESTABLISHED);
+	assert_true(w->app_a.events & TCP_EV_CONNECTED);
+	assert_true(w->app_b.events & TCP_EV_CONNECTED);
+	assert_int_equal(info(ca).rcv_nxt, info(cb).snd_nxt);
+	assert_int_equal(info(cb).rcv_nxt, info(ca).snd_nxt);
+	wire_free(w);
+}
+
+static void
+a_rst_at_exactly_rcv_nxt_resets_the_connection(void **state)
+{
+	struct wire *w = setup_wire();
+	struct tcp_conn *c = wire_connect(w);
+	struct tcp_conn_info i = info(c);
+
+	(void)state;
+	inject_to_a(w, TCP_FL_RST, i.rcv_nxt, 0);
+	assert_true(w->app_a.events & TCP_EV_RESET);
+	assert_true(w->app_a.events & TCP_EV_CLOSED);
+	assert_int_equal(cnt(w->a, TCP_CNT_RST_IN), 1);
+	wire_free(w);
+}
+
+static void
+an_in_window_rst_off_rcv_nxt_draws_a_challenge_ack_only(void **state)
+{
+	struct wire *w = setup_wire();
+	struct tcp_conn *c = wire_connect(w);
+	struct tcp_conn_info i = info(c);
+
+	(void)state;
+	inject_to_a(w, TCP_FL_RST, i.rcv_nxt + 100, 0);
+	assert_int_equal(info(c).state, TCP_ESTABLISHED);
+	assert_false(w->app_a.events & TCP_EV_RESET);
+	assert_int_equal(cnt(w->a, TCP_CNT_CHALLENGE_ACK), 1);
+	wire_collect(w);
+	/* The challenge ACK: <SEQ=SND.NXT><ACK=RCV.NXT><CTL=ACK>. */
+	assert_int_equal(w->last[1].flags, TCP_FL_ACK);
+	assert_int_equal(w->last[1].seq, i.snd_nxt);
+	assert_int_equal(w->last[1].ack, i.rcv_nxt);
+	/* B answers with nothing (it is a pure ACK): the pair stays up. */
+	wire_run(w, MS(50));
+	assert_int_equal(info(c).state, TCP_ESTABLISHED);
+	wire_free(w);
+}
+
+static void
+an_out_of_window_rst_is_dropped_silently(void **state)
+{
+	struct wire *w = setup_wire();
+	struct tcp_conn *c = wire_connect(w);
+	uint64_t sent = w->sent[1];
+
+	(void)state;
+	inject_to_a(w, TCP_FL_RST, info(c).rcv_nxt + 10000000, 0);
+	wire_collect(w);
+	assert_int_equal(w->sent[1], sent);
+	assert_int_equal(cnt(w->a, TCP_CNT_RST_IGNORED), 1);
+	assert_int_equal(info(c).state, TCP_ESTABLISHED);
+	wire_free(w);
+}
+
+static void
+a_syn_on_an_established_connection_draws_a_challenge_ack(void **state)
+{
+	struct wire *w = setup_wire();
+	struct tcp_conn *c = wire_connect(w);
+
+	(void)state;
+	inject_to_a(w, TCP_FL_SYN, info(c).rcv_nxt + 5, 0);
+	inject_to_a(w, TCP_FL_SYN, info(c).rcv_nxt - 5000000, 0); /* out of window */
+	assert_int_equal(info(c).state, TCP_ESTABLISHED);
+	/* The out-of-window one draws the plain unacceptable-segment ACK. */
+	assert_int_equal(cnt(w->a, TCP_CNT_CHALLENGE_ACK), 1);
+	assert_int_equal(cnt(w->a, TCP_CNT_UNACCEPTABLE), 1);
+	wire_free(w);
+}
+
+static void
+an_ack_for_data_never_sent_is_dropped_and_answered(void **state)
+{
+	struct wire *w = setup_wire();
+	struct tcp_conn *c = wire_connect(w);
+	struct tcp_conn_info i = info(c);
+
+	(void)state;
+	inject_to_a(w, TCP_FL_ACK, i.rcv_nxt, i.snd_nxt + 1000);
+	assert_int_equal(cnt(w->a, TCP_CNT_ACK_TOO_NEW), 1);
+	assert_int_equal(info(c).snd_una, i.snd_una);
+	inject_to_a(w, TCP_FL_ACK, i.rcv_nxt, i.snd_una - 3000000);
+	assert_int_equal(cnt(w->a, TCP_CNT_ACK_TOO_OLD), 1);
+	wire_free(w);
+}
+
+static void
+an_rst_without_ack_in_syn_sent_is_ignored(void **state)
+{
+	struct wire *w = setup_wire();
+	struct tcp_conn *c = tcp_connect(w->a, &w->ep_a, &w->app_a, w->now);
+
+	(void)state;
+	inject_to_a(w, TCP_FL_RST, 12345, 0);
+	assert_int_equal(info(c).state, TCP_SYN_SENT);
+	inject_to_a(w, TCP_FL_RST | TCP_FL_ACK, 0, info(c).iss + 7); /* bad ACK */
+	assert_int_equal(info(c).state, TCP_SYN_SENT);
+	inject_to_a(w, TCP_FL_RST | TCP_FL_ACK, 0, info(c).iss + 1);
+	assert_true(w->app_a.events & TCP_EV_REFUSED);
+	wire_free(w);
+}
+
+static void
+an_orderly_close_walks_both_sides_through_every_state(void **state)
+{
+	struct wire *w = setup_wire();
+	struct tcp_conn *c = wire_connect(w);
+	struct tcp_conn *cb = w->app_b.conn;
+
+	(void)state;
+	assert_int_equal(tcp_shutdown(c, w->now), 0);
+	assert_int_equal(info(c).state, TCP_FIN_WAIT_1);
+	wire_run(w, w->delay);
+	assert_int_equal(info(cb).state, TCP_CLOSE_WAIT);
+	assert_true(w->app_b.events & TCP_EV_PEER_FIN);
+	wire_run(w, w->delay);
+	assert_int_equal(info(c).state, TCP_FIN_WAIT_2);
+	assert_int_equal(tcp_send(c, "x", 1, w->now), -EPIPE);
+	/* B can still send after A's half-close. */
+	assert_int_equal(tcp_send(cb, "late", 4, w->now), 4);
+	wire_run(w, MS(20));
+	assert_int_equal(w->app_a.rx_bytes, 4);
+	assert_int_equal(tcp_shutdown(cb, w->now), 0);
+	assert_int_equal(info(cb).state, TCP_LAST_ACK);
+	wire_run(w, w->delay);
+	/* A got the FIN: TIME-WAIT, and the user handle is released. */
+	assert_int_equal(w->app_a.n_closed, 1);
+	assert_int_equal(tcp_engine_conn_count(w->a), 1);
+	wire_run(w, w->delay);
+	assert_int_equal(w->app_b.n_closed, 1);
+	assert_int_equal(tcp_engine_conn_count(w->b), 0);
+	/* TIME-WAIT lasts 2 MSL, 60 s by default. */
+	wire_run(w, MS(59900));
+	assert_int_equal(tcp_engine_conn_count(w->a), 1);
+	wire_run(w, MS(200));
+	assert_int_equal(tcp_engine_conn_count(w->a), 0);
+	wire_free(w);
+}
+
+static void
+a_simultaneous_close_passes_through_closing_on_both_sides(void **state)
+{
+	struct wire *w = setup_wire();
+	struct tcp_conn *c = wire_connect(w);
+	struct tcp_conn *cb = w->app_b.conn;
+
+	(void)state;
+	tcp_shutdown(c, w->now);
+	tcp_shutdown(cb, w->now);
+	assert_int_equal(info(c).state, TCP_FIN_WAIT_1);
+	assert_int_equal(info(cb).state, TCP_FIN_WAIT_1);
+	wire_run(w, w->delay);
+	assert_int_equal(info(c).state, TCP_CLOSING);
+	assert_int_equal(info(cb).state, TCP_CLOSING);
+	wire_run(w, w->delay);
+	/* Both are in TIME-WAIT, detached from their users. */
+	assert_int_equal(w->app_a.n_closed, 1);
+	assert_int_equal(w->app_b.n_closed, 1);
+	assert_int_equal(tcp_engine_conn_count(w->a), 1);
+	assert_int_equal(tcp_engine_conn_count(w->b), 1);
+	wire_run(w, MS(61000));
+	assert_int_equal(tcp_engine_conn_count(w->a), 0);
+	assert_int_equal(tcp_engine_conn_count(w->b), 0);
+	wire_free(w);
+}
+
+static void
+aborting_sends_rst_and_the_peer_reports_reset(void **state)
+{
+	struct wire *w = setup_wire();
+	struct tcp_conn *c = wire_connect(w);
+
+	(void)state;
+	tcp_abort(c, w->now);
+	assert_int_equal(w->app_a.n_closed, 1);
+	assert_int_equal(tcp_engine_conn_count(w->a), 0);
+	wire_run(w, MS(20));
+	assert_true(w->app_b.events & TCP_EV_RESET);
+	assert_int_equal(w->app_b.n_closed, 1);
+	assert_int_equal(tcp_engine_conn_count(w->b), 0);
+	wire_free(w);
+}
+
+static void
+a_held_syn_can_be_accepted_later_by_the_caller(void **state)
+{
+	struct wire *w = setup_wire();
+	struct tcp_conn *c, *cb;
+	struct rte_mbuf *pkts[4];
+	struct app held = { .rx_hash = FNV_INIT, .auto_read = 1 };
+
+	(void)state;
+	c = tcp_connect(w->a, &w->ep_a, &w->app_a, w->now);
+	assert_int_equal(tcp_tx_burst(w->a, pkts, 4), 1);
+	pkt_parse(pkts[0], pkt_meta(pkts[0]), 0);
+	/* Nobody listens: the caller gets the SYN back and decides. */
+	assert_int_equal(tcp_input(w->b, pkts[0], w->now), TCP_INPUT_NO_CONN);
+	w->now += MS(50);
+	cb = tcp_accept(w->b, pkts[0], &held, w->now);
+	assert_non_null(cb);
+	wire_run(w, MS(30));
+	assert_int_equal(info(c).state, TCP_ESTABLISHED);
+	assert_int_equal(info(cb).state, TCP_ESTABLISHED);
+	assert_true(held.events & TCP_EV_CONNECTED);
+	assert_ptr_equal(tcp_conn_arg(cb), &held);
+	wire_free(w);
+}
+
+static void
+the_pool_refuses_connections_beyond_its_size(void **state)
+{
+	struct wire *w;
+
+	(void)state;
+	wire_params(&pa, "a", NULL);
+	wire_params(&pb, "b", NULL);
+	pa.max_conns = 2;
+	w = wire_new(&pa, &pb);
+	assert_non_null(tcp_connect(w->a, &w->ep_a, &w->app_a, w->now));
+	w->ep_a.lport++;
+	assert_non_null(tcp_connect(w->a, &w->ep_a, &w->app_a, w->now));
+	w->ep_a.lport++;
+	assert_null(tcp_connect(w->a, &w->ep_a, &w->app_a, w->now));
+	assert_int_equal(rte_errno, ENOSPC);
+	wire_free(w);
+}
+
+static void
+connection_state_fits_in_2kb(void **state)
+{
+	(void)state;
+	assert_true(tcp_conn_size() <= 2048);
+	print_message("struct tcp_conn: %zu bytes\n", tcp_conn_size());
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(a_three_way_handshake_connects_both_sides_with_every_option),
+		cmocka_unit_test(a_handshake_over_ipv6_announces_an_mss_20_bytes_smaller),
+		cmocka_unit_test(options_disabled_on_one_side_are_not_used_by_either),
+		cmocka_unit_test(a_syn_to_a_closed_port_is_refused_with_rst),
+		cmocka_unit_test(connecting_twice_from_the_same_tuple_fails_with_eexist),
+		cmocka_unit_test(simultaneous_open_establishes_both_sides),
+		cmocka_unit_test(a_rst_at_exactly_rcv_nxt_resets_the_connection),
+		cmocka_unit_test(an_in_window_rst_off_rcv_nxt_draws_a_challenge_ack_only),
+		cmocka_unit_test(an_out_of_window_rst_is_dropped_silently),
+		cmocka_unit_test(a_syn_on_an_established_connection_draws_a_challenge_ack),
+		cmocka_unit_test(an_ack_for_data_never_sent_is_dropped_and_answered),
+		cmocka_unit_test(an_rst_without_ack_in_syn_sent_is_ignored),
+		cmocka_unit_test(an_orderly_close_walks_both_sides_through_every_state),
+		cmocka_unit_test(a_simultaneous_close_passes_through_closing_on_both_sides),
+		cmocka_unit_test(aborting_sends_rst_and_the_peer_reports_reset),
+		cmocka_unit_test(a_held_syn_can_be_accepted_later_by_the_caller),
+		cmocka_unit_test(the_pool_refuses_connections_beyond_its_size),
+		cmocka_unit_test(connection_state_fits_in_2kb),
+	};
+
+	if (test_eal_init("hs") != 0)
+		return 1;
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
