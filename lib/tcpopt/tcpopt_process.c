@@ -206,19 +206,118 @@ tcpopt_process_mbuf(struct tcpopt_ctx *ctx, struct rte_mbuf *m,
 			      avail, meta->l3, mss_clamp, flags, res);
 }
 
+/*
+ * Burst fast paths. With no per-kind policy, three layouts make up nearly
+ * all real traffic, and for them the walk's outcome is known from a few
+ * fixed bytes: a segment without SYN and without options, one with
+ * NOP NOP TS (RFC 7323, appendix A), and the SYN or SYN/ACK layout Linux
+ * sends: MSS, SACK-permitted, TS, NOP, WS (20 bytes, every kind and length
+ * byte fixed). They are counted in locals and added once per burst; the
+ * counts are exactly what tcpopt_process() would give. Anything else,
+ * including such a SYN whose clamp needs a write that must not happen
+ * here (shared mbuf, checksum offload), takes tcpopt_process_mbuf().
+ */
+#define TCPOPT_W_NOP_NOP_TS   0x0101080au
+#define TCPOPT_W_MSS          0x02040000u /* & 0xffff0000 */
+#define TCPOPT_W_SACKOK_TS    0x0402080au
+#define TCPOPT_W_NOP_WS       0x01030300u /* & 0xffffff00 */
+
+static inline uint32_t
+tcpopt_be32_at(const uint8_t *p)
+{
+	uint32_t w;
+
+	memcpy(&w, p, sizeof(w));
+	return rte_be_to_cpu_32(w);
+}
+
+static inline bool
+tcpopt_linux_syn_layout(const uint8_t *tcp)
+{
+	return (tcpopt_be32_at(tcp + 20) & 0xffff0000u) == TCPOPT_W_MSS &&
+	       tcpopt_be32_at(tcp + 24) == TCPOPT_W_SACKOK_TS &&
+	       (tcpopt_be32_at(tcp + 36) & 0xffffff00u) == TCPOPT_W_NOP_WS;
+}
+
 uint16_t
 tcpopt_burst(struct tcpopt_ctx *ctx, struct rte_mbuf **pkts, uint16_t n)
 {
+	struct tcpopt_counters *c = &ctx->cnt;
+	uint64_t other = 0, other_ts = 0, syn[2] = { 0, 0 }, clamped = 0;
+	const bool fast = !ctx->has_policy;
 	uint16_t i, kept = 0;
 
 	for (i = 0; i < n; i++) {
 		struct rte_mbuf *m = pkts[i];
+		const struct pkt_meta *meta = pkt_meta(m);
 
+		if (likely(fast && (meta->flags & PKT_F_L4) &&
+			   meta->l4_proto == IPPROTO_TCP)) {
+			uint8_t *tcp = rte_pktmbuf_mtod_offset(m, uint8_t *,
+							       meta->l4_off);
+			/* Data offset and the SYN flag in one compare.
+			 * pkt_parse() checked the data offset against the
+			 * datagram and the first mbuf segment (l4_len). */
+			unsigned int doff_syn = tcpopt_word(tcp + 12) & 0xf002u;
+			uint8_t fl = tcp[13];
+
+			if (doff_syn == 0x5000u) {
+				other++;
+				pkts[kept++] = m;
+				continue;
+			}
+			if (doff_syn == 0x8000u &&
+			    tcpopt_be32_at(tcp + 20) == TCPOPT_W_NOP_NOP_TS) {
+				other++;
+				other_ts++;
+				pkts[kept++] = m;
+				continue;
+			}
+			if (doff_syn == 0xa002u && tcpopt_linux_syn_layout(tcp)) {
+				uint16_t clamp = ctx->clamp[meta->l3 == PKT_L3_IPV6];
+				bool due = clamp != 0 && tcpopt_word(tcp + 22) > clamp;
+
+				if (!due ||
+				    (RTE_MBUF_DIRECT(m) &&
+				     rte_mbuf_refcnt_read(m) == 1 &&
+				     (m->ol_flags & RTE_MBUF_F_TX_L4_MASK) !=
+					     RTE_MBUF_F_TX_TCP_CKSUM &&
+				     !(m->ol_flags & RTE_MBUF_F_TX_TCP_SEG))) {
+					if (due) {
+						uint8_t v[2] = { (uint8_t)(clamp >> 8),
+								 (uint8_t)clamp };
+
+						tcpopt_rewrite(tcp, 22, v, 2, false);
+						clamped++;
+					}
+					syn[(fl & TCPOPT_TH_ACK) != 0]++;
+					pkts[kept++] = m;
+					continue;
+				}
+			}
+		}
 		if (likely(tcpopt_process_mbuf(ctx, m, 0, NULL) ==
 			   TCPOPT_FORWARD))
 			pkts[kept++] = m;
 		else
 			rte_pktmbuf_free(m); /* counted by tcpopt_process() */
 	}
+	c->segments[TCPOPT_SEG_OTHER] += other;
+	c->kind[TCPOPT_SEG_OTHER][TCPOPT_KIND_NOP] += 2 * other_ts;
+	c->kind[TCPOPT_SEG_OTHER][TCPOPT_KIND_TS] += other_ts;
+	for (i = 0; i < 2; i++) {
+		uint64_t *k;
+
+		if (syn[i] == 0)
+			continue;
+		k = c->kind[TCPOPT_SEG_SYN + i];
+		c->segments[TCPOPT_SEG_SYN + i] += syn[i];
+		k[TCPOPT_KIND_MSS] += syn[i];
+		k[TCPOPT_KIND_SACK_PERM] += syn[i];
+		k[TCPOPT_KIND_TS] += syn[i];
+		k[TCPOPT_KIND_NOP] += syn[i];
+		k[TCPOPT_KIND_WS] += syn[i];
+	}
+	c->event[TCPOPT_EV_MSS_CLAMPED] += clamped;
 	return kept;
 }
