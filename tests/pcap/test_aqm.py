@@ -162,16 +162,22 @@ def test_ect_ipv6_packets_are_ce_marked_instead_of_dropped():
     _ce_case([up6(sport=40000 + i % 4, seq=i, tc=0x02) for i in range(1500)], 6)
 
 
-def test_output_leaves_at_the_shaped_rate():
+def test_output_never_leaves_faster_than_the_shaped_rate():
     frames = [up4(sport=40000 + i % 8, seq=i, tos=0x02) for i in range(1200)]
     r = run([frames, []], CFG_10M)
     h.assert_clean_exit(r)
     ts, out = r.stamps[1], r.outs[1]
     assert len(ts) == 1200
-    # Bits after the first frame over the time they took.
+    # Bits after the first frame over the time they took. These are real
+    # tx timestamps: a shaper that loses its CPU loses link time (it never
+    # bursts to catch up beyond max_lag), so on a busy machine the rate
+    # can only come out lower. The exact rate is pinned on a virtual clock
+    # by tests/unit/aqm (within 0.5%); here we check the safety side
+    # tightly and only gross errors on the other.
     bits = sum(len(f) for f in out[1:]) * 8
     rate = bits / (ts[-1] - ts[0])
-    assert 9.0e6 <= rate <= 11.0e6, "output at %.2f Mbit/s, shaped to 10" % (rate / 1e6)
+    assert rate <= 10.5e6, "output at %.2f Mbit/s, shaped to 10" % (rate / 1e6)
+    assert rate >= 5.0e6, "output at %.2f Mbit/s, shaped to 10" % (rate / 1e6)
 
 
 def test_a_sparse_flow_leaves_ahead_of_a_bulk_backlog():
