@@ -130,6 +130,9 @@ tcp_engine_create(const struct tcp_engine_params *in)
 				      p.socket_id);
 	e->txq = rte_zmalloc_socket("tcp_txq", sizeof(void *) * p.txq_size, 0,
 				    p.socket_id);
+	if (e->conns != NULL)
+		for (uint32_t i = 0; i < p.max_conns; i++)
+			e->conns[i].flags = TCP_CF_FREE;
 	if (e->table == NULL || e->conns == NULL || e->free == NULL ||
 	    e->slots == NULL || e->txq == NULL) {
 		int err = e->table == NULL ? rte_errno : ENOMEM;
@@ -140,10 +143,8 @@ tcp_engine_create(const struct tcp_engine_params *in)
 	}
 	for (uint32_t i = 0; i < p.timer_slots; i++)
 		LIST_INIT(&e->slots[i]);
-	for (uint32_t i = 0; i < p.max_conns; i++) {
-		e->conns[i].flags = TCP_CF_FREE;
+	for (uint32_t i = 0; i < p.max_conns; i++)
 		e->free[p.max_conns - 1 - i] = &e->conns[i];
-	}
 	e->nfree = p.max_conns;
 	return e;
 }
@@ -582,10 +583,14 @@ tcp_recv(struct tcp_conn *c, void *buf, uint32_t len, uint64_t now_ns)
 	before = c->rcv_adv - c->rcv_nxt;
 	tcp_mq_drop_front(&c->rcvq, n);
 	after = tcp_rcv_window(c);
-	/* RFC 1122 4.2.3.3: update the window once it can grow by
-	 * min(RCV.BUFF/2, MSS). */
+	/* A window update of its own only when the announced window fell
+	 * below half the buffer and reading at least doubles it, and by at
+	 * least min(RCV.BUFF/2, MSS) (RFC 1122 4.2.3.3). Otherwise the
+	 * next ACK carries the new window: a reader that keeps up costs no
+	 * extra segments. */
 	if ((c->state == TCP_ESTABLISHED || c->state == TCP_FIN_WAIT_1 ||
 	     c->state == TCP_FIN_WAIT_2) && after > before &&
+	    before <= e->p.rcv_buf / 2 && after >= 2 * before &&
 	    after - before >= MIN2(e->p.rcv_buf / 2, c->rcv_mss)) {
 		tcp_send_ack(c);
 		tcp_timer_update(c);
@@ -600,10 +605,10 @@ tcp_shutdown(struct tcp_conn *c, uint64_t now_ns)
 	c->eng->now = now_ns;
 	switch (c->state) {
 	case TCP_SYN_SENT:
-		tcp_conn_close(c);
-		break;
 	case TCP_SYN_RECEIVED:
-		c->flags |= TCP_CF_FIN_QUEUED; /* sent once established */
+		/* A half-close never deletes (tcp_abort() does): the FIN
+		 * follows the queued data once established. */
+		c->flags |= TCP_CF_FIN_QUEUED;
 		break;
 	case TCP_ESTABLISHED:
 		c->flags |= TCP_CF_FIN_QUEUED;

@@ -68,6 +68,7 @@ struct tcp_ooo {
 #define TCP_CF_RTT_TIMING  0x2000 /* rtt_seq/rtt_ts are timing a segment */
 #define TCP_CF_FREE        0x4000 /* in the free list */
 #define TCP_CF_OOO_FIN     0x8000 /* a FIN arrived ahead of rcv_nxt */
+#define TCP_CF_FORCE      0x10000 /* persist expired: send despite SWS */
 
 struct tcp_conn {
 	/* identity */
@@ -87,7 +88,7 @@ struct tcp_conn {
 	uint8_t dupacks;
 	uint8_t nsacked;        /* entries in sacked[] */
 	uint8_t ooo_n;
-	uint16_t flags;         /* TCP_CF_* */
+	uint32_t flags;         /* TCP_CF_* */
 	uint16_t ev_pending;    /* TCP_EV_* not yet delivered */
 	uint16_t mss;           /* what we send per segment */
 	uint16_t rcv_mss;       /* what we announced */

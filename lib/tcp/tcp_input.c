@@ -397,6 +397,8 @@ syn_sent_input(struct tcp_conn *c, const struct tcp_seg_in *s)
 		c->retries = 0;
 		c->rtx_at = 0;
 		tcp_conn_event(c, TCP_EV_CONNECTED);
+		if (c->flags & TCP_CF_FIN_QUEUED)
+			c->state = TCP_FIN_WAIT_1;
 		c->flags |= TCP_CF_ACK_NOW;
 		tcp_output(c);
 		return;

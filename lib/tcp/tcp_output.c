@@ -376,7 +376,8 @@ tcp_output(struct tcp_conn *c)
 			len = MIN2(len, c->snd_wnd - off);
 			/* Sender SWS avoidance (RFC 9293 3.8.6.2.1); no Nagle:
 			 * the proxy relays what it has as soon as it can. */
-			if (len < c->mss && len < avail && len < c->max_snd_wnd / 2) {
+			if (len < c->mss && len < avail && len < c->max_snd_wnd / 2 &&
+			    !(c->flags & TCP_CF_FORCE)) {
 				blocked = 1;
 				break;
 			}
@@ -409,10 +410,12 @@ tcp_output(struct tcp_conn *c)
 		tcp_rto_arm(c);
 	if (!sent && (c->flags & TCP_CF_ACK_NOW))
 		tcp_send_ack(c);
-	/* Zero window with data waiting and nothing in flight: only probes
-	 * can learn that the window opened (RFC 9293 3.8.6.1). */
-	if (blocked && c->snd_wnd == 0 && c->snd_max == c->snd_una &&
-	    c->rtx_at == 0) {
+	c->flags &= ~TCP_CF_FORCE;
+	/* Blocked by the peer's window with nothing in flight: a zero window
+	 * needs probes to learn that it opened (RFC 9293 3.8.6.1), a small
+	 * one the SWS override timeout (3.8.6.2.1). */
+	if (blocked && c->snd_max == c->snd_una && c->rtx_at == 0 &&
+	    c->snd_wnd < c->mss) {
 		c->flags |= TCP_CF_PERSIST;
 		c->rtx_at = e->now + rto_backed_off(c);
 		tcp_timer_update(c);
@@ -437,6 +440,12 @@ rtx_fire(struct tcp_conn *c)
 	c->rtx_at = 0;
 	if (c->state == TCP_TIME_WAIT) {
 		tcp_conn_close(c);
+		return;
+	}
+	if ((c->flags & TCP_CF_PERSIST) && c->snd_wnd > 0) {
+		/* SWS override: send what the small window allows. */
+		c->flags &= ~TCP_CF_PERSIST;
+		c->flags |= TCP_CF_FORCE;
 		return;
 	}
 	if (c->flags & TCP_CF_PERSIST) {

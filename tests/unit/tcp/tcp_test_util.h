@@ -11,6 +11,7 @@
  */
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -178,11 +179,16 @@ ep_reverse(struct tcp_endpoints *r, const struct tcp_endpoints *ep)
 	r->rmac = ep->lmac;
 }
 
+static inline void wire_free(struct wire *w);
+
 static inline struct wire *
 wire_new(const struct tcp_engine_params *pa, const struct tcp_engine_params *pb)
 {
 	static struct wire w;
 
+	/* A failed test skips wire_free(): clean up after it here. */
+	if (w.a != NULL || w.b != NULL)
+		wire_free(&w);
 	memset(&w, 0, sizeof(w));
 	w.app_a.rx_hash = FNV_INIT;
 	w.app_b.rx_hash = FNV_INIT;
@@ -210,6 +216,7 @@ wire_free(struct wire *w)
 	w->n = 0;
 	tcp_engine_free(w->a);
 	tcp_engine_free(w->b);
+	w->a = w->b = NULL;
 }
 
 /* Collect what both engines want to send. */
@@ -233,6 +240,10 @@ wire_collect(struct wire *w)
 					fprintf(stderr, "engine built a bad segment\n");
 					abort();
 				}
+				if (getenv("WIRE_TRACE"))
+					fprintf(stderr, "%llu %s seq=%u ack=%u len=%u fl=%x wnd=%u\n",
+						(unsigned long long)(w->now / 1000), to_b ? "A>B" : "B>A",
+						s.seq, s.ack, s.len, s.flags, s.wnd);
 				w->sent[to_b]++;
 				w->last[to_b] = s;
 				w->last_at[to_b] = w->now;

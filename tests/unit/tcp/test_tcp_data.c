@@ -1,0 +1,250 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Byte streams between two engines: integrity, back-pressure, receive
+ * windows that follow the reader, half-close. */
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "tcp_test_util.h"
+
+static struct tcp_engine_params pa, pb;
+
+static inline uint8_t
+pattern(uint64_t i)
+{
+	return (uint8_t)((i * 2654435761u) >> 13);
+}
+
+/* Push up to `total` pattern bytes through c, from offset *off. */
+static void
+push(struct wire *w, struct tcp_conn *c, uint64_t total, uint64_t *off, uint64_t *hash)
+{
+	uint8_t buf[8192];
+
+	while (*off < total) {
+		uint32_t n = (uint32_t)RTE_MIN((uint64_t)sizeof(buf), total - *off);
+		int32_t got;
+
+		for (uint32_t i = 0; i < n; i++)
+			buf[i] = pattern(*off + i);
+		got = tcp_send(c, buf, n, w->now);
+		assert_true(got >= 0);
+		if (got == 0)
+			return;
+		*hash = fnv1a(*hash, buf, (size_t)got);
+		*off += (uint64_t)got;
+	}
+}
+
+/* Transfer total bytes from A to B (and, if both, B to A at once). */
+static void
+transfer(struct wire *w, uint64_t total, int both, uint64_t deadline)
+{
+	struct tcp_conn *ca = w->app_a.conn, *cb = w->app_b.conn;
+	uint64_t offa = 0, offb = 0, ha = FNV_INIT, hb = FNV_INIT;
+
+	assert_non_null(ca);
+	assert_non_null(cb);
+	while (w->now < deadline &&
+	       (w->app_b.rx_bytes < total || (both && w->app_a.rx_bytes < total))) {
+		push(w, ca, total, &offa, &ha);
+		if (both)
+			push(w, cb, total, &offb, &hb);
+		wire_run(w, MS(1));
+	}
+	assert_int_equal(w->app_b.rx_bytes, total);
+	assert_true(w->app_b.rx_hash == ha);
+	if (both) {
+		assert_int_equal(w->app_a.rx_bytes, total);
+		assert_true(w->app_a.rx_hash == hb);
+	}
+}
+
+static struct wire *
+setup(uint8_t flags_b, uint32_t rcv_buf_b, uint32_t snd_buf_a)
+{
+	struct wire *w;
+
+	wire_params(&pa, "a", NULL);
+	wire_params(&pb, "b", NULL);
+	pb.flags = flags_b;
+	if (rcv_buf_b)
+		pb.rcv_buf = rcv_buf_b;
+	if (snd_buf_a)
+		pa.snd_buf = snd_buf_a;
+	w = wire_new(&pa, &pb);
+	assert_non_null(w->a);
+	assert_non_null(w->b);
+	return w;
+}
+
+static void
+a_megabyte_crosses_each_way_at_once_byte_for_byte(void **state)
+{
+	struct wire *w = setup(0, 0, 0);
+
+	(void)state;
+	wire_connect(w);
+	transfer(w, 1 << 20, 1, w->now + MS(10000));
+	assert_int_equal(tcp_engine_counters(w->a)[TCP_CNT_RETRANSMIT], 0);
+	assert_int_equal(rte_mempool_in_use_count(test_pool) > 0, 1);
+	wire_free(w);
+	assert_int_equal(rte_mempool_in_use_count(test_pool), 0);
+}
+
+static void
+a_transfer_over_ipv6_arrives_intact(void **state)
+{
+	struct wire *w = setup(0, 0, 0);
+
+	(void)state;
+	wire_ep_v6(&w->ep_a);
+	wire_connect(w);
+	transfer(w, 300000, 0, w->now + MS(10000));
+	wire_free(w);
+}
+
+static void
+a_transfer_without_any_option_arrives_intact(void **state)
+{
+	struct wire *w = setup(TCP_F_NO_TS | TCP_F_NO_SACK | TCP_F_NO_WS, 60000, 0);
+
+	(void)state;
+	wire_connect(w);
+	transfer(w, 300000, 1, w->now + MS(10000));
+	wire_free(w);
+}
+
+static void
+a_one_byte_transfer_arrives(void **state)
+{
+	struct wire *w = setup(0, 0, 0);
+
+	(void)state;
+	wire_connect(w);
+	transfer(w, 1, 0, w->now + MS(1000));
+	wire_free(w);
+}
+
+static void
+send_accepts_only_what_fits_and_reports_writable_later(void **state)
+{
+	static uint8_t buf[30000];
+	struct wire *w = setup(0, 0, 10000);
+	struct tcp_conn *c;
+
+	(void)state;
+	c = wire_connect(w);
+	assert_int_equal(tcp_send(c, buf, sizeof(buf), w->now), 10000);
+	assert_int_equal(tcp_send(c, buf, sizeof(buf), w->now), 0);
+	assert_false(w->app_a.events & TCP_EV_WRITABLE);
+	wire_run(w, MS(50));
+	assert_true(w->app_a.events & TCP_EV_WRITABLE);
+	assert_int_equal(w->app_b.rx_bytes, 10000);
+	wire_free(w);
+}
+
+static void
+a_slow_reader_closes_the_window_and_reading_reopens_it(void **state)
+{
+	struct wire *w = setup(0, 20000, 1 << 20);
+	struct tcp_conn *c, *cb;
+	struct tcp_conn_info i;
+	uint64_t off = 0, h = FNV_INIT, hb = FNV_INIT, got = 0;
+	uint8_t buf[4096];
+	uint32_t n;
+
+	(void)state;
+	c = wire_connect(w);
+	cb = w->app_b.conn;
+	w->app_b.auto_read = 0;
+	push(w, c, 100000, &off, &h);
+	assert_int_equal(off, 100000);
+	wire_run(w, MS(1000));
+	/* B holds exactly its buffer, A holds the rest: nothing beyond the
+	 * window was sent or lost. */
+	tcp_conn_get_info(cb, &i);
+	assert_int_equal(i.rcv_queued, 20000);
+	assert_int_equal(i.rcv_wnd, 0);
+	tcp_conn_get_info(c, &i);
+	assert_int_equal(i.snd_wnd, 0);
+	assert_int_equal(i.snd_queued, 80000);
+	assert_int_equal(i.snd_una, i.snd_nxt);
+	assert_true(tcp_engine_counters(w->a)[TCP_CNT_ZWP] > 0);
+	while (got < 100000 && w->now < MS(20000)) {
+		while ((n = tcp_recv(cb, buf, sizeof(buf), w->now)) > 0) {
+			hb = fnv1a(hb, buf, n);
+			got += n;
+		}
+		wire_run(w, MS(1));
+	}
+	assert_int_equal(got, 100000);
+	assert_true(hb == h);
+	wire_free(w);
+}
+
+static void
+after_a_half_close_the_other_direction_still_flows(void **state)
+{
+	struct wire *w = setup(0, 0, 0);
+	struct tcp_conn *c;
+	uint64_t off = 0, h = FNV_INIT;
+
+	(void)state;
+	c = wire_connect(w);
+	tcp_shutdown(c, w->now);
+	wire_run(w, MS(20));
+	assert_true(w->app_b.events & TCP_EV_PEER_FIN);
+	while (w->app_a.rx_bytes < 200000 && w->now < MS(10000)) {
+		push(w, w->app_b.conn, 200000, &off, &h);
+		wire_run(w, MS(1));
+	}
+	assert_int_equal(w->app_a.rx_bytes, 200000);
+	assert_true(w->app_a.rx_hash == h);
+	assert_int_equal(tcp_shutdown(w->app_b.conn, w->now), 0);
+	wire_run(w, MS(50));
+	assert_int_equal(w->app_a.n_closed, 1);
+	assert_int_equal(w->app_b.n_closed, 1);
+	wire_free(w);
+}
+
+static void
+data_queued_before_the_handshake_goes_out_once_connected(void **state)
+{
+	struct wire *w = setup(0, 0, 0);
+	struct tcp_conn *c;
+
+	(void)state;
+	tcp_listen(w->b, 80, true);
+	c = tcp_connect(w->a, &w->ep_a, &w->app_a, w->now);
+	assert_int_equal(tcp_send(c, "hello", 5, w->now), 5);
+	assert_int_equal(tcp_shutdown(c, w->now), 0);
+	wire_run(w, MS(50));
+	assert_int_equal(w->app_b.rx_bytes, 5);
+	assert_true(w->app_b.events & TCP_EV_PEER_FIN);
+	wire_free(w);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(a_megabyte_crosses_each_way_at_once_byte_for_byte),
+		cmocka_unit_test(a_transfer_over_ipv6_arrives_intact),
+		cmocka_unit_test(a_transfer_without_any_option_arrives_intact),
+		cmocka_unit_test(a_one_byte_transfer_arrives),
+		cmocka_unit_test(send_accepts_only_what_fits_and_reports_writable_later),
+		cmocka_unit_test(a_slow_reader_closes_the_window_and_reading_reopens_it),
+		cmocka_unit_test(after_a_half_close_the_other_direction_still_flows),
+		cmocka_unit_test(data_queued_before_the_handshake_goes_out_once_connected),
+	};
+
+	if (test_eal_init("data") != 0)
+		return 1;
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

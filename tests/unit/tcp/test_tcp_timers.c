@@ -1,0 +1,284 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Timers on the virtual clock: RFC 6298 RTO values and backoff, SYN
+ * retries, Karn's rule, delayed ACKs, zero-window probes. */
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "tcp_test_util.h"
+
+static struct tcp_engine_params pa, pb;
+
+/* What the drop hooks saw. */
+static struct {
+	int drop_data_to_b;   /* drop A's data segments */
+	int drop_syn;         /* drop A's SYNs */
+	int drop_first_data;  /* drop only the first data segment once */
+	uint64_t at[64];      /* times of the matching segments */
+	uint32_t n;
+	uint32_t probe_seq;   /* record A's segments with this seq and no data */
+} rec;
+
+static int
+hook(struct wire *w, int to_b, const struct tcp_seg_in *s)
+{
+	if (!to_b)
+		return 0;
+	if (s->len && rec.drop_data_to_b) {
+		if (rec.n < 64)
+			rec.at[rec.n++] = w->now;
+		return 1;
+	}
+	if (s->len && rec.drop_first_data) {
+		rec.drop_first_data = 0;
+		return 1;
+	}
+	if ((s->flags & TCP_FL_SYN) && rec.drop_syn) {
+		if (rec.n < 64)
+			rec.at[rec.n++] = w->now;
+		return 1;
+	}
+	if (rec.probe_seq && s->seq == rec.probe_seq && s->len == 0 && rec.n < 64)
+		rec.at[rec.n++] = w->now;
+	return 0;
+}
+
+static struct wire *
+setup(uint8_t flags)
+{
+	struct wire *w;
+
+	memset(&rec, 0, sizeof(rec));
+	wire_params(&pa, "a", NULL);
+	wire_params(&pb, "b", NULL);
+	pa.flags = flags;
+	w = wire_new(&pa, &pb);
+	assert_non_null(w->a);
+	w->drop = hook;
+	return w;
+}
+
+static struct tcp_conn_info
+info(struct tcp_conn *c)
+{
+	struct tcp_conn_info i;
+
+	tcp_conn_get_info(c, &i);
+	return i;
+}
+
+static void
+the_rto_starts_at_200ms_and_doubles_on_each_expiry(void **state)
+{
+	struct wire *w = setup(0);
+	struct tcp_conn *c = wire_connect(w);
+	uint64_t t0;
+
+	(void)state;
+	assert_int_equal(info(c).rto_ns, MS(200));
+	rec.drop_data_to_b = 1;
+	t0 = w->now;
+	assert_int_equal(tcp_send(c, "abc", 3, w->now), 3);
+	wire_run(w, MS(3100));
+	/* Sent at t0, then 200, 400, 800 and 1600 ms later. */
+	assert_true(rec.n >= 5);
+	assert_int_equal(rec.at[0] - t0, 0);
+	assert_int_equal(rec.at[1] - t0, MS(200));
+	assert_int_equal(rec.at[2] - t0, MS(600));
+	assert_int_equal(rec.at[3] - t0, MS(1400));
+	assert_int_equal(rec.at[4] - t0, MS(3000));
+	assert_int_equal(info(c).backoff, 4);
+	assert_int_equal(info(c).cwnd, info(c).mss); /* loss window */
+	/* Let the next one through: the ACK ends the backoff. */
+	rec.drop_data_to_b = 0;
+	wire_run(w, MS(3300));
+	assert_int_equal(w->app_b.rx_bytes, 3);
+	assert_int_equal(info(c).backoff, 0);
+	assert_int_equal(info(c).snd_una, info(c).snd_nxt);
+	assert_int_equal(tcp_engine_counters(w->a)[TCP_CNT_RTO], 5);
+	wire_free(w);
+}
+
+static void
+srtt_rttvar_and_rto_follow_rfc6298_exactly(void **state)
+{
+	static uint8_t buf[2 * 1448];
+	struct wire *w;
+	struct tcp_conn *c;
+
+	(void)state;
+	memset(&rec, 0, sizeof(rec));
+	wire_params(&pa, "a", NULL);
+	wire_params(&pb, "b", NULL);
+	pa.rto_min_ns = US(1); /* see the raw formula */
+	w = wire_new(&pa, &pb);
+	c = wire_connect(w);
+	/* First sample R = 10 ms: SRTT = R, RTTVAR = R/2, RTO = 10 + 4*5. */
+	assert_int_equal(info(c).srtt_ns, MS(10));
+	assert_int_equal(info(c).rttvar_ns, MS(5));
+	assert_int_equal(info(c).rto_ns, MS(30));
+	/* Two full segments: B acks at once, R = 10 ms again. RTTVAR =
+	 * 3/4 * 5 + 1/4 * 0 = 3.75 ms; SRTT = 10 ms; RTO = 25 ms. */
+	tcp_send(c, buf, sizeof(buf), w->now);
+	wire_run(w, MS(15));
+	assert_int_equal(info(c).srtt_ns, MS(10));
+	assert_int_equal(info(c).rttvar_ns, US(3750));
+	assert_int_equal(info(c).rto_ns, MS(25));
+	/* Now R = 40 ms: RTTVAR = 3/4 * 3.75 + 1/4 * 30 = 10.3125 ms,
+	 * SRTT = 7/8 * 10 + 1/8 * 40 = 13.75 ms, RTO = 13.75 + 41.25. */
+	w->delay = MS(20);
+	tcp_send(c, buf, sizeof(buf), w->now);
+	wire_run(w, MS(45));
+	assert_int_equal(info(c).rttvar_ns, 10312500);
+	assert_int_equal(info(c).srtt_ns, US(13750));
+	assert_int_equal(info(c).rto_ns, MS(55));
+	wire_free(w);
+}
+
+static void
+syns_are_retried_at_1_3_7_15_31_63_s_then_the_open_times_out(void **state)
+{
+	struct wire *w = setup(0);
+	static const uint64_t want[] = { 0, 1, 3, 7, 15, 31, 63 };
+	struct tcp_conn *c;
+	uint64_t t0 = w->now;
+
+	(void)state;
+	rec.drop_syn = 1;
+	tcp_listen(w->b, 80, true);
+	c = tcp_connect(w->a, &w->ep_a, &w->app_a, w->now);
+	assert_non_null(c);
+	wire_run(w, MS(122999));
+	assert_int_equal(rec.n, 7);
+	for (unsigned int i = 0; i < 7; i++)
+		assert_int_equal(rec.at[i] - t0, MS(1000) * want[i]);
+	assert_int_equal(w->app_a.n_closed, 0);
+	/* The seventh wait is 64 s capped at rto_max (60 s): 63 + 60. */
+	wire_run(w, MS(1));
+	assert_true(w->app_a.events & TCP_EV_TIMEOUT);
+	assert_int_equal(w->app_a.n_closed, 1);
+	assert_int_equal(tcp_engine_conn_count(w->a), 0);
+	wire_free(w);
+}
+
+static void
+a_retransmitted_segment_gives_no_rtt_sample_without_timestamps(void **state)
+{
+	struct wire *w = setup(TCP_F_NO_TS);
+	struct tcp_conn *c = wire_connect(w);
+
+	(void)state;
+	assert_int_equal(info(c).srtt_ns, MS(10));
+	rec.drop_first_data = 1;
+	tcp_send(c, "karn", 4, w->now);
+	wire_run(w, MS(300));
+	assert_int_equal(w->app_b.rx_bytes, 4);
+	assert_int_equal(info(c).retransmits, 1);
+	/* Karn: the ACK of the retransmission could belong to either send,
+	 * so the 210 ms it took is not a sample. */
+	assert_int_equal(info(c).srtt_ns, MS(10));
+	assert_int_equal(info(c).rttvar_ns, MS(5));
+	wire_free(w);
+}
+
+static void
+a_lone_segment_is_acked_after_the_40ms_delay(void **state)
+{
+	struct wire *w = setup(0);
+	struct tcp_conn *c = wire_connect(w);
+	uint64_t t0, acks;
+
+	(void)state;
+	wire_run(w, MS(100));
+	acks = w->n_pure_ack[0];
+	t0 = w->now;
+	tcp_send(c, "x", 1, w->now);
+	wire_run(w, MS(44));
+	assert_int_equal(w->n_pure_ack[0], acks);
+	wire_run(w, MS(1));
+	assert_int_equal(w->n_pure_ack[0], acks + 1);
+	assert_int_equal(w->last_at[0] - t0, w->delay + MS(40));
+	assert_int_equal(tcp_engine_counters(w->b)[TCP_CNT_DELACK], 1);
+	wire_free(w);
+}
+
+static void
+every_second_full_segment_is_acked_at_once(void **state)
+{
+	static uint8_t buf[4 * 1448];
+	struct wire *w = setup(0);
+	struct tcp_conn *c = wire_connect(w);
+	uint64_t t0, acks;
+
+	(void)state;
+	wire_run(w, MS(100));
+	acks = w->n_pure_ack[0];
+	t0 = w->now;
+	tcp_send(c, buf, sizeof(buf), w->now);
+	wire_run(w, w->delay);
+	assert_int_equal(w->n_pure_ack[0], acks + 2);
+	assert_int_equal(w->last_at[0] - t0, w->delay);
+	assert_int_equal(tcp_engine_counters(w->b)[TCP_CNT_DELACK], 0);
+	wire_free(w);
+}
+
+static void
+zero_window_probes_back_off_from_the_rto(void **state)
+{
+	struct wire *w = setup(0);
+	struct tcp_conn *c;
+	static uint8_t buf[100000];
+	uint8_t sink[8192];
+
+	(void)state;
+	wire_params(&pb, "b", NULL);
+	pb.rcv_buf = 8 * 1448;
+	w = wire_new(&pa, &pb);
+	w->drop = hook;
+	c = wire_connect(w);
+	w->app_b.auto_read = 0;
+	assert_int_equal(tcp_send(c, buf, 50000, w->now), 50000);
+	wire_run(w, MS(30));
+	assert_int_equal(info(c).snd_wnd, 0);
+	assert_int_equal(info(c).snd_una, info(c).snd_nxt);
+	rec.probe_seq = info(c).snd_una - 1;
+	rec.n = 0;
+	wire_run(w, MS(3200));
+	/* Probes 200, 400, 800, 1600 ms apart (the RTO, doubled). */
+	assert_true(rec.n >= 4);
+	assert_int_equal(rec.at[1] - rec.at[0], MS(400));
+	assert_int_equal(rec.at[2] - rec.at[1], MS(800));
+	assert_int_equal(rec.at[3] - rec.at[2], MS(1600));
+	assert_int_equal(tcp_engine_counters(w->a)[TCP_CNT_ZWP], rec.n);
+	/* The connection survives the stall, and reading resumes it. */
+	assert_int_equal(info(c).state, TCP_ESTABLISHED);
+	while (tcp_recv(w->app_b.conn, sink, sizeof(sink), w->now) > 0)
+		;
+	w->app_b.auto_read = 1;
+	wire_run(w, MS(500));
+	assert_int_equal(info(c).snd_queued, 0);
+	wire_free(w);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(the_rto_starts_at_200ms_and_doubles_on_each_expiry),
+		cmocka_unit_test(srtt_rttvar_and_rto_follow_rfc6298_exactly),
+		cmocka_unit_test(syns_are_retried_at_1_3_7_15_31_63_s_then_the_open_times_out),
+		cmocka_unit_test(a_retransmitted_segment_gives_no_rtt_sample_without_timestamps),
+		cmocka_unit_test(a_lone_segment_is_acked_after_the_40ms_delay),
+		cmocka_unit_test(every_second_full_segment_is_acked_at_once),
+		cmocka_unit_test(zero_window_probes_back_off_from_the_rto),
+	};
+
+	if (test_eal_init("tmr") != 0)
+		return 1;
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
