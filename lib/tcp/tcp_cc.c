@@ -163,7 +163,7 @@ cubic_reduce(struct tcp_cc *cc)
 		cc->w_max = cwnd * (1.0 + TCP_CUBIC_BETA) / 2.0;
 	else
 		cc->w_max = cwnd;
-	ss = (uint32_t)(cwnd * TCP_CUBIC_BETA * cc->mss);
+	ss = (uint32_t)(cwnd * TCP_CUBIC_BETA * cc->mss + 0.5);
 	cc->ssthresh = MAX2(ss, 2 * cc->mss);
 	cc->epoch_ns = 0;
 }
