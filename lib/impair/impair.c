@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * One direction of link impairment. Held packets sit in a binary min-heap
- * of (release time, arrival sequence), preallocated at create: with order
- * preserved every new release time is the largest, so a push costs one
- * compare; with reordering on it costs O(log limit). The sequence number
- * makes equal release times leave in arrival order, so the output is a
- * pure function of (seed, packets, now_ns).
+ * One direction of link impairment. Held packets sit in one preallocated
+ * array of (release time, arrival sequence, mbuf) slots, used two ways:
+ *  - in order (no jitter_reorder, no reorder): release times never
+ *    decrease, so it is a FIFO ring and push and pop are O(1);
+ *  - otherwise a binary min-heap on (release time, sequence), O(log limit).
+ * The sequence number makes equal release times leave in arrival order, so
+ * the output is a pure function of (seed, packets, now_ns).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -43,6 +44,8 @@ struct impair {
 	uint64_t last_release_ns;  /* latest release given to an in-order packet */
 	uint64_t seq;
 	uint32_t count, limit;
+	uint32_t head;             /* FIFO mode: index of the oldest slot */
+	bool fifo;                 /* release times never decrease */
 	bool ge_on, ge_bad;
 	bool jitter_normal, jitter_reorder;
 	struct impair_stats st;
@@ -151,6 +154,7 @@ impair_create(const struct impair_params *p)
 	im->jitter_reorder = p->jitter_reorder;
 	im->reorder_gap_ns = p->reorder_gap_ns;
 	im->limit = p->limit;
+	im->fifo = !p->jitter_reorder && !(p->reorder > 0.0);
 	return im;
 }
 
@@ -160,7 +164,7 @@ impair_free(struct impair *im)
 	if (im == NULL)
 		return;
 	for (uint32_t i = 0; i < im->count; i++)
-		rte_pktmbuf_free(im->heap[i].m);
+		rte_pktmbuf_free(im->heap[im->fifo ? (im->head + i) % im->limit : i].m);
 	rte_free(im->heap);
 	rte_free(im);
 }
@@ -215,6 +219,43 @@ heap_pop(struct impair *im)
 	if (n > 0)
 		h[i] = last;
 	return top;
+}
+
+/* ---- the queue: FIFO ring or heap ------------------------------- */
+
+static inline void
+queue_push(struct impair *im, uint64_t release_ns, struct rte_mbuf *m)
+{
+	if (im->fifo) {
+		uint32_t t = im->head + im->count;
+
+		if (t >= im->limit)
+			t -= im->limit;
+		im->heap[t] = (struct impair_slot){ release_ns, im->seq++, m };
+		im->count++;
+		return;
+	}
+	heap_push(im, release_ns, m);
+}
+
+static inline const struct impair_slot *
+queue_first(const struct impair *im)
+{
+	return &im->heap[im->fifo ? im->head : 0];
+}
+
+static inline struct rte_mbuf *
+queue_pop(struct impair *im)
+{
+	if (im->fifo) {
+		struct rte_mbuf *m = im->heap[im->head].m;
+
+		if (++im->head == im->limit)
+			im->head = 0;
+		im->count--;
+		return m;
+	}
+	return heap_pop(im);
 }
 
 /* ---- per packet -------------------------------------------------- */
@@ -285,7 +326,7 @@ queue_one(struct impair *im, struct rte_mbuf *m, uint64_t now_ns)
 	} else if (release > im->last_release_ns) {
 		im->last_release_ns = release;
 	}
-	heap_push(im, release, m);
+	queue_push(im, release, m);
 	return 1;
 }
 
@@ -374,8 +415,8 @@ impair_dequeue_burst(struct impair *im, struct rte_mbuf **out, uint16_t max,
 {
 	uint16_t n = 0;
 
-	while (n < max && im->count > 0 && im->heap[0].release_ns <= now_ns)
-		out[n++] = heap_pop(im);
+	while (n < max && im->count > 0 && queue_first(im)->release_ns <= now_ns)
+		out[n++] = queue_pop(im);
 	im->st.out += n;
 	return n;
 }
@@ -387,9 +428,9 @@ impair_flush_burst(struct impair *im, struct rte_mbuf **out, uint16_t max,
 	uint16_t n = 0;
 
 	while (n < max && im->count > 0) {
-		if (im->heap[0].release_ns > now_ns)
+		if (queue_first(im)->release_ns > now_ns)
 			im->st.flushed_early++;
-		out[n++] = heap_pop(im);
+		out[n++] = queue_pop(im);
 	}
 	im->st.out += n;
 	return n;
@@ -404,7 +445,7 @@ impair_pending(const struct impair *im)
 uint64_t
 impair_next_release_ns(const struct impair *im)
 {
-	return im->count ? im->heap[0].release_ns : UINT64_MAX;
+	return im->count ? queue_first(im)->release_ns : UINT64_MAX;
 }
 
 const struct impair_stats *

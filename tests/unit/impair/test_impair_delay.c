@@ -353,6 +353,39 @@ test_freeing_an_instance_returns_every_held_packet_to_the_pool(void **state)
 }
 
 static void
+test_the_in_order_ring_wraps_and_frees_what_it_holds(void **state)
+{
+	struct impair_params p;
+	struct impair *im;
+	struct rte_mbuf *m, *out[4];
+	uint32_t next_out = 0;
+
+	(void)state;
+	impair_params_default(&p);
+	p.delay_ns = 5 * US;
+	p.limit = 7;
+	im = make(&p);
+	/* One arrival per microsecond, 5 us of delay: 5 or 6 held, and the
+	 * ring wraps every 7 slots. */
+	for (uint32_t i = 0; i < 100; i++) {
+		uint16_t k;
+
+		m = test_pkt(i);
+		assert_int_equal(impair_enqueue_burst(im, &m, 1, T0 + i * US), 1);
+		k = impair_dequeue_burst(im, out, 4, T0 + i * US);
+		for (uint16_t j = 0; j < k; j++)
+			assert_int_equal(pkt_seq(out[j]), next_out++);
+		rte_pktmbuf_free_bulk(out, k);
+	}
+	assert_int_equal(next_out, 95);
+	assert_int_equal(impair_pending(im), 5);
+	assert_int_equal(impair_stats(im)->overflow, 0);
+	assert_int_equal(rte_mempool_in_use_count(test_pool), 5);
+	impair_free(im);
+	assert_int_equal(rte_mempool_in_use_count(test_pool), 0);
+}
+
+static void
 test_everything_at_once_keeps_the_books_balanced(void **state)
 {
 	struct impair_params p;
@@ -399,6 +432,7 @@ main(void)
 		cmocka_unit_test(test_duplicates_are_identical_independent_copies_right_after_the_original),
 		cmocka_unit_test(test_a_full_queue_drops_arrivals_and_copies_as_overflow),
 		cmocka_unit_test(test_freeing_an_instance_returns_every_held_packet_to_the_pool),
+		cmocka_unit_test(test_the_in_order_ring_wraps_and_frees_what_it_holds),
 		cmocka_unit_test(test_everything_at_once_keeps_the_books_balanced),
 	};
 
