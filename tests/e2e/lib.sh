@@ -130,8 +130,37 @@ e2e_run() {
 	E2E_PIDS+=("$pid")
 	wait "$pid"
 }
-cli() { _e2e_nsx "$NS_CLI" "$@"; }
-srv() { _e2e_nsx "$NS_SRV" "$@"; }
+# Load generators (iperf3, ping, irtt) stay off sluice's lcore: a poll-mode
+# shaper that loses its core loses link time, and the tests would measure
+# the scheduler instead of sluice. E2E_LOAD_CPUS="" turns pinning off.
+E2E_LOAD_CPUS=${E2E_LOAD_CPUS-$("$E2E_PY" -c 'import os, sys
+c = sorted(os.sched_getaffinity(0) - {int(sys.argv[1])})
+print(",".join(map(str, c)))' "$E2E_LCORE" 2>/dev/null)}
+_e2e_pinned() {
+	if [ -n "$E2E_LOAD_CPUS" ] && command -v taskset >/dev/null; then
+		taskset -c "$E2E_LOAD_CPUS" "$@"
+	else
+		"$@"
+	fi
+}
+cli() { _e2e_pinned ip netns exec "$NS_CLI" "$@"; }
+srv() { _e2e_pinned ip netns exec "$NS_SRV" "$@"; }
+
+# How much of the time sluice's datapath thread was on its CPU, in percent,
+# since e2e_cpu_mark. Read from the scheduler (/proc/PID/schedstat, run
+# time in ns), so a starved run can be told from a slow sluice.
+e2e_cpu_mark() {
+	_E2E_CPU_T0=$(date +%s%N)
+	_E2E_CPU_R0=$(awk '{ print $1 }' "/proc/$SLUICE_PID/schedstat" 2>/dev/null)
+}
+e2e_cpu_pct() {
+	local t1 r1
+	t1=$(date +%s%N)
+	r1=$(awk '{ print $1 }' "/proc/$SLUICE_PID/schedstat" 2>/dev/null)
+	awk -v t0="$_E2E_CPU_T0" -v t1="$t1" -v r0="${_E2E_CPU_R0:-}" -v r1="${r1:-}" \
+		'BEGIN { if (r0 == "" || r1 == "" || t1 <= t0) print 100;
+			 else printf "%.0f\n", 100 * (r1 - r0) / (t1 - t0) }'
+}
 mid() { _e2e_nsx "$NS_MID" "$@"; }
 
 _e2e_offloads_off() {
