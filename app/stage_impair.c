@@ -590,6 +590,36 @@ sum_dir(void *const *ctxs, unsigned nb_workers, uint16_t pair, int dir,
 	X(jitter_reordered) X(overflow) X(dup_nombuf) X(ge_bad) X(ge_bursts) \
 	X(flushed_early)
 
+/* The effective configuration, flat (22.11 telemetry nests one level):
+ * probabilities in parts per million, times in microseconds. */
+static void
+tel_config(struct rte_tel_data *o, const struct impair_params *p)
+{
+	static const struct { const char *name; size_t off; } ppm[] = {
+		{ "loss_ppm", offsetof(struct impair_params, loss) },
+		{ "ge_p_ppm", offsetof(struct impair_params, ge_p) },
+		{ "ge_r_ppm", offsetof(struct impair_params, ge_r) },
+		{ "ge_loss_good_ppm", offsetof(struct impair_params, ge_loss_good) },
+		{ "ge_loss_bad_ppm", offsetof(struct impair_params, ge_loss_bad) },
+		{ "duplicate_ppm", offsetof(struct impair_params, duplicate) },
+		{ "reorder_ppm", offsetof(struct impair_params, reorder) },
+	};
+
+	for (unsigned i = 0; i < RTE_DIM(ppm); i++) {
+		double v = *(const double *)((const char *)p + ppm[i].off);
+
+		rte_tel_data_add_dict_u64(o, ppm[i].name, (uint64_t)(v * 1e6 + 0.5));
+	}
+	rte_tel_data_add_dict_u64(o, "delay_us", p->delay_ns / 1000);
+	rte_tel_data_add_dict_u64(o, "jitter_us", p->jitter_ns / 1000);
+	rte_tel_data_add_dict_string(o, "jitter_dist",
+		p->jitter_dist == IMPAIR_JITTER_NORMAL ? "normal" : "uniform");
+	rte_tel_data_add_dict_u64(o, "jitter_reorder", p->jitter_reorder);
+	rte_tel_data_add_dict_u64(o, "reorder_gap_us", p->reorder_gap_ns / 1000);
+	rte_tel_data_add_dict_u64(o, "limit", p->limit);
+	rte_tel_data_add_dict_u64(o, "seed", p->seed);
+}
+
 static int
 impair_telemetry(void *const *ctxs, unsigned nb_workers, const char *params,
 		 struct rte_tel_data *d)
@@ -617,7 +647,7 @@ impair_telemetry(void *const *ctxs, unsigned nb_workers, const char *params,
 			struct impair_stats s;
 			uint32_t pending;
 			struct rte_tel_data *o;
-			char key[32], desc[384];
+			char key[32];
 
 			if (!sum_dir(ctxs, nb_workers, p, dir, &s, &pending))
 				continue;
@@ -633,13 +663,12 @@ impair_telemetry(void *const *ctxs, unsigned nb_workers, const char *params,
 				const struct impair_stage *st = ctxs[w];
 
 				if (st != NULL && st->by_pair[p * 2 + dir] != NULL) {
-					describe(&st->by_pair[p * 2 + dir]->prm,
-						 desc, sizeof(desc));
+					tel_config(o, &st->by_pair[p * 2 + dir]->prm);
 					break;
 				}
 			}
-			rte_tel_data_add_dict_string(o, "config", desc);
-			snprintf(key, sizeof(key), "pair%u.%s", p, dir_name[dir]);
+			/* Telemetry names allow only [A-Za-z0-9_/]. */
+			snprintf(key, sizeof(key), "pair%u_%s", p, dir_name[dir]);
 			rte_tel_data_add_dict_container(d, key, o, 0);
 		}
 	}

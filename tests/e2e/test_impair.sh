@@ -47,6 +47,17 @@ rtt() {
 	E2E_WHY="20 echoes, rtt min/avg/max $E2E_RTT ms; plain bridge $BASE_RTT ms"
 }
 if rtt; then e2e_pass impair_delay_ping_rtt "$E2E_WHY"; else e2e_fail impair_delay_ping_rtt "$E2E_WHY"; fi
+tel() {
+	local in delay
+	in=$(e2e_tel /sluice/impair pair0_up.in) delay=$(e2e_tel /sluice/impair pair0_down.delay_us)
+	case "$in" in ''|*[!0-9]*) E2E_WHY="/sluice/impair pair0_up.in: '$in'"; return 1 ;; esac
+	if [ "$in" -lt 20 ] || [ "$delay" != 20000 ]; then
+		E2E_WHY="/sluice/impair: pair0_up.in=$in (want >= 20), pair0_down.delay_us=$delay (want 20000)"
+		return 1
+	fi
+	E2E_WHY="pair0_up.in=$in, pair0_down.delay_us=$delay"
+}
+if tel; then e2e_pass impair_telemetry "$E2E_WHY"; else e2e_fail impair_telemetry "$E2E_WHY"; fi
 delay_exit() {
 	e2e_stop_sluice || return 1
 	local d in out lost
