@@ -185,7 +185,8 @@ struct tcp_conn_info {
 	X(MBUF_ALLOC_FAIL,   "mbuf_alloc_failed") \
 	X(TXQ_FULL,          "tx_queue_full") \
 	X(CONN_OPENED,       "connections_opened") \
-	X(CONN_CLOSED,       "connections_closed")
+	X(CONN_CLOSED,       "connections_closed") \
+	X(TIME_WAIT_REUSED,  "time_wait_reused")
 
 /** Counter indices, e.g. TCP_CNT_BAD_CSUM. */
 enum tcp_cnt {
@@ -303,6 +304,22 @@ int32_t tcp_send(struct tcp_conn *c, const void *data, uint32_t len,
 		 uint64_t now_ns);
 
 /**
+ * Queue a packet's bytes for sending without copying (the proxy relays
+ * what one leg received). All or nothing: the engine takes the whole
+ * chain if it fits in the send buffer, else nothing (and reports
+ * TCP_EV_WRITABLE later). Every segment's data (data_off, data_len) is
+ * payload; headers must have been stripped. The engine never writes
+ * into these mbufs.
+ *
+ * @param c      connection.
+ * @param m      chain; owned by the engine on success.
+ * @param now_ns current time.
+ * @return bytes taken (pkt_len), 0 if it does not fit (the caller keeps
+ *         m), or -ENOTCONN / -EPIPE.
+ */
+int32_t tcp_send_mbuf(struct tcp_conn *c, struct rte_mbuf *m, uint64_t now_ns);
+
+/**
  * Copy in-order received bytes out of the receive buffer. Reading opens
  * the receive window (a window update is sent once it grows enough).
  *
@@ -316,7 +333,23 @@ uint32_t tcp_recv(struct tcp_conn *c, void *buf, uint32_t len,
 		  uint64_t now_ns);
 
 /**
+ * Take in-order received bytes without copying: whole received segments
+ * (payload only) totalling at most max bytes, as one chain whose head
+ * has pkt_len and nb_segs set. Ready for tcp_send_mbuf() on another
+ * connection.
+ *
+ * @param c      connection.
+ * @param max    most bytes to take.
+ * @param now_ns current time.
+ * @return the chain (the caller owns it), or NULL when the receive
+ *         buffer is empty or its first segment is larger than max.
+ */
+struct rte_mbuf *tcp_recv_mbuf(struct tcp_conn *c, uint32_t max, uint64_t now_ns);
+
+/**
  * Half-close: send FIN after every queued byte. Receiving continues.
+ * In SYN-SENT and SYN-RECEIVED the FIN waits for the handshake (unlike
+ * RFC 9293 CLOSE in SYN-SENT, this never deletes; tcp_abort() does).
  *
  * @param c      connection.
  * @param now_ns current time.

@@ -270,9 +270,23 @@ tcp_conn_new(struct tcp_engine *e, const struct tcp_endpoints *ep, void *arg)
 		return NULL;
 	}
 	key_from_ep(&k, ep);
-	if (rte_hash_lookup(e->table, &k) >= 0) {
-		rte_errno = EEXIST;
-		return NULL;
+	{
+		void *data;
+
+		if (rte_hash_lookup_data(e->table, &k, &data) >= 0) {
+			struct tcp_conn *old = data;
+
+			/* A 4-tuple in TIME-WAIT may be reused by a new
+			 * connection (RFC 6191): our ISNs and timestamps
+			 * only move forward. */
+			if (old->state != TCP_TIME_WAIT ||
+			    !(old->flags & TCP_CF_DETACHED)) {
+				rte_errno = EEXIST;
+				return NULL;
+			}
+			TCP_CNT(e, TIME_WAIT_REUSED);
+			conn_release(old);
+		}
 	}
 	if (e->nfree == 0) {
 		rte_errno = ENOSPC;
@@ -505,11 +519,21 @@ tcp_input(struct tcp_engine *e, struct rte_mbuf *m, uint64_t now_ns)
 	if (rte_hash_lookup_data(e->table, &k, &data) >= 0) {
 		struct tcp_conn *c = data;
 
+		/* RFC 6191: a SYN beyond what TIME-WAIT received may open a
+		 * new incarnation; the old one gives way. */
+		if (c->state == TCP_TIME_WAIT &&
+		    (s.flags & (TCP_FL_SYN | TCP_FL_ACK | TCP_FL_RST)) == TCP_FL_SYN &&
+		    tcp_seq_gt(s.seq, c->rcv_nxt)) {
+			TCP_CNT(e, TIME_WAIT_REUSED);
+			conn_release(c);
+			goto no_conn;
+		}
 		tcp_conn_input(c, m, &s);
 		tcp_timer_update(c);
 		tcp_conn_deliver(c);
 		return TCP_INPUT_CONSUMED;
 	}
+no_conn:
 	if ((s.flags & (TCP_FL_SYN | TCP_FL_ACK | TCP_FL_RST)) == TCP_FL_SYN &&
 	    listening(e, meta->dport)) {
 		struct tcp_conn *c = passive_open(e, m, &s, e->p.cb_arg);
@@ -547,7 +571,10 @@ tcp_send(struct tcp_conn *c, const void *data, uint32_t len, uint64_t now_ns)
 		struct rte_mbuf *t = c->sndq.tail;
 		uint32_t n;
 
-		if (t == NULL || rte_pktmbuf_tailroom(t) == 0) {
+		/* Fill our own last mbuf; never write into one a caller gave
+		 * us (tcp_send_mbuf()), which may be shared. */
+		if (t == NULL || rte_pktmbuf_tailroom(t) == 0 || !RTE_MBUF_DIRECT(t) ||
+		    rte_mbuf_refcnt_read(t) != 1 || t->pool != e->p.pool) {
 			t = rte_pktmbuf_alloc(e->p.pool);
 			if (t == NULL) {
 				TCP_CNT(e, MBUF_ALLOC_FAIL);
@@ -570,24 +597,40 @@ tcp_send(struct tcp_conn *c, const void *data, uint32_t len, uint64_t now_ns)
 	return (int32_t)done;
 }
 
-uint32_t
-tcp_recv(struct tcp_conn *c, void *buf, uint32_t len, uint64_t now_ns)
+int32_t
+tcp_send_mbuf(struct tcp_conn *c, struct rte_mbuf *m, uint64_t now_ns)
 {
 	struct tcp_engine *e = c->eng;
-	uint32_t n, before, after;
+	uint32_t len = rte_pktmbuf_pkt_len(m);
 
 	e->now = now_ns;
-	n = tcp_chain_copy(c->rcvq.head, 0, buf, MIN2(len, c->rcvq.bytes));
-	if (n == 0)
+	if (c->flags & TCP_CF_FIN_QUEUED)
+		return -EPIPE;
+	if (c->state != TCP_ESTABLISHED && c->state != TCP_CLOSE_WAIT &&
+	    c->state != TCP_SYN_SENT && c->state != TCP_SYN_RECEIVED)
+		return -ENOTCONN;
+	if (c->sndq.bytes + len > e->p.snd_buf) {
+		c->flags |= TCP_CF_WANT_WRITE;
 		return 0;
-	before = c->rcv_adv - c->rcv_nxt;
-	tcp_mq_drop_front(&c->rcvq, n);
-	after = tcp_rcv_window(c);
-	/* A window update of its own only when the announced window fell
-	 * below half the buffer and reading at least doubles it, and by at
-	 * least min(RCV.BUFF/2, MSS) (RFC 1122 4.2.3.3). Otherwise the
-	 * next ACK carries the new window: a reader that keeps up costs no
-	 * extra segments. */
+	}
+	tcp_mq_append(&c->sndq, m);
+	tcp_output(c);
+	tcp_timer_update(c);
+	tcp_conn_deliver(c);
+	return (int32_t)len;
+}
+
+/* After the reader took bytes: a window update of its own only when
+ * the announced window fell below half the buffer and reading at least
+ * doubles it, and by at least min(RCV.BUFF/2, MSS) (RFC 1122 4.2.3.3).
+ * Otherwise the next ACK carries the new window: a reader that keeps up
+ * costs no extra segments. */
+static void
+after_read(struct tcp_conn *c, uint32_t before)
+{
+	struct tcp_engine *e = c->eng;
+	uint32_t after = tcp_rcv_window(c);
+
 	if ((c->state == TCP_ESTABLISHED || c->state == TCP_FIN_WAIT_1 ||
 	     c->state == TCP_FIN_WAIT_2) && after > before &&
 	    before <= e->p.rcv_buf / 2 && after >= 2 * before &&
@@ -596,7 +639,49 @@ tcp_recv(struct tcp_conn *c, void *buf, uint32_t len, uint64_t now_ns)
 		tcp_timer_update(c);
 	}
 	tcp_conn_deliver(c);
+}
+
+uint32_t
+tcp_recv(struct tcp_conn *c, void *buf, uint32_t len, uint64_t now_ns)
+{
+	uint32_t n, before;
+
+	c->eng->now = now_ns;
+	n = tcp_chain_copy(c->rcvq.head, 0, buf, MIN2(len, c->rcvq.bytes));
+	if (n == 0)
+		return 0;
+	before = c->rcv_adv - c->rcv_nxt;
+	tcp_mq_drop_front(&c->rcvq, n);
+	after_read(c, before);
 	return n;
+}
+
+struct rte_mbuf *
+tcp_recv_mbuf(struct tcp_conn *c, uint32_t max, uint64_t now_ns)
+{
+	struct rte_mbuf *head = c->rcvq.head, *last = NULL, *m;
+	uint32_t bytes = 0, before;
+	uint16_t nseg = 0;
+
+	c->eng->now = now_ns;
+	for (m = head; m != NULL && bytes + m->data_len <= max &&
+	     nseg < UINT16_MAX; m = m->next) {
+		bytes += m->data_len;
+		nseg++;
+		last = m;
+	}
+	if (last == NULL)
+		return NULL;
+	before = c->rcv_adv - c->rcv_nxt;
+	c->rcvq.head = last->next;
+	if (c->rcvq.head == NULL)
+		c->rcvq.tail = NULL;
+	c->rcvq.bytes -= bytes;
+	last->next = NULL;
+	head->nb_segs = nseg;
+	head->pkt_len = bytes;
+	after_read(c, before);
+	return head;
 }
 
 int

@@ -230,6 +230,58 @@ data_queued_before_the_handshake_goes_out_once_connected(void **state)
 	wire_free(w);
 }
 
+/* B relays what it receives back to A without copying, as the proxy
+ * will between its two legs. */
+static void
+echo_cb(struct tcp_conn *c, void *arg, uint32_t ev, uint64_t now)
+{
+	struct app *a = arg;
+
+	a->events |= ev;
+	if (ev & TCP_EV_CONNECTED)
+		a->conn = c;
+	if (ev & (TCP_EV_READABLE | TCP_EV_WRITABLE)) {
+		for (;;) {
+			struct tcp_conn_info i;
+			struct rte_mbuf *m;
+
+			tcp_conn_get_info(c, &i);
+			m = tcp_recv_mbuf(c, 256 * 1024 - i.snd_queued, now);
+			if (m == NULL)
+				break;
+			a->rx_bytes += rte_pktmbuf_pkt_len(m);
+			assert_int_equal(tcp_send_mbuf(c, m, now), (int32_t)rte_pktmbuf_pkt_len(m));
+		}
+	}
+	if (ev & TCP_EV_CLOSED)
+		a->conn = NULL;
+}
+
+static void
+received_mbufs_relay_back_without_copying(void **state)
+{
+	struct wire *w;
+	uint64_t off = 0, h = FNV_INIT;
+	const uint64_t total = 2000000;
+
+	(void)state;
+	wire_params(&pa, "a", NULL);
+	wire_params(&pb, "b", NULL);
+	pb.cb = echo_cb;
+	pb.rcv_buf = 64 * 1024; /* the relay, not the buffer, is the limit */
+	w = wire_new(&pa, &pb);
+	wire_connect(w);
+	while (w->app_a.rx_bytes < total && w->now < MS(20000)) {
+		push(w, w->app_a.conn, total, &off, &h);
+		wire_run(w, MS(1));
+	}
+	assert_int_equal(w->app_b.rx_bytes, total);
+	assert_int_equal(w->app_a.rx_bytes, total);
+	assert_true(w->app_a.rx_hash == h);
+	wire_free(w);
+	assert_int_equal(rte_mempool_in_use_count(test_pool), 0);
+}
+
 int
 main(void)
 {
@@ -242,6 +294,7 @@ main(void)
 		cmocka_unit_test(a_slow_reader_closes_the_window_and_reading_reopens_it),
 		cmocka_unit_test(after_a_half_close_the_other_direction_still_flows),
 		cmocka_unit_test(data_queued_before_the_handshake_goes_out_once_connected),
+		cmocka_unit_test(received_mbufs_relay_back_without_copying),
 	};
 
 	if (test_eal_init("data") != 0)

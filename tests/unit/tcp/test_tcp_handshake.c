@@ -352,6 +352,32 @@ a_simultaneous_close_passes_through_closing_on_both_sides(void **state)
 }
 
 static void
+a_tuple_in_time_wait_can_be_reused_by_either_side(void **state)
+{
+	struct wire *w = setup_wire();
+	struct tcp_conn *c = wire_connect(w);
+
+	(void)state;
+	/* A closes first and sits in TIME-WAIT; it opens again at once. */
+	tcp_shutdown(c, w->now);
+	tcp_shutdown(w->app_b.conn, w->now);
+	wire_run(w, MS(50));
+	assert_int_equal(tcp_engine_conn_count(w->a), 1);
+	assert_int_equal(tcp_engine_conn_count(w->b), 1); /* both closed at once */
+	w->app_b.conn = NULL;
+	c = tcp_connect(w->a, &w->ep_a, &w->app_a, w->now);
+	assert_non_null(c);
+	assert_int_equal(cnt(w->a, TCP_CNT_TIME_WAIT_REUSED), 1);
+	/* B's TIME-WAIT gives way to the new SYN, whose ISN is beyond. */
+	wire_run(w, MS(50));
+	assert_int_equal(cnt(w->b, TCP_CNT_TIME_WAIT_REUSED), 1);
+	assert_int_equal(info(c).state, TCP_ESTABLISHED);
+	assert_non_null(w->app_b.conn);
+	assert_int_equal(info(w->app_b.conn).state, TCP_ESTABLISHED);
+	wire_free(w);
+}
+
+static void
 aborting_sends_rst_and_the_peer_reports_reset(void **state)
 {
 	struct wire *w = setup_wire();
@@ -438,6 +464,7 @@ main(void)
 		cmocka_unit_test(an_rst_without_ack_in_syn_sent_is_ignored),
 		cmocka_unit_test(an_orderly_close_walks_both_sides_through_every_state),
 		cmocka_unit_test(a_simultaneous_close_passes_through_closing_on_both_sides),
+		cmocka_unit_test(a_tuple_in_time_wait_can_be_reused_by_either_side),
 		cmocka_unit_test(aborting_sends_rst_and_the_peer_reports_reset),
 		cmocka_unit_test(a_held_syn_can_be_accepted_later_by_the_caller),
 		cmocka_unit_test(the_pool_refuses_connections_beyond_its_size),
