@@ -160,7 +160,8 @@ enum tcpopt_mal {
 	X(DROPPED_MALFORMED, "dropped_malformed")  /* segments */ \
 	X(CSUM_OFFLOADED,    "rewrite_csum_left_to_nic") \
 	X(REWRITE_SKIPPED,   "rewrite_skipped_shared_mbuf") \
-	X(NO_TCP_HEADER,     "skipped_no_tcp_header") /* not TCP, later fragment */
+	X(NO_TCP_HEADER,     "skipped_no_tcp_header") /* not TCP, later fragment */ \
+	X(CLAMP_SKIPPED_SIGNED, "clamp_skipped_signed") /* MD5 / TCP-AO would break */
 
 /** Events. */
 enum tcpopt_event {

@@ -62,6 +62,7 @@ tcpopt_process(struct tcpopt_ctx *ctx, uint8_t *tcp, uint32_t avail,
 	struct tcpopt_result scratch;
 	unsigned int hlen = 0, pos = TCPOPT_HDR_MIN;
 	bool drop = false, strip = false, mp_capable = false, clamp_due = false;
+	bool signed_seg = false;
 	enum tcpopt_seg seg;
 	enum tcpopt_mal mal;
 	struct tcpopt_opt o;
@@ -117,6 +118,8 @@ tcpopt_process(struct tcpopt_ctx *ctx, uint8_t *tcp, uint32_t avail,
 		} else if (o.kind == TCPOPT_KIND_MPTCP) {
 			c->mptcp_sub[seg][o.sub]++;
 			mp_capable |= o.sub == TCPOPT_MPTCP_MP_CAPABLE;
+		} else if (o.kind == 19 || o.kind == 29) {
+			signed_seg = true; /* TCP-MD5 (RFC 2385), TCP-AO (RFC 5925) */
 		}
 		if (ctx->has_policy) {
 			drop |= ctx->action[o.kind] == TCPOPT_ACT_DROP;
@@ -143,6 +146,14 @@ tcpopt_process(struct tcpopt_ctx *ctx, uint8_t *tcp, uint32_t avail,
 	}
 	if (unlikely(mal != TCPOPT_MAL_NONE))
 		goto malformed;
+	/* The MD5 and AO signatures cover the options: a clamped MSS would
+	 * make the peer discard the SYN and the connection would never open.
+	 * Leave signed segments as they are (an explicit strip policy still
+	 * applies: the operator asked for it by kind). */
+	if (unlikely(clamp_due && signed_seg)) {
+		c->event[TCPOPT_EV_CLAMP_SKIPPED_SIGNED]++;
+		clamp_due = false;
+	}
 	if (likely(!strip && !clamp_due))
 		return TCPOPT_FORWARD;
 

@@ -155,6 +155,7 @@ VALID = [
     ("sack_3_blocks", NOP + NOP + sack(3), "A"),
     ("sack_4_blocks_fill_36", NOP + NOP + sack(4), "A"),
     ("md5_syn", mss(1460) + NOP + NOP + o(19, bytes(range(16))), "S"),
+    ("tcp_ao_synack", mss(1460) + o(29, b"\x01\x02" + bytes(12)) + NOP + NOP, "SA"),
     ("md5_data", NOP + NOP + o(19, b"\xaa" * 16), "PA"),
     ("tcp_ao_syn", mss(1460) + o(29, b"\x07\x08" + b"\x5a" * 12), "S"),
     ("tcp_ao_min", o(29, b"\x01\x02"), "A"),
@@ -313,6 +314,10 @@ class Seg:
         out = bytearray(self.frame)
         changed, clamped, stripped = set(), 0, 0
         base = self.off + 20
+        # A signature (TCP-MD5 19, TCP-AO 29) covers the options: the clamp
+        # leaves signed segments alone, an explicit strip still applies.
+        if kinds & {19, 29}:
+            clamp = 0
         for k, p, n, _ in self.opts:
             if k in strip:
                 out[base + p:base + p + n] = NOP * n
@@ -537,6 +542,12 @@ def test_every_option_kind_passes_byte_for_byte_and_only_mss_above_1400_is_clamp
         assert stripped == 0 and dropped == 0
         assert clamped > 100, clamped
         assert r.counter("tcpopt", "mss_clamped") == clamped, r.stdout
+        signed = sum(1 for s in segs if s.reason is None and s.seg != "other"
+                     and {k for k, _, _, _ in s.opts} & {19, 29}
+                     and any(k == 2 and struct.unpack("!H", s.area[p + 2:p + 4])[0] > 1400
+                             for k, p, _, _ in s.opts))
+        assert signed > 0
+        assert r.counter("tcpopt", "clamp_skipped_signed") == signed, r.stdout
         m = good_in_checksum_map(segs, lambda s: True)
         for port in (0, 1):
             st = tshark_status(os.path.join(tmp, "in%d.pcap" % port))

@@ -104,6 +104,39 @@ test_syn_mss_above_the_clamp_is_clamped_on_ipv4(void **state)
 }
 
 static void
+test_a_syn_signed_with_md5_or_ao_is_not_clamped_and_is_counted(void **state)
+{
+	/* MSS 1460, NOP NOP, TCP-MD5 (kind 19, 18 bytes), EOL padding. */
+	static const uint8_t md5_syn[24] = {
+		2, 4, 0x05, 0xb4, 1, 1, 19, 18,
+		1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16,
+	};
+	/* MSS 1460, TCP-AO (kind 29, 16 bytes: key ids and a 12-byte MAC). */
+	static const uint8_t ao_syn[20] = {
+		2, 4, 0x05, 0xb4, 29, 16, 7, 7,
+		0xa, 0xb, 0xc, 0xd, 0xe, 0xf, 0x1, 0x2, 0x3, 0x4, 0x5, 0x6,
+	};
+	struct tcpopt_ctx *ctx = ctx_with_clamp(1400);
+	struct tcpopt_result r;
+	struct seg s, orig;
+
+	(void)state;
+	seg_build(&s, 4, 0, SEG_SYN, md5_syn, sizeof(md5_syn), 0);
+	orig = s;
+	assert_int_equal(run(ctx, &s, 0, 0, &r), TCPOPT_FORWARD);
+	assert_int_equal(r.rewrites, 0);
+	assert_memory_equal(orig.buf, s.buf, orig.l3_off + orig.len);
+	seg_build(&s, 6, 0, SEG_SYN | SEG_ACK, ao_syn, sizeof(ao_syn), 0);
+	orig = s;
+	assert_int_equal(run(ctx, &s, 0, 0, &r), TCPOPT_FORWARD);
+	assert_int_equal(r.rewrites, 0);
+	assert_memory_equal(orig.buf, s.buf, orig.l3_off + orig.len);
+	assert_int_equal(tcpopt_counters(ctx)->event[TCPOPT_EV_CLAMP_SKIPPED_SIGNED], 2);
+	assert_int_equal(tcpopt_counters(ctx)->event[TCPOPT_EV_MSS_CLAMPED], 0);
+	free(ctx);
+}
+
+static void
 test_synack_mss_above_the_clamp_is_clamped_on_ipv6(void **state)
 {
 	struct tcpopt_ctx *ctx = ctx_with_clamp(1380);
@@ -620,6 +653,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_syn_mss_above_the_clamp_is_clamped_on_ipv4),
+		cmocka_unit_test(test_a_syn_signed_with_md5_or_ao_is_not_clamped_and_is_counted),
 		cmocka_unit_test(test_synack_mss_above_the_clamp_is_clamped_on_ipv6),
 		cmocka_unit_test(test_mss_at_or_below_the_clamp_is_left_alone),
 		cmocka_unit_test(test_mss_on_a_segment_without_syn_is_never_clamped),
