@@ -607,10 +607,26 @@ int main(int argc, char **argv)
 		cnt.busy_loops += busy;
 	}
 
+	/* rte_sched's own drop counters (read-and-clear, so only here, on
+	 * the lcore that owns the scheduler): RED drops vs full queues. */
+	uint64_t red_drops = 0, tc_drops = 0;
+
+	for (p = 0; p < nports; p++) {
+		struct rte_sched_subport_stats st;
+		uint32_t tc_ov;
+
+		if (rte_sched_subport_read_stats(sched[p], 0, &st, &tc_ov) != 0)
+			continue;
+		for (unsigned int tc = 0; tc < RTE_SCHED_TRAFFIC_CLASSES_PER_PIPE; tc++) {
+			red_drops += st.n_pkts_cman_dropped[tc];
+			tc_drops += st.n_pkts_tc_dropped[tc];
+		}
+	}
 	printf("sched_fwd: rx=%" PRIu64 " tx=%" PRIu64 " enqueue_dropped=%" PRIu64
-	       " tx_dropped=%" PRIu64 " loops=%" PRIu64 " busy_loops=%" PRIu64 "\n",
-	       cnt.rx, cnt.tx, cnt.enq_dropped, cnt.tx_dropped, cnt.loops,
-	       cnt.busy_loops);
+	       " (red=%" PRIu64 " all=%" PRIu64 ") tx_dropped=%" PRIu64
+	       " loops=%" PRIu64 " busy_loops=%" PRIu64 "\n",
+	       cnt.rx, cnt.tx, cnt.enq_dropped, red_drops, tc_drops,
+	       cnt.tx_dropped, cnt.loops, cnt.busy_loops);
 	for (p = 0; p < nports; p++) {
 		rte_eth_dev_stop(p);
 		rte_eth_dev_close(p);
