@@ -266,6 +266,10 @@ worker_main(void *arg)
 						      burst);
 			if (n == 0)
 				continue;
+			/* Stamp the burst after it arrived: an lcore preempted
+			 * between a clock read and rx would otherwise date the
+			 * packets early (delays came out short, sojourns long). */
+			now = worker_now_ns(w);
 			busy = true;
 			w->stats.rx[q->port] += n;
 			n = classify(w, q, pkts, n);
