@@ -124,6 +124,9 @@ struct tcp_engine_params {
 	uint32_t timer_tick_ns;    /**< timer wheel granularity (1 ms) */
 	uint32_t timer_slots;      /**< wheel slots, power of two (1024) */
 	uint32_t txq_size;         /**< frames tcp_tx_burst() can hold (1024) */
+	uint32_t max_tx_segments;  /**< segments in flight, all connections
+	                                together (max_conns * 64); one record
+	                                of 24 bytes each */
 	tcp_event_cb cb;           /**< event callback (required) */
 	void *cb_arg;              /**< initial argument of passive connections */
 };
@@ -157,6 +160,9 @@ struct tcp_conn_info {
 	uint32_t backoff;      /**< RTO doublings in force */
 	uint64_t srtt_ns, rttvar_ns, rto_ns;
 	uint64_t retransmits;  /**< segments retransmitted */
+	uint32_t prr_delivered; /**< RFC 6937, last recovery episode */
+	uint32_t prr_out;      /**< RFC 6937, last recovery episode */
+	uint8_t in_recovery;   /**< fast recovery in progress */
 };
 
 /** Engine counters: every abnormal event has one. */
@@ -179,6 +185,9 @@ struct tcp_conn_info {
 	X(RETRANSMIT,        "retransmits") \
 	X(RTO,               "rto_expired") \
 	X(FAST_RETRANSMIT,   "fast_retransmits") \
+	X(RACK_LOST,         "rack_marked_lost") \
+	X(TLP,               "tail_loss_probes") \
+	X(TXREC_FULL,        "tx_segment_pool_full") \
 	X(TIMEOUT,           "connection_timeouts") \
 	X(ZWP,               "zero_window_probes") \
 	X(DELACK,            "delayed_acks_sent") \

@@ -83,6 +83,8 @@ params_fill(struct tcp_engine_params *p, const struct tcp_engine_params *in)
 	DEF(syn_retries); DEF(data_retries); DEF(timer_tick_ns); DEF(timer_slots);
 	DEF(txq_size);
 #undef DEF
+	if (p->max_tx_segments == 0)
+		p->max_tx_segments = p->max_conns * 64;
 	if (p->name == NULL)
 		p->name = d.name;
 	if (p->pool == NULL || p->cb == NULL || p->mss < 88 ||
@@ -130,11 +132,14 @@ tcp_engine_create(const struct tcp_engine_params *in)
 				      p.socket_id);
 	e->txq = rte_zmalloc_socket("tcp_txq", sizeof(void *) * p.txq_size, 0,
 				    p.socket_id);
+	e->recs = rte_zmalloc_socket("tcp_txrec",
+				     sizeof(struct tcp_txrec) * p.max_tx_segments,
+				     RTE_CACHE_LINE_SIZE, p.socket_id);
 	if (e->conns != NULL)
 		for (uint32_t i = 0; i < p.max_conns; i++)
 			e->conns[i].flags = TCP_CF_FREE;
 	if (e->table == NULL || e->conns == NULL || e->free == NULL ||
-	    e->slots == NULL || e->txq == NULL) {
+	    e->slots == NULL || e->txq == NULL || e->recs == NULL) {
 		int err = e->table == NULL ? rte_errno : ENOMEM;
 
 		tcp_engine_free(e);
@@ -146,6 +151,7 @@ tcp_engine_create(const struct tcp_engine_params *in)
 	for (uint32_t i = 0; i < p.max_conns; i++)
 		e->free[p.max_conns - 1 - i] = &e->conns[i];
 	e->nfree = p.max_conns;
+	tcp_rq_init(e);
 	return e;
 }
 
@@ -155,6 +161,7 @@ conn_release(struct tcp_conn *c)
 	struct tcp_engine *e = c->eng;
 
 	tcp_timer_cancel(c);
+	tcp_rq_free_all(c);
 	tcp_mq_free(&c->sndq);
 	tcp_mq_free(&c->rcvq);
 	for (unsigned int i = 0; i < c->ooo_n; i++)
@@ -184,6 +191,7 @@ tcp_engine_free(struct tcp_engine *e)
 	rte_free(e->free);
 	rte_free(e->slots);
 	rte_free(e->txq);
+	rte_free(e->recs);
 	rte_free(e);
 }
 
@@ -318,6 +326,7 @@ tcp_conn_new(struct tcp_engine *e, const struct tcp_endpoints *ep, void *arg)
 	c->iss = tcp_isn(e, &k);
 	c->snd_una = c->snd_nxt = c->snd_max = c->iss;
 	c->recover = c->iss;
+	c->rq_head = c->rq_tail = TCP_TR_NONE;
 	return c;
 }
 
@@ -339,6 +348,7 @@ tcp_conn_close(struct tcp_conn *c)
 	c->state = TCP_CLOSED;
 	c->rtx_at = 0;
 	c->delack_at = 0;
+	c->rack_at = 0;
 	tcp_timer_update(c);
 	tcp_conn_event(c, TCP_EV_CLOSED);
 }
@@ -769,6 +779,9 @@ tcp_conn_get_info(const struct tcp_conn *c, struct tcp_conn_info *o)
 	o->rttvar_ns = c->rttvar_ns;
 	o->rto_ns = c->rto_ns;
 	o->retransmits = c->retransmits;
+	o->prr_delivered = c->prr_delivered;
+	o->prr_out = c->prr_out;
+	o->in_recovery = !!(c->flags & TCP_CF_IN_RECOVERY);
 }
 
 uint32_t

@@ -48,8 +48,26 @@ struct tcp_ooo {
 };
 #define TCP_OOO_MAX 4
 
-/* SACKed ranges of our send sequence space (RFC 6675 scoreboard). */
-#define TCP_SB_MAX 6
+/*
+ * The retransmission queue: one record per segment sent and not yet
+ * cumulatively acknowledged, in sequence order. Records come from a pool
+ * the engine preallocates (tcp_engine_params.max_tx_segments); a
+ * connection holds only the head and tail indices. Flags carry the RFC
+ * 6675 scoreboard (SACKed) and RFC 8985 state (lost, retransmitted), and
+ * xmit_ns the last transmission time that RACK compares.
+ */
+#define TCP_TR_SACKED  0x1
+#define TCP_TR_LOST    0x2 /* marked lost, not retransmitted since */
+#define TCP_TR_RETRANS 0x4 /* retransmitted at least once */
+#define TCP_TR_FIN     0x8 /* carries our FIN (end counts it) */
+#define TCP_TR_NONE    UINT32_MAX
+
+struct tcp_txrec {
+	uint32_t seq, end;
+	uint64_t xmit_ns;
+	uint32_t next;
+	uint32_t flags;
+};
 
 /* Connection flags. */
 #define TCP_CF_TS          0x0001 /* timestamps negotiated */
@@ -69,6 +87,9 @@ struct tcp_ooo {
 #define TCP_CF_FREE        0x4000 /* in the free list */
 #define TCP_CF_OOO_FIN     0x8000 /* a FIN arrived ahead of rcv_nxt */
 #define TCP_CF_FORCE      0x10000 /* persist expired: send despite SWS */
+#define TCP_CF_TLP_ARMED  0x20000 /* rtx timer is the TLP probe timer */
+#define TCP_CF_TLP_OUT    0x40000 /* a probe is outstanding (RFC 8985 7) */
+#define TCP_CF_REORDER    0x80000 /* reordering seen (RFC 8985 6.2) */
 
 struct tcp_conn {
 	/* identity */
@@ -80,13 +101,13 @@ struct tcp_conn {
 	uint64_t timer_at;      /* deadline the wheel holds, 0 = none */
 	uint64_t rtx_at;        /* retransmission / persist / TIME-WAIT */
 	uint64_t delack_at;     /* delayed ACK */
+	uint64_t rack_at;       /* RACK reordering timer */
 
 	uint8_t state;
 	uint8_t snd_wscale, rcv_wscale;
 	uint8_t backoff;        /* RTO doublings */
 	uint8_t retries;        /* consecutive expirations */
 	uint8_t dupacks;
-	uint8_t nsacked;        /* entries in sacked[] */
 	uint8_t ooo_n;
 	uint32_t flags;         /* TCP_CF_* */
 	uint16_t ev_pending;    /* TCP_EV_* not yet delivered */
@@ -97,7 +118,17 @@ struct tcp_conn {
 	uint32_t iss, snd_una, snd_nxt, snd_max, snd_wnd, snd_wl1, snd_wl2;
 	uint32_t max_snd_wnd;   /* RFC 5961 5.2 */
 	uint32_t recover;       /* RFC 6582 / RFC 6675 RecoveryPoint */
-	uint32_t rtx_hi;        /* RFC 6675 HighRxt */
+	/* retransmission queue and RACK (RFC 8985) */
+	uint32_t rq_head, rq_tail;
+	uint32_t sacked_bytes;
+	uint32_t rack_end;      /* RACK.end_seq */
+	uint32_t rack_fack;     /* highest end delivered */
+	uint32_t tlp_end;       /* SND.MAX when the probe went out */
+	uint64_t rack_xmit_ns;  /* RACK.xmit_ts */
+	uint64_t rack_rtt_ns;   /* RACK.rtt */
+	uint64_t min_rtt_ns;
+	/* PRR (RFC 6937) */
+	uint32_t prr_delivered, prr_out, recover_fs;
 	uint32_t fin_seq;       /* sequence number of our FIN */
 	/* receive sequence space */
 	uint32_t irs, rcv_nxt, rcv_adv; /* rcv_adv: right edge announced */
@@ -116,7 +147,6 @@ struct tcp_conn {
 	struct tcp_mq rcvq;     /* in-order bytes not yet read */
 	struct tcp_ooo ooo[TCP_OOO_MAX];
 	uint32_t ooo_recent;    /* seq of the most recently changed range */
-	struct tcp_sack_blk sacked[TCP_SB_MAX];
 } __rte_cache_aligned;
 
 static_assert(sizeof(struct tcp_conn) <= 2048,
@@ -134,6 +164,9 @@ struct tcp_engine {
 	uint32_t nconns;
 	/* timer wheel */
 	struct tcp_conn_list *slots;
+	/* retransmission queue records */
+	struct tcp_txrec *recs;
+	uint32_t rec_free;          /* free list head */
 	uint64_t wheel_tick;        /* first tick not fully scanned */
 	/* transmit ring */
 	struct rte_mbuf **txq;
@@ -172,12 +205,29 @@ void tcp_timer_fire(struct tcp_conn *c);
 uint32_t tcp_rcv_window(const struct tcp_conn *c);
 uint32_t tcp_ts_now(const struct tcp_conn *c);
 uint32_t tcp_flight(const struct tcp_conn *c);
-void tcp_retransmit_una(struct tcp_conn *c);
+void tcp_arm_rtx(struct tcp_conn *c);
+
+/* tcp_rack.c */
+void tcp_rq_init(struct tcp_engine *e);
+int tcp_rq_add(struct tcp_conn *c, uint32_t seq, uint32_t end, int fin);
+void tcp_rq_free_all(struct tcp_conn *c);
+void tcp_rq_ack(struct tcp_conn *c, const struct tcp_seg_in *s);
+uint32_t tcp_rq_sack(struct tcp_conn *c, const struct tcp_seg_in *s);
+uint32_t tcp_rq_pipe(const struct tcp_conn *c);
+void tcp_rq_mark_all_lost(struct tcp_conn *c);
+void tcp_rq_mark_head_lost(struct tcp_conn *c);
+struct tcp_txrec *tcp_rq_last(struct tcp_conn *c);
+uint32_t tcp_rack_detect(struct tcp_conn *c);
+static inline struct tcp_txrec *
+tcp_rec(const struct tcp_engine *e, uint32_t i)
+{
+	return i == TCP_TR_NONE ? NULL : &e->recs[i];
+}
 
 /* tcp_input.c */
 void tcp_conn_input(struct tcp_conn *c, struct rte_mbuf *m, struct tcp_seg_in *s);
 void tcp_apply_syn_opts(struct tcp_conn *c, const struct tcp_seg_in *s);
-uint32_t tcp_sacked_bytes(const struct tcp_conn *c);
+void tcp_recovery_on_loss(struct tcp_conn *c, uint32_t delivered);
 uint32_t tcp_isn(const struct tcp_engine *e, const struct tcp_key *k);
 
 #endif /* SLUICE_TCP_IMPL_H */

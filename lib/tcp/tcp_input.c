@@ -48,101 +48,6 @@ wscale(const struct tcp_conn *c)
 	return c->snd_wscale == 0xff ? 0 : c->snd_wscale;
 }
 
-/* ---- SACK scoreboard (RFC 6675): SACKed ranges of our sequence space */
-
-static void
-sb_trim(struct tcp_conn *c)
-{
-	unsigned int j = 0;
-
-	for (unsigned int i = 0; i < c->nsacked; i++) {
-		struct tcp_sack_blk b = c->sacked[i];
-
-		if (tcp_seq_le(b.right, c->snd_una))
-			continue;
-		if (tcp_seq_lt(b.left, c->snd_una))
-			b.left = c->snd_una;
-		c->sacked[j++] = b;
-	}
-	c->nsacked = (uint8_t)j;
-}
-
-/* Merge one block into the sorted, disjoint list. Returns bytes newly
- * SACKed. When the list is full the lowest range is kept (holes near
- * SND.UNA matter most) and the highest is dropped. */
-static uint32_t
-sb_add(struct tcp_conn *c, struct tcp_sack_blk b)
-{
-	struct tcp_sack_blk out[TCP_SB_MAX + 1];
-	uint32_t before = 0, after = 0;
-	unsigned int n = 0, i;
-	int placed = 0;
-
-	for (i = 0; i < c->nsacked; i++)
-		before += c->sacked[i].right - c->sacked[i].left;
-	for (i = 0; i <= c->nsacked; i++) {
-		struct tcp_sack_blk cur;
-
-		if (i == c->nsacked) {
-			if (placed)
-				break;
-			cur = b;
-			placed = 1;
-		} else if (!placed && tcp_seq_lt(b.left, c->sacked[i].left)) {
-			cur = b;
-			placed = 1;
-			i--;
-		} else {
-			cur = c->sacked[i];
-		}
-		if (n > 0 && tcp_seq_ge(out[n - 1].right, cur.left)) {
-			if (tcp_seq_gt(cur.right, out[n - 1].right))
-				out[n - 1].right = cur.right;
-		} else {
-			out[n++] = cur;
-		}
-	}
-	if (n > TCP_SB_MAX)
-		n = TCP_SB_MAX;
-	memcpy(c->sacked, out, n * sizeof(out[0]));
-	c->nsacked = (uint8_t)n;
-	for (i = 0; i < n; i++)
-		after += c->sacked[i].right - c->sacked[i].left;
-	return after > before ? after - before : 0;
-}
-
-static uint32_t
-sb_update(struct tcp_conn *c, const struct tcp_seg_in *s)
-{
-	uint32_t added = 0;
-
-	if (!(c->flags & TCP_CF_SACK) || !(s->opts & TCP_SO_SACK))
-		return 0;
-	for (unsigned int i = 0; i < s->nsack; i++) {
-		struct tcp_sack_blk b = s->sack[i];
-
-		/* Only blocks inside (SND.UNA, SND.MAX]; D-SACKs and junk
-		 * are ignored (RFC 2883 is not used). */
-		if (!tcp_seq_lt(b.left, b.right) || tcp_seq_le(b.right, c->snd_una) ||
-		    tcp_seq_gt(b.right, c->snd_max))
-			continue;
-		if (tcp_seq_lt(b.left, c->snd_una))
-			b.left = c->snd_una;
-		added += sb_add(c, b);
-	}
-	return added;
-}
-
-uint32_t
-tcp_sacked_bytes(const struct tcp_conn *c)
-{
-	uint32_t n = 0;
-
-	for (unsigned int i = 0; i < c->nsacked; i++)
-		n += c->sacked[i].right - c->sacked[i].left;
-	return n;
-}
-
 /* ---- receive side */
 
 static void
@@ -451,6 +356,64 @@ reset_by_peer(struct tcp_conn *c)
 	tcp_conn_close(c);
 }
 
+static void
+enter_recovery(struct tcp_conn *c)
+{
+	struct tcp_engine *e = c->eng;
+
+	TCP_CNT(e, FAST_RETRANSMIT);
+	c->flags |= TCP_CF_IN_RECOVERY;
+	c->flags &= ~(TCP_CF_RTT_TIMING | TCP_CF_TLP_OUT);
+	c->recover = c->snd_max;
+	/* PRR (RFC 6937 3): RecoverFS = SND.NXT - SND.UNA. */
+	c->recover_fs = c->snd_max - c->snd_una;
+	c->prr_delivered = 0;
+	c->prr_out = 0;
+	e->cc->on_congestion(&c->cc, tcp_flight(c), e->now);
+}
+
+/* PRR (RFC 6937 3, with the SSRB bound): how much this ACK lets out,
+ * expressed as cwnd = pipe + sndcnt. */
+static void
+prr_update(struct tcp_conn *c, uint32_t delivered)
+{
+	uint32_t pipe = tcp_rq_pipe(c), ss = c->cc.ssthresh;
+	int64_t sndcnt;
+
+	c->prr_delivered += delivered;
+	if (pipe > ss) {
+		uint64_t fs = c->recover_fs ? c->recover_fs : 1;
+
+		sndcnt = (int64_t)(((uint64_t)c->prr_delivered * ss + fs - 1) / fs) -
+			 (int64_t)c->prr_out;
+	} else {
+		int64_t limit = (int64_t)c->prr_delivered - (int64_t)c->prr_out;
+
+		if (limit < (int64_t)delivered)
+			limit = delivered;
+		limit += c->mss;
+		sndcnt = (int64_t)(ss - pipe);
+		if (sndcnt > limit)
+			sndcnt = limit;
+	}
+	if (sndcnt < 0)
+		sndcnt = 0;
+	/* The first retransmission of the episode always goes out. */
+	if (c->prr_out == 0 && sndcnt < c->mss)
+		sndcnt = c->mss;
+	c->cc.cwnd = pipe + (uint32_t)sndcnt;
+}
+
+/* After RACK (on an ACK or its timer) marked segments lost, or while in
+ * recovery: enter recovery once per window, then pace by PRR. */
+void
+tcp_recovery_on_loss(struct tcp_conn *c, uint32_t delivered)
+{
+	if (!(c->flags & TCP_CF_IN_RECOVERY))
+		enter_recovery(c);
+	prr_update(c, delivered);
+}
+
 /* An ACK that advances SND.UNA. */
 static void
 new_ack(struct tcp_conn *c, const struct tcp_seg_in *s)
@@ -458,17 +421,14 @@ new_ack(struct tcp_conn *c, const struct tcp_seg_in *s)
 	struct tcp_engine *e = c->eng;
 	uint32_t acked = s->ack - c->snd_una;
 	uint32_t data_acked = acked;
-	int fin_acked = 0;
 
-	if ((c->flags & TCP_CF_FIN_SENT) && tcp_seq_gt(s->ack, c->fin_seq)) {
-		fin_acked = 1;
+	if ((c->flags & TCP_CF_FIN_SENT) && tcp_seq_gt(s->ack, c->fin_seq))
 		data_acked--;
-	}
 	tcp_mq_drop_front(&c->sndq, MIN2(data_acked, c->sndq.bytes));
 	c->snd_una = s->ack;
 	if (tcp_seq_lt(c->snd_nxt, c->snd_una))
 		c->snd_nxt = c->snd_una;
-	sb_trim(c);
+	tcp_rq_ack(c, s);
 
 	/* RTT: timestamps on every ACK of new data (RFC 7323 4.1), else one
 	 * timed segment per RTT, never a retransmitted one (Karn). */
@@ -480,17 +440,22 @@ new_ack(struct tcp_conn *c, const struct tcp_seg_in *s)
 	}
 	c->backoff = 0;
 	c->retries = 0;
+	if ((c->flags & TCP_CF_TLP_OUT) && tcp_seq_ge(s->ack, c->tlp_end))
+		c->flags &= ~TCP_CF_TLP_OUT;
 
 	if (c->flags & TCP_CF_IN_RECOVERY) {
 		if (tcp_seq_ge(s->ack, c->recover)) {
-			/* Full ACK: leave recovery (RFC 6582 3.2 step 3). */
-			uint32_t fl = tcp_flight(c);
-
+			/* Full ACK: leave recovery (RFC 6937: cwnd = ssthresh;
+			 * RFC 6582 3.2 step 3 without SACK). */
 			c->flags &= ~TCP_CF_IN_RECOVERY;
-			c->cc.cwnd = MIN2(c->cc.ssthresh, MAX2(fl, (uint32_t)c->mss) + c->mss);
+			if (c->flags & TCP_CF_SACK)
+				c->cc.cwnd = c->cc.ssthresh;
+			else
+				c->cc.cwnd = MIN2(c->cc.ssthresh,
+						  MAX2(tcp_flight(c), (uint32_t)c->mss) + c->mss);
 		} else if (!(c->flags & TCP_CF_SACK)) {
-			/* Partial ACK: retransmit the next hole, deflate. */
-			tcp_retransmit_una(c);
+			/* Partial ACK: the next hole is lost too; deflate. */
+			tcp_rq_mark_head_lost(c);
 			c->cc.cwnd = c->cc.cwnd > acked ? c->cc.cwnd - acked : 0;
 			c->cc.cwnd += c->mss;
 		}
@@ -498,48 +463,29 @@ new_ack(struct tcp_conn *c, const struct tcp_seg_in *s)
 		e->cc->on_ack(&c->cc, acked, e->now, c->srtt_ns);
 	}
 	c->dupacks = 0;
-
-	/* RFC 6298 5.2 / 5.3 */
-	if (c->snd_una == c->snd_max) {
-		c->rtx_at = 0;
-		c->flags &= ~TCP_CF_PERSIST;
-	} else {
-		tcp_rto_arm(c);
-	}
+	tcp_arm_rtx(c);
 	if ((c->flags & TCP_CF_WANT_WRITE) && c->sndq.bytes < e->p.snd_buf) {
 		c->flags &= ~TCP_CF_WANT_WRITE;
 		tcp_conn_event(c, TCP_EV_WRITABLE);
 	}
-	(void)fin_acked;
 }
 
+/* Duplicate ACKs without SACK: RFC 5681 3.2 / RFC 6582. With SACK, RACK
+ * decides what is lost. */
 static void
-dup_ack(struct tcp_conn *c, uint32_t newly_sacked)
+dup_ack(struct tcp_conn *c)
 {
-	struct tcp_engine *e = c->eng;
-
 	c->dupacks++;
 	if (c->flags & TCP_CF_IN_RECOVERY) {
-		if (!(c->flags & TCP_CF_SACK))
-			c->cc.cwnd += c->mss; /* RFC 6582 3.2 step 4: inflation */
+		c->cc.cwnd += c->mss; /* RFC 6582 3.2 step 4: inflation */
 		return;
 	}
-	/* Enter recovery on DupThresh duplicates, or when SACK shows more
-	 * than (DupThresh - 1) * SMSS above SND.UNA (RFC 6675 5 IsLost). */
-	if (c->dupacks >= 3 || ((c->flags & TCP_CF_SACK) && newly_sacked &&
-				tcp_sacked_bytes(c) > 2u * c->mss)) {
-		if (tcp_seq_lt(c->snd_una, c->recover))
-			return; /* RFC 6582 4.1: losses of a window already handled */
-		TCP_CNT(e, FAST_RETRANSMIT);
-		c->flags |= TCP_CF_IN_RECOVERY;
-		c->recover = c->snd_max;
-		e->cc->on_congestion(&c->cc, tcp_flight(c), e->now);
-		c->flags &= ~TCP_CF_RTT_TIMING;
-		c->rtx_hi = c->snd_una;
-		if (!(c->flags & TCP_CF_SACK)) {
-			tcp_retransmit_una(c);
-			c->cc.cwnd += 3u * c->mss;
-		}
+	if (c->dupacks == 3 && !tcp_seq_lt(c->snd_una, c->recover)) {
+		/* RFC 6582 4.1: losses of a window already handled do not
+		 * start a new recovery. */
+		enter_recovery(c);
+		tcp_rq_mark_head_lost(c);
+		c->cc.cwnd += 3u * c->mss;
 	}
 }
 
@@ -548,7 +494,8 @@ tcp_conn_input(struct tcp_conn *c, struct rte_mbuf *m, struct tcp_seg_in *s)
 {
 	struct tcp_engine *e = c->eng;
 	uint32_t seglen;
-	uint32_t newly_sacked;
+	uint32_t prior_una, prior_sacked;
+	int64_t delivered;
 
 	if (c->state == TCP_SYN_SENT) {
 		syn_sent_input(c, s);
@@ -654,14 +601,30 @@ tcp_conn_input(struct tcp_conn *c, struct rte_mbuf *m, struct tcp_seg_in *s)
 		rte_pktmbuf_free(m);
 		return;
 	}
-	newly_sacked = sb_update(c, s);
+	prior_una = c->snd_una;
+	prior_sacked = c->sacked_bytes;
+	tcp_rq_sack(c, s);
 	if (tcp_seq_gt(s->ack, c->snd_una)) {
 		new_ack(c, s);
 	} else if (s->ack == c->snd_una && s->len == 0 &&
 		   !(s->flags & TCP_FL_FIN) && c->snd_max != c->snd_una &&
-		   ((uint32_t)s->wnd << wscale(c)) == c->snd_wnd) {
+		   ((uint32_t)s->wnd << wscale(c)) == c->snd_wnd &&
+		   !(c->flags & TCP_CF_SACK)) {
 		/* Duplicate ACK as RFC 5681 2 defines it. */
-		dup_ack(c, newly_sacked);
+		dup_ack(c);
+	}
+	if ((c->flags & TCP_CF_SACK) && c->rq_head != TCP_TR_NONE) {
+		/* RACK (RFC 8985 6.2) on every ACK, PRR while recovering.
+		 * DeliveredData (RFC 6937) = change in SND.UNA + change in
+		 * SACKed bytes. */
+		uint32_t lost = tcp_rack_detect(c);
+
+		delivered = (int64_t)(c->snd_una - prior_una) +
+			    (int64_t)c->sacked_bytes - (int64_t)prior_sacked;
+		if (delivered < 0)
+			delivered = 0;
+		if (lost > 0 || (c->flags & TCP_CF_IN_RECOVERY))
+			tcp_recovery_on_loss(c, (uint32_t)delivered);
 	}
 	/* Window update (3.10.7.4 step 5, SND.WL1/WL2 rule). */
 	if (tcp_seq_lt(c->snd_wl1, s->seq) ||

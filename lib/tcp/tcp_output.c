@@ -7,6 +7,9 @@
 #define MIN2(a, b) ((a) < (b) ? (a) : (b))
 #define MAX2(a, b) ((a) > (b) ? (a) : (b))
 
+/* RFC 8985 7.2 WCDelAckT: the worst-case delayed ACK timer. */
+#define TCP_WC_DELACK_NS 200000000ull
+
 uint32_t
 tcp_ts_now(const struct tcp_conn *c)
 {
@@ -255,28 +258,6 @@ xmit(struct tcp_conn *c, uint32_t seq, uint32_t len, int fin)
 	return emit(c, &o, seq - c->snd_una, len);
 }
 
-/* Retransmit the segment starting at SND.UNA. */
-void
-tcp_retransmit_una(struct tcp_conn *c)
-{
-	uint32_t off_end = c->sndq.bytes;
-	uint32_t len = MIN2(off_end, (uint32_t)c->mss);
-	int fin = 0;
-
-	if (len > c->snd_max - c->snd_una)
-		len = c->snd_max - c->snd_una;
-	if ((c->flags & TCP_CF_FIN_SENT) && c->snd_una + len == c->fin_seq &&
-	    len < c->mss)
-		fin = 1;
-	if ((c->flags & TCP_CF_FIN_SENT) && len == 0 && c->snd_una == c->fin_seq)
-		fin = 1;
-	if (len == 0 && !fin)
-		return;
-	xmit(c, c->snd_una, len, fin);
-	if (tcp_seq_lt(c->snd_nxt, c->snd_una + len + fin))
-		c->snd_nxt = c->snd_una + len + fin;
-}
-
 static int
 sendable_state(uint8_t st)
 {
@@ -284,44 +265,64 @@ sendable_state(uint8_t st)
 	       st == TCP_FIN_WAIT_1 || st == TCP_CLOSING || st == TCP_LAST_ACK;
 }
 
-/* RFC 6675 4: the sender's estimate of bytes in the network. Any hole
- * below SACKed data counts as lost (so only its retransmitted part is in
- * the pipe); bytes above the highest SACK are in flight. */
-static uint32_t
-sack_pipe(const struct tcp_conn *c)
+/* Retransmit segments marked lost, oldest first, while the pipe has
+ * room (RFC 6675 NextSeg rule 1 with RACK's marks). */
+static int
+retransmit_lost(struct tcp_conn *c, uint32_t *inflight)
 {
-	uint32_t pipe = 0, start = c->snd_una;
+	struct tcp_engine *e = c->eng;
+	int sent = 0;
 
-	for (unsigned int i = 0; i < c->nsacked; i++) {
-		uint32_t hole_end = c->sacked[i].left;
-		uint32_t rx_end = tcp_seq_lt(c->rtx_hi, hole_end) ? c->rtx_hi : hole_end;
+	for (uint32_t i = c->rq_head; i != TCP_TR_NONE && *inflight < c->cc.cwnd;
+	     i = e->recs[i].next) {
+		struct tcp_txrec *r = &e->recs[i];
+		int fin = !!(r->flags & TCP_TR_FIN);
+		uint32_t size = r->end - r->seq;
 
-		if (tcp_seq_gt(rx_end, start))
-			pipe += rx_end - start;
-		start = c->sacked[i].right;
+		if (!(r->flags & TCP_TR_LOST))
+			continue;
+		if (xmit(c, r->seq, size - (uint32_t)fin, fin) != 0)
+			break;
+		r->flags = (r->flags & ~TCP_TR_LOST) | TCP_TR_RETRANS;
+		r->xmit_ns = e->now;
+		*inflight += size;
+		if (c->flags & TCP_CF_IN_RECOVERY)
+			c->prr_out += size;
+		sent = 1;
 	}
-	if (tcp_seq_gt(c->snd_nxt, start))
-		pipe += c->snd_nxt - start;
-	return pipe;
+	return sent;
 }
 
-/* RFC 6675 NextSeg rule 1: the first lost byte not yet retransmitted. */
-static int
-sack_next_hole(const struct tcp_conn *c, uint32_t *seq, uint32_t *len)
+/* Arm the retransmission timer, or in its place the tail loss probe
+ * (RFC 8985 7.2): PTO = 2 SRTT, plus the worst-case delayed ACK when a
+ * single segment is out, never later than the RTO would fire. */
+void
+tcp_arm_rtx(struct tcp_conn *c)
 {
-	uint32_t start = c->snd_una;
+	struct tcp_engine *e = c->eng;
+	uint64_t pto;
 
-	for (unsigned int i = 0; i < c->nsacked; i++) {
-		uint32_t x = tcp_seq_gt(c->rtx_hi, start) ? c->rtx_hi : start;
-
-		if (tcp_seq_lt(x, c->sacked[i].left)) {
-			*seq = x;
-			*len = MIN2(c->sacked[i].left - x, (uint32_t)c->mss);
-			return 1;
-		}
-		start = c->sacked[i].right;
+	if (c->snd_una == c->snd_max) {
+		c->rtx_at = 0;
+		c->flags &= ~(TCP_CF_TLP_ARMED | TCP_CF_PERSIST);
+		return;
 	}
-	return 0;
+	if ((c->flags & (TCP_CF_SACK | TCP_CF_IN_RECOVERY | TCP_CF_TLP_OUT)) == TCP_CF_SACK &&
+	    c->srtt_ns != 0 && c->retries == 0 &&
+	    (c->state == TCP_ESTABLISHED || c->state == TCP_CLOSE_WAIT)) {
+		pto = 2 * c->srtt_ns;
+		if (c->snd_max - c->snd_una <= c->mss)
+			pto += TCP_WC_DELACK_NS;
+		if (pto < rto_backed_off(c)) {
+			c->flags &= ~TCP_CF_PERSIST;
+			c->flags |= TCP_CF_TLP_ARMED;
+			c->rtx_at = e->now + pto;
+			tcp_timer_update(c);
+			return;
+		}
+	}
+	c->flags &= ~TCP_CF_TLP_ARMED;
+	tcp_rto_arm(c);
 }
 
 void
@@ -329,8 +330,6 @@ tcp_output(struct tcp_conn *c)
 {
 	struct tcp_engine *e = c->eng;
 	int sent = 0, blocked = 0;
-	int sack_rec = (c->flags & (TCP_CF_IN_RECOVERY | TCP_CF_SACK)) ==
-		       (TCP_CF_IN_RECOVERY | TCP_CF_SACK);
 	uint32_t inflight;
 
 	if (!sendable_state(c->state)) {
@@ -339,19 +338,9 @@ tcp_output(struct tcp_conn *c)
 			tcp_send_ack(c);
 		return;
 	}
-	inflight = sack_rec ? sack_pipe(c) : c->snd_nxt - c->snd_una;
-	if (sack_rec) {
-		uint32_t seq, len;
-
-		/* Retransmit lost holes first while the pipe has room. */
-		while (inflight < c->cc.cwnd && sack_next_hole(c, &seq, &len)) {
-			if (xmit(c, seq, len, 0) != 0)
-				break;
-			c->rtx_hi = seq + len;
-			inflight += len;
-			sent = 1;
-		}
-	}
+	inflight = tcp_rq_pipe(c);
+	if (c->rq_head != TCP_TR_NONE)
+		sent = retransmit_lost(c, &inflight);
 	for (;;) {
 		uint32_t off = c->snd_nxt - c->snd_una;
 		uint32_t wnd = MIN2(c->snd_wnd, c->cc.cwnd);
@@ -384,30 +373,32 @@ tcp_output(struct tcp_conn *c)
 			if (len == avail && (c->flags & TCP_CF_FIN_QUEUED))
 				fin = 1;
 		}
+		if (tcp_rq_add(c, c->snd_nxt, c->snd_nxt + len + (uint32_t)fin, fin) != 0)
+			break;
+		if (xmit(c, c->snd_nxt, len, fin) != 0) {
+			/* Recorded but not sent: it goes out as a loss. */
+			tcp_rq_last(c)->flags |= TCP_TR_LOST;
+		}
 		if (fin && !(c->flags & TCP_CF_FIN_SENT)) {
 			c->flags |= TCP_CF_FIN_SENT;
 			c->fin_seq = c->snd_nxt + len;
 		}
-		if (xmit(c, c->snd_nxt, len, fin) != 0)
-			break;
 		sent = 1;
-		if (!(c->flags & TCP_CF_RTT_TIMING) && tcp_seq_ge(c->snd_nxt, c->snd_max) &&
-		    !(c->flags & TCP_CF_TS)) {
+		if (!(c->flags & TCP_CF_RTT_TIMING) && !(c->flags & TCP_CF_TS)) {
 			c->flags |= TCP_CF_RTT_TIMING;
-			c->rtt_seq = c->snd_nxt + len + fin;
+			c->rtt_seq = c->snd_nxt + len + (uint32_t)fin;
 			c->rtt_ts = e->now;
 		}
-		c->snd_nxt += len + fin;
-		inflight += len + fin;
-		if (tcp_seq_gt(c->snd_nxt, c->snd_max))
-			c->snd_max = c->snd_nxt;
-		if (c->rtx_at == 0 || (c->flags & TCP_CF_PERSIST))
-			tcp_rto_arm(c);
+		c->snd_nxt += len + (uint32_t)fin;
+		c->snd_max = c->snd_nxt;
+		inflight += len + (uint32_t)fin;
+		if (c->flags & TCP_CF_IN_RECOVERY)
+			c->prr_out += len + (uint32_t)fin;
 		if (fin)
 			break;
 	}
-	if (sent && c->rtx_at == 0)
-		tcp_rto_arm(c);
+	if (sent && (c->rtx_at == 0 || (c->flags & (TCP_CF_PERSIST | TCP_CF_TLP_ARMED))))
+		tcp_arm_rtx(c);
 	if (!sent && (c->flags & TCP_CF_ACK_NOW))
 		tcp_send_ack(c);
 	c->flags &= ~TCP_CF_FORCE;
@@ -420,6 +411,40 @@ tcp_output(struct tcp_conn *c)
 		c->rtx_at = e->now + rto_backed_off(c);
 		tcp_timer_update(c);
 	}
+}
+
+/* The probe (RFC 8985 7.3): new data if the receive window allows, else
+ * the last segment again. */
+static void
+tlp_fire(struct tcp_conn *c)
+{
+	struct tcp_engine *e = c->eng;
+	uint32_t off = c->snd_nxt - c->snd_una;
+
+	c->flags &= ~TCP_CF_TLP_ARMED;
+	TCP_CNT(e, TLP);
+	if (off < c->sndq.bytes && off < c->snd_wnd) {
+		uint32_t saved = c->cc.cwnd;
+
+		c->cc.cwnd = tcp_rq_pipe(c) + c->mss; /* exactly one segment */
+		c->flags |= TCP_CF_FORCE;
+		tcp_output(c);
+		c->cc.cwnd = saved;
+	} else {
+		struct tcp_txrec *r = tcp_rq_last(c);
+
+		if (r != NULL) {
+			int fin = !!(r->flags & TCP_TR_FIN);
+
+			xmit(c, r->seq, r->end - r->seq - (uint32_t)fin, fin);
+			r->flags = (r->flags & ~TCP_TR_LOST) | TCP_TR_RETRANS;
+			r->xmit_ns = e->now;
+		}
+	}
+	c->flags |= TCP_CF_TLP_OUT;
+	c->tlp_end = c->snd_max;
+	c->flags &= ~TCP_CF_TLP_ARMED;
+	tcp_rto_arm(c);
 }
 
 static void
@@ -446,6 +471,10 @@ rtx_fire(struct tcp_conn *c)
 		/* SWS override: send what the small window allows. */
 		c->flags &= ~TCP_CF_PERSIST;
 		c->flags |= TCP_CF_FORCE;
+		return;
+	}
+	if (c->flags & TCP_CF_TLP_ARMED) {
+		tlp_fire(c);
 		return;
 	}
 	if (c->flags & TCP_CF_PERSIST) {
@@ -479,15 +508,13 @@ rtx_fire(struct tcp_conn *c)
 		TCP_CNT(e, RETRANSMIT);
 		tcp_send_syn(c);
 	} else {
-		/* RFC 5681 3.1 eq. 4 and loss window; RFC 2018 8: forget
-		 * SACK information after a timeout; go back to SND.UNA. */
+		/* RFC 5681 3.1 eq. 4 and loss window; RFC 8985 6.3: every
+		 * segment not SACKed is lost, resent as the window regrows. */
 		e->cc->on_rto(&c->cc, tcp_flight(c), e->now);
-		c->flags &= ~(TCP_CF_IN_RECOVERY | TCP_CF_RTT_TIMING);
-		c->nsacked = 0;
+		c->flags &= ~(TCP_CF_IN_RECOVERY | TCP_CF_RTT_TIMING | TCP_CF_TLP_OUT);
 		c->dupacks = 0;
 		c->recover = c->snd_max;
-		c->snd_nxt = c->snd_una;
-		tcp_retransmit_una(c);
+		tcp_rq_mark_all_lost(c);
 	}
 	tcp_rto_arm(c);
 }
@@ -506,6 +533,11 @@ tcp_timer_fire(struct tcp_conn *c)
 	}
 	if (c->rtx_at != 0 && c->rtx_at <= now)
 		rtx_fire(c);
+	if (c->rack_at != 0 && c->rack_at <= now && c->state != TCP_CLOSED) {
+		c->rack_at = 0;
+		if (tcp_rack_detect(c) > 0 || (c->flags & TCP_CF_IN_RECOVERY))
+			tcp_recovery_on_loss(c, 0);
+	}
 	if (c->state != TCP_CLOSED)
 		tcp_output(c);
 }

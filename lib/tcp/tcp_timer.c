@@ -30,6 +30,8 @@ tcp_timer_update(struct tcp_conn *c)
 
 	if (c->delack_at != 0 && (next == 0 || c->delack_at < next))
 		next = c->delack_at;
+	if (c->rack_at != 0 && (next == 0 || c->rack_at < next))
+		next = c->rack_at;
 	if (next == c->timer_at)
 		return;
 	tcp_timer_cancel(c);

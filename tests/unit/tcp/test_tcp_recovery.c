@@ -203,6 +203,75 @@ the_receiver_reports_the_newest_sack_block_first(void **state)
 	wire_free(w);
 }
 
+static void
+a_lost_retransmission_is_found_by_rack_without_an_rto(void **state)
+{
+	struct wire *w = setup(0);
+
+	(void)state;
+	rec.drop_idx[rec.n_drop++] = 20;
+	rec.drop_rtx_of = 1; /* and the first retransmission of it */
+	wire_connect(w);
+	transfer(w, 400000);
+	assert_int_equal(rec.rtx_dropped, 1);
+	/* Segments sent after the retransmission were SACKed and RACK's
+	 * reordering window passed: marked lost again, resent, no RTO. */
+	assert_int_equal(cnt(w->a, TCP_CNT_RTO), 0);
+	assert_int_equal(cnt(w->a, TCP_CNT_RETRANSMIT), 2);
+	assert_int_equal(cnt(w->a, TCP_CNT_FAST_RETRANSMIT), 1);
+	assert_true(cnt(w->a, TCP_CNT_RACK_LOST) >= 2);
+	wire_free(w);
+}
+
+static void
+a_lost_tail_is_repaired_by_a_probe_not_an_rto(void **state)
+{
+	static uint8_t buf[10 * 1448];
+	struct wire *w = setup(0);
+	struct tcp_conn *c;
+	uint64_t t0;
+
+	(void)state;
+	rec.drop_idx[rec.n_drop++] = 7;
+	rec.drop_idx[rec.n_drop++] = 8;
+	rec.drop_idx[rec.n_drop++] = 9;
+	c = wire_connect(w);
+	t0 = w->now;
+	assert_int_equal(tcp_send(c, buf, sizeof(buf), w->now), (int32_t)sizeof(buf));
+	wire_run(w, MS(150));
+	assert_int_equal(w->app_b.rx_bytes, sizeof(buf));
+	assert_int_equal(cnt(w->a, TCP_CNT_TLP), 1);
+	assert_int_equal(cnt(w->a, TCP_CNT_RTO), 0);
+	/* The probe resent the last segment 2 SRTT after the last ACK; its
+	 * SACK let RACK find the other two. */
+	assert_int_equal(cnt(w->a, TCP_CNT_RETRANSMIT), 3);
+	(void)t0;
+	wire_free(w);
+}
+
+static void
+prr_sends_beta_times_what_was_delivered_during_recovery(void **state)
+{
+	struct wire *w = setup(0);
+	struct tcp_conn_info i;
+
+	(void)state;
+	rec.drop_idx[rec.n_drop++] = 60;
+	wire_connect(w);
+	transfer(w, 400000);
+	tcp_conn_get_info(w->app_a.conn, &i);
+	assert_int_equal(cnt(w->a, TCP_CNT_FAST_RETRANSMIT), 1);
+	assert_false(i.in_recovery);
+	print_message("PRR: delivered %u, sent %u (%.3f)\n", i.prr_delivered, i.prr_out,
+		      (double)i.prr_out / i.prr_delivered);
+	/* RFC 6937: sndcnt = ceil(prr_delivered * ssthresh / RecoverFS)
+	 * - prr_out, with CUBIC's ssthresh = 0.7 * RecoverFS. */
+	assert_true(i.prr_delivered > 20 * 1448);
+	assert_true(i.prr_out * 10 >= i.prr_delivered * 6);
+	assert_true(i.prr_out * 10 <= i.prr_delivered * 8);
+	wire_free(w);
+}
+
 int
 main(void)
 {
@@ -212,6 +281,9 @@ main(void)
 		cmocka_unit_test(three_losses_in_one_window_are_repaired_in_one_sack_recovery),
 		cmocka_unit_test(newreno_repairs_two_losses_with_a_partial_ack),
 		cmocka_unit_test(the_receiver_reports_the_newest_sack_block_first),
+		cmocka_unit_test(a_lost_retransmission_is_found_by_rack_without_an_rto),
+		cmocka_unit_test(a_lost_tail_is_repaired_by_a_probe_not_an_rto),
+		cmocka_unit_test(prr_sends_beta_times_what_was_delivered_during_recovery),
 	};
 
 	if (test_eal_init("rec") != 0)
