@@ -311,12 +311,131 @@ parse_frame(const struct cur *c, struct pkt_meta *meta, uint16_t in_port)
 	return PKT_ERR_NONE;
 }
 
+/* Transport header of the fast path: TCP, UDP or ICMP(v6) that fits,
+ * with lengths that agree. Returns the header length, 0 to fall back. */
+static inline uint32_t
+fast_l4(const uint8_t *l4, uint8_t proto, uint32_t avail, bool first_seg_ok)
+{
+	if (!first_seg_ok)
+		return 0;
+	switch (proto) {
+	case PROTO_TCP: {
+		if (avail < 20)
+			return 0;
+		uint32_t doff = (uint32_t)(l4[12] >> 4) * 4;
+		return doff >= 20 && doff <= avail ? doff : 0;
+	}
+	case PROTO_UDP: {
+		if (avail < 8)
+			return 0;
+		uint32_t ulen = rd16(l4 + 4);
+		return ulen >= 8 && ulen <= avail ? 8 : 0;
+	}
+	case PROTO_ICMP:
+	case PROTO_ICMPV6:
+		return avail >= 8 ? 8 : 0;
+	default:
+		return 0;
+	}
+}
+
+/*
+ * The shapes nearly all traffic has: untagged Ethernet, then IPv4 without
+ * options or fragmentation, or IPv6 with the transport header right after
+ * it, then TCP, UDP or ICMP whose header lies in the first segment. Fills
+ * exactly what the full walk would (the fuzzer checks that) and returns
+ * true; anything else returns false and takes the full walk.
+ */
+static inline bool
+parse_fast(const struct cur *c, struct pkt_meta *meta, uint16_t in_port)
+{
+	const uint8_t *d = c->d;
+	uint32_t len = c->len, l3len, l4len;
+	uint8_t proto;
+	uint16_t et;
+
+	if (len < ETH_HLEN + 40 || c->cap < ETH_HLEN + 40)
+		return false;
+	et = rd16(d + 12);
+	const uint8_t *ip = d + ETH_HLEN;
+	if (et == ET_IPV4) {
+		if (ip[0] != 0x45 || (rd16(ip + 6) & 0x3fff) != 0)
+			return false;
+		l3len = rd16(ip + 2);
+		if (l3len < 20 || l3len > len - ETH_HLEN)
+			return false;
+		proto = ip[9];
+		l4len = fast_l4(ip + 20, proto, l3len - 20,
+				c->cap >= ETH_HLEN + 20 + 60 || c->cap == len);
+		if (l4len == 0 || ETH_HLEN + 20 + l4len > c->cap)
+			return false;
+		meta->l3 = PKT_L3_IPV4;
+		memcpy(meta->src, ip + 12, 4);
+		memset(meta->src + 4, 0, 12);
+		memcpy(meta->dst, ip + 16, 4);
+		memset(meta->dst + 4, 0, 12);
+		meta->l4_off = ETH_HLEN + 20;
+	} else if (et == ET_IPV6) {
+		if ((ip[0] >> 4) != 6)
+			return false;
+		uint32_t plen = rd16(ip + 4);
+		if (plen > len - ETH_HLEN - 40)
+			return false;
+		l3len = plen + 40;
+		proto = ip[6];
+		l4len = fast_l4(ip + 40, proto, plen,
+				c->cap >= ETH_HLEN + 40 + 60 || c->cap == len);
+		if (l4len == 0 || ETH_HLEN + 40 + l4len > c->cap)
+			return false;
+		meta->l3 = PKT_L3_IPV6;
+		memcpy(meta->src, ip + 8, 16);
+		memcpy(meta->dst, ip + 24, 16);
+		meta->l4_off = ETH_HLEN + 40;
+	} else {
+		return false;
+	}
+	const uint8_t *l4 = d + meta->l4_off;
+	meta->flags = PKT_F_L4;
+	meta->l4_proto = proto;
+	meta->err = PKT_ERR_NONE;
+	meta->vlan_count = 0;
+	meta->ethertype = et;
+	meta->l3_off = ETH_HLEN;
+	meta->l4_len = (uint16_t)l4len;
+	meta->payload_off = (uint16_t)(meta->l4_off + l4len);
+	meta->l3_len = l3len;
+	if (proto == PROTO_ICMP || proto == PROTO_ICMPV6) {
+		meta->sport = l4[0];
+		meta->dport = l4[1];
+	} else {
+		meta->sport = rd16(l4);
+		meta->dport = rd16(l4 + 2);
+	}
+	meta->vlan_tci[0] = 0;
+	meta->vlan_tci[1] = 0;
+	meta->in_port = in_port;
+	return true;
+}
+
 /* Parse, then hash whatever tuple was found: even a malformed IP frame
  * gets a flow hash from its addresses, so a queue can still place it. */
 static inline enum pkt_err
 parse_and_hash(const struct cur *c, struct pkt_meta *meta, uint16_t in_port)
 {
-	enum pkt_err e = parse_frame(c, meta, in_port);
+	enum pkt_err e = PKT_ERR_NONE;
+	if (!parse_fast(c, meta, in_port))
+		e = parse_frame(c, meta, in_port);
+	if (meta->l3 != PKT_L3_NONE)
+		meta->flow_hash = pkt_tuple_hash(meta, 0);
+	return e;
+}
+
+enum pkt_err
+pkt_parse_buf_walk(const uint8_t *data, uint32_t len, struct pkt_meta *meta,
+		   uint16_t in_port)
+{
+	struct cur c = { .d = data, .cap = len, .len = len };
+	enum pkt_err e = parse_frame(&c, meta, in_port);
 	if (meta->l3 != PKT_L3_NONE)
 		meta->flow_hash = pkt_tuple_hash(meta, 0);
 	return e;
@@ -344,6 +463,22 @@ pkt_parse_full(const struct rte_mbuf *m, struct pkt_meta *meta,
 	return parse_and_hash(&c, meta, in_port);
 }
 
+/* CRC32-C of one endpoint: the same value rte_hash_crc(addr, alen, port)
+ * gives, computed in 4- and 8-byte steps without its generic loop. */
+static inline uint32_t
+endpoint_hash(const uint8_t *addr, bool v4, uint16_t port)
+{
+	if (v4) {
+		uint32_t w;
+		memcpy(&w, addr, 4);
+		return rte_hash_crc_4byte(w, port);
+	}
+	uint64_t a, b;
+	memcpy(&a, addr, 8);
+	memcpy(&b, addr + 8, 8);
+	return rte_hash_crc_8byte(b, rte_hash_crc_8byte(a, port));
+}
+
 uint32_t
 pkt_tuple_hash(const struct pkt_meta *meta, uint32_t seed)
 {
@@ -351,9 +486,9 @@ pkt_tuple_hash(const struct pkt_meta *meta, uint32_t seed)
 	 * the two are combined in a fixed order (smaller first), so a flow
 	 * and its reverse give the same value, and (a:p -> b:q) still
 	 * differs from (a:q -> b:p). CRC32-C runs in hardware on x86. */
-	uint32_t alen = meta->l3 == PKT_L3_IPV4 ? 4 : 16;
-	uint32_t ea = rte_hash_crc(meta->src, alen, meta->sport);
-	uint32_t eb = rte_hash_crc(meta->dst, alen, meta->dport);
+	bool v4 = meta->l3 == PKT_L3_IPV4;
+	uint32_t ea = endpoint_hash(meta->src, v4, meta->sport);
+	uint32_t eb = endpoint_hash(meta->dst, v4, meta->dport);
 	uint32_t lo = ea < eb ? ea : eb, hi = ea < eb ? eb : ea;
 	uint32_t h = rte_hash_crc_4byte(lo, seed ^ meta->l4_proto);
 	return rte_hash_crc_4byte(hi, h);

@@ -174,6 +174,14 @@ pkt_parse(const struct rte_mbuf *m, struct pkt_meta *meta, uint16_t in_port)
 enum pkt_err pkt_parse_buf(const uint8_t *data, uint32_t len,
 			   struct pkt_meta *meta, uint16_t in_port);
 
+/**
+ * The full header walk alone, without pkt_parse()'s fast path for common
+ * shapes. Tests and the fuzzer use it as the reference the fast path must
+ * match byte for byte.
+ */
+enum pkt_err pkt_parse_buf_walk(const uint8_t *data, uint32_t len,
+				struct pkt_meta *meta, uint16_t in_port);
+
 /** Stable name of an error, e.g. "truncated_ip". */
 const char *pkt_err_name(enum pkt_err e);
 

@@ -2,6 +2,7 @@
 /* libFuzzer: the frame parser must never read outside the frame and must
  * leave consistent metadata. libFuzzer hands us an exactly-sized heap
  * buffer, so ASan flags any read past it. */
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,11 +14,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct pkt_meta m, r;
+	struct pkt_meta m, r, w;
 
 	if (size > 65535)
 		return 0;
 	enum pkt_err e = pkt_parse_buf(data, (uint32_t)size, &m, 1);
+	/* The fast path for common shapes must agree with the full walk on
+	 * every byte of metadata. */
+	memset(&w, 0xa5, sizeof(w));
+	if (pkt_parse_buf_walk(data, (uint32_t)size, &w, 1) != e ||
+	    memcmp(&m, &w, offsetof(struct pkt_meta, in_port) + 2) != 0)
+		abort();
 	if (e >= PKT_ERR_MAX || e != m.err)
 		abort();
 	if ((e != PKT_ERR_NONE) != ((m.flags & PKT_F_MALFORMED) != 0))
