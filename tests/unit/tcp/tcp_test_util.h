@@ -104,7 +104,8 @@ struct frame {
 };
 
 struct wire;
-/* Return nonzero to drop. seg is the parsed TCP header of the frame. */
+/* Return 1 to drop, 2 to deliver twice, 0 to pass. seg is the parsed TCP
+ * header of the frame. */
 typedef int (*drop_fn)(struct wire *w, int to_b, const struct tcp_seg_in *seg);
 
 struct wire {
@@ -112,6 +113,8 @@ struct wire {
 	struct app app_a, app_b;
 	uint64_t now;
 	uint64_t delay;          /* one way */
+	uint64_t jitter;         /* extra delay drawn in [0, jitter): reorders */
+	uint64_t rng;            /* xorshift state for jitter and hooks */
 	struct frame f[WIRE_MAX];
 	uint32_t head, n;
 	drop_fn drop;
@@ -181,6 +184,18 @@ ep_reverse(struct tcp_endpoints *r, const struct tcp_endpoints *ep)
 
 static inline void wire_free(struct wire *w);
 
+static inline uint64_t
+wire_rand(struct wire *w)
+{
+	uint64_t x = w->rng ? w->rng : 0x9e3779b97f4a7c15ull;
+
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	w->rng = x;
+	return x;
+}
+
 static inline struct wire *
 wire_new(const struct tcp_engine_params *pa, const struct tcp_engine_params *pb)
 {
@@ -234,6 +249,7 @@ wire_collect(struct wire *w)
 				struct rte_mbuf *m = pkts[i];
 				struct tcp_seg_in s;
 				struct frame *f;
+				int verdict;
 
 				pkt_parse(m, pkt_meta(m), 0);
 				if (tcp_seg_parse(m, pkt_meta(m), &s, 1) != 0) {
@@ -251,16 +267,38 @@ wire_collect(struct wire *w)
 					w->n_data[to_b]++;
 				else if (!(s.flags & (TCP_FL_SYN | TCP_FL_FIN | TCP_FL_RST)))
 					w->n_pure_ack[to_b]++;
-				if ((w->drop && w->drop(w, to_b, &s)) || w->n == WIRE_MAX) {
+				verdict = w->drop ? w->drop(w, to_b, &s) : 0;
+				if (verdict == 1 && getenv("WIRE_TRACE"))
+					fprintf(stderr, "  ^ dropped\n");
+				if (verdict == 1 || w->n + 2 > WIRE_MAX) {
 					w->dropped[to_b]++;
 					rte_pktmbuf_free(m);
 					continue;
 				}
-				f = &w->f[(w->head + w->n) % WIRE_MAX];
-				f->m = m;
-				f->due = w->now + w->delay;
-				f->to_b = to_b;
-				w->n++;
+				for (int copy = 0; copy < (verdict == 2 ? 2 : 1); copy++) {
+					uint64_t due = w->now + w->delay;
+					uint32_t pos = w->n;
+
+					if (copy == 1) {
+						m = rte_pktmbuf_copy(m, m->pool, 0, UINT32_MAX);
+						if (m == NULL)
+							break;
+						pkt_parse(m, pkt_meta(m), 0);
+					}
+					if (w->jitter)
+						due += wire_rand(w) % w->jitter;
+					/* keep the queue sorted by due time */
+					while (pos > 0 && w->f[(w->head + pos - 1) % WIRE_MAX].due > due) {
+						w->f[(w->head + pos) % WIRE_MAX] =
+							w->f[(w->head + pos - 1) % WIRE_MAX];
+						pos--;
+					}
+					f = &w->f[(w->head + pos) % WIRE_MAX];
+					f->m = m;
+					f->due = due;
+					f->to_b = to_b;
+					w->n++;
+				}
 			}
 		}
 	}
