@@ -119,6 +119,9 @@ struct tcp_engine_params {
 	uint64_t rto_init_ns;      /**< RTO before any sample (1 s) */
 	uint64_t delack_ns;        /**< delayed ACK timeout (40 ms) */
 	uint64_t time_wait_ns;     /**< TIME-WAIT duration, 2*MSL (60 s) */
+	uint64_t oow_ack_ns;       /**< at most one ACK per this interval to
+	                                segments without data that are
+	                                discarded (500 ms; RFC 5961 10) */
 	uint8_t syn_retries;       /**< SYN retransmissions before timeout (6) */
 	uint8_t data_retries;      /**< data retransmissions before timeout (15) */
 	uint32_t timer_tick_ns;    /**< timer wheel granularity (1 ms) */
@@ -176,6 +179,7 @@ struct tcp_conn_info {
 	X(RST_IN,            "rst_accepted") \
 	X(RST_IGNORED,       "rst_out_of_window") \
 	X(CHALLENGE_ACK,     "challenge_ack_sent") \
+	X(OOW_ACK_LIMITED,   "ack_to_bad_segment_rate_limited") \
 	X(UNACCEPTABLE,      "unacceptable_segment") \
 	X(ACK_TOO_NEW,       "ack_of_unsent_data") \
 	X(ACK_TOO_OLD,       "ack_too_old") \

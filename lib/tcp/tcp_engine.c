@@ -63,6 +63,7 @@ tcp_engine_params_init(struct tcp_engine_params *p)
 	p->rto_init_ns = 1000ull * 1000000;
 	p->delack_ns = 40ull * 1000000;
 	p->time_wait_ns = 60ull * 1000000000;
+	p->oow_ack_ns = 500ull * 1000000;
 	p->syn_retries = 6;
 	p->data_retries = 15;
 	p->timer_tick_ns = 1000000;
@@ -79,7 +80,7 @@ params_fill(struct tcp_engine_params *p, const struct tcp_engine_params *in)
 	*p = *in;
 #define DEF(f) do { if (p->f == 0) p->f = d.f; } while (0)
 	DEF(max_conns); DEF(snd_buf); DEF(rcv_buf); DEF(mss); DEF(rto_min_ns);
-	DEF(rto_max_ns); DEF(rto_init_ns); DEF(delack_ns); DEF(time_wait_ns);
+	DEF(rto_max_ns); DEF(rto_init_ns); DEF(delack_ns); DEF(time_wait_ns); DEF(oow_ack_ns);
 	DEF(syn_retries); DEF(data_retries); DEF(timer_tick_ns); DEF(timer_slots);
 	DEF(txq_size);
 #undef DEF

@@ -127,6 +127,7 @@ struct tcp_conn {
 	uint64_t rack_xmit_ns;  /* RACK.xmit_ts */
 	uint64_t rack_rtt_ns;   /* RACK.rtt */
 	uint64_t min_rtt_ns;
+	uint64_t last_oow_ack_ns; /* rate limit of ACKs to bad segments */
 	/* PRR (RFC 6937) */
 	uint32_t prr_delivered, prr_out, recover_fs;
 	uint32_t fin_seq;       /* sequence number of our FIN */

@@ -247,12 +247,31 @@ rcv_fin(struct tcp_conn *c)
 	}
 }
 
+/* The ACK owed to a segment we discard. Two engines that disagree
+ * (after a blind injection, say) would answer each other's ACKs forever,
+ * so ACKs to segments without data or FIN are limited to one per
+ * oow_ack_ns (RFC 5961 10; Linux does the same). Data keeps its ACKs: a
+ * sender retransmitting needlessly must hear about it at once. */
 static void
-challenge_ack(struct tcp_conn *c)
+oow_ack(struct tcp_conn *c, const struct tcp_seg_in *s)
+{
+	struct tcp_engine *e = c->eng;
+
+	if (s->len == 0 && !(s->flags & TCP_FL_FIN) && c->last_oow_ack_ns != 0 &&
+	    e->now - c->last_oow_ack_ns < e->p.oow_ack_ns) {
+		TCP_CNT(e, OOW_ACK_LIMITED);
+		return;
+	}
+	c->last_oow_ack_ns = e->now;
+	tcp_send_ack(c);
+}
+
+static void
+challenge_ack(struct tcp_conn *c, const struct tcp_seg_in *s)
 {
 	/* RFC 5961 3.2 / 4.2: <SEQ=SND.NXT><ACK=RCV.NXT><CTL=ACK>. */
 	TCP_CNT(c->eng, CHALLENGE_ACK);
-	tcp_send_ack(c);
+	oow_ack(c, s);
 }
 
 static void
@@ -520,7 +539,7 @@ tcp_conn_input(struct tcp_conn *c, struct rte_mbuf *m, struct tcp_seg_in *s)
 	if ((c->flags & TCP_CF_TS) && (s->opts & TCP_SO_TS) &&
 	    !(s->flags & TCP_FL_RST) && (int32_t)(s->tsval - c->ts_recent) < 0) {
 		TCP_CNT(e, UNACCEPTABLE);
-		tcp_send_ack(c);
+		oow_ack(c, s);
 		rte_pktmbuf_free(m);
 		return;
 	}
@@ -530,7 +549,7 @@ tcp_conn_input(struct tcp_conn *c, struct rte_mbuf *m, struct tcp_seg_in *s)
 			TCP_CNT(e, RST_IGNORED);
 		} else {
 			TCP_CNT(e, UNACCEPTABLE);
-			tcp_send_ack(c);
+			oow_ack(c, s);
 		}
 		rte_pktmbuf_free(m);
 		return;
@@ -546,14 +565,14 @@ tcp_conn_input(struct tcp_conn *c, struct rte_mbuf *m, struct tcp_seg_in *s)
 		if (s->seq == c->rcv_nxt)
 			reset_by_peer(c);
 		else
-			challenge_ack(c);
+			challenge_ack(c, s);
 		rte_pktmbuf_free(m);
 		return;
 	}
 	/* Step 4: a SYN in a synchronised state is answered with a
 	 * challenge ACK, whatever its sequence number (RFC 5961 4.2). */
 	if (s->flags & TCP_FL_SYN) {
-		challenge_ack(c);
+		challenge_ack(c, s);
 		rte_pktmbuf_free(m);
 		return;
 	}
@@ -591,13 +610,13 @@ tcp_conn_input(struct tcp_conn *c, struct rte_mbuf *m, struct tcp_seg_in *s)
 	/* RFC 5961 5.2: SND.UNA - MAX.SND.WND <= SEG.ACK <= SND.NXT. */
 	if (tcp_seq_gt(s->ack, c->snd_max)) {
 		TCP_CNT(e, ACK_TOO_NEW);
-		tcp_send_ack(c);
+		oow_ack(c, s);
 		rte_pktmbuf_free(m);
 		return;
 	}
 	if (tcp_seq_lt(s->ack, c->snd_una - c->max_snd_wnd)) {
 		TCP_CNT(e, ACK_TOO_OLD);
-		tcp_send_ack(c);
+		oow_ack(c, s);
 		rte_pktmbuf_free(m);
 		return;
 	}

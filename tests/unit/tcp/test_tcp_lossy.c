@@ -186,6 +186,82 @@ loss_reordering_and_duplication_together_keep_streams_intact(void **state)
 		run_both_ways(seed, 300000, MS(3));
 }
 
+/* Blind injection: segments with random flags, sequence and
+ * acknowledgment numbers near the live ones, random payloads and SACK
+ * blocks, thrown at a connection in the middle of a transfer. The engine
+ * must neither crash nor leak, whatever state it ends in. */
+static void
+random_segments_thrown_at_a_live_connection_do_no_harm(void **state)
+{
+	static uint8_t data[2000];
+	struct wire *w;
+	struct tcp_endpoints r;
+	uint64_t offa = 0, ha = FNV_INIT;
+
+	(void)state;
+	memset(&imp, 0, sizeof(imp));
+	wire_params(&pa, "a", NULL);
+	wire_params(&pb, "b", NULL);
+	w = wire_new(&pa, &pb);
+	w->rng = 99;
+	wire_connect(w);
+	ep_reverse(&r, &w->ep_a);
+	for (int round = 0; round < 3000 && w->app_a.conn; round++) {
+		struct tcp_conn_info i;
+		struct tcp_seg_out o = { 0 };
+		struct rte_mbuf *m, *payload = NULL;
+		uint32_t len = 0;
+
+		tcp_conn_get_info(w->app_a.conn, &i);
+		o.flags = (uint8_t)(wire_rand(w) & 0x3f);
+		if ((wire_rand(w) & 7) != 0)
+			o.flags &= (uint8_t)~(TCP_FL_RST | TCP_FL_SYN); /* keep it alive longer */
+		o.seq = i.rcv_nxt + (uint32_t)(wire_rand(w) % 400000) - 200000;
+		o.ack = i.snd_una + (uint32_t)(wire_rand(w) % 400000) - 200000;
+		o.wnd = (uint16_t)wire_rand(w);
+		if (wire_rand(w) & 1) {
+			o.opts |= TCP_SO_TS;
+			o.tsval = (uint32_t)wire_rand(w);
+			o.tsecr = (uint32_t)wire_rand(w);
+		}
+		if (wire_rand(w) & 1) {
+			o.opts |= TCP_SO_SACK;
+			o.nsack = (uint8_t)(1 + wire_rand(w) % 3);
+			for (int b = 0; b < o.nsack; b++) {
+				o.sack[b].left = i.snd_una + (uint32_t)(wire_rand(w) % 300000) - 1000;
+				o.sack[b].right = o.sack[b].left + (uint32_t)(wire_rand(w) % 20000) - 100;
+			}
+		}
+		if (wire_rand(w) & 1) {
+			len = (uint32_t)(wire_rand(w) % 1400);
+			payload = rte_pktmbuf_alloc(test_pool);
+			assert_non_null(payload);
+			memcpy(rte_pktmbuf_append(payload, (uint16_t)len), data, len);
+		}
+		m = tcp_seg_build(test_pool, &r, &o, payload, 0, len);
+		rte_pktmbuf_free(payload);
+		assert_non_null(m);
+		pkt_parse(m, pkt_meta(m), 0);
+		if (tcp_input(w->a, m, w->now) != TCP_INPUT_CONSUMED)
+			rte_pktmbuf_free(m);
+		if (w->app_a.conn)
+			push(w, w->app_a.conn, 10000000, &offa, &ha, 0);
+		if ((round & 15) == 0)
+			wire_run(w, MS(1));
+	}
+	wire_run(w, MS(1000));
+	print_message("after the storm: A %s, %llu challenge ACKs, %llu unacceptable\n",
+		      w->app_a.conn ? "alive" : "closed",
+		      (unsigned long long)tcp_engine_counters(w->a)[TCP_CNT_CHALLENGE_ACK],
+		      (unsigned long long)tcp_engine_counters(w->a)[TCP_CNT_UNACCEPTABLE]);
+	/* A desynchronised pair must not ACK each other's ACKs forever:
+	 * bad segments without data get one ACK per 500 ms. */
+	assert_true(tcp_engine_counters(w->a)[TCP_CNT_UNACCEPTABLE] +
+		    tcp_engine_counters(w->b)[TCP_CNT_UNACCEPTABLE] < 10000);
+	wire_free(w);
+	assert_int_equal(rte_mempool_in_use_count(test_pool), 0);
+}
+
 int
 main(void)
 {
@@ -195,6 +271,7 @@ main(void)
 		cmocka_unit_test(bursty_loss_keeps_both_streams_intact),
 		cmocka_unit_test(reordering_and_duplication_keep_both_streams_intact),
 		cmocka_unit_test(loss_reordering_and_duplication_together_keep_streams_intact),
+		cmocka_unit_test(random_segments_thrown_at_a_live_connection_do_no_harm),
 	};
 
 	if (test_eal_init("lossy") != 0)
