@@ -38,6 +38,7 @@
 #include <rte_lcore.h>
 #include <rte_malloc.h>
 #include <rte_mbuf.h>
+#include <rte_random.h>
 #include <rte_ring.h>
 #include <rte_telemetry.h>
 
@@ -492,6 +493,9 @@ conf_pipe(const struct aqm_conf *c, bool subscriber, struct aqm_pipe_params *p)
 	p->fq.codel.interval_ns = c->val[AK_INTERVAL];
 	p->fq.codel.ce_threshold_ns = c->val[AK_CE_THRESHOLD];
 	p->fq.codel.ecn = c->val[AK_ECN] != 0;
+	/* RFC 8290 section 4.1.1: perturb the flow hash per instance, so
+	 * flows that share a queue by bad luck do not share it every run. */
+	p->fq.seed = (uint32_t)rte_rand();
 	if (c->fifo_in_ms) {
 		p->fifo_limit_ms = (uint32_t)c->val[AK_FIFO_LIMIT];
 		p->fifo_limit_bytes = 0;
