@@ -166,6 +166,7 @@ struct tcp_conn_info {
 	uint32_t prr_delivered; /**< RFC 6937, last recovery episode */
 	uint32_t prr_out;      /**< RFC 6937, last recovery episode */
 	uint8_t in_recovery;   /**< fast recovery in progress */
+	uint8_t reo_wnd_mult;  /**< RACK reordering window, in min_RTT/4 */
 };
 
 /** Engine counters: every abnormal event has one. */
@@ -190,6 +191,8 @@ struct tcp_conn_info {
 	X(RTO,               "rto_expired") \
 	X(FAST_RETRANSMIT,   "fast_retransmits") \
 	X(RACK_LOST,         "rack_marked_lost") \
+	X(DSACK_SENT,        "dsack_sent") \
+	X(DSACK_RECEIVED,    "dsack_received") \
 	X(TLP,               "tail_loss_probes") \
 	X(TXREC_FULL,        "tx_segment_pool_full") \
 	X(TIMEOUT,           "connection_timeouts") \

@@ -328,6 +328,8 @@ tcp_conn_new(struct tcp_engine *e, const struct tcp_endpoints *ep, void *arg)
 	c->snd_una = c->snd_nxt = c->snd_max = c->iss;
 	c->recover = c->iss;
 	c->rq_head = c->rq_tail = TCP_TR_NONE;
+	c->reo_wnd_mult = 1;
+	c->rack_fack = c->rack_end = c->iss;
 	return c;
 }
 
@@ -783,6 +785,7 @@ tcp_conn_get_info(const struct tcp_conn *c, struct tcp_conn_info *o)
 	o->prr_delivered = c->prr_delivered;
 	o->prr_out = c->prr_out;
 	o->in_recovery = !!(c->flags & TCP_CF_IN_RECOVERY);
+	o->reo_wnd_mult = c->reo_wnd_mult;
 }
 
 uint32_t

@@ -46,7 +46,7 @@ struct tcp_ooo {
 	uint32_t seq;
 	struct tcp_mq q;
 };
-#define TCP_OOO_MAX 4
+#define TCP_OOO_MAX 6
 
 /*
  * The retransmission queue: one record per segment sent and not yet
@@ -90,6 +90,8 @@ struct tcp_txrec {
 #define TCP_CF_TLP_ARMED  0x20000 /* rtx timer is the TLP probe timer */
 #define TCP_CF_TLP_OUT    0x40000 /* a probe is outstanding (RFC 8985 7) */
 #define TCP_CF_REORDER    0x80000 /* reordering seen (RFC 8985 6.2) */
+#define TCP_CF_DSACK     0x100000 /* report dsack_left/right next ACK */
+#define TCP_CF_DSACK_RND 0x200000 /* dsack_round is set (RFC 8985 6.2) */
 
 struct tcp_conn {
 	/* identity */
@@ -128,6 +130,10 @@ struct tcp_conn {
 	uint64_t rack_rtt_ns;   /* RACK.rtt */
 	uint64_t min_rtt_ns;
 	uint64_t last_oow_ack_ns; /* rate limit of ACKs to bad segments */
+	uint32_t dsack_left, dsack_right; /* duplicate received (RFC 2883) */
+	uint32_t dsack_round;   /* RACK.dsack_round */
+	uint8_t reo_wnd_mult;   /* RACK.reo_wnd_mult */
+	uint8_t reo_wnd_persist;
 	/* PRR (RFC 6937) */
 	uint32_t prr_delivered, prr_out, recover_fs;
 	uint32_t fin_seq;       /* sequence number of our FIN */
@@ -173,6 +179,7 @@ struct tcp_engine {
 	struct rte_mbuf **txq;
 	uint32_t tx_head, tx_count;
 	uint64_t now;
+	uint64_t xmit_clock;        /* strictly increasing send times */
 	uint64_t cnt[TCP_CNT_MAX];
 	uint64_t listen_bits[65536 / 64];
 	char hash_name[RTE_HASH_NAMESIZE];
@@ -219,6 +226,17 @@ void tcp_rq_mark_all_lost(struct tcp_conn *c);
 void tcp_rq_mark_head_lost(struct tcp_conn *c);
 struct tcp_txrec *tcp_rq_last(struct tcp_conn *c);
 uint32_t tcp_rack_detect(struct tcp_conn *c);
+/* The time a segment leaves, made strictly increasing (1 ns apart at
+ * worst) so RACK orders segments sent within one tick by when they were
+ * sent, not by sequence number: a retransmission sent after new data in
+ * the same microsecond is newer (RFC 8985 6.2 RACK_sent_after). */
+static inline uint64_t
+tcp_xmit_clock(struct tcp_engine *e)
+{
+	e->xmit_clock = e->now > e->xmit_clock ? e->now : e->xmit_clock + 1;
+	return e->xmit_clock;
+}
+
 static inline struct tcp_txrec *
 tcp_rec(const struct tcp_engine *e, uint32_t i)
 {

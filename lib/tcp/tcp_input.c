@@ -154,6 +154,17 @@ ooo_drain(struct tcp_conn *c)
 	return moved;
 }
 
+/* Remember a duplicate to report as a D-SACK block (RFC 2883). */
+static void
+dsack_note(struct tcp_conn *c, uint32_t left, uint32_t right)
+{
+	if (!(c->flags & TCP_CF_SACK) || !tcp_seq_lt(left, right))
+		return;
+	c->dsack_left = left;
+	c->dsack_right = right;
+	c->flags |= TCP_CF_DSACK;
+}
+
 /* Step 7 of 3.10.7.4: segment text. Takes the mbuf. */
 static void
 rcv_data(struct tcp_conn *c, struct rte_mbuf *m, const struct tcp_seg_in *s)
@@ -164,6 +175,7 @@ rcv_data(struct tcp_conn *c, struct rte_mbuf *m, const struct tcp_seg_in *s)
 
 	if (tcp_seq_lt(seq, c->rcv_nxt)) {
 		skip = c->rcv_nxt - seq;
+		dsack_note(c, s->seq, c->rcv_nxt);
 		seq = c->rcv_nxt;
 		len -= skip;
 	}
@@ -467,6 +479,10 @@ new_ack(struct tcp_conn *c, const struct tcp_seg_in *s)
 			/* Full ACK: leave recovery (RFC 6937: cwnd = ssthresh;
 			 * RFC 6582 3.2 step 3 without SACK). */
 			c->flags &= ~TCP_CF_IN_RECOVERY;
+			/* RFC 8985 6.2 step 4: after 16 recoveries without a
+			 * D-SACK the reordering window shrinks back. */
+			if (c->reo_wnd_persist > 0 && --c->reo_wnd_persist == 0)
+				c->reo_wnd_mult = 1;
 			if (c->flags & TCP_CF_SACK)
 				c->cc.cwnd = c->cc.ssthresh;
 			else
@@ -539,6 +555,10 @@ tcp_conn_input(struct tcp_conn *c, struct rte_mbuf *m, struct tcp_seg_in *s)
 	if ((c->flags & TCP_CF_TS) && (s->opts & TCP_SO_TS) &&
 	    !(s->flags & TCP_FL_RST) && (int32_t)(s->tsval - c->ts_recent) < 0) {
 		TCP_CNT(e, UNACCEPTABLE);
+		/* An old duplicate: report what of it we hold (RFC 2883). */
+		if (s->len > 0 && tcp_seq_lt(s->seq, c->rcv_nxt))
+			dsack_note(c, s->seq, tcp_seq_lt(s->seq + s->len, c->rcv_nxt) ?
+				   s->seq + s->len : c->rcv_nxt);
 		oow_ack(c, s);
 		rte_pktmbuf_free(m);
 		return;
@@ -549,6 +569,8 @@ tcp_conn_input(struct tcp_conn *c, struct rte_mbuf *m, struct tcp_seg_in *s)
 			TCP_CNT(e, RST_IGNORED);
 		} else {
 			TCP_CNT(e, UNACCEPTABLE);
+			if (s->len > 0 && tcp_seq_le(s->seq + s->len, c->rcv_nxt))
+				dsack_note(c, s->seq, s->seq + s->len);
 			oow_ack(c, s);
 		}
 		rte_pktmbuf_free(m);
@@ -622,7 +644,8 @@ tcp_conn_input(struct tcp_conn *c, struct rte_mbuf *m, struct tcp_seg_in *s)
 	}
 	prior_una = c->snd_una;
 	prior_sacked = c->sacked_bytes;
-	tcp_rq_sack(c, s);
+	/* Cumulative ACK first, then SACK blocks: RACK sees deliveries in
+	 * sequence order, as RFC 8985 6.2 step 3 compares them. */
 	if (tcp_seq_gt(s->ack, c->snd_una)) {
 		new_ack(c, s);
 	} else if (s->ack == c->snd_una && s->len == 0 &&
@@ -632,6 +655,7 @@ tcp_conn_input(struct tcp_conn *c, struct rte_mbuf *m, struct tcp_seg_in *s)
 		/* Duplicate ACK as RFC 5681 2 defines it. */
 		dup_ack(c);
 	}
+	tcp_rq_sack(c, s);
 	if ((c->flags & TCP_CF_SACK) && c->rq_head != TCP_TR_NONE) {
 		/* RACK (RFC 8985 6.2) on every ACK, PRR while recovering.
 		 * DeliveredData (RFC 6937) = change in SND.UNA + change in

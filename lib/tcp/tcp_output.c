@@ -77,19 +77,24 @@ hdr_init(struct tcp_conn *c, struct tcp_seg_out *o, uint32_t seq, uint8_t flags)
 		o->tsval = tcp_ts_now(c);
 		o->tsecr = c->ts_recent;
 	}
-	if ((c->flags & TCP_CF_SACK) && c->ooo_n && (flags & TCP_FL_ACK) &&
-	    !(flags & TCP_FL_SYN)) {
-		/* RFC 2018 4: the first block holds the latest segment. */
+	if ((c->flags & TCP_CF_SACK) && (c->ooo_n || (c->flags & TCP_CF_DSACK)) &&
+	    (flags & TCP_FL_ACK) && !(flags & TCP_FL_SYN)) {
 		unsigned int max = (c->flags & TCP_CF_TS) ? 3 : 4, first = 0;
 
+		/* RFC 2883: a duplicate we received goes first, once. */
+		if (c->flags & TCP_CF_DSACK) {
+			c->flags &= ~TCP_CF_DSACK;
+			o->sack[o->nsack].left = c->dsack_left;
+			o->sack[o->nsack++].right = c->dsack_right;
+			TCP_CNT(c->eng, DSACK_SENT);
+		}
+		/* RFC 2018 4: then the block holding the latest segment. */
 		for (unsigned int i = 0; i < c->ooo_n; i++)
 			if (c->ooo[i].seq == c->ooo_recent)
 				first = i;
-		o->sack[o->nsack].left = c->ooo[first].seq;
-		o->sack[o->nsack++].right = c->ooo[first].seq + c->ooo[first].q.bytes;
-		for (unsigned int i = 0; i < c->ooo_n && o->nsack < max; i++) {
-			if (i == first)
-				continue;
+		for (unsigned int k = 0; k < c->ooo_n && o->nsack < max; k++) {
+			unsigned int i = k == 0 ? first : (k <= first ? k - 1 : k);
+
 			o->sack[o->nsack].left = c->ooo[i].seq;
 			o->sack[o->nsack++].right = c->ooo[i].seq + c->ooo[i].q.bytes;
 		}
@@ -284,7 +289,7 @@ retransmit_lost(struct tcp_conn *c, uint32_t *inflight)
 		if (xmit(c, r->seq, size - (uint32_t)fin, fin) != 0)
 			break;
 		r->flags = (r->flags & ~TCP_TR_LOST) | TCP_TR_RETRANS;
-		r->xmit_ns = e->now;
+		r->xmit_ns = tcp_xmit_clock(e);
 		*inflight += size;
 		if (c->flags & TCP_CF_IN_RECOVERY)
 			c->prr_out += size;
@@ -438,7 +443,7 @@ tlp_fire(struct tcp_conn *c)
 
 			xmit(c, r->seq, r->end - r->seq - (uint32_t)fin, fin);
 			r->flags = (r->flags & ~TCP_TR_LOST) | TCP_TR_RETRANS;
-			r->xmit_ns = e->now;
+			r->xmit_ns = tcp_xmit_clock(e);
 		}
 	}
 	c->flags |= TCP_CF_TLP_OUT;

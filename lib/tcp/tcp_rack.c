@@ -31,7 +31,7 @@ tcp_rq_add(struct tcp_conn *c, uint32_t seq, uint32_t end, int fin)
 	e->rec_free = r->next;
 	r->seq = seq;
 	r->end = end;
-	r->xmit_ns = e->now;
+	r->xmit_ns = tcp_xmit_clock(e);
 	r->next = TCP_TR_NONE;
 	r->flags = fin ? TCP_TR_FIN : 0;
 	if (c->rq_tail != TCP_TR_NONE)
@@ -101,8 +101,9 @@ rack_update(struct tcp_conn *c, const struct tcp_txrec *r, const struct tcp_seg_
 	}
 	/* Step 3: delivered below the highest delivered, never resent:
 	 * the network reordered. */
-	if (tcp_seq_lt(r->end, c->rack_fack) && !(r->flags & TCP_TR_RETRANS))
+	if (tcp_seq_lt(r->end, c->rack_fack) && !(r->flags & TCP_TR_RETRANS)) {
 		c->flags |= TCP_CF_REORDER;
+	}
 	if (tcp_seq_gt(r->end, c->rack_fack))
 		c->rack_fack = r->end;
 }
@@ -144,6 +145,24 @@ tcp_rq_sack(struct tcp_conn *c, const struct tcp_seg_in *s)
 
 	if (!(c->flags & TCP_CF_SACK) || !(s->opts & TCP_SO_SACK))
 		return 0;
+	/* RFC 2883 4: a first block below the cumulative ACK, or inside the
+	 * second block, reports a duplicate: we retransmitted needlessly
+	 * (RFC 8985 6.2 step 4 widens the reordering window). */
+	if (s->nsack > 0 &&
+	    (tcp_seq_le(s->sack[0].right, s->ack) ||
+	     (s->nsack > 1 && tcp_seq_ge(s->sack[0].left, s->sack[1].left) &&
+	      tcp_seq_le(s->sack[0].right, s->sack[1].right)))) {
+		TCP_CNT(e, DSACK_RECEIVED);
+		if ((c->flags & TCP_CF_DSACK_RND) && tcp_seq_ge(c->snd_una, c->dsack_round))
+			c->flags &= ~TCP_CF_DSACK_RND;
+		if (!(c->flags & TCP_CF_DSACK_RND)) {
+			c->flags |= TCP_CF_DSACK_RND;
+			c->dsack_round = c->snd_max;
+			if (c->reo_wnd_mult < 255)
+				c->reo_wnd_mult++;
+			c->reo_wnd_persist = 16;
+		}
+	}
 	for (unsigned int b = 0; b < s->nsack; b++) {
 		uint32_t left = s->sack[b].left, right = s->sack[b].right;
 
@@ -223,7 +242,8 @@ tcp_rack_detect(struct tcp_conn *c)
 	    ((c->flags & TCP_CF_IN_RECOVERY) || c->sacked_bytes >= 3u * c->mss))
 		reo_wnd = 0;
 	else
-		reo_wnd = MIN2(c->min_rtt_ns / 4, c->srtt_ns ? c->srtt_ns : c->min_rtt_ns);
+		reo_wnd = MIN2(c->min_rtt_ns / 4 * c->reo_wnd_mult,
+			       c->srtt_ns ? c->srtt_ns : c->min_rtt_ns);
 	c->rack_at = 0;
 	for (uint32_t i = c->rq_head; i != TCP_TR_NONE; i = e->recs[i].next) {
 		struct tcp_txrec *r = &e->recs[i];

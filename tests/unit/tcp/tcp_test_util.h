@@ -104,8 +104,8 @@ struct frame {
 };
 
 struct wire;
-/* Return 1 to drop, 2 to deliver twice, 0 to pass. seg is the parsed TCP
- * header of the frame. */
+/* Return 1 to drop, 2 to deliver twice, 3 to hold back by w->hold, 0 to
+ * pass. seg is the parsed TCP header of the frame. */
 typedef int (*drop_fn)(struct wire *w, int to_b, const struct tcp_seg_in *seg);
 
 struct wire {
@@ -114,6 +114,7 @@ struct wire {
 	uint64_t now;
 	uint64_t delay;          /* one way */
 	uint64_t jitter;         /* extra delay drawn in [0, jitter): reorders */
+	uint64_t hold;           /* extra delay for frames the hook holds (3) */
 	uint64_t rng;            /* xorshift state for jitter and hooks */
 	struct frame f[WIRE_MAX];
 	uint32_t head, n;
@@ -287,6 +288,8 @@ wire_collect(struct wire *w)
 					}
 					if (w->jitter)
 						due += wire_rand(w) % w->jitter;
+					if (verdict == 3)
+						due += w->hold;
 					/* keep the queue sorted by due time */
 					while (pos > 0 && w->f[(w->head + pos - 1) % WIRE_MAX].due > due) {
 						w->f[(w->head + pos) % WIRE_MAX] =

@@ -111,7 +111,8 @@ run_both_ways(uint64_t seed, uint64_t total, uint64_t jitter)
 		wire_run(w, MS(1));
 	}
 	print_message("seed %llu: done at %.1f s, A sent %llu segs (%llu lost), "
-		      "B sent %llu (%llu lost), RTOs %llu/%llu, RACK lost %llu/%llu, TLP %llu/%llu\n",
+		      "B sent %llu (%llu lost), RTOs %llu/%llu, RACK lost %llu/%llu, TLP %llu/%llu, "
+		      "D-SACKs %llu/%llu\n",
 		      (unsigned long long)seed, (double)(w->now - MS(1000)) / 1e9,
 		      (unsigned long long)w->sent[1], (unsigned long long)w->dropped[1],
 		      (unsigned long long)w->sent[0], (unsigned long long)w->dropped[0],
@@ -120,7 +121,9 @@ run_both_ways(uint64_t seed, uint64_t total, uint64_t jitter)
 		      (unsigned long long)tcp_engine_counters(w->a)[TCP_CNT_RACK_LOST],
 		      (unsigned long long)tcp_engine_counters(w->b)[TCP_CNT_RACK_LOST],
 		      (unsigned long long)tcp_engine_counters(w->a)[TCP_CNT_TLP],
-		      (unsigned long long)tcp_engine_counters(w->b)[TCP_CNT_TLP]);
+		      (unsigned long long)tcp_engine_counters(w->b)[TCP_CNT_TLP],
+		      (unsigned long long)tcp_engine_counters(w->a)[TCP_CNT_DSACK_RECEIVED],
+		      (unsigned long long)tcp_engine_counters(w->b)[TCP_CNT_DSACK_RECEIVED]);
 	assert_int_equal(w->app_b.rx_bytes, total);
 	assert_int_equal(w->app_a.rx_bytes, total);
 	assert_true(w->app_b.rx_hash == ha);

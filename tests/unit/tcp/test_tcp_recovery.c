@@ -272,6 +272,41 @@ prr_sends_beta_times_what_was_delivered_during_recovery(void **state)
 	wire_free(w);
 }
 
+static uint32_t hold_idx;
+
+static int
+hold_hook(struct wire *w, int to_b, const struct tcp_seg_in *s)
+{
+	(void)w;
+	if (!to_b || s->len == 0)
+		return 0;
+	return rec.n_data++ == hold_idx ? 3 : 0;
+}
+
+static void
+a_needless_retransmission_comes_back_as_dsack_and_widens_rack_window(void **state)
+{
+	struct wire *w = setup(0);
+	struct tcp_conn_info i;
+
+	(void)state;
+	/* Segment 30 arrives 30 ms late: RACK (window min_RTT/4 = 2.5 ms)
+	 * resends it, then the original arrives too. */
+	w->drop = hold_hook;
+	w->hold = MS(30);
+	hold_idx = 30;
+	wire_connect(w);
+	transfer(w, 400000);
+	tcp_conn_get_info(w->app_a.conn, &i);
+	assert_int_equal(cnt(w->a, TCP_CNT_RETRANSMIT), 1);
+	assert_int_equal(cnt(w->b, TCP_CNT_DSACK_SENT), 1);
+	assert_int_equal(cnt(w->a, TCP_CNT_DSACK_RECEIVED), 1);
+	/* RFC 8985 6.2 step 4: the window grows by min_RTT/4 per round
+	 * with a D-SACK. */
+	assert_int_equal(i.reo_wnd_mult, 2);
+	wire_free(w);
+}
+
 int
 main(void)
 {
@@ -284,6 +319,7 @@ main(void)
 		cmocka_unit_test(a_lost_retransmission_is_found_by_rack_without_an_rto),
 		cmocka_unit_test(a_lost_tail_is_repaired_by_a_probe_not_an_rto),
 		cmocka_unit_test(prr_sends_beta_times_what_was_delivered_during_recovery),
+		cmocka_unit_test(a_needless_retransmission_comes_back_as_dsack_and_widens_rack_window),
 	};
 
 	if (test_eal_init("rec") != 0)
