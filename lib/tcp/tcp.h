@@ -106,6 +106,9 @@ struct tcp_engine_params {
 	const char *name;          /**< unique per process (names the hash) */
 	int socket_id;             /**< NUMA socket; SOCKET_ID_ANY allowed */
 	uint32_t max_conns;        /**< connection pool size (default 1024) */
+	uint32_t syn_backlog;      /**< listener connections in SYN-RECEIVED
+	                                beyond which SYNs get SYN cookies
+	                                (max_conns / 2) */
 	struct rte_mempool *pool;  /**< mbufs for output (required) */
 	uint8_t isn_key[16];       /**< SipHash key for ISNs and TS offsets */
 	uint32_t snd_buf;          /**< send buffer limit, bytes (256 KiB) */
@@ -185,6 +188,9 @@ struct tcp_conn_info {
 	X(ACK_TOO_NEW,       "ack_of_unsent_data") \
 	X(ACK_TOO_OLD,       "ack_too_old") \
 	X(SYN_DROPPED_FULL,  "syn_dropped_table_full") \
+	X(SYN_COOKIE_SENT,   "syn_cookies_sent") \
+	X(SYN_COOKIE_OK,     "syn_cookies_validated") \
+	X(SYN_COOKIE_BAD,    "syn_cookies_rejected") \
 	X(OOO_DROPPED,       "out_of_order_dropped") \
 	X(RCV_OVERFLOW,      "receive_buffer_overflow") \
 	X(RETRANSMIT,        "retransmits") \

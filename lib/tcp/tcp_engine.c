@@ -86,6 +86,8 @@ params_fill(struct tcp_engine_params *p, const struct tcp_engine_params *in)
 #undef DEF
 	if (p->max_tx_segments == 0)
 		p->max_tx_segments = p->max_conns * 64;
+	if (p->syn_backlog == 0)
+		p->syn_backlog = p->max_conns / 2 ? p->max_conns / 2 : 1;
 	if (p->name == NULL)
 		p->name = d.name;
 	if (p->pool == NULL || p->cb == NULL || p->mss < 88 ||
@@ -162,6 +164,7 @@ conn_release(struct tcp_conn *c)
 	struct tcp_engine *e = c->eng;
 
 	tcp_timer_cancel(c);
+	tcp_backlog_leave(c);
 	tcp_rq_free_all(c);
 	tcp_mq_free(&c->sndq);
 	tcp_mq_free(&c->rcvq);
@@ -457,6 +460,78 @@ passive_open(struct tcp_engine *e, struct rte_mbuf *m, const struct tcp_seg_in *
 	return c;
 }
 
+void
+tcp_backlog_leave(struct tcp_conn *c)
+{
+	if (c->flags & TCP_CF_BACKLOG) {
+		c->flags &= ~TCP_CF_BACKLOG;
+		c->eng->nsynrcvd--;
+	}
+}
+
+/* The stateless SYN-ACK: our ISN is the cookie, MSS is the only option. */
+static void
+syn_cookie_reply(struct tcp_engine *e, const struct rte_mbuf *m,
+		 const struct tcp_seg_in *s, const struct tcp_key *k)
+{
+	struct tcp_endpoints ep;
+	struct tcp_seg_out o = { 0 };
+	struct rte_mbuf *out;
+	uint16_t peer_mss = (s->opts & TCP_SO_MSS) ? s->mss : 536;
+
+	ep_from_frame(&ep, m, pkt_meta((struct rte_mbuf *)(uintptr_t)m));
+	o.seq = tcp_cookie_make(e, k, s->seq, peer_mss);
+	o.ack = s->seq + 1;
+	o.flags = TCP_FL_SYN | TCP_FL_ACK;
+	o.wnd = (uint16_t)RTE_MIN(e->p.rcv_buf, 65535u);
+	o.opts = TCP_SO_MSS;
+	o.mss = (uint16_t)(ep.family == 4 ? e->p.mss : e->p.mss - 20);
+	out = tcp_seg_build(e->p.pool, &ep, &o, NULL, 0, 0);
+	if (out == NULL) {
+		TCP_CNT(e, MBUF_ALLOC_FAIL);
+		return;
+	}
+	TCP_CNT(e, SYN_COOKIE_SENT);
+	tcp_txq_push(e, out);
+}
+
+/* The ACK carried a valid cookie: build the connection it stands for,
+ * then let the ACK (and any data or FIN in it) through as usual. */
+static int
+cookie_open(struct tcp_engine *e, struct rte_mbuf *m, struct tcp_seg_in *s,
+	    uint16_t mss)
+{
+	struct tcp_endpoints ep;
+	struct tcp_conn *c;
+
+	ep_from_frame(&ep, m, pkt_meta(m));
+	c = tcp_conn_new(e, &ep, e->p.cb_arg);
+	if (c == NULL) {
+		TCP_CNT(e, SYN_DROPPED_FULL);
+		return -1;
+	}
+	TCP_CNT(e, SYN_COOKIE_OK);
+	c->flags |= TCP_CF_PASSIVE;
+	c->state = TCP_ESTABLISHED;
+	c->iss = s->ack - 1;
+	c->snd_una = c->snd_nxt = c->snd_max = s->ack;
+	c->recover = c->iss;
+	c->rack_fack = c->rack_end = c->iss;
+	c->irs = s->seq - 1;
+	c->rcv_nxt = s->seq;
+	c->rcv_adv = s->seq + RTE_MIN(e->p.rcv_buf, 65535u);
+	c->rcv_wscale = c->snd_wscale = 0xff;
+	c->mss = RTE_MIN(mss, c->rcv_mss);
+	c->snd_wl1 = s->seq - 1; /* so this ACK sets the window */
+	c->snd_wl2 = s->ack;
+	e->cc->init(&c->cc, c->mss, RTE_MIN(10u * c->mss, RTE_MAX(2u * c->mss, 14600u)));
+	tcp_conn_event(c, TCP_EV_CONNECTED);
+	tcp_conn_input(c, m, s);
+	tcp_timer_update(c);
+	tcp_conn_deliver(c);
+	return 0;
+}
+
 static int
 parse_or_count(struct tcp_engine *e, const struct rte_mbuf *m, struct tcp_seg_in *s)
 {
@@ -549,16 +624,35 @@ tcp_input(struct tcp_engine *e, struct rte_mbuf *m, uint64_t now_ns)
 no_conn:
 	if ((s.flags & (TCP_FL_SYN | TCP_FL_ACK | TCP_FL_RST)) == TCP_FL_SYN &&
 	    listening(e, meta->dport)) {
-		struct tcp_conn *c = passive_open(e, m, &s, e->p.cb_arg);
+		struct tcp_conn *c;
 
+		if (e->nsynrcvd >= e->p.syn_backlog || e->nfree == 0) {
+			/* A flood (or just a full table) costs no state. */
+			syn_cookie_reply(e, m, &s, &k);
+			rte_pktmbuf_free(m);
+			return TCP_INPUT_CONSUMED;
+		}
+		c = passive_open(e, m, &s, e->p.cb_arg);
 		if (c != NULL) {
 			/* Unknown to the user until it is connected. */
-			c->flags |= TCP_CF_DETACHED;
+			c->flags |= TCP_CF_DETACHED | TCP_CF_BACKLOG;
+			e->nsynrcvd++;
 			return TCP_INPUT_CONSUMED;
 		}
 		TCP_CNT(e, SYN_DROPPED_FULL);
 		rte_pktmbuf_free(m);
 		return TCP_INPUT_CONSUMED;
+	}
+	if ((s.flags & (TCP_FL_SYN | TCP_FL_ACK | TCP_FL_RST)) == TCP_FL_ACK &&
+	    listening(e, meta->dport)) {
+		uint16_t mss;
+
+		if (tcp_cookie_check(e, &k, s.seq - 1, s.ack - 1, &mss) == 0) {
+			if (cookie_open(e, m, &s, mss) == 0)
+				return TCP_INPUT_CONSUMED;
+		} else {
+			TCP_CNT(e, SYN_COOKIE_BAD);
+		}
 	}
 	TCP_CNT(e, NO_CONN);
 	return TCP_INPUT_NO_CONN;

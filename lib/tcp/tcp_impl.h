@@ -92,6 +92,7 @@ struct tcp_txrec {
 #define TCP_CF_REORDER    0x80000 /* reordering seen (RFC 8985 6.2) */
 #define TCP_CF_DSACK     0x100000 /* report dsack_left/right next ACK */
 #define TCP_CF_DSACK_RND 0x200000 /* dsack_round is set (RFC 8985 6.2) */
+#define TCP_CF_BACKLOG   0x400000 /* counted in the engine's SYN backlog */
 
 struct tcp_conn {
 	/* identity */
@@ -169,6 +170,7 @@ struct tcp_engine {
 	struct tcp_conn **free;     /* free stack */
 	uint32_t nfree;
 	uint32_t nconns;
+	uint32_t nsynrcvd;          /* listener connections in SYN-RECEIVED */
 	/* timer wheel */
 	struct tcp_conn_list *slots;
 	/* retransmission queue records */
@@ -247,6 +249,11 @@ tcp_rec(const struct tcp_engine *e, uint32_t i)
 void tcp_conn_input(struct tcp_conn *c, struct rte_mbuf *m, struct tcp_seg_in *s);
 void tcp_apply_syn_opts(struct tcp_conn *c, const struct tcp_seg_in *s);
 void tcp_recovery_on_loss(struct tcp_conn *c, uint32_t delivered);
+uint32_t tcp_cookie_make(const struct tcp_engine *e, const struct tcp_key *k,
+			 uint32_t peer_isn, uint16_t peer_mss);
+int tcp_cookie_check(const struct tcp_engine *e, const struct tcp_key *k,
+		     uint32_t peer_isn, uint32_t cookie, uint16_t *mss);
+void tcp_backlog_leave(struct tcp_conn *c);
 uint32_t tcp_isn(const struct tcp_engine *e, const struct tcp_key *k);
 
 #endif /* SLUICE_TCP_IMPL_H */

@@ -621,6 +621,7 @@ tcp_conn_input(struct tcp_conn *c, struct rte_mbuf *m, struct tcp_seg_in *s)
 		else if (c->srtt_ns == 0)
 			c->rto_ns = 3000000000ull; /* RFC 6298 5.7 */
 		c->flags &= ~(TCP_CF_RTT_TIMING | TCP_CF_DETACHED);
+		tcp_backlog_leave(c);
 		c->snd_una = s->ack;
 		c->backoff = 0;
 		c->retries = 0;

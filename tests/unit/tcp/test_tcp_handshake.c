@@ -439,6 +439,64 @@ the_pool_refuses_connections_beyond_its_size(void **state)
 }
 
 static void
+syns_beyond_the_backlog_get_cookies_and_still_connect(void **state)
+{
+	static uint8_t buf[50000];
+	struct wire *w;
+	struct tcp_conn *c[6];
+
+	(void)state;
+	wire_params(&pa, "a", NULL);
+	wire_params(&pb, "b", NULL);
+	pb.syn_backlog = 2;
+	w = wire_new(&pa, &pb);
+	tcp_listen(w->b, 80, true);
+	for (int i = 0; i < 6; i++) {
+		w->ep_a.lport = (uint16_t)(41000 + i);
+		c[i] = tcp_connect(w->a, &w->ep_a, &w->app_a, w->now);
+		assert_non_null(c[i]);
+	}
+	wire_run(w, MS(30));
+	/* Two SYNs took backlog slots, four were answered statelessly. */
+	assert_int_equal(cnt(w->b, TCP_CNT_SYN_COOKIE_SENT), 4);
+	assert_int_equal(cnt(w->b, TCP_CNT_SYN_COOKIE_OK), 4);
+	assert_int_equal(tcp_engine_conn_count(w->b), 6);
+	for (int i = 0; i < 6; i++) {
+		assert_int_equal(info(c[i]).state, TCP_ESTABLISHED);
+		assert_int_equal(tcp_send(c[i], buf, sizeof(buf), w->now), (int32_t)sizeof(buf));
+	}
+	/* A cookie connection has no window scaling, SACK or timestamps,
+	 * and still carries data. */
+	assert_false(info(c[5]).ts_ok);
+	assert_false(info(c[5]).sack_ok);
+	assert_int_equal(info(c[5]).mss, 1460);
+	assert_true(info(c[0]).ts_ok);
+	wire_run(w, MS(500));
+	assert_int_equal(w->app_b.rx_bytes, 6 * sizeof(buf));
+	wire_free(w);
+}
+
+static void
+an_ack_with_a_forged_cookie_opens_nothing(void **state)
+{
+	struct wire *w = setup_wire();
+	struct tcp_endpoints r;
+	struct tcp_seg_out o = { .seq = 1000, .ack = 123456789, .flags = TCP_FL_ACK, .wnd = 100 };
+	struct rte_mbuf *m;
+
+	(void)state;
+	tcp_listen(w->b, 80, true);
+	r = w->ep_a; /* from A's tuple, to B */
+	m = tcp_seg_build(test_pool, &r, &o, NULL, 0, 0);
+	pkt_parse(m, pkt_meta(m), 0);
+	assert_int_equal(tcp_input(w->b, m, w->now), TCP_INPUT_NO_CONN);
+	rte_pktmbuf_free(m);
+	assert_int_equal(cnt(w->b, TCP_CNT_SYN_COOKIE_BAD), 1);
+	assert_int_equal(tcp_engine_conn_count(w->b), 0);
+	wire_free(w);
+}
+
+static void
 connection_state_fits_in_2kb(void **state)
 {
 	(void)state;
@@ -468,6 +526,8 @@ main(void)
 		cmocka_unit_test(aborting_sends_rst_and_the_peer_reports_reset),
 		cmocka_unit_test(a_held_syn_can_be_accepted_later_by_the_caller),
 		cmocka_unit_test(the_pool_refuses_connections_beyond_its_size),
+		cmocka_unit_test(syns_beyond_the_backlog_get_cookies_and_still_connect),
+		cmocka_unit_test(an_ack_with_a_forged_cookie_opens_nothing),
 		cmocka_unit_test(connection_state_fits_in_2kb),
 	};
 
