@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Engine lifetime, the connection pool and table, events, and the user
- * API (connect, accept, send, recv, shutdown, abort). */
+/* Engine lifetime, the connection pool and table, the transmit queue,
+ * event delivery and connection info. Opening connections and the
+ * per-frame dispatch are in tcp_open.c, the byte-stream calls in
+ * tcp_stream.c. */
 
 #include <errno.h>
 #include <stdio.h>
@@ -158,8 +160,8 @@ tcp_engine_create(const struct tcp_engine_params *in)
 	return e;
 }
 
-static void
-conn_release(struct tcp_conn *c)
+void
+tcp_conn_release(struct tcp_conn *c)
 {
 	struct tcp_engine *e = c->eng;
 
@@ -186,7 +188,7 @@ tcp_engine_free(struct tcp_engine *e)
 	if (e->conns != NULL)
 		for (uint32_t i = 0; i < e->p.max_conns; i++)
 			if (!(e->conns[i].flags & TCP_CF_FREE))
-				conn_release(&e->conns[i]);
+				tcp_conn_release(&e->conns[i]);
 	if (e->txq != NULL)
 		for (uint32_t i = 0; i < e->tx_count; i++)
 			rte_pktmbuf_free(e->txq[(e->tx_head + i) % e->p.txq_size]);
@@ -208,8 +210,8 @@ tcp_listen(struct tcp_engine *e, uint16_t port, bool on)
 		e->listen_bits[port / 64] &= ~(UINT64_C(1) << (port % 64));
 }
 
-static int
-listening(const struct tcp_engine *e, uint16_t port)
+int
+tcp_listening(const struct tcp_engine *e, uint16_t port)
 {
 	return (e->listen_bits[port / 64] >> (port % 64)) & 1;
 }
@@ -249,8 +251,8 @@ tcp_isn(const struct tcp_engine *e, const struct tcp_key *k)
 	return (uint32_t)(e->now / 4000) + (uint32_t)f;
 }
 
-static void
-key_from_ep(struct tcp_key *k, const struct tcp_endpoints *ep)
+void
+tcp_key_from_ep(struct tcp_key *k, const struct tcp_endpoints *ep)
 {
 	memset(k, 0, sizeof(*k));
 	memcpy(k->laddr, ep->laddr, ep->family == 4 ? 4 : 16);
@@ -281,7 +283,7 @@ tcp_conn_new(struct tcp_engine *e, const struct tcp_endpoints *ep, void *arg)
 		rte_errno = EINVAL;
 		return NULL;
 	}
-	key_from_ep(&k, ep);
+	tcp_key_from_ep(&k, ep);
 	{
 		void *data;
 
@@ -297,7 +299,7 @@ tcp_conn_new(struct tcp_engine *e, const struct tcp_endpoints *ep, void *arg)
 				return NULL;
 			}
 			TCP_CNT(e, TIME_WAIT_REUSED);
-			conn_release(old);
+			tcp_conn_release(old);
 		}
 	}
 	if (e->nfree == 0) {
@@ -386,7 +388,7 @@ tcp_conn_deliver(struct tcp_conn *c)
 	c->ev_pending = 0;
 	if (c->flags & TCP_CF_DETACHED) {
 		if (c->state == TCP_CLOSED) {
-			conn_release(c);
+			tcp_conn_release(c);
 		} else {
 			/* TIME-WAIT lives on without its user: drop data. */
 			c->arg = NULL;
@@ -394,442 +396,6 @@ tcp_conn_deliver(struct tcp_conn *c)
 			tcp_mq_free(&c->sndq);
 		}
 	}
-}
-
-struct tcp_conn *
-tcp_connect(struct tcp_engine *e, const struct tcp_endpoints *ep, void *arg,
-	    uint64_t now_ns)
-{
-	struct tcp_conn *c;
-
-	e->now = now_ns;
-	c = tcp_conn_new(e, ep, arg);
-	if (c == NULL)
-		return NULL;
-	c->state = TCP_SYN_SENT;
-	c->snd_nxt = c->snd_max = c->iss + 1;
-	c->flags |= TCP_CF_RTT_TIMING;
-	c->rtt_seq = c->iss + 1;
-	c->rtt_ts = now_ns;
-	tcp_send_syn(c);
-	tcp_rto_arm(c);
-	return c;
-}
-
-static void
-ep_from_frame(struct tcp_endpoints *ep, const struct rte_mbuf *m,
-	      const struct pkt_meta *meta)
-{
-	const uint8_t *d = rte_pktmbuf_mtod(m, const uint8_t *);
-
-	memset(ep, 0, sizeof(*ep));
-	ep->family = meta->l3 == PKT_L3_IPV4 ? 4 : 6;
-	memcpy(ep->laddr, meta->dst, 16);
-	memcpy(ep->raddr, meta->src, 16);
-	ep->lport = meta->dport;
-	ep->rport = meta->sport;
-	memcpy(&ep->lmac, d, 6);
-	memcpy(&ep->rmac, d + 6, 6);
-	ep->port = meta->in_port;
-}
-
-static struct tcp_conn *
-passive_open(struct tcp_engine *e, struct rte_mbuf *m, const struct tcp_seg_in *s,
-	     void *arg)
-{
-	struct tcp_endpoints ep;
-	struct tcp_conn *c;
-
-	ep_from_frame(&ep, m, pkt_meta(m));
-	c = tcp_conn_new(e, &ep, arg);
-	if (c == NULL)
-		return NULL;
-	c->state = TCP_SYN_RECEIVED;
-	c->flags |= TCP_CF_PASSIVE;
-	c->irs = s->seq;
-	c->rcv_nxt = s->seq + 1;
-	c->rcv_adv = c->rcv_nxt;
-	tcp_apply_syn_opts(c, s);
-	c->snd_nxt = c->snd_max = c->iss + 1;
-	c->flags |= TCP_CF_RTT_TIMING;
-	c->rtt_seq = c->iss + 1;
-	c->rtt_ts = e->now;
-	tcp_send_syn(c);
-	tcp_rto_arm(c);
-	rte_pktmbuf_free(m);
-	return c;
-}
-
-void
-tcp_backlog_leave(struct tcp_conn *c)
-{
-	if (c->flags & TCP_CF_BACKLOG) {
-		c->flags &= ~TCP_CF_BACKLOG;
-		c->eng->nsynrcvd--;
-	}
-}
-
-/* The stateless SYN-ACK: our ISN is the cookie, MSS is the only option. */
-static void
-syn_cookie_reply(struct tcp_engine *e, const struct rte_mbuf *m,
-		 const struct tcp_seg_in *s, const struct tcp_key *k)
-{
-	struct tcp_endpoints ep;
-	struct tcp_seg_out o = { 0 };
-	struct rte_mbuf *out;
-	uint16_t peer_mss = (s->opts & TCP_SO_MSS) ? s->mss : 536;
-
-	ep_from_frame(&ep, m, pkt_meta((struct rte_mbuf *)(uintptr_t)m));
-	o.seq = tcp_cookie_make(e, k, s->seq, peer_mss);
-	o.ack = s->seq + 1;
-	o.flags = TCP_FL_SYN | TCP_FL_ACK;
-	o.wnd = (uint16_t)RTE_MIN(e->p.rcv_buf, 65535u);
-	o.opts = TCP_SO_MSS;
-	o.mss = (uint16_t)(ep.family == 4 ? e->p.mss : e->p.mss - 20);
-	out = tcp_seg_build(e->p.pool, &ep, &o, NULL, 0, 0);
-	if (out == NULL) {
-		TCP_CNT(e, MBUF_ALLOC_FAIL);
-		return;
-	}
-	TCP_CNT(e, SYN_COOKIE_SENT);
-	tcp_txq_push(e, out);
-}
-
-/* The ACK carried a valid cookie: build the connection it stands for,
- * then let the ACK (and any data or FIN in it) through as usual. */
-static int
-cookie_open(struct tcp_engine *e, struct rte_mbuf *m, struct tcp_seg_in *s,
-	    uint16_t mss)
-{
-	struct tcp_endpoints ep;
-	struct tcp_conn *c;
-
-	ep_from_frame(&ep, m, pkt_meta(m));
-	c = tcp_conn_new(e, &ep, e->p.cb_arg);
-	if (c == NULL) {
-		TCP_CNT(e, SYN_DROPPED_FULL);
-		return -1;
-	}
-	TCP_CNT(e, SYN_COOKIE_OK);
-	c->flags |= TCP_CF_PASSIVE;
-	c->state = TCP_ESTABLISHED;
-	c->iss = s->ack - 1;
-	c->snd_una = c->snd_nxt = c->snd_max = s->ack;
-	c->recover = c->iss;
-	c->rack_fack = c->rack_end = c->iss;
-	c->irs = s->seq - 1;
-	c->rcv_nxt = s->seq;
-	c->rcv_adv = s->seq + RTE_MIN(e->p.rcv_buf, 65535u);
-	c->rcv_wscale = c->snd_wscale = 0xff;
-	c->mss = RTE_MIN(mss, c->rcv_mss);
-	c->snd_wl1 = s->seq - 1; /* so this ACK sets the window */
-	c->snd_wl2 = s->ack;
-	e->cc->init(&c->cc, c->mss, RTE_MIN(10u * c->mss, RTE_MAX(2u * c->mss, 14600u)));
-	tcp_conn_event(c, TCP_EV_CONNECTED);
-	tcp_conn_input(c, m, s);
-	tcp_timer_update(c);
-	tcp_conn_deliver(c);
-	return 0;
-}
-
-static int
-parse_or_count(struct tcp_engine *e, const struct rte_mbuf *m, struct tcp_seg_in *s)
-{
-	int rc = tcp_seg_parse(m, pkt_meta((struct rte_mbuf *)(uintptr_t)m), s, 1);
-
-	if (rc == TCP_SEG_ECSUM)
-		TCP_CNT(e, BAD_CSUM);
-	else if (rc != 0)
-		TCP_CNT(e, MALFORMED);
-	return rc;
-}
-
-struct tcp_conn *
-tcp_accept(struct tcp_engine *e, struct rte_mbuf *syn, void *arg, uint64_t now_ns)
-{
-	struct tcp_seg_in s;
-
-	e->now = now_ns;
-	if (parse_or_count(e, syn, &s) != 0 ||
-	    (s.flags & (TCP_FL_SYN | TCP_FL_ACK | TCP_FL_RST)) != TCP_FL_SYN) {
-		rte_errno = EINVAL;
-		return NULL;
-	}
-	return passive_open(e, syn, &s, arg);
-}
-
-int
-tcp_reply_rst(struct tcp_engine *e, const struct rte_mbuf *m, uint64_t now_ns)
-{
-	struct tcp_endpoints ep;
-	struct tcp_seg_in s;
-
-	e->now = now_ns;
-	if (parse_or_count(e, m, &s) != 0)
-		return -EINVAL;
-	if (s.flags & TCP_FL_RST)
-		return 0;
-	ep_from_frame(&ep, m, pkt_meta((struct rte_mbuf *)(uintptr_t)m));
-	/* RFC 9293 3.10.7.1 */
-	if (s.flags & TCP_FL_ACK)
-		return tcp_send_rst_for(e, &ep, s.ack, 0, TCP_FL_RST);
-	return tcp_send_rst_for(e, &ep, 0,
-				s.seq + s.len + !!(s.flags & TCP_FL_SYN) +
-				!!(s.flags & TCP_FL_FIN),
-				TCP_FL_RST | TCP_FL_ACK);
-}
-
-enum tcp_input_result
-tcp_input(struct tcp_engine *e, struct rte_mbuf *m, uint64_t now_ns)
-{
-	struct pkt_meta *meta = pkt_meta(m);
-	struct tcp_endpoints ep;
-	struct tcp_seg_in s;
-	struct tcp_key k;
-	void *data;
-
-	e->now = now_ns;
-	if (meta->l3 == PKT_L3_NONE || meta->l4_proto != IPPROTO_TCP ||
-	    !(meta->flags & PKT_F_L4))
-		return TCP_INPUT_NOT_TCP;
-	TCP_CNT(e, SEG_IN);
-	if (parse_or_count(e, m, &s) != 0) {
-		rte_pktmbuf_free(m);
-		return TCP_INPUT_CONSUMED;
-	}
-	memset(&ep, 0, sizeof(ep));
-	ep.family = meta->l3 == PKT_L3_IPV4 ? 4 : 6;
-	memcpy(ep.laddr, meta->dst, 16);
-	memcpy(ep.raddr, meta->src, 16);
-	ep.lport = meta->dport;
-	ep.rport = meta->sport;
-	key_from_ep(&k, &ep);
-	if (rte_hash_lookup_data(e->table, &k, &data) >= 0) {
-		struct tcp_conn *c = data;
-
-		/* RFC 6191: a SYN beyond what TIME-WAIT received may open a
-		 * new incarnation; the old one gives way. */
-		if (c->state == TCP_TIME_WAIT &&
-		    (s.flags & (TCP_FL_SYN | TCP_FL_ACK | TCP_FL_RST)) == TCP_FL_SYN &&
-		    tcp_seq_gt(s.seq, c->rcv_nxt)) {
-			TCP_CNT(e, TIME_WAIT_REUSED);
-			conn_release(c);
-			goto no_conn;
-		}
-		tcp_conn_input(c, m, &s);
-		tcp_timer_update(c);
-		tcp_conn_deliver(c);
-		return TCP_INPUT_CONSUMED;
-	}
-no_conn:
-	if ((s.flags & (TCP_FL_SYN | TCP_FL_ACK | TCP_FL_RST)) == TCP_FL_SYN &&
-	    listening(e, meta->dport)) {
-		struct tcp_conn *c;
-
-		if (e->nsynrcvd >= e->p.syn_backlog || e->nfree == 0) {
-			/* A flood (or just a full table) costs no state. */
-			syn_cookie_reply(e, m, &s, &k);
-			rte_pktmbuf_free(m);
-			return TCP_INPUT_CONSUMED;
-		}
-		c = passive_open(e, m, &s, e->p.cb_arg);
-		if (c != NULL) {
-			/* Unknown to the user until it is connected. */
-			c->flags |= TCP_CF_DETACHED | TCP_CF_BACKLOG;
-			e->nsynrcvd++;
-			return TCP_INPUT_CONSUMED;
-		}
-		TCP_CNT(e, SYN_DROPPED_FULL);
-		rte_pktmbuf_free(m);
-		return TCP_INPUT_CONSUMED;
-	}
-	if ((s.flags & (TCP_FL_SYN | TCP_FL_ACK | TCP_FL_RST)) == TCP_FL_ACK &&
-	    listening(e, meta->dport)) {
-		uint16_t mss;
-
-		if (tcp_cookie_check(e, &k, s.seq - 1, s.ack - 1, &mss) == 0) {
-			if (cookie_open(e, m, &s, mss) == 0)
-				return TCP_INPUT_CONSUMED;
-		} else {
-			TCP_CNT(e, SYN_COOKIE_BAD);
-		}
-	}
-	TCP_CNT(e, NO_CONN);
-	return TCP_INPUT_NO_CONN;
-}
-
-int32_t
-tcp_send(struct tcp_conn *c, const void *data, uint32_t len, uint64_t now_ns)
-{
-	struct tcp_engine *e = c->eng;
-	const uint8_t *p = data;
-	uint32_t room, done = 0, want = len;
-
-	e->now = now_ns;
-	if (c->flags & TCP_CF_FIN_QUEUED)
-		return -EPIPE;
-	if (c->state != TCP_ESTABLISHED && c->state != TCP_CLOSE_WAIT &&
-	    c->state != TCP_SYN_SENT && c->state != TCP_SYN_RECEIVED)
-		return -ENOTCONN;
-	room = c->sndq.bytes >= e->p.snd_buf ? 0 : e->p.snd_buf - c->sndq.bytes;
-	if (len > room)
-		len = room;
-	while (done < len) {
-		struct rte_mbuf *t = c->sndq.tail;
-		uint32_t n;
-
-		/* Fill our own last mbuf; never write into one a caller gave
-		 * us (tcp_send_mbuf()), which may be shared. */
-		if (t == NULL || rte_pktmbuf_tailroom(t) == 0 || !RTE_MBUF_DIRECT(t) ||
-		    rte_mbuf_refcnt_read(t) != 1 || t->pool != e->p.pool) {
-			t = rte_pktmbuf_alloc(e->p.pool);
-			if (t == NULL) {
-				TCP_CNT(e, MBUF_ALLOC_FAIL);
-				break;
-			}
-			tcp_mq_append(&c->sndq, t);
-		}
-		n = MIN2(len - done, (uint32_t)rte_pktmbuf_tailroom(t));
-		memcpy(rte_pktmbuf_mtod_offset(t, uint8_t *, t->data_len), p + done, n);
-		t->data_len = (uint16_t)(t->data_len + n);
-		t->pkt_len = t->data_len;
-		c->sndq.bytes += n;
-		done += n;
-	}
-	if (done < want)
-		c->flags |= TCP_CF_WANT_WRITE;
-	tcp_output(c);
-	tcp_timer_update(c);
-	tcp_conn_deliver(c);
-	return (int32_t)done;
-}
-
-int32_t
-tcp_send_mbuf(struct tcp_conn *c, struct rte_mbuf *m, uint64_t now_ns)
-{
-	struct tcp_engine *e = c->eng;
-	uint32_t len = rte_pktmbuf_pkt_len(m);
-
-	e->now = now_ns;
-	if (c->flags & TCP_CF_FIN_QUEUED)
-		return -EPIPE;
-	if (c->state != TCP_ESTABLISHED && c->state != TCP_CLOSE_WAIT &&
-	    c->state != TCP_SYN_SENT && c->state != TCP_SYN_RECEIVED)
-		return -ENOTCONN;
-	if (c->sndq.bytes + len > e->p.snd_buf) {
-		c->flags |= TCP_CF_WANT_WRITE;
-		return 0;
-	}
-	tcp_mq_append(&c->sndq, m);
-	tcp_output(c);
-	tcp_timer_update(c);
-	tcp_conn_deliver(c);
-	return (int32_t)len;
-}
-
-/* After the reader took bytes: a window update of its own only when
- * the announced window fell below half the buffer and reading at least
- * doubles it, and by at least min(RCV.BUFF/2, MSS) (RFC 1122 4.2.3.3).
- * Otherwise the next ACK carries the new window: a reader that keeps up
- * costs no extra segments. */
-static void
-after_read(struct tcp_conn *c, uint32_t before)
-{
-	struct tcp_engine *e = c->eng;
-	uint32_t after = tcp_rcv_window(c);
-
-	if ((c->state == TCP_ESTABLISHED || c->state == TCP_FIN_WAIT_1 ||
-	     c->state == TCP_FIN_WAIT_2) && after > before &&
-	    before <= e->p.rcv_buf / 2 && after >= 2 * before &&
-	    after - before >= MIN2(e->p.rcv_buf / 2, c->rcv_mss)) {
-		tcp_send_ack(c);
-		tcp_timer_update(c);
-	}
-	tcp_conn_deliver(c);
-}
-
-uint32_t
-tcp_recv(struct tcp_conn *c, void *buf, uint32_t len, uint64_t now_ns)
-{
-	uint32_t n, before;
-
-	c->eng->now = now_ns;
-	n = tcp_chain_copy(c->rcvq.head, 0, buf, MIN2(len, c->rcvq.bytes));
-	if (n == 0)
-		return 0;
-	before = c->rcv_adv - c->rcv_nxt;
-	tcp_mq_drop_front(&c->rcvq, n);
-	after_read(c, before);
-	return n;
-}
-
-struct rte_mbuf *
-tcp_recv_mbuf(struct tcp_conn *c, uint32_t max, uint64_t now_ns)
-{
-	struct rte_mbuf *head = c->rcvq.head, *last = NULL, *m;
-	uint32_t bytes = 0, before;
-	uint16_t nseg = 0;
-
-	c->eng->now = now_ns;
-	for (m = head; m != NULL && bytes + m->data_len <= max &&
-	     nseg < UINT16_MAX; m = m->next) {
-		bytes += m->data_len;
-		nseg++;
-		last = m;
-	}
-	if (last == NULL)
-		return NULL;
-	before = c->rcv_adv - c->rcv_nxt;
-	c->rcvq.head = last->next;
-	if (c->rcvq.head == NULL)
-		c->rcvq.tail = NULL;
-	c->rcvq.bytes -= bytes;
-	last->next = NULL;
-	head->nb_segs = nseg;
-	head->pkt_len = bytes;
-	after_read(c, before);
-	return head;
-}
-
-int
-tcp_shutdown(struct tcp_conn *c, uint64_t now_ns)
-{
-	c->eng->now = now_ns;
-	switch (c->state) {
-	case TCP_SYN_SENT:
-	case TCP_SYN_RECEIVED:
-		/* A half-close never deletes (tcp_abort() does): the FIN
-		 * follows the queued data once established. */
-		c->flags |= TCP_CF_FIN_QUEUED;
-		break;
-	case TCP_ESTABLISHED:
-		c->flags |= TCP_CF_FIN_QUEUED;
-		c->state = TCP_FIN_WAIT_1;
-		tcp_output(c);
-		break;
-	case TCP_CLOSE_WAIT:
-		c->flags |= TCP_CF_FIN_QUEUED;
-		c->state = TCP_LAST_ACK;
-		tcp_output(c);
-		break;
-	default:
-		return (c->flags & TCP_CF_FIN_QUEUED) ? 0 : -ENOTCONN;
-	}
-	tcp_timer_update(c);
-	tcp_conn_deliver(c);
-	return 0;
-}
-
-void
-tcp_abort(struct tcp_conn *c, uint64_t now_ns)
-{
-	c->eng->now = now_ns;
-	if (c->state != TCP_CLOSED && c->state != TCP_SYN_SENT &&
-	    c->state != TCP_TIME_WAIT && c->state != TCP_LISTEN)
-		tcp_send_rst(c);
-	if (c->state != TCP_CLOSED)
-		tcp_conn_close(c);
-	tcp_conn_deliver(c);
 }
 
 void
@@ -893,3 +459,4 @@ tcp_engine_counters(const struct tcp_engine *e)
 {
 	return e->cnt;
 }
+

@@ -197,6 +197,9 @@ void tcp_conn_close(struct tcp_conn *c); /* to CLOSED, report CLOSED */
 struct tcp_conn *tcp_conn_new(struct tcp_engine *e, const struct tcp_endpoints *ep,
 			      void *arg);
 void tcp_txq_push(struct tcp_engine *e, struct rte_mbuf *m);
+void tcp_conn_release(struct tcp_conn *c);
+void tcp_key_from_ep(struct tcp_key *k, const struct tcp_endpoints *ep);
+int tcp_listening(const struct tcp_engine *e, uint16_t port);
 
 /* tcp_timer.c */
 void tcp_timer_update(struct tcp_conn *c);

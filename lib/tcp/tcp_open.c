@@ -1,0 +1,275 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Opening connections (active, listener, held SYN, SYN cookie), answering
+ * frames that have none, and the per-frame dispatch: tcp_input(). */
+
+#include <errno.h>
+#include <string.h>
+
+#include <netinet/in.h>
+
+#include <rte_errno.h>
+
+#include "tcp_impl.h"
+
+struct tcp_conn *
+tcp_connect(struct tcp_engine *e, const struct tcp_endpoints *ep, void *arg,
+	    uint64_t now_ns)
+{
+	struct tcp_conn *c;
+
+	e->now = now_ns;
+	c = tcp_conn_new(e, ep, arg);
+	if (c == NULL)
+		return NULL;
+	c->state = TCP_SYN_SENT;
+	c->snd_nxt = c->snd_max = c->iss + 1;
+	c->flags |= TCP_CF_RTT_TIMING;
+	c->rtt_seq = c->iss + 1;
+	c->rtt_ts = now_ns;
+	tcp_send_syn(c);
+	tcp_rto_arm(c);
+	return c;
+}
+
+static void
+ep_from_frame(struct tcp_endpoints *ep, const struct rte_mbuf *m,
+	      const struct pkt_meta *meta)
+{
+	const uint8_t *d = rte_pktmbuf_mtod(m, const uint8_t *);
+
+	memset(ep, 0, sizeof(*ep));
+	ep->family = meta->l3 == PKT_L3_IPV4 ? 4 : 6;
+	memcpy(ep->laddr, meta->dst, 16);
+	memcpy(ep->raddr, meta->src, 16);
+	ep->lport = meta->dport;
+	ep->rport = meta->sport;
+	memcpy(&ep->lmac, d, 6);
+	memcpy(&ep->rmac, d + 6, 6);
+	ep->port = meta->in_port;
+}
+
+static struct tcp_conn *
+passive_open(struct tcp_engine *e, struct rte_mbuf *m, const struct tcp_seg_in *s,
+	     void *arg)
+{
+	struct tcp_endpoints ep;
+	struct tcp_conn *c;
+
+	ep_from_frame(&ep, m, pkt_meta(m));
+	c = tcp_conn_new(e, &ep, arg);
+	if (c == NULL)
+		return NULL;
+	c->state = TCP_SYN_RECEIVED;
+	c->flags |= TCP_CF_PASSIVE;
+	c->irs = s->seq;
+	c->rcv_nxt = s->seq + 1;
+	c->rcv_adv = c->rcv_nxt;
+	tcp_apply_syn_opts(c, s);
+	c->snd_nxt = c->snd_max = c->iss + 1;
+	c->flags |= TCP_CF_RTT_TIMING;
+	c->rtt_seq = c->iss + 1;
+	c->rtt_ts = e->now;
+	tcp_send_syn(c);
+	tcp_rto_arm(c);
+	rte_pktmbuf_free(m);
+	return c;
+}
+
+void
+tcp_backlog_leave(struct tcp_conn *c)
+{
+	if (c->flags & TCP_CF_BACKLOG) {
+		c->flags &= ~TCP_CF_BACKLOG;
+		c->eng->nsynrcvd--;
+	}
+}
+
+/* The stateless SYN-ACK: our ISN is the cookie, MSS is the only option. */
+static void
+syn_cookie_reply(struct tcp_engine *e, const struct rte_mbuf *m,
+		 const struct tcp_seg_in *s, const struct tcp_key *k)
+{
+	struct tcp_endpoints ep;
+	struct tcp_seg_out o = { 0 };
+	struct rte_mbuf *out;
+	uint16_t peer_mss = (s->opts & TCP_SO_MSS) ? s->mss : 536;
+
+	ep_from_frame(&ep, m, pkt_meta((struct rte_mbuf *)(uintptr_t)m));
+	o.seq = tcp_cookie_make(e, k, s->seq, peer_mss);
+	o.ack = s->seq + 1;
+	o.flags = TCP_FL_SYN | TCP_FL_ACK;
+	o.wnd = (uint16_t)RTE_MIN(e->p.rcv_buf, 65535u);
+	o.opts = TCP_SO_MSS;
+	o.mss = (uint16_t)(ep.family == 4 ? e->p.mss : e->p.mss - 20);
+	out = tcp_seg_build(e->p.pool, &ep, &o, NULL, 0, 0);
+	if (out == NULL) {
+		TCP_CNT(e, MBUF_ALLOC_FAIL);
+		return;
+	}
+	TCP_CNT(e, SYN_COOKIE_SENT);
+	tcp_txq_push(e, out);
+}
+
+/* The ACK carried a valid cookie: build the connection it stands for,
+ * then let the ACK (and any data or FIN in it) through as usual. */
+static int
+cookie_open(struct tcp_engine *e, struct rte_mbuf *m, struct tcp_seg_in *s,
+	    uint16_t mss)
+{
+	struct tcp_endpoints ep;
+	struct tcp_conn *c;
+
+	ep_from_frame(&ep, m, pkt_meta(m));
+	c = tcp_conn_new(e, &ep, e->p.cb_arg);
+	if (c == NULL) {
+		TCP_CNT(e, SYN_DROPPED_FULL);
+		return -1;
+	}
+	TCP_CNT(e, SYN_COOKIE_OK);
+	c->flags |= TCP_CF_PASSIVE;
+	c->state = TCP_ESTABLISHED;
+	c->iss = s->ack - 1;
+	c->snd_una = c->snd_nxt = c->snd_max = s->ack;
+	c->recover = c->iss;
+	c->rack_fack = c->rack_end = c->iss;
+	c->irs = s->seq - 1;
+	c->rcv_nxt = s->seq;
+	c->rcv_adv = s->seq + RTE_MIN(e->p.rcv_buf, 65535u);
+	c->rcv_wscale = c->snd_wscale = 0xff;
+	c->mss = RTE_MIN(mss, c->rcv_mss);
+	c->snd_wl1 = s->seq - 1; /* so this ACK sets the window */
+	c->snd_wl2 = s->ack;
+	e->cc->init(&c->cc, c->mss, RTE_MIN(10u * c->mss, RTE_MAX(2u * c->mss, 14600u)));
+	tcp_conn_event(c, TCP_EV_CONNECTED);
+	tcp_conn_input(c, m, s);
+	tcp_timer_update(c);
+	tcp_conn_deliver(c);
+	return 0;
+}
+
+static int
+parse_or_count(struct tcp_engine *e, const struct rte_mbuf *m, struct tcp_seg_in *s)
+{
+	int rc = tcp_seg_parse(m, pkt_meta((struct rte_mbuf *)(uintptr_t)m), s, 1);
+
+	if (rc == TCP_SEG_ECSUM)
+		TCP_CNT(e, BAD_CSUM);
+	else if (rc != 0)
+		TCP_CNT(e, MALFORMED);
+	return rc;
+}
+
+struct tcp_conn *
+tcp_accept(struct tcp_engine *e, struct rte_mbuf *syn, void *arg, uint64_t now_ns)
+{
+	struct tcp_seg_in s;
+
+	e->now = now_ns;
+	if (parse_or_count(e, syn, &s) != 0 ||
+	    (s.flags & (TCP_FL_SYN | TCP_FL_ACK | TCP_FL_RST)) != TCP_FL_SYN) {
+		rte_errno = EINVAL;
+		return NULL;
+	}
+	return passive_open(e, syn, &s, arg);
+}
+
+int
+tcp_reply_rst(struct tcp_engine *e, const struct rte_mbuf *m, uint64_t now_ns)
+{
+	struct tcp_endpoints ep;
+	struct tcp_seg_in s;
+
+	e->now = now_ns;
+	if (parse_or_count(e, m, &s) != 0)
+		return -EINVAL;
+	if (s.flags & TCP_FL_RST)
+		return 0;
+	ep_from_frame(&ep, m, pkt_meta((struct rte_mbuf *)(uintptr_t)m));
+	/* RFC 9293 3.10.7.1 */
+	if (s.flags & TCP_FL_ACK)
+		return tcp_send_rst_for(e, &ep, s.ack, 0, TCP_FL_RST);
+	return tcp_send_rst_for(e, &ep, 0,
+				s.seq + s.len + !!(s.flags & TCP_FL_SYN) +
+				!!(s.flags & TCP_FL_FIN),
+				TCP_FL_RST | TCP_FL_ACK);
+}
+
+enum tcp_input_result
+tcp_input(struct tcp_engine *e, struct rte_mbuf *m, uint64_t now_ns)
+{
+	struct pkt_meta *meta = pkt_meta(m);
+	struct tcp_endpoints ep;
+	struct tcp_seg_in s;
+	struct tcp_key k;
+	void *data;
+
+	e->now = now_ns;
+	if (meta->l3 == PKT_L3_NONE || meta->l4_proto != IPPROTO_TCP ||
+	    !(meta->flags & PKT_F_L4))
+		return TCP_INPUT_NOT_TCP;
+	TCP_CNT(e, SEG_IN);
+	if (parse_or_count(e, m, &s) != 0) {
+		rte_pktmbuf_free(m);
+		return TCP_INPUT_CONSUMED;
+	}
+	memset(&ep, 0, sizeof(ep));
+	ep.family = meta->l3 == PKT_L3_IPV4 ? 4 : 6;
+	memcpy(ep.laddr, meta->dst, 16);
+	memcpy(ep.raddr, meta->src, 16);
+	ep.lport = meta->dport;
+	ep.rport = meta->sport;
+	tcp_key_from_ep(&k, &ep);
+	if (rte_hash_lookup_data(e->table, &k, &data) >= 0) {
+		struct tcp_conn *c = data;
+
+		/* RFC 6191: a SYN beyond what TIME-WAIT received may open a
+		 * new incarnation; the old one gives way. */
+		if (c->state == TCP_TIME_WAIT &&
+		    (s.flags & (TCP_FL_SYN | TCP_FL_ACK | TCP_FL_RST)) == TCP_FL_SYN &&
+		    tcp_seq_gt(s.seq, c->rcv_nxt)) {
+			TCP_CNT(e, TIME_WAIT_REUSED);
+			tcp_conn_release(c);
+			goto no_conn;
+		}
+		tcp_conn_input(c, m, &s);
+		tcp_timer_update(c);
+		tcp_conn_deliver(c);
+		return TCP_INPUT_CONSUMED;
+	}
+no_conn:
+	if ((s.flags & (TCP_FL_SYN | TCP_FL_ACK | TCP_FL_RST)) == TCP_FL_SYN &&
+	    tcp_listening(e, meta->dport)) {
+		struct tcp_conn *c;
+
+		if (e->nsynrcvd >= e->p.syn_backlog || e->nfree == 0) {
+			/* A flood (or just a full table) costs no state. */
+			syn_cookie_reply(e, m, &s, &k);
+			rte_pktmbuf_free(m);
+			return TCP_INPUT_CONSUMED;
+		}
+		c = passive_open(e, m, &s, e->p.cb_arg);
+		if (c != NULL) {
+			/* Unknown to the user until it is connected. */
+			c->flags |= TCP_CF_DETACHED | TCP_CF_BACKLOG;
+			e->nsynrcvd++;
+			return TCP_INPUT_CONSUMED;
+		}
+		TCP_CNT(e, SYN_DROPPED_FULL);
+		rte_pktmbuf_free(m);
+		return TCP_INPUT_CONSUMED;
+	}
+	if ((s.flags & (TCP_FL_SYN | TCP_FL_ACK | TCP_FL_RST)) == TCP_FL_ACK &&
+	    tcp_listening(e, meta->dport)) {
+		uint16_t mss;
+
+		if (tcp_cookie_check(e, &k, s.seq - 1, s.ack - 1, &mss) == 0) {
+			if (cookie_open(e, m, &s, mss) == 0)
+				return TCP_INPUT_CONSUMED;
+		} else {
+			TCP_CNT(e, SYN_COOKIE_BAD);
+		}
+	}
+	TCP_CNT(e, NO_CONN);
+	return TCP_INPUT_NO_CONN;
+}
+
