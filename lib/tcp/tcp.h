@@ -133,6 +133,9 @@ struct tcp_engine_params {
 	uint32_t max_tx_segments;  /**< segments in flight, all connections
 	                                together (max_conns * 64); one record
 	                                of 24 bytes each */
+	uint32_t max_conn_tx_segments; /**< segments in flight per connection
+	                                (256): tiny writes cannot take the
+	                                whole pool */
 	tcp_event_cb cb;           /**< event callback (required) */
 	void *cb_arg;              /**< initial argument of passive connections */
 };
@@ -201,6 +204,7 @@ struct tcp_conn_info {
 	X(DSACK_RECEIVED,    "dsack_received") \
 	X(TLP,               "tail_loss_probes") \
 	X(TXREC_FULL,        "tx_segment_pool_full") \
+	X(TXREC_CONN_CAP,    "tx_segments_at_connection_cap") \
 	X(TIMEOUT,           "connection_timeouts") \
 	X(ZWP,               "zero_window_probes") \
 	X(DELACK,            "delayed_acks_sent") \

@@ -88,6 +88,8 @@ params_fill(struct tcp_engine_params *p, const struct tcp_engine_params *in)
 #undef DEF
 	if (p->max_tx_segments == 0)
 		p->max_tx_segments = p->max_conns * 64;
+	if (p->max_conn_tx_segments == 0)
+		p->max_conn_tx_segments = 256;
 	if (p->syn_backlog == 0)
 		p->syn_backlog = p->max_conns / 2 ? p->max_conns / 2 : 1;
 	if (p->name == NULL)

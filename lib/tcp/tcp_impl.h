@@ -25,8 +25,10 @@ struct tcp_mq {
 void tcp_mq_append(struct tcp_mq *q, struct rte_mbuf *chain);
 void tcp_mq_drop_front(struct tcp_mq *q, uint32_t n);
 void tcp_mq_free(struct tcp_mq *q);
-/* Append q2 to q and leave q2 empty. */
+/* Append q2 to q and leave q2 empty; a small single segment is copied
+ * into q's last mbuf when it fits (tcp_mq_concat_raw() never copies). */
 void tcp_mq_concat(struct tcp_mq *q, struct tcp_mq *q2);
+void tcp_mq_concat_raw(struct tcp_mq *q, struct tcp_mq *q2);
 /* Keep only bytes [off, off+len) of a segment chain; free the rest.
  * Returns the new head (NULL if len is 0) and its last segment in *tail. */
 struct rte_mbuf *tcp_chain_slice(struct rte_mbuf *m, uint32_t off, uint32_t len,
@@ -123,6 +125,7 @@ struct tcp_conn {
 	uint32_t recover;       /* RFC 6582 / RFC 6675 RecoveryPoint */
 	/* retransmission queue and RACK (RFC 8985) */
 	uint32_t rq_head, rq_tail;
+	uint32_t rq_count;
 	uint32_t sacked_bytes;
 	uint32_t rack_end;      /* RACK.end_seq */
 	uint32_t rack_fack;     /* highest end delivered */

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Byte queues on mbuf segments: the send and receive buffers. */
 
+#include <string.h>
+
 #include "tcp_impl.h"
 
 void
@@ -23,7 +25,7 @@ tcp_mq_append(struct tcp_mq *q, struct rte_mbuf *chain)
 }
 
 void
-tcp_mq_concat(struct tcp_mq *q, struct tcp_mq *q2)
+tcp_mq_concat_raw(struct tcp_mq *q, struct tcp_mq *q2)
 {
 	if (q2->head == NULL)
 		return;
@@ -35,6 +37,32 @@ tcp_mq_concat(struct tcp_mq *q, struct tcp_mq *q2)
 	q->bytes += q2->bytes;
 	q2->head = q2->tail = NULL;
 	q2->bytes = 0;
+}
+
+/* Small segments are copied into the tail's free room instead of being
+ * kept as mbufs of their own: a peer sending 1-byte segments would
+ * otherwise hold a 2 KB mbuf per byte of window (Linux collapses its
+ * queues for the same reason). */
+#define TCP_MQ_COALESCE_MAX 512
+
+void
+tcp_mq_concat(struct tcp_mq *q, struct tcp_mq *q2)
+{
+	struct rte_mbuf *t = q->tail, *m = q2->head;
+
+	if (m != NULL && m->next == NULL && t != NULL && m->data_len <= TCP_MQ_COALESCE_MAX &&
+	    rte_pktmbuf_tailroom(t) >= m->data_len && RTE_MBUF_DIRECT(t) &&
+	    rte_mbuf_refcnt_read(t) == 1) {
+		memcpy(rte_pktmbuf_mtod_offset(t, uint8_t *, t->data_len),
+		       rte_pktmbuf_mtod(m, const uint8_t *), m->data_len);
+		t->data_len = (uint16_t)(t->data_len + m->data_len);
+		q->bytes += m->data_len;
+		rte_pktmbuf_free_seg(m);
+		q2->head = q2->tail = NULL;
+		q2->bytes = 0;
+		return;
+	}
+	tcp_mq_concat_raw(q, q2);
 }
 
 void

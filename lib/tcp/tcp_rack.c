@@ -27,6 +27,12 @@ tcp_rq_add(struct tcp_conn *c, uint32_t seq, uint32_t end, int fin)
 		TCP_CNT(e, TXREC_FULL);
 		return -1;
 	}
+	/* One connection writing tiny segments must not take the pool. */
+	if (c->rq_count >= e->p.max_conn_tx_segments) {
+		TCP_CNT(e, TXREC_CONN_CAP);
+		return -1;
+	}
+	c->rq_count++;
 	r = &e->recs[i];
 	e->rec_free = r->next;
 	r->seq = seq;
@@ -60,6 +66,7 @@ tcp_rq_free_all(struct tcp_conn *c)
 		rec_release(c->eng, i);
 		i = next;
 	}
+	c->rq_count = 0;
 	c->rq_head = c->rq_tail = TCP_TR_NONE;
 	c->sacked_bytes = 0;
 }
@@ -131,6 +138,7 @@ tcp_rq_ack(struct tcp_conn *c, const struct tcp_seg_in *s)
 		else
 			rack_update(c, r, s);
 		c->rq_head = r->next;
+		c->rq_count--;
 		rec_release(e, i);
 	}
 	if (c->rq_head == TCP_TR_NONE)

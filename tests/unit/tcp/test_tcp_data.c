@@ -282,6 +282,36 @@ received_mbufs_relay_back_without_copying(void **state)
 	assert_int_equal(rte_mempool_in_use_count(test_pool), 0);
 }
 
+static void
+tiny_segments_neither_pile_up_mbufs_nor_take_the_segment_pool(void **state)
+{
+	struct wire *w = setup(0, 0, 0);
+	struct tcp_conn *c;
+	struct tcp_conn_info i;
+	uint8_t byte = 0;
+	unsigned int in_use;
+
+	(void)state;
+	c = wire_connect(w);
+	w->app_b.auto_read = 0;
+	/* 3000 one-byte writes at once: without Nagle each is a segment;
+	 * at most 256 are in flight, the rest wait in the send buffer. */
+	for (int k = 0; k < 3000; k++, byte++)
+		assert_int_equal(tcp_send(c, &byte, 1, w->now), 1);
+	tcp_conn_get_info(c, &i);
+	assert_int_equal(i.snd_nxt - i.snd_una, 256);
+	assert_true(tcp_engine_counters(w->a)[TCP_CNT_TXREC_CONN_CAP] > 0);
+	wire_run(w, MS(2000));
+	tcp_conn_get_info(w->app_b.conn, &i);
+	assert_int_equal(i.rcv_queued, 3000);
+	/* B holds 3000 bytes that came in hundreds of segments in a few
+	 * mbufs: small segments are copied into the previous one's room. */
+	in_use = rte_mempool_in_use_count(test_pool);
+	print_message("mbufs in use holding 3000 one-byte segments: %u\n", in_use);
+	assert_true(in_use <= 8);
+	wire_free(w);
+}
+
 int
 main(void)
 {
@@ -295,6 +325,7 @@ main(void)
 		cmocka_unit_test(after_a_half_close_the_other_direction_still_flows),
 		cmocka_unit_test(data_queued_before_the_handshake_goes_out_once_connected),
 		cmocka_unit_test(received_mbufs_relay_back_without_copying),
+		cmocka_unit_test(tiny_segments_neither_pile_up_mbufs_nor_take_the_segment_pool),
 	};
 
 	if (test_eal_init("data") != 0)
