@@ -150,6 +150,9 @@ struct tcp_endpoints {
 	struct rte_ether_addr lmac;   /**< source MAC of our frames */
 	struct rte_ether_addr rmac;   /**< destination MAC of our frames */
 	uint16_t port;                /**< DPDK port stored in mbuf->port */
+	uint8_t vlan_count;           /**< VLAN tags on our frames: 0, 1 or 2 */
+	uint16_t vlan_tpid[2];        /**< outer, inner TPID (0x8100, 0x88a8...) */
+	uint16_t vlan_tci[2];         /**< outer, inner tag control */
 };
 
 /** A snapshot of a connection, for tests, telemetry and debugging. */

@@ -46,6 +46,12 @@ ep_from_frame(struct tcp_endpoints *ep, const struct rte_mbuf *m,
 	memcpy(&ep->lmac, d, 6);
 	memcpy(&ep->rmac, d + 6, 6);
 	ep->port = meta->in_port;
+	/* Answer with the tags the peer used (pkt_parse() walked them). */
+	ep->vlan_count = meta->vlan_count > 2 ? 2 : meta->vlan_count;
+	for (unsigned int t = 0; t < ep->vlan_count; t++) {
+		ep->vlan_tpid[t] = (uint16_t)(d[12 + 4 * t] << 8 | d[13 + 4 * t]);
+		ep->vlan_tci[t] = meta->vlan_tci[t];
+	}
 }
 
 static struct tcp_conn *
@@ -204,8 +210,10 @@ tcp_input(struct tcp_engine *e, struct rte_mbuf *m, uint64_t now_ns)
 	void *data;
 
 	e->now = now_ns;
+	/* PPPoE sessions are not terminated here (replies would need the
+	 * session header): they stay the caller's, like non-TCP frames. */
 	if (meta->l3 == PKT_L3_NONE || meta->l4_proto != IPPROTO_TCP ||
-	    !(meta->flags & PKT_F_L4))
+	    !(meta->flags & PKT_F_L4) || (meta->flags & PKT_F_PPPOE))
 		return TCP_INPUT_NOT_TCP;
 	TCP_CNT(e, SEG_IN);
 	if (parse_or_count(e, m, &s) != 0) {

@@ -220,7 +220,9 @@ tcp_seg_build(struct rte_mempool *mp, const struct tcp_endpoints *ep,
 	uint32_t olen = tcp_seg_opt_len(o);
 	uint32_t l3_len = ep->family == 4 ? 20 : 40;
 	uint32_t tcp_len = 20 + olen + data_len;
-	uint32_t frame = RTE_ETHER_HDR_LEN + l3_len + tcp_len;
+	unsigned int tags = ep->vlan_count > 2 ? 2 : ep->vlan_count;
+	uint32_t l2_len = RTE_ETHER_HDR_LEN + 4u * tags;
+	uint32_t frame = l2_len + l3_len + tcp_len;
 	struct rte_mbuf *m;
 	uint8_t *d, *ip, *th, *end;
 	uint16_t raw;
@@ -237,9 +239,14 @@ tcp_seg_build(struct rte_mempool *mp, const struct tcp_endpoints *ep,
 	}
 	memcpy(d, &ep->rmac, 6);
 	memcpy(d + 6, &ep->lmac, 6);
-	ip = d + RTE_ETHER_HDR_LEN;
+	/* The tags the connection's frames arrived with (802.1Q, QinQ). */
+	for (unsigned int t = 0; t < tags; t++) {
+		wr16(d + 12 + 4 * t, ep->vlan_tpid[t] ? ep->vlan_tpid[t] : RTE_ETHER_TYPE_VLAN);
+		wr16(d + 14 + 4 * t, ep->vlan_tci[t]);
+	}
+	ip = d + l2_len;
 	if (ep->family == 4) {
-		wr16(d + 12, RTE_ETHER_TYPE_IPV4);
+		wr16(ip - 2, RTE_ETHER_TYPE_IPV4);
 		ip[0] = 0x45; ip[1] = 0;
 		wr16(ip + 2, (uint16_t)(l3_len + tcp_len));
 		wr16(ip + 4, 0);
@@ -254,7 +261,7 @@ tcp_seg_build(struct rte_mempool *mp, const struct tcp_endpoints *ep,
 			memcpy(ip + 10, &ck, 2);
 		}
 	} else {
-		wr16(d + 12, RTE_ETHER_TYPE_IPV6);
+		wr16(ip - 2, RTE_ETHER_TYPE_IPV6);
 		wr32(ip, 0x60000000);
 		wr16(ip + 4, (uint16_t)tcp_len);
 		ip[6] = IPPROTO_TCP; ip[7] = 64;
@@ -283,7 +290,7 @@ tcp_seg_build(struct rte_mempool *mp, const struct tcp_endpoints *ep,
 		memcpy(th + 16, &c, 2);
 	}
 	m->port = ep->port;
-	m->l2_len = RTE_ETHER_HDR_LEN;
+	m->l2_len = (uint16_t)l2_len;
 	m->l3_len = (uint16_t)l3_len;
 	m->l4_len = (uint16_t)(20 + olen);
 	return m;

@@ -312,6 +312,30 @@ tiny_segments_neither_pile_up_mbufs_nor_take_the_segment_pool(void **state)
 	wire_free(w);
 }
 
+static void
+a_transfer_over_qinq_answers_with_the_same_tags(void **state)
+{
+	struct wire *w = setup(0, 0, 0);
+	const struct tcp_endpoints *eb;
+
+	(void)state;
+	w->ep_a.vlan_count = 2;
+	w->ep_a.vlan_tpid[0] = 0x88a8;
+	w->ep_a.vlan_tpid[1] = 0x8100;
+	w->ep_a.vlan_tci[0] = 100;
+	w->ep_a.vlan_tci[1] = 200;
+	wire_connect(w);
+	assert_non_null(w->app_b.conn);
+	eb = tcp_conn_endpoints(w->app_b.conn);
+	assert_int_equal(eb->vlan_count, 2);
+	assert_int_equal(eb->vlan_tpid[0], 0x88a8);
+	assert_int_equal(eb->vlan_tpid[1], 0x8100);
+	assert_int_equal(eb->vlan_tci[0], 100);
+	assert_int_equal(eb->vlan_tci[1], 200);
+	transfer(w, 200000, 1, w->now + MS(5000));
+	wire_free(w);
+}
+
 int
 main(void)
 {
@@ -326,6 +350,7 @@ main(void)
 		cmocka_unit_test(data_queued_before_the_handshake_goes_out_once_connected),
 		cmocka_unit_test(received_mbufs_relay_back_without_copying),
 		cmocka_unit_test(tiny_segments_neither_pile_up_mbufs_nor_take_the_segment_pool),
+		cmocka_unit_test(a_transfer_over_qinq_answers_with_the_same_tags),
 	};
 
 	if (test_eal_init("data") != 0)
