@@ -34,14 +34,15 @@ void tcp_mq_concat_raw(struct tcp_mq *q, struct tcp_mq *q2);
 struct rte_mbuf *tcp_chain_slice(struct rte_mbuf *m, uint32_t off, uint32_t len,
 				 struct rte_mbuf **tail);
 
-/* Hash key: the 4-tuple from our side. */
+/* Hash key: the 4-tuple from our side. Aligned because rte_jhash reads
+ * it in 32-bit words. */
 struct tcp_key {
 	uint8_t laddr[16];
 	uint8_t raddr[16];
 	uint16_t lport, rport;
 	uint8_t family;
 	uint8_t pad[3];
-};
+} __rte_aligned(8);
 
 /* An out-of-order range of received bytes (RFC 2018 reports them). */
 struct tcp_ooo {
