@@ -73,6 +73,9 @@ enum pkt_err {
 #define PKT_F_FRAGMENT  0x0020 /**< IP fragment: no L4 header unless first */
 #define PKT_F_L4        0x0040 /**< l4_off/ports are valid */
 #define PKT_F_MALFORMED 0x0080 /**< err != PKT_ERR_NONE */
+#define PKT_F_TCP_SYN   0x0100 /**< TCP with the SYN flag */
+#define PKT_F_TCP_NOOPT 0x0200 /**< TCP header of 20 bytes: no options */
+#define PKT_F_TCP_TSOPT 0x0400 /**< TCP options are exactly NOP NOP TS (RFC 7323 app. A) */
 
 /**
  * Parsed metadata, kept in the mbuf private area.

@@ -261,7 +261,20 @@ tcpopt_burst(struct tcpopt_ctx *ctx, struct rte_mbuf **pkts, uint16_t n)
 	for (i = 0; i < n; i++) {
 		struct rte_mbuf *m = pkts[i];
 		const struct pkt_meta *meta = pkt_meta(m);
+		const uint16_t shape = meta->flags &
+			(PKT_F_TCP_SYN | PKT_F_TCP_NOOPT | PKT_F_TCP_TSOPT);
 
+		/* The parser already read this header: a segment after the
+		 * handshake with no options or NOP NOP TS is only counted. */
+		if (likely(fast && (shape == PKT_F_TCP_NOOPT ||
+				    shape == PKT_F_TCP_TSOPT))) {
+			other++;
+			other_ts += shape == PKT_F_TCP_TSOPT;
+			if (kept != i)
+				pkts[kept] = m;
+			kept++;
+			continue;
+		}
 		if (likely(fast && (meta->flags & PKT_F_L4) &&
 			   meta->l4_proto == IPPROTO_TCP)) {
 			uint8_t *tcp = rte_pktmbuf_mtod_offset(m, uint8_t *,
