@@ -373,6 +373,13 @@ tcp_conn_deliver(struct tcp_conn *c)
 
 	if (c->flags & (TCP_CF_IN_CB | TCP_CF_FREE))
 		return;
+	if (c->flags & TCP_CF_UNANNOUNCED) {
+		/* A listener connection the user never saw ends unseen. */
+		c->ev_pending = 0;
+		if (c->state == TCP_CLOSED)
+			tcp_conn_release(c);
+		return;
+	}
 	if (!(c->flags & TCP_CF_DETACHED)) {
 		c->flags |= TCP_CF_IN_CB;
 		while (c->ev_pending != 0) {

@@ -96,6 +96,7 @@ struct tcp_txrec {
 #define TCP_CF_DSACK     0x100000 /* report dsack_left/right next ACK */
 #define TCP_CF_DSACK_RND 0x200000 /* dsack_round is set (RFC 8985 6.2) */
 #define TCP_CF_BACKLOG   0x400000 /* counted in the engine's SYN backlog */
+#define TCP_CF_UNANNOUNCED 0x800000 /* listener conn the user has not seen */
 
 struct tcp_conn {
 	/* identity */

@@ -545,6 +545,10 @@ tcp_conn_input(struct tcp_conn *c, struct rte_mbuf *m, struct tcp_seg_in *s)
 	if (c->state == TCP_SYN_RECEIVED &&
 	    (s->flags & (TCP_FL_SYN | TCP_FL_ACK | TCP_FL_RST)) == TCP_FL_SYN &&
 	    s->seq == c->irs) {
+		/* Echo this SYN's timestamp, not the first one's, or the
+		 * peer measures our wait as its RTT (RFC 7323 4.3). */
+		if ((c->flags & TCP_CF_TS) && (s->opts & TCP_SO_TS))
+			c->ts_recent = s->tsval;
 		tcp_send_syn(c);
 		rte_pktmbuf_free(m);
 		return;
@@ -620,7 +624,7 @@ tcp_conn_input(struct tcp_conn *c, struct rte_mbuf *m, struct tcp_seg_in *s)
 			tcp_rtt_sample(c, e->now - c->rtt_ts);
 		else if (c->srtt_ns == 0)
 			c->rto_ns = 3000000000ull; /* RFC 6298 5.7 */
-		c->flags &= ~(TCP_CF_RTT_TIMING | TCP_CF_DETACHED);
+		c->flags &= ~(TCP_CF_RTT_TIMING | TCP_CF_UNANNOUNCED);
 		tcp_backlog_leave(c);
 		c->snd_una = s->ack;
 		c->backoff = 0;

@@ -258,7 +258,7 @@ no_conn:
 		c = passive_open(e, m, &s, e->p.cb_arg);
 		if (c != NULL) {
 			/* Unknown to the user until it is connected. */
-			c->flags |= TCP_CF_DETACHED | TCP_CF_BACKLOG;
+			c->flags |= TCP_CF_UNANNOUNCED | TCP_CF_BACKLOG;
 			e->nsynrcvd++;
 			return TCP_INPUT_CONSUMED;
 		}

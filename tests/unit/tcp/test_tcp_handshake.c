@@ -496,6 +496,151 @@ an_ack_with_a_forged_cookie_opens_nothing(void **state)
 	wire_free(w);
 }
 
+/* Drop the n-th frame (counting from 0) that matches flags exactly, in
+ * the given direction (to_b = 1: A's frames). */
+static struct {
+	int to_b;
+	uint8_t flags;
+	int n, seen;
+} dropper;
+
+static int
+drop_nth(struct wire *w, int to_b, const struct tcp_seg_in *s)
+{
+	(void)w;
+	if (to_b == dropper.to_b && s->flags == dropper.flags && s->len == 0 &&
+	    dropper.seen++ == dropper.n)
+		return 1;
+	return 0;
+}
+
+static void
+a_lost_syn_ack_is_sent_again_when_the_syn_comes_again(void **state)
+{
+	struct wire *w = setup_wire();
+	struct tcp_conn *c;
+
+	(void)state;
+	dropper = (typeof(dropper)){ .to_b = 0, .flags = TCP_FL_SYN | TCP_FL_ACK, .n = 0 };
+	w->drop = drop_nth;
+	tcp_listen(w->b, 80, true);
+	c = tcp_connect(w->a, &w->ep_a, &w->app_a, w->now);
+	wire_run(w, MS(500));
+	assert_int_equal(info(c).state, TCP_SYN_SENT);
+	/* A's SYN comes again at 1 s; B, in SYN-RECEIVED, answers it. */
+	wire_run(w, MS(600));
+	assert_int_equal(info(c).state, TCP_ESTABLISHED);
+	assert_non_null(w->app_b.conn);
+	/* RFC 6298 5.7: the SYN was retransmitted and no RTT was measured
+	 * on it, but timestamps give a sample on the SYN-ACK. */
+	assert_int_equal(info(c).rto_ns, MS(200));
+	wire_free(w);
+}
+
+static void
+a_lost_final_ack_is_repaired_by_the_syn_ack_retransmission(void **state)
+{
+	struct wire *w = setup_wire();
+	struct tcp_conn *c;
+
+	(void)state;
+	dropper = (typeof(dropper)){ .to_b = 1, .flags = TCP_FL_ACK, .n = 0 };
+	w->drop = drop_nth;
+	tcp_listen(w->b, 80, true);
+	c = tcp_connect(w->a, &w->ep_a, &w->app_a, w->now);
+	wire_run(w, MS(100));
+	assert_int_equal(info(c).state, TCP_ESTABLISHED);
+	assert_null(w->app_b.conn); /* B is still in SYN-RECEIVED */
+	assert_int_equal(tcp_engine_conn_count(w->b), 1);
+	/* B's SYN-ACK again at 1 s; A answers with an ACK. */
+	wire_run(w, MS(1000));
+	assert_non_null(w->app_b.conn);
+	assert_int_equal(info(w->app_b.conn).state, TCP_ESTABLISHED);
+	wire_free(w);
+}
+
+static void
+data_completes_a_handshake_whose_final_ack_was_lost(void **state)
+{
+	struct wire *w = setup_wire();
+	struct tcp_conn *c;
+
+	(void)state;
+	dropper = (typeof(dropper)){ .to_b = 1, .flags = TCP_FL_ACK, .n = 0 };
+	w->drop = drop_nth;
+	tcp_listen(w->b, 80, true);
+	c = tcp_connect(w->a, &w->ep_a, &w->app_a, w->now);
+	wire_run(w, MS(20));
+	assert_int_equal(tcp_send(c, "hello", 5, w->now), 5);
+	wire_run(w, MS(20));
+	assert_non_null(w->app_b.conn);
+	assert_int_equal(w->app_b.rx_bytes, 5);
+	wire_free(w);
+}
+
+static void
+a_lost_fin_is_retransmitted_by_the_rto(void **state)
+{
+	struct wire *w = setup_wire();
+	struct tcp_conn *c = wire_connect(w);
+
+	(void)state;
+	dropper = (typeof(dropper)){ .to_b = 1, .flags = TCP_FL_FIN | TCP_FL_ACK, .n = 0 };
+	w->drop = drop_nth;
+	tcp_shutdown(c, w->now);
+	wire_run(w, MS(100));
+	assert_int_equal(info(c).state, TCP_FIN_WAIT_1);
+	assert_false(w->app_b.events & TCP_EV_PEER_FIN);
+	wire_run(w, MS(200));
+	assert_true(w->app_b.events & TCP_EV_PEER_FIN);
+	assert_int_equal(info(c).state, TCP_FIN_WAIT_2);
+	wire_free(w);
+}
+
+static void
+a_connection_reset_before_it_was_accepted_vanishes_silently(void **state)
+{
+	struct wire *w = setup_wire();
+	struct tcp_conn *c;
+
+	(void)state;
+	dropper = (typeof(dropper)){ .to_b = 1, .flags = TCP_FL_ACK, .n = 0 };
+	w->drop = drop_nth;
+	tcp_listen(w->b, 80, true);
+	c = tcp_connect(w->a, &w->ep_a, &w->app_a, w->now);
+	wire_run(w, MS(20));
+	assert_int_equal(tcp_engine_conn_count(w->b), 1);
+	tcp_abort(c, w->now);
+	wire_run(w, MS(20));
+	/* B never reported it, so it reports nothing now either. */
+	assert_int_equal(tcp_engine_conn_count(w->b), 0);
+	assert_int_equal(w->app_b.events, 0);
+	wire_free(w);
+}
+
+static void
+time_wait_answers_a_retransmitted_fin_and_restarts(void **state)
+{
+	struct wire *w = setup_wire();
+	struct tcp_conn *c = wire_connect(w);
+	struct tcp_conn *cb = w->app_b.conn;
+
+	(void)state;
+	tcp_shutdown(c, w->now);
+	wire_run(w, MS(50));
+	/* A's last ACK (of B's FIN) is lost: B sends its FIN again. */
+	dropper = (typeof(dropper)){ .to_b = 1, .flags = TCP_FL_ACK, .n = 0 };
+	w->drop = drop_nth;
+	tcp_shutdown(cb, w->now);
+	wire_run(w, MS(50));
+	assert_int_equal(tcp_engine_conn_count(w->a), 1); /* TIME-WAIT */
+	assert_int_equal(tcp_engine_conn_count(w->b), 1); /* LAST-ACK */
+	wire_run(w, MS(400));
+	assert_int_equal(tcp_engine_conn_count(w->b), 0);
+	assert_int_equal(w->app_b.n_closed, 1);
+	wire_free(w);
+}
+
 static void
 connection_state_fits_in_2kb(void **state)
 {
@@ -528,6 +673,12 @@ main(void)
 		cmocka_unit_test(the_pool_refuses_connections_beyond_its_size),
 		cmocka_unit_test(syns_beyond_the_backlog_get_cookies_and_still_connect),
 		cmocka_unit_test(an_ack_with_a_forged_cookie_opens_nothing),
+		cmocka_unit_test(a_lost_syn_ack_is_sent_again_when_the_syn_comes_again),
+		cmocka_unit_test(a_lost_final_ack_is_repaired_by_the_syn_ack_retransmission),
+		cmocka_unit_test(data_completes_a_handshake_whose_final_ack_was_lost),
+		cmocka_unit_test(a_lost_fin_is_retransmitted_by_the_rto),
+		cmocka_unit_test(a_connection_reset_before_it_was_accepted_vanishes_silently),
+		cmocka_unit_test(time_wait_answers_a_retransmitted_fin_and_restarts),
 		cmocka_unit_test(connection_state_fits_in_2kb),
 	};
 
