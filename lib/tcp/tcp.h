@@ -153,6 +153,8 @@ struct tcp_endpoints {
 	uint8_t vlan_count;           /**< VLAN tags on our frames: 0, 1 or 2 */
 	uint16_t vlan_tpid[2];        /**< outer, inner TPID (0x8100, 0x88a8...) */
 	uint16_t vlan_tci[2];         /**< outer, inner tag control */
+	uint16_t mss;                 /**< MSS to announce; 0 = the engine's
+	                                   (the proxy may pass on the client's) */
 };
 
 /** A snapshot of a connection, for tests, telemetry and debugging. */
@@ -277,6 +279,20 @@ void tcp_listen(struct tcp_engine *e, uint16_t port, bool on);
  */
 enum tcp_input_result tcp_input(struct tcp_engine *e, struct rte_mbuf *m,
 				uint64_t now_ns);
+
+/**
+ * Feed a burst of received frames (tcp_input() on each). Frames the
+ * engine did not take (no connection, not TCP) are compacted to the front
+ * of pkts[], in order, for the caller to forward, answer or hold.
+ *
+ * @param e      engine.
+ * @param pkts   parsed frames.
+ * @param n      how many.
+ * @param now_ns current time.
+ * @return frames left in pkts[] (the caller owns them).
+ */
+uint16_t tcp_input_burst(struct tcp_engine *e, struct rte_mbuf **pkts,
+			 uint16_t n, uint64_t now_ns);
 
 /**
  * Passive open from a SYN the caller held (the transparent proxy answers

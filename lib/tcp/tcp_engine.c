@@ -324,6 +324,8 @@ tcp_conn_new(struct tcp_engine *e, const struct tcp_endpoints *ep, void *arg)
 	c->key = k;
 	c->state = TCP_CLOSED;
 	c->rcv_mss = (uint16_t)(ep->family == 4 ? e->p.mss : e->p.mss - 20);
+	if (ep->mss >= 88 && ep->mss < c->rcv_mss)
+		c->rcv_mss = ep->mss;
 	c->mss = 536; /* RFC 9293 3.7.1 default until the peer says */
 	c->rcv_wscale = (e->p.flags & TCP_F_NO_WS) ? 0xff : wscale_for(e->p.rcv_buf);
 	c->snd_wscale = 0xff;

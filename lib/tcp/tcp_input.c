@@ -30,8 +30,10 @@ tcp_apply_syn_opts(struct tcp_conn *c, const struct tcp_seg_in *s)
 		c->flags |= TCP_CF_TS;
 		c->ts_recent = s->tsval;
 	}
-	if (mss > c->rcv_mss)
-		mss = c->rcv_mss; /* our own MTU bounds what we send too */
+	/* Our own MTU (the engine's MSS) bounds what we send too; an MSS
+	 * announced per connection (tcp_endpoints.mss) does not. */
+	if (mss > (c->ep.family == 4 ? p->mss : p->mss - 20))
+		mss = (uint16_t)(c->ep.family == 4 ? p->mss : p->mss - 20);
 	/* RFC 9293 3.7.1: the MSS excludes options; leave room for TS. */
 	hdr_room = (c->flags & TCP_CF_TS) ? 12 : 0;
 	if (mss < 64 + hdr_room)

@@ -642,6 +642,49 @@ time_wait_answers_a_retransmitted_fin_and_restarts(void **state)
 }
 
 static void
+an_active_open_can_announce_a_smaller_mss(void **state)
+{
+	struct wire *w = setup_wire();
+	struct tcp_conn *c;
+
+	(void)state;
+	w->ep_a.mss = 1200;
+	c = wire_connect(w);
+	assert_int_equal(info(c).state, TCP_ESTABLISHED);
+	assert_int_equal(info(w->app_b.conn).mss, 1200 - 12);
+	assert_int_equal(info(c).mss, 1460 - 12);
+	wire_free(w);
+}
+
+static void
+a_burst_hands_back_only_the_frames_without_a_connection(void **state)
+{
+	struct wire *w = setup_wire();
+	struct rte_mbuf *pkts[3], *out[4];
+	struct tcp_endpoints other = w->ep_a;
+
+	(void)state;
+	tcp_listen(w->b, 80, true);
+	other.rport = 81; /* nobody listens there */
+	tcp_connect(w->a, &w->ep_a, &w->app_a, w->now);
+	tcp_connect(w->a, &other, &w->app_a, w->now);
+	assert_int_equal(tcp_tx_burst(w->a, out, 4), 2);
+	pkts[0] = out[1]; /* to 81 */
+	pkts[1] = out[0]; /* to 80 */
+	pkts[2] = rte_pktmbuf_alloc(test_pool); /* not IP */
+	memset(rte_pktmbuf_append(pkts[2], 60), 0, 60);
+	for (int i = 0; i < 3; i++)
+		pkt_parse(pkts[i], pkt_meta(pkts[i]), 0);
+	assert_int_equal(tcp_input_burst(w->b, pkts, 3, w->now), 2);
+	assert_ptr_equal(pkts[0], out[1]);
+	assert_int_equal(pkt_meta(pkts[1])->l3, PKT_L3_NONE);
+	rte_pktmbuf_free(pkts[0]);
+	rte_pktmbuf_free(pkts[1]);
+	assert_int_equal(tcp_engine_conn_count(w->b), 1);
+	wire_free(w);
+}
+
+static void
 connection_state_fits_in_2kb(void **state)
 {
 	(void)state;
@@ -679,6 +722,8 @@ main(void)
 		cmocka_unit_test(a_lost_fin_is_retransmitted_by_the_rto),
 		cmocka_unit_test(a_connection_reset_before_it_was_accepted_vanishes_silently),
 		cmocka_unit_test(time_wait_answers_a_retransmitted_fin_and_restarts),
+		cmocka_unit_test(an_active_open_can_announce_a_smaller_mss),
+		cmocka_unit_test(a_burst_hands_back_only_the_frames_without_a_connection),
 		cmocka_unit_test(connection_state_fits_in_2kb),
 	};
 

@@ -265,6 +265,36 @@ zero_window_probes_back_off_from_the_rto(void **state)
 	wire_free(w);
 }
 
+static void
+data_that_is_never_acked_times_out_with_a_reset(void **state)
+{
+	struct wire *w;
+	struct tcp_conn *c;
+
+	(void)state;
+	memset(&rec, 0, sizeof(rec));
+	wire_params(&pa, "a", NULL);
+	wire_params(&pb, "b", NULL);
+	pa.data_retries = 3;
+	w = wire_new(&pa, &pb);
+	w->drop = hook;
+	c = wire_connect(w);
+	rec.drop_data_to_b = 1;
+	tcp_send(c, "lost", 4, w->now);
+	/* 200 + 400 + 800 ms of retransmissions, then the fourth expiry
+	 * (after 1600 ms more) gives up. */
+	wire_run(w, MS(2999));
+	assert_int_equal(w->app_a.n_closed, 0);
+	wire_run(w, MS(2));
+	assert_true(w->app_a.events & TCP_EV_TIMEOUT);
+	assert_int_equal(w->app_a.n_closed, 1);
+	assert_int_equal(tcp_engine_counters(w->a)[TCP_CNT_TIMEOUT], 1);
+	/* The peer hears about it. */
+	wire_run(w, MS(20));
+	assert_true(w->app_b.events & TCP_EV_RESET);
+	wire_free(w);
+}
+
 int
 main(void)
 {
@@ -276,6 +306,7 @@ main(void)
 		cmocka_unit_test(a_lone_segment_is_acked_after_the_40ms_delay),
 		cmocka_unit_test(every_second_full_segment_is_acked_at_once),
 		cmocka_unit_test(zero_window_probes_back_off_from_the_rto),
+		cmocka_unit_test(data_that_is_never_acked_times_out_with_a_reset),
 	};
 
 	if (test_eal_init("tmr") != 0)
