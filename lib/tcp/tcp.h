@@ -125,6 +125,11 @@ struct tcp_engine_params {
 	uint64_t oow_ack_ns;       /**< at most one ACK per this interval to
 	                                segments without data that are
 	                                discarded (500 ms; RFC 5961 10) */
+	uint64_t keepalive_idle_ns;  /**< idle time before keepalive probes
+	                                  (0: no keepalive, the default; RFC
+	                                  1122 4.2.3.6 asks for >= 2 hours) */
+	uint64_t keepalive_intvl_ns; /**< between unanswered probes (75 s) */
+	uint8_t keepalive_probes;    /**< unanswered probes before timeout (9) */
 	uint8_t syn_retries;       /**< SYN retransmissions before timeout (6) */
 	uint8_t data_retries;      /**< data retransmissions before timeout (15) */
 	uint32_t timer_tick_ns;    /**< timer wheel granularity (1 ms) */
@@ -212,6 +217,7 @@ struct tcp_conn_info {
 	X(TXREC_CONN_CAP,    "tx_segments_at_connection_cap") \
 	X(TIMEOUT,           "connection_timeouts") \
 	X(ZWP,               "zero_window_probes") \
+	X(KEEPALIVE,         "keepalive_probes") \
 	X(DELACK,            "delayed_acks_sent") \
 	X(MBUF_ALLOC_FAIL,   "mbuf_alloc_failed") \
 	X(TXQ_FULL,          "tx_queue_full") \

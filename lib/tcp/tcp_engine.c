@@ -66,6 +66,8 @@ tcp_engine_params_init(struct tcp_engine_params *p)
 	p->delack_ns = 40ull * 1000000;
 	p->time_wait_ns = 60ull * 1000000000;
 	p->oow_ack_ns = 500ull * 1000000;
+	p->keepalive_intvl_ns = 75ull * 1000000000;
+	p->keepalive_probes = 9;
 	p->syn_retries = 6;
 	p->data_retries = 15;
 	p->timer_tick_ns = 1000000;
@@ -83,6 +85,7 @@ params_fill(struct tcp_engine_params *p, const struct tcp_engine_params *in)
 #define DEF(f) do { if (p->f == 0) p->f = d.f; } while (0)
 	DEF(max_conns); DEF(snd_buf); DEF(rcv_buf); DEF(mss); DEF(rto_min_ns);
 	DEF(rto_max_ns); DEF(rto_init_ns); DEF(delack_ns); DEF(time_wait_ns); DEF(oow_ack_ns);
+	DEF(keepalive_intvl_ns); DEF(keepalive_probes);
 	DEF(syn_retries); DEF(data_retries); DEF(timer_tick_ns); DEF(timer_slots);
 	DEF(txq_size);
 #undef DEF
@@ -361,6 +364,7 @@ tcp_conn_close(struct tcp_conn *c)
 	c->rtx_at = 0;
 	c->delack_at = 0;
 	c->rack_at = 0;
+	c->ka_at = 0;
 	tcp_timer_update(c);
 	tcp_conn_event(c, TCP_EV_CLOSED);
 }

@@ -109,12 +109,14 @@ struct tcp_conn {
 	uint64_t rtx_at;        /* retransmission / persist / TIME-WAIT */
 	uint64_t delack_at;     /* delayed ACK */
 	uint64_t rack_at;       /* RACK reordering timer */
+	uint64_t ka_at;         /* keepalive */
 
 	uint8_t state;
 	uint8_t snd_wscale, rcv_wscale;
 	uint8_t backoff;        /* RTO doublings */
 	uint8_t retries;        /* consecutive expirations */
 	uint8_t dupacks;
+	uint8_t ka_probes;      /* keepalive probes unanswered */
 	uint8_t ooo_n;
 	uint32_t flags;         /* TCP_CF_* */
 	uint16_t ev_pending;    /* TCP_EV_* not yet delivered */
@@ -224,6 +226,7 @@ uint32_t tcp_rcv_window(const struct tcp_conn *c);
 uint32_t tcp_ts_now(const struct tcp_conn *c);
 uint32_t tcp_flight(const struct tcp_conn *c);
 void tcp_arm_rtx(struct tcp_conn *c);
+void tcp_keepalive_touch(struct tcp_conn *c);
 
 /* tcp_rack.c */
 void tcp_rq_init(struct tcp_engine *e);

@@ -335,6 +335,7 @@ syn_sent_input(struct tcp_conn *c, const struct tcp_seg_in *s)
 		c->retries = 0;
 		c->rtx_at = 0;
 		tcp_conn_event(c, TCP_EV_CONNECTED);
+		tcp_keepalive_touch(c);
 		if (c->flags & TCP_CF_FIN_QUEUED)
 			c->state = TCP_FIN_WAIT_1;
 		c->flags |= TCP_CF_ACK_NOW;
@@ -582,6 +583,7 @@ tcp_conn_input(struct tcp_conn *c, struct rte_mbuf *m, struct tcp_seg_in *s)
 		rte_pktmbuf_free(m);
 		return;
 	}
+	tcp_keepalive_touch(c);
 	/* RFC 7323 4.3: TS.Recent from segments that start at or before the
 	 * left edge of the window. */
 	if ((c->flags & TCP_CF_TS) && (s->opts & TCP_SO_TS) &&

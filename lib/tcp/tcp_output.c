@@ -524,6 +524,47 @@ rtx_fire(struct tcp_conn *c)
 	tcp_rto_arm(c);
 }
 
+/* Any segment from the peer shows it is alive. */
+void
+tcp_keepalive_touch(struct tcp_conn *c)
+{
+	const struct tcp_engine_params *p = &c->eng->p;
+
+	if (p->keepalive_idle_ns == 0)
+		return;
+	c->ka_probes = 0;
+	c->ka_at = c->eng->now + p->keepalive_idle_ns;
+}
+
+/* RFC 1122 4.2.3.6: after an idle period, probe with an old sequence
+ * number (the peer must answer with an ACK); give up after
+ * keepalive_probes unanswered ones. Outstanding data has the RTO and
+ * persist timers for that. */
+static void
+keepalive_fire(struct tcp_conn *c)
+{
+	struct tcp_engine *e = c->eng;
+	struct tcp_seg_out o;
+
+	c->ka_at = 0;
+	if (c->state != TCP_ESTABLISHED && c->state != TCP_CLOSE_WAIT &&
+	    c->state != TCP_FIN_WAIT_2)
+		return;
+	if (c->snd_una != c->snd_max || (c->flags & TCP_CF_PERSIST)) {
+		c->ka_at = e->now + e->p.keepalive_idle_ns;
+		return;
+	}
+	if (c->ka_probes >= e->p.keepalive_probes) {
+		enter_timeout(c);
+		return;
+	}
+	hdr_init(c, &o, c->snd_una - 1, TCP_FL_ACK);
+	emit(c, &o, 0, 0);
+	TCP_CNT(e, KEEPALIVE);
+	c->ka_probes++;
+	c->ka_at = e->now + e->p.keepalive_intvl_ns;
+}
+
 void
 tcp_timer_fire(struct tcp_conn *c)
 {
@@ -543,6 +584,8 @@ tcp_timer_fire(struct tcp_conn *c)
 		if (tcp_rack_detect(c) > 0 || (c->flags & TCP_CF_IN_RECOVERY))
 			tcp_recovery_on_loss(c, 0);
 	}
+	if (c->ka_at != 0 && c->ka_at <= now)
+		keepalive_fire(c);
 	if (c->state != TCP_CLOSED)
 		tcp_output(c);
 }

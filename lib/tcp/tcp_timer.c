@@ -32,6 +32,8 @@ tcp_timer_update(struct tcp_conn *c)
 		next = c->delack_at;
 	if (c->rack_at != 0 && (next == 0 || c->rack_at < next))
 		next = c->rack_at;
+	if (c->ka_at != 0 && (next == 0 || c->ka_at < next))
+		next = c->ka_at;
 	if (next == c->timer_at)
 		return;
 	tcp_timer_cancel(c);

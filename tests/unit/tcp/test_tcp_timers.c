@@ -295,6 +295,48 @@ data_that_is_never_acked_times_out_with_a_reset(void **state)
 	wire_free(w);
 }
 
+static int drop_all_to_a;
+
+static int
+drop_to_a(struct wire *w, int to_b, const struct tcp_seg_in *s)
+{
+	(void)w; (void)s;
+	return !to_b && drop_all_to_a;
+}
+
+static void
+keepalive_probes_an_idle_peer_and_gives_up_when_it_is_gone(void **state)
+{
+	struct wire *w;
+	struct tcp_conn *c;
+	uint64_t t0;
+
+	(void)state;
+	wire_params(&pa, "a", NULL);
+	wire_params(&pb, "b", NULL);
+	pa.keepalive_idle_ns = MS(1000);
+	pa.keepalive_intvl_ns = MS(100);
+	pa.keepalive_probes = 3;
+	w = wire_new(&pa, &pb);
+	drop_all_to_a = 0;
+	w->drop = drop_to_a;
+	c = wire_connect(w);
+	t0 = w->now;
+	/* The peer answers: one probe per idle second. */
+	wire_run(w, MS(3500));
+	assert_int_equal(tcp_engine_counters(w->a)[TCP_CNT_KEEPALIVE], 3);
+	assert_int_equal(info(c).state, TCP_ESTABLISHED);
+	/* The peer vanishes: three more probes 100 ms apart, then give up
+	 * at the fourth expiry. */
+	drop_all_to_a = 1;
+	wire_run(w, MS(1500));
+	assert_int_equal(tcp_engine_counters(w->a)[TCP_CNT_KEEPALIVE], 6);
+	assert_true(w->app_a.events & TCP_EV_TIMEOUT);
+	assert_int_equal(w->app_a.n_closed, 1);
+	(void)t0;
+	wire_free(w);
+}
+
 int
 main(void)
 {
@@ -307,6 +349,7 @@ main(void)
 		cmocka_unit_test(every_second_full_segment_is_acked_at_once),
 		cmocka_unit_test(zero_window_probes_back_off_from_the_rto),
 		cmocka_unit_test(data_that_is_never_acked_times_out_with_a_reset),
+		cmocka_unit_test(keepalive_probes_an_idle_peer_and_gives_up_when_it_is_gone),
 	};
 
 	if (test_eal_init("tmr") != 0)
