@@ -313,8 +313,7 @@ tcp_arm_rtx(struct tcp_conn *c)
 		return;
 	}
 	if ((c->flags & (TCP_CF_SACK | TCP_CF_IN_RECOVERY | TCP_CF_TLP_OUT)) == TCP_CF_SACK &&
-	    c->srtt_ns != 0 && c->retries == 0 &&
-	    (c->state == TCP_ESTABLISHED || c->state == TCP_CLOSE_WAIT)) {
+	    c->srtt_ns != 0 && c->retries == 0 && sendable_state(c->state)) {
 		pto = 2 * c->srtt_ns;
 		if (c->snd_max - c->snd_una <= c->mss)
 			pto += TCP_WC_DELACK_NS;
