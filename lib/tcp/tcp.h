@@ -365,10 +365,31 @@ int32_t tcp_send(struct tcp_conn *c, const void *data, uint32_t len,
  * @param c      connection.
  * @param m      chain; owned by the engine on success.
  * @param now_ns current time.
- * @return bytes taken (pkt_len), 0 if it does not fit (the caller keeps
- *         m), or -ENOTCONN / -EPIPE.
+ * @return bytes taken (pkt_len), 0 if it does not fit now (the caller
+ *         keeps m; TCP_EV_WRITABLE says when it will), -EMSGSIZE if it is
+ *         larger than the whole send buffer, or -ENOTCONN / -EPIPE.
  */
 int32_t tcp_send_mbuf(struct tcp_conn *c, struct rte_mbuf *m, uint64_t now_ns);
+
+/**
+ * Free room in the send buffer. When it is less than want, TCP_EV_WRITABLE
+ * will say when want bytes fit (a relay asks for the size of the segment
+ * it wants to move next).
+ *
+ * @param c    connection.
+ * @param want bytes the caller wants to queue.
+ * @return free bytes now.
+ */
+uint32_t tcp_send_space(struct tcp_conn *c, uint32_t want);
+
+/**
+ * Size of the first received segment waiting in the receive buffer: the
+ * smallest max for which tcp_recv_mbuf() returns something.
+ *
+ * @param c connection.
+ * @return bytes, 0 if nothing is waiting.
+ */
+uint32_t tcp_recv_next_len(const struct tcp_conn *c);
 
 /**
  * Copy in-order received bytes out of the receive buffer. Reading opens

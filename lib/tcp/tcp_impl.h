@@ -148,6 +148,7 @@ struct tcp_conn {
 	/* receive sequence space */
 	uint32_t irs, rcv_nxt, rcv_adv; /* rcv_adv: right edge announced */
 	uint32_t rcv_unacked;   /* bytes received since our last ACK */
+	uint32_t want_space;    /* TCP_EV_WRITABLE once this much is free */
 	uint32_t peer_fin_seq;  /* when TCP_CF_OOO_FIN */
 	/* timestamps (RFC 7323) */
 	uint32_t ts_off, ts_recent;

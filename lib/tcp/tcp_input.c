@@ -502,7 +502,8 @@ new_ack(struct tcp_conn *c, const struct tcp_seg_in *s)
 	}
 	c->dupacks = 0;
 	tcp_arm_rtx(c);
-	if ((c->flags & TCP_CF_WANT_WRITE) && c->sndq.bytes < e->p.snd_buf) {
+	if ((c->flags & TCP_CF_WANT_WRITE) &&
+	    c->sndq.bytes + c->want_space <= e->p.snd_buf) {
 		c->flags &= ~TCP_CF_WANT_WRITE;
 		tcp_conn_event(c, TCP_EV_WRITABLE);
 	}

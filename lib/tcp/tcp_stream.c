@@ -47,8 +47,10 @@ tcp_send(struct tcp_conn *c, const void *data, uint32_t len, uint64_t now_ns)
 		c->sndq.bytes += n;
 		done += n;
 	}
-	if (done < want)
+	if (done < want) {
 		c->flags |= TCP_CF_WANT_WRITE;
+		c->want_space = 1;
+	}
 	tcp_output(c);
 	tcp_timer_update(c);
 	tcp_conn_deliver(c);
@@ -67,8 +69,11 @@ tcp_send_mbuf(struct tcp_conn *c, struct rte_mbuf *m, uint64_t now_ns)
 	if (c->state != TCP_ESTABLISHED && c->state != TCP_CLOSE_WAIT &&
 	    c->state != TCP_SYN_SENT && c->state != TCP_SYN_RECEIVED)
 		return -ENOTCONN;
+	if (len > e->p.snd_buf)
+		return -EMSGSIZE;
 	if (c->sndq.bytes + len > e->p.snd_buf) {
 		c->flags |= TCP_CF_WANT_WRITE;
+		c->want_space = len;
 		return 0;
 	}
 	tcp_mq_append(&c->sndq, m);
@@ -76,6 +81,25 @@ tcp_send_mbuf(struct tcp_conn *c, struct rte_mbuf *m, uint64_t now_ns)
 	tcp_timer_update(c);
 	tcp_conn_deliver(c);
 	return (int32_t)len;
+}
+
+uint32_t
+tcp_send_space(struct tcp_conn *c, uint32_t want)
+{
+	uint32_t lim = c->eng->p.snd_buf;
+	uint32_t room = c->sndq.bytes >= lim ? 0 : lim - c->sndq.bytes;
+
+	if (room < want) {
+		c->flags |= TCP_CF_WANT_WRITE;
+		c->want_space = want > lim ? lim : want;
+	}
+	return room;
+}
+
+uint32_t
+tcp_recv_next_len(const struct tcp_conn *c)
+{
+	return c->rcvq.head != NULL ? c->rcvq.head->data_len : 0;
 }
 
 /* After the reader took bytes: a window update of its own only when
