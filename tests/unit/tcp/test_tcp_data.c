@@ -336,6 +336,34 @@ a_transfer_over_qinq_answers_with_the_same_tags(void **state)
 	wire_free(w);
 }
 
+static void
+sequence_numbers_wrap_around_zero_without_a_hitch(void **state)
+{
+	struct wire *w = setup(0, 0, 0);
+	struct tcp_conn *c;
+	struct tcp_conn_info i;
+	uint64_t t;
+
+	(void)state;
+	/* Find a start time that puts A's ISN 100 kB below 2^32: the ISN
+	 * grows by one every 4 us (RFC 6528). */
+	c = tcp_connect(w->a, &w->ep_a, &w->app_a, w->now);
+	tcp_conn_get_info(c, &i);
+	tcp_abort(c, w->now);
+	wire_run(w, MS(10)); /* let the RST go */
+	t = w->now + 4000ull * (uint32_t)(0xfffe7960u - i.iss);
+	w->now = t;
+	w->app_a.events = 0;
+	w->app_a.n_closed = 0;
+	c = wire_connect(w);
+	tcp_conn_get_info(c, &i);
+	assert_true(i.iss > 0xfff00000u);
+	transfer(w, 1000000, 1, w->now + MS(10000));
+	tcp_conn_get_info(c, &i);
+	assert_true(i.snd_una < 0x00100000u); /* it wrapped */
+	wire_free(w);
+}
+
 int
 main(void)
 {
@@ -351,6 +379,7 @@ main(void)
 		cmocka_unit_test(received_mbufs_relay_back_without_copying),
 		cmocka_unit_test(tiny_segments_neither_pile_up_mbufs_nor_take_the_segment_pool),
 		cmocka_unit_test(a_transfer_over_qinq_answers_with_the_same_tags),
+		cmocka_unit_test(sequence_numbers_wrap_around_zero_without_a_hitch),
 	};
 
 	if (test_eal_init("data") != 0)
