@@ -208,6 +208,7 @@ struct tcp_conn_info {
 	X(RCV_OVERFLOW,      "receive_buffer_overflow") \
 	X(RETRANSMIT,        "retransmits") \
 	X(RTO,               "rto_expired") \
+	X(SPURIOUS_RTO,      "spurious_rto_undone") \
 	X(FAST_RETRANSMIT,   "fast_retransmits") \
 	X(RACK_LOST,         "rack_marked_lost") \
 	X(DSACK_SENT,        "dsack_sent") \

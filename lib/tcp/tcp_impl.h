@@ -97,6 +97,7 @@ struct tcp_txrec {
 #define TCP_CF_DSACK_RND 0x200000 /* dsack_round is set (RFC 8985 6.2) */
 #define TCP_CF_BACKLOG   0x400000 /* counted in the engine's SYN backlog */
 #define TCP_CF_UNANNOUNCED 0x800000 /* listener conn the user has not seen */
+#define TCP_CF_EIFEL     0x1000000 /* check the next ACK for a spurious RTO */
 
 struct tcp_conn {
 	/* identity */
@@ -142,6 +143,8 @@ struct tcp_conn {
 	uint32_t dsack_round;   /* RACK.dsack_round */
 	uint8_t reo_wnd_mult;   /* RACK.reo_wnd_mult */
 	uint8_t reo_wnd_persist;
+	/* spurious RTO detection (RFC 3522) and response (RFC 4015) */
+	uint32_t eifel_tsval, prior_cwnd, prior_ssthresh;
 	/* PRR (RFC 6937) */
 	uint32_t prr_delivered, prr_out, recover_fs;
 	uint32_t fin_seq;       /* sequence number of our FIN */
@@ -238,6 +241,7 @@ uint32_t tcp_rq_sack(struct tcp_conn *c, const struct tcp_seg_in *s);
 uint32_t tcp_rq_pipe(const struct tcp_conn *c);
 void tcp_rq_mark_all_lost(struct tcp_conn *c);
 void tcp_rq_mark_head_lost(struct tcp_conn *c);
+void tcp_rq_unmark_lost(struct tcp_conn *c);
 struct tcp_txrec *tcp_rq_last(struct tcp_conn *c);
 uint32_t tcp_rack_detect(struct tcp_conn *c);
 /* The time a segment leaves, made strictly increasing (1 ns apart at

@@ -472,6 +472,20 @@ new_ack(struct tcp_conn *c, const struct tcp_seg_in *s)
 		c->flags &= ~TCP_CF_RTT_TIMING;
 		tcp_rtt_sample(c, e->now - c->rtt_ts);
 	}
+	if (c->flags & TCP_CF_EIFEL) {
+		c->flags &= ~TCP_CF_EIFEL;
+		if ((s->opts & TCP_SO_TS) && (int32_t)(s->tsecr - c->eifel_tsval) < 0) {
+			/* The original was delivered: the RTO came from a delay
+			 * spike, not a loss (mobile links do that). Undo the
+			 * cut and the go-back (RFC 4015 3.2); the RTT sample
+			 * just taken already widened the RTO. */
+			TCP_CNT(e, SPURIOUS_RTO);
+			c->cc.cwnd = c->prior_cwnd;
+			c->cc.ssthresh = c->prior_ssthresh;
+			c->recover = c->snd_una;
+			tcp_rq_unmark_lost(c);
+		}
+	}
 	c->backoff = 0;
 	c->retries = 0;
 	if ((c->flags & TCP_CF_TLP_OUT) && tcp_seq_ge(s->ack, c->tlp_end))

@@ -514,6 +514,15 @@ rtx_fire(struct tcp_conn *c)
 	} else {
 		/* RFC 5681 3.1 eq. 4 and loss window; RFC 8985 6.3: every
 		 * segment not SACKed is lost, resent as the window regrows. */
+		/* Eifel (RFC 3522): remember the first retransmission's
+		 * timestamp and the window before the cut, to undo both if
+		 * the next ACK echoes an older timestamp. */
+		if ((c->flags & TCP_CF_TS) && c->retries == 1) {
+			c->flags |= TCP_CF_EIFEL;
+			c->eifel_tsval = tcp_ts_now(c);
+			c->prior_cwnd = c->cc.cwnd;
+			c->prior_ssthresh = c->cc.ssthresh;
+		}
 		e->cc->on_rto(&c->cc, tcp_flight(c), e->now);
 		c->flags &= ~(TCP_CF_IN_RECOVERY | TCP_CF_RTT_TIMING | TCP_CF_TLP_OUT);
 		c->dupacks = 0;

@@ -225,6 +225,15 @@ tcp_rq_mark_all_lost(struct tcp_conn *c)
 }
 
 void
+tcp_rq_unmark_lost(struct tcp_conn *c)
+{
+	struct tcp_engine *e = c->eng;
+
+	for (uint32_t i = c->rq_head; i != TCP_TR_NONE; i = e->recs[i].next)
+		e->recs[i].flags &= ~TCP_TR_LOST;
+}
+
+void
 tcp_rq_mark_head_lost(struct tcp_conn *c)
 {
 	struct tcp_txrec *r = tcp_rec(c->eng, c->rq_head);

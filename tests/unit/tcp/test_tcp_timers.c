@@ -337,6 +337,45 @@ keepalive_probes_an_idle_peer_and_gives_up_when_it_is_gone(void **state)
 	wire_free(w);
 }
 
+static uint64_t spike_until;
+
+static int
+ack_spike(struct wire *w, int to_b, const struct tcp_seg_in *s)
+{
+	(void)s;
+	return !to_b && w->now < spike_until ? 3 : 0;
+}
+
+static void
+an_rto_caused_by_a_delay_spike_is_detected_and_undone(void **state)
+{
+	static uint8_t buf[10 * 1448];
+	struct wire *w = setup(0);
+	struct tcp_conn *c = wire_connect(w);
+	uint32_t cwnd_before;
+
+	(void)state;
+	cwnd_before = info(c).cwnd;
+	/* B's ACKs are held back 300 ms, longer than the 200 ms RTO. */
+	w->drop = ack_spike;
+	w->hold = MS(300);
+	spike_until = w->now + MS(100);
+	tcp_send(c, buf, sizeof(buf), w->now);
+	wire_run(w, MS(600));
+	assert_int_equal(w->app_b.rx_bytes, sizeof(buf));
+	assert_int_equal(tcp_engine_counters(w->a)[TCP_CNT_RTO], 1);
+	assert_int_equal(tcp_engine_counters(w->a)[TCP_CNT_SPURIOUS_RTO], 1);
+	/* The tail loss probe resent the last segment at 2 SRTT, the RTO
+	 * the first; the other eight were not resent, and the window is
+	 * back. */
+	assert_int_equal(tcp_engine_counters(w->a)[TCP_CNT_TLP], 1);
+	assert_int_equal(info(c).retransmits, 2);
+	assert_true(info(c).cwnd >= cwnd_before);
+	/* The delayed ACKs measured the spike: the RTO grew. */
+	assert_true(info(c).rto_ns > MS(200));
+	wire_free(w);
+}
+
 int
 main(void)
 {
@@ -350,6 +389,7 @@ main(void)
 		cmocka_unit_test(zero_window_probes_back_off_from_the_rto),
 		cmocka_unit_test(data_that_is_never_acked_times_out_with_a_reset),
 		cmocka_unit_test(keepalive_probes_an_idle_peer_and_gives_up_when_it_is_gone),
+		cmocka_unit_test(an_rto_caused_by_a_delay_spike_is_detected_and_undone),
 	};
 
 	if (test_eal_init("tmr") != 0)
