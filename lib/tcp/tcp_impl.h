@@ -98,6 +98,7 @@ struct tcp_txrec {
 #define TCP_CF_BACKLOG   0x400000 /* counted in the engine's SYN backlog */
 #define TCP_CF_UNANNOUNCED 0x800000 /* listener conn the user has not seen */
 #define TCP_CF_EIFEL     0x1000000 /* check the next ACK for a spurious RTO */
+#define TCP_CF_HAS_LOST  0x2000000 /* some record may be marked lost */
 
 struct tcp_conn {
 	/* identity */

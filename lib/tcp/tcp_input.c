@@ -680,7 +680,11 @@ tcp_conn_input(struct tcp_conn *c, struct rte_mbuf *m, struct tcp_seg_in *s)
 		dup_ack(c);
 	}
 	tcp_rq_sack(c, s);
-	if ((c->flags & TCP_CF_SACK) && c->rq_head != TCP_TR_NONE) {
+	/* RACK can only find a loss once something was delivered out of
+	 * order, a recovery is on, or its timer runs: skip the walk else. */
+	if ((c->flags & TCP_CF_SACK) && c->rq_head != TCP_TR_NONE &&
+	    (c->sacked_bytes != 0 || (c->flags & (TCP_CF_IN_RECOVERY | TCP_CF_HAS_LOST)) ||
+	     c->rack_at != 0 || prior_sacked != 0)) {
 		/* RACK (RFC 8985 6.2) on every ACK, PRR while recovering.
 		 * DeliveredData (RFC 6937) = change in SND.UNA + change in
 		 * SACKed bytes. */

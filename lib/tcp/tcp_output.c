@@ -278,7 +278,9 @@ retransmit_lost(struct tcp_conn *c, uint32_t *inflight)
 	struct tcp_engine *e = c->eng;
 	int sent = 0;
 
-	for (uint32_t i = c->rq_head; i != TCP_TR_NONE && *inflight < c->cc.cwnd;
+	uint32_t i;
+
+	for (i = c->rq_head; i != TCP_TR_NONE && *inflight < c->cc.cwnd;
 	     i = e->recs[i].next) {
 		struct tcp_txrec *r = &e->recs[i];
 		int fin = !!(r->flags & TCP_TR_FIN);
@@ -295,6 +297,8 @@ retransmit_lost(struct tcp_conn *c, uint32_t *inflight)
 			c->prr_out += size;
 		sent = 1;
 	}
+	if (i == TCP_TR_NONE)
+		c->flags &= ~TCP_CF_HAS_LOST; /* walked them all: none left */
 	return sent;
 }
 
@@ -342,9 +346,14 @@ tcp_output(struct tcp_conn *c)
 			tcp_send_ack(c);
 		return;
 	}
-	inflight = tcp_rq_pipe(c);
-	if (c->rq_head != TCP_TR_NONE)
+	/* Without SACKed or lost segments every record is in the pipe:
+	 * skip the walk in the common case. */
+	if (c->sacked_bytes == 0 && !(c->flags & TCP_CF_HAS_LOST)) {
+		inflight = c->snd_nxt - c->snd_una;
+	} else {
+		inflight = tcp_rq_pipe(c);
 		sent = retransmit_lost(c, &inflight);
+	}
 	for (;;) {
 		uint32_t off = c->snd_nxt - c->snd_una;
 		uint32_t wnd = MIN2(c->snd_wnd, c->cc.cwnd);
@@ -382,6 +391,7 @@ tcp_output(struct tcp_conn *c)
 		if (xmit(c, c->snd_nxt, len, fin) != 0) {
 			/* Recorded but not sent: it goes out as a loss. */
 			tcp_rq_last(c)->flags |= TCP_TR_LOST;
+			c->flags |= TCP_CF_HAS_LOST;
 		}
 		if (fin && !(c->flags & TCP_CF_FIN_SENT)) {
 			c->flags |= TCP_CF_FIN_SENT;

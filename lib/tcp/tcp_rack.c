@@ -222,6 +222,7 @@ tcp_rq_mark_all_lost(struct tcp_conn *c)
 	for (uint32_t i = c->rq_head; i != TCP_TR_NONE; i = e->recs[i].next)
 		if (!(e->recs[i].flags & TCP_TR_SACKED))
 			e->recs[i].flags |= TCP_TR_LOST;
+	c->flags |= TCP_CF_HAS_LOST;
 }
 
 void
@@ -238,8 +239,10 @@ tcp_rq_mark_head_lost(struct tcp_conn *c)
 {
 	struct tcp_txrec *r = tcp_rec(c->eng, c->rq_head);
 
-	if (r != NULL && !(r->flags & TCP_TR_SACKED))
+	if (r != NULL && !(r->flags & TCP_TR_SACKED)) {
 		r->flags |= TCP_TR_LOST;
+		c->flags |= TCP_CF_HAS_LOST;
+	}
 }
 
 /* RACK_detect_loss (RFC 8985 6.2 steps 4 and 5). Returns the segments
@@ -273,6 +276,7 @@ tcp_rack_detect(struct tcp_conn *c)
 		deadline = r->xmit_ns + c->rack_rtt_ns + reo_wnd;
 		if (deadline <= now) {
 			r->flags |= TCP_TR_LOST;
+			c->flags |= TCP_CF_HAS_LOST;
 			lost++;
 			TCP_CNT(e, RACK_LOST);
 		} else if (deadline - now > timeout) {
