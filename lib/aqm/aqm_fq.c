@@ -6,20 +6,6 @@
  */
 #include "aqm_priv.h"
 
-/* Perturb the parser's 5-tuple hash with the pipe's seed (section 4.1.1). */
-static inline uint32_t
-aqm_flow_index(uint32_t hash, uint32_t seed, uint32_t mask)
-{
-	uint32_t x = hash ^ seed;
-
-	x ^= x >> 16;
-	x *= 0x7feb352dU;
-	x ^= x >> 15;
-	x *= 0x846ca68bU;
-	x ^= x >> 16;
-	return x & mask;
-}
-
 static inline void
 list_push(struct aqm_flow *flows, struct aqm_list *l, uint32_t i)
 {
