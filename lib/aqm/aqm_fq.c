@@ -239,6 +239,32 @@ aqm_fq_dequeue(struct aqm_sched *s, struct aqm_pipe *p, uint64_t now)
 	}
 }
 
+void
+aqm_fq_idle(struct aqm_pipe *p)
+{
+	struct aqm_list *lists[2] = { &p->new_flows, &p->old_flows };
+
+	if (p->qdisc == AQM_QDISC_FIFO)
+		return;
+	/* What the dequeue loop does to empty flows, without CoDel calls:
+	 * a flow that spent its quantum is refilled until it is positive
+	 * (it would go round the old list), and visiting an empty flow
+	 * ends CoDel's dropping state; then every flow leaves the lists. */
+	for (int k = 0; k < 2; k++) {
+		while (lists[k]->head != AQM_NONE) {
+			uint32_t fi = lists[k]->head;
+			struct aqm_flow *f = &p->flows[fi];
+
+			list_pop(p->flows, lists[k]);
+			while (f->deficit <= 0)
+				f->deficit += (int32_t)p->quantum;
+			f->cv.dropping = 0;
+			f->cv.first_above_ns = 0;
+			f->list = AQM_LIST_NONE;
+		}
+	}
+}
+
 struct rte_mbuf *
 aqm_fq_flush_one(struct aqm_sched *s, struct aqm_pipe *p)
 {

@@ -175,6 +175,9 @@ uint32_t aqm_fq_enqueue(struct aqm_sched *s, struct aqm_pipe *p,
 struct rte_mbuf *aqm_fq_dequeue(struct aqm_sched *s, struct aqm_pipe *p,
 				uint64_t now);
 struct rte_mbuf *aqm_fq_flush_one(struct aqm_sched *s, struct aqm_pipe *p);
+/* The pipe just sent its last packet: leave the flow lists exactly as one
+ * more aqm_fq_dequeue() would (it would only walk them clean). */
+void aqm_fq_idle(struct aqm_pipe *p);
 void aqm_fq_drop_fattest(struct aqm_sched *s, struct aqm_pipe *p,
 			 enum aqm_drop_reason why);
 

@@ -420,6 +420,12 @@ aqm_sched_dequeue_burst(struct aqm_sched *s, struct rte_mbuf **pkts,
 			}
 			if (p->ns_per_byte != 0)
 				aqm_shaper_charge(p, rte_pktmbuf_pkt_len(m));
+			if (p->backlog_pkts == 0) {
+				/* Empty: tidy the lists directly rather than
+				 * dequeue once more to find nothing. */
+				aqm_fq_idle(p);
+				break;
+			}
 		}
 		if (p->backlog_pkts == 0)
 			p->where = AQM_PIPE_IDLE;
