@@ -1,0 +1,836 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The proxy stage: a transparent TCP-terminating proxy on lib/tcp, one
+ * engine per worker holding both legs of every proxied connection.
+ *
+ *   burst  a SYN arriving on port 2k (subscribers) whose destination
+ *          matches [proxy] intercept is held, and the engine opens its own
+ *          connection to the server from the client's address and port
+ *          (out of port 2k+1). Segments of connections the engine holds
+ *          are fed to it. Everything else passes on unchanged.
+ *   poll   run the engine's timers and emit what it wants sent, toward
+ *          the port each connection faces.
+ *   flush  shutdown: reset both legs of every connection (the ends learn
+ *          at once that sluice is gone), emit the RSTs, free the engine.
+ *
+ * Connection set-up follows lib/tcp/README.md: sluice answers the client,
+ * as the server, only once the server accepted (tcp_accept() on the held
+ * SYN). A refused server makes sluice answer the held SYN with the RST the
+ * server sent it (tcp_reply_rst()); an unreachable server (SYN timeout)
+ * leaves the client's SYN unanswered. Either way the client sees what it
+ * would have seen without the proxy.
+ *
+ * Relay: whole received segments move from one leg's receive buffer to
+ * the other leg's send buffer (tcp_recv_mbuf() / tcp_send_mbuf()), only
+ * when they fit; TCP_EV_WRITABLE resumes. A slow reader on one side thus
+ * fills that leg's send buffer, then the other leg's receive buffer, and
+ * then the window toward the fast side closes: per connection sluice
+ * buffers at most snd_buf + rcv_buf bytes each way. A FIN is passed on
+ * (tcp_shutdown()) once every byte before it was relayed; a RST or a
+ * timeout on one leg aborts the other (RST).
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <rte_common.h>
+#include <rte_errno.h>
+#include <rte_malloc.h>
+#include <rte_random.h>
+#include <rte_tcp.h>
+#include <rte_telemetry.h>
+
+#include "config.h"
+#include "pkt.h"
+#include "stage_proxy.h"
+#include "stages.h"
+#include "tcp.h"
+
+#define PROXY_SECTION "proxy"
+#define PROXY_MAX_RULES 64
+#define PROXY_TX_BATCH 32
+
+/* ------------------------------------------------------------------ */
+/* Configuration                                                       */
+
+struct proxy_rule {
+	uint8_t family;    /* 4 or 6 */
+	uint8_t plen;      /* prefix length */
+	uint16_t port;     /* destination port, 0 = any */
+	uint8_t addr[16];  /* masked to plen */
+};
+
+struct proxy_conf {
+	uint32_t nrules;
+	struct proxy_rule rules[PROXY_MAX_RULES];
+	uint32_t max_conns;
+	uint32_t snd_buf;
+	uint32_t rcv_buf;
+	uint8_t cc;
+};
+
+static int
+proxy_owns_section(const char *s)
+{
+	return strcmp(s, PROXY_SECTION) == 0;
+}
+
+static void
+mask_prefix(uint8_t *a, unsigned plen, unsigned bytes)
+{
+	for (unsigned i = 0; i < bytes; i++) {
+		unsigned bits = plen > i * 8 ? plen - i * 8 : 0;
+
+		if (bits < 8)
+			a[i] &= (uint8_t)(0xff00u >> bits);
+	}
+}
+
+/* One rule: ADDR[/LEN][:PORT]; an IPv6 address with a port is written
+ * [ADDR]/LEN:PORT or [ADDR]:PORT. */
+static int
+parse_rule(const char *tok, struct proxy_rule *r, char *why, size_t whylen)
+{
+	char buf[96], *addr = buf, *rest = NULL, *lenp = NULL, *portp = NULL;
+	unsigned maxlen;
+	uint64_t v = 0;
+
+	memset(r, 0, sizeof(*r));
+	if (strlen(tok) >= sizeof(buf))
+		goto bad;
+	strcpy(buf, tok);
+	if (buf[0] == '[') {
+		char *e = strchr(buf, ']');
+
+		if (e == NULL)
+			goto bad;
+		*e = '\0';
+		addr = buf + 1;
+		rest = e + 1;
+		if (*rest == '/') {
+			lenp = rest + 1;
+			portp = strchr(lenp, ':');
+		} else if (*rest == ':') {
+			portp = rest;
+		} else if (*rest != '\0') {
+			goto bad;
+		}
+	} else {
+		char *slash = strchr(buf, '/');
+
+		if (slash != NULL) {
+			*slash = '\0';
+			lenp = slash + 1;
+			portp = strchr(lenp, ':');
+		} else if (strchr(buf, ':') == strrchr(buf, ':')) {
+			portp = strchr(buf, ':'); /* IPv4:PORT, or NULL */
+		}
+	}
+	if (portp != NULL) {
+		*portp++ = '\0';
+		if (ini_parse_u64(portp, 1, 65535, &v, why, whylen) < 0)
+			return -1;
+		r->port = (uint16_t)v;
+	}
+	if (inet_pton(AF_INET, addr, r->addr) == 1) {
+		r->family = 4;
+		maxlen = 32;
+	} else if (inet_pton(AF_INET6, addr, r->addr) == 1) {
+		r->family = 6;
+		maxlen = 128;
+	} else {
+		goto bad;
+	}
+	r->plen = (uint8_t)maxlen;
+	if (lenp != NULL) {
+		if (ini_parse_u64(lenp, 0, maxlen, &v, why, whylen) < 0)
+			return -1;
+		r->plen = (uint8_t)v;
+	}
+	mask_prefix(r->addr, r->plen, r->family == 4 ? 4 : 16);
+	return 0;
+bad:
+	snprintf(why, whylen,
+		 "'%s' is not PREFIX[:PORT] (e.g. 198.18.0.0/15, 0.0.0.0/0:443, "
+		 "[2001:db8::]/32:80)", tok);
+	return -1;
+}
+
+static int
+parse_intercept(struct proxy_conf *c, const char *v, char *why, size_t whylen)
+{
+	const char *p = v;
+
+	c->nrules = 0;
+	while (*p != '\0') {
+		char tok[128];
+		size_t n = strcspn(p, ",");
+		size_t a = 0, b = n;
+
+		while (a < b && (p[a] == ' ' || p[a] == '\t'))
+			a++;
+		while (b > a && (p[b - 1] == ' ' || p[b - 1] == '\t'))
+			b--;
+		if (b > a) {
+			if (b - a >= sizeof(tok) || c->nrules == PROXY_MAX_RULES) {
+				snprintf(why, whylen, "at most %u prefixes of up to %zu characters",
+					 PROXY_MAX_RULES, sizeof(tok) - 1);
+				return -1;
+			}
+			memcpy(tok, p + a, b - a);
+			tok[b - a] = '\0';
+			if (parse_rule(tok, &c->rules[c->nrules], why, whylen) < 0)
+				return -1;
+			c->nrules++;
+		}
+		p += n;
+		if (*p == ',')
+			p++;
+	}
+	return 0;
+}
+
+static int
+proxy_parse(struct ini_file *f, void **conf, char *err, size_t errlen)
+{
+	struct proxy_conf *c;
+	bool present = false;
+	char why[192];
+
+	*conf = NULL;
+	for (unsigned s = 0; s < f->nsections; s++)
+		present |= proxy_owns_section(f->sections[s]) != 0;
+	if (!present)
+		return 0;
+	c = calloc(1, sizeof(*c));
+	if (c == NULL) {
+		snprintf(err, errlen, "%s: out of memory", f->path);
+		return -1;
+	}
+	c->max_conns = 1024;
+	c->snd_buf = 256 * 1024;
+	c->rcv_buf = 256 * 1024;
+	c->cc = TCP_CC_CUBIC;
+	for (unsigned i = 0; i < f->count; i++) {
+		struct ini_entry *e = &f->entries[i];
+		uint64_t v = 0;
+		int rc = 0;
+
+		if (strcmp(e->section, PROXY_SECTION) != 0)
+			continue;
+		if (strcmp(e->key, "intercept") == 0) {
+			rc = parse_intercept(c, e->value, why, sizeof(why));
+		} else if (strcmp(e->key, "max_connections") == 0) {
+			rc = ini_parse_u64(e->value, 1, 1u << 20, &v, why, sizeof(why));
+			c->max_conns = (uint32_t)v;
+		} else if (strcmp(e->key, "snd_buf") == 0 ||
+			   strcmp(e->key, "rcv_buf") == 0) {
+			rc = ini_parse_size(e->value, &v, why, sizeof(why));
+			if (rc == 0 && (v < 4096 || v > (64u << 20))) {
+				snprintf(why, sizeof(why), "'%s' out of range [4k, 64m]", e->value);
+				rc = -1;
+			}
+			if (e->key[0] == 's')
+				c->snd_buf = (uint32_t)v;
+			else
+				c->rcv_buf = (uint32_t)v;
+		} else if (strcmp(e->key, "cc") == 0) {
+			if (strcasecmp(e->value, "cubic") == 0) {
+				c->cc = TCP_CC_CUBIC;
+			} else if (strcasecmp(e->value, "newreno") == 0) {
+				c->cc = TCP_CC_NEWRENO;
+			} else {
+				snprintf(why, sizeof(why), "'%s' is not cubic or newreno", e->value);
+				rc = -1;
+			}
+		} else {
+			continue; /* left unused: config.c says "unknown key" */
+		}
+		if (rc < 0) {
+			sl_config_err(err, errlen, f, e, why);
+			free(c);
+			return -1;
+		}
+		e->used = true;
+	}
+	/* Nothing to intercept (the default, and config/proxy.ini as it is):
+	 * the stage stays out of the pipeline and sluice is a bridge. */
+	if (c->nrules == 0) {
+		free(c);
+		return 0;
+	}
+	*conf = c;
+	return 0;
+}
+
+static void
+proxy_conf_free(void *conf)
+{
+	free(conf);
+}
+
+/* ------------------------------------------------------------------ */
+/* Datapath                                                            */
+
+#define PROXY_CNT_LIST(X) \
+	X(SYN_INTERCEPTED, "syn_intercepted") \
+	X(OPENED,          "connections_opened") \
+	X(REFUSED,         "connections_refused") \
+	X(UNREACHABLE,     "connections_unreachable") \
+	X(RESET,           "connections_reset") \
+	X(CLOSED,          "connections_closed") \
+	X(SYN_DUPLICATE,   "syn_duplicates_dropped") \
+	X(BRIDGED_FULL,    "syn_bridged_table_full") \
+	X(BRIDGED_FAILED,  "syn_bridged_connect_failed") \
+	X(ACCEPT_FAILED,   "accept_failed") \
+	X(RELAY_FAILED,    "relay_failed") \
+	X(ABORTED_AT_EXIT, "aborted_at_exit") \
+	X(BYTES_UP,        "bytes_up") \
+	X(BYTES_DOWN,      "bytes_down")
+
+enum proxy_cnt {
+#define PX_ENUM(e, s) PX_##e,
+	PROXY_CNT_LIST(PX_ENUM)
+#undef PX_ENUM
+	PX_MAX
+};
+
+static const char *const px_names[PX_MAX] = {
+#define PX_NAME(e, s) s,
+	PROXY_CNT_LIST(PX_NAME)
+#undef PX_NAME
+};
+
+struct proxy_stage;
+struct proxy_pair;
+
+struct proxy_leg {
+	struct proxy_pair *pair;
+	struct tcp_conn *conn;
+	uint8_t server;   /* 1: the leg toward the server */
+	uint8_t peer_fin; /* FIN received, not yet passed on */
+	uint8_t closed;
+};
+
+struct proxy_pair {
+	struct proxy_stage *st;
+	struct proxy_leg cl, sv;
+	struct rte_mbuf *held_syn;
+	struct proxy_pair *next_free;
+	uint8_t in_use;
+	uint8_t cl_made;  /* the client leg was accepted */
+};
+
+struct proxy_stage {
+	struct tcp_engine *e;
+	uint32_t nrules;
+	uint32_t npairs;
+	uint32_t active;
+	struct proxy_pair *free;
+	uint64_t cnt[PX_MAX];
+	uint64_t eng_cnt[TCP_CNT_MAX]; /* engine counters kept after flush */
+	struct proxy_rule rules[PROXY_MAX_RULES];
+	struct proxy_pair pairs[];
+};
+
+static struct proxy_leg *
+other(struct proxy_leg *l)
+{
+	return l->server ? &l->pair->cl : &l->pair->sv;
+}
+
+static void
+pair_put(struct proxy_pair *p)
+{
+	struct proxy_stage *st = p->st;
+
+	p->in_use = 0;
+	p->next_free = st->free;
+	st->free = p;
+	st->active--;
+	st->cnt[PX_CLOSED]++;
+}
+
+/* Release the pair once neither leg nor the held SYN is left. */
+static void
+pair_maybe_put(struct proxy_pair *p)
+{
+	if (p->in_use && p->held_syn == NULL && p->sv.conn == NULL &&
+	    p->cl.conn == NULL)
+		pair_put(p);
+}
+
+/* Move what src holds into dst's send buffer; pass a FIN on after it. */
+static void
+relay(struct proxy_leg *src, uint64_t now)
+{
+	struct proxy_leg *dst = other(src);
+	struct proxy_stage *st = src->pair->st;
+	struct tcp_conn_info i;
+
+	if (src->conn == NULL || dst->conn == NULL)
+		return;
+	for (;;) {
+		uint32_t need = tcp_recv_next_len(src->conn), room;
+		struct rte_mbuf *m;
+		int32_t got;
+
+		if (need == 0)
+			break;
+		room = tcp_send_space(dst->conn, need);
+		if (room < need)
+			break; /* TCP_EV_WRITABLE on dst calls us again */
+		m = tcp_recv_mbuf(src->conn, room, now);
+		if (m == NULL)
+			break;
+		got = tcp_send_mbuf(dst->conn, m, now);
+		if (got <= 0) {
+			/* Cannot happen with the room checked; never leak. */
+			st->cnt[PX_RELAY_FAILED]++;
+			rte_pktmbuf_free(m);
+			break;
+		}
+		st->cnt[src->server ? PX_BYTES_DOWN : PX_BYTES_UP] += (uint64_t)got;
+	}
+	if (src->peer_fin && src->conn != NULL && dst->conn != NULL) {
+		tcp_conn_get_info(src->conn, &i);
+		if (i.rcv_queued == 0) {
+			src->peer_fin = 0;
+			tcp_shutdown(dst->conn, now);
+		}
+	}
+}
+
+static void
+proxy_cb(struct tcp_conn *c, void *arg, uint32_t ev, uint64_t now)
+{
+	struct proxy_leg *l = arg;
+	struct proxy_pair *p = l->pair;
+	struct proxy_stage *st = p->st;
+
+	if (ev & TCP_EV_CONNECTED) {
+		l->conn = c;
+		if (l->server && p->held_syn != NULL) {
+			/* The server accepted: now answer the client as it. */
+			struct tcp_conn *cc = tcp_accept(st->e, p->held_syn,
+							 &p->cl, now);
+
+			if (cc == NULL) {
+				st->cnt[PX_ACCEPT_FAILED]++;
+				rte_pktmbuf_free(p->held_syn);
+				p->held_syn = NULL;
+				tcp_abort(c, now); /* its CLOSED releases the pair */
+				return;
+			}
+			p->held_syn = NULL;
+			p->cl.conn = cc;
+			p->cl_made = 1;
+			st->cnt[PX_OPENED]++;
+		} else if (!l->server) {
+			relay(&p->sv, now); /* what the server already said */
+		}
+	}
+	if ((ev & TCP_EV_REFUSED) && l->server && p->held_syn != NULL) {
+		st->cnt[PX_REFUSED]++;
+		(void)tcp_reply_rst(st->e, p->held_syn, now);
+		rte_pktmbuf_free(p->held_syn);
+		p->held_syn = NULL;
+	}
+	if ((ev & TCP_EV_TIMEOUT) && l->server && p->held_syn != NULL) {
+		/* Unreachable: the client's own SYN retries time out too. */
+		st->cnt[PX_UNREACHABLE]++;
+		rte_pktmbuf_free(p->held_syn);
+		p->held_syn = NULL;
+	}
+	if (ev & TCP_EV_PEER_FIN)
+		l->peer_fin = 1;
+	if (ev & (TCP_EV_READABLE | TCP_EV_PEER_FIN))
+		relay(l, now);
+	if (ev & TCP_EV_WRITABLE)
+		relay(other(l), now);
+	if (ev & (TCP_EV_RESET | TCP_EV_TIMEOUT)) {
+		if (ev & TCP_EV_RESET)
+			st->cnt[PX_RESET]++;
+		if (other(l)->conn != NULL)
+			tcp_abort(other(l)->conn, now);
+	}
+	if (ev & TCP_EV_CLOSED) {
+		l->conn = NULL;
+		l->closed = 1;
+		pair_maybe_put(p);
+	}
+}
+
+static bool
+rule_match(const struct proxy_rule *r, uint8_t family, const uint8_t *a,
+	   uint16_t port)
+{
+	unsigned full, rem;
+
+	if (r->family != family || (r->port != 0 && r->port != port))
+		return false;
+	full = r->plen / 8;
+	rem = r->plen % 8;
+	if (memcmp(r->addr, a, full) != 0)
+		return false;
+	if (rem != 0 && ((a[full] ^ r->addr[full]) & (uint8_t)(0xff00u >> rem)))
+		return false;
+	return true;
+}
+
+static bool
+policy_match(const struct proxy_stage *st, uint8_t family, const uint8_t *a,
+	     uint16_t port)
+{
+	for (uint32_t i = 0; i < st->nrules; i++)
+		if (rule_match(&st->rules[i], family, a, port))
+			return true;
+	return false;
+}
+
+/* The MSS option of a SYN, 536 (RFC 9293 3.7.1) when absent. */
+static uint16_t
+syn_mss(const uint8_t *th, unsigned hlen)
+{
+	unsigned i = 20;
+
+	while (i < hlen) {
+		uint8_t kind = th[i];
+
+		if (kind == 0)
+			break;
+		if (kind == 1) {
+			i++;
+			continue;
+		}
+		if (i + 1 >= hlen || th[i + 1] < 2 || i + th[i + 1] > hlen)
+			break;
+		if (kind == 2 && th[i + 1] == 4)
+			return (uint16_t)(th[i + 2] << 8 | th[i + 3]);
+		i += th[i + 1];
+	}
+	return 536;
+}
+
+/* Hold the client's SYN and open the server leg. 0: consumed (held or
+ * dropped as a duplicate); -1: let it pass, bridged. */
+static int
+intercept(struct proxy_stage *st, const struct stage_burst *b,
+	  struct rte_mbuf *m, uint64_t now)
+{
+	const struct pkt_meta *meta = pkt_meta(m);
+	const uint8_t *d = rte_pktmbuf_mtod(m, const uint8_t *);
+	struct tcp_endpoints ep;
+	struct proxy_pair *p = st->free;
+	struct tcp_conn *c;
+
+	if (p == NULL) {
+		st->cnt[PX_BRIDGED_FULL]++;
+		return -1;
+	}
+	memset(&ep, 0, sizeof(ep));
+	ep.family = meta->l3 == PKT_L3_IPV4 ? 4 : 6;
+	memcpy(ep.laddr, meta->src, 16);
+	memcpy(ep.raddr, meta->dst, 16);
+	ep.lport = meta->sport;
+	ep.rport = meta->dport;
+	/* The client's frame as it was: same MACs and tags, other port. */
+	memcpy(&ep.lmac, d + 6, 6);
+	memcpy(&ep.rmac, d, 6);
+	ep.port = b->out_port;
+	ep.vlan_count = meta->vlan_count > 2 ? 2 : meta->vlan_count;
+	for (unsigned t = 0; t < ep.vlan_count; t++) {
+		ep.vlan_tpid[t] = (uint16_t)(d[12 + 4 * t] << 8 | d[13 + 4 * t]);
+		ep.vlan_tci[t] = meta->vlan_tci[t];
+	}
+	ep.mss = syn_mss(d + meta->l4_off, meta->l4_len);
+
+	memset(&p->cl, 0, sizeof(p->cl));
+	memset(&p->sv, 0, sizeof(p->sv));
+	p->cl.pair = p->sv.pair = p;
+	p->sv.server = 1;
+	p->cl_made = 0;
+	c = tcp_connect(st->e, &ep, &p->sv, now);
+	if (c == NULL) {
+		if (rte_errno == EEXIST) {
+			/* A retransmitted SYN while the server leg opens. */
+			st->cnt[PX_SYN_DUPLICATE]++;
+			rte_pktmbuf_free(m);
+			return 0;
+		}
+		st->cnt[PX_BRIDGED_FAILED]++;
+		return -1;
+	}
+	st->free = p->next_free;
+	p->in_use = 1;
+	p->held_syn = m;
+	p->sv.conn = c;
+	st->active++;
+	st->cnt[PX_SYN_INTERCEPTED]++;
+	return 0;
+}
+
+static uint16_t
+proxy_stage_burst(void *ctx, const struct stage_burst *b,
+		  struct rte_mbuf **pkts, uint16_t n, uint64_t now_ns)
+{
+	struct proxy_stage *st = ctx;
+	bool any = tcp_engine_conn_count(st->e) > 0;
+	uint16_t keep = 0;
+
+	for (uint16_t i = 0; i < n; i++) {
+		struct rte_mbuf *m = pkts[i];
+		const struct pkt_meta *meta = pkt_meta(m);
+		const uint8_t *a;
+		uint16_t port;
+		bool syn;
+
+		/* Only TCP of the intercepted prefixes is the engine's
+		 * business: the rest is never parsed again, let alone
+		 * dropped for a bad checksum. */
+		if (meta->l3 == PKT_L3_NONE || meta->l4_proto != IPPROTO_TCP ||
+		    (meta->flags & (PKT_F_L4 | PKT_F_PPPOE | PKT_F_MALFORMED)) != PKT_F_L4)
+			goto pass;
+		a = b->upstream ? meta->dst : meta->src;
+		port = b->upstream ? meta->dport : meta->sport;
+		if (!policy_match(st, meta->l3, a, port))
+			goto pass;
+		syn = b->upstream &&
+		      (rte_pktmbuf_mtod(m, const uint8_t *)[meta->l4_off + 13] &
+		       (RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG | RTE_TCP_RST_FLAG)) ==
+		      RTE_TCP_SYN_FLAG;
+		if (!syn && !any)
+			goto pass;
+		switch (tcp_input(st->e, m, now_ns)) {
+		case TCP_INPUT_CONSUMED:
+			any = true;
+			continue;
+		case TCP_INPUT_NO_CONN:
+			if (syn && intercept(st, b, m, now_ns) == 0) {
+				any = true;
+				continue;
+			}
+			break;
+		default:
+			break;
+		}
+pass:
+		pkts[keep++] = m;
+	}
+	return keep;
+}
+
+static void
+drain_tx(struct proxy_stage *st, struct stage_emitter *em)
+{
+	struct rte_mbuf *out[PROXY_TX_BATCH];
+	uint16_t k;
+
+	while ((k = tcp_tx_burst(st->e, out, PROXY_TX_BATCH)) > 0)
+		for (uint16_t j = 0; j < k; j++) {
+			struct rte_mbuf *m = out[j];
+
+			/* Stages after us read the metadata: parse as if it
+			 * arrived on the other port of the pair. */
+			(void)pkt_parse(m, pkt_meta(m), (uint16_t)(m->port ^ 1));
+			stage_emit(em, m->port, m);
+		}
+}
+
+static void
+proxy_stage_poll(void *ctx, struct stage_emitter *em, uint64_t now_ns)
+{
+	struct proxy_stage *st = ctx;
+
+	if (st->e == NULL)
+		return;
+	tcp_timers_run(st->e, now_ns);
+	drain_tx(st, em);
+}
+
+static void
+proxy_stage_flush(void *ctx, struct stage_emitter *em, uint64_t now_ns)
+{
+	struct proxy_stage *st = ctx;
+	struct tcp_engine *e;
+
+	if (st->e == NULL)
+		return;
+	for (uint32_t i = 0; i < st->npairs; i++) {
+		struct proxy_pair *p = &st->pairs[i];
+
+		if (!p->in_use)
+			continue;
+		st->cnt[PX_ABORTED_AT_EXIT]++;
+		rte_pktmbuf_free(p->held_syn);
+		p->held_syn = NULL;
+		if (p->sv.conn != NULL)
+			tcp_abort(p->sv.conn, now_ns);
+		if (p->in_use && p->cl.conn != NULL)
+			tcp_abort(p->cl.conn, now_ns);
+		pair_maybe_put(p);
+	}
+	drain_tx(st, em);
+	memcpy(st->eng_cnt, tcp_engine_counters(st->e), sizeof(st->eng_cnt));
+	e = st->e;
+	st->e = NULL; /* telemetry now reads eng_cnt */
+	rte_compiler_barrier();
+	tcp_engine_free(e); /* TIME-WAIT connections and all their mbufs */
+}
+
+static void
+proxy_stage_destroy(void *ctx)
+{
+	struct proxy_stage *st = ctx;
+
+	if (st == NULL)
+		return;
+	for (uint32_t i = 0; i < st->npairs; i++)
+		rte_pktmbuf_free(st->pairs[i].held_syn);
+	tcp_engine_free(st->e);
+	rte_free(st);
+}
+
+static const struct stage_ops proxy_stage_ops = {
+	.name = "proxy",
+	.burst = proxy_stage_burst,
+	.poll = proxy_stage_poll,
+	.flush = proxy_stage_flush,
+	.destroy = proxy_stage_destroy,
+};
+
+static int
+proxy_stage_create(const void *conf, const struct stage_env *env,
+		   struct stage *out)
+{
+	const struct proxy_conf *c = conf;
+	struct tcp_engine_params prm;
+	struct proxy_stage *st;
+	char name[32];
+	uint64_t k0, k1;
+
+	st = rte_zmalloc_socket("proxy_stage",
+				sizeof(*st) + (size_t)c->max_conns * sizeof(st->pairs[0]),
+				RTE_CACHE_LINE_SIZE, env->socket);
+	if (st == NULL)
+		return -ENOMEM;
+	st->nrules = c->nrules;
+	memcpy(st->rules, c->rules, sizeof(st->rules));
+	st->npairs = c->max_conns;
+	for (uint32_t i = c->max_conns; i-- > 0;) {
+		st->pairs[i].st = st;
+		st->pairs[i].next_free = st->free;
+		st->free = &st->pairs[i];
+	}
+	tcp_engine_params_init(&prm);
+	snprintf(name, sizeof(name), "proxy_w%u", env->worker);
+	prm.name = name;
+	prm.socket_id = env->socket;
+	/* Two legs per connection, and as many again in TIME-WAIT. */
+	prm.max_conns = 4 * c->max_conns;
+	prm.pool = env->pool;
+	prm.snd_buf = c->snd_buf;
+	prm.rcv_buf = c->rcv_buf;
+	prm.cc = c->cc;
+	prm.txq_size = 4096;
+	prm.cb = proxy_cb;
+	k0 = rte_rand();
+	k1 = rte_rand();
+	memcpy(prm.isn_key, &k0, 8);
+	memcpy(prm.isn_key + 8, &k1, 8);
+	st->e = tcp_engine_create(&prm);
+	if (st->e == NULL) {
+		int rc = -rte_errno;
+
+		rte_free(st);
+		return rc ? rc : -ENOMEM;
+	}
+	if (env->worker == 0) {
+		printf("proxy: intercepting %u prefix(es) from the subscriber side, "
+		       "%u connections per worker, snd_buf %u, rcv_buf %u, %s\n",
+		       c->nrules, c->max_conns, c->snd_buf, c->rcv_buf,
+		       c->cc == TCP_CC_NEWRENO ? "newreno" : "cubic");
+	}
+	out->ops = &proxy_stage_ops;
+	out->ctx = st;
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Counters                                                            */
+
+static void
+sum_counters(void *const *ctxs, unsigned nb_workers, uint64_t px[PX_MAX],
+	     uint64_t eng[TCP_CNT_MAX], uint64_t *active)
+{
+	memset(px, 0, sizeof(uint64_t) * PX_MAX);
+	memset(eng, 0, sizeof(uint64_t) * TCP_CNT_MAX);
+	*active = 0;
+	for (unsigned w = 0; w < nb_workers; w++) {
+		const struct proxy_stage *st = ctxs[w];
+		const uint64_t *ec;
+
+		if (st == NULL)
+			continue;
+		for (unsigned k = 0; k < PX_MAX; k++)
+			px[k] += st->cnt[k];
+		ec = st->e != NULL ? tcp_engine_counters(st->e) : st->eng_cnt;
+		for (unsigned k = 0; k < TCP_CNT_MAX; k++)
+			eng[k] += ec[k];
+		*active += st->active;
+	}
+}
+
+static int
+proxy_telemetry(void *const *ctxs, unsigned nb_workers, const char *params,
+		struct rte_tel_data *d)
+{
+	uint64_t px[PX_MAX], eng[TCP_CNT_MAX], active;
+	char key[64];
+
+	(void)params;
+	sum_counters(ctxs, nb_workers, px, eng, &active);
+	rte_tel_data_start_dict(d);
+	rte_tel_data_add_dict_u64(d, "connections_active", active);
+	for (unsigned k = 0; k < PX_MAX; k++)
+		rte_tel_data_add_dict_u64(d, px_names[k], px[k]);
+	for (unsigned k = 0; k < TCP_CNT_MAX; k++) {
+		snprintf(key, sizeof(key), "tcp_%s", tcp_cnt_name((enum tcp_cnt)k));
+		rte_tel_data_add_dict_u64(d, key, eng[k]);
+	}
+	return 0;
+}
+
+static void
+proxy_report(void *const *ctxs, unsigned nb_workers, FILE *out)
+{
+	uint64_t px[PX_MAX], eng[TCP_CNT_MAX], active;
+
+	sum_counters(ctxs, nb_workers, px, eng, &active);
+	fprintf(out, "proxy connections_active=%" PRIu64, active);
+	for (unsigned k = 0; k < PX_MAX; k++)
+		fprintf(out, " %s=%" PRIu64, px_names[k], px[k]);
+	fprintf(out, "\nproxy tcp");
+	for (unsigned k = 0; k < TCP_CNT_MAX; k++)
+		if (eng[k] != 0)
+			fprintf(out, " %s=%" PRIu64, tcp_cnt_name((enum tcp_cnt)k), eng[k]);
+	fprintf(out, "\n");
+}
+
+const struct stage_module sl_stage_proxy = {
+	.name = "proxy",
+	.parse = proxy_parse,
+	.conf_free = proxy_conf_free,
+	.owns_section = proxy_owns_section,
+	.create = proxy_stage_create,
+	.telemetry = proxy_telemetry,
+	/* At most 127 characters: rte_telemetry refuses longer help. */
+	.telemetry_help = "Transparent TCP proxy: connections opened, refused, reset, "
+			  "active, bytes each way, engine counters.",
+	.report = proxy_report,
+};
