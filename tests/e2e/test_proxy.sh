@@ -1,0 +1,182 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# The transparent TCP proxy against the kernel's TCP on both sides, with
+# config/examples/proxy-all-tcp.ini: 1 MB each way with sha256 compared
+# (the sender half-closes and waits for the other side's FIN), iperf3
+# through the proxy against the same iperf3 through the plain bridge, a
+# closed port refused at the client as without the proxy, counters that
+# show the connections were proxied and not bridged, and a clean exit
+# with every mbuf back in the pool.
+set -u
+. "$(dirname "$0")/lib.sh"
+E2E_TEST=proxy
+CFG=$E2E_DIR/../../config/examples/proxy-all-tcp.ini
+
+e2e_require_tools sha256sum head
+e2e_setup
+for ns in "$NS_CLI" "$NS_SRV"; do
+	ip netns exec "$ns" sysctl -qw net.ipv4.tcp_congestion_control=cubic 2>/dev/null
+done
+
+PEER=$E2E_TMP/peer.py
+cat >"$PEER" <<'PY'
+import errno, hashlib, socket, sys
+
+def sha_of_stream(s):
+    h = hashlib.sha256()
+    n = 0
+    while True:
+        b = s.recv(65536)
+        if not b:
+            return h.hexdigest(), n
+        h.update(b)
+        n += len(b)
+
+def listen(port):
+    ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    ls.bind(("0.0.0.0", port))
+    ls.listen(1)
+    ls.settimeout(30)
+    c, _ = ls.accept()
+    c.settimeout(30)
+    return c
+
+def connect(host, port):
+    c = socket.create_connection((host, port), timeout=10)
+    c.settimeout(30)
+    return c
+
+mode = sys.argv[1]
+if mode == "sink":          # sink PORT: read to EOF, print sha, close
+    c = listen(int(sys.argv[2]))
+    print("%s %d" % sha_of_stream(c)); c.close()
+elif mode == "source":      # source PORT FILE: send FILE, half-close, wait EOF
+    c = listen(int(sys.argv[2]))
+    c.sendall(open(sys.argv[3], "rb").read()); c.shutdown(socket.SHUT_WR)
+    sha_of_stream(c); c.close()
+elif mode == "send":        # send HOST PORT FILE: send, half-close, wait EOF
+    c = connect(sys.argv[2], int(sys.argv[3]))
+    c.sendall(open(sys.argv[4], "rb").read()); c.shutdown(socket.SHUT_WR)
+    sha_of_stream(c); c.close()
+elif mode == "recv":        # recv HOST PORT: read to EOF, print sha
+    c = connect(sys.argv[2], int(sys.argv[3]))
+    print("%s %d" % sha_of_stream(c)); c.close()
+elif mode == "refused":     # refused HOST PORT: must get ECONNREFUSED
+    try:
+        connect(sys.argv[2], int(sys.argv[3]))
+        print("connected")
+    except OSError as e:
+        print("ECONNREFUSED" if e.errno == errno.ECONNREFUSED else "errno %s" % e.errno)
+PY
+DATA=$E2E_TMP/data.bin
+head -c 1000000 /dev/urandom >"$DATA"
+WANT="$(sha256sum "$DATA" | cut -d' ' -f1) 1000000"
+
+wait_listen() {
+	local i
+	for i in $(seq 1 50); do
+		srv ss -Hltn "sport = :$1" 2>/dev/null | grep -q . && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# 1 MB client -> server: the server prints what it received.
+xfer_up() {
+	local out=$E2E_TMP/up.out spid
+	srv timeout --foreground 40 "$E2E_PY" "$PEER" sink 7001 >"$out" 2>&1 &
+	spid=$!; E2E_PIDS+=("$spid")
+	wait_listen 7001 || { E2E_WHY="server did not listen"; return 1; }
+	e2e_run cli timeout --foreground 40 "$E2E_PY" "$PEER" send "$SRV4" 7001 "$DATA" \
+		>"$E2E_TMP/up.cli" 2>&1 || { E2E_WHY="client: $(tail -1 "$E2E_TMP/up.cli")"; return 1; }
+	wait "$spid"
+	[ "$(cat "$out")" = "$WANT" ] || { E2E_WHY="server got '$(tail -1 "$out")', want '$WANT'"; return 1; }
+	E2E_WHY="sha256 and length equal"
+}
+
+# 1 MB server -> client: the client prints what it received.
+xfer_down() {
+	local out=$E2E_TMP/down.out spid
+	srv timeout --foreground 40 "$E2E_PY" "$PEER" source 7002 "$DATA" >"$E2E_TMP/down.srv" 2>&1 &
+	spid=$!; E2E_PIDS+=("$spid")
+	wait_listen 7002 || { E2E_WHY="server did not listen"; return 1; }
+	e2e_run cli timeout --foreground 40 "$E2E_PY" "$PEER" recv "$SRV4" 7002 \
+		>"$out" 2>&1 || { E2E_WHY="client: $(tail -1 "$out")"; return 1; }
+	wait "$spid" || { E2E_WHY="server: $(tail -1 "$E2E_TMP/down.srv")"; return 1; }
+	[ "$(cat "$out")" = "$WANT" ] || { E2E_WHY="client got '$(tail -1 "$out")', want '$WANT'"; return 1; }
+	E2E_WHY="sha256 and length equal"
+}
+
+refused() {
+	local r
+	r=$(cli timeout --foreground 20 "$E2E_PY" "$PEER" refused "$SRV4" 7009 2>&1)
+	[ "$r" = ECONNREFUSED ] || { E2E_WHY="client saw: $r"; return 1; }
+	E2E_WHY=ECONNREFUSED
+}
+
+# Like e2e_check, but the PASS line says what was measured.
+check() {
+	local name=$1; shift
+	E2E_WHY=
+	if "$@"; then e2e_pass "$name" "$E2E_WHY"; else e2e_fail "$name" "${E2E_WHY:-$* failed}"; fi
+}
+
+# Baseline: the same iperf3 through sluice as a plain bridge.
+BRIDGE_MBPS=
+e2e_start_sluice "" || e2e_die "sluice start (bridge): $E2E_WHY"
+e2e_ping 4 3 0.05 || e2e_die "no ping through the bridge: $E2E_WHY"
+if e2e_iperf 4; then BRIDGE_MBPS=$E2E_MBPS; else e2e_fail bridge_iperf "$E2E_WHY"; fi
+check refused_bridged refused
+e2e_stop_sluice || e2e_fail bridge_clean_exit "$E2E_WHY"
+
+e2e_start_sluice "$CFG" || e2e_die "sluice start (proxy): $E2E_WHY"
+grep -q '^proxy: intercepting' "$SLUICE_LOG" ||
+	e2e_fail proxy_configured "no 'proxy: intercepting' line in sluice's output"
+e2e_ping 4 3 0.05 || e2e_fail proxy_ping "$E2E_WHY"
+check proxy_transfer_up xfer_up
+check proxy_transfer_down xfer_down
+check proxy_refused refused
+if e2e_iperf 4; then
+	ratio=$(awk -v p="$E2E_MBPS" -v b="${BRIDGE_MBPS:-0}" 'BEGIN { if (b > 0) printf "%.2f", p / b; else print "n/a" }')
+	e2e_pass proxy_iperf "proxy $E2E_MBPS Mbit/s, bridge ${BRIDGE_MBPS:-?} Mbit/s, ratio $ratio, $E2E_RETRANS retransmits"
+else
+	e2e_fail proxy_iperf "$E2E_WHY"
+fi
+
+counters() {
+	local out
+	out=$("$E2E_PY" - "$(e2e_tel /sluice/proxy)" <<'PY'
+import json, sys
+try:
+    c = json.loads(sys.argv[1])
+except Exception as e:
+    print("ERR bad telemetry answer: %s" % e); sys.exit()
+errs = []
+# up, down, iperf3's control and data connections
+if c["connections_opened"] < 4: errs.append("connections_opened=%d < 4" % c["connections_opened"])
+if c["connections_refused"] < 1: errs.append("connections_refused=%d < 1" % c["connections_refused"])
+if c["bytes_up"] < 1000000: errs.append("bytes_up=%d < 1000000" % c["bytes_up"])
+if c["bytes_down"] < 1000000: errs.append("bytes_down=%d < 1000000" % c["bytes_down"])
+if errs: print("ERR " + "; ".join(errs))
+else: print("OK opened=%d refused=%d reset=%d active=%d bytes_up=%d bytes_down=%d" % (
+    c["connections_opened"], c["connections_refused"], c["connections_reset"],
+    c["connections_active"], c["bytes_up"], c["bytes_down"]))
+PY
+)
+	case "$out" in OK*) E2E_WHY=${out#OK }; return 0 ;; esac
+	E2E_WHY=${out#ERR }
+	return 1
+}
+check proxy_counters counters
+
+final() {
+	e2e_stop_sluice || return 1
+	local line
+	line=$(grep '^proxy connections_active=' "$SLUICE_LOG" | tail -1)
+	[ -n "$line" ] || { E2E_WHY="no 'proxy ...' line in the exit report"; return 1; }
+	E2E_WHY="exit 0, mempool at baseline, opened=$(e2e_field "$line" connections_opened) aborted_at_exit=$(e2e_field "$line" aborted_at_exit)"
+}
+check proxy_clean_exit final
+e2e_finish
