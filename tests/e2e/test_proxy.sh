@@ -3,7 +3,8 @@
 #
 # The transparent TCP proxy against the kernel's TCP on both sides, with
 # config/examples/proxy-all-tcp.ini: 1 MB each way with sha256 compared
-# (the sender half-closes and waits for the other side's FIN), iperf3
+# (the sender half-closes and waits for the other side's FIN), 1 MB over
+# IPv6, a client's RST reaching the server as a reset, iperf3
 # through the proxy against the same iperf3 through the plain bridge, a
 # closed port refused at the client as without the proxy, counters that
 # show the connections were proxied and not bridged, and a clean exit
@@ -34,9 +35,10 @@ def sha_of_stream(s):
         n += len(b)
 
 def listen(port):
-    ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    ls = socket.socket(socket.AF_INET6, socket.SOCK_STREAM)
     ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    ls.bind(("0.0.0.0", port))
+    ls.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
+    ls.bind(("::", port))
     ls.listen(1)
     ls.settimeout(30)
     c, _ = ls.accept()
@@ -63,6 +65,21 @@ elif mode == "send":        # send HOST PORT FILE: send, half-close, wait EOF
 elif mode == "recv":        # recv HOST PORT: read to EOF, print sha
     c = connect(sys.argv[2], int(sys.argv[3]))
     print("%s %d" % sha_of_stream(c)); c.close()
+elif mode == "rstwait":     # rstwait PORT: read until the peer resets
+    c = listen(int(sys.argv[2]))
+    try:
+        while c.recv(65536):
+            pass
+        print("EOF")
+    except ConnectionResetError:
+        print("RESET")
+elif mode == "rst":         # rst HOST PORT: send a little, then abort (RST)
+    c = connect(sys.argv[2], int(sys.argv[3]))
+    c.sendall(b"x" * 1000)
+    import struct, time
+    time.sleep(0.3)
+    c.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    c.close()
 elif mode == "refused":     # refused HOST PORT: must get ECONNREFUSED
     try:
         connect(sys.argv[2], int(sys.argv[3]))
@@ -84,12 +101,13 @@ wait_listen() {
 }
 
 # 1 MB client -> server: the server prints what it received.
+# xfer_up [PORT [SERVER-ADDRESS]]
 xfer_up() {
-	local out=$E2E_TMP/up.out spid
-	srv timeout --foreground 40 "$E2E_PY" "$PEER" sink 7001 >"$out" 2>&1 &
+	local port=${1:-7001} dst=${2:-$SRV4} out=$E2E_TMP/up.out spid
+	srv timeout --foreground 40 "$E2E_PY" "$PEER" sink "$port" >"$out" 2>&1 &
 	spid=$!; E2E_PIDS+=("$spid")
-	wait_listen 7001 || { E2E_WHY="server did not listen"; return 1; }
-	e2e_run cli timeout --foreground 40 "$E2E_PY" "$PEER" send "$SRV4" 7001 "$DATA" \
+	wait_listen "$port" || { E2E_WHY="server did not listen"; return 1; }
+	e2e_run cli timeout --foreground 40 "$E2E_PY" "$PEER" send "$dst" "$port" "$DATA" \
 		>"$E2E_TMP/up.cli" 2>&1 || { E2E_WHY="client: $(tail -1 "$E2E_TMP/up.cli")"; return 1; }
 	wait "$spid"
 	[ "$(cat "$out")" = "$WANT" ] || { E2E_WHY="server got '$(tail -1 "$out")', want '$WANT'"; return 1; }
@@ -107,6 +125,19 @@ xfer_down() {
 	wait "$spid" || { E2E_WHY="server: $(tail -1 "$E2E_TMP/down.srv")"; return 1; }
 	[ "$(cat "$out")" = "$WANT" ] || { E2E_WHY="client got '$(tail -1 "$out")', want '$WANT'"; return 1; }
 	E2E_WHY="sha256 and length equal"
+}
+
+# The client aborts: the server must see the reset, not an EOF.
+client_reset() {
+	local out=$E2E_TMP/rst.out spid
+	srv timeout --foreground 20 "$E2E_PY" "$PEER" rstwait 7003 >"$out" 2>&1 &
+	spid=$!; E2E_PIDS+=("$spid")
+	wait_listen 7003 || { E2E_WHY="server did not listen"; return 1; }
+	e2e_run cli timeout --foreground 20 "$E2E_PY" "$PEER" rst "$SRV4" 7003 \
+		>"$E2E_TMP/rst.cli" 2>&1 || { E2E_WHY="client: $(tail -1 "$E2E_TMP/rst.cli")"; return 1; }
+	wait "$spid"
+	[ "$(cat "$out")" = RESET ] || { E2E_WHY="server saw '$(tail -1 "$out")', want RESET"; return 1; }
+	E2E_WHY="server saw the reset"
 }
 
 refused() {
@@ -137,6 +168,8 @@ grep -q '^proxy: intercepting' "$SLUICE_LOG" ||
 e2e_ping 4 3 0.05 || e2e_fail proxy_ping "$E2E_WHY"
 check proxy_transfer_up xfer_up
 check proxy_transfer_down xfer_down
+check proxy_transfer_up_ipv6 xfer_up 7004 "$SRV6"
+check proxy_client_reset client_reset
 check proxy_refused refused
 if e2e_iperf 4; then
 	ratio=$(awk -v p="$E2E_MBPS" -v b="${BRIDGE_MBPS:-0}" 'BEGIN { if (b > 0) printf "%.2f", p / b; else print "n/a" }')
@@ -154,8 +187,9 @@ try:
 except Exception as e:
     print("ERR bad telemetry answer: %s" % e); sys.exit()
 errs = []
-# up, down, iperf3's control and data connections
-if c["connections_opened"] < 4: errs.append("connections_opened=%d < 4" % c["connections_opened"])
+# up, down, IPv6 up, reset, iperf3's control and data connections
+if c["connections_opened"] < 6: errs.append("connections_opened=%d < 6" % c["connections_opened"])
+if c["connections_reset"] < 1: errs.append("connections_reset=%d < 1" % c["connections_reset"])
 if c["connections_refused"] < 1: errs.append("connections_refused=%d < 1" % c["connections_refused"])
 if c["bytes_up"] < 1000000: errs.append("bytes_up=%d < 1000000" % c["bytes_up"])
 if c["bytes_down"] < 1000000: errs.append("bytes_down=%d < 1000000" % c["bytes_down"])
