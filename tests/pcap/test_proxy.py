@@ -1,0 +1,88 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""The proxy stage on pcap ports: its configuration, a held SYN and the
+server leg's SYN from the client's own address, and pass-through of
+everything it does not intercept."""
+import os
+import re
+import tempfile
+
+from scapy.all import IP, TCP, UDP, Ether
+
+import frames
+import harness as h
+
+REPO = os.path.normpath(os.path.join(os.path.dirname(__file__), "..", ".."))
+
+
+def _syn(dst=frames.V4S, mss=1400):
+    return (frames.eth() / IP(src=frames.V4C, dst=dst, ttl=64) /
+            TCP(sport=40000, dport=443, flags="S", seq=1000,
+                options=[("MSS", mss), ("SAckOK", b""), ("Timestamp", (1, 0)),
+                         ("NOP", None), ("WScale", 7)]))
+
+
+def _bad(text, want_line, want_key, want_reason):
+    with tempfile.NamedTemporaryFile("w", suffix=".ini", delete=False) as f:
+        f.write(text)
+        path = f.name
+    try:
+        rc, _, err = h.run_cli(["--no-huge", "--", "-c", path])
+        assert rc == 2, "exit %d, expected 2: %s" % (rc, err)
+        lines = [l for l in err.splitlines() if l.strip()]
+        assert len(lines) == 1, "expected one line, got: %r" % err
+        assert "%s:%d:" % (path, want_line) in lines[0], lines[0]
+        assert want_key in lines[0], lines[0]
+        assert re.search(want_reason, lines[0]), lines[0]
+    finally:
+        os.unlink(path)
+
+
+def test_bad_proxy_keys_name_file_line_and_key():
+    _bad("[proxy]\nintercept = 198.18.0.0/15, nonsense\n", 2, "intercept", "not PREFIX")
+    _bad("[proxy]\nintercept = 198.18.0.0/33\n", 2, "intercept", "out of range")
+    _bad("[proxy]\nintercept = ::/0\nsnd_buf = 1k\n", 3, "snd_buf", "out of range")
+    _bad("[proxy]\ncc = bbr\n", 2, "cc", "cubic or newreno")
+    _bad("[proxy]\nmax_conns = 5\n", 2, "max_conns", "unknown key")
+
+
+def test_the_reference_config_intercepts_nothing():
+    syn = bytes(_syn())
+    r = h.run([[syn], []], config_file=os.path.join(REPO, "config", "proxy.ini"))
+    h.assert_clean_exit(r)
+    h.assert_same(r.outs[1], [syn], "SYN through proxy.ini")
+    assert not re.search(r"^proxy", r.stdout, re.M), r.stdout  # stage off
+
+
+def test_an_intercepted_syn_is_held_and_the_server_leg_opens_from_the_client():
+    syn = bytes(_syn())
+    r = h.run([[syn], []], config="[proxy]\nintercept = 198.18.0.0/15:443\n")
+    h.assert_clean_exit(r)
+    assert r.outs[0] == [], "the client was answered before the server: %r" % r.outs[0]
+    assert len(r.outs[1]) == 1, "want one SYN toward the server, got %d" % len(r.outs[1])
+    out = Ether(r.outs[1][0])
+    assert out.src == frames.C_MAC and out.dst == frames.S_MAC, out.summary()
+    assert out[IP].src == frames.V4C and out[IP].dst == frames.V4S, out.summary()
+    t = out[TCP]
+    assert (t.sport, t.dport, str(t.flags)) == (40000, 443, "S"), out.summary()
+    assert dict((k, v) for k, v in t.options).get("MSS") == 1400, t.options
+    assert bytes(out) != syn  # sluice's own SYN, not the client's
+    assert r.counter("proxy", "syn_intercepted") == 1
+    assert r.counter("proxy", "connections_opened") == 0
+    assert r.counter("proxy", "aborted_at_exit") == 1
+
+
+def test_what_is_not_intercepted_passes_byte_for_byte():
+    other_port = bytes(frames.eth() / IP(src=frames.V4C, dst=frames.V4S) /
+                       TCP(sport=40001, dport=80, flags="S", seq=7))
+    other_dst = bytes(_syn(dst="198.19.0.9"))
+    udp = bytes(frames.eth() / IP(src=frames.V4C, dst=frames.V4S) /
+                UDP(sport=5000, dport=443))
+    down = bytes(frames.eth(src=frames.S_MAC, dst=frames.C_MAC) /
+                 IP(src=frames.V4S, dst=frames.V4C) /
+                 TCP(sport=443, dport=40000, flags="A", seq=1, ack=1))
+    r = h.run([[other_port, other_dst, udp], [down]],
+              config="[proxy]\nintercept = 198.19.0.1/32:443\n")
+    h.assert_clean_exit(r)
+    h.assert_same(r.outs[1], [other_port, other_dst, udp], "up")
+    h.assert_same(r.outs[0], [down], "down")
+    assert r.counter("proxy", "syn_intercepted") == 0
