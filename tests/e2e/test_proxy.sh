@@ -4,7 +4,7 @@
 # The transparent TCP proxy against the kernel's TCP on both sides, with
 # config/examples/proxy-all-tcp.ini: 1 MB each way with sha256 compared
 # (the sender half-closes and waits for the other side's FIN), 1 MB over
-# IPv6, a client's RST reaching the server as a reset, iperf3
+# IPv6, a RST from either side reaching the other as a reset, iperf3
 # through the proxy against the same iperf3 through the plain bridge, a
 # closed port refused at the client as without the proxy, counters that
 # show the connections were proxied and not bridged, and a clean exit
@@ -80,6 +80,20 @@ elif mode == "rst":         # rst HOST PORT: send a little, then abort (RST)
     time.sleep(0.3)
     c.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
     c.close()
+elif mode == "srvrst":      # srvrst PORT: accept, then abort (RST)
+    c = listen(int(sys.argv[2]))
+    import struct, time
+    time.sleep(0.3)
+    c.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    c.close()
+elif mode == "cliwait":     # cliwait HOST PORT: read until the peer resets
+    c = connect(sys.argv[2], int(sys.argv[3]))
+    try:
+        while c.recv(65536):
+            pass
+        print("EOF")
+    except ConnectionResetError:
+        print("RESET")
 elif mode == "refused":     # refused HOST PORT: must get ECONNREFUSED
     try:
         connect(sys.argv[2], int(sys.argv[3]))
@@ -140,6 +154,19 @@ client_reset() {
 	E2E_WHY="server saw the reset"
 }
 
+# The server aborts: the client must see the reset, not an EOF.
+server_reset() {
+	local out=$E2E_TMP/srst.out spid
+	srv timeout --foreground 20 "$E2E_PY" "$PEER" srvrst 7005 >"$E2E_TMP/srst.srv" 2>&1 &
+	spid=$!; E2E_PIDS+=("$spid")
+	wait_listen 7005 || { E2E_WHY="server did not listen"; return 1; }
+	e2e_run cli timeout --foreground 20 "$E2E_PY" "$PEER" cliwait "$SRV4" 7005 \
+		>"$out" 2>&1 || { E2E_WHY="client: $(tail -1 "$out")"; return 1; }
+	wait "$spid"
+	[ "$(cat "$out")" = RESET ] || { E2E_WHY="client saw '$(tail -1 "$out")', want RESET"; return 1; }
+	E2E_WHY="client saw the reset"
+}
+
 refused() {
 	local r
 	r=$(cli timeout --foreground 20 "$E2E_PY" "$PEER" refused "$SRV4" 7009 2>&1)
@@ -170,6 +197,7 @@ check proxy_transfer_up xfer_up
 check proxy_transfer_down xfer_down
 check proxy_transfer_up_ipv6 xfer_up 7004 "$SRV6"
 check proxy_client_reset client_reset
+check proxy_server_reset server_reset
 check proxy_refused refused
 if e2e_iperf 4; then
 	ratio=$(awk -v p="$E2E_MBPS" -v b="${BRIDGE_MBPS:-0}" 'BEGIN { if (b > 0) printf "%.2f", p / b; else print "n/a" }')
@@ -187,9 +215,9 @@ try:
 except Exception as e:
     print("ERR bad telemetry answer: %s" % e); sys.exit()
 errs = []
-# up, down, IPv6 up, reset, iperf3's control and data connections
-if c["connections_opened"] < 6: errs.append("connections_opened=%d < 6" % c["connections_opened"])
-if c["connections_reset"] < 1: errs.append("connections_reset=%d < 1" % c["connections_reset"])
+# up, down, IPv6 up, two resets, iperf3's control and data connections
+if c["connections_opened"] < 7: errs.append("connections_opened=%d < 7" % c["connections_opened"])
+if c["connections_reset"] < 2: errs.append("connections_reset=%d < 2" % c["connections_reset"])
 if c["connections_refused"] < 1: errs.append("connections_refused=%d < 1" % c["connections_refused"])
 if c["bytes_up"] < 1000000: errs.append("bytes_up=%d < 1000000" % c["bytes_up"])
 if c["bytes_down"] < 1000000: errs.append("bytes_down=%d < 1000000" % c["bytes_down"])
