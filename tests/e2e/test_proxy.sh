@@ -4,7 +4,8 @@
 # The transparent TCP proxy against the kernel's TCP on both sides, with
 # config/examples/proxy-all-tcp.ini: 1 MB each way with sha256 compared
 # (the sender half-closes and waits for the other side's FIN), 1 MB over
-# IPv6, a RST from either side reaching the other as a reset, iperf3
+# IPv6, a RST from either side reaching the other as a reset, a stalled
+# reader that must not make sluice buffer the whole transfer, iperf3
 # through the proxy against the same iperf3 through the plain bridge, a
 # closed port refused at the client as without the proxy, counters that
 # show the connections were proxied and not bridged, and a clean exit
@@ -94,6 +95,11 @@ elif mode == "cliwait":     # cliwait HOST PORT: read until the peer resets
         print("EOF")
     except ConnectionResetError:
         print("RESET")
+elif mode == "slowsink":    # slowsink PORT SECS: read nothing for SECS, then to EOF
+    c = listen(int(sys.argv[2]))
+    import time
+    time.sleep(float(sys.argv[3]))
+    print("%s %d" % sha_of_stream(c)); c.close()
 elif mode == "refused":     # refused HOST PORT: must get ECONNREFUSED
     try:
         connect(sys.argv[2], int(sys.argv[3]))
@@ -139,6 +145,36 @@ xfer_down() {
 	wait "$spid" || { E2E_WHY="server: $(tail -1 "$E2E_TMP/down.srv")"; return 1; }
 	[ "$(cat "$out")" = "$WANT" ] || { E2E_WHY="client got '$(tail -1 "$out")', want '$WANT'"; return 1; }
 	E2E_WHY="sha256 and length equal"
+}
+
+# A server that reads nothing for 3 s while the client sends 8 MB: the
+# proxy must close the window toward the client instead of buffering it
+# all. Its mbufs in use, sampled during the stall, stay under the two
+# buffer limits of the connection's client-to-server direction (256 KiB
+# each, at most about 2 mbufs per KiB) plus slack; then every byte
+# arrives.
+slow_reader() {
+	local out=$E2E_TMP/slow.out spid big=$E2E_TMP/big.bin want peak=0 i u b
+	head -c 8000000 /dev/urandom >"$big"
+	want="$(sha256sum "$big" | cut -d' ' -f1) 8000000"
+	srv timeout --foreground 40 "$E2E_PY" "$PEER" slowsink 7006 3 >"$out" 2>&1 &
+	spid=$!; E2E_PIDS+=("$spid")
+	wait_listen 7006 || { E2E_WHY="server did not listen"; return 1; }
+	cli timeout --foreground 40 "$E2E_PY" "$PEER" send "$SRV4" 7006 "$big" \
+		>"$E2E_TMP/slow.cli" 2>&1 &
+	local cpid=$!; E2E_PIDS+=("$cpid")
+	for i in 1 2 3 4 5; do
+		sleep 0.4
+		u=$(e2e_tel /sluice/totals mempool_in_use) b=$(e2e_tel /sluice/totals mempool_baseline)
+		[ $((u - b)) -gt "$peak" ] && peak=$((u - b))
+	done
+	wait "$cpid" || { E2E_WHY="client: $(tail -1 "$E2E_TMP/slow.cli")"; return 1; }
+	wait "$spid"
+	[ "$(cat "$out")" = "$want" ] || { E2E_WHY="server got '$(tail -1 "$out")', want '$want'"; return 1; }
+	if [ "$peak" -gt 1500 ]; then
+		E2E_WHY="$peak mbufs held while the reader stalled (limit 1500)"; return 1
+	fi
+	E2E_WHY="8 MB intact; at most $peak mbufs held during the 3 s stall"
 }
 
 # The client aborts: the server must see the reset, not an EOF.
@@ -198,6 +234,7 @@ check proxy_transfer_down xfer_down
 check proxy_transfer_up_ipv6 xfer_up 7004 "$SRV6"
 check proxy_client_reset client_reset
 check proxy_server_reset server_reset
+check proxy_slow_reader slow_reader
 check proxy_refused refused
 if e2e_iperf 4; then
 	ratio=$(awk -v p="$E2E_MBPS" -v b="${BRIDGE_MBPS:-0}" 'BEGIN { if (b > 0) printf "%.2f", p / b; else print "n/a" }')
@@ -215,8 +252,8 @@ try:
 except Exception as e:
     print("ERR bad telemetry answer: %s" % e); sys.exit()
 errs = []
-# up, down, IPv6 up, two resets, iperf3's control and data connections
-if c["connections_opened"] < 7: errs.append("connections_opened=%d < 7" % c["connections_opened"])
+# up, down, IPv6 up, two resets, slow reader, iperf3's control and data connections
+if c["connections_opened"] < 8: errs.append("connections_opened=%d < 8" % c["connections_opened"])
 if c["connections_reset"] < 2: errs.append("connections_reset=%d < 2" % c["connections_reset"])
 if c["connections_refused"] < 1: errs.append("connections_refused=%d < 1" % c["connections_refused"])
 if c["bytes_up"] < 1000000: errs.append("bytes_up=%d < 1000000" % c["bytes_up"])
