@@ -5,7 +5,8 @@
 # config/examples/proxy-all-tcp.ini: 1 MB each way with sha256 compared
 # (the sender half-closes and waits for the other side's FIN), 1 MB over
 # IPv6, a RST from either side reaching the other as a reset, a stalled
-# reader that must not make sluice buffer the whole transfer, iperf3
+# reader that must not make sluice buffer the whole transfer, 200
+# concurrent echoed connections, iperf3
 # through the proxy against the same iperf3 through the plain bridge, a
 # closed port refused at the client as without the proxy, counters that
 # show the connections were proxied and not bridged, and a clean exit
@@ -100,6 +101,48 @@ elif mode == "slowsink":    # slowsink PORT SECS: read nothing for SECS, then to
     import time
     time.sleep(float(sys.argv[3]))
     print("%s %d" % sha_of_stream(c)); c.close()
+elif mode in ("echosrv", "many"):
+    # echosrv PORT N: echo N connections back, each to EOF.
+    # many HOST PORT N: N concurrent connections, 20 kB each, echoed.
+    import asyncio, os
+    async def echo(r, w):
+        while True:
+            b = await r.read(65536)
+            if not b:
+                break
+            w.write(b)
+            await w.drain()
+        w.close()
+        done[0] += 1
+        if done[0] == n:
+            finished.set()
+    async def srv(port):
+        global finished
+        finished = asyncio.Event()
+        s = await asyncio.start_server(echo, None, port, backlog=4096)
+        await asyncio.wait_for(finished.wait(), 60)
+        s.close()
+        print("echoed %d" % done[0])
+    async def one(host, port, i):
+        data = os.urandom(20000)
+        r, w = await asyncio.wait_for(asyncio.open_connection(host, port), 20)
+        w.write(data)
+        await w.drain()
+        w.write_eof()
+        got = await asyncio.wait_for(r.read(-1), 40)
+        w.close()
+        return got == data
+    async def cli(host, port):
+        res = await asyncio.gather(*(one(host, port, i) for i in range(n)),
+                                   return_exceptions=True)
+        ok = sum(1 for x in res if x is True)
+        bad = [repr(x) for x in res if x is not True][:3]
+        print("%d/%d ok %s" % (ok, n, " ".join(bad)))
+    done = [0]
+    if mode == "echosrv":
+        n = int(sys.argv[3]); asyncio.run(srv(int(sys.argv[2])))
+    else:
+        n = int(sys.argv[4]); asyncio.run(cli(sys.argv[2], int(sys.argv[3])))
 elif mode == "refused":     # refused HOST PORT: must get ECONNREFUSED
     try:
         connect(sys.argv[2], int(sys.argv[3]))
@@ -177,6 +220,19 @@ slow_reader() {
 	E2E_WHY="8 MB intact; at most $peak mbufs held during the 3 s stall"
 }
 
+# 200 connections at once, 20 kB each, echoed back intact.
+many_conns() {
+	local n=200 out=$E2E_TMP/many.out spid
+	srv timeout --foreground 70 "$E2E_PY" "$PEER" echosrv 7007 $n >"$E2E_TMP/many.srv" 2>&1 &
+	spid=$!; E2E_PIDS+=("$spid")
+	wait_listen 7007 || { E2E_WHY="server did not listen"; return 1; }
+	e2e_run cli timeout --foreground 70 "$E2E_PY" "$PEER" many "$SRV4" 7007 $n \
+		>"$out" 2>&1 || { E2E_WHY="client: $(tail -1 "$out")"; return 1; }
+	wait "$spid"
+	[ "$(cat "$out")" = "$n/$n ok " ] || { E2E_WHY="client: $(tail -1 "$out")"; return 1; }
+	E2E_WHY="$n/$n connections echoed 20 kB intact"
+}
+
 # The client aborts: the server must see the reset, not an EOF.
 client_reset() {
 	local out=$E2E_TMP/rst.out spid
@@ -235,6 +291,7 @@ check proxy_transfer_up_ipv6 xfer_up 7004 "$SRV6"
 check proxy_client_reset client_reset
 check proxy_server_reset server_reset
 check proxy_slow_reader slow_reader
+check proxy_concurrent_connections many_conns
 check proxy_refused refused
 if e2e_iperf 4; then
 	ratio=$(awk -v p="$E2E_MBPS" -v b="${BRIDGE_MBPS:-0}" 'BEGIN { if (b > 0) printf "%.2f", p / b; else print "n/a" }')
@@ -252,8 +309,8 @@ try:
 except Exception as e:
     print("ERR bad telemetry answer: %s" % e); sys.exit()
 errs = []
-# up, down, IPv6 up, two resets, slow reader, iperf3's control and data connections
-if c["connections_opened"] < 8: errs.append("connections_opened=%d < 8" % c["connections_opened"])
+# up, down, IPv6 up, two resets, slow reader, 200 concurrent, iperf3's control and data connections
+if c["connections_opened"] < 208: errs.append("connections_opened=%d < 208" % c["connections_opened"])
 if c["connections_reset"] < 2: errs.append("connections_reset=%d < 2" % c["connections_reset"])
 if c["connections_refused"] < 1: errs.append("connections_refused=%d < 1" % c["connections_refused"])
 if c["bytes_up"] < 1000000: errs.append("bytes_up=%d < 1000000" % c["bytes_up"])
