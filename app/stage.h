@@ -53,9 +53,19 @@ struct stage_ops {
 	void (*poll)(void *ctx, struct stage_emitter *em, uint64_t now_ns);
 	/** Packets the stage holds right now (0 when drained). */
 	uint32_t (*pending)(void *ctx);
-	/** Shutdown: release everything still held, now. */
+	/**
+	 * Shutdown: release everything still held, now. This is the last
+	 * call a stage gets from the worker: every mbuf it owns must be sent
+	 * or freed here, because the app then reports mbufs in use against
+	 * the boot baseline and exits.
+	 */
 	void (*flush)(void *ctx, struct stage_emitter *em, uint64_t now_ns);
-	/** Free the instance (boot-time memory). */
+	/**
+	 * Free the instance's boot-time memory. The app does not call it at
+	 * exit (the telemetry thread may read an instance until the EAL
+	 * stops, and the process ends right after); modules use it to undo a
+	 * partly built instance when create() fails.
+	 */
 	void (*destroy)(void *ctx);
 };
 
