@@ -9,7 +9,6 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 import tempfile
 
 from scapy.utils import PcapWriter, RawPcapReader
@@ -105,6 +104,29 @@ def run_cli(args, timeout=30):
     p = subprocess.run([SLUICE] + args, capture_output=True, text=True,
                        timeout=timeout, stdin=subprocess.DEVNULL)
     return p.returncode, p.stdout, p.stderr
+
+
+def assert_config_error(text, want_line, want_key, want_reason, files=None):
+    """A configuration (INI text, plus side files such as a subscriber CSV
+    written next to it) must be refused before the EAL starts: exit 2 and
+    one line naming the file, the line and the key, matching want_reason."""
+    tmp = tempfile.mkdtemp(prefix="sluice-badcfg-")
+    try:
+        for name, body in (files or {}).items():
+            with open(os.path.join(tmp, name), "w") as f:
+                f.write(body)
+        path = os.path.join(tmp, "bad.ini")
+        with open(path, "w") as f:
+            f.write(text)
+        rc, _, err = run_cli(["--no-huge", "--", "-c", path])
+        assert rc == 2, "exit %d, expected 2: %s" % (rc, err)
+        lines = [l for l in err.splitlines() if l.strip()]
+        assert len(lines) == 1, "expected one line, got: %r" % err
+        assert "%s:%d:" % (path, want_line) in lines[0], lines[0]
+        assert want_key in lines[0], lines[0]
+        assert re.search(want_reason, lines[0]), lines[0]
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def assert_same(got, want, what):

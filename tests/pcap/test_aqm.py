@@ -285,41 +285,21 @@ def test_two_workers_hand_packets_to_the_owner_and_account_for_every_one():
     assert handed > 0 and taken == handed, out
 
 
-def _bad(text, want_line, want_key, want_reason, files=None):
-    tmp = tempfile.mkdtemp(prefix="sluice-aqm-bad-")
-    try:
-        for name, body in (files or {}).items():
-            with open(os.path.join(tmp, name), "w") as f:
-                f.write(body)
-        path = os.path.join(tmp, "bad.ini")
-        with open(path, "w") as f:
-            f.write(text)
-        rc, out, err = h.run_cli(["--no-huge", "--", "-c", path])
-        assert rc == 2, "exit %d, expected 2: %s" % (rc, err)
-        lines = [l for l in err.splitlines() if l.strip()]
-        assert len(lines) == 1, "expected one line, got: %r" % err
-        assert "%s:%d:" % (path, want_line) in lines[0], lines[0]
-        assert want_key in lines[0], lines[0]
-        assert re.search(want_reason, lines[0]), lines[0]
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-
-
 def test_bad_aqm_values_exit_2_naming_file_line_and_key():
-    _bad("[aqm]\ndefault = pipe\nrate_down = fast\n", 3, "rate_down", "not a rate")
-    _bad("[aqm]\nflows = 1000\n", 2, "flows", "power of two")
-    _bad("[aqm]\nqdisc = red\n", 2, "qdisc", "fq_codel or fifo")
-    _bad("[aqm]\n\ntarget = 5ms\ninterval = 2ms\n", 3, "target", "below interval")
-    _bad("[aqm]\nrate_up = 10mbit\nbogus = 1\n", 3, "bogus", "unknown key")
-    _bad("[aqm]\nports = 0,x\n", 2, "ports", "port pair index")
-    _bad("[aqm]\nprofile = carrier-pigeon\n", 2, "profile", "unknown profile")
-    _bad("[aqm]\nqdisc = fifo\nfifo_limit = 1s\ndefault = pipe\nrate_down = 1mbit\n",
+    h.assert_config_error("[aqm]\ndefault = pipe\nrate_down = fast\n", 3, "rate_down", "not a rate")
+    h.assert_config_error("[aqm]\nflows = 1000\n", 2, "flows", "power of two")
+    h.assert_config_error("[aqm]\nqdisc = red\n", 2, "qdisc", "fq_codel or fifo")
+    h.assert_config_error("[aqm]\n\ntarget = 5ms\ninterval = 2ms\n", 3, "target", "below interval")
+    h.assert_config_error("[aqm]\nrate_up = 10mbit\nbogus = 1\n", 3, "bogus", "unknown key")
+    h.assert_config_error("[aqm]\nports = 0,x\n", 2, "ports", "port pair index")
+    h.assert_config_error("[aqm]\nprofile = carrier-pigeon\n", 2, "profile", "unknown profile")
+    h.assert_config_error("[aqm]\nqdisc = fifo\nfifo_limit = 1s\ndefault = pipe\nrate_down = 1mbit\n",
          3, "fifo_limit", "needs rate_down and rate_up")
 
 
 def test_bad_subscriber_csv_exits_2_naming_the_config_line_and_the_csv_line():
-    _bad("[aqm]\nsubscribers = s.csv\n", 2, "subscribers", r"s\.csv:3: bad down rate",
+    h.assert_config_error("[aqm]\nsubscribers = s.csv\n", 2, "subscribers", r"s\.csv:3: bad down rate",
          files={"s.csv": "prefix,down,up\n198.18.0.0/24,1mbit,1mbit\n198.18.1.0/24,lots,1mbit\n"})
-    _bad("[aqm]\nmax_subscribers = 1\nsubscribers = s.csv\n", 3, "subscribers", "max_subscribers",
+    h.assert_config_error("[aqm]\nmax_subscribers = 1\nsubscribers = s.csv\n", 3, "subscribers", "max_subscribers",
          files={"s.csv": "198.18.0.0/24,1mbit,1mbit\n198.18.1.0/24,1mbit,1mbit\n"})
-    _bad("[aqm]\nsubscribers = missing.csv\n", 2, "subscribers", "No such file")
+    h.assert_config_error("[aqm]\nsubscribers = missing.csv\n", 2, "subscribers", "No such file")

@@ -3,7 +3,7 @@
 the other port of its pair byte for byte, in order, and is counted."""
 import random
 
-from scapy.all import Ether, IP, IPv6, TCP, UDP, fuzz
+from scapy.all import IP, IPv6, TCP, UDP, fuzz
 
 import frames
 import harness as h

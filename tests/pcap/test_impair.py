@@ -4,8 +4,6 @@ duplication, delay seen in the output timestamps, order, reordering, the
 exit report, determinism, every mbuf back, and config errors."""
 import math
 import os
-import re
-import tempfile
 
 from scapy.all import IP, UDP, Raw
 from scapy.utils import RawPcapReader
@@ -189,29 +187,13 @@ def test_reference_config_is_a_no_op_bridge():
     assert "impair dir=" not in r.stdout
 
 
-def _bad(text, want_line, want_key, want_reason):
-    with tempfile.NamedTemporaryFile("w", suffix=".ini", delete=False) as f:
-        f.write(text)
-        path = f.name
-    try:
-        rc, out, err = h.run_cli(["--no-huge", "--", "-c", path])
-        assert rc == 2, "exit %d, expected 2: %s" % (rc, err)
-        lines = [l for l in err.splitlines() if l.strip()]
-        assert len(lines) == 1, "expected one line, got: %r" % err
-        assert "%s:%d:" % (path, want_line) in lines[0], lines[0]
-        assert want_key in lines[0], lines[0]
-        assert re.search(want_reason, lines[0]), lines[0]
-    finally:
-        os.unlink(path)
-
-
 def test_config_errors_name_the_file_line_and_key_and_exit_2():
-    _bad("[impair]\nloss = 150%\n", 2, "loss", r"out of range \[0%, 100%\]")
-    _bad("[impair]\n\nloss = lots\n", 3, "loss", "not a percentage")
-    _bad("[impair.pair0.up]\ndelay = soon\n", 2, "delay", ".")
-    _bad("[impair]\njitter = 61s\n", 2, "jitter", "out of range")
-    _bad("[impair]\njitter_dist = pareto\n", 2, "jitter_dist", "uniform or normal")
-    _bad("[impair]\nlimit = 0\n", 2, "limit", ".")
-    _bad("[impair.pair1.down]\ndelay = 1ms\nfrobnicate = 1\n", 3, "frobnicate", "unknown key")
-    _bad("[impair.pair0.sideways]\ndelay = 1ms\n", 1, "impair.pair0.sideways", "unknown section")
-    _bad("[impair]\nge_r = 0\n[impair.pair0]\nge_p = 1%\n", 4, "ge_p", "needs ge_r")
+    h.assert_config_error("[impair]\nloss = 150%\n", 2, "loss", r"out of range \[0%, 100%\]")
+    h.assert_config_error("[impair]\n\nloss = lots\n", 3, "loss", "not a percentage")
+    h.assert_config_error("[impair.pair0.up]\ndelay = soon\n", 2, "delay", ".")
+    h.assert_config_error("[impair]\njitter = 61s\n", 2, "jitter", "out of range")
+    h.assert_config_error("[impair]\njitter_dist = pareto\n", 2, "jitter_dist", "uniform or normal")
+    h.assert_config_error("[impair]\nlimit = 0\n", 2, "limit", ".")
+    h.assert_config_error("[impair.pair1.down]\ndelay = 1ms\nfrobnicate = 1\n", 3, "frobnicate", "unknown key")
+    h.assert_config_error("[impair.pair0.sideways]\ndelay = 1ms\n", 1, "impair.pair0.sideways", "unknown section")
+    h.assert_config_error("[impair]\nge_r = 0\n[impair.pair0]\nge_p = 1%\n", 4, "ge_p", "needs ge_r")

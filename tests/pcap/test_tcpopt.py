@@ -712,17 +712,14 @@ def test_without_a_tcpopt_section_the_stage_is_off_and_the_reference_config_chan
 
 
 def test_bad_tcpopt_keys_are_refused_with_file_line_and_key():
-    for cfg, word in (("[tcpopt]\nmss_clamp = 40\n", "mss_clamp"),
-                      ("[tcpopt]\nmss_clamp = 1400\nmtu = 1500\n", "mtu"),
-                      ("[tcpopt]\noption.bogus = strip\n", "option.bogus"),
-                      ("[tcpopt]\noption.34 = mangle\n", "option.34"),
-                      ("[tcpopt]\noption.nop = strip\n", "option.nop"),
-                      ("[tcpopt]\nmalformed = fix\n", "malformed"),
-                      ("[tcpopt]\nclamp = 1400\n", "clamp")):
-        r = h.run([[], []], config=cfg)
-        assert r.rc == 2, (cfg, r.rc, r.stderr)
-        err = [line for line in r.stderr.splitlines() if "test.ini:" in line]
-        assert len(err) == 1 and word in err[0], (cfg, r.stderr)
+    for cfg, line, word in (("[tcpopt]\nmss_clamp = 40\n", 2, "mss_clamp"),
+                            ("[tcpopt]\nmss_clamp = 1400\nmtu = 1500\n", 3, "mtu"),
+                            ("[tcpopt]\noption.bogus = strip\n", 2, "option.bogus"),
+                            ("[tcpopt]\noption.34 = mangle\n", 2, "option.34"),
+                            ("[tcpopt]\noption.nop = strip\n", 2, "option.nop"),
+                            ("[tcpopt]\nmalformed = fix\n", 2, "malformed"),
+                            ("[tcpopt]\nclamp = 1400\n", 2, "clamp")):
+        h.assert_config_error(cfg, line, word, ".")
 
 
 def test_random_option_areas_never_crash_and_change_only_what_the_oracle_allows():
