@@ -99,15 +99,6 @@ bb_kbytes() {
 		"$BB_PY" -c 'import json,sys; print(json.load(sys.stdin)[0]["stats64"][sys.argv[1]]["bytes"])' "$2"
 }
 
-_bb_wait_listen() { # PROTO(t|u) PORT
-	local i
-	for i in $(seq 1 50); do
-		srv ss -Hl"$1"n "sport = :$2" 2>/dev/null | grep -q . && return 0
-		sleep 0.1
-	done
-	return 1
-}
-
 # bb_start_servers: one irtt server and one iperf3 server per flow, in the
 # server namespace, for the whole run (iperf3 serves tests one at a time).
 bb_start_servers() {
@@ -115,7 +106,7 @@ bb_start_servers() {
 	ip netns exec "$NS_SRV" $(_bb_pin) irtt server -b "$SRV4:$BB_IRTT_PORT" -i 0 -d 0 \
 		</dev/null >"$E2E_TMP/irtt-server.log" 2>&1 &
 	E2E_PIDS+=("$!")
-	_bb_wait_listen u "$BB_IRTT_PORT" || e2e_die "irtt server did not start: $(tail -2 "$E2E_TMP/irtt-server.log")"
+	e2e_wait_listen "$BB_IRTT_PORT" u || e2e_die "irtt server did not start: $(tail -2 "$E2E_TMP/irtt-server.log")"
 	for i in $(seq 0 $((BB_FLOWS_UP + BB_FLOWS_DOWN - 1))); do
 		port=$((BB_IPERF_PORT0 + i))
 		ip netns exec "$NS_SRV" $(_bb_pin) iperf3 -s -B "$SRV4" -p "$port" \
@@ -123,7 +114,7 @@ bb_start_servers() {
 		E2E_PIDS+=("$!")
 	done
 	for i in $(seq 0 $((BB_FLOWS_UP + BB_FLOWS_DOWN - 1))); do
-		_bb_wait_listen t $((BB_IPERF_PORT0 + i)) ||
+		e2e_wait_listen $((BB_IPERF_PORT0 + i)) t ||
 			e2e_die "iperf3 server on port $((BB_IPERF_PORT0 + i)) did not start"
 	done
 }

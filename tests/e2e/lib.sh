@@ -352,6 +352,17 @@ e2e_ping() {
 # E2E_IPERF_SECS seconds, client to server (or back with -R). Sets
 # E2E_MBPS (receiver's goodput) and E2E_JSON (the client's JSON report).
 _E2E_IPERF_PORT=${E2E_IPERF_PORT:-5201}
+# e2e_wait_listen PORT [t|u]: wait up to 5 s for a TCP (default) or UDP
+# server in the server namespace to listen on PORT.
+e2e_wait_listen() {
+	local i
+	for i in $(seq 1 50); do
+		srv ss -Hl"${2:-t}"n "sport = :$1" 2>/dev/null | grep -q . && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
 e2e_iperf() {
 	local fam=$1; shift
 	local dst bind spid i port=$_E2E_IPERF_PORT
@@ -363,10 +374,7 @@ e2e_iperf() {
 		</dev/null >"$E2E_TMP/iperf-server.$port.log" 2>&1 &
 	spid=$!
 	E2E_PIDS+=("$spid")
-	for i in $(seq 1 50); do
-		srv ss -Hltn "sport = :$port" 2>/dev/null | grep -q . && break
-		sleep 0.1
-	done
+	e2e_wait_listen "$port"
 	e2e_run cli timeout --foreground $((E2E_IPERF_SECS + 20)) iperf3 -c "$dst" -p "$port" -J \
 		-t "$E2E_IPERF_SECS" --connect-timeout 5000 "$@" \
 		</dev/null >"$E2E_JSON" 2>"$E2E_JSON.err"

@@ -56,10 +56,7 @@ shaped() {
 	srv timeout --foreground $((AQM_SECS + 30)) iperf3 -s -1 -J -B "$dst" -p $port \
 		</dev/null >"$E2E_TMP/iperf-$name-server.log" 2>&1 &
 	spid=$!; E2E_PIDS+=("$spid")
-	for i in $(seq 1 50); do
-		srv ss -Hltn "sport = :$port" 2>/dev/null | grep -q . && break
-		sleep 0.1
-	done
+	e2e_wait_listen "$port"
 	e2e_cpu_mark
 	e2e_run cli timeout --foreground $((AQM_SECS + 20)) iperf3 -c "$dst" -p $port -J \
 		-t "$AQM_SECS" --get-server-output --connect-timeout 5000 "$@" \
@@ -112,10 +109,7 @@ runtime_changes() {
 	srv timeout --foreground 40 iperf3 -s -1 -J -B "$SRV4" -p $port \
 		</dev/null >"$E2E_TMP/iperf-change-server.log" 2>&1 &
 	spid=$!; E2E_PIDS+=("$spid")
-	for i in $(seq 1 50); do
-		srv ss -Hltn "sport = :$port" 2>/dev/null | grep -q . && break
-		sleep 0.1
-	done
+	e2e_wait_listen "$port"
 	e2e_cpu_mark
 	cli timeout --foreground 40 iperf3 -c "$SRV4" -p $port -J -t 9 \
 		--get-server-output </dev/null >"$json" 2>"$json.err" &

@@ -154,22 +154,13 @@ DATA=$E2E_TMP/data.bin
 head -c 1000000 /dev/urandom >"$DATA"
 WANT="$(sha256sum "$DATA" | cut -d' ' -f1) 1000000"
 
-wait_listen() {
-	local i
-	for i in $(seq 1 50); do
-		srv ss -Hltn "sport = :$1" 2>/dev/null | grep -q . && return 0
-		sleep 0.1
-	done
-	return 1
-}
-
 # 1 MB client -> server: the server prints what it received.
 # xfer_up [PORT [SERVER-ADDRESS]]
 xfer_up() {
 	local port=${1:-7001} dst=${2:-$SRV4} out=$E2E_TMP/up.out spid
 	srv timeout --foreground 40 "$E2E_PY" "$PEER" sink "$port" >"$out" 2>&1 &
 	spid=$!; E2E_PIDS+=("$spid")
-	wait_listen "$port" || { E2E_WHY="server did not listen"; return 1; }
+	e2e_wait_listen "$port" || { E2E_WHY="server did not listen"; return 1; }
 	e2e_run cli timeout --foreground 40 "$E2E_PY" "$PEER" send "$dst" "$port" "$DATA" \
 		>"$E2E_TMP/up.cli" 2>&1 || { E2E_WHY="client: $(tail -1 "$E2E_TMP/up.cli")"; return 1; }
 	wait "$spid"
@@ -182,7 +173,7 @@ xfer_down() {
 	local out=$E2E_TMP/down.out spid
 	srv timeout --foreground 40 "$E2E_PY" "$PEER" source 7002 "$DATA" >"$E2E_TMP/down.srv" 2>&1 &
 	spid=$!; E2E_PIDS+=("$spid")
-	wait_listen 7002 || { E2E_WHY="server did not listen"; return 1; }
+	e2e_wait_listen 7002 || { E2E_WHY="server did not listen"; return 1; }
 	e2e_run cli timeout --foreground 40 "$E2E_PY" "$PEER" recv "$SRV4" 7002 \
 		>"$out" 2>&1 || { E2E_WHY="client: $(tail -1 "$out")"; return 1; }
 	wait "$spid" || { E2E_WHY="server: $(tail -1 "$E2E_TMP/down.srv")"; return 1; }
@@ -202,7 +193,7 @@ slow_reader() {
 	want="$(sha256sum "$big" | cut -d' ' -f1) 8000000"
 	srv timeout --foreground 40 "$E2E_PY" "$PEER" slowsink 7006 3 >"$out" 2>&1 &
 	spid=$!; E2E_PIDS+=("$spid")
-	wait_listen 7006 || { E2E_WHY="server did not listen"; return 1; }
+	e2e_wait_listen 7006 || { E2E_WHY="server did not listen"; return 1; }
 	cli timeout --foreground 40 "$E2E_PY" "$PEER" send "$SRV4" 7006 "$big" \
 		>"$E2E_TMP/slow.cli" 2>&1 &
 	local cpid=$!; E2E_PIDS+=("$cpid")
@@ -225,7 +216,7 @@ many_conns() {
 	local n=200 out=$E2E_TMP/many.out spid
 	srv timeout --foreground 70 "$E2E_PY" "$PEER" echosrv 7007 $n >"$E2E_TMP/many.srv" 2>&1 &
 	spid=$!; E2E_PIDS+=("$spid")
-	wait_listen 7007 || { E2E_WHY="server did not listen"; return 1; }
+	e2e_wait_listen 7007 || { E2E_WHY="server did not listen"; return 1; }
 	e2e_run cli timeout --foreground 70 "$E2E_PY" "$PEER" many "$SRV4" 7007 $n \
 		>"$out" 2>&1 || { E2E_WHY="client: $(tail -1 "$out")"; return 1; }
 	wait "$spid"
@@ -238,7 +229,7 @@ client_reset() {
 	local out=$E2E_TMP/rst.out spid
 	srv timeout --foreground 20 "$E2E_PY" "$PEER" rstwait 7003 >"$out" 2>&1 &
 	spid=$!; E2E_PIDS+=("$spid")
-	wait_listen 7003 || { E2E_WHY="server did not listen"; return 1; }
+	e2e_wait_listen 7003 || { E2E_WHY="server did not listen"; return 1; }
 	e2e_run cli timeout --foreground 20 "$E2E_PY" "$PEER" rst "$SRV4" 7003 \
 		>"$E2E_TMP/rst.cli" 2>&1 || { E2E_WHY="client: $(tail -1 "$E2E_TMP/rst.cli")"; return 1; }
 	wait "$spid"
@@ -251,7 +242,7 @@ server_reset() {
 	local out=$E2E_TMP/srst.out spid
 	srv timeout --foreground 20 "$E2E_PY" "$PEER" srvrst 7005 >"$E2E_TMP/srst.srv" 2>&1 &
 	spid=$!; E2E_PIDS+=("$spid")
-	wait_listen 7005 || { E2E_WHY="server did not listen"; return 1; }
+	e2e_wait_listen 7005 || { E2E_WHY="server did not listen"; return 1; }
 	e2e_run cli timeout --foreground 20 "$E2E_PY" "$PEER" cliwait "$SRV4" 7005 \
 		>"$out" 2>&1 || { E2E_WHY="client: $(tail -1 "$out")"; return 1; }
 	wait "$spid"
