@@ -163,6 +163,24 @@ tel_workers(const char *cmd, const char *params, struct rte_tel_data *d)
 	return 0;
 }
 
+/* Each worker's instance of stage module m (NULL where it has none).
+ * Returns whether any worker has one. */
+static bool
+module_instances(unsigned m, void **ctxs)
+{
+	bool present = false;
+	for (unsigned i = 0; i < sl_app.nb_workers; i++) {
+		const struct worker *w = sl_app.workers[i];
+		ctxs[i] = NULL;
+		for (unsigned s = 0; s < w->nb_stages; s++)
+			if (w->stage_module[s] == (int)m) {
+				ctxs[i] = w->stages[s].ctx;
+				present = true;
+			}
+	}
+	return present;
+}
+
 static int
 tel_stage(const char *cmd, const char *params, struct rte_tel_data *d)
 {
@@ -171,13 +189,8 @@ tel_stage(const char *cmd, const char *params, struct rte_tel_data *d)
 		const struct stage_module *mod = sl_stage_modules[m];
 		if (strcmp(mod->name, name) != 0)
 			continue;
-		void *ctxs[RTE_MAX_LCORE] = { 0 };
-		for (unsigned i = 0; i < sl_app.nb_workers; i++) {
-			const struct worker *w = sl_app.workers[i];
-			for (unsigned s = 0; s < w->nb_stages; s++)
-				if (w->stage_module[s] == (int)m)
-					ctxs[i] = w->stages[s].ctx;
-		}
+		void *ctxs[RTE_MAX_LCORE];
+		(void)module_instances(m, ctxs);
 		return mod->telemetry(ctxs, sl_app.nb_workers, params, d);
 	}
 	return -EINVAL;
@@ -253,17 +266,8 @@ report_counters(FILE *out)
 	fprintf(out, "\n");
 	for (unsigned m = 0; sl_stage_modules[m] != NULL; m++) {
 		const struct stage_module *mod = sl_stage_modules[m];
-		void *ctxs[RTE_MAX_LCORE] = { 0 };
-		bool present = false;
-		for (unsigned i = 0; i < sl_app.nb_workers; i++) {
-			const struct worker *w = sl_app.workers[i];
-			for (unsigned s = 0; s < w->nb_stages; s++)
-				if (w->stage_module[s] == (int)m) {
-					ctxs[i] = w->stages[s].ctx;
-					present = true;
-				}
-		}
-		if (present && mod->report != NULL)
+		void *ctxs[RTE_MAX_LCORE];
+		if (module_instances(m, ctxs) && mod->report != NULL)
 			mod->report(ctxs, sl_app.nb_workers, out);
 	}
 }

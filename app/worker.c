@@ -219,12 +219,19 @@ stages_poll(struct worker *w, uint64_t now, bool flush)
 }
 
 static uint32_t
-held_packets(const struct worker *w)
+stages_pending(const struct worker *w)
 {
 	uint32_t held = 0;
 	for (unsigned s = 0; s < w->nb_stages; s++)
 		if (w->stages[s].ops->pending != NULL)
 			held += w->stages[s].ops->pending(w->stages[s].ctx);
+	return held;
+}
+
+static uint32_t
+held_packets(const struct worker *w)
+{
+	uint32_t held = stages_pending(w);
 	for (uint16_t p = 0; p < w->nb_ports; p++)
 		held += w->tx[p].n;
 	return held;
@@ -305,11 +312,7 @@ worker_main(void *arg)
 	for (;;) {
 		now = worker_now_ns(w);
 		stages_poll(w, now, false);
-		uint32_t held = 0;
-		for (unsigned s = 0; s < w->nb_stages; s++)
-			if (w->stages[s].ops->pending != NULL)
-				held += w->stages[s].ops->pending(w->stages[s].ctx);
-		if (held == 0 || now >= deadline)
+		if (stages_pending(w) == 0 || now >= deadline)
 			break;
 		for (uint16_t p = 0; p < w->nb_ports; p++)
 			if (w->tx[p].n && now - w->tx[p].first_ns >= drain_ns)
