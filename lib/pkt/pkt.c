@@ -437,10 +437,11 @@ parse_fast(const struct cur *c, struct pkt_meta *meta, uint16_t in_port)
 /* Parse, then hash whatever tuple was found: even a malformed IP frame
  * gets a flow hash from its addresses, so a queue can still place it. */
 static inline enum pkt_err
-parse_and_hash(const struct cur *c, struct pkt_meta *meta, uint16_t in_port)
+parse_and_hash(const struct cur *c, struct pkt_meta *meta, uint16_t in_port,
+	       bool fast)
 {
 	enum pkt_err e = PKT_ERR_NONE;
-	if (!parse_fast(c, meta, in_port))
+	if (!fast || !parse_fast(c, meta, in_port))
 		e = parse_frame(c, meta, in_port);
 	if (meta->l3 != PKT_L3_NONE)
 		meta->flow_hash = pkt_tuple_hash(meta, 0);
@@ -452,10 +453,7 @@ pkt_parse_buf_walk(const uint8_t *data, uint32_t len, struct pkt_meta *meta,
 		   uint16_t in_port)
 {
 	struct cur c = { .d = data, .cap = len, .len = len };
-	enum pkt_err e = parse_frame(&c, meta, in_port);
-	if (meta->l3 != PKT_L3_NONE)
-		meta->flow_hash = pkt_tuple_hash(meta, 0);
-	return e;
+	return parse_and_hash(&c, meta, in_port, false);
 }
 
 enum pkt_err
@@ -463,7 +461,7 @@ pkt_parse_buf(const uint8_t *data, uint32_t len, struct pkt_meta *meta,
 	      uint16_t in_port)
 {
 	struct cur c = { .d = data, .cap = len, .len = len };
-	return parse_and_hash(&c, meta, in_port);
+	return parse_and_hash(&c, meta, in_port, true);
 }
 
 enum pkt_err
@@ -477,7 +475,7 @@ pkt_parse_full(const struct rte_mbuf *m, struct pkt_meta *meta,
 		.cap = m->data_len,
 		.len = m->pkt_len,
 	};
-	return parse_and_hash(&c, meta, in_port);
+	return parse_and_hash(&c, meta, in_port, true);
 }
 
 /* CRC32-C of one endpoint: the same value rte_hash_crc(addr, alen, port)
