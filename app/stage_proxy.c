@@ -20,6 +20,11 @@
  * leaves the client's SYN unanswered. Either way the client sees what it
  * would have seen without the proxy.
  *
+ * SYN options that the legs do not negotiate themselves (TCP Fast Open,
+ * experiments, unknown kinds) cross from the client's SYN to the server
+ * leg's SYN and from the server's SYN-ACK to the client's; a SYN signed
+ * with TCP-MD5 or TCP-AO is bridged, never intercepted (config/proxy.ini).
+ *
  * Relay: whole received segments move from one leg's receive buffer to
  * the other leg's send buffer (tcp_recv_mbuf() / tcp_send_mbuf()), only
  * when they fit; TCP_EV_WRITABLE resumes. A slow reader on one side thus
@@ -289,6 +294,9 @@ proxy_conf_free(void *conf)
 	X(BRIDGED_FAILED,  "syn_bridged_connect_failed") \
 	X(ACCEPT_FAILED,   "accept_failed") \
 	X(RELAY_FAILED,    "relay_failed") \
+	X(SIGNED_BRIDGED,  "syn_bridged_signed") \
+	X(XOPT_CARRIED,    "syn_options_carried") \
+	X(XOPT_DROPPED,    "syn_options_not_carried") \
 	X(ABORTED_AT_EXIT, "aborted_at_exit") \
 	X(BYTES_UP,        "bytes_up") \
 	X(BYTES_DOWN,      "bytes_down")
@@ -416,9 +424,12 @@ proxy_cb(struct tcp_conn *c, void *arg, uint32_t ev, uint64_t now)
 	if (ev & TCP_EV_CONNECTED) {
 		l->conn = c;
 		if (l->server && p->held_syn != NULL) {
-			/* The server accepted: now answer the client as it. */
-			struct tcp_conn *cc = tcp_accept(st->e, p->held_syn,
-							 &p->cl, now);
+			/* The server accepted: now answer the client as it,
+			 * with what the server's SYN-ACK carried for it. */
+			uint8_t x[TCP_XOPT_MAX];
+			uint32_t xn = tcp_conn_peer_xopts(c, x);
+			struct tcp_conn *cc = tcp_accept_xopts(st->e, p->held_syn,
+							       x, xn, &p->cl, now);
 
 			if (cc == NULL) {
 				st->cnt[PX_ACCEPT_FAILED]++;
@@ -493,12 +504,15 @@ policy_match(const struct proxy_stage *st, uint8_t family, const uint8_t *a,
 	return false;
 }
 
-/* The MSS option of a SYN, 536 (RFC 9293 3.7.1) when absent. */
+/* The MSS option of a SYN, 536 (RFC 9293 3.7.1) when absent; *sig is set
+ * when the SYN is signed (TCP-MD5, RFC 2385, or TCP-AO, RFC 5925). */
 static uint16_t
-syn_mss(const uint8_t *th, unsigned hlen)
+syn_scan(const uint8_t *th, unsigned hlen, bool *sig)
 {
+	uint16_t mss = 536;
 	unsigned i = 20;
 
+	*sig = false;
 	while (i < hlen) {
 		uint8_t kind = th[i];
 
@@ -511,10 +525,12 @@ syn_mss(const uint8_t *th, unsigned hlen)
 		if (i + 1 >= hlen || th[i + 1] < 2 || i + th[i + 1] > hlen)
 			break;
 		if (kind == 2 && th[i + 1] == 4)
-			return (uint16_t)(th[i + 2] << 8 | th[i + 3]);
+			mss = (uint16_t)(th[i + 2] << 8 | th[i + 3]);
+		else if (kind == 19 || kind == 29)
+			*sig = true;
 		i += th[i + 1];
 	}
-	return 536;
+	return mss;
 }
 
 /* Hold the client's SYN and open the server leg. 0: consumed (held or
@@ -528,12 +544,21 @@ intercept(struct proxy_stage *st, const struct stage_burst *b,
 	struct tcp_endpoints ep;
 	struct proxy_pair *p = st->free;
 	struct tcp_conn *c;
+	uint32_t left;
+	bool sig;
 
 	if (p == NULL) {
 		st->cnt[PX_BRIDGED_FULL]++;
 		return -1;
 	}
 	memset(&ep, 0, sizeof(ep));
+	ep.mss = syn_scan(d + meta->l4_off, meta->l4_len, &sig);
+	if (sig) {
+		/* A signature covers the segment and a key sluice does not
+		 * hold: only the real ends can speak this connection. */
+		st->cnt[PX_SIGNED_BRIDGED]++;
+		return -1;
+	}
 	ep.family = meta->l3 == PKT_L3_IPV4 ? 4 : 6;
 	memcpy(ep.laddr, meta->src, 16);
 	memcpy(ep.raddr, meta->dst, 16);
@@ -548,7 +573,10 @@ intercept(struct proxy_stage *st, const struct stage_burst *b,
 		ep.vlan_tpid[t] = (uint16_t)(d[12 + 4 * t] << 8 | d[13 + 4 * t]);
 		ep.vlan_tci[t] = meta->vlan_tci[t];
 	}
-	ep.mss = syn_mss(d + meta->l4_off, meta->l4_len);
+	/* TFO, experiments and unknown kinds ride on our SYN to the server
+	 * (tcp_syn_xopts() says which); the server's answer rides back on
+	 * our SYN-ACK to the client (proxy_cb()). */
+	ep.xopt_len = (uint8_t)tcp_syn_xopts(m, ep.xopt, TCP_XOPT_MAX, &left);
 
 	memset(&p->cl, 0, sizeof(p->cl));
 	memset(&p->sv, 0, sizeof(p->sv));
@@ -566,6 +594,10 @@ intercept(struct proxy_stage *st, const struct stage_burst *b,
 		st->cnt[PX_BRIDGED_FAILED]++;
 		return -1;
 	}
+	if (ep.xopt_len)
+		st->cnt[PX_XOPT_CARRIED]++;
+	if (left)
+		st->cnt[PX_XOPT_DROPPED]++;
 	st->free = p->next_free;
 	p->in_use = 1;
 	p->held_syn = m;

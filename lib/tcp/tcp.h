@@ -145,6 +145,13 @@ struct tcp_engine_params {
 	void *cb_arg;              /**< initial argument of passive connections */
 };
 
+/**
+ * Room for the options a SYN or SYN-ACK carries on behalf of a proxy's
+ * other leg (tcp_syn_xopts()): what is left of the 40 option bytes after
+ * MSS, SACK-permitted, timestamps and window scale.
+ */
+#define TCP_XOPT_MAX 20
+
 /** Both ends of a connection, as seen from this engine. */
 struct tcp_endpoints {
 	uint8_t family;               /**< 4 or 6 */
@@ -160,6 +167,11 @@ struct tcp_endpoints {
 	uint16_t vlan_tci[2];         /**< outer, inner tag control */
 	uint16_t mss;                 /**< MSS to announce; 0 = the engine's
 	                                   (the proxy may pass on the client's) */
+	uint8_t xopt_len;             /**< bytes used in xopt */
+	uint8_t xopt[TCP_XOPT_MAX];   /**< whole options our SYN (active open)
+	                                   or SYN-ACK (tcp_accept_xopts()) carries
+	                                   after the engine's own, e.g. from
+	                                   tcp_syn_xopts() of the other leg */
 };
 
 /** A snapshot of a connection, for tests, telemetry and debugging. */
@@ -224,7 +236,8 @@ struct tcp_conn_info {
 	X(TXQ_FULL,          "tx_queue_full") \
 	X(CONN_OPENED,       "connections_opened") \
 	X(CONN_CLOSED,       "connections_closed") \
-	X(TIME_WAIT_REUSED,  "time_wait_reused")
+	X(TIME_WAIT_REUSED,  "time_wait_reused") \
+	X(XOPT_NOT_CARRIED, "syn_options_not_carried")
 
 /** Counter indices, e.g. TCP_CNT_BAD_CSUM. */
 enum tcp_cnt {
@@ -315,6 +328,49 @@ uint16_t tcp_input_burst(struct tcp_engine *e, struct rte_mbuf **pkts,
  */
 struct tcp_conn *tcp_accept(struct tcp_engine *e, struct rte_mbuf *syn,
 			    void *arg, uint64_t now_ns);
+
+/**
+ * tcp_accept(), with options for the SYN-ACK to carry after the engine's
+ * own (a proxy passes on what the server's SYN-ACK carried:
+ * tcp_conn_peer_xopts()).
+ *
+ * @param xopt     whole TCP options, or NULL.
+ * @param xopt_len their length, at most TCP_XOPT_MAX (EINVAL beyond).
+ */
+struct tcp_conn *tcp_accept_xopts(struct tcp_engine *e, struct rte_mbuf *syn,
+				  const uint8_t *xopt, uint32_t xopt_len,
+				  void *arg, uint64_t now_ns);
+
+/**
+ * The options of a SYN or SYN-ACK frame that a transparent proxy carries
+ * to its other leg, whole and in order, as many as fit in cap bytes:
+ * every kind except EOL and NOP, those the engine negotiates on each leg
+ * itself (MSS, window scale, SACK-permitted, SACK, timestamps),
+ * signatures that cannot survive re-origination (MD5 19, TCP-AO 29),
+ * MPTCP (30; terminated, never relayed) and AccECN (172, 174; the engine
+ * negotiates no ECN). So TCP Fast Open (34), the experimental kinds 253
+ * and 254 and unknown kinds are carried.
+ *
+ * @param m    parsed TCP frame (pkt_parse()).
+ * @param buf  where to copy them.
+ * @param cap  size of buf (TCP_XOPT_MAX for an engine SYN or SYN-ACK).
+ * @param left if not NULL, set to the carriable options that did not fit.
+ * @return bytes written (0 for a frame without options or a malformed
+ *         option area).
+ */
+uint32_t tcp_syn_xopts(const struct rte_mbuf *m, uint8_t *buf, uint32_t cap,
+		       uint32_t *left);
+
+/**
+ * The carriable options (as tcp_syn_xopts() picks them) of the SYN-ACK
+ * that established an actively opened connection.
+ *
+ * @param c   connection.
+ * @param buf at least TCP_XOPT_MAX bytes.
+ * @return bytes written; 0 before the SYN-ACK, for passive connections,
+ *         or when it carried none.
+ */
+uint32_t tcp_conn_peer_xopts(const struct tcp_conn *c, uint8_t *buf);
 
 /**
  * Answer a frame that has no connection as RFC 9293 3.10.7.1 says (RST

@@ -99,6 +99,7 @@ struct tcp_txrec {
 #define TCP_CF_UNANNOUNCED 0x800000 /* listener conn the user has not seen */
 #define TCP_CF_EIFEL     0x1000000 /* check the next ACK for a spurious RTO */
 #define TCP_CF_HAS_LOST  0x2000000 /* some record may be marked lost */
+#define TCP_CF_XOPT_PEER 0x4000000 /* ep.xopt holds the peer's SYN-ACK's */
 
 struct tcp_conn {
 	/* identity */

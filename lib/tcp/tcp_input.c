@@ -542,6 +542,20 @@ dup_ack(struct tcp_conn *c)
 	}
 }
 
+/* The SYN-ACK that established an active open: keep what a proxy may
+ * pass on (tcp_conn_peer_xopts()) where our SYN's own options were; the
+ * SYN is never sent again. */
+static void
+keep_peer_xopts(struct tcp_conn *c, const struct rte_mbuf *m)
+{
+	uint32_t left;
+
+	c->ep.xopt_len = (uint8_t)tcp_syn_xopts(m, c->ep.xopt, TCP_XOPT_MAX, &left);
+	c->flags |= TCP_CF_XOPT_PEER;
+	if (left)
+		TCP_CNT(c->eng, XOPT_NOT_CARRIED);
+}
+
 void
 tcp_conn_input(struct tcp_conn *c, struct rte_mbuf *m, struct tcp_seg_in *s)
 {
@@ -552,6 +566,8 @@ tcp_conn_input(struct tcp_conn *c, struct rte_mbuf *m, struct tcp_seg_in *s)
 
 	if (c->state == TCP_SYN_SENT) {
 		syn_sent_input(c, s);
+		if (c->state == TCP_ESTABLISHED)
+			keep_peer_xopts(c, m);
 		rte_pktmbuf_free(m);
 		return;
 	}

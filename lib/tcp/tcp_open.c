@@ -18,6 +18,10 @@ tcp_connect(struct tcp_engine *e, const struct tcp_endpoints *ep, void *arg,
 	struct tcp_conn *c;
 
 	e->now = now_ns;
+	if (ep->xopt_len > TCP_XOPT_MAX) {
+		rte_errno = EINVAL;
+		return NULL;
+	}
 	c = tcp_conn_new(e, ep, arg);
 	if (c == NULL)
 		return NULL;
@@ -56,12 +60,16 @@ ep_from_frame(struct tcp_endpoints *ep, const struct rte_mbuf *m,
 
 static struct tcp_conn *
 passive_open(struct tcp_engine *e, struct rte_mbuf *m, const struct tcp_seg_in *s,
-	     void *arg)
+	     const uint8_t *xopt, uint32_t xopt_len, void *arg)
 {
 	struct tcp_endpoints ep;
 	struct tcp_conn *c;
 
 	ep_from_frame(&ep, m, pkt_meta(m));
+	if (xopt_len) {
+		memcpy(ep.xopt, xopt, xopt_len);
+		ep.xopt_len = (uint8_t)xopt_len;
+	}
 	c = tcp_conn_new(e, &ep, arg);
 	if (c == NULL)
 		return NULL;
@@ -166,17 +174,51 @@ parse_or_count(struct tcp_engine *e, const struct rte_mbuf *m, struct tcp_seg_in
 }
 
 struct tcp_conn *
-tcp_accept(struct tcp_engine *e, struct rte_mbuf *syn, void *arg, uint64_t now_ns)
+tcp_accept_xopts(struct tcp_engine *e, struct rte_mbuf *syn, const uint8_t *xopt,
+		 uint32_t xopt_len, void *arg, uint64_t now_ns)
 {
 	struct tcp_seg_in s;
 
 	e->now = now_ns;
-	if (parse_or_count(e, syn, &s) != 0 ||
+	if (xopt_len > TCP_XOPT_MAX || (xopt_len && xopt == NULL) ||
+	    parse_or_count(e, syn, &s) != 0 ||
 	    (s.flags & (TCP_FL_SYN | TCP_FL_ACK | TCP_FL_RST)) != TCP_FL_SYN) {
 		rte_errno = EINVAL;
 		return NULL;
 	}
-	return passive_open(e, syn, &s, arg);
+	return passive_open(e, syn, &s, xopt, xopt_len, arg);
+}
+
+struct tcp_conn *
+tcp_accept(struct tcp_engine *e, struct rte_mbuf *syn, void *arg, uint64_t now_ns)
+{
+	return tcp_accept_xopts(e, syn, NULL, 0, arg, now_ns);
+}
+
+uint32_t
+tcp_syn_xopts(const struct rte_mbuf *m, uint8_t *buf, uint32_t cap, uint32_t *left)
+{
+	const struct pkt_meta *meta = pkt_meta((struct rte_mbuf *)(uintptr_t)m);
+	uint32_t dummy;
+
+	if (left == NULL)
+		left = &dummy;
+	*left = 0;
+	if (meta->l3 == PKT_L3_NONE || meta->l4_proto != IPPROTO_TCP ||
+	    (meta->flags & (PKT_F_L4 | PKT_F_MALFORMED)) != PKT_F_L4 ||
+	    meta->l4_len < 20 || (uint32_t)meta->l4_off + meta->l4_len > m->data_len)
+		return 0;
+	return tcp_seg_xopts(rte_pktmbuf_mtod_offset(m, const uint8_t *, meta->l4_off),
+			     meta->l4_len, buf, cap, left);
+}
+
+uint32_t
+tcp_conn_peer_xopts(const struct tcp_conn *c, uint8_t *buf)
+{
+	if (!(c->flags & TCP_CF_XOPT_PEER))
+		return 0;
+	memcpy(buf, c->ep.xopt, c->ep.xopt_len);
+	return c->ep.xopt_len;
 }
 
 int
@@ -255,7 +297,7 @@ no_conn:
 			rte_pktmbuf_free(m);
 			return TCP_INPUT_CONSUMED;
 		}
-		c = passive_open(e, m, &s, e->p.cb_arg);
+		c = passive_open(e, m, &s, NULL, 0, e->p.cb_arg);
 		if (c != NULL) {
 			/* Unknown to the user until it is connected. */
 			c->flags |= TCP_CF_UNANNOUNCED | TCP_CF_BACKLOG;

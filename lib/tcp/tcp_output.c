@@ -63,6 +63,7 @@ hdr_init(struct tcp_conn *c, struct tcp_seg_out *o, uint32_t seq, uint8_t flags)
 	o->flags = flags;
 	o->opts = 0;
 	o->nsack = 0;
+	o->xopt_len = 0;
 	if (flags & TCP_FL_ACK) {
 		o->ack = c->rcv_nxt;
 		c->flags &= ~TCP_CF_ACK_NOW;
@@ -148,6 +149,9 @@ tcp_send_syn(struct tcp_conn *c)
 			o.tsecr = 0;
 		}
 	}
+	/* What the caller carries over from a proxy's other leg. */
+	o.xopt_len = c->ep.xopt_len;
+	o.xopt = c->ep.xopt;
 	emit(c, &o, 0, 0);
 }
 

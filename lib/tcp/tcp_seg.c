@@ -2,6 +2,7 @@
 /* Segment parse and build. Checksums are computed in software so frames
  * are complete whatever the NIC offers. */
 
+#include <stdbool.h>
 #include <string.h>
 
 #include <rte_byteorder.h>
@@ -145,6 +146,59 @@ tcp_seg_opt_len(const struct tcp_seg_out *o)
 		n += 4;  /* NOP WS */
 	if ((o->opts & TCP_SO_SACK) && o->nsack)
 		n += 4 + 8u * o->nsack; /* NOP NOP SACK */
+	if (o->xopt_len)
+		n += (o->xopt_len + 3u) & ~3u; /* NOPs, then the options */
+	return n;
+}
+
+/* Kinds a proxy must not carry from one leg to the other: padding, what
+ * the engine negotiates per connection itself, signatures that cannot
+ * survive re-origination, MPTCP (terminated, not relayed) and AccECN
+ * (the engine negotiates no ECN). */
+static bool
+xopt_carried(uint8_t kind)
+{
+	switch (kind) {
+	case TCPOPT_KIND_EOL:
+	case TCPOPT_KIND_NOP:
+	case TCPOPT_KIND_MSS:
+	case TCPOPT_KIND_WS:
+	case TCPOPT_KIND_SACK_PERM:
+	case TCPOPT_KIND_SACK:
+	case TCPOPT_KIND_TS:
+	case TCPOPT_KIND_MD5:
+	case TCPOPT_KIND_AO:
+	case TCPOPT_KIND_MPTCP:
+	case TCPOPT_KIND_ACCECN0:
+	case TCPOPT_KIND_ACCECN1:
+		return false;
+	default:
+		return true; /* TFO, experiments (253, 254), unknown kinds */
+	}
+}
+
+uint32_t
+tcp_seg_xopts(const uint8_t *th, uint32_t hlen, uint8_t *buf, uint32_t cap,
+	      uint32_t *left)
+{
+	struct tcpopt_parsed po;
+	uint32_t n = 0;
+
+	*left = 0;
+	if (hlen <= 20 || tcpopt_parse(th, hlen, &po) != TCPOPT_MAL_NONE)
+		return 0;
+	for (unsigned int i = 0; i < po.n; i++) {
+		uint32_t len = po.opt[i].len;
+
+		if (!xopt_carried(po.opt[i].kind))
+			continue;
+		if (n + len > cap) {
+			(*left)++;
+			continue;
+		}
+		memcpy(buf + n, th + po.opt[i].off, len);
+		n += len;
+	}
 	return n;
 }
 
@@ -185,6 +239,12 @@ write_opts(uint8_t *p, const struct tcp_seg_out *o)
 			wr32(p + 4, o->sack[b].right);
 			p += 8;
 		}
+	}
+	if (o->xopt_len) {
+		for (unsigned int pad = (4u - (o->xopt_len & 3u)) & 3u; pad; pad--)
+			*p++ = TCPOPT_KIND_NOP;
+		memcpy(p, o->xopt, o->xopt_len);
+		p += o->xopt_len;
 	}
 	return p;
 }

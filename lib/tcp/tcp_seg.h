@@ -61,6 +61,8 @@ struct tcp_seg_out {
 	uint8_t ws;
 	uint8_t nsack;
 	uint16_t mss;
+	uint8_t xopt_len;      /* bytes at xopt, written after the rest */
+	const uint8_t *xopt;   /* whole options carried for a peer (SYNs) */
 	uint32_t tsval, tsecr;
 	struct tcp_sack_blk sack[TCP_SACK_MAX];
 };
@@ -83,6 +85,15 @@ static inline int tcp_seq_ge(uint32_t a, uint32_t b) { return (int32_t)(a - b) >
  */
 int tcp_seg_parse(const struct rte_mbuf *m, const struct pkt_meta *meta,
 		  struct tcp_seg_in *s, int verify_csum);
+
+/*
+ * Copy the options of the TCP header th (hlen bytes, already validated by
+ * tcpopt_parse()) that tcp_syn_xopts() carries, whole and in order, into
+ * buf while they fit in cap. Returns the bytes written; *left counts the
+ * carriable options that did not fit.
+ */
+uint32_t tcp_seg_xopts(const uint8_t *th, uint32_t hlen, uint8_t *buf,
+		       uint32_t cap, uint32_t *left);
 
 /* Bytes of options tcp_seg_build() will write for o. */
 uint32_t tcp_seg_opt_len(const struct tcp_seg_out *o);

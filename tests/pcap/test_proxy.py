@@ -69,3 +69,35 @@ def test_what_is_not_intercepted_passes_byte_for_byte():
     h.assert_same(r.outs[1], [other_port, other_dst, udp], "up")
     h.assert_same(r.outs[0], [down], "down")
     assert r.counter("proxy", "syn_intercepted") == 0
+
+
+def test_tfo_and_unknown_options_ride_on_the_server_leg_syn_mptcp_does_not():
+    # TFO cookie, an unknown kind 99 and MPTCP MP_CAPABLE (version 1).
+    syn = bytes(frames.eth() / IP(src=frames.V4C, dst=frames.V4S, ttl=64) /
+                TCP(sport=40002, dport=443, flags="S", seq=5000,
+                    options=[("MSS", 1460), ("SAckOK", b""),
+                             (34, b"\x11\x22\x33\x44\x55\x66\x77\x88"),
+                             (99, b"\xab\xcd"), (30, b"\x81\x00")]))
+    r = h.run([[syn], []], config="[proxy]\nintercept = 198.18.0.0/15:443\n")
+    h.assert_clean_exit(r)
+    assert len(r.outs[1]) == 1, r.outs
+    t = Ether(r.outs[1][0])[TCP]
+    raw = bytes(t)[20:t.dataofs * 4]
+    kinds = [k for k, _ in t.options]
+    assert b"\x22\x0a\x11\x22\x33\x44\x55\x66\x77\x88" in raw, t.options  # TFO whole
+    assert b"\x63\x04\xab\xcd" in raw, t.options                          # kind 99 whole
+    assert 30 not in kinds and "MPTCP" not in kinds, t.options
+    assert dict((k, v) for k, v in t.options).get("MSS") == 1460, t.options
+    assert r.counter("proxy", "syn_options_carried") == 1
+    assert r.counter("proxy", "syn_options_not_carried") == 0
+
+
+def test_a_signed_syn_is_bridged_not_intercepted():
+    md5 = bytes(frames.eth() / IP(src=frames.V4C, dst=frames.V4S, ttl=64) /
+                TCP(sport=40003, dport=443, flags="S", seq=9,
+                    options=[("MSS", 1460), (19, b"\x00" * 16)]))
+    r = h.run([[md5], []], config="[proxy]\nintercept = 198.18.0.0/15:443\n")
+    h.assert_clean_exit(r)
+    h.assert_same(r.outs[1], [md5], "signed SYN")
+    assert r.counter("proxy", "syn_bridged_signed") == 1
+    assert r.counter("proxy", "syn_intercepted") == 0

@@ -48,6 +48,14 @@ struct pair {
 };
 
 static struct tcp_engine *C, *P, *S;
+/* Options S's SYN-ACK carries: set, S holds SYNs and accepts them itself
+ * (as a proxy's client leg does) with these; the first SYN S and C see
+ * are copied into syn_at_s and synack_at_c. */
+static uint8_t s_xopt[TCP_XOPT_MAX];
+static uint32_t s_xopt_len;
+static int s_holds;
+static uint8_t syn_at_s[128], synack_at_c[128];
+static uint32_t syn_at_s_len, synack_at_c_len;
 static struct app app_c, app_s;
 static struct pair pr;
 static uint64_t now;
@@ -133,7 +141,10 @@ proxy_cb(struct tcp_conn *c, void *arg, uint32_t ev, uint64_t t)
 	if ((ev & TCP_EV_CONNECTED) && l->server) {
 		/* The server accepted: now answer the client as the server. */
 		l->conn = c;
-		p->cl.conn = tcp_accept(P, p->held_syn, &p->cl, now);
+		uint8_t x[TCP_XOPT_MAX];
+		uint32_t xn = tcp_conn_peer_xopts(c, x);
+
+		p->cl.conn = tcp_accept_xopts(P, p->held_syn, x, xn, &p->cl, now);
 		assert_non_null(p->cl.conn);
 		p->held_syn = NULL;
 	} else if (ev & TCP_EV_CONNECTED) {
@@ -173,10 +184,26 @@ deliver_due(void)
 			q[k++] = f;
 			continue;
 		}
+		if (f.dst != 1) {
+			const struct pkt_meta *pm = pkt_meta(f.m);
+			const uint8_t *th = rte_pktmbuf_mtod_offset(f.m, const uint8_t *, pm->l4_off);
+			uint8_t *keep = f.dst == 0 ? synack_at_c : syn_at_s;
+			uint32_t *keep_len = f.dst == 0 ? &synack_at_c_len : &syn_at_s_len;
+
+			if ((th[13] & TCP_FL_SYN) && *keep_len == 0) {
+				*keep_len = pm->l4_len;
+				memcpy(keep, th, pm->l4_len);
+			}
+		}
 		if (f.dst == 0) {
 			r = tcp_input(C, f.m, now);
 		} else if (f.dst == 2) {
 			r = tcp_input(S, f.m, now);
+			if (r == TCP_INPUT_NO_CONN && s_holds) {
+				assert_non_null(tcp_accept_xopts(S, f.m, s_xopt, s_xopt_len,
+								 &app_s, now));
+				continue;
+			}
 		} else {
 			r = tcp_input(P, f.m, now);
 			if (r == TCP_INPUT_NO_CONN && pr.held_syn == NULL &&
@@ -197,6 +224,8 @@ deliver_due(void)
 				ep.rport = pm->dport;
 				ep.port = 1;
 				ep.mss = s.mss;
+				ep.xopt_len = (uint8_t)tcp_syn_xopts(f.m, ep.xopt,
+								     TCP_XOPT_MAX, NULL);
 				pr.held_syn = f.m;
 				assert_non_null(tcp_connect(P, &ep, &pr.sv, now));
 				continue;
@@ -255,6 +284,8 @@ setup_three(int server_listens)
 	assert_non_null(S);
 	if (server_listens)
 		tcp_listen(S, 80, true);
+	s_holds = 0;
+	s_xopt_len = syn_at_s_len = synack_at_c_len = 0;
 	now = MS(1000);
 	qn = 0;
 }
@@ -399,6 +430,100 @@ a_server_reset_reaches_the_client_as_a_reset(void **state)
 	teardown_three();
 }
 
+/* Offset of the first option of this kind in a TCP header, or -1. */
+static int
+find_opt(const uint8_t *th, uint32_t hlen, uint8_t kind)
+{
+	uint32_t i = 20;
+
+	while (i < hlen && th[i] != 0) {
+		if (th[i] == 1) {
+			i++;
+			continue;
+		}
+		if (th[i] == kind)
+			return (int)i;
+		i += th[i + 1];
+	}
+	return -1;
+}
+
+static void
+tfo_and_unknown_options_cross_the_proxy_mptcp_does_not(void **state)
+{
+	/* C's SYN: TFO cookie request, unknown kind 99, an MPTCP option. */
+	static const uint8_t c_x[] = { 34, 2, 99, 4, 0xab, 0xcd, 30, 4, 0x01, 0x81 };
+	/* S's SYN-ACK: a TFO cookie and kind 253 with an ExID. */
+	static const uint8_t s_x[] = { 34, 10, 1, 2, 3, 4, 5, 6, 7, 8, 253, 4, 0x12, 0x34 };
+	struct tcp_endpoints ep;
+	int o;
+
+	(void)state;
+	setup_three(0);
+	s_holds = 1;
+	memcpy(s_xopt, s_x, sizeof(s_x));
+	s_xopt_len = sizeof(s_x);
+	wire_ep_v4(&ep);
+	memcpy(ep.xopt, c_x, sizeof(c_x));
+	ep.xopt_len = sizeof(c_x);
+	app_c.conn = tcp_connect(C, &ep, &app_c, now);
+	assert_non_null(app_c.conn);
+	for (int i = 0; i < 100; i++)
+		step();
+	assert_true(app_c.events & TCP_EV_CONNECTED);
+	assert_non_null(app_s.conn);
+
+	/* P's SYN to S: TFO request and kind 99 whole; no MPTCP. */
+	assert_true(syn_at_s_len > 20 && syn_at_s_len <= 60);
+	o = find_opt(syn_at_s, syn_at_s_len, 34);
+	assert_true(o > 0);
+	assert_int_equal(syn_at_s[o + 1], 2);
+	o = find_opt(syn_at_s, syn_at_s_len, 99);
+	assert_true(o > 0);
+	assert_memory_equal(syn_at_s + o, c_x + 2, 4);
+	assert_int_equal(find_opt(syn_at_s, syn_at_s_len, 30), -1);
+	assert_true(find_opt(syn_at_s, syn_at_s_len, 2) > 0); /* P's own MSS */
+	/* P's SYN-ACK to C: S's cookie and experiment, whole. */
+	o = find_opt(synack_at_c, synack_at_c_len, 34);
+	assert_true(o > 0);
+	assert_memory_equal(synack_at_c + o, s_x, 10);
+	o = find_opt(synack_at_c, synack_at_c_len, 253);
+	assert_true(o > 0);
+	assert_memory_equal(synack_at_c + o, s_x + 10, 4);
+	teardown_three();
+}
+
+static void
+tcp_syn_xopts_keeps_whole_options_that_fit_and_counts_the_rest(void **state)
+{
+	/* A SYN with 40 option bytes: MSS, MD5 (18), TFO (10), kind 200 (8). */
+	uint8_t opt[40] = { 2, 4, 0x05, 0xb4, 19, 18 };
+	uint8_t buf[TCP_XOPT_MAX];
+	uint32_t left, n;
+	struct rte_mbuf *m;
+	struct tcp_endpoints ep;
+	struct tcp_seg_out so = { .seq = 1, .flags = TCP_FL_SYN, .wnd = 100 };
+
+	(void)state;
+	memcpy(opt + 22, (const uint8_t[]){ 34, 10, 9, 9, 9, 9, 9, 9, 9, 9 }, 10);
+	memcpy(opt + 32, (const uint8_t[]){ 200, 8, 1, 1, 1, 1, 1, 1 }, 8);
+	/* Build it as raw options: carried by xopt with nothing else. */
+	so.xopt = opt;
+	so.xopt_len = sizeof(opt);
+	wire_ep_v4(&ep);
+	m = tcp_seg_build(test_pool, &ep, &so, NULL, 0, 0);
+	assert_non_null(m);
+	pkt_parse(m, pkt_meta(m), 0);
+	n = tcp_syn_xopts(m, buf, TCP_XOPT_MAX, &left);
+	assert_int_equal(n, 18);              /* TFO and kind 200; no MSS, no MD5 */
+	assert_memory_equal(buf, opt + 22, 18);
+	assert_int_equal(left, 0);
+	n = tcp_syn_xopts(m, buf, 12, &left);  /* room for the cookie only */
+	assert_int_equal(n, 10);
+	assert_int_equal(left, 1);
+	rte_pktmbuf_free(m);
+}
+
 int
 main(void)
 {
@@ -406,6 +531,8 @@ main(void)
 		cmocka_unit_test(a_proxied_connection_relays_both_ways_and_closes_cleanly),
 		cmocka_unit_test(a_refused_server_connection_looks_refused_to_the_client),
 		cmocka_unit_test(a_server_reset_reaches_the_client_as_a_reset),
+		cmocka_unit_test(tfo_and_unknown_options_cross_the_proxy_mptcp_does_not),
+		cmocka_unit_test(tcp_syn_xopts_keeps_whole_options_that_fit_and_counts_the_rest),
 	};
 
 	if (test_eal_init("relay") != 0)
