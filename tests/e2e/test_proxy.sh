@@ -6,7 +6,7 @@
 # (the sender half-closes and waits for the other side's FIN), 1 MB over
 # IPv6, a RST from either side reaching the other as a reset, a stalled
 # reader that must not make sluice buffer the whole transfer, 200
-# concurrent echoed connections, iperf3
+# concurrent echoed connections, TCP Fast Open cookies crossing both legs, iperf3
 # through the proxy against the same iperf3 through the plain bridge, a
 # closed port refused at the client as without the proxy, counters that
 # show the connections were proxied and not bridged, and a clean exit
@@ -143,6 +143,27 @@ elif mode in ("echosrv", "many"):
         n = int(sys.argv[3]); asyncio.run(srv(int(sys.argv[2])))
     else:
         n = int(sys.argv[4]); asyncio.run(cli(sys.argv[2], int(sys.argv[3])))
+elif mode == "tfosrv":      # tfosrv PORT N: TCP Fast Open listener, echo N
+    ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    ls.setsockopt(socket.IPPROTO_TCP, socket.TCP_FASTOPEN, 16)
+    ls.bind(("0.0.0.0", int(sys.argv[2]))); ls.listen(16); ls.settimeout(30)
+    for _ in range(int(sys.argv[3])):
+        c, _ = ls.accept(); c.settimeout(30)
+        c.sendall(sha_of_stream(c)[0].encode()); c.close()
+elif mode == "tfocli":      # tfocli HOST PORT: data in the SYN if a cookie is cached
+    data = b"fast open through sluice " * 20
+    c = socket.socket(socket.AF_INET, socket.SOCK_STREAM)  # blocking connect
+    c.sendto(data, socket.MSG_FASTOPEN, (sys.argv[2], int(sys.argv[3])))
+    c.settimeout(30)
+    c.shutdown(socket.SHUT_WR)
+    got = b""
+    while True:
+        b = c.recv(4096)
+        if not b:
+            break
+        got += b
+    print("OK" if got.decode() == hashlib.sha256(data).hexdigest() else "BAD %r" % got)
 elif mode == "refused":     # refused HOST PORT: must get ECONNREFUSED
     try:
         connect(sys.argv[2], int(sys.argv[3]))
@@ -250,6 +271,28 @@ server_reset() {
 	E2E_WHY="client saw the reset"
 }
 
+# TCP Fast Open through the proxy: the first connection asks for a
+# cookie, which must cross both legs (the server's SYN-ACK to the
+# client's), so the client caches the server's cookie; the second sends
+# data in its SYN with that cookie, which sluice's engine does not keep:
+# the client sends it again after the handshake, and it arrives intact.
+tfo() {
+	local spid r1 r2 m
+	srv sysctl -qw net.ipv4.tcp_fastopen=3
+	cli sysctl -qw net.ipv4.tcp_fastopen=1
+	cli ip tcp_metrics flush all 2>/dev/null
+	srv timeout --foreground 40 "$E2E_PY" "$PEER" tfosrv 7010 2 >"$E2E_TMP/tfo.srv" 2>&1 &
+	spid=$!; E2E_PIDS+=("$spid")
+	e2e_wait_listen 7010 || { E2E_WHY="server did not listen"; return 1; }
+	r1=$(cli timeout --foreground 20 "$E2E_PY" "$PEER" tfocli "$SRV4" 7010 2>&1)
+	m=$(cli ip tcp_metrics show "$SRV4" 2>&1)
+	r2=$(cli timeout --foreground 20 "$E2E_PY" "$PEER" tfocli "$SRV4" 7010 2>&1)
+	wait "$spid"
+	[ "$r1" = OK ] && [ "$r2" = OK ] || { E2E_WHY="client: '$r1' then '$r2'"; return 1; }
+	case "$m" in *fo_cookie*) ;; *) E2E_WHY="no TFO cookie cached by the client: $m"; return 1 ;; esac
+	E2E_WHY="client cached the server's cookie $(echo "$m" | awk '{ for (i = 1; i < NF; i++) if ($i == "fo_cookie") print $(i + 1) }'); data sent after a SYN with it arrived intact"
+}
+
 refused() {
 	local r
 	r=$(cli timeout --foreground 20 "$E2E_PY" "$PEER" refused "$SRV4" 7009 2>&1)
@@ -284,6 +327,7 @@ check proxy_server_reset server_reset
 check proxy_slow_reader slow_reader
 check proxy_concurrent_connections many_conns
 check proxy_refused refused
+check proxy_tcp_fast_open tfo
 if e2e_iperf 4; then
 	ratio=$(awk -v p="$E2E_MBPS" -v b="${BRIDGE_MBPS:-0}" 'BEGIN { if (b > 0) printf "%.2f", p / b; else print "n/a" }')
 	e2e_pass proxy_iperf "proxy $E2E_MBPS Mbit/s, bridge ${BRIDGE_MBPS:-?} Mbit/s, ratio $ratio, $E2E_RETRANS retransmits"
@@ -304,6 +348,7 @@ errs = []
 if c["connections_opened"] < 208: errs.append("connections_opened=%d < 208" % c["connections_opened"])
 if c["connections_reset"] < 2: errs.append("connections_reset=%d < 2" % c["connections_reset"])
 if c["connections_refused"] < 1: errs.append("connections_refused=%d < 1" % c["connections_refused"])
+if c.get("syn_options_carried", 0) < 2: errs.append("syn_options_carried=%d < 2 (TFO)" % c.get("syn_options_carried", 0))
 if c["bytes_up"] < 1000000: errs.append("bytes_up=%d < 1000000" % c["bytes_up"])
 if c["bytes_down"] < 1000000: errs.append("bytes_down=%d < 1000000" % c["bytes_down"])
 if errs: print("ERR " + "; ".join(errs))
