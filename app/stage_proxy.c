@@ -822,13 +822,27 @@ static int
 proxy_telemetry(void *const *ctxs, unsigned nb_workers, const char *params,
 		struct rte_tel_data *d)
 {
-	uint64_t px[PX_MAX], eng[TCP_CNT_MAX], active;
+	uint64_t px[PX_MAX], eng[TCP_CNT_MAX], active, legs = 0;
 	char key[64];
 
 	(void)params;
 	sum_counters(ctxs, nb_workers, px, eng, &active);
+	for (unsigned w = 0; w < nb_workers; w++) {
+		const struct proxy_stage *st = ctxs[w];
+
+		if (st != NULL && st->e != NULL)
+			legs += tcp_engine_conn_count(st->e);
+	}
 	rte_tel_data_start_dict(d);
 	rte_tel_data_add_dict_u64(d, "connections_active", active);
+	/* Memory accounting (perf/bench.sh proxy): state of the engine
+	 * connections held now (both legs, TIME-WAIT included) and of the
+	 * active pairs. Payload is in mbufs: /sluice/totals mempool_in_use. */
+	rte_tel_data_add_dict_u64(d, "engine_connections", legs);
+	rte_tel_data_add_dict_u64(d, "conn_state_bytes", tcp_conn_size());
+	rte_tel_data_add_dict_u64(d, "pair_state_bytes", sizeof(struct proxy_pair));
+	rte_tel_data_add_dict_u64(d, "state_bytes_in_use",
+				  legs * tcp_conn_size() + active * sizeof(struct proxy_pair));
 	for (unsigned k = 0; k < PX_MAX; k++)
 		rte_tel_data_add_dict_u64(d, px_names[k], px[k]);
 	for (unsigned k = 0; k < TCP_CNT_MAX; k++) {
