@@ -77,6 +77,7 @@ struct proxy_conf {
 	uint32_t snd_buf;
 	uint32_t rcv_buf;
 	uint8_t cc;
+	uint8_t syn_retries;
 };
 
 static int
@@ -221,6 +222,7 @@ proxy_parse(struct ini_file *f, void **conf, char *err, size_t errlen)
 	c->snd_buf = 256 * 1024;
 	c->rcv_buf = 256 * 1024;
 	c->cc = TCP_CC_CUBIC;
+	c->syn_retries = 6;
 	for (unsigned i = 0; i < f->count; i++) {
 		struct ini_entry *e = &f->entries[i];
 		uint64_t v = 0;
@@ -244,6 +246,9 @@ proxy_parse(struct ini_file *f, void **conf, char *err, size_t errlen)
 				c->snd_buf = (uint32_t)v;
 			else
 				c->rcv_buf = (uint32_t)v;
+		} else if (strcmp(e->key, "syn_retries") == 0) {
+			rc = ini_parse_u64(e->value, 1, 10, &v, why, sizeof(why));
+			c->syn_retries = (uint8_t)v;
 		} else if (strcmp(e->key, "cc") == 0) {
 			if (strcasecmp(e->value, "cubic") == 0) {
 				c->cc = TCP_CC_CUBIC;
@@ -769,6 +774,7 @@ proxy_stage_create(const void *conf, const struct stage_env *env,
 	prm.snd_buf = c->snd_buf;
 	prm.rcv_buf = c->rcv_buf;
 	prm.cc = c->cc;
+	prm.syn_retries = c->syn_retries;
 	prm.txq_size = 4096;
 	prm.cb = proxy_cb;
 	k0 = rte_rand();

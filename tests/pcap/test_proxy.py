@@ -25,6 +25,8 @@ def test_bad_proxy_keys_name_file_line_and_key():
     h.assert_config_error("[proxy]\nintercept = 198.18.0.0/33\n", 2, "intercept", "out of range")
     h.assert_config_error("[proxy]\nintercept = ::/0\nsnd_buf = 1k\n", 3, "snd_buf", "out of range")
     h.assert_config_error("[proxy]\ncc = bbr\n", 2, "cc", "cubic or newreno")
+    h.assert_config_error("[proxy]\nsyn_retries = 0\n", 2, "syn_retries", "out of range")
+    h.assert_config_error("[proxy]\nsyn_retries = 11\n", 2, "syn_retries", "out of range")
     h.assert_config_error("[proxy]\nmax_conns = 5\n", 2, "max_conns", "unknown key")
 
 
