@@ -84,20 +84,31 @@ sent_after(uint64_t t1, uint32_t seq1, uint64_t t2, uint32_t seq2)
 	return t1 > t2 || (t1 == t2 && tcp_seq_gt(seq1, seq2));
 }
 
-/* RFC 8985 6.2 steps 2 and 3, for one segment delivered by this ACK. */
+/* RFC 8985 6.2 steps 2 and 3, for one segment delivered by this ACK;
+ * cum: delivered by the cumulative ACK, not by a SACK block. */
 static void
-rack_update(struct tcp_conn *c, const struct tcp_txrec *r, const struct tcp_seg_in *s)
+rack_update(struct tcp_conn *c, const struct tcp_txrec *r, const struct tcp_seg_in *s,
+	    int cum)
 {
 	uint64_t now = c->eng->now;
 	uint64_t rtt = now - r->xmit_ns;
 
-	(void)s;
-	if ((r->flags & TCP_TR_RETRANS) && c->min_rtt_ns && rtt < c->min_rtt_ns) {
-		/* Ambiguous: an RTT below the minimum means the original
-		 * send was delivered, not the retransmission. (The echoed
-		 * timestamp cannot tell for SACKed data: RFC 7323 4.3 only
-		 * echoes in-order segments.) */
-		return;
+	if (r->flags & TCP_TR_RETRANS) {
+		/* Ambiguous: was the original delivered, or the
+		 * retransmission? An RTT below the minimum says the
+		 * original. So does a cumulative ACK whose TSecr is older
+		 * than the retransmission: it echoes the segment that
+		 * filled the hole (RFC 7323 4.3), sent before. Taking the
+		 * resend time as RACK.xmit_ts there would mark everything
+		 * sent before it and still in flight lost at once. (For
+		 * SACKed data the TSecr echoes an older in-order segment
+		 * and tells nothing.) The timestamp is tcp_ts_now()'s
+		 * clock at the resend. */
+		if (c->min_rtt_ns && rtt < c->min_rtt_ns)
+			return;
+		if (cum && (c->flags & TCP_CF_TS) && (s->opts & TCP_SO_TS) &&
+		    (int32_t)(s->tsecr - ((uint32_t)(r->xmit_ns / 1000000) + c->ts_off)) < 0)
+			return;
 	}
 	if (c->min_rtt_ns == 0 || rtt < c->min_rtt_ns)
 		c->min_rtt_ns = rtt;
@@ -136,7 +147,7 @@ tcp_rq_ack(struct tcp_conn *c, const struct tcp_seg_in *s)
 		if (r->flags & TCP_TR_SACKED)
 			c->sacked_bytes -= r->end - r->seq;
 		else
-			rack_update(c, r, s);
+			rack_update(c, r, s, 1);
 		c->rq_head = r->next;
 		c->rq_count--;
 		rec_release(e, i);
@@ -191,7 +202,7 @@ tcp_rq_sack(struct tcp_conn *c, const struct tcp_seg_in *s)
 			r->flags &= ~TCP_TR_LOST;
 			c->sacked_bytes += r->end - r->seq;
 			added += r->end - r->seq;
-			rack_update(c, r, s);
+			rack_update(c, r, s, 0);
 		}
 	}
 	return added;

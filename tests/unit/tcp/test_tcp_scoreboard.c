@@ -222,6 +222,74 @@ a_first_block_below_the_ack_is_a_dsack(void **state)
 	assert_int_equal(conn->reo_wnd_mult, 2);
 }
 
+/* Segment 0 is held up in the network; 1, 2 and 3 are SACKed at 1020, so
+ * RACK marks 0 lost and it is resent at 1020. At 1026 the original
+ * arrives and a cumulative ACK covers 0..3. */
+static void
+hold_up_segment_0_and_resend_it(void)
+{
+	uint32_t b[2] = { 0, 0 };
+	struct tcp_seg_in s;
+	struct tcp_txrec *r0;
+
+	setup_queue(MS(1000));
+	conn->flags |= TCP_CF_TS;
+	conn->min_rtt_ns = MS(5);
+	conn->srtt_ns = MS(20);
+	eng->now = MS(1020);
+	b[0] = base + SEG; b[1] = base + 4 * SEG;
+	s = ack_with(base, 1, b);
+	tcp_rq_sack(conn, &s);
+	assert_int_equal(tcp_rack_detect(conn), 1);
+	assert_true(flags_of(0) & TCP_TR_LOST);
+	r0 = tcp_rec(eng, conn->rq_head);
+	r0->flags = (r0->flags & ~TCP_TR_LOST) | TCP_TR_RETRANS;
+	r0->xmit_ns = MS(1020);
+	eng->now = MS(1026);
+	conn->snd_una = base + 4 * SEG;
+}
+
+static void
+an_ack_of_the_original_does_not_date_the_retransmission(void **state)
+{
+	struct tcp_seg_in s;
+
+	(void)state;
+	hold_up_segment_0_and_resend_it();
+	/* The ACK echoes the original's timestamp (sent at 1000): the
+	 * retransmission was not delivered (RFC 8985 6.2 step 2), although
+	 * 6 ms after it is above min_RTT. Segments 4..9 left with 1..3,
+	 * which took 20 ms: they are not overdue. Taking the resend time as
+	 * RACK.xmit_ts would mark all six lost at once. */
+	s = ack_with(conn->snd_una, 0, NULL);
+	s.opts |= TCP_SO_TS;
+	s.tsecr = (uint32_t)(MS(1000) / MS(1)) + conn->ts_off;
+	tcp_rq_ack(conn, &s);
+	assert_true(conn->rack_xmit_ns < MS(1001));
+	assert_int_equal(tcp_rack_detect(conn), 0);
+	for (int i = 4; i < 10; i++)
+		assert_false(flags_of(i) & TCP_TR_LOST);
+}
+
+static void
+an_ack_that_echoes_the_retransmission_dates_it(void **state)
+{
+	struct tcp_seg_in s;
+
+	(void)state;
+	hold_up_segment_0_and_resend_it();
+	/* This time the ACK echoes the retransmission's own timestamp: it
+	 * was delivered, 6 ms after it left, so segments 4..9, sent at 1000,
+	 * are overdue. */
+	s = ack_with(conn->snd_una, 0, NULL);
+	s.opts |= TCP_SO_TS;
+	s.tsecr = (uint32_t)(MS(1020) / MS(1)) + conn->ts_off;
+	tcp_rq_ack(conn, &s);
+	assert_int_equal(conn->rack_xmit_ns, MS(1020));
+	assert_int_equal(conn->rack_rtt_ns, MS(6));
+	assert_int_equal(tcp_rack_detect(conn), 6);
+}
+
 static void
 blocks_outside_the_window_are_ignored(void **state)
 {
@@ -249,6 +317,8 @@ main(void)
 		cmocka_unit_test(three_sacked_segments_leave_no_reordering_window),
 		cmocka_unit_test(a_retransmission_is_judged_by_its_own_send_time),
 		cmocka_unit_test(a_first_block_below_the_ack_is_a_dsack),
+		cmocka_unit_test(an_ack_of_the_original_does_not_date_the_retransmission),
+		cmocka_unit_test(an_ack_that_echoes_the_retransmission_dates_it),
 		cmocka_unit_test(blocks_outside_the_window_are_ignored),
 	};
 
