@@ -60,6 +60,17 @@ ooo_free_all(struct tcp_conn *c)
 	c->ooo_n = 0;
 }
 
+/* Remember a duplicate to report as a D-SACK block (RFC 2883). */
+static void
+dsack_note(struct tcp_conn *c, uint32_t left, uint32_t right)
+{
+	if (!(c->flags & TCP_CF_SACK) || !tcp_seq_lt(left, right))
+		return;
+	c->dsack_left = left;
+	c->dsack_right = right;
+	c->flags |= TCP_CF_DSACK;
+}
+
 /* Store [seq, seq+len) (chain..tail) out of order, trimming overlaps
  * with what is stored and merging adjacent ranges. */
 static void
@@ -87,6 +98,10 @@ ooo_insert(struct tcp_conn *c, uint32_t seq, struct rte_mbuf *chain,
 		if (tcp_seq_le(end, re)) {
 			struct tcp_mq dup = { chain, tail, len };
 
+			/* Held already: report the duplicate, and the block
+			 * holding it as the next block (RFC 2883 4). */
+			dsack_note(c, seq, end);
+			c->ooo_recent = rs;
 			tcp_mq_free(&dup);
 			return;
 		}
@@ -154,17 +169,6 @@ ooo_drain(struct tcp_conn *c)
 		c->ooo_n--;
 	}
 	return moved;
-}
-
-/* Remember a duplicate to report as a D-SACK block (RFC 2883). */
-static void
-dsack_note(struct tcp_conn *c, uint32_t left, uint32_t right)
-{
-	if (!(c->flags & TCP_CF_SACK) || !tcp_seq_lt(left, right))
-		return;
-	c->dsack_left = left;
-	c->dsack_right = right;
-	c->flags |= TCP_CF_DSACK;
 }
 
 /* Step 7 of 3.10.7.4: segment text. Takes the mbuf. */

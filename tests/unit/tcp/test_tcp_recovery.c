@@ -307,6 +307,65 @@ a_needless_retransmission_comes_back_as_dsack_and_widens_rack_window(void **stat
 	wire_free(w);
 }
 
+/* B sees 0..19, _, 21, 22, 22, 23...: the second copy of 22 is a duplicate
+ * of out-of-order data. */
+static struct {
+	uint32_t dup_seq, dup_end;
+	uint32_t dsack, dsack_then_block;
+} dd;
+
+static int
+dup_ooo_hook(struct wire *w, int to_b, const struct tcp_seg_in *s)
+{
+	(void)w;
+	if (!to_b) {
+		if (dd.dup_end != 0 && s->nsack > 0 && s->sack[0].left == dd.dup_seq &&
+		    s->sack[0].right == dd.dup_end) {
+			dd.dsack++;
+			if (s->nsack > 1 && tcp_seq_le(s->sack[1].left, dd.dup_seq - 1448) &&
+			    tcp_seq_ge(s->sack[1].right, dd.dup_end))
+				dd.dsack_then_block++;
+		}
+		return 0;
+	}
+	if (s->len == 0)
+		return 0;
+	if (rec.n_data == 22 && dd.dup_end == 0) {
+		dd.dup_seq = s->seq;
+		dd.dup_end = s->seq + s->len;
+	}
+	switch (rec.n_data++) {
+	case 20:
+		return 1;
+	case 22:
+		return 2;
+	default:
+		return 0;
+	}
+}
+
+static void
+a_duplicate_of_out_of_order_data_is_reported_by_dsack(void **state)
+{
+	struct wire *w = setup(0);
+
+	(void)state;
+	memset(&dd, 0, sizeof(dd));
+	w->drop = dup_ooo_hook;
+	wire_connect(w);
+	transfer(w, 200000);
+	/* RFC 2883 4: the duplicate first, then the block holding it (21
+	 * and 22 at least). Only 22 alone as the first block marks it: the
+	 * block of 21..23 is larger. */
+	assert_int_equal(dd.dsack, 1);
+	assert_int_equal(dd.dsack_then_block, 1);
+	assert_int_equal(cnt(w->b, TCP_CNT_DSACK_SENT), 1);
+	assert_int_equal(cnt(w->a, TCP_CNT_DSACK_RECEIVED), 1);
+	assert_int_equal(cnt(w->a, TCP_CNT_RETRANSMIT), 1);
+	assert_int_equal(cnt(w->a, TCP_CNT_RTO), 0);
+	wire_free(w);
+}
+
 int
 main(void)
 {
@@ -320,6 +379,7 @@ main(void)
 		cmocka_unit_test(a_lost_tail_is_repaired_by_a_probe_not_an_rto),
 		cmocka_unit_test(prr_sends_beta_times_what_was_delivered_during_recovery),
 		cmocka_unit_test(a_needless_retransmission_comes_back_as_dsack_and_widens_rack_window),
+		cmocka_unit_test(a_duplicate_of_out_of_order_data_is_reported_by_dsack),
 	};
 
 	if (test_eal_init("rec") != 0)
