@@ -76,6 +76,13 @@ struct aqm_fq_params {
 	uint32_t drop_batch;   /**< most packets dropped per overflow (64) */
 	uint32_t seed;         /**< flow-hash perturbation; random in production */
 	struct aqm_codel_params codel; /**< 5 ms, 100 ms, mtu 1514, ECN on */
+	/**
+	 * ACK filter (off): a pure TCP ACK that arrives while the tail of its
+	 * flow queue is an older pure ACK of the same connection which the new
+	 * one makes redundant removes that older ACK (counted ack_filtered).
+	 * See aqm_ack_supersedes() for exactly when.
+	 */
+	bool ack_filter;
 };
 
 /** One pipe: shaper + queue discipline. */
@@ -127,6 +134,7 @@ struct aqm_pipe_stats {
 	uint64_t drops[AQM_DROP_MAX];  /**< by enum aqm_drop_reason */
 	uint64_t ce_marks;             /**< CoDel marked instead of dropping */
 	uint64_t ce_threshold_marks;   /**< marked for sojourn > ce_threshold */
+	uint64_t ack_filtered;         /**< queued pure ACKs a newer one replaced */
 	uint64_t backlog_pkts;         /**< filled in by the stats call */
 	uint64_t backlog_bytes;        /**< filled in by the stats call */
 	/** Sojourn of sent packets; halved as a whole before a bucket overflows. */
@@ -217,6 +225,23 @@ void aqm_sched_stats(const struct aqm_sched *s, struct aqm_pipe_stats *st);
  */
 uint64_t aqm_sojourn_percentile(const uint32_t hist[AQM_HIST_BUCKETS],
 				unsigned int pct);
+
+/**
+ * The ACK filter's rule. Both frames must be parsed (struct pkt_meta valid).
+ * True when newer makes older redundant, so that dropping older loses no
+ * information the TCP sender uses:
+ * - both are pure ACKs: TCP, ACK set, SYN/FIN/RST/URG clear, no payload,
+ *   not a fragment, not malformed; same addresses, ports and VLAN tags;
+ * - the same TCP flag byte (ECE, CWR, AE, PSH) and the same IP DSCP/ECN;
+ * - their options are only NOP/EOL, timestamps and SACK; both or neither
+ *   carry timestamps, and newer's TSval and TSecr are not older's;
+ * - newer's cumulative ACK is not below older's; if it is equal, newer
+ *   carries SACK blocks and a window no smaller than older's (so a plain
+ *   duplicate ACK, which a sender may count, is never dropped);
+ * - every SACK block of older is below newer's cumulative ACK or inside a
+ *   SACK block of newer; older carries no D-SACK (RFC 2883) block.
+ */
+bool aqm_ack_supersedes(const struct rte_mbuf *newer, const struct rte_mbuf *older);
 
 /** Stable name of a drop reason, e.g. "overflow". */
 const char *aqm_drop_reason_name(enum aqm_drop_reason r);

@@ -113,6 +113,8 @@ aqm_fq_enqueue(struct aqm_sched *s, struct aqm_pipe *p, struct rte_mbuf *m,
 		fi = aqm_flow_index(meta->flow_hash, p->seed, p->flow_mask);
 	}
 	f = &p->flows[fi];
+	if (p->ack_filter && f->tail != NULL)
+		aqm_ack_filter(s, p, f, m);
 	meta->user64 = now;
 	flow_append(s, f, m);
 	f->backlog += len;

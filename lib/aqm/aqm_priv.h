@@ -56,7 +56,7 @@ struct aqm_pipe {
 	uint8_t framing;
 	uint8_t qdisc;
 	uint8_t where;         /* enum aqm_pipe_where */
-	uint8_t pad_;
+	uint8_t ack_filter;    /* aqm_fq_params.ack_filter */
 	/* Queue. */
 	struct aqm_flow *flows;
 	uint32_t flow_mask;
@@ -180,6 +180,11 @@ struct rte_mbuf *aqm_fq_flush_one(struct aqm_sched *s, struct aqm_pipe *p);
 void aqm_fq_idle(struct aqm_pipe *p);
 void aqm_fq_drop_fattest(struct aqm_sched *s, struct aqm_pipe *p,
 			 enum aqm_drop_reason why);
+
+/* ack.c: if m supersedes the pure ACK at f's tail, unlink and free that
+ * one (counted ack_filtered) and return true. */
+bool aqm_ack_filter(struct aqm_sched *s, struct aqm_pipe *p, struct aqm_flow *f,
+		    const struct rte_mbuf *m);
 
 /* ecn.c */
 bool aqm_ecn_mark_ce(struct rte_mbuf *m);

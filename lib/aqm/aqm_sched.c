@@ -181,6 +181,7 @@ aqm_sched_pipe_add(struct aqm_sched *s, const struct aqm_pipe_params *pp)
 	p->limit_pkts = fq->limit_pkts;
 	p->drop_batch = fq->drop_batch;
 	p->codel = fq->codel;
+	p->ack_filter = pp->qdisc == AQM_QDISC_FQ_CODEL && fq->ack_filter;
 	p->qdisc = (uint8_t)pp->qdisc;
 	p->fifo_limit_bytes = pp->fifo_limit_bytes;
 	p->fifo_limit_ms = pp->fifo_limit_bytes ? 0 : pp->fifo_limit_ms;
@@ -506,6 +507,7 @@ aqm_sched_stats(const struct aqm_sched *s, struct aqm_pipe_stats *st)
 			st->drops[r] += p->st.drops[r];
 		st->ce_marks += p->st.ce_marks;
 		st->ce_threshold_marks += p->st.ce_threshold_marks;
+		st->ack_filtered += p->st.ack_filtered;
 		st->backlog_pkts += p->backlog_pkts;
 		st->backlog_bytes += p->backlog_bytes;
 		for (int b = 0; b < AQM_HIST_BUCKETS; b++) {

@@ -26,6 +26,7 @@ struct aqm_subs {
 	uint32_t max_v6;
 	enum aqm_default_policy policy;
 	struct aqm_pipe_params pipe; /* template */
+	uint8_t ack_filter_dirs;     /* 1 << enum aqm_dir */
 };
 
 void
@@ -78,6 +79,7 @@ aqm_subs_create(const struct aqm_subs_params *p)
 	s->max_v6 = p->max_v6_subs;
 	s->policy = p->default_policy;
 	s->pipe = p->pipe;
+	s->ack_filter_dirs = p->ack_filter_dirs;
 
 	def_flows = p->default_policy == AQM_DEFAULT_PIPE ?
 		    (p->default_pipe.qdisc == AQM_QDISC_FIFO ? 1 : p->default_pipe.fq.flows) : 1;
@@ -106,6 +108,7 @@ aqm_subs_create(const struct aqm_subs_params *p)
 			aqm_pipe_params_default(&dp);
 			dp.fq.flows = 1;
 		}
+		dp.fq.ack_filter = (p->ack_filter_dirs >> d) & 1;
 		rc = aqm_sched_pipe_add(s->sched[d], &dp);
 		if (rc != 0) {
 			err = rc < 0 ? -rc : EINVAL;
@@ -212,11 +215,13 @@ aqm_subs_add(struct aqm_subs *s, const struct aqm_sub_entry *e)
 		return -ENOSPC;
 	pp = s->pipe;
 	pp.shaper = down;
+	pp.fq.ack_filter = (s->ack_filter_dirs >> AQM_DIR_DOWN) & 1;
 	rc = aqm_sched_pipe_add(s->sched[AQM_DIR_DOWN], &pp);
 	if (rc < 0)
 		return rc;
 	pp.shaper = up;
 	pp.fq.seed = s->pipe.fq.seed ^ 0x9e3779b9u; /* directions hash apart */
+	pp.fq.ack_filter = (s->ack_filter_dirs >> AQM_DIR_UP) & 1;
 	rc = aqm_sched_pipe_add(s->sched[AQM_DIR_UP], &pp);
 	if (rc < 0)
 		return rc; /* cannot happen: both pools are sized alike */

@@ -60,6 +60,10 @@ struct aqm_subs_params {
 	enum aqm_default_policy default_policy;
 	struct aqm_pipe_params default_pipe; /**< used when policy is PIPE */
 	uint64_t default_up_bps;     /**< upstream rate of the default pipe */
+	/** Directions whose pipes (default and subscribers') filter ACKs:
+	 *  bits 1 << enum aqm_dir (0: none). Overrides the templates'
+	 *  fq.ack_filter. */
+	uint8_t ack_filter_dirs;
 	struct aqm_sched_params sched; /**< name/socket/max_* are filled in */
 };
 

@@ -1,0 +1,213 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * ACK filter: on an asymmetric link the upstream carries the downloads'
+ * pure ACKs. When a newer pure ACK of a connection arrives while an older
+ * one still waits in the same flow queue, the older one tells the sender
+ * nothing the newer one does not, so it can go (the idea of CAKE's ACK
+ * filter). Only the flow queue's tail is considered: the newer ACK then
+ * takes the older one's place at the end of the queue, so nothing is
+ * reordered and the newest ACK is always kept.
+ */
+#include <string.h>
+
+#include "aqm_priv.h"
+
+#define TCP_FIN 0x01
+#define TCP_SYN 0x02
+#define TCP_RST 0x04
+#define TCP_ACK 0x10
+#define TCP_URG 0x20
+
+#define OPT_EOL 0
+#define OPT_NOP 1
+#define OPT_SACK 5
+#define OPT_TS 8
+
+#define MAX_SACK 4
+
+/* What the rule compares, read from a pure ACK's headers. */
+struct ack_info {
+	uint32_t ack;
+	uint32_t tsval;
+	uint32_t tsecr;
+	uint32_t sack[MAX_SACK][2]; /* left, right edge */
+	uint16_t win;
+	uint8_t flags;  /* TCP byte 13 */
+	uint8_t flags4; /* low nibble of TCP byte 12: AE and reserved bits */
+	uint8_t tos;    /* IPv4 TOS or IPv6 traffic class */
+	uint8_t has_ts;
+	uint8_t nsack;
+};
+
+static inline uint32_t
+rd32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+static inline bool
+seq_le(uint32_t a, uint32_t b)
+{
+	return (int32_t)(a - b) <= 0;
+}
+
+/* A pure ACK's fields; false if m is not a pure ACK the filter may touch. */
+static bool
+ack_parse(const struct rte_mbuf *m, struct ack_info *a)
+{
+	const struct pkt_meta *meta = pkt_meta((struct rte_mbuf *)(uintptr_t)m);
+	const uint8_t *d, *t, *o, *end;
+
+	if (meta->l4_proto != 6 /* TCP */ ||
+	    (meta->flags & (PKT_F_L4 | PKT_F_MALFORMED | PKT_F_FRAGMENT)) != PKT_F_L4)
+		return false;
+	/* No payload: the IP datagram ends where the TCP header does. */
+	if ((uint32_t)meta->l3_off + meta->l3_len != meta->payload_off ||
+	    meta->payload_off > rte_pktmbuf_data_len(m) || meta->l4_len < 20)
+		return false;
+	d = rte_pktmbuf_mtod(m, const uint8_t *);
+	t = d + meta->l4_off;
+	a->flags = t[13];
+	if ((a->flags & (TCP_FIN | TCP_SYN | TCP_RST | TCP_URG | TCP_ACK)) != TCP_ACK)
+		return false;
+	a->flags4 = t[12] & 0x0f;
+	a->ack = rd32(t + 8);
+	a->win = (uint16_t)(t[14] << 8 | t[15]);
+	if (meta->l3 == PKT_L3_IPV4)
+		a->tos = d[meta->l3_off + 1];
+	else
+		a->tos = (uint8_t)((d[meta->l3_off] & 0x0f) << 4 | d[meta->l3_off + 1] >> 4);
+	a->has_ts = 0;
+	a->tsval = a->tsecr = 0;
+	a->nsack = 0;
+	o = t + 20;
+	end = t + meta->l4_len;
+	while (o < end) {
+		uint8_t kind = o[0], len;
+
+		if (kind == OPT_EOL)
+			break;
+		if (kind == OPT_NOP) {
+			o++;
+			continue;
+		}
+		if (end - o < 2)
+			return false;
+		len = o[1];
+		if (len < 2 || len > end - o)
+			return false;
+		if (kind == OPT_TS && len == 10 && !a->has_ts) {
+			a->has_ts = 1;
+			a->tsval = rd32(o + 2);
+			a->tsecr = rd32(o + 6);
+		} else if (kind == OPT_SACK && len >= 10 && (len - 2) % 8 == 0 &&
+			   (len - 2) / 8 <= MAX_SACK && a->nsack == 0) {
+			a->nsack = (uint8_t)((len - 2) / 8);
+			for (unsigned int i = 0; i < a->nsack; i++) {
+				a->sack[i][0] = rd32(o + 2 + 8 * i);
+				a->sack[i][1] = rd32(o + 6 + 8 * i);
+			}
+		} else {
+			/* Anything else (MPTCP, TCP-AO, MD5, experiments, a
+			 * second TS or SACK) may carry what we cannot judge. */
+			return false;
+		}
+		o += len;
+	}
+	return true;
+}
+
+static bool
+same_connection(const struct pkt_meta *x, const struct pkt_meta *y)
+{
+	size_t alen = x->l3 == PKT_L3_IPV4 ? 4 : 16;
+
+	return x->l3 == y->l3 && x->sport == y->sport && x->dport == y->dport &&
+	       x->vlan_count == y->vlan_count &&
+	       (x->vlan_count == 0 || x->vlan_tci[0] == y->vlan_tci[0]) &&
+	       (x->vlan_count < 2 || x->vlan_tci[1] == y->vlan_tci[1]) &&
+	       memcmp(x->src, y->src, alen) == 0 && memcmp(x->dst, y->dst, alen) == 0;
+}
+
+/* Is [l, r) of older known to the sender from n's cumulative ACK or SACK? */
+static bool
+block_covered(const struct ack_info *n, uint32_t l, uint32_t r)
+{
+	if (seq_le(r, n->ack))
+		return true;
+	for (unsigned int i = 0; i < n->nsack; i++)
+		if (seq_le(n->sack[i][0], l) && seq_le(r, n->sack[i][1]))
+			return true;
+	return false;
+}
+
+bool
+aqm_ack_supersedes(const struct rte_mbuf *newer, const struct rte_mbuf *older)
+{
+	struct ack_info n, o;
+
+	if (!ack_parse(newer, &n) || !ack_parse(older, &o))
+		return false;
+	if (!same_connection(pkt_meta((struct rte_mbuf *)(uintptr_t)newer),
+			     pkt_meta((struct rte_mbuf *)(uintptr_t)older)))
+		return false;
+	if (n.flags != o.flags || n.flags4 != o.flags4 || n.tos != o.tos ||
+	    n.has_ts != o.has_ts)
+		return false;
+	if (n.has_ts && (!seq_le(o.tsval, n.tsval) || !seq_le(o.tsecr, n.tsecr)))
+		return false;
+	if (!seq_le(o.ack, n.ack))
+		return false;
+	if (n.ack == o.ack && (n.nsack == 0 || n.win < o.win))
+		return false;
+	for (unsigned int i = 0; i < o.nsack; i++) {
+		/* D-SACK: a block at or below its own cumulative ACK. */
+		if (seq_le(o.sack[i][1], o.ack))
+			return false;
+		if (!block_covered(&n, o.sack[i][0], o.sack[i][1]))
+			return false;
+	}
+	return true;
+}
+
+/* Predecessors walked to unlink a tail that is not the head. */
+#define ACK_FILTER_SCAN 64
+
+bool
+aqm_ack_filter(struct aqm_sched *s, struct aqm_pipe *p, struct aqm_flow *f,
+	       const struct rte_mbuf *m)
+{
+	struct rte_mbuf *old = f->tail, *prev = NULL;
+	uint32_t len;
+
+	if (old == NULL || !aqm_ack_supersedes(m, old))
+		return false;
+	if (f->head != old) {
+		struct rte_mbuf *x = f->head;
+
+		for (unsigned int i = 0; i < ACK_FILTER_SCAN && x != NULL; i++) {
+			struct rte_mbuf *next = *aqm_link(s, x);
+
+			if (next == old) {
+				prev = x;
+				break;
+			}
+			x = next;
+		}
+		if (prev == NULL)
+			return false; /* too deep a queue to walk: keep it */
+		*aqm_link(s, prev) = NULL;
+		f->tail = prev;
+	} else {
+		f->head = f->tail = NULL;
+	}
+	len = rte_pktmbuf_pkt_len(old);
+	f->backlog -= len;
+	p->backlog_pkts--;
+	p->backlog_bytes -= len;
+	p->mem -= aqm_truesize(old);
+	s->pending--;
+	p->st.ack_filtered++;
+	rte_pktmbuf_free(old);
+	return true;
+}
