@@ -69,7 +69,7 @@
 /* Configuration: one table of keys, parsed into vals[].               */
 
 enum aqm_key_kind { K_PORTS, K_QDISC, K_FIFO, K_TIME, K_U64, K_SIZE, K_BOOL,
-		    K_RATE, K_POLICY, K_PROFILE, K_INT, K_FRAMING, K_PATH };
+		    K_RATE, K_POLICY, K_PROFILE, K_INT, K_FRAMING, K_PATH, K_DIRS };
 
 #define AQM_KEYS(X) \
 	X(PORTS,        "ports",                   K_PORTS,   UINT64_MAX, 0, 0, 0) \
@@ -81,6 +81,7 @@ enum aqm_key_kind { K_PORTS, K_QDISC, K_FIFO, K_TIME, K_U64, K_SIZE, K_BOOL,
 	X(ECN,          "ecn",                     K_BOOL,    1, 0, 1, 0) \
 	X(QUANTUM,      "quantum",                 K_U64,     1514, 64, 65536, 0) \
 	X(DROP_BATCH,   "drop_batch",              K_U64,     64, 1, 4096, 0) \
+	X(ACK_FILTER,   "ack_filter",              K_DIRS,    0, 0, 0, 0) \
 	X(FLOWS,        "flows",                   K_U64,     1024, 1, AQM_FLOWS_MAX, 0) \
 	X(LIMIT,        "limit",                   K_U64,     10240, 1, 1000000, 0) \
 	X(MEMORY_LIMIT, "memory_limit",            K_SIZE,    32u << 20, 0, 1ULL << 40, 0) \
@@ -262,6 +263,21 @@ parse_value(struct aqm_conf *c, int k, const struct ini_entry *e,
 			return -1;
 		if (x < AQM_RATE_MIN || x > AQM_RATE_MAX) {
 			snprintf(why, whylen, "'%s' out of range 64kbit..100gbit (or 0 = unshaped)", v);
+			return -1;
+		}
+		break;
+	case K_DIRS:
+		/* Bits 1 << enum aqm_dir. */
+		if (strcasecmp(v, "off") == 0)
+			x = 0;
+		else if (strcasecmp(v, "up") == 0)
+			x = 1u << AQM_DIR_UP;
+		else if (strcasecmp(v, "down") == 0)
+			x = 1u << AQM_DIR_DOWN;
+		else if (strcasecmp(v, "both") == 0)
+			x = (1u << AQM_DIR_UP) | (1u << AQM_DIR_DOWN);
+		else {
+			snprintf(why, whylen, "'%s' is not a direction (off, up, down or both)", v);
 			return -1;
 		}
 		break;
@@ -1053,6 +1069,7 @@ tel_dir(struct rte_tel_data *d, const struct aqm_pipe_stats *ps,
 	}
 	rte_tel_data_add_dict_u64(d, "ce_marked", ps->ce_marks + ps->ce_threshold_marks);
 	rte_tel_data_add_dict_u64(d, "ce_threshold_marked", ps->ce_threshold_marks);
+	rte_tel_data_add_dict_u64(d, "ack_filtered", ps->ack_filtered);
 	rte_tel_data_add_dict_u64(d, "backlog_pkts", ps->backlog_pkts);
 	rte_tel_data_add_dict_u64(d, "backlog_bytes", ps->backlog_bytes);
 	rte_tel_data_add_dict_u64(d, "sojourn_p50_us", aqm_sojourn_percentile(ps->sojourn_hist, 50) / 1000);
@@ -1078,6 +1095,7 @@ merge_stats(struct aqm_pipe_stats *t, const struct aqm_pipe_stats *s)
 		t->drops[r] += s->drops[r];
 	t->ce_marks += s->ce_marks;
 	t->ce_threshold_marks += s->ce_threshold_marks;
+	t->ack_filtered += s->ack_filtered;
 	t->backlog_pkts += s->backlog_pkts;
 	t->backlog_bytes += s->backlog_bytes;
 	for (int b = 0; b < AQM_HIST_BUCKETS; b++) {
@@ -1375,6 +1393,7 @@ aqm_create(const void *conf, const struct stage_env *env, struct stage *out)
 	sp.default_policy = (enum aqm_default_policy)c->val[AK_DEFAULT];
 	conf_pipe(c, false, &sp.default_pipe);
 	sp.default_up_bps = c->val[AK_RATE_UP];
+	sp.ack_filter_dirs = (uint8_t)c->val[AK_ACK_FILTER];
 	/* Keep a share of the mempool free for rx: queues may hold at most
 	 * half of it, split over workers and directions. */
 	uint32_t maxq = (uint32_t)c->val[AK_MAX_QUEUED];
@@ -1414,12 +1433,14 @@ aqm_create(const void *conf, const struct stage_env *env, struct stage *out)
 			aqm_g.ctl_started = true;
 		else
 			aqm_log("no control thread: SIGHUP reloads are off");
-		aqm_log("%u subscriber(s), unknown addresses %s, default rates down=%" PRIu64 " up=%" PRIu64 " bit/s, %s, %u worker(s)",
+		static const char *const ackf[4] = { "off", "down", "up", "both" };
+
+		aqm_log("%u subscriber(s), unknown addresses %s, default rates down=%" PRIu64 " up=%" PRIu64 " bit/s, %s, ack_filter %s, %u worker(s)",
 			c->nsubs,
 			c->val[AK_DEFAULT] == AQM_DEFAULT_PIPE ? "go to the default pipe" : "pass unshaped",
 			c->val[AK_RATE_DOWN], c->val[AK_RATE_UP],
 			c->val[AK_QDISC] == AQM_QDISC_FIFO ? "fifo" : "fq_codel",
-			env->nb_workers);
+			ackf[c->val[AK_ACK_FILTER] & 3], env->nb_workers);
 	}
 	return 0;
 }
@@ -1435,7 +1456,8 @@ aqm_report(void *const *ctxs, unsigned nb_workers, FILE *out)
 		fprintf(out, "aqm dir=%s enqueued=%" PRIu64 " sent=%" PRIu64
 			" drop_codel=%" PRIu64 " drop_overflow=%" PRIu64
 			" drop_memory=%" PRIu64 " ce_marked=%" PRIu64
-			" ce_threshold=%" PRIu64 " backlog_pkts=%" PRIu64
+			" ce_threshold=%" PRIu64 " ack_filtered=%" PRIu64
+			" backlog_pkts=%" PRIu64
 			" backlog_bytes=%" PRIu64 " passed=%" PRIu64
 			" malformed_passed=%" PRIu64 " handoffs=%" PRIu64
 			" handoff_in=%" PRIu64 " handoff_drops=%" PRIu64
@@ -1444,7 +1466,7 @@ aqm_report(void *const *ctxs, unsigned nb_workers, FILE *out)
 			ps.drops[AQM_DROP_CODEL], ps.drops[AQM_DROP_OVERFLOW],
 			ps.drops[AQM_DROP_MEMORY],
 			ps.ce_marks + ps.ce_threshold_marks, ps.ce_threshold_marks,
-			ps.backlog_pkts, ps.backlog_bytes, ds.passed, ds.malformed,
+			ps.ack_filtered, ps.backlog_pkts, ps.backlog_bytes, ds.passed, ds.malformed,
 			ds.handoffs, ds.handoff_in, ds.handoff_drops,
 			aqm_sojourn_percentile(ps.sojourn_hist, 50) / 1000,
 			aqm_sojourn_percentile(ps.sojourn_hist, 95) / 1000,

@@ -205,6 +205,78 @@ def test_order_within_each_flow_is_preserved():
     assert len(last) == 6
 
 
+# CoDel is kept out of the way (target 1 s; everything leaves in < 1 s),
+# so every missing ACK is the filter's doing.
+CFG_ACKF = ("[aqm]\nports = 0\nqdisc = fq_codel\ndefault = pipe\n"
+            "rate_down = 10mbit\nrate_up = 1mbit\ntarget = 1s\ninterval = 3s\n"
+            "ack_filter = %s\n")
+
+
+def ack4(ack, tsval, sport=40001):
+    """A pure ACK of a download flow, subscriber -> internet, as Linux
+    sends it (NOP NOP timestamps)."""
+    opts = [("NOP", None), ("NOP", None), ("Timestamp", (tsval, 77))]
+    return (Ether(src=C_MAC, dst=S_MAC) / IP(src=SUB4, dst=NET4) /
+            TCP(sport=sport, dport=443, flags="A", seq=1, ack=ack, window=500, options=opts))
+
+
+def _ackf_input():
+    """A bulk upload interleaved with two download flows' ACKs, all at
+    once, so that a 1 Mbit/s upstream queues them: flow 40001 acks 1448
+    more bytes each time, flow 40002 sends duplicate ACKs (same ACK, no
+    SACK), which a sender may count and the filter must keep."""
+    frames, acks, dups = [], [], []
+    for i in range(150):
+        frames.append(up4(sport=41000, proto="tcp", size=500, seq=i))
+        for k in range(2):
+            a = ack4(1 + 1448 * (2 * i + k + 1), 1000 + 2 * i + k)
+            frames.append(a)
+            acks.append(bytes(a))
+        if i % 3 == 0:
+            d = ack4(1, 1000 + i, sport=40002)
+            frames.append(d)
+            dups.append(bytes(d))
+    return frames, acks, dups
+
+
+def _flow(out, sport):
+    return [f for f in out if TCP in Ether(f) and Ether(f)[TCP].sport == sport]
+
+
+def test_ack_filter_up_removes_only_superseded_acks_and_keeps_the_newest():
+    frames, acks, dups = _ackf_input()
+    r = run([frames, []], CFG_ACKF % "up")
+    h.assert_clean_exit(r)
+    out = r.outs[1]
+    filtered = r.aqm("up", "ack_filtered")
+    assert r.drops("up") == 0, "CoDel dropped: the test cannot judge\n" + r.stdout
+    assert filtered > 0, "nothing filtered:\n" + r.stdout
+    assert r.aqm("down", "ack_filtered") == 0
+    assert len(out) + filtered == len(frames), r.stdout
+    # The ACKs kept leave byte for byte as they came, in order, the newest
+    # one included; exactly the filtered ones are missing.
+    got = _flow(out, 40001)
+    pos = [acks.index(f) for f in got]
+    assert pos == sorted(pos) and len(set(pos)) == len(pos), "reordered or duplicated"
+    assert pos[-1] == len(acks) - 1, "the newest ACK was dropped"
+    assert len(got) + filtered == len(acks), (len(got), filtered, len(acks))
+    # Duplicate ACKs and the data all pass, unchanged and in order.
+    h.assert_same(_flow(out, 40002), dups, "duplicate ACKs")
+    h.assert_same(_flow(out, 41000), [bytes(f) for f in frames if TCP in f and f[TCP].sport == 41000],
+                  "bulk data")
+
+
+def test_ack_filter_off_or_down_passes_every_upstream_ack():
+    frames, acks, dups = _ackf_input()
+    for mode in ("off", "down"):
+        r = run([frames, []], CFG_ACKF % mode)
+        h.assert_clean_exit(r)
+        assert r.drops("up") == 0, "CoDel dropped: the test cannot judge\n" + r.stdout
+        assert r.aqm("up", "ack_filtered") == 0
+        h.assert_same(_flow(r.outs[1], 40001), acks, "ACKs with ack_filter = " + mode)
+        assert len(r.outs[1]) == len(frames)
+
+
 SUBS_CSV = "prefix,down,up\n198.18.0.0/24,2mbit,1mbit\n2001:db8:1::/48,2mbit,1mbit\n"
 
 
@@ -293,6 +365,7 @@ def test_bad_aqm_values_exit_2_naming_file_line_and_key():
     h.assert_config_error("[aqm]\nrate_up = 10mbit\nbogus = 1\n", 3, "bogus", "unknown key")
     h.assert_config_error("[aqm]\nports = 0,x\n", 2, "ports", "port pair index")
     h.assert_config_error("[aqm]\nprofile = carrier-pigeon\n", 2, "profile", "unknown profile")
+    h.assert_config_error("[aqm]\nack_filter = yes\n", 2, "ack_filter", "off, up, down or both")
     h.assert_config_error("[aqm]\nqdisc = fifo\nfifo_limit = 1s\ndefault = pipe\nrate_down = 1mbit\n",
          3, "fifo_limit", "needs rate_down and rate_up")
 
