@@ -9,6 +9,12 @@
 
 /* RFC 8985 7.2 WCDelAckT: the worst-case delayed ACK timer. */
 #define TCP_WC_DELACK_NS 200000000ull
+/* Added to 2 SRTT when more than one segment is out. RTT samples come
+ * from the 1 ms timestamp clock, so on a sub-millisecond path most are 0
+ * and SRTT tends to 0: a bare 2 SRTT fired a probe microseconds after the
+ * segment it resent, before the ACK already on its way (Linux adds 2 ms
+ * as well). */
+#define TCP_PTO_SLACK_NS 2000000ull
 
 uint32_t
 tcp_ts_now(const struct tcp_conn *c)
@@ -308,7 +314,8 @@ retransmit_lost(struct tcp_conn *c, uint32_t *inflight)
 
 /* Arm the retransmission timer, or in its place the tail loss probe
  * (RFC 8985 7.2): PTO = 2 SRTT, plus the worst-case delayed ACK when a
- * single segment is out, never later than the RTO would fire. */
+ * single segment is out and 2 ms else, never later than the RTO would
+ * fire. */
 void
 tcp_arm_rtx(struct tcp_conn *c)
 {
@@ -325,6 +332,8 @@ tcp_arm_rtx(struct tcp_conn *c)
 		pto = 2 * c->srtt_ns;
 		if (c->snd_max - c->snd_una <= c->mss)
 			pto += TCP_WC_DELACK_NS;
+		else
+			pto += TCP_PTO_SLACK_NS;
 		if (pto < rto_backed_off(c)) {
 			c->flags &= ~TCP_CF_PERSIST;
 			c->flags |= TCP_CF_TLP_ARMED;

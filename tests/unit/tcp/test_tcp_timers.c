@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "tcp_test_util.h"
+#include "tcp_impl.h"
 
 static struct tcp_engine_params pa, pb;
 
@@ -376,6 +377,39 @@ an_rto_caused_by_a_delay_spike_is_detected_and_undone(void **state)
 	wire_free(w);
 }
 
+/* Every pure ACK from B is late by w->hold: its host was busy. */
+static int
+late_ack(struct wire *w, int to_b, const struct tcp_seg_in *s)
+{
+	(void)w;
+	return !to_b && s->len == 0 && !(s->flags & (TCP_FL_SYN | TCP_FL_FIN)) ? 3 : 0;
+}
+
+static void
+a_late_ack_on_a_sub_millisecond_path_draws_no_probe(void **state)
+{
+	static uint8_t buf[2 * 1448];
+	struct wire *w = setup(0);
+	struct tcp_conn *c;
+
+	(void)state;
+	w->delay = US(50);
+	c = wire_connect(w);
+	/* RTT samples come from the 1 ms timestamp clock: on a path of
+	 * 100 us most are 0 and SRTT decays to microseconds (the proxy e2e
+	 * test saw a probe 6 us after the segment it resent). */
+	c->srtt_ns = US(20);
+	w->drop = late_ack;
+	w->hold = MS(1);
+	assert_int_equal(tcp_send(c, buf, sizeof(buf), w->now), (int32_t)sizeof(buf));
+	wire_run(w, MS(20));
+	assert_int_equal(w->app_b.rx_bytes, sizeof(buf));
+	/* The ACK, 1.1 ms after the two segments, came before the probe. */
+	assert_int_equal(tcp_engine_counters(w->a)[TCP_CNT_TLP], 0);
+	assert_int_equal(tcp_engine_counters(w->a)[TCP_CNT_RETRANSMIT], 0);
+	wire_free(w);
+}
+
 int
 main(void)
 {
@@ -390,6 +424,7 @@ main(void)
 		cmocka_unit_test(data_that_is_never_acked_times_out_with_a_reset),
 		cmocka_unit_test(keepalive_probes_an_idle_peer_and_gives_up_when_it_is_gone),
 		cmocka_unit_test(an_rto_caused_by_a_delay_spike_is_detected_and_undone),
+		cmocka_unit_test(a_late_ack_on_a_sub_millisecond_path_draws_no_probe),
 	};
 
 	if (test_eal_init("tmr") != 0)
