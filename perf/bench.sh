@@ -19,6 +19,9 @@ ROOT=$(cd "$HERE/.." && pwd)
 # ---------------------------------------------------------------- settings
 # Every setting has an environment variable; flags override them.
 PY=${BENCH_PYTHON:-/usr/bin/python3}
+ROUNDS_SET=${BENCH_ROUNDS:+1}      # given: proxy mode keeps it
+DURATION_SET=${BENCH_DURATION:+1}
+QUICK=""
 ROUNDS=${BENCH_ROUNDS:-7}          # runs of each contender
 DURATION=${BENCH_DURATION:-2}      # measuring window, seconds
 WARMUP=${BENCH_WARMUP:-2}          # forwarding before the window, seconds
@@ -61,7 +64,15 @@ Modes:
                 two lines:
                 ratio tcpopt_syn_vs_passthrough <tcpopt pps / pass-through pps>
                 ratio tcpopt_data_vs_passthrough <tcpopt pps / pass-through pps>
-  proxy         (planned) sluice MPTCP proxy goodput vs testpmd bridge
+  proxy         sluice as a transparent TCP proxy
+                (config/examples/proxy-all-tcp.ini) vs sluice as a bridge,
+                between two network namespaces on net_af_packet veths
+                (tests/e2e/lib.sh; needs root, iperf3): iperf3 goodput 1
+                and 4 streams both ways, connections per second, and
+                memory per held connection; 5 rounds of 3 s measurements
+                by default (--duration sets the seconds); last two lines:
+                ratio proxy_conn_rate_vs_bridge <proxy conn/s / bridge conn/s>
+                ratio proxy_vs_bridge <proxy Mbit/s / bridge Mbit/s>
 
 Options (environment variable in brackets):
   --rounds N      runs of each contender, alternating     [BENCH_ROUNDS=$ROUNDS]
@@ -90,10 +101,10 @@ misuse() { echo "bench: $*" >&2; echo "try perf/bench.sh --help" >&2; exit 2; }
 MODE=""
 while [ $# -gt 0 ]; do
 	case "$1" in
-	--rounds) ROUNDS=${2:?}; shift ;;
-	--duration) DURATION=${2:?}; shift ;;
+	--rounds) ROUNDS=${2:?}; ROUNDS_SET=1; shift ;;
+	--duration) DURATION=${2:?}; DURATION_SET=1; shift ;;
 	--warmup) WARMUP=${2:?}; shift ;;
-	--quick) ROUNDS=1; DURATION=1; WARMUP=0.5 ;;
+	--quick) ROUNDS=1; DURATION=1; WARMUP=0.5; QUICK=1; ROUNDS_SET=1 ;;
 	--order) ORDER=${2:?}; shift ;;
 	--burst) BURST=${2:?}; shift ;;
 	--lcores) CTRL_LCORE=${2%%,*}; FWD_LCORE=${2##*,}; shift ;;
@@ -427,16 +438,25 @@ EOF
 	TRAFFIC_DESC="net_pcap1 infinite_rx=1 replaying $AQM_FLOWS UDP flows to $AQM_SUBS subscribers ($AQM_SIZE B, downstream) into net_null0 (no rx); $MBUFS mbufs"
 }
 
-mode_planned() {
-	echo "bench: mode '$MODE' is planned but not implemented yet; see perf/README.md" >&2
-	exit 2
+# Other busy processes share the lcores and skew both contenders; say so.
+busy_others() {
+	ps -eo pid=,pcpu=,comm= --sort=-pcpu 2>/dev/null |
+		awk -v me=$$ '$1 != me && $2 >= 20 { printf "%s%s(%s%%)", sep, $3, $2; sep=" " }'
+}
+
+# proxy: real TCP through namespaces, not pps on vdevs; its own file.
+mode_proxy() {
+	# shellcheck source=bench_proxy.sh
+	. "$HERE/bench_proxy.sh"
+	proxy_main
+	exit 0
 }
 
 case "$MODE" in
 passthrough) mode_passthrough ;;
 tcpopt) mode_tcpopt ;;
 aqm) mode_aqm ;;
-proxy) mode_planned ;;
+proxy) mode_proxy ;;
 *) misuse "unknown mode '$MODE'" ;;
 esac
 if [[ " ${CONTENDERS[*]} " == *" testpmd"* ]]; then
@@ -446,11 +466,6 @@ fi
 # ------------------------------------------------------------------- run
 echo "bench: mode $MODE, $ROUNDS round(s), ${WARMUP} s warm-up + ${DURATION} s window, burst $BURST"
 echo "bench: forwarding lcore $FWD_LCORE for everyone; testpmd's main lcore $CTRL_LCORE; EAL --no-huge -m $MEM_MB --no-pci --no-shconf, ${TRAFFIC_DESC:-net_null0/1$NULL_ARGS}"
-# Other busy processes share the lcores and skew both contenders; say so.
-busy_others() {
-	ps -eo pid=,pcpu=,comm= --sort=-pcpu 2>/dev/null |
-		awk -v me=$$ '$1 != me && $2 >= 20 { printf "%s%s(%s%%)", sep, $3, $2; sep=" " }'
-}
 echo "bench: load average $(cut -d' ' -f1-3 /proc/loadavg)"
 others=$(busy_others)
 [ -n "$others" ] && echo "bench: WARNING: other busy processes may skew the figures: $others"

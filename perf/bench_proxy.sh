@@ -1,0 +1,301 @@
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# perf/bench_proxy.sh: the proxy mode of perf/bench.sh, which sources this
+# file after parsing its options and calls proxy_main. See perf/README.md,
+# "proxy".
+#
+# Two contenders, alternating in every round, on the same namespaces and
+# veths (tests/e2e/lib.sh): sluice as a plain bridge (no configuration)
+# and sluice as a transparent TCP proxy (config/examples/proxy-all-tcp.ini
+# with max_connections = PROXY_MAXCONN unless the file sets it).
+# Each run measures, through that sluice:
+#   - goodput: iperf3 for PROXY_SECS seconds, client to server and back
+#     (-R), with 1 and with 4 streams (receiver's bytes / receiver's time);
+#     and how busy sluice was meanwhile;
+#   - connections per second: perf/proxy_load.py rate, PROXY_CONC
+#     connections in flight, each connect + 64-byte request + 64-byte
+#     reply + close, for PROXY_SECS seconds or PX_RATE_MAX connections.
+# After the rounds, one more proxy run holds PROXY_HOLD idle connections
+# open and reads sluice's own accounting (telemetry /sluice/proxy,
+# /sluice/totals, /eal/heap_info, /mempool/info) and the kernel's VmRSS.
+#
+# Uses from perf/bench.sh: PY, HERE, ROOT, ROUNDS, DURATION, ORDER,
+# CTRL_LCORE, FWD_LCORE, SLUICE, LOGDIR, KEEP_LOGS, ROUNDS_SET,
+# DURATION_SET, QUICK, die, cleanup.
+
+PROXY_CONF_BASE=${BENCH_PROXY_CONF:-$ROOT/config/examples/proxy-all-tcp.ini}
+PROXY_MAXCONN=${BENCH_PROXY_MAXCONN:-4096}
+PROXY_CONC=${BENCH_PROXY_CONC:-16}
+PROXY_HOLD=${BENCH_PROXY_HOLD:-1000}
+PROXY_LOAD_PORT=7100
+
+proxy_cleanup() {
+	e2e_cleanup
+	cleanup
+}
+
+# px_tel COMMAND [KEY.PATH]: telemetry of the running sluice.
+px_tel() { e2e_tel "$@"; }
+
+# px_get JSON KEY...: those keys of a JSON object, space-separated.
+px_get() {
+	"$PY" -c 'import json, sys
+d = json.loads(sys.argv[1])
+print(" ".join(str(d[k]) for k in sys.argv[2:]))' "$@"
+}
+
+# px_cputimes: sluice's user and system time and the wall clock, all in
+# clock ticks (/proc/PID/stat utime, stime; uptime). System time is the
+# AF_PACKET syscalls plus the receiving namespace's kernel work that
+# veth runs in the sender's context.
+px_cputimes() {
+	local hz
+	hz=$(getconf CLK_TCK)
+	awk -v hz="$hz" -v up="$(cut -d' ' -f1 /proc/uptime)" '{
+		sub(/^.*\) /, ""); printf "%d %d %d\n", $12, $13, up * hz }' \
+		"/proc/$SLUICE_PID/stat"
+}
+
+# The goodput cases: name, iperf3 client arguments.
+PX_CASES=(up1 "" up4 "-P 4" down1 "-R" down4 "-R -P 4")
+
+# px_run CONTENDER ROUND: one sluice, every measurement, one line.
+px_run() {
+	local c=$1 r=$2 cfg="" i name args line="" sum=0 n=0 before after out rate extra="" heap
+	local w0 w1 cpu load t0 t1
+	[ "$c" = proxy ] && cfg=$PROXY_CONF
+	e2e_start_sluice "$cfg" || die "$c: sluice did not start: $E2E_WHY"
+	e2e_ping 4 3 0.05 || die "$c: no ping through sluice: $E2E_WHY"
+	# How loaded sluice was during the transfers: its thread's time on
+	# the CPU, user and system, and frames received per loop that
+	# received any (both ports: up to twice the burst).
+	w0=$(px_tel /sluice/workers 0 2>/dev/null || echo '{}')
+	t0=$(px_cputimes)
+	e2e_cpu_mark
+	for ((i = 0; i < ${#PX_CASES[@]}; i += 2)); do
+		name=${PX_CASES[$i]} args=${PX_CASES[$((i + 1))]}
+		# shellcheck disable=SC2086 # args are words
+		e2e_iperf 4 $args || die "$c: iperf3 $name: $E2E_WHY"
+		eval "PX_${c}_${name}+=(\"\$E2E_MBPS\")"
+		line+=$(printf ' %s %7.1f' "$name" "$E2E_MBPS")
+		sum=$("$PY" -c 'import sys; print(float(sys.argv[1]) + float(sys.argv[2]))' "$sum" "$E2E_MBPS")
+		n=$((n + 1))
+	done
+	sum=$("$PY" "$HERE/stats.py" ratio "$sum" "$n" 1)
+	cpu=$(e2e_cpu_pct)
+	t1=$(px_cputimes)
+	w1=$(px_tel /sluice/workers 0 2>/dev/null || echo '{}')
+	load=$("$PY" - "$w0" "$w1" "$cpu" $t0 $t1 <<'PY'
+import json, sys
+a, b = json.loads(sys.argv[1]), json.loads(sys.argv[2])
+ut0, st0, w0, ut1, st1, w1 = (int(x) for x in sys.argv[4:10])
+wall = max(w1 - w0, 1)
+out = "sluice on CPU %s%%: user %.0f%% sys %.0f%%" % (
+    sys.argv[3], 100.0 * (ut1 - ut0) / wall, 100.0 * (st1 - st0) / wall)
+try:
+    busy = b["busy_loops"] - a["busy_loops"]
+    out += ", %.1f frames per busy loop" % ((b["rx"] - a["rx"]) / busy)
+except (KeyError, ZeroDivisionError):
+    pass
+print(out)
+PY
+)
+	eval "PX_${c}_goodput+=(\"\$sum\")"
+	before=$(px_tel /sluice/proxy 2>/dev/null || echo '{}')
+	out=$E2E_TMP/rate-$c-$r.json
+	e2e_run cli timeout --foreground $((${PROXY_SECS%.*} + 30)) "$PY" \
+		"$HERE/proxy_load.py" rate "$SRV4" "$PROXY_LOAD_PORT" \
+		--secs "$PROXY_SECS" --max "$PX_RATE_MAX" --conc "$PROXY_CONC" \
+		>"$out" 2>"$out.err" ||
+		die "$c: proxy_load.py rate failed: $(tail -n 1 "$out.err")"
+	after=$(px_tel /sluice/proxy 2>/dev/null || echo '{}')
+	rate=$(px_get "$(cat "$out")" rate)
+	eval "PX_${c}_rate+=(\"\$rate\")"
+	if [ "$c" = proxy ]; then
+		# How many of the connections the proxy really terminated: a
+		# full table bridges SYNs instead (and counts them).
+		extra=$("$PY" - "$before" "$after" "$(cat "$out")" <<'PY'
+import json, sys
+b, a, r = (json.loads(x) for x in sys.argv[1:4])
+d = lambda k: a.get(k, 0) - b.get(k, 0)
+print("; proxy opened %d, bridged %d (table full %d, connect failed %d)" % (
+    d("connections_opened"),
+    d("syn_bridged_table_full") + d("syn_bridged_connect_failed"),
+    d("syn_bridged_table_full"), d("syn_bridged_connect_failed")))
+PY
+)
+	fi
+	heap=$(px_tel /eal/heap_info,0 Alloc_size 2>/dev/null || echo 0)
+	eval "PX_${c}_heap=\$heap"
+	e2e_stop_sluice || die "$c: $E2E_WHY"
+	printf 'round %d/%d %-6s goodput Mbit/s:%s  mean %7.1f (%s) | conn/s %6.0f (%s in %s s, p50 %s ms, p99 %s ms, %s errors%s)\n' \
+		"$r" "$ROUNDS" "$c" "$line" "$sum" "$load" "$rate" \
+		$(px_get "$(cat "$out")" conns secs p50_ms p99_ms errors) "$extra"
+}
+
+# px_summary LABEL UNIT VALUES...: "median ..." line; sets PX_MEDIAN.
+px_summary() {
+	local label=$1 unit=$2; shift 2
+	local spread best
+	PX_MEDIAN=$("$PY" -c 'import statistics, sys
+print("%.1f" % statistics.median(float(v) for v in sys.argv[1:]))' "$@")
+	spread=$("$PY" "$HERE/stats.py" spread "$@")
+	best=$(printf '%s\n' "$@" | sort -g | tail -n 1)
+	printf 'median %-22s %9s %s  (%d runs, best %s, spread %s%%)\n' \
+		"$label" "$PX_MEDIAN" "$unit" "$#" "$best" "$spread"
+}
+
+# Memory per connection: PROXY_HOLD idle connections held open through
+# the proxy, sluice's accounting read before, during and after.
+px_memory() {
+	local out=$E2E_TMP/hold.out spid i a b c rss_a rss_b heap_a heap_b elt
+	e2e_start_sluice "$PROXY_CONF" || die "memory: sluice did not start: $E2E_WHY"
+	e2e_ping 4 3 0.05 || die "memory: no ping through sluice: $E2E_WHY"
+	a=$(px_tel /sluice/totals) || die "memory: no /sluice/totals"
+	heap_a=$(px_tel /eal/heap_info,0 Alloc_size)
+	rss_a=$(awk '/^VmRSS/ { print $2 }' "/proc/$SLUICE_PID/status")
+	cli timeout --foreground 120 "$PY" "$HERE/proxy_load.py" hold "$SRV4" \
+		"$PROXY_LOAD_PORT" "$PROXY_HOLD" --secs 4 >"$out" 2>"$out.err" &
+	spid=$!
+	E2E_PIDS+=("$spid")
+	for ((i = 0; i < 600; i++)); do
+		grep -q '^held' "$out" && break
+		kill -0 "$spid" 2>/dev/null || break
+		sleep 0.1
+	done
+	grep -q '^held' "$out" || die "memory: connections not held: $(tail -n 1 "$out.err")"
+	sleep 1 # delayed ACKs and window updates settle
+	b=$(px_tel /sluice/totals)
+	c=$(px_tel /sluice/proxy)
+	heap_b=$(px_tel /eal/heap_info,0 Alloc_size)
+	rss_b=$(awk '/^VmRSS/ { print $2 }' "/proc/$SLUICE_PID/status")
+	elt=$(px_tel /mempool/info,sluice_mbufs 2>/dev/null || echo '{}')
+	wait "$spid" || die "memory: hold client failed: $(tail -n 1 "$out.err")"
+	sleep 1
+	local after
+	after=$(px_tel /sluice/proxy)
+	e2e_stop_sluice || die "memory: $E2E_WHY"
+	"$PY" - "$a" "$b" "$c" "$after" "$heap_a" "$heap_b" "$rss_a" "$rss_b" \
+		"$elt" "$(cat "$out")" "${PX_bridge_heap:-0}" "${PX_proxy_heap:-0}" \
+		"$PX_MAXCONN" <<'PY'
+import json, sys
+a, b, c, after = (json.loads(x) for x in sys.argv[1:5])
+heap_a, heap_b, rss_a, rss_b = (int(x) for x in sys.argv[5:9])
+elt = json.loads(sys.argv[9])
+held = sys.argv[10]
+heap_bridge, heap_proxy, maxconn = (int(x) for x in sys.argv[11:14])
+n = c["connections_active"]
+legs = c["engine_connections"]
+mbufs = (b["mempool_in_use"] - b["mempool_baseline"]) - (a["mempool_in_use"] - a["mempool_baseline"])
+esz = elt.get("elt_size", 0) + elt.get("header_size", 0) + elt.get("trailer_size", 0)
+print("memory client: %s; proxy connections_active %d, engine connections %d (%.2f per proxied connection)"
+      % (held, n, legs, legs / n if n else 0))
+if n:
+    print("memory state in use %d bytes = %d engine connections x %d (tcp_conn_size) + %d pairs x %d: %.0f bytes per proxied connection (target <= 2048)"
+          % (c["state_bytes_in_use"], legs, c["conn_state_bytes"], n, c["pair_state_bytes"],
+             c["state_bytes_in_use"] / n))
+    print("memory mbufs held %d: %.3f per connection = %.0f bytes per connection (mbuf element %d bytes)"
+          % (mbufs, mbufs / n, mbufs * esz / n, esz))
+    print("memory heap allocated while holding: %+d bytes (%+.1f per connection); VmRSS %+d kB (%+.0f bytes per connection)"
+          % (heap_b - heap_a, (heap_b - heap_a) / n, rss_b - rss_a, (rss_b - rss_a) * 1024 / n))
+if heap_proxy and heap_bridge and maxconn:
+    print("memory reserved at start: proxy heap %d - bridge heap %d = %d bytes for max_connections %d: %.0f bytes per configured connection"
+          % (heap_proxy, heap_bridge, heap_proxy - heap_bridge, maxconn, (heap_proxy - heap_bridge) / maxconn))
+print("memory after close: connections_active %d, engine connections %d (TIME-WAIT), closed %d"
+      % (after["connections_active"], after["engine_connections"], after["connections_closed"]))
+PY
+}
+
+proxy_main() {
+	local r c i name
+	# Defaults of this mode where the user gave none: each round runs two
+	# sluices and five measurements each, so fewer and longer than pps.
+	[ -n "$ROUNDS_SET" ] || ROUNDS=5
+	if [ -n "$DURATION_SET" ]; then
+		PROXY_SECS=$DURATION
+	elif [ -n "$QUICK" ]; then
+		PROXY_SECS=1
+	else
+		PROXY_SECS=3
+	fi
+	[ -z "$QUICK" ] || PROXY_HOLD=${BENCH_PROXY_HOLD:-200}
+	[ -x "$SLUICE" ] || die "no sluice binary at $SLUICE (build it, or use --sluice PATH)"
+	[ -r "$PROXY_CONF_BASE" ] || die "no $PROXY_CONF_BASE"
+	[ "$(id -u)" = 0 ] || die "proxy mode needs root (network namespaces, AF_PACKET)"
+	# The example as it is, with room for the conn/s run's TIME-WAITs
+	# (max_connections, unless the file sets it).
+	PROXY_CONF=$PROXY_CONF_BASE
+	PX_MAXCONN=$(sed -n 's/^[[:space:]]*max_connections[[:space:]]*=[[:space:]]*\([0-9]*\).*/\1/p' "$PROXY_CONF" | tail -n 1)
+	if [ -z "$PX_MAXCONN" ]; then
+		PX_MAXCONN=$PROXY_MAXCONN
+		PROXY_CONF=$LOGDIR/proxy.ini
+		{ cat "$PROXY_CONF_BASE"; printf '\n# perf/bench.sh proxy: room for the TIME-WAITs of the conn/s run\nmax_connections = %s\n' "$PX_MAXCONN"; } >"$PROXY_CONF"
+	fi
+	# Each closed proxied connection leaves one engine connection in
+	# TIME-WAIT for 60 s, and the engine's pool is 4 x max_connections:
+	# stop a conn/s run before the pool runs out (then SYNs are bridged).
+	PX_RATE_MAX=${BENCH_PROXY_CONNS:-$((3 * PX_MAXCONN))}
+
+	E2E_ID=bpx$$
+	E2E_LCORE=$FWD_LCORE
+	E2E_LOAD_CPUS=$CTRL_LCORE
+	E2E_IPERF_SECS=$PROXY_SECS
+	E2E_MIN_MBPS=0 # never judged here
+	E2E_PY=$PY
+	[ "$KEEP_LOGS" = 1 ] && E2E_KEEP=1
+	TMPDIR=$LOGDIR
+	# shellcheck source=../tests/e2e/lib.sh
+	. "$ROOT/tests/e2e/lib.sh"
+	e2e_require_tools
+	e2e_setup
+	trap proxy_cleanup EXIT
+	trap 'echo "bench: interrupted" >&2; exit 130' INT
+	trap 'echo "bench: terminated" >&2; exit 143' TERM
+	for ns in "$NS_CLI" "$NS_SRV"; do
+		ip netns exec "$ns" sysctl -qw net.ipv4.tcp_congestion_control=cubic 2>/dev/null
+		ip netns exec "$ns" sysctl -qw net.core.somaxconn=4096 net.ipv4.tcp_max_syn_backlog=4096
+	done
+	# Many short connections: the client closes first and keeps the
+	# TIME-WAITs, so give it the whole port range and let it reuse them.
+	ip netns exec "$NS_CLI" sysctl -qw net.ipv4.ip_local_port_range="1024 65535" net.ipv4.tcp_tw_reuse=1
+	srv "$PY" "$HERE/proxy_load.py" server "$PROXY_LOAD_PORT" \
+		</dev/null >"$E2E_TMP/load-server.log" 2>&1 &
+	E2E_PIDS+=("$!")
+	e2e_wait_listen "$PROXY_LOAD_PORT" || die "proxy_load.py server did not listen"
+
+	echo "bench: mode proxy, $ROUNDS round(s) of bridge and proxy, ${PROXY_SECS} s per measurement"
+	echo "bench: sluice on lcore $E2E_LCORE (net_af_packet, $E2E_AFP_ARGS), clients and servers on CPU(s) ${E2E_LOAD_CPUS:-any}; proxy config ${PROXY_CONF_BASE#"$ROOT"/}, max_connections $PX_MAXCONN"
+	echo "bench: goodput = iperf3 receiver Mbit/s, up = client to server, down = -R, 1 and 4 streams; conn/s = proxy_load.py rate, $PROXY_CONC in flight, 64 B request and reply, up to $PX_RATE_MAX connections"
+	echo "bench: load average $(cut -d' ' -f1-3 /proc/loadavg)"
+	others=$(busy_others)
+	[ -n "$others" ] && echo "bench: WARNING: other busy processes may skew the figures: $others"
+	for c in bridge proxy; do
+		for name in goodput rate up1 up4 down1 down4; do eval "PX_${c}_${name}=()"; done
+	done
+	for ((r = 1; r <= ROUNDS; r++)); do
+		local order=(bridge proxy)
+		[ "$ORDER" = abba ] && [ $((r % 2)) = 0 ] && order=(proxy bridge)
+		for c in "${order[@]}"; do px_run "$c" "$r"; done
+	done
+
+	declare -A M=()
+	for name in up1 up4 down1 down4 goodput rate; do
+		for c in bridge proxy; do
+			eval "vals=(\"\${PX_${c}_${name}[@]}\")"
+			if [ "$name" = rate ]; then
+				px_summary "${c}_conn_rate" "conn/s" "${vals[@]}"
+			else
+				px_summary "${c}_$name" "Mbit/s" "${vals[@]}"
+			fi
+			M[${c}_$name]=$PX_MEDIAN
+		done
+		[ "$name" = rate ] ||
+			printf 'goodput %-6s proxy/bridge %s\n' "$name" \
+				"$("$PY" "$HERE/stats.py" ratio "${M[proxy_$name]}" "${M[bridge_$name]}")"
+	done
+	px_memory
+	echo "bench: load average $(cut -d' ' -f1-3 /proc/loadavg) at the end"
+	[ "$KEEP_LOGS" = 1 ] && echo "bench: logs in $LOGDIR"
+	echo "ratio proxy_conn_rate_vs_bridge $("$PY" "$HERE/stats.py" ratio "${M[proxy_rate]}" "${M[bridge_rate]}")"
+	echo "ratio proxy_vs_bridge $("$PY" "$HERE/stats.py" ratio "${M[proxy_goodput]}" "${M[bridge_goodput]}")"
+}
