@@ -130,6 +130,56 @@ def read_iperf(d, direction, n):
     return (8.0 * total / longest if longest > 0 else 0.0), longest, mss, errs
 
 
+CAPTURE_KINDS = ("data", "pure_ack", "pure_ack_sack", "irtt", "ping", "other")
+
+
+def read_capture(d, side, addr):
+    """What one host (IPv4 address addr) received during the optional capture (BB_CAPTURE),
+    sorted by kind: TCP segments with payload ("data"; retransmissions
+    included, they fill holes the receiver counts), pure ACKs without and
+    with SACK blocks, irtt (UDP), ping (ICMP), anything else. Frame bytes
+    as the shaper counts them (Ethernet, no FCS). None without a capture."""
+    import subprocess
+    path = os.path.join(d, "capture-%s.pcapng" % side)
+    if not os.path.exists(path):
+        return None
+    try:
+        out = subprocess.run(
+            ["tshark", "-r", path, "-T", "fields", "-E", "separator=,",
+             "-e", "frame.time_epoch", "-e", "frame.len", "-e", "ip.dst", "-e", "ip.proto",
+             "-e", "tcp.len", "-e", "tcp.options.sack_le"],
+            capture_output=True, text=True, timeout=300).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    frames = {k: 0 for k in CAPTURE_KINDS}
+    nbytes = {k: 0 for k in CAPTURE_KINDS}
+    t_lo = t_hi = None
+    for line in out.splitlines():
+        f = line.split(",")
+        if len(f) < 6 or not f[1] or f[2] != addr:
+            continue  # what the host sent, or not IPv4
+        del f[2]
+        try:
+            t = float(f[0])
+        except ValueError:  # newer tshark prints dates: use order only
+            t = None
+        if t is not None:
+            t_lo = t if t_lo is None else min(t_lo, t)
+            t_hi = t if t_hi is None else max(t_hi, t)
+        if f[2] == "6":
+            k = "data" if int(f[3] or 0) > 0 else ("pure_ack_sack" if f[4] else "pure_ack")
+        elif f[2] == "17":
+            k = "irtt"
+        elif f[2] == "1":
+            k = "ping"
+        else:
+            k = "other"
+        frames[k] += 1
+        nbytes[k] += int(f[1])
+    secs = (t_hi - t_lo) if t_lo is not None and t_hi > t_lo else None
+    return {"secs": secs, "frames": frames, "bytes": nbytes}
+
+
 def read_aqm(d):
     """Drops by reason and CE marks per direction: from telemetry /sluice/aqm
     if it answered, else from the exit report's "aqm dir=up|down" lines."""
@@ -235,10 +285,15 @@ def analyse_mode(d):
             "link_util_pct": 100.0 * l2 * 8 / (rate * l2_s) if rate and l2_s > 0 else None,
             "errors": errs,
         }
+    # The server receives the upstream, the client the downstream.
+    for dirn, side, key in (("up", "srv", "srv4"), ("down", "cli", "cli4")):
+        s[dirn]["capture"] = read_capture(d, side, m.get(key, ""))
     aqm = read_aqm(d)
     for dirn in ("down", "up"):
         total, reasons, ce = drops_of(aqm.get(dirn))
+        af = (aqm.get(dirn) or {}).get("ack_filtered")
         s[dirn].update({"drops": total, "drop_reasons": reasons, "ce_marks": ce,
+                        "ack_filtered": af if isinstance(af, (int, float)) else None,
                         "aqm": aqm.get(dirn)})
     s["ring_drops"] = num(m.get("ring_drops"))
     # Share of the measured load window in which sluice's lcore thread ran
@@ -271,11 +326,14 @@ def digest(s):
 def table(summaries):
     L = []
     m0 = summaries[0]["meta"]
+    af = sorted(set(s["meta"].get("ack_filter", "off") for s in summaries
+                    if s["mode"].startswith("fq_codel")))
     L.append("Shaped %.1f Mbit/s down, %.1f Mbit/s up; %s up + %s down TCP flows (iperf3) "
-             "for %.0f s; probes: irtt (UDP) and ping (ICMP). Latency in ms; "
-             "*added* = loaded minus idle p50." % (
+             "for %.0f s; probes: irtt (UDP) and ping (ICMP); FQ-CoDel `ack_filter = %s`. "
+             "Latency in ms; *added* = loaded minus idle p50." % (
                  float(m0["down_bps"]) / 1e6, float(m0["up_bps"]) / 1e6,
-                 m0["flows_up"], m0["flows_down"], float(m0["load_s"])))
+                 m0["flows_up"], m0["flows_down"], float(m0["load_s"]),
+                 "/".join(af) or "off"))
     L.append("")
     L.append("| mode | probe | idle p50 | idle p95 | idle p99 | loaded p50 | loaded p95 | "
              "loaded p99 | **p99 added** | lost (loaded) |")
@@ -289,8 +347,9 @@ def table(summaries):
                 fmt(p["load"]["p99"]), fmt(p["added"]["p99"]), fmt(p["load"]["lost_pct"])))
     L.append("")
     L.append("| mode | dir | goodput Mbit/s | % of shaped rate | **% of payload-equivalent rate** "
-             "| link utilisation | other on link | drops (by reason) | CE marks | sojourn p50/p99 |")
-    L.append("|---|---|---:|---:|---:|---:|---:|---|---:|---:|")
+             "| link utilisation | other on link | drops (by reason) | CE marks | ACKs filtered "
+             "| sojourn p50/p99 |")
+    L.append("|---|---|---:|---:|---:|---:|---:|---|---:|---:|---:|")
     for s in summaries:
         for dirn in ("down", "up"):
             g = s[dirn]
@@ -305,10 +364,10 @@ def table(summaries):
             p99 = a.get("sojourn_p99_us", a.get("p99_us"))
             if isinstance(p50, (int, float)) and isinstance(p99, (int, float)):
                 soj = "%s/%s ms" % (fmt(p50 / 1e3), fmt(p99 / 1e3))
-            L.append("| %s | %s | %.2f | %s%% | **%s%%** | %s%% | %s%% | %s | %s | %s |" % (
+            L.append("| %s | %s | %.2f | %s%% | **%s%%** | %s%% | %s%% | %s | %s | %s | %s |" % (
                 s["mode"], dirn, g["goodput_bps"] / 1e6, fmt(g["pct_raw"]),
                 fmt(g["pct_payload"]), fmt(g["link_util_pct"]), fmt(other), drops,
-                fmt(g["ce_marks"]), soj))
+                fmt(g["ce_marks"]), fmt(g.get("ack_filtered")), soj))
     L.append("")
     eff = summaries[0]["down"]["payload_eff"]
     L.append("*Payload-equivalent rate* = shaped rate x MSS/(MSS+66) = %.1f%% of it: sluice "
@@ -321,6 +380,31 @@ def table(summaries):
              "payload-equivalent rate by construction, however full the link. "
              "*Sojourn*: sluice's own queueing-time percentiles for the whole mode (histogram "
              "bucket upper edges, within a factor 1.5)." % (100 * eff))
+    caps = [s for s in summaries if s["up"].get("capture") and s["down"].get("capture")]
+    if caps:
+        L.append("")
+        L.append("What each link carried (headers captured at the receiving host during the "
+                 "load, `--capture`), as % of the shaped rate:")
+        L.append("")
+        L.append("| mode | dir | seconds | data | pure ACKs | of which with SACK | irtt | ping "
+                 "| other | total | ACKs per 100 reverse data segments |")
+        L.append("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+        for s in caps:
+            for dirn, rev in (("down", "up"), ("up", "down")):
+                c, r = s[dirn]["capture"], s[rev]["capture"]
+                if not c["secs"]:
+                    continue
+                pc = {k: 100.0 * 8 * c["bytes"][k] / (s[dirn]["rate_bps"] * c["secs"])
+                      for k in CAPTURE_KINDS}
+                acks = c["frames"]["pure_ack"] + c["frames"]["pure_ack_sack"]
+                per = None
+                if r["secs"] and r["frames"]["data"]:
+                    per = 100.0 * (acks / c["secs"]) / (r["frames"]["data"] / r["secs"])
+                L.append("| %s | %s | %.1f | %s%% | %s%% | %s%% | %s%% | %s%% | %s%% | %s%% | %s |" % (
+                    s["mode"], dirn, c["secs"], fmt(pc["data"]),
+                    fmt(pc["pure_ack"] + pc["pure_ack_sack"]), fmt(pc["pure_ack_sack"]),
+                    fmt(pc["irtt"]), fmt(pc["ping"]), fmt(pc["other"]),
+                    fmt(sum(pc.values())), fmt(per)))
     rd = [fmt(max(0, s["ring_drops"])) if isinstance(s["ring_drops"], int) else "n/a"
           for s in summaries]
     L.append("")

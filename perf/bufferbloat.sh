@@ -38,6 +38,11 @@ Options (environment variable in brackets):
   --down RATE       shaped rate towards the client (20mbit)       [BB_DOWN]
   --up RATE         shaped rate towards the server (5mbit)        [BB_UP]
   --fifo-ms MS      the bloated FIFO's size, ms at the rate (1000) [BB_FIFO_MS]
+  --ack-filter DIR  [aqm] ack_filter of the two FQ-CoDel modes: off, up,
+                    down or both (default off; the FIFO never filters)  [BB_ACK_FILTER]
+  --capture S       also capture S s of headers at both hosts from 1 s into
+                    the load (needs dumpcap, tshark), and report what each
+                    link carried: data, pure ACKs, probes (0 = off)  [BB_CAPTURE]
   --modes LIST      comma-separated, from fifo,fq_codel,fq_codel_ecn
                     (default all three; "bridge" = no shaping, debug)  [BB_MODES]
   -o, --out DIR     output directory (default perf/out/bufferbloat-<time>) [BB_OUT]
@@ -60,6 +65,8 @@ while [ $# -gt 0 ]; do
 	--down) BB_DOWN=${2:-}; shift ;;
 	--up) BB_UP=${2:-}; shift ;;
 	--fifo-ms) BB_FIFO_MS=${2:-}; shift ;;
+	--ack-filter) BB_ACK_FILTER=${2:-}; shift ;;
+	--capture) BB_CAPTURE=${2:-}; shift ;;
 	--modes) MODES=${2:-}; shift ;;
 	-o | --out) OUT=${2:-}; shift ;;
 	--sluice) SLUICE_BIN=${2:-}; shift ;;
@@ -82,6 +89,10 @@ E2E_TEST=bufferbloat
 [ -n "$(bb_rate_bps "$BB_DOWN")" ] || die_usage "--down: '$BB_DOWN' is not a rate"
 [ -n "$(bb_rate_bps "$BB_UP")" ] || die_usage "--up: '$BB_UP' is not a rate"
 case "$BB_FIFO_MS" in '' | *[!0-9]*) die_usage "--fifo-ms wants whole ms" ;; esac
+case "$BB_CAPTURE" in '' | *[!0-9]*) die_usage "--capture wants whole seconds, not '$BB_CAPTURE'" ;; esac
+[ "$BB_CAPTURE" -lt "$SECS" ] || die_usage "--capture must be shorter than --time"
+[ "$BB_CAPTURE" = 0 ] || e2e_require_tools dumpcap tshark
+case "$BB_ACK_FILTER" in off | up | down | both) ;; *) die_usage "--ack-filter wants off, up, down or both, not '$BB_ACK_FILTER'" ;; esac
 mode_list=()
 for m in ${MODES//,/ }; do
 	bb_mode_known "$m" || die_usage "unknown mode '$m' (fifo, fq_codel, fq_codel_ecn)"
@@ -99,7 +110,7 @@ e2e_require_tools irtt taskset
 mkdir -p "$OUT" || { echo "bufferbloat: cannot create $OUT" >&2; exit 1; }
 OUT=$(cd "$OUT" && pwd)
 
-bb_log "modes ${mode_list[*]}: ${IDLE} s idle + ${SECS} s load each, down $BB_DOWN, up $BB_UP; output in $OUT"
+bb_log "modes ${mode_list[*]}: ${IDLE} s idle + ${SECS} s load each, down $BB_DOWN, up $BB_UP, FQ-CoDel ack_filter $BB_ACK_FILTER; output in $OUT"
 bb_log "sluice on lcore $E2E_LCORE; load generators and probes on CPU(s) ${BB_LOAD_CPUS:-any}"
 e2e_setup
 bb_start_servers

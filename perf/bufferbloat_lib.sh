@@ -22,6 +22,7 @@ BB_ANALYSE=$BB_DIR/bufferbloat.py
 BB_DOWN=${BB_DOWN:-20mbit}        # shaped rate towards the subscriber
 BB_UP=${BB_UP:-5mbit}             # shaped rate towards the internet
 BB_FIFO_MS=${BB_FIFO_MS:-1000}    # the bloated FIFO holds this much at the rate
+BB_ACK_FILTER=${BB_ACK_FILTER:-off}  # [aqm] ack_filter of the FQ-CoDel modes: off, up, down, both
 BB_FLOWS_UP=${BB_FLOWS_UP:-4}
 BB_FLOWS_DOWN=${BB_FLOWS_DOWN:-4}
 BB_IRTT_INTERVAL=${BB_IRTT_INTERVAL:-10ms}
@@ -29,6 +30,7 @@ BB_PING_INTERVAL=${BB_PING_INTERVAL:-0.05}
 BB_IRTT_PORT=${BB_IRTT_PORT:-2112}
 BB_IPERF_PORT0=${BB_IPERF_PORT0:-5301}
 BB_TAIL=${BB_TAIL:-2}             # probing after the load stops, seconds
+BB_CAPTURE=${BB_CAPTURE:-0}       # seconds of headers captured at both hosts (0 = none)
 BB_MODES_ALL="fifo fq_codel fq_codel_ecn"
 
 # CPUs for the load generators and probes: every CPU we may use except
@@ -85,10 +87,12 @@ bb_write_ini() {
 			echo "qdisc = fifo"
 			echo "fifo_limit = ${BB_FIFO_MS}ms" ;;
 		fq_codel)   # all defaults (ECN on, but the hosts do not ask for it)
-			echo "qdisc = fq_codel" ;;
+			echo "qdisc = fq_codel"
+			echo "ack_filter = $BB_ACK_FILTER" ;;
 		fq_codel_ecn)
 			echo "qdisc = fq_codel"
-			echo "ecn = on" ;;
+			echo "ecn = on"
+			echo "ack_filter = $BB_ACK_FILTER" ;;
 		esac
 	} >"$file"
 }
@@ -184,6 +188,23 @@ bb_run_mode() {
 	# shares its CPU, the shaper loses link time (schedstat: run ns first).
 	local run0 run1
 	sleep 1
+	# Optional: what each link carries, frame by frame. dumpcap records
+	# 128-byte headers of what each host receives (the shaped side of
+	# sluice) for BB_CAPTURE s; bufferbloat.py sorts it into data, pure
+	# ACKs (with or without SACK), probes. Pinned off sluice's CPU.
+	local -a cap_pids=()
+	if [ "${BB_CAPTURE:-0}" -gt 0 ]; then
+		local ns side
+		for side in srv cli; do
+			ns=$NS_SRV; [ $side = cli ] && ns=$NS_CLI
+			rm -f "$dir/capture-$side.pcapng"
+			ip netns exec "$ns" $(_bb_pin) timeout $((BB_CAPTURE + 10)) \
+				dumpcap -q -i "$([ $side = cli ] && echo "$CLI_IF" || echo "$SRV_IF")" -s 128 -a "duration:$BB_CAPTURE" \
+				-w "$dir/capture-$side.pcapng" </dev/null >"$dir/capture-$side.err" 2>&1 &
+			cap_pids+=("$!")
+			E2E_PIDS+=("$!")
+		done
+	fi
 	tk0=$(_bb_now)
 	run0=$(awk '{ print $1 }' "/proc/$SLUICE_PID/schedstat" 2>/dev/null)
 	k_down0=$(bb_kbytes "$SUB_IF" tx) k_up0=$(bb_kbytes "$INET_IF" tx)
@@ -193,6 +214,7 @@ bb_run_mode() {
 	k_down1=$(bb_kbytes "$SUB_IF" tx) k_up1=$(bb_kbytes "$INET_IF" tx)
 	rc=0
 	for pid in "${load_pids[@]}"; do wait "$pid" || rc=$?; done
+	for pid in "${cap_pids[@]}"; do wait "$pid"; done
 	te=$(_bb_now)
 	e2e_tel /sluice/aqm >"$dir/aqm.json" 2>/dev/null || rm -f "$dir/aqm.json"
 	e2e_tel /sluice/ports >"$dir/ports.json" 2>/dev/null
@@ -209,6 +231,9 @@ bb_run_mode() {
 		echo "down_bps=$(bb_rate_bps "$BB_DOWN")"
 		echo "up_bps=$(bb_rate_bps "$BB_UP")"
 		echo "fifo_ms=$BB_FIFO_MS"
+		echo "cli4=$CLI4"
+		echo "srv4=$SRV4"
+		echo "ack_filter=$([ "$mode" = fifo ] || [ "$mode" = bridge ] && echo off || echo "$BB_ACK_FILTER")"
 		echo "t0=$t0"
 		echo "t_load=$tl"
 		echo "t_end=$te"
