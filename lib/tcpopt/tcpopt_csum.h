@@ -62,4 +62,25 @@ tcpopt_rewrite(uint8_t *tcp, unsigned int off, const uint8_t *src,
 	tcp[TCPOPT_CSUM_OFF + 1] = (uint8_t)hc;
 }
 
+/*
+ * The same for one 16-bit word at an even offset, given in network order
+ * (as stored). The ones-complement sum does not depend on byte order
+ * (RFC 1071 2(B)), so the words are added as loaded, without swapping.
+ */
+static inline void
+tcpopt_replace16(uint8_t *tcp, unsigned int off, uint16_t new_be)
+{
+	uint16_t old_be, hc;
+	uint32_t sum;
+
+	memcpy(&old_be, tcp + off, 2);
+	memcpy(&hc, tcp + TCPOPT_CSUM_OFF, 2);
+	sum = (uint32_t)(uint16_t)~hc + (uint16_t)~old_be + new_be;
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum += sum >> 16;
+	hc = (uint16_t)~sum;
+	memcpy(tcp + off, &new_be, 2);
+	memcpy(tcp + TCPOPT_CSUM_OFF, &hc, 2);
+}
+
 #endif /* SLUICE_TCPOPT_CSUM_H */

@@ -234,87 +234,96 @@ tcpopt_process_mbuf(struct tcpopt_ctx *ctx, struct rte_mbuf *m,
 #define TCPOPT_W_NOP_WS       0x01030300u /* & 0xffffff00 */
 
 static inline uint32_t
-tcpopt_be32_at(const uint8_t *p)
+tcpopt_raw32_at(const uint8_t *p)
 {
 	uint32_t w;
 
 	memcpy(&w, p, sizeof(w));
-	return rte_be_to_cpu_32(w);
+	return w;
 }
 
+/* Compared as stored (network order): the constants swap at compile time. */
 static inline bool
 tcpopt_linux_syn_layout(const uint8_t *tcp)
 {
-	return (tcpopt_be32_at(tcp + 20) & 0xffff0000u) == TCPOPT_W_MSS &&
-	       tcpopt_be32_at(tcp + 24) == TCPOPT_W_SACKOK_TS &&
-	       (tcpopt_be32_at(tcp + 36) & 0xffffff00u) == TCPOPT_W_NOP_WS;
+	return (tcpopt_raw32_at(tcp + 20) & RTE_BE32(0xffff0000u)) == RTE_BE32(TCPOPT_W_MSS) &&
+	       tcpopt_raw32_at(tcp + 24) == RTE_BE32(TCPOPT_W_SACKOK_TS) &&
+	       (tcpopt_raw32_at(tcp + 36) & RTE_BE32(0xffffff00u)) == RTE_BE32(TCPOPT_W_NOP_WS);
 }
 
 uint16_t
 tcpopt_burst(struct tcpopt_ctx *ctx, struct rte_mbuf **pkts, uint16_t n)
 {
+	/* What pkt_parse() said of the TCP header (flags set only for a
+	 * valid TCP header within the first mbuf segment): */
+	const uint16_t shape_mask = PKT_F_L4 | PKT_F_TCP_SYN | PKT_F_TCP_NOOPT |
+				    PKT_F_TCP_TSOPT;
+	/* A segment the fast path may rewrite in place: direct, not
+	 * offloaded. Stricter than tcpopt_process_mbuf() (any tx L4 request
+	 * goes the slow way), so one test does. */
+	const uint64_t unsafe = RTE_MBUF_F_INDIRECT | RTE_MBUF_F_EXTERNAL |
+				RTE_MBUF_F_TX_L4_MASK | RTE_MBUF_F_TX_TCP_SEG;
 	struct tcpopt_counters *c = &ctx->cnt;
 	uint64_t other = 0, other_ts = 0, syn[2] = { 0, 0 }, clamped = 0;
-	const bool fast = !ctx->has_policy;
+	const uint16_t clamp4 = ctx->clamp[0], clamp6 = ctx->clamp[1];
 	uint16_t i, kept = 0;
 
+	if (unlikely(ctx->has_policy)) {
+		for (i = 0; i < n; i++) {
+			if (likely(tcpopt_process_mbuf(ctx, pkts[i], 0, NULL) ==
+				   TCPOPT_FORWARD))
+				pkts[kept++] = pkts[i];
+			else
+				rte_pktmbuf_free(pkts[i]); /* counted there */
+		}
+		return kept;
+	}
+	/* Bursts of established traffic: nothing to move, only to count. */
 	for (i = 0; i < n; i++) {
+		const uint16_t shape = pkt_meta(pkts[i])->flags & shape_mask;
+
+		if (shape == (PKT_F_L4 | PKT_F_TCP_TSOPT))
+			other_ts++;
+		else if (shape != (PKT_F_L4 | PKT_F_TCP_NOOPT))
+			break;
+	}
+	other = i;
+	kept = i;
+	for (; i < n; i++) {
 		struct rte_mbuf *m = pkts[i];
 		const struct pkt_meta *meta = pkt_meta(m);
-		const uint16_t shape = meta->flags &
-			(PKT_F_TCP_SYN | PKT_F_TCP_NOOPT | PKT_F_TCP_TSOPT);
+		const uint16_t shape = meta->flags & shape_mask;
 
-		/* The parser already read this header: a segment after the
-		 * handshake with no options or NOP NOP TS is only counted. */
-		if (likely(fast && (shape == PKT_F_TCP_NOOPT ||
-				    shape == PKT_F_TCP_TSOPT))) {
+		/* A segment after the handshake with no options or with
+		 * NOP NOP TS is only counted: the parser read it already. */
+		if (likely(shape == (PKT_F_L4 | PKT_F_TCP_NOOPT) ||
+			   shape == (PKT_F_L4 | PKT_F_TCP_TSOPT))) {
 			other++;
-			other_ts += shape == PKT_F_TCP_TSOPT;
-			if (kept != i)
-				pkts[kept] = m;
-			kept++;
+			other_ts += shape == (PKT_F_L4 | PKT_F_TCP_TSOPT);
+			pkts[kept++] = m;
 			continue;
 		}
-		if (likely(fast && (meta->flags & PKT_F_L4) &&
-			   meta->l4_proto == IPPROTO_TCP)) {
+		if (shape == (PKT_F_L4 | PKT_F_TCP_SYN)) {
 			uint8_t *tcp = rte_pktmbuf_mtod_offset(m, uint8_t *,
 							       meta->l4_off);
-			/* Data offset and the SYN flag in one compare.
-			 * pkt_parse() checked the data offset against the
-			 * datagram and the first mbuf segment (l4_len). */
-			unsigned int doff_syn = tcpopt_word(tcp + 12) & 0xf002u;
-			uint8_t fl = tcp[13];
 
-			if (doff_syn == 0x5000u) {
-				other++;
-				pkts[kept++] = m;
-				continue;
-			}
-			if (doff_syn == 0x8000u &&
-			    tcpopt_be32_at(tcp + 20) == TCPOPT_W_NOP_NOP_TS) {
-				other++;
-				other_ts++;
-				pkts[kept++] = m;
-				continue;
-			}
-			if (doff_syn == 0xa002u && tcpopt_linux_syn_layout(tcp)) {
-				uint16_t clamp = ctx->clamp[meta->l3 == PKT_L3_IPV6];
-				bool due = clamp != 0 && tcpopt_word(tcp + 22) > clamp;
+			/* 40-byte header (pkt_parse() checked it is all in
+			 * the first segment) in the Linux SYN layout. */
+			if ((tcp[12] & 0xf0u) == 0xa0u && tcpopt_linux_syn_layout(tcp)) {
+				uint16_t clamp = meta->l3 == PKT_L3_IPV6 ? clamp6 : clamp4;
+				uint16_t mss_be;
+				bool due;
 
-				if (!due ||
-				    (RTE_MBUF_DIRECT(m) &&
-				     rte_mbuf_refcnt_read(m) == 1 &&
-				     (m->ol_flags & RTE_MBUF_F_TX_L4_MASK) !=
-					     RTE_MBUF_F_TX_TCP_CKSUM &&
-				     !(m->ol_flags & RTE_MBUF_F_TX_TCP_SEG))) {
+				memcpy(&mss_be, tcp + 22, 2);
+				due = clamp != 0 && __builtin_bswap16(mss_be) > clamp;
+				if (!due || ((m->ol_flags & unsafe) == 0 &&
+					     rte_mbuf_refcnt_read(m) == 1)) {
 					if (due) {
-						uint8_t v[2] = { (uint8_t)(clamp >> 8),
-								 (uint8_t)clamp };
-
-						tcpopt_rewrite(tcp, 22, v, 2, false);
+						tcpopt_replace16(tcp, 22,
+							__builtin_bswap16(clamp));
 						clamped++;
 					}
-					syn[(fl & TCPOPT_TH_ACK) != 0]++;
+					syn[(tcp[13] & TCPOPT_TH_ACK) != 0]++;
 					pkts[kept++] = m;
 					continue;
 				}
