@@ -1,0 +1,151 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# The transparent TCP proxy under loss from the impair stage (issue 6):
+# 1% random loss, 5% random loss and Gilbert-Elliott bursty loss
+# (ge_p = 1%, ge_r = 25%, ge_loss_bad = 50%: Bad spells of 4 packets on
+# average that lose half their packets, 1.9% in all), on both directions
+# of pair 0, with [proxy] intercept = 0.0.0.0/0, ::/0. The impair stage is
+# the last one, so it drops what the proxy sends: the data and ACKs of the
+# server leg going up, of the client leg going down. Each setting carries
+# E2E_LOSS_MB (8) MB up and down, over IPv4 and (at 1% loss) IPv6, between
+# the kernel's TCP on both sides, with sha256 compared
+# (tests/e2e/stream_peer.py); the impair counters must show losses in
+# both directions and the proxy engine's retransmission counter must grow
+# during each transfer. The same transfers through the plain bridge (kernel
+# TCP end to end, same loss) are printed beside them, not asserted.
+#
+# Why ge_loss_bad is 50% and not 100%: the Gilbert-Elliott chain moves
+# once per packet, so when a loss leaves only retransmissions crossing a
+# direction, a Bad spell lasts for as many retransmissions, and with 100%
+# loss in it a loss-based sender (CUBIC, the proxy's and the kernel's
+# alike) backs its RTO off again and again: 8 MB took 5 to 49 s through
+# the proxy and 12 to over 40 s kernel to kernel. E2E_GE_LOSS_BAD=100%
+# runs that case.
+set -u
+. "$(dirname "$0")/lib.sh"
+E2E_TEST=proxy_loss
+PEER=$E2E_DIR/stream_peer.py
+MB=${E2E_LOSS_MB:-8}
+GE_LOSS_BAD=${E2E_GE_LOSS_BAD:-50%}
+SIZE=$((MB * 1000000))
+
+e2e_require_tools
+e2e_setup
+# The peers set CUBIC on each socket (STREAM_PEER_CC in stream_peer.py):
+# a namespace may not pick it when the host only allows others (bbr here).
+
+check() {
+	local name=$1; shift
+	E2E_WHY=
+	if "$@"; then e2e_pass "$name" "$E2E_WHY"; else e2e_fail "$name" "${E2E_WHY:-$* failed}"; fi
+}
+mbps() { awk -v b="$1" -v s="$2" 'BEGIN { if (s > 0) printf "%.0f", b * 8 / s / 1e6; else print "?" }'; }
+proxy_cnt() { e2e_tel /sluice/proxy "$1"; }
+
+# xfer up|down HOST PORT: SIZE bytes, sha256 compared. Sets XFER_MBPS
+# (timed at the client, connect() to the server's FIN) and, through the
+# proxy, XFER_RTX (the engine's retransmissions during the transfer).
+PROXIED=0
+xfer() {
+	local dir=$1 dst=$2 port=$3 spid to=60 sout=$E2E_TMP/x.$port.srv cout=$E2E_TMP/x.$port.cli
+	local sent got rtx0=0 rtx1=0
+	XFER_MBPS= XFER_RTX=
+	[ $PROXIED = 1 ] && rtx0=$(proxy_cnt tcp_retransmits)
+	if [ "$dir" = up ]; then
+		srv timeout --foreground $to "$E2E_PY" "$PEER" sink "$port" >"$sout" 2>&1 &
+	else
+		srv timeout --foreground $to "$E2E_PY" "$PEER" source "$port" "$SIZE" "$port" >"$sout" 2>&1 &
+	fi
+	spid=$!; E2E_PIDS+=("$spid")
+	e2e_wait_listen "$port" || { E2E_WHY="server did not listen"; return 1; }
+	if [ "$dir" = up ]; then
+		e2e_run cli timeout --foreground $to "$E2E_PY" "$PEER" send "$dst" "$port" "$SIZE" "$port" \
+			>"$cout" 2>&1
+	else
+		e2e_run cli timeout --foreground $to "$E2E_PY" "$PEER" recv "$dst" "$port" >"$cout" 2>&1
+	fi
+	local crc=$?
+	wait "$spid"
+	local src=$?
+	if [ "$dir" = up ]; then sent=$(tail -1 "$cout") got=$(tail -1 "$sout")
+	else sent=$(tail -1 "$sout") got=$(tail -1 "$cout"); fi
+	if [ $crc != 0 ] || [ $src != 0 ]; then
+		E2E_WHY="client rc=$crc '$(tail -1 "$cout")', server rc=$src '$(tail -1 "$sout")'"
+		return 1
+	fi
+	if [ -z "$got" ] || [ "${sent% *}" != "${got% *}" ]; then
+		E2E_WHY="receiver got '${got% *}', sender sent '${sent% *}'"
+		return 1
+	fi
+	set -- $(tail -1 "$cout")
+	XFER_MBPS=$(mbps "$SIZE" "$3")
+	E2E_WHY="$MB MB in $3 s, $XFER_MBPS Mbit/s, sha256 equal"
+	if [ $PROXIED = 1 ]; then
+		rtx1=$(proxy_cnt tcp_retransmits)
+		XFER_RTX=$((rtx1 - rtx0))
+		if [ "$XFER_RTX" -le 0 ]; then
+			E2E_WHY="$E2E_WHY, but the proxy retransmitted nothing (tcp_retransmits $rtx0 -> $rtx1)"
+			return 1
+		fi
+		E2E_WHY="$E2E_WHY, proxy retransmitted $XFER_RTX segments"
+	fi
+	return 0
+}
+
+# After sluice stopped: both directions of pair 0 lost packets, by the
+# reason this setting uses.
+impair_lost() { # counter (lost_random | lost_ge)
+	local d in lost out=
+	for d in up down; do
+		in=$(e2e_final "impair dir=$d pair=0" in)
+		lost=$(e2e_final "impair dir=$d pair=0" "$1")
+		if [ -z "$lost" ] || [ "$lost" -le 0 ] 2>/dev/null; then
+			E2E_WHY="impair dir=$d: $1=${lost:-?} of in=${in:-?}, want > 0"
+			return 1
+		fi
+		out="$out $d $1=$lost/$in ($(awk -v l="$lost" -v i="$in" 'BEGIN { printf "%.1f%%", 100 * l / i }'))"
+	done
+	E2E_WHY="exit 0, mempool at baseline,$out"
+}
+
+# setting NAME IMPAIR-KEYS...: the transfers through the proxy, then the
+# same through the plain bridge, with the same loss.
+port=7400
+setting() {
+	local name=$1 counter=$2; shift 2
+	local cfg=$E2E_TMP/$name.ini bcfg=$E2E_TMP/$name-bridge.ini k up_p down_p up_b down_b
+	{
+		echo "[impair]"
+		echo "seed = 6"
+		echo "[impair.pair0]"
+		for k in "$@"; do echo "$k"; done
+	} >"$bcfg"
+	{ cat "$bcfg"; echo "[proxy]"; echo "intercept = 0.0.0.0/0, ::/0"; } >"$cfg"
+
+	PROXIED=1
+	e2e_start_sluice "$cfg" || { e2e_fail "proxy_loss_$name" "sluice start: $E2E_WHY"; return; }
+	check "proxy_loss_${name}_up" xfer up "$SRV4" $port; up_p=$XFER_MBPS; port=$((port + 1))
+	check "proxy_loss_${name}_down" xfer down "$SRV4" $port; down_p=$XFER_MBPS; port=$((port + 1))
+	if [ "$name" = loss1 ]; then
+		check "proxy_loss_${name}_up_ipv6" xfer up "$SRV6" $port; port=$((port + 1))
+		check "proxy_loss_${name}_down_ipv6" xfer down "$SRV6" $port; port=$((port + 1))
+	fi
+	if e2e_stop_sluice && impair_lost "$counter"; then
+		e2e_pass "proxy_loss_${name}_impaired" "$E2E_WHY"
+	else
+		e2e_fail "proxy_loss_${name}_impaired" "$E2E_WHY"
+	fi
+
+	PROXIED=0
+	e2e_start_sluice "$bcfg" || { e2e_fail "bridge_loss_$name" "sluice start: $E2E_WHY"; return; }
+	xfer up "$SRV4" $port && up_b=$XFER_MBPS || up_b="failed: $E2E_WHY"; port=$((port + 1))
+	xfer down "$SRV4" $port && down_b=$XFER_MBPS || down_b="failed: $E2E_WHY"; port=$((port + 1))
+	e2e_stop_sluice || e2e_fail "bridge_loss_${name}_clean_exit" "$E2E_WHY"
+	e2e_pass "proxy_loss_${name}_goodput" "$*: proxy up ${up_p:-?} down ${down_p:-?} Mbit/s; bridged (kernel TCP end to end) up $up_b down $down_b Mbit/s"
+}
+
+setting loss1 lost_random "loss = 1%"
+setting loss5 lost_random "loss = 5%"
+setting ge lost_ge "ge_p = 1%" "ge_r = 25%" "ge_loss_bad = $GE_LOSS_BAD"
+e2e_finish
