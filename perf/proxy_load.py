@@ -6,7 +6,7 @@ standard library only.
     proxy_load.py server PORT [--req B] [--resp B]
         Accept connections; on each, read B (--req, 64) bytes, answer with
         --resp (64) bytes, then read until the client closes and close.
-        Runs until SIGTERM.
+        Runs until SIGTERM, or until its parent process goes away.
 
     proxy_load.py rate HOST PORT [--secs S] [--max N] [--conc C] [--req B] [--resp B]
         For S seconds, or until N connections completed (--max, 0: no
@@ -26,6 +26,7 @@ the proxy's server leg), as with most request/response protocols.
 """
 import errno
 import json
+import os
 import selectors
 import signal
 import socket
@@ -58,7 +59,8 @@ def server(port, req, resp):
     reply = b"r" * resp
     stop = []
     signal.signal(signal.SIGTERM, lambda *a: stop.append(1))
-    while not stop:
+    parent = os.getppid()
+    while not stop and os.getppid() == parent:
         for key, _ in sel.select(0.5):
             if key.data is None:
                 for _ in range(64):
