@@ -237,6 +237,7 @@ struct tcp_conn_info {
 	X(CONN_OPENED,       "connections_opened") \
 	X(CONN_CLOSED,       "connections_closed") \
 	X(TIME_WAIT_REUSED,  "time_wait_reused") \
+	X(TIME_WAIT_RECYCLED, "time_wait_recycled_table_full") \
 	X(XOPT_NOT_CARRIED, "syn_options_not_carried")
 
 /** Counter indices, e.g. TCP_CNT_BAD_CSUM. */

@@ -158,11 +158,23 @@ tcp_engine_create(const struct tcp_engine_params *in)
 	}
 	for (uint32_t i = 0; i < p.timer_slots; i++)
 		LIST_INIT(&e->slots[i]);
+	TAILQ_INIT(&e->tw);
 	for (uint32_t i = 0; i < p.max_conns; i++)
 		e->free[p.max_conns - 1 - i] = &e->conns[i];
 	e->nfree = p.max_conns;
 	tcp_rq_init(e);
 	return e;
+}
+
+void
+tcp_time_wait_list(struct tcp_conn *c)
+{
+	struct tcp_engine *e = c->eng;
+
+	if (c->flags & TCP_CF_TW_LISTED)
+		TAILQ_REMOVE(&e->tw, c, tw_link);
+	TAILQ_INSERT_TAIL(&e->tw, c, tw_link);
+	c->flags |= TCP_CF_TW_LISTED;
 }
 
 void
@@ -172,6 +184,8 @@ tcp_conn_release(struct tcp_conn *c)
 
 	tcp_timer_cancel(c);
 	tcp_backlog_leave(c);
+	if (c->flags & TCP_CF_TW_LISTED)
+		TAILQ_REMOVE(&e->tw, c, tw_link);
 	tcp_rq_free_all(c);
 	tcp_mq_free(&c->sndq);
 	tcp_mq_free(&c->rcvq);
@@ -308,8 +322,17 @@ tcp_conn_new(struct tcp_engine *e, const struct tcp_endpoints *ep, void *arg)
 		}
 	}
 	if (e->nfree == 0) {
-		rte_errno = ENOSPC;
-		return NULL;
+		/* Full: the connection longest in TIME-WAIT gives way, as
+		 * Linux does past tcp_max_tw_buckets. Its 2 MSL guard is cut
+		 * short; its user was told it closed long ago. */
+		struct tcp_conn *tw = TAILQ_FIRST(&e->tw);
+
+		if (tw == NULL || !(tw->flags & TCP_CF_DETACHED)) {
+			rte_errno = ENOSPC;
+			return NULL;
+		}
+		TCP_CNT(e, TIME_WAIT_RECYCLED);
+		tcp_conn_release(tw);
 	}
 	c = e->free[--e->nfree];
 	memset(c, 0, sizeof(*c));

@@ -100,6 +100,7 @@ struct tcp_txrec {
 #define TCP_CF_EIFEL     0x1000000 /* check the next ACK for a spurious RTO */
 #define TCP_CF_HAS_LOST  0x2000000 /* some record may be marked lost */
 #define TCP_CF_XOPT_PEER 0x4000000 /* ep.xopt holds the peer's SYN-ACK's */
+#define TCP_CF_TW_LISTED 0x8000000 /* on the engine's TIME-WAIT list */
 
 struct tcp_conn {
 	/* identity */
@@ -108,6 +109,7 @@ struct tcp_conn {
 	struct tcp_endpoints ep;
 	struct tcp_key key;
 	LIST_ENTRY(tcp_conn) timer_link;
+	TAILQ_ENTRY(tcp_conn) tw_link; /* TIME-WAIT, oldest first */
 	uint64_t timer_at;      /* deadline the wheel holds, 0 = none */
 	uint64_t rtx_at;        /* retransmission / persist / TIME-WAIT */
 	uint64_t delack_at;     /* delayed ACK */
@@ -174,6 +176,7 @@ static_assert(sizeof(struct tcp_conn) <= 2048,
 	      "per-connection state must stay within 2 KB (issue 6)");
 
 LIST_HEAD(tcp_conn_list, tcp_conn);
+TAILQ_HEAD(tcp_tw_list, tcp_conn);
 
 struct tcp_engine {
 	struct tcp_engine_params p;
@@ -184,6 +187,7 @@ struct tcp_engine {
 	uint32_t nfree;
 	uint32_t nconns;
 	uint32_t nsynrcvd;          /* listener connections in SYN-RECEIVED */
+	struct tcp_tw_list tw;      /* connections in TIME-WAIT, oldest first */
 	/* timer wheel */
 	struct tcp_conn_list *slots;
 	/* retransmission queue records */
@@ -264,6 +268,9 @@ tcp_rec(const struct tcp_engine *e, uint32_t i)
 }
 
 /* tcp_input.c */
+/* A connection enters (or restarts) TIME-WAIT: to the tail of the list
+ * tcp_conn_new() recycles from when the pool is empty. */
+void tcp_time_wait_list(struct tcp_conn *c);
 void tcp_conn_input(struct tcp_conn *c, struct rte_mbuf *m, struct tcp_seg_in *s);
 void tcp_apply_syn_opts(struct tcp_conn *c, const struct tcp_seg_in *s);
 void tcp_recovery_on_loss(struct tcp_conn *c, uint32_t delivered);

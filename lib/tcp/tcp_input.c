@@ -235,6 +235,7 @@ enter_time_wait(struct tcp_conn *c)
 	c->state = TCP_TIME_WAIT;
 	c->delack_at = 0;
 	c->rtx_at = c->eng->now + c->eng->p.time_wait_ns;
+	tcp_time_wait_list(c);
 	tcp_conn_event(c, TCP_EV_CLOSED);
 }
 
@@ -764,6 +765,7 @@ tcp_conn_input(struct tcp_conn *c, struct rte_mbuf *m, struct tcp_seg_in *s)
 			/* The peer lost our ACK: answer and restart 2 MSL. */
 			c->flags |= TCP_CF_ACK_NOW;
 			c->rtx_at = e->now + e->p.time_wait_ns;
+			tcp_time_wait_list(c);
 		} else if (c->flags & TCP_CF_PEER_FIN) {
 			c->flags |= TCP_CF_ACK_NOW;
 		} else if (fseq == c->rcv_nxt) {

@@ -351,6 +351,50 @@ a_simultaneous_close_passes_through_closing_on_both_sides(void **state)
 	wire_free(w);
 }
 
+/* A pool full of TIME-WAIT gives its oldest entry to a new connection,
+ * so a closed connection's 2 MSL never blocks the next one. */
+static void
+a_full_pool_recycles_the_oldest_time_wait_connection(void **state)
+{
+	struct wire *w;
+
+	(void)state;
+	wire_params(&pa, "a", NULL);
+	wire_params(&pb, "b", NULL);
+	pa.max_conns = 3;
+	w = wire_new(&pa, &pb);
+	assert_non_null(w->a);
+	tcp_listen(w->b, w->ep_a.rport, true);
+	for (int i = 0; i < 5; i++) {
+		struct tcp_conn *c;
+
+		w->ep_a.lport = (uint16_t)(40000 + i);
+		w->app_b.conn = NULL;
+		c = tcp_connect(w->a, &w->ep_a, &w->app_a, w->now);
+		assert_non_null(c);
+		wire_run(w, MS(50));
+		assert_int_equal(info(c).state, TCP_ESTABLISHED);
+		assert_non_null(w->app_b.conn);
+		tcp_shutdown(c, w->now);
+		tcp_shutdown(w->app_b.conn, w->now);
+		wire_run(w, MS(50));
+		assert_int_equal(tcp_engine_conn_count(w->a), i < 3 ? i + 1 : 3);
+		/* The first three fill the pool; each later one took the
+		 * oldest TIME-WAIT entry. */
+		assert_int_equal(cnt(w->a, TCP_CNT_TIME_WAIT_RECYCLED),
+				 i < 3 ? 0 : (uint64_t)(i - 2));
+	}
+	/* The tuples of the first two were recycled: opening them again
+	 * finds no TIME-WAIT to reuse. That of the last one is still held. */
+	w->ep_a.lport = 40000;
+	assert_non_null(tcp_connect(w->a, &w->ep_a, &w->app_a, w->now));
+	assert_int_equal(cnt(w->a, TCP_CNT_TIME_WAIT_REUSED), 0);
+	w->ep_a.lport = 40004;
+	assert_non_null(tcp_connect(w->a, &w->ep_a, &w->app_a, w->now));
+	assert_int_equal(cnt(w->a, TCP_CNT_TIME_WAIT_REUSED), 1);
+	wire_free(w);
+}
+
 static void
 a_tuple_in_time_wait_can_be_reused_by_either_side(void **state)
 {
@@ -711,6 +755,7 @@ main(void)
 		cmocka_unit_test(an_orderly_close_walks_both_sides_through_every_state),
 		cmocka_unit_test(a_simultaneous_close_passes_through_closing_on_both_sides),
 		cmocka_unit_test(a_tuple_in_time_wait_can_be_reused_by_either_side),
+		cmocka_unit_test(a_full_pool_recycles_the_oldest_time_wait_connection),
 		cmocka_unit_test(aborting_sends_rst_and_the_peer_reports_reset),
 		cmocka_unit_test(a_held_syn_can_be_accepted_later_by_the_caller),
 		cmocka_unit_test(the_pool_refuses_connections_beyond_its_size),
