@@ -11,8 +11,9 @@
 # E2E_LOSS_MB (8) MB up and down, over IPv4 and (at 1% loss) IPv6, between
 # the kernel's TCP on both sides, with sha256 compared
 # (tests/e2e/stream_peer.py); the impair counters must show losses in
-# both directions and the proxy engine's retransmission counter must grow
-# during each transfer. The same transfers through the plain bridge (kernel
+# both directions, and during each transfer the proxy engine must have
+# retransmitted at least as many segments as were dropped in the data's
+# direction. The same transfers through the plain bridge (kernel
 # TCP end to end, same loss) are printed beside them, not asserted.
 #
 # Why ge_loss_bad is 50% and not 100%: the Gilbert-Elliott chain moves
@@ -42,16 +43,29 @@ check() {
 }
 mbps() { awk -v b="$1" -v s="$2" 'BEGIN { if (s > 0) printf "%.0f", b * 8 / s / 1e6; else print "?" }'; }
 proxy_cnt() { e2e_tel /sluice/proxy "$1"; }
+# Frames the impair stage dropped so far in one direction of pair 0.
+impair_lost_now() { # up|down
+	e2e_tel /sluice/impair | "$E2E_PY" -c 'import json, sys
+d = json.load(sys.stdin)["pair0_" + sys.argv[1]]
+print(d["lost_random"] + d["lost_ge"])' "$1"
+}
 
 # xfer up|down HOST PORT: SIZE bytes, sha256 compared. Sets XFER_MBPS
-# (timed at the client, connect() to the server's FIN) and, through the
-# proxy, XFER_RTX (the engine's retransmissions during the transfer).
+# (timed at the client, connect() to the server's FIN). Through the
+# proxy, the impair stage must have dropped frames in the data's
+# direction (all sent by the proxy: the server leg's going up, the client
+# leg's going down), and the engine must have retransmitted at least as
+# many segments as that, but for 3 (a lost handshake or FIN ACK is not
+# resent). Nothing lost gives a few retransmissions too (tail loss probes),
+# so "it grew" alone would prove little.
 PROXIED=0
 xfer() {
-	local dir=$1 dst=$2 port=$3 spid to=60 sout=$E2E_TMP/x.$port.srv cout=$E2E_TMP/x.$port.cli
-	local sent got rtx0=0 rtx1=0
+	local dir=$1 dst=$2 port=$3 spid to=$((PROXIED ? 60 : 30)) sout=$E2E_TMP/x.$port.srv cout=$E2E_TMP/x.$port.cli
+	local sent got rtx0=0 rtx1=0 lost0=0 lost
 	XFER_MBPS= XFER_RTX=
-	[ $PROXIED = 1 ] && rtx0=$(proxy_cnt tcp_retransmits)
+	if [ $PROXIED = 1 ]; then
+		rtx0=$(proxy_cnt tcp_retransmits) lost0=$(impair_lost_now "$dir")
+	fi
 	if [ "$dir" = up ]; then
 		srv timeout --foreground $to "$E2E_PY" "$PEER" sink "$port" >"$sout" 2>&1 &
 	else
@@ -83,12 +97,13 @@ xfer() {
 	E2E_WHY="$MB MB in $3 s, $XFER_MBPS Mbit/s, sha256 equal"
 	if [ $PROXIED = 1 ]; then
 		rtx1=$(proxy_cnt tcp_retransmits)
+		lost=$(( $(impair_lost_now "$dir") - lost0 ))
 		XFER_RTX=$((rtx1 - rtx0))
-		if [ "$XFER_RTX" -le 0 ]; then
-			E2E_WHY="$E2E_WHY, but the proxy retransmitted nothing (tcp_retransmits $rtx0 -> $rtx1)"
+		if [ "$lost" -le 0 ] || [ "$XFER_RTX" -lt $((lost - 3)) ]; then
+			E2E_WHY="$E2E_WHY, but impair dropped $lost frames going $dir and the proxy retransmitted $XFER_RTX segments"
 			return 1
 		fi
-		E2E_WHY="$E2E_WHY, proxy retransmitted $XFER_RTX segments"
+		E2E_WHY="$E2E_WHY, $lost frames dropped going $dir, $XFER_RTX retransmitted by the proxy"
 	fi
 	return 0
 }
