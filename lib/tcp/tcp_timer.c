@@ -58,6 +58,11 @@ tcp_timers_run(struct tcp_engine *e, uint64_t now_ns)
 	e->now = now_ns;
 	if (now_tick < e->wheel_tick)
 		return 0;
+	/* Called every loop: within the tick already scanned, with its
+	 * slot empty, there is nothing to fire. */
+	if (now_tick == e->wheel_tick &&
+	    LIST_EMPTY(&e->slots[now_tick & (e->p.timer_slots - 1)]))
+		return 0;
 	n = now_tick - e->wheel_tick + 1;
 	if (n > e->p.timer_slots)
 		n = e->p.timer_slots;
