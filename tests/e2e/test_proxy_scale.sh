@@ -228,8 +228,11 @@ if c["connections_unreachable"] != 1: errs.append("connections_unreachable=%d, w
 if c["connections_active"] != 0: errs.append("connections_active=%d, want 0 (entry not released)" % c["connections_active"])
 if c["connections_closed"] != 1: errs.append("connections_closed=%d, want 1" % c["connections_closed"])
 if c["syn_duplicates_dropped"] < 1: errs.append("syn_duplicates_dropped=%d, want the client's retries" % c["syn_duplicates_dropped"])
-b, p = float(sys.argv[3].split()[1]), float(sys.argv[4].split()[1])
-if abs(b - p) > 2: errs.append("timed out after %.1f s, %.1f s through the bridge" % (p, b))
+try:
+    b, p = float(sys.argv[3].split()[1]), float(sys.argv[4].split()[1])
+    if abs(b - p) > 2: errs.append("timed out after %.1f s, %.1f s through the bridge" % (p, b))
+except (IndexError, ValueError):
+    errs.append("no bridged timeout to compare with ('%s')" % sys.argv[3])
 print(("ERR " + "; ".join(errs)) if errs else
       "OK %s; bridge: %s s; unreachable=1, syn_duplicates_dropped=%d, active=0" % (
           sys.argv[2], sys.argv[3], c["syn_duplicates_dropped"]))
