@@ -226,6 +226,10 @@ tcp_rtt_sample(struct tcp_conn *c, uint64_t r)
 	const struct tcp_engine_params *p = &c->eng->p;
 	uint64_t k_var;
 
+	/* srtt_ns 0 means "no sample yet": a path faster than the 1 ms
+	 * timestamp clock still has one. */
+	if (r == 0)
+		r = 1;
 	if (c->srtt_ns == 0) {
 		c->srtt_ns = r;
 		c->rttvar_ns = r / 2;

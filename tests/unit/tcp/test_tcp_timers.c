@@ -410,6 +410,26 @@ a_late_ack_on_a_sub_millisecond_path_draws_no_probe(void **state)
 	wire_free(w);
 }
 
+/* A path faster than the 1 ms timestamp clock gives RTT samples of 0:
+ * they are samples, not "no sample yet" (srtt_ns 0). */
+static void
+zero_millisecond_rtt_samples_still_count_as_samples(void **state)
+{
+	static uint8_t buf[64 * 1448];
+	struct wire *w = setup(0);
+	struct tcp_conn *c;
+
+	(void)state;
+	w->delay = US(50);
+	c = wire_connect(w);
+	assert_int_equal(tcp_send(c, buf, sizeof(buf), w->now), (int32_t)sizeof(buf));
+	wire_run(w, MS(20));
+	assert_int_equal(w->app_b.rx_bytes, sizeof(buf));
+	assert_true(info(c).srtt_ns > 0);
+	assert_true(info(c).srtt_ns < US(1000));
+	wire_free(w);
+}
+
 int
 main(void)
 {
@@ -425,6 +445,7 @@ main(void)
 		cmocka_unit_test(keepalive_probes_an_idle_peer_and_gives_up_when_it_is_gone),
 		cmocka_unit_test(an_rto_caused_by_a_delay_spike_is_detected_and_undone),
 		cmocka_unit_test(a_late_ack_on_a_sub_millisecond_path_draws_no_probe),
+		cmocka_unit_test(zero_millisecond_rtt_samples_still_count_as_samples),
 	};
 
 	if (test_eal_init("tmr") != 0)
