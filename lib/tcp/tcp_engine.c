@@ -132,6 +132,11 @@ tcp_engine_create(const struct tcp_engine_params *in)
 	hp.key_len = sizeof(struct tcp_key);
 	hp.hash_func = rte_jhash;
 	hp.socket_id = p.socket_id;
+	/* Cuckoo hashing alone fails some inserts before the table holds
+	 * max_conns keys, and a refused insert is a refused connection
+	 * with free entries left (and no TIME-WAIT recycled): the
+	 * extendable buckets take every key up to max_conns. */
+	hp.extra_flag = RTE_HASH_EXTRA_FLAGS_EXT_TABLE;
 	e->table = rte_hash_create(&hp);
 	e->conns = rte_zmalloc_socket("tcp_conns", sizeof(struct tcp_conn) * p.max_conns,
 				      RTE_CACHE_LINE_SIZE, p.socket_id);
