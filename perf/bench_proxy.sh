@@ -6,15 +6,15 @@
 #
 # Two contenders, alternating in every round, on the same namespaces and
 # veths (tests/e2e/lib.sh): sluice as a plain bridge (no configuration)
-# and sluice as a transparent TCP proxy (config/examples/proxy-all-tcp.ini
-# with max_connections = PROXY_MAXCONN unless the file sets it).
+# and sluice as a transparent TCP proxy (config/examples/proxy-all-tcp.ini;
+# BENCH_PROXY_MAXCONN appends a max_connections).
 # Each run measures, through that sluice:
 #   - goodput: iperf3 for PROXY_SECS seconds, client to server and back
 #     (-R), with 1 and with 4 streams (receiver's bytes / receiver's time);
 #     and how busy sluice was meanwhile;
 #   - connections per second: perf/proxy_load.py rate, PROXY_CONC
 #     connections in flight, each connect + 64-byte request + 64-byte
-#     reply + close, for PROXY_SECS seconds or PX_RATE_MAX connections.
+#     reply + close, for PROXY_SECS seconds (or PX_RATE_MAX connections).
 # After the rounds, one more proxy run holds PROXY_HOLD idle connections
 # open and reads sluice's own accounting (telemetry /sluice/proxy,
 # /sluice/totals, /eal/heap_info, /mempool/info) and the kernel's VmRSS.
@@ -24,7 +24,7 @@
 # DURATION_SET, QUICK, die, cleanup.
 
 PROXY_CONF_BASE=${BENCH_PROXY_CONF:-$ROOT/config/examples/proxy-all-tcp.ini}
-PROXY_MAXCONN=${BENCH_PROXY_MAXCONN:-4096}
+PROXY_MAXCONN=${BENCH_PROXY_MAXCONN:-}
 PROXY_CONC=${BENCH_PROXY_CONC:-16}
 PROXY_HOLD=${BENCH_PROXY_HOLD:-1000}
 PROXY_LOAD_PORT=7100
@@ -118,10 +118,11 @@ PY
 import json, sys
 b, a, r = (json.loads(x) for x in sys.argv[1:4])
 d = lambda k: a.get(k, 0) - b.get(k, 0)
-print("; proxy opened %d, bridged %d (table full %d, connect failed %d)" % (
-    d("connections_opened"),
-    d("syn_bridged_table_full") + d("syn_bridged_connect_failed"),
-    d("syn_bridged_table_full"), d("syn_bridged_connect_failed")))
+bridged = d("syn_bridged_table_full") + d("syn_bridged_connect_failed")
+print("; proxy opened %d, bridged %d (table full %d, connect failed %d)%s" % (
+    d("connections_opened"), bridged,
+    d("syn_bridged_table_full"), d("syn_bridged_connect_failed"),
+    " WARNING: not all proxied" if bridged else ""))
 PY
 )
 	fi
@@ -222,19 +223,18 @@ proxy_main() {
 	[ -x "$SLUICE" ] || die "no sluice binary at $SLUICE (build it, or use --sluice PATH)"
 	[ -r "$PROXY_CONF_BASE" ] || die "no $PROXY_CONF_BASE"
 	[ "$(id -u)" = 0 ] || die "proxy mode needs root (network namespaces, AF_PACKET)"
-	# The example as it is, with room for the conn/s run's TIME-WAITs
-	# (max_connections, unless the file sets it).
+	# The example as it is; BENCH_PROXY_MAXCONN appends a table size.
 	PROXY_CONF=$PROXY_CONF_BASE
-	PX_MAXCONN=$(sed -n 's/^[[:space:]]*max_connections[[:space:]]*=[[:space:]]*\([0-9]*\).*/\1/p' "$PROXY_CONF" | tail -n 1)
-	if [ -z "$PX_MAXCONN" ]; then
-		PX_MAXCONN=$PROXY_MAXCONN
+	if [ -n "$PROXY_MAXCONN" ]; then
 		PROXY_CONF=$LOGDIR/proxy.ini
-		{ cat "$PROXY_CONF_BASE"; printf '\n# perf/bench.sh proxy: room for the TIME-WAITs of the conn/s run\nmax_connections = %s\n' "$PX_MAXCONN"; } >"$PROXY_CONF"
+		{ cat "$PROXY_CONF_BASE"; printf '\n# perf/bench.sh proxy: BENCH_PROXY_MAXCONN\nmax_connections = %s\n' "$PROXY_MAXCONN"; } >"$PROXY_CONF"
 	fi
-	# Each closed proxied connection leaves one engine connection in
-	# TIME-WAIT for 60 s, and the engine's pool is 4 x max_connections:
-	# stop a conn/s run before the pool runs out (then SYNs are bridged).
-	PX_RATE_MAX=${BENCH_PROXY_CONNS:-$((3 * PX_MAXCONN))}
+	PX_MAXCONN=$(sed -n 's/^[[:space:]]*max_connections[[:space:]]*=[[:space:]]*\([0-9]*\).*/\1/p' "$PROXY_CONF" | tail -n 1)
+	PX_MAXCONN=${PX_MAXCONN:-1024} # config/proxy.ini's default
+	# Optional cap on the connections of a conn/s run (0: none). Closed
+	# connections leave TIME-WAITs in the engine, recycled oldest first
+	# when it is full; a SYN bridged for want of room is reported.
+	PX_RATE_MAX=${BENCH_PROXY_CONNS:-0}
 
 	E2E_ID=bpx$$
 	E2E_LCORE=$FWD_LCORE
@@ -268,8 +268,10 @@ proxy_main() {
 	e2e_wait_listen "$PROXY_LOAD_PORT" || die "proxy_load.py server did not listen"
 
 	echo "bench: mode proxy, $ROUNDS round(s) of bridge and proxy, ${PROXY_SECS} s per measurement"
-	echo "bench: sluice on lcore $E2E_LCORE (net_af_packet, $E2E_AFP_ARGS), clients and servers on CPU(s) ${E2E_LOAD_CPUS:-any}; proxy config ${PROXY_CONF_BASE#"$ROOT"/}, max_connections $PX_MAXCONN"
-	echo "bench: goodput = iperf3 receiver Mbit/s, up = client to server, down = -R, 1 and 4 streams; conn/s = proxy_load.py rate, $PROXY_CONC in flight, 64 B request and reply, up to $PX_RATE_MAX connections"
+	echo "bench: sluice on lcore $E2E_LCORE (net_af_packet, $E2E_AFP_ARGS), clients and servers on CPU(s) ${E2E_LOAD_CPUS:-any}; proxy config ${PROXY_CONF_BASE#"$ROOT"/}, max_connections $PX_MAXCONN${PROXY_MAXCONN:+ (BENCH_PROXY_MAXCONN)}"
+	local cap=""
+	[ "$PX_RATE_MAX" != 0 ] && cap=", at most $PX_RATE_MAX connections"
+	echo "bench: goodput = iperf3 receiver Mbit/s, up = client to server, down = -R, 1 and 4 streams; conn/s = proxy_load.py rate, $PROXY_CONC in flight, 64 B request and reply$cap"
 	echo "bench: load average $(cut -d' ' -f1-3 /proc/loadavg)"
 	others=$(busy_others)
 	[ -n "$others" ] && echo "bench: WARNING: other busy processes may skew the figures: $others"
