@@ -66,6 +66,8 @@ px_run() {
 	[ "$c" = proxy ] && cfg=$PROXY_CONF
 	e2e_start_sluice "$cfg" || die "$c: sluice did not start: $E2E_WHY"
 	e2e_ping 4 3 0.05 || die "$c: no ping through sluice: $E2E_WHY"
+	heap=$(px_tel /eal/heap_info,0 Alloc_size 2>/dev/null || echo 0)
+	eval "PX_${c}_heap=\$heap"
 	# How loaded sluice was during the transfers: its thread's time on
 	# the CPU, user and system, and frames received per loop that
 	# received any (both ports: up to twice the burst).
@@ -113,21 +115,20 @@ PY
 	eval "PX_${c}_rate+=(\"\$rate\")"
 	if [ "$c" = proxy ]; then
 		# How many of the connections the proxy really terminated: a
-		# full table bridges SYNs instead (and counts them).
+		# full table bridges SYNs instead, and a failed accept drops
+		# the client's SYN until it comes again (both counted).
 		extra=$("$PY" - "$before" "$after" "$(cat "$out")" <<'PY'
 import json, sys
 b, a, r = (json.loads(x) for x in sys.argv[1:4])
 d = lambda k: a.get(k, 0) - b.get(k, 0)
 bridged = d("syn_bridged_table_full") + d("syn_bridged_connect_failed")
-print("; proxy opened %d, bridged %d (table full %d, connect failed %d)%s" % (
+print("; proxy opened %d, bridged %d (table full %d, connect failed %d), accept failed %d%s" % (
     d("connections_opened"), bridged,
-    d("syn_bridged_table_full"), d("syn_bridged_connect_failed"),
-    " WARNING: not all proxied" if bridged else ""))
+    d("syn_bridged_table_full"), d("syn_bridged_connect_failed"), d("accept_failed"),
+    " WARNING: not all proxied" if bridged or d("accept_failed") else ""))
 PY
 )
 	fi
-	heap=$(px_tel /eal/heap_info,0 Alloc_size 2>/dev/null || echo 0)
-	eval "PX_${c}_heap=\$heap"
 	e2e_stop_sluice || die "$c: $E2E_WHY"
 	printf 'round %d/%d %-6s goodput Mbit/s:%s  mean %7.1f (%s) | conn/s %6.0f (%s in %s s, p50 %s ms, p99 %s ms, %s errors%s)\n' \
 		"$r" "$ROUNDS" "$c" "$line" "$sum" "$load" "$rate" \
