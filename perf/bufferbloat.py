@@ -375,9 +375,12 @@ def table(summaries):
              "bytes sluice sent on that side (kernel veth counters, from 1 s into the load to its "
              "end) / (rate x that time). "
              "*Other on link* = utilisation minus the data frames behind the goodput: the "
-             "reverse flows' ACKs, retransmissions and probes. The upstream carries the ACKs "
-             "of the four download flows, so its goodput cannot reach 95%% of the "
-             "payload-equivalent rate by construction, however full the link. "
+             "reverse flows' pure ACKs, the probes, spurious retransmissions. The upstream "
+             "carries the four download flows' ACKs (the receivers here send 60-90 per 100 "
+             "segments; `--capture` counts them), and that is what keeps its goodput below "
+             "95%% of the payload-equivalent rate when the link is full. *ACKs filtered*: "
+             "queued pure ACKs that a newer one of the same connection superseded "
+             "(`[aqm] ack_filter`). "
              "*Sojourn*: sluice's own queueing-time percentiles for the whole mode (histogram "
              "bucket upper edges, within a factor 1.5)." % (100 * eff))
     caps = [s for s in summaries if s["up"].get("capture") and s["down"].get("capture")]

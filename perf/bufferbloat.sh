@@ -7,6 +7,8 @@
 # tests/e2e/lib.sh) so the queue forms inside sluice; per mode we measure an
 # idle baseline, then 4 upload + 4 download iperf3 TCP flows (flent RRUL
 # style) with irtt (UDP) and ping (ICMP) probing throughout.
+# Both FQ-CoDel modes filter superseded ACKs on the upstream unless
+# --ack-filter says otherwise.
 #
 #   sudo perf/bufferbloat.sh [options]
 #
@@ -39,7 +41,8 @@ Options (environment variable in brackets):
   --up RATE         shaped rate towards the server (5mbit)        [BB_UP]
   --fifo-ms MS      the bloated FIFO's size, ms at the rate (1000) [BB_FIFO_MS]
   --ack-filter DIR  [aqm] ack_filter of the two FQ-CoDel modes: off, up,
-                    down or both (default off; the FIFO never filters)  [BB_ACK_FILTER]
+                    down or both (default up; off = plain FQ-CoDel; the
+                    FIFO never filters)                           [BB_ACK_FILTER]
   --capture S       also capture S s of headers at both hosts from 1 s into
                     the load (needs dumpcap, tshark), and report what each
                     link carried: data, pure ACKs, probes (0 = off)  [BB_CAPTURE]

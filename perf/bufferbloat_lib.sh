@@ -22,7 +22,9 @@ BB_ANALYSE=$BB_DIR/bufferbloat.py
 BB_DOWN=${BB_DOWN:-20mbit}        # shaped rate towards the subscriber
 BB_UP=${BB_UP:-5mbit}             # shaped rate towards the internet
 BB_FIFO_MS=${BB_FIFO_MS:-1000}    # the bloated FIFO holds this much at the rate
-BB_ACK_FILTER=${BB_ACK_FILTER:-off}  # [aqm] ack_filter of the FQ-CoDel modes: off, up, down, both
+# [aqm] ack_filter of the two FQ-CoDel modes (off, up, down, both): "up",
+# as on an asymmetric access line, whose upstream carries the downloads' ACKs.
+BB_ACK_FILTER=${BB_ACK_FILTER:-up}
 BB_FLOWS_UP=${BB_FLOWS_UP:-4}
 BB_FLOWS_DOWN=${BB_FLOWS_DOWN:-4}
 BB_IRTT_INTERVAL=${BB_IRTT_INTERVAL:-10ms}

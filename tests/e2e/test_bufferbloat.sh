@@ -4,7 +4,8 @@
 # down, 5 up) with a bloated 1 s FIFO, then with FQ-CoDel; under 4 up + 4
 # down TCP flows, the FIFO must add clearly more latency (irtt p99) than
 # FQ-CoDel, and FQ-CoDel must keep the link busy. With ECN-capable hosts,
-# FQ-CoDel must mark instead of drop. Thresholds are loose: a
+# FQ-CoDel must mark instead of drop, and the upstream ACK filter must
+# drop superseded ACKs there, none downstream. Thresholds are loose: a
 # shared 2-core machine adds tens of ms of scheduling noise.
 set -u
 . "$(dirname "$0")/lib.sh"
@@ -80,6 +81,18 @@ elif ge "$util_down" "$(awk -v c="$cpu" 'BEGIN { print 0.8 * c }')"; then
 	e2e_pass bufferbloat_fq_codel_goodput "sluice had only $cpu% of its CPU: down link $util_down% busy, goodput down $down% up $up% (not judged)"
 else
 	e2e_fail bufferbloat_fq_codel_goodput "down link only $util_down% busy with sluice on CPU $cpu% of the time"
+fi
+# The ACK filter (BB_ACK_FILTER, "up" unless set otherwise) is on the
+# upstream of both FQ-CoDel modes: the download flows' ACKs queue there
+# behind the uploads, so it must have replaced some, and never downstream.
+if [ "$BB_ACK_FILTER" = up ]; then
+	af_up=$(bb_get fq_codel 's["up"]["ack_filtered"]')
+	af_down=$(bb_get fq_codel 's["down"]["ack_filtered"]')
+	if ge "$af_up" 1 && ge 0 "$af_down"; then
+		e2e_pass bufferbloat_ack_filter "$af_up upstream ACKs superseded and dropped, $af_down downstream"
+	else
+		e2e_fail bufferbloat_ack_filter "ack_filtered up $af_up (want > 0), down $af_down (want 0)"
+	fi
 fi
 ecn=$(bb_get fq_codel_ecn 's["probes"]["irtt"]["added"]["p99"]')
 ce=$(bb_get fq_codel_ecn '(s["down"]["ce_marks"] or 0) + (s["up"]["ce_marks"] or 0)')
