@@ -241,30 +241,35 @@ aqm_fq_dequeue(struct aqm_sched *s, struct aqm_pipe *p, uint64_t now)
 	}
 }
 
+/* One list of an idle pipe: what the dequeue loop does to empty flows,
+ * without CoDel calls. A flow that spent its quantum is refilled until it
+ * is positive (it would go round the old list), and visiting an empty
+ * flow ends CoDel's dropping state; then it leaves the list. */
+static inline void
+idle_list(struct aqm_flow *flows, struct aqm_list *l, int32_t quantum)
+{
+	uint32_t fi = l->head;
+
+	while (fi != AQM_NONE) {
+		struct aqm_flow *f = &flows[fi];
+
+		fi = f->next;
+		while (f->deficit <= 0)
+			f->deficit += quantum;
+		f->cv.dropping = 0;
+		f->cv.first_above_ns = 0;
+		f->list = AQM_LIST_NONE;
+	}
+	l->head = l->tail = AQM_NONE;
+}
+
 void
 aqm_fq_idle(struct aqm_pipe *p)
 {
-	struct aqm_list *lists[2] = { &p->new_flows, &p->old_flows };
-
 	if (p->qdisc == AQM_QDISC_FIFO)
 		return;
-	/* What the dequeue loop does to empty flows, without CoDel calls:
-	 * a flow that spent its quantum is refilled until it is positive
-	 * (it would go round the old list), and visiting an empty flow
-	 * ends CoDel's dropping state; then every flow leaves the lists. */
-	for (int k = 0; k < 2; k++) {
-		while (lists[k]->head != AQM_NONE) {
-			uint32_t fi = lists[k]->head;
-			struct aqm_flow *f = &p->flows[fi];
-
-			list_pop(p->flows, lists[k]);
-			while (f->deficit <= 0)
-				f->deficit += (int32_t)p->quantum;
-			f->cv.dropping = 0;
-			f->cv.first_above_ns = 0;
-			f->list = AQM_LIST_NONE;
-		}
-	}
+	idle_list(p->flows, &p->new_flows, (int32_t)p->quantum);
+	idle_list(p->flows, &p->old_flows, (int32_t)p->quantum);
 }
 
 struct rte_mbuf *

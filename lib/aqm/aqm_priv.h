@@ -110,14 +110,14 @@ aqm_link(const struct aqm_sched *s, struct rte_mbuf *m)
 static inline uint32_t
 aqm_flow_index(uint32_t hash, uint32_t seed, uint32_t mask)
 {
+	/* Half a finalizer (xor-shift, odd multiply), then the high bits
+	 * (multiply-shift range reduction): the low bits of a product are
+	 * the poorly mixed ones. */
 	uint32_t x = hash ^ seed;
 
 	x ^= x >> 16;
 	x *= 0x7feb352dU;
-	x ^= x >> 15;
-	x *= 0x846ca68bU;
-	x ^= x >> 16;
-	return x & mask;
+	return (uint32_t)(((uint64_t)x * (mask + 1)) >> 32);
 }
 
 /* Memory an mbuf really pins: what Linux calls truesize. */
@@ -131,12 +131,13 @@ aqm_truesize(const struct rte_mbuf *m)
 static inline uint32_t
 aqm_wire_len_(int16_t overhead, uint16_t mpu, uint8_t framing, uint32_t len)
 {
-	int64_t l = (int64_t)len + overhead;
+	/* At least the MPU, and at least one byte (a large negative
+	 * overhead must not make a packet free). */
+	int32_t floor = mpu | (mpu == 0);
+	int32_t l = (int32_t)len + overhead;
 
-	if (l < (int64_t)mpu)
-		l = mpu;
-	if (l < 1)
-		l = 1;
+	if (l < floor)
+		l = floor;
 	if (framing == AQM_FRAMING_ATM)
 		l = (l + 47) / 48 * 53; /* constant divisor: no div instruction */
 	else if (framing == AQM_FRAMING_PTM)
