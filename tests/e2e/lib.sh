@@ -56,11 +56,12 @@ e2e_result() {
 e2e_pass() { e2e_result "PASS $1${2:+ ($2)}"; E2E_NPASS=$((E2E_NPASS + 1)); }
 e2e_fail() { e2e_result "FAIL $1: $2"; E2E_FAILED=1; }
 
-# e2e_check NAME CMD...: PASS if CMD succeeds, else FAIL with E2E_WHY.
+# e2e_check NAME CMD...: PASS if CMD succeeds, else FAIL; either way with
+# what CMD left in E2E_WHY (what it measured, or why it failed).
 e2e_check() {
 	local name=$1; shift
 	E2E_WHY=
-	if "$@"; then e2e_pass "$name"; else e2e_fail "$name" "${E2E_WHY:-$* failed}"; fi
+	if "$@"; then e2e_pass "$name" "$E2E_WHY"; else e2e_fail "$name" "${E2E_WHY:-$* failed}"; fi
 }
 
 e2e_die() {

@@ -300,34 +300,28 @@ refused() {
 	E2E_WHY=ECONNREFUSED
 }
 
-# Like e2e_check, but the PASS line says what was measured.
-check() {
-	local name=$1; shift
-	E2E_WHY=
-	if "$@"; then e2e_pass "$name" "$E2E_WHY"; else e2e_fail "$name" "${E2E_WHY:-$* failed}"; fi
-}
 
 # Baseline: the same iperf3 through sluice as a plain bridge.
 BRIDGE_MBPS=
 e2e_start_sluice "" || e2e_die "sluice start (bridge): $E2E_WHY"
 e2e_ping 4 3 0.05 || e2e_die "no ping through the bridge: $E2E_WHY"
 if e2e_iperf 4; then BRIDGE_MBPS=$E2E_MBPS; else e2e_fail bridge_iperf "$E2E_WHY"; fi
-check refused_bridged refused
+e2e_check refused_bridged refused
 e2e_stop_sluice || e2e_fail bridge_clean_exit "$E2E_WHY"
 
 e2e_start_sluice "$CFG" || e2e_die "sluice start (proxy): $E2E_WHY"
 grep -q '^proxy: intercepting' "$SLUICE_LOG" ||
 	e2e_fail proxy_configured "no 'proxy: intercepting' line in sluice's output"
 e2e_ping 4 3 0.05 || e2e_fail proxy_ping "$E2E_WHY"
-check proxy_transfer_up xfer_up
-check proxy_transfer_down xfer_down
-check proxy_transfer_up_ipv6 xfer_up 7004 "$SRV6"
-check proxy_client_reset client_reset
-check proxy_server_reset server_reset
-check proxy_slow_reader slow_reader
-check proxy_concurrent_connections many_conns
-check proxy_refused refused
-check proxy_tcp_fast_open tfo
+e2e_check proxy_transfer_up xfer_up
+e2e_check proxy_transfer_down xfer_down
+e2e_check proxy_transfer_up_ipv6 xfer_up 7004 "$SRV6"
+e2e_check proxy_client_reset client_reset
+e2e_check proxy_server_reset server_reset
+e2e_check proxy_slow_reader slow_reader
+e2e_check proxy_concurrent_connections many_conns
+e2e_check proxy_refused refused
+e2e_check proxy_tcp_fast_open tfo
 if e2e_iperf 4; then
 	ratio=$(awk -v p="$E2E_MBPS" -v b="${BRIDGE_MBPS:-0}" 'BEGIN { if (b > 0) printf "%.2f", p / b; else print "n/a" }')
 	e2e_pass proxy_iperf "proxy $E2E_MBPS Mbit/s, bridge ${BRIDGE_MBPS:-?} Mbit/s, ratio $ratio, $E2E_RETRANS retransmits"
@@ -361,7 +355,7 @@ PY
 	E2E_WHY=${out#ERR }
 	return 1
 }
-check proxy_counters counters
+e2e_check proxy_counters counters
 
 final() {
 	e2e_stop_sluice || return 1
@@ -370,5 +364,5 @@ final() {
 	[ -n "$line" ] || { E2E_WHY="no 'proxy ...' line in the exit report"; return 1; }
 	E2E_WHY="exit 0, mempool at baseline, opened=$(e2e_field "$line" connections_opened) aborted_at_exit=$(e2e_field "$line" aborted_at_exit)"
 }
-check proxy_clean_exit final
+e2e_check proxy_clean_exit final
 e2e_finish

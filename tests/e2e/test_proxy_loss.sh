@@ -25,6 +25,7 @@
 # runs that case.
 set -u
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/stream_xfer.sh"
 E2E_TEST=proxy_loss
 PEER=$E2E_DIR/stream_peer.py
 MB=${E2E_LOSS_MB:-8}
@@ -36,12 +37,6 @@ e2e_setup
 # The peers set CUBIC on each socket (STREAM_PEER_CC in stream_peer.py):
 # a namespace may not pick it when the host only allows others (bbr here).
 
-check() {
-	local name=$1; shift
-	E2E_WHY=
-	if "$@"; then e2e_pass "$name" "$E2E_WHY"; else e2e_fail "$name" "${E2E_WHY:-$* failed}"; fi
-}
-mbps() { awk -v b="$1" -v s="$2" 'BEGIN { if (s > 0) printf "%.0f", b * 8 / s / 1e6; else print "?" }'; }
 proxy_cnt() { e2e_tel /sluice/proxy "$1"; }
 # Frames the impair stage dropped so far in one direction of pair 0.
 impair_lost_now() { # up|down
@@ -60,41 +55,14 @@ print(d["lost_random"] + d["lost_ge"])' "$1"
 # so "it grew" alone would prove little.
 PROXIED=0
 xfer() {
-	local dir=$1 dst=$2 port=$3 spid to=$((PROXIED ? 60 : 30)) sout=$E2E_TMP/x.$port.srv cout=$E2E_TMP/x.$port.cli
-	local sent got rtx0=0 rtx1=0 lost0=0 lost
+	local dir=$1 to=$((PROXIED ? 60 : 30)) rtx0=0 rtx1 lost0=0 lost
 	XFER_MBPS= XFER_RTX=
 	if [ $PROXIED = 1 ]; then
 		rtx0=$(proxy_cnt tcp_retransmits) lost0=$(impair_lost_now "$dir")
 	fi
-	if [ "$dir" = up ]; then
-		srv timeout --foreground $to "$E2E_PY" "$PEER" sink "$port" >"$sout" 2>&1 &
-	else
-		srv timeout --foreground $to "$E2E_PY" "$PEER" source "$port" "$SIZE" "$port" >"$sout" 2>&1 &
-	fi
-	spid=$!; E2E_PIDS+=("$spid")
-	e2e_wait_listen "$port" || { E2E_WHY="server did not listen"; return 1; }
-	if [ "$dir" = up ]; then
-		e2e_run cli timeout --foreground $to "$E2E_PY" "$PEER" send "$dst" "$port" "$SIZE" "$port" \
-			>"$cout" 2>&1
-	else
-		e2e_run cli timeout --foreground $to "$E2E_PY" "$PEER" recv "$dst" "$port" >"$cout" 2>&1
-	fi
-	local crc=$?
-	wait "$spid"
-	local src=$?
-	if [ "$dir" = up ]; then sent=$(tail -1 "$cout") got=$(tail -1 "$sout")
-	else sent=$(tail -1 "$sout") got=$(tail -1 "$cout"); fi
-	if [ $crc != 0 ] || [ $src != 0 ]; then
-		E2E_WHY="client rc=$crc '$(tail -1 "$cout")', server rc=$src '$(tail -1 "$sout")'"
-		return 1
-	fi
-	if [ -z "$got" ] || [ "${sent% *}" != "${got% *}" ]; then
-		E2E_WHY="receiver got '${got% *}', sender sent '${sent% *}'"
-		return 1
-	fi
-	set -- $(tail -1 "$cout")
-	XFER_MBPS=$(mbps "$SIZE" "$3")
-	E2E_WHY="$MB MB in $3 s, $XFER_MBPS Mbit/s, sha256 equal"
+	stream_xfer "$dir" "$2" "$SIZE" "$3" $to || return 1
+	XFER_MBPS=$(stream_mbps "$SIZE" "$XFER_SECS")
+	E2E_WHY="$MB MB in $XFER_SECS s, $XFER_MBPS Mbit/s, sha256 equal"
 	if [ $PROXIED = 1 ]; then
 		rtx1=$(proxy_cnt tcp_retransmits)
 		lost=$(( $(impair_lost_now "$dir") - lost0 ))
@@ -140,11 +108,11 @@ setting() {
 
 	PROXIED=1
 	e2e_start_sluice "$cfg" || { e2e_fail "proxy_loss_$name" "sluice start: $E2E_WHY"; return; }
-	check "proxy_loss_${name}_up" xfer up "$SRV4" $port; up_p=$XFER_MBPS; port=$((port + 1))
-	check "proxy_loss_${name}_down" xfer down "$SRV4" $port; down_p=$XFER_MBPS; port=$((port + 1))
+	e2e_check "proxy_loss_${name}_up" xfer up "$SRV4" $port; up_p=$XFER_MBPS; port=$((port + 1))
+	e2e_check "proxy_loss_${name}_down" xfer down "$SRV4" $port; down_p=$XFER_MBPS; port=$((port + 1))
 	if [ "$name" = loss1 ]; then
-		check "proxy_loss_${name}_up_ipv6" xfer up "$SRV6" $port; port=$((port + 1))
-		check "proxy_loss_${name}_down_ipv6" xfer down "$SRV6" $port; port=$((port + 1))
+		e2e_check "proxy_loss_${name}_up_ipv6" xfer up "$SRV6" $port; port=$((port + 1))
+		e2e_check "proxy_loss_${name}_down_ipv6" xfer down "$SRV6" $port; port=$((port + 1))
 	fi
 	if e2e_stop_sluice && impair_lost "$counter"; then
 		e2e_pass "proxy_loss_${name}_impaired" "$E2E_WHY"

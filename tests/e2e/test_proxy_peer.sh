@@ -132,17 +132,12 @@ PY
 	return 1
 }
 
-check() {
-	local name=$1; shift
-	E2E_WHY=
-	if "$@"; then e2e_pass "$name" "$E2E_WHY"; else e2e_fail "$name" "${E2E_WHY:-$* failed}"; fi
-}
 
-check peer_lost_retransmission scenario lost_rtx 8001 send 200000
-check peer_reordered_data scenario reorder 8002 recv
-check peer_duplicated_data scenario dup_data 8003 recv
-check peer_duplicated_acks scenario dup_ack 8004 send 200000
-check peer_reordered_acks scenario reorder_rx 8005 send 200000
+e2e_check peer_lost_retransmission scenario lost_rtx 8001 send 200000
+e2e_check peer_reordered_data scenario reorder 8002 recv
+e2e_check peer_duplicated_data scenario dup_data 8003 recv
+e2e_check peer_duplicated_acks scenario dup_ack 8004 send 200000
+e2e_check peer_reordered_acks scenario reorder_rx 8005 send 200000
 
 final() {
 	e2e_stop_sluice || return 1
@@ -150,5 +145,5 @@ final() {
 		{ E2E_WHY="exit report: $(grep '^proxy connections_active' "$SLUICE_LOG")"; return 1; }
 	E2E_WHY="exit 0, mempool at baseline, $(grep '^proxy tcp' "$SLUICE_LOG" | cut -c1-200)"
 }
-check peer_clean_exit final
+e2e_check peer_clean_exit final
 e2e_finish

@@ -16,6 +16,7 @@
 #   it as unreachable and releases the connection's table entry.
 set -u
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/stream_xfer.sh"
 E2E_TEST=proxy_scale
 CFG=$E2E_DIR/../../config/examples/proxy-all-tcp.ini
 PEER=$E2E_DIR/stream_peer.py
@@ -35,19 +36,7 @@ srv sysctl -qw net.core.somaxconn=4096 net.ipv4.tcp_max_syn_backlog=4096 ||
 cli sysctl -qw net.ipv4.ip_local_port_range="20000 60999" ||
 	e2e_die "sysctl ip_local_port_range in $NS_CLI failed"
 
-check() {
-	local name=$1; shift
-	E2E_WHY=
-	if "$@"; then e2e_pass "$name" "$E2E_WHY"; else e2e_fail "$name" "${E2E_WHY:-$* failed}"; fi
-}
 
-# "SHA BYTES SECONDS" lines: equal if the first two fields are.
-same_stream() {
-	[ -n "$1" ] && [ "${1% *}" = "${2% *}" ]
-}
-mbps() { # bytes seconds
-	awk -v b="$1" -v s="$2" 'BEGIN { if (s > 0) printf "%.0f", b * 8 / s / 1e6; else print "?" }'
-}
 human() {
 	awk -v b="$1" 'BEGIN { if (b >= 1e9) printf "%g GB", b / 1e9; else if (b >= 1e6) printf "%g MB", b / 1e6;
 		else if (b >= 1000) printf "%g kB", b / 1000; else printf "%d B", b }'
@@ -56,38 +45,9 @@ human() {
 # xfer up|down HOST SIZE PORT: one transfer, sha256 compared. Sets
 # E2E_WHY to the size, the time and (from 1 MB) the goodput.
 xfer() {
-	local dir=$1 dst=$2 size=$3 port=$4 spid to=90 sout=$E2E_TMP/x.$port.srv cout=$E2E_TMP/x.$port.cli
-	local sent got
-	if [ "$dir" = up ]; then
-		srv timeout --foreground $to "$E2E_PY" "$PEER" sink "$port" >"$sout" 2>&1 &
-	else
-		srv timeout --foreground $to "$E2E_PY" "$PEER" source "$port" "$size" "$port" >"$sout" 2>&1 &
-	fi
-	spid=$!; E2E_PIDS+=("$spid")
-	e2e_wait_listen "$port" || { E2E_WHY="server did not listen"; return 1; }
-	if [ "$dir" = up ]; then
-		e2e_run cli timeout --foreground $to "$E2E_PY" "$PEER" send "$dst" "$port" "$size" "$port" \
-			>"$cout" 2>&1
-	else
-		e2e_run cli timeout --foreground $to "$E2E_PY" "$PEER" recv "$dst" "$port" >"$cout" 2>&1
-	fi
-	local crc=$?
-	wait "$spid"
-	local src=$?
-	if [ "$dir" = up ]; then sent=$(tail -1 "$cout") got=$(tail -1 "$sout")
-	else sent=$(tail -1 "$sout") got=$(tail -1 "$cout"); fi
-	if [ $crc != 0 ] || [ $src != 0 ]; then
-		E2E_WHY="client rc=$crc '$(tail -1 "$cout")', server rc=$src '$(tail -1 "$sout")'"
-		return 1
-	fi
-	if ! same_stream "$sent" "$got"; then
-		E2E_WHY="receiver got '${got% *}', sender sent '${sent% *}'"
-		return 1
-	fi
-	# Timed at the client: connect() to the server's FIN.
-	set -- $(tail -1 "$cout")
-	E2E_WHY="$(human "$size") in $3 s, sha256 equal"
-	[ "$size" -ge 1000000 ] && E2E_WHY="$E2E_WHY, $(mbps "$size" "$3") Mbit/s"
+	stream_xfer "$1" "$2" "$3" "$4" 90 || return 1
+	E2E_WHY="$(human "$3") in $XFER_SECS s, sha256 equal"
+	[ "$3" -ge 1000000 ] && E2E_WHY="$E2E_WHY, $(stream_mbps "$3" "$XFER_SECS") Mbit/s"
 	return 0
 }
 
@@ -113,7 +73,7 @@ ip -n "$NS_CLI" neigh replace "$UNREACH4" lladdr "$SRV_MAC" dev "$CLI_IF" nud pe
 # --- the plain bridge: what a client sees from an unreachable server ---
 e2e_start_sluice "" || e2e_die "sluice start (bridge): $E2E_WHY"
 e2e_ping 4 3 0.05 || e2e_die "no ping through the bridge: $E2E_WHY"
-check unreachable_bridged unreachable_connect
+e2e_check unreachable_bridged unreachable_connect
 BRIDGED_UNREACH=$UNREACH_OUT
 e2e_stop_sluice || e2e_fail bridge_clean_exit "$E2E_WHY"
 cli sysctl -qw net.ipv4.tcp_syn_retries=6
@@ -128,13 +88,13 @@ e2e_ping 6 3 0.05 || e2e_fail proxy_ping6 "$E2E_WHY"
 port=7200
 for size in 1 1025 65536 1000000 100000000 "$BIG"; do
 	for dir in up down; do
-		check "proxy_xfer_${dir}_$(human "$size" | tr -d ' ')" xfer "$dir" "$SRV4" "$size" $port
+		e2e_check "proxy_xfer_${dir}_$(human "$size" | tr -d ' ')" xfer "$dir" "$SRV4" "$size" $port
 		port=$((port + 1))
 	done
 done
 for size in 1025 1000000 100000000; do
 	for dir in up down; do
-		check "proxy_xfer6_${dir}_$(human "$size" | tr -d ' ')" xfer "$dir" "$SRV6" "$size" $port
+		e2e_check "proxy_xfer6_${dir}_$(human "$size" | tr -d ' ')" xfer "$dir" "$SRV6" "$size" $port
 		port=$((port + 1))
 	done
 done
@@ -176,7 +136,7 @@ many() {
 	fi
 	E2E_WHY="$NCONN/$NCONN open at once (connections_active=$act), 16 kB up and 32 kB back each, intact"
 }
-check proxy_1000_connections many
+e2e_check proxy_1000_connections many
 
 counters() {
 	local out
@@ -200,8 +160,8 @@ PY
 	E2E_WHY=${out#ERR }
 	return 1
 }
-check proxy_scale_counters counters
-check proxy_scale_clean_exit e2e_stop_sluice
+e2e_check proxy_scale_counters counters
+e2e_check proxy_scale_clean_exit e2e_stop_sluice
 
 # --- an unreachable server through the proxy ---
 # The engine's SYN retries cut to 2 as well (by default 6, about 2
@@ -243,7 +203,7 @@ PY
 	E2E_WHY=${out#ERR }
 	return 1
 }
-check proxy_unreachable unreach_proxy
-check proxy_unreachable_clean_exit e2e_stop_sluice
+e2e_check proxy_unreachable unreach_proxy
+e2e_check proxy_unreachable_clean_exit e2e_stop_sluice
 
 e2e_finish
