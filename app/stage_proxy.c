@@ -768,8 +768,12 @@ proxy_stage_create(const void *conf, const struct stage_env *env,
 	snprintf(name, sizeof(name), "proxy_w%u", env->worker);
 	prm.name = name;
 	prm.socket_id = env->socket;
-	/* Two legs per connection, and as many again in TIME-WAIT. */
+	/* Two legs per connection, and as many again in TIME-WAIT (the
+	 * oldest of which give way when the engine is full). Only live legs
+	 * have segments in flight: records for two legs per connection, at
+	 * the engine's default of 64 each. */
 	prm.max_conns = 4 * c->max_conns;
+	prm.max_tx_segments = 2 * 64 * c->max_conns;
 	prm.pool = env->pool;
 	prm.snd_buf = c->snd_buf;
 	prm.rcv_buf = c->rcv_buf;
