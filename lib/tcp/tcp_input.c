@@ -219,10 +219,12 @@ rcv_data(struct tcp_conn *c, struct rte_mbuf *m, const struct tcp_seg_in *s)
 		c->flags |= TCP_CF_ACK_NOW; /* a hole was filled (4.2) */
 		return;
 	}
-	/* Delayed ACK (RFC 9293 3.8.6.3, RFC 1122 4.2.3.2): at least every
-	 * second full-sized segment, and within delack_ns. */
+	/* Delayed ACK (RFC 9293 3.8.6.3, RFC 1122 4.2.3.2): at once when
+	 * more than one full-sized segment is unacknowledged (so at least
+	 * every second full one, and a full one plus a short tail, as Linux
+	 * does), else within delack_ns. */
 	c->rcv_unacked += len;
-	if (c->rcv_unacked >= 2u * (c->rcv_mss - ((c->flags & TCP_CF_TS) ? 12 : 0))) {
+	if (c->rcv_unacked > (uint32_t)(c->rcv_mss - ((c->flags & TCP_CF_TS) ? 12 : 0))) {
 		c->flags |= TCP_CF_ACK_NOW;
 	} else if (c->delack_at == 0) {
 		c->delack_at = e->now + e->p.delack_ns;

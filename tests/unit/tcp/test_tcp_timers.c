@@ -228,6 +228,29 @@ every_second_full_segment_is_acked_at_once(void **state)
 	wire_free(w);
 }
 
+/* A full segment and a short tail are more than one full segment: the
+ * ACK goes at once, not after the delayed-ACK timer (the sender would
+ * otherwise probe the tail). */
+static void
+a_full_segment_and_a_short_tail_are_acked_at_once(void **state)
+{
+	static uint8_t buf[1448 + 500];
+	struct wire *w = setup(0);
+	struct tcp_conn *c = wire_connect(w);
+	uint64_t t0, acks;
+
+	(void)state;
+	wire_run(w, MS(100));
+	acks = w->n_pure_ack[0];
+	t0 = w->now;
+	tcp_send(c, buf, sizeof(buf), w->now);
+	wire_run(w, w->delay);
+	assert_int_equal(w->n_pure_ack[0], acks + 1);
+	assert_int_equal(w->last_at[0] - t0, w->delay);
+	assert_int_equal(tcp_engine_counters(w->b)[TCP_CNT_DELACK], 0);
+	wire_free(w);
+}
+
 static void
 zero_window_probes_back_off_from_the_rto(void **state)
 {
@@ -440,6 +463,7 @@ main(void)
 		cmocka_unit_test(a_retransmitted_segment_gives_no_rtt_sample_without_timestamps),
 		cmocka_unit_test(a_lone_segment_is_acked_after_the_40ms_delay),
 		cmocka_unit_test(every_second_full_segment_is_acked_at_once),
+		cmocka_unit_test(a_full_segment_and_a_short_tail_are_acked_at_once),
 		cmocka_unit_test(zero_window_probes_back_off_from_the_rto),
 		cmocka_unit_test(data_that_is_never_acked_times_out_with_a_reset),
 		cmocka_unit_test(keepalive_probes_an_idle_peer_and_gives_up_when_it_is_gone),
