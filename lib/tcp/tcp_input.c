@@ -231,6 +231,27 @@ rcv_data(struct tcp_conn *c, struct rte_mbuf *m, const struct tcp_seg_in *s)
 	}
 }
 
+/* An RTT measured from the timestamp the segment echoes (1 ms clock). */
+static inline uint64_t
+ts_rtt_ns(const struct tcp_conn *c, const struct tcp_seg_in *s)
+{
+	return (uint64_t)(uint32_t)(tcp_ts_now(c) - s->tsecr) * 1000000;
+}
+
+/* The RTT sample of a completed handshake: the echoed timestamp, else
+ * the SYN's own timing unless it was resent (Karn); with neither, the
+ * RTO stays at the 3 s RFC 6298 5.7 asks for after a resent SYN. */
+static void
+handshake_rtt(struct tcp_conn *c, const struct tcp_seg_in *s)
+{
+	if ((c->flags & TCP_CF_TS) && s->tsecr != 0)
+		tcp_rtt_sample(c, ts_rtt_ns(c, s));
+	else if (!(c->flags & TCP_CF_SYN_RTX))
+		tcp_rtt_sample(c, c->eng->now - c->rtt_ts);
+	else if (c->srtt_ns == 0)
+		c->rto_ns = 3000000000ull; /* RFC 6298 5.7 */
+}
+
 static void
 enter_time_wait(struct tcp_conn *c)
 {
@@ -331,12 +352,7 @@ syn_sent_input(struct tcp_conn *c, const struct tcp_seg_in *s)
 		c->snd_wl1 = s->seq;
 		c->snd_wl2 = s->ack;
 		c->state = TCP_ESTABLISHED;
-		if ((c->flags & TCP_CF_TS) && s->tsecr != 0)
-			tcp_rtt_sample(c, (uint64_t)(uint32_t)(tcp_ts_now(c) - s->tsecr) * 1000000);
-		else if (!(c->flags & TCP_CF_SYN_RTX))
-			tcp_rtt_sample(c, e->now - c->rtt_ts);
-		else if (c->srtt_ns == 0)
-			c->rto_ns = 3000000000ull; /* RFC 6298 5.7 */
+		handshake_rtt(c, s);
 		c->flags &= ~TCP_CF_RTT_TIMING;
 		c->backoff = 0;
 		c->retries = 0;
@@ -474,7 +490,7 @@ new_ack(struct tcp_conn *c, const struct tcp_seg_in *s)
 	/* RTT: timestamps on every ACK of new data (RFC 7323 4.1), else one
 	 * timed segment per RTT, never a retransmitted one (Karn). */
 	if ((c->flags & TCP_CF_TS) && (s->opts & TCP_SO_TS) && s->tsecr != 0) {
-		tcp_rtt_sample(c, (uint64_t)(uint32_t)(tcp_ts_now(c) - s->tsecr) * 1000000);
+		tcp_rtt_sample(c, ts_rtt_ns(c, s));
 	} else if ((c->flags & TCP_CF_RTT_TIMING) && tcp_seq_ge(s->ack, c->rtt_seq)) {
 		c->flags &= ~TCP_CF_RTT_TIMING;
 		tcp_rtt_sample(c, e->now - c->rtt_ts);
@@ -660,12 +676,7 @@ tcp_conn_input(struct tcp_conn *c, struct rte_mbuf *m, struct tcp_seg_in *s)
 		c->max_snd_wnd = c->snd_wnd;
 		c->snd_wl1 = s->seq;
 		c->snd_wl2 = s->ack;
-		if ((c->flags & TCP_CF_TS) && s->tsecr != 0)
-			tcp_rtt_sample(c, (uint64_t)(uint32_t)(tcp_ts_now(c) - s->tsecr) * 1000000);
-		else if (!(c->flags & TCP_CF_SYN_RTX))
-			tcp_rtt_sample(c, e->now - c->rtt_ts);
-		else if (c->srtt_ns == 0)
-			c->rto_ns = 3000000000ull; /* RFC 6298 5.7 */
+		handshake_rtt(c, s);
 		c->flags &= ~(TCP_CF_RTT_TIMING | TCP_CF_UNANNOUNCED);
 		tcp_backlog_leave(c);
 		c->snd_una = s->ack;
