@@ -9,19 +9,30 @@
 
 #define MIN2(a, b) ((a) < (b) ? (a) : (b))
 
+/* Why c takes no more data, or 0: after shutdown (-EPIPE), or in a state
+ * that sends none (-ENOTCONN; the SYN states queue it). */
+static int32_t
+send_refused(const struct tcp_conn *c)
+{
+	if (c->flags & TCP_CF_FIN_QUEUED)
+		return -EPIPE;
+	if (c->state != TCP_ESTABLISHED && c->state != TCP_CLOSE_WAIT &&
+	    c->state != TCP_SYN_SENT && c->state != TCP_SYN_RECEIVED)
+		return -ENOTCONN;
+	return 0;
+}
+
 int32_t
 tcp_send(struct tcp_conn *c, const void *data, uint32_t len, uint64_t now_ns)
 {
 	struct tcp_engine *e = c->eng;
 	const uint8_t *p = data;
 	uint32_t room, done = 0, want = len;
+	int32_t rc;
 
 	e->now = now_ns;
-	if (c->flags & TCP_CF_FIN_QUEUED)
-		return -EPIPE;
-	if (c->state != TCP_ESTABLISHED && c->state != TCP_CLOSE_WAIT &&
-	    c->state != TCP_SYN_SENT && c->state != TCP_SYN_RECEIVED)
-		return -ENOTCONN;
+	if ((rc = send_refused(c)) != 0)
+		return rc;
 	room = c->sndq.bytes >= e->p.snd_buf ? 0 : e->p.snd_buf - c->sndq.bytes;
 	if (len > room)
 		len = room;
@@ -62,13 +73,11 @@ tcp_send_mbuf(struct tcp_conn *c, struct rte_mbuf *m, uint64_t now_ns)
 {
 	struct tcp_engine *e = c->eng;
 	uint32_t len = rte_pktmbuf_pkt_len(m);
+	int32_t rc;
 
 	e->now = now_ns;
-	if (c->flags & TCP_CF_FIN_QUEUED)
-		return -EPIPE;
-	if (c->state != TCP_ESTABLISHED && c->state != TCP_CLOSE_WAIT &&
-	    c->state != TCP_SYN_SENT && c->state != TCP_SYN_RECEIVED)
-		return -ENOTCONN;
+	if ((rc = send_refused(c)) != 0)
+		return rc;
 	if (len > e->p.snd_buf)
 		return -EMSGSIZE;
 	if (c->sndq.bytes + len > e->p.snd_buf) {
