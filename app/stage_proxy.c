@@ -55,6 +55,7 @@
 #include "stage_proxy.h"
 #include "stages.h"
 #include "tcp.h"
+#include "tcpopt.h"
 
 #define PROXY_SECTION "proxy"
 #define PROXY_MAX_RULES 64
@@ -514,26 +515,19 @@ policy_match(const struct proxy_stage *st, uint8_t family, const uint8_t *a,
 static uint16_t
 syn_scan(const uint8_t *th, unsigned hlen, bool *sig)
 {
+	struct tcpopt_parsed po;
 	uint16_t mss = 536;
-	unsigned i = 20;
 
 	*sig = false;
-	while (i < hlen) {
-		uint8_t kind = th[i];
+	(void)tcpopt_parse(th, hlen, &po); /* opt[]: the valid options */
+	for (unsigned i = 0; i < po.n; i++) {
+		const uint8_t *o = th + po.opt[i].off;
 
-		if (kind == 0)
-			break;
-		if (kind == 1) {
-			i++;
-			continue;
-		}
-		if (i + 1 >= hlen || th[i + 1] < 2 || i + th[i + 1] > hlen)
-			break;
-		if (kind == 2 && th[i + 1] == 4)
-			mss = (uint16_t)(th[i + 2] << 8 | th[i + 3]);
-		else if (kind == 19 || kind == 29)
+		if (po.opt[i].kind == TCPOPT_KIND_MSS)
+			mss = (uint16_t)(o[2] << 8 | o[3]);
+		else if (po.opt[i].kind == TCPOPT_KIND_MD5 ||
+			 po.opt[i].kind == TCPOPT_KIND_AO)
 			*sig = true;
-		i += th[i + 1];
 	}
 	return mss;
 }
