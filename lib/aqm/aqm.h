@@ -135,6 +135,7 @@ struct aqm_pipe_stats {
 	uint64_t ce_marks;             /**< CoDel marked instead of dropping */
 	uint64_t ce_threshold_marks;   /**< marked for sojourn > ce_threshold */
 	uint64_t ack_filtered;         /**< queued pure ACKs a newer one replaced */
+	uint64_t bypassed;             /**< sent at once by aqm_sched_enqueue_bypass_burst() */
 	uint64_t backlog_pkts;         /**< filled in by the stats call */
 	uint64_t backlog_bytes;        /**< filled in by the stats call */
 	/** Sojourn of sent packets; halved as a whole before a bucket overflows. */
@@ -180,6 +181,28 @@ int aqm_sched_pipe_set_shaper(struct aqm_sched *s, uint32_t pipe,
 uint16_t aqm_sched_enqueue_burst(struct aqm_sched *s, const uint32_t *pipes,
 				 struct rte_mbuf **pkts, uint16_t n,
 				 uint64_t now_ns);
+
+/**
+ * aqm_sched_enqueue_burst(), except that a packet which would leave in the
+ * very next aqm_sched_dequeue_burst() anyway is not queued at all: its pipe
+ * holds nothing, its shaper is due, no limit would refuse it, and it is the
+ * only packet of the burst for that pipe. Such a
+ * packet is charged to the shaper and counted exactly as the queue would
+ * count it (enqueued, sent, sojourn 0), plus `bypassed`, and written to
+ * out[] in arrival order for the caller to send now. CoDel, DRR++ and the
+ * ACK filter have nothing to act on in a pipe that holds one packet, so
+ * what leaves, when and in which order is the same as with queueing and a
+ * dequeue at the same now_ns; only the work is saved.
+ * Linux qdiscs skip an empty queue the same way (TCQ_F_CAN_BYPASS).
+ *
+ * out may be pkts itself, or any array whose slots the caller no longer
+ * needs; at most n are written.
+ * @return how many packets were written to out.
+ */
+uint16_t aqm_sched_enqueue_bypass_burst(struct aqm_sched *s,
+					const uint32_t *pipes,
+					struct rte_mbuf **pkts, uint16_t n,
+					uint64_t now_ns, struct rte_mbuf **out);
 
 /** Enqueue n packets to one pipe; same rules as aqm_sched_enqueue_burst(). */
 uint16_t aqm_sched_pipe_enqueue_burst(struct aqm_sched *s, uint32_t pipe,

@@ -52,7 +52,7 @@ struct aqm_pipe {
 	uint32_t next_frac;    /* sub-ns part of next_ns, Q24 */
 	uint32_t link;         /* ready list or wheel slot chain */
 	int16_t overhead;
-	uint16_t mpu;
+	uint16_t mpu;          /* at least 1: the floor of a wire length */
 	uint8_t framing;
 	uint8_t qdisc;
 	uint8_t where;         /* enum aqm_pipe_where */
@@ -72,11 +72,28 @@ struct aqm_pipe {
 	uint32_t limit_pkts;
 	uint32_t drop_batch;
 	uint32_t fifo_limit_ms;
-	uint32_t pad2_;
+	uint32_t burst_mark;   /* bypass: 2 * burst_gen, +1 if twice in it */
 	struct aqm_codel_params codel;
+	/*
+	 * Packets sent by the bypass, counted in one line: the stats calls
+	 * add them to enq_*, tx_* and sojourn bucket 0 (byp_hist is halved
+	 * with the histogram, so bucket 0 stays what queueing would give).
+	 */
+	uint64_t byp_pkts;
+	uint64_t byp_bytes;
+	uint32_t byp_hist;
 	/* Counters. */
 	struct aqm_pipe_stats st;
 } __rte_cache_aligned;
+
+/* Halve the sojourn histogram: it keeps its shape and forgets the past. */
+static inline void
+aqm_hist_halve(struct aqm_pipe *p)
+{
+	for (unsigned int i = 0; i < AQM_HIST_BUCKETS; i++)
+		p->st.sojourn_hist[i] >>= 1;
+	p->byp_hist >>= 1;
+}
 
 struct aqm_sched {
 	struct aqm_pipe *pipes;
@@ -91,6 +108,7 @@ struct aqm_sched {
 	uint32_t wheel_mask;
 	uint32_t wheel_shift;
 	uint32_t pending;
+	uint32_t burst_gen;       /* bypass calls so far, mod 2^31 */
 	uint32_t limit_pkts;
 	uint32_t burst_per_pipe;
 	int link_off;             /* mbuf dynfield offset of the queue link */
@@ -145,12 +163,19 @@ aqm_wire_len_(int16_t overhead, uint16_t mpu, uint8_t framing, uint32_t len)
 	return (uint32_t)l;
 }
 
-/* Advance the shaper clock by the time len bytes take on the link. */
+/* Advance the shaper clock by the time len bytes take on the link. A
+ * pipe's mpu is at least 1 (aqm_shaper_apply()): the floor is mpu. */
 static inline void
 aqm_shaper_charge(struct aqm_pipe *p, uint32_t len)
 {
-	uint64_t t = (uint64_t)aqm_wire_len_(p->overhead, p->mpu, p->framing, len) *
-		     p->ns_per_byte;
+	int32_t l = (int32_t)len + p->overhead;
+	uint64_t t;
+
+	if (l < (int32_t)p->mpu)
+		l = p->mpu;
+	if (unlikely(p->framing != AQM_FRAMING_NONE))
+		l = (int32_t)aqm_wire_len_(p->overhead, p->mpu, p->framing, len);
+	t = (uint64_t)(uint32_t)l * p->ns_per_byte;
 	uint64_t frac = (uint64_t)p->next_frac + (t & 0xffffff);
 
 	p->next_ns += (t >> 24) + (frac >> 24);

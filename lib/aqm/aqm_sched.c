@@ -343,6 +343,95 @@ aqm_sched_enqueue_burst(struct aqm_sched *s, const uint32_t *pipes,
 	return queued;
 }
 
+uint16_t
+aqm_sched_enqueue_bypass_burst(struct aqm_sched *s, const uint32_t *pipes,
+			       struct rte_mbuf **pkts, uint16_t n,
+			       uint64_t now_ns, struct rte_mbuf **out)
+{
+	const uint32_t npipes = s->npipes;
+	uint32_t mark;
+	unsigned int nout = 0;
+	bool full;
+
+	/* A new mark for this burst; at the wrap, forget every old one. */
+	s->burst_gen = (s->burst_gen + 1) & 0x7fffffffu;
+	if (unlikely(s->burst_gen == 0)) {
+		for (uint32_t i = 0; i < npipes; i++)
+			s->pipes[i].burst_mark = 0;
+		s->burst_gen = 1;
+	}
+	mark = s->burst_gen * 2;
+	/* Pass 1: which pipes get more than one packet of this burst. It
+	 * also brings each pipe's lines into cache for pass 2. */
+	for (uint16_t i = 0; i < n && i < AQM_PF_PIPE_AHEAD; i++)
+		prefetch_pipe(s, pipes[i]);
+	for (uint16_t i = 0; i < n; i++) {
+		uint32_t idx = pipes[i];
+		struct aqm_pipe *p;
+
+		if (i + AQM_PF_PIPE_AHEAD < n)
+			prefetch_pipe(s, pipes[i + AQM_PF_PIPE_AHEAD]);
+		if (unlikely(idx >= npipes))
+			continue;
+		p = &s->pipes[idx];
+		/* Marks only grow (up to the wrap): below mark is an
+		 * earlier burst, mark itself a second packet in this one. */
+		p->burst_mark = mark + (p->burst_mark >= mark);
+	}
+	/*
+	 * Pass 2. A packet goes at once when the next dequeue would send it
+	 * and leave its pipe empty again: the pipe holds nothing (where is
+	 * IDLE only then) and gets no other packet of this burst, its shaper
+	 * is due, and enqueue would take it (the limits aqm_fq_enqueue()
+	 * applies to an empty pipe; limit_pkts is at least 1). Then CoDel
+	 * would see a sojourn below target and DRR++ one flow alone, and the
+	 * flow lists end as they began (aqm_fq_idle()). A second packet for
+	 * the pipe would make DRR++ charge the first to its flow's quantum
+	 * and order the flows, so such packets all take the queue.
+	 */
+	full = s->limit_pkts != 0 && s->pending >= s->limit_pkts;
+	for (uint16_t i = 0; i < n; i++) {
+		uint32_t idx = pipes[i];
+		struct rte_mbuf *m = pkts[i];
+		struct aqm_pipe *p;
+
+		if (unlikely(idx >= npipes)) {
+			rte_pktmbuf_free(m);
+			continue;
+		}
+		p = &s->pipes[idx];
+		if (p->where == AQM_PIPE_IDLE && p->burst_mark == mark && !full) {
+			const uint32_t len = rte_pktmbuf_pkt_len(m);
+			const uint64_t npb = p->ns_per_byte;
+
+			if ((npb == 0 || p->next_ns <= now_ns) &&
+			    likely(p->qdisc == AQM_QDISC_FIFO ?
+				   len <= p->fifo_limit_bytes :
+				   aqm_truesize(m) <= p->mem_limit)) {
+				p->byp_pkts++;
+				p->byp_bytes += len;
+				if (unlikely(++p->byp_hist == 0x80000000u))
+					aqm_hist_halve(p);
+				if (npb != 0) {
+					/* Idle time earns no credit (pipe_activate()). */
+					if (p->next_ns < now_ns) {
+						p->next_ns = now_ns;
+						p->next_frac = 0;
+					}
+					aqm_shaper_charge(p, len);
+				}
+				out[nout++] = m;
+				continue;
+			}
+		}
+		aqm_fq_enqueue(s, p, m, now_ns);
+		if (p->where == AQM_PIPE_IDLE && p->backlog_pkts != 0)
+			pipe_activate(s, idx, now_ns);
+		full = s->limit_pkts != 0 && s->pending >= s->limit_pkts;
+	}
+	return (uint16_t)nout;
+}
+
 /* Move every pipe whose wheel slot has come round and whose time is due. */
 static void
 wheel_advance(struct aqm_sched *s, uint64_t now)
@@ -414,11 +503,8 @@ aqm_sched_dequeue_burst(struct aqm_sched *s, struct rte_mbuf **pkts,
 			p->st.tx_bytes += rte_pktmbuf_pkt_len(m);
 			sojourn = now_ns - pkt_meta(m)->user64;
 			b = aqm_hist_bucket(sojourn);
-			if (unlikely(++p->st.sojourn_hist[b] == 0x80000000u)) {
-				/* Keep shape, forget the distant past. */
-				for (unsigned int i = 0; i < AQM_HIST_BUCKETS; i++)
-					p->st.sojourn_hist[i] >>= 1;
-			}
+			if (unlikely(++p->st.sojourn_hist[b] == 0x80000000u))
+				aqm_hist_halve(p);
 			if (p->ns_per_byte != 0)
 				aqm_shaper_charge(p, rte_pktmbuf_pkt_len(m));
 			if (p->backlog_pkts == 0) {
@@ -477,18 +563,31 @@ aqm_sched_pipe_count(const struct aqm_sched *s)
 	return s->npipes;
 }
 
+/* A pipe's counters as the API shows them: the bypass folded in. */
+static void
+pipe_stats(const struct aqm_pipe *p, struct aqm_pipe_stats *st)
+{
+	uint64_t h0;
+
+	*st = p->st;
+	st->enq_pkts += p->byp_pkts;
+	st->enq_bytes += p->byp_bytes;
+	st->tx_pkts += p->byp_pkts;
+	st->tx_bytes += p->byp_bytes;
+	st->bypassed = p->byp_pkts;
+	h0 = (uint64_t)st->sojourn_hist[0] + p->byp_hist;
+	st->sojourn_hist[0] = h0 > UINT32_MAX ? UINT32_MAX : (uint32_t)h0;
+	st->backlog_pkts = p->backlog_pkts;
+	st->backlog_bytes = p->backlog_bytes;
+}
+
 int
 aqm_sched_pipe_stats(const struct aqm_sched *s, uint32_t pipe,
 		     struct aqm_pipe_stats *st)
 {
-	const struct aqm_pipe *p;
-
 	if (pipe >= s->npipes)
 		return -EINVAL;
-	p = &s->pipes[pipe];
-	*st = p->st;
-	st->backlog_pkts = p->backlog_pkts;
-	st->backlog_bytes = p->backlog_bytes;
+	pipe_stats(&s->pipes[pipe], st);
 	return 0;
 }
 
@@ -497,21 +596,23 @@ aqm_sched_stats(const struct aqm_sched *s, struct aqm_pipe_stats *st)
 {
 	memset(st, 0, sizeof(*st));
 	for (uint32_t i = 0; i < s->npipes; i++) {
-		const struct aqm_pipe *p = &s->pipes[i];
+		struct aqm_pipe_stats one;
 
-		st->enq_pkts += p->st.enq_pkts;
-		st->enq_bytes += p->st.enq_bytes;
-		st->tx_pkts += p->st.tx_pkts;
-		st->tx_bytes += p->st.tx_bytes;
+		pipe_stats(&s->pipes[i], &one);
+		st->enq_pkts += one.enq_pkts;
+		st->enq_bytes += one.enq_bytes;
+		st->tx_pkts += one.tx_pkts;
+		st->tx_bytes += one.tx_bytes;
 		for (int r = 0; r < AQM_DROP_MAX; r++)
-			st->drops[r] += p->st.drops[r];
-		st->ce_marks += p->st.ce_marks;
-		st->ce_threshold_marks += p->st.ce_threshold_marks;
-		st->ack_filtered += p->st.ack_filtered;
-		st->backlog_pkts += p->backlog_pkts;
-		st->backlog_bytes += p->backlog_bytes;
+			st->drops[r] += one.drops[r];
+		st->ce_marks += one.ce_marks;
+		st->ce_threshold_marks += one.ce_threshold_marks;
+		st->ack_filtered += one.ack_filtered;
+		st->bypassed += one.bypassed;
+		st->backlog_pkts += one.backlog_pkts;
+		st->backlog_bytes += one.backlog_bytes;
 		for (int b = 0; b < AQM_HIST_BUCKETS; b++) {
-			uint64_t v = (uint64_t)st->sojourn_hist[b] + p->st.sojourn_hist[b];
+			uint64_t v = (uint64_t)st->sojourn_hist[b] + one.sojourn_hist[b];
 
 			st->sojourn_hist[b] = v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
 		}
