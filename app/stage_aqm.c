@@ -100,7 +100,8 @@ enum aqm_key_kind { K_PORTS, K_QDISC, K_FIFO, K_TIME, K_U64, K_SIZE, K_BOOL,
 	X(SUB_MEMORY,   "subscriber_memory_limit", K_SIZE,    4u << 20, 0, 1ULL << 40, 0) \
 	X(HANDOFF_RING, "handoff_ring",            K_U64,     1024, 64, 65536, 0) \
 	X(MAX_QUEUED,   "max_queued",              K_U64,     0, 0, 16777215, 0) \
-	X(MAX_LAG,      "max_lag",                 K_TIME,    AQM_DEFAULT_MAX_LAG_NS, 0, 100000000, 0)
+	X(MAX_LAG,      "max_lag",                 K_TIME,    AQM_DEFAULT_MAX_LAG_NS, 0, 100000000, 0) \
+	X(BYPASS,       "bypass",                  K_BOOL,    1, 0, 1, 0)
 
 enum aqm_key {
 #define AQM_KEY_ENUM(e, n, k, d, lo, hi, r) AK_##e,
@@ -550,6 +551,7 @@ struct aqm_worker {
 	unsigned index;
 	unsigned nb_workers;
 	uint64_t pairs;                  /* bit k: pair k is shaped */
+	bool bypass;                     /* [aqm] bypass: idle pipes send at once */
 	struct aqm_subs *subs;
 	struct rte_ring *mailbox;        /* struct aqm_change *, MP/SC */
 	struct rte_ring **ring_out;      /* [to]: this worker -> owner */
@@ -627,6 +629,24 @@ handoff(struct aqm_worker *w, enum aqm_dir dir, unsigned to,
 	}
 }
 
+/*
+ * Queue a batch in its pipes. With [aqm] bypass, a packet its pipe would
+ * send in this very turn (nothing queued there, shaper due) is not queued:
+ * it is written to out[] and goes on with the burst. Returns how many.
+ * out[] may only hold slots of packets already taken from the burst.
+ */
+static inline uint16_t
+enqueue_local(const struct aqm_worker *w, struct aqm_sched *sched,
+	      const uint32_t *pipes, struct rte_mbuf **local, uint16_t n,
+	      struct rte_mbuf **out, uint64_t now_ns)
+{
+	if (w->bypass)
+		return aqm_sched_enqueue_bypass_burst(sched, pipes, local, n,
+						      now_ns, out);
+	aqm_sched_enqueue_burst(sched, pipes, local, n, now_ns);
+	return 0;
+}
+
 static uint16_t
 aqm_stage_burst(void *ctx, const struct stage_burst *b,
 		struct rte_mbuf **pkts, uint16_t n, uint64_t now_ns)
@@ -663,12 +683,14 @@ aqm_stage_burst(void *ctx, const struct stage_burst *b,
 			continue;
 		}
 		meta->user16 = b->out_port;
-		unsigned owner = aqm_owner((uint32_t)id, w->nb_workers);
+		unsigned owner = w->nb_workers == 1 ? 0 :
+				 aqm_owner((uint32_t)id, w->nb_workers);
 		if (likely(owner == w->index || stopping)) {
 			local[nl] = m;
 			pipes[nl++] = (uint32_t)id;
 			if (nl == AQM_BATCH) {
-				aqm_sched_enqueue_burst(sched, pipes, local, nl, now_ns);
+				keep += enqueue_local(w, sched, pipes, local, nl,
+						      pkts + keep, now_ns);
 				nl = 0;
 			}
 		} else {
@@ -678,7 +700,8 @@ aqm_stage_burst(void *ctx, const struct stage_burst *b,
 		}
 	}
 	if (nl)
-		aqm_sched_enqueue_burst(sched, pipes, local, nl, now_ns);
+		keep += enqueue_local(w, sched, pipes, local, nl, pkts + keep,
+				      now_ns);
 	/* Hand-offs, one ring burst per owner, arrival order kept. */
 	while (na) {
 		uint16_t to = away_to[0], k = 0, rest = 0;
@@ -728,7 +751,7 @@ apply_change(struct aqm_worker *w, struct aqm_change *c)
 
 /* Control changes and hand-offs reach the worker here, between bursts. */
 static void
-aqm_take_inputs(struct aqm_worker *w, uint64_t now_ns)
+aqm_take_inputs(struct aqm_worker *w, struct stage_emitter *em, uint64_t now_ns)
 {
 	void *objs[AQM_BATCH];
 	unsigned n;
@@ -758,8 +781,11 @@ aqm_take_inputs(struct aqm_worker *w, uint64_t now_ns)
 			if (np[d] == 0)
 				continue;
 			w->st[d].handoff_in += np[d];
-			aqm_sched_enqueue_burst(aqm_subs_sched(w->subs, (enum aqm_dir)d),
-						pipes[d], pk[d], np[d], now_ns);
+			uint16_t nb = enqueue_local(w,
+				aqm_subs_sched(w->subs, (enum aqm_dir)d),
+				pipes[d], pk[d], np[d], pk[d], now_ns);
+			for (uint16_t i = 0; i < nb; i++)
+				stage_emit(em, pkt_meta(pk[d][i])->user16, pk[d][i]);
 		}
 	}
 }
@@ -770,7 +796,7 @@ aqm_stage_poll(void *ctx, struct stage_emitter *em, uint64_t now_ns)
 	struct aqm_worker *w = ctx;
 	struct rte_mbuf *pkts[AQM_BATCH];
 
-	aqm_take_inputs(w, now_ns);
+	aqm_take_inputs(w, em, now_ns);
 	for (int d = 0; d < 2; d++) {
 		for (int b = 0; b < AQM_POLL_BATCHES; b++) {
 			uint16_t n = aqm_subs_dequeue_burst(w->subs, (enum aqm_dir)d,
@@ -802,7 +828,7 @@ aqm_stage_flush(void *ctx, struct stage_emitter *em, uint64_t now_ns)
 	struct rte_mbuf *pkts[AQM_BATCH];
 	uint16_t n;
 
-	aqm_take_inputs(w, now_ns);
+	aqm_take_inputs(w, em, now_ns);
 	for (int d = 0; d < 2; d++)
 		while ((n = aqm_subs_flush_burst(w->subs, (enum aqm_dir)d, pkts,
 						 AQM_BATCH)) > 0)
@@ -1070,6 +1096,7 @@ tel_dir(struct rte_tel_data *d, const struct aqm_pipe_stats *ps,
 	rte_tel_data_add_dict_u64(d, "ce_marked", ps->ce_marks + ps->ce_threshold_marks);
 	rte_tel_data_add_dict_u64(d, "ce_threshold_marked", ps->ce_threshold_marks);
 	rte_tel_data_add_dict_u64(d, "ack_filtered", ps->ack_filtered);
+	rte_tel_data_add_dict_u64(d, "bypassed", ps->bypassed);
 	rte_tel_data_add_dict_u64(d, "backlog_pkts", ps->backlog_pkts);
 	rte_tel_data_add_dict_u64(d, "backlog_bytes", ps->backlog_bytes);
 	rte_tel_data_add_dict_u64(d, "sojourn_p50_us", aqm_sojourn_percentile(ps->sojourn_hist, 50) / 1000);
@@ -1096,6 +1123,7 @@ merge_stats(struct aqm_pipe_stats *t, const struct aqm_pipe_stats *s)
 	t->ce_marks += s->ce_marks;
 	t->ce_threshold_marks += s->ce_threshold_marks;
 	t->ack_filtered += s->ack_filtered;
+	t->bypassed += s->bypassed;
 	t->backlog_pkts += s->backlog_pkts;
 	t->backlog_bytes += s->backlog_bytes;
 	for (int b = 0; b < AQM_HIST_BUCKETS; b++) {
@@ -1366,6 +1394,7 @@ aqm_create(const void *conf, const struct stage_env *env, struct stage *out)
 	w->index = env->worker;
 	w->nb_workers = env->nb_workers;
 	w->pairs = c->val[AK_PORTS];
+	w->bypass = c->val[AK_BYPASS] != 0;
 	w->conf = aqm_g.running;
 	w->ring_out = (struct rte_ring **)(w + 1);
 	w->ring_in = w->ring_out + env->nb_workers;
@@ -1435,12 +1464,13 @@ aqm_create(const void *conf, const struct stage_env *env, struct stage *out)
 			aqm_log("no control thread: SIGHUP reloads are off");
 		static const char *const ackf[4] = { "off", "down", "up", "both" };
 
-		aqm_log("%u subscriber(s), unknown addresses %s, default rates down=%" PRIu64 " up=%" PRIu64 " bit/s, %s, ack_filter %s, %u worker(s)",
+		aqm_log("%u subscriber(s), unknown addresses %s, default rates down=%" PRIu64 " up=%" PRIu64 " bit/s, %s, ack_filter %s, bypass %s, %u worker(s)",
 			c->nsubs,
 			c->val[AK_DEFAULT] == AQM_DEFAULT_PIPE ? "go to the default pipe" : "pass unshaped",
 			c->val[AK_RATE_DOWN], c->val[AK_RATE_UP],
 			c->val[AK_QDISC] == AQM_QDISC_FIFO ? "fifo" : "fq_codel",
-			ackf[c->val[AK_ACK_FILTER] & 3], env->nb_workers);
+			ackf[c->val[AK_ACK_FILTER] & 3],
+			c->val[AK_BYPASS] ? "on" : "off", env->nb_workers);
 	}
 	return 0;
 }
@@ -1457,7 +1487,7 @@ aqm_report(void *const *ctxs, unsigned nb_workers, FILE *out)
 			" drop_codel=%" PRIu64 " drop_overflow=%" PRIu64
 			" drop_memory=%" PRIu64 " ce_marked=%" PRIu64
 			" ce_threshold=%" PRIu64 " ack_filtered=%" PRIu64
-			" backlog_pkts=%" PRIu64
+			" bypassed=%" PRIu64 " backlog_pkts=%" PRIu64
 			" backlog_bytes=%" PRIu64 " passed=%" PRIu64
 			" malformed_passed=%" PRIu64 " handoffs=%" PRIu64
 			" handoff_in=%" PRIu64 " handoff_drops=%" PRIu64
@@ -1466,7 +1496,8 @@ aqm_report(void *const *ctxs, unsigned nb_workers, FILE *out)
 			ps.drops[AQM_DROP_CODEL], ps.drops[AQM_DROP_OVERFLOW],
 			ps.drops[AQM_DROP_MEMORY],
 			ps.ce_marks + ps.ce_threshold_marks, ps.ce_threshold_marks,
-			ps.ack_filtered, ps.backlog_pkts, ps.backlog_bytes, ds.passed, ds.malformed,
+			ps.ack_filtered, ps.bypassed, ps.backlog_pkts, ps.backlog_bytes,
+			ds.passed, ds.malformed,
 			ds.handoffs, ds.handoff_in, ds.handoff_drops,
 			aqm_sojourn_percentile(ps.sojourn_hist, 50) / 1000,
 			aqm_sojourn_percentile(ps.sojourn_hist, 95) / 1000,
