@@ -72,7 +72,7 @@ struct aqm_pipe {
 	uint32_t limit_pkts;
 	uint32_t drop_batch;
 	uint32_t fifo_limit_ms;
-	uint32_t burst_mark;   /* bypass: 2 * burst_gen, +1 if twice in it */
+	uint32_t pad2_;
 	struct aqm_codel_params codel;
 	/*
 	 * Packets sent by the bypass, counted in one line: the stats calls
@@ -108,7 +108,6 @@ struct aqm_sched {
 	uint32_t wheel_mask;
 	uint32_t wheel_shift;
 	uint32_t pending;
-	uint32_t burst_gen;       /* bypass calls so far, mod 2^31 */
 	uint32_t limit_pkts;
 	uint32_t burst_per_pipe;
 	int link_off;             /* mbuf dynfield offset of the queue link */

@@ -343,40 +343,31 @@ aqm_sched_enqueue_burst(struct aqm_sched *s, const uint32_t *pipes,
 	return queued;
 }
 
+/* Bits of the filter that spots pipes with two packets in one burst. */
+#define AQM_BYP_FILTER_BITS 1024
+
 uint16_t
 aqm_sched_enqueue_bypass_burst(struct aqm_sched *s, const uint32_t *pipes,
 			       struct rte_mbuf **pkts, uint16_t n,
 			       uint64_t now_ns, struct rte_mbuf **out)
 {
+	uint64_t seen[AQM_BYP_FILTER_BITS / 64] = { 0 };
+	uint64_t twice[AQM_BYP_FILTER_BITS / 64] = { 0 };
 	const uint32_t npipes = s->npipes;
-	uint32_t mark;
 	unsigned int nout = 0;
 	bool full;
 
-	/* A new mark for this burst; at the wrap, forget every old one. */
-	s->burst_gen = (s->burst_gen + 1) & 0x7fffffffu;
-	if (unlikely(s->burst_gen == 0)) {
-		for (uint32_t i = 0; i < npipes; i++)
-			s->pipes[i].burst_mark = 0;
-		s->burst_gen = 1;
-	}
-	mark = s->burst_gen * 2;
-	/* Pass 1: which pipes get more than one packet of this burst. It
-	 * also brings each pipe's lines into cache for pass 2. */
-	for (uint16_t i = 0; i < n && i < AQM_PF_PIPE_AHEAD; i++)
-		prefetch_pipe(s, pipes[i]);
+	/*
+	 * Pass 1, over the pipe indices only: which pipes may get more than
+	 * one packet of this burst. A filter, not a set: two pipes that share
+	 * a bit both count as twice, which only costs them the bypass.
+	 */
 	for (uint16_t i = 0; i < n; i++) {
-		uint32_t idx = pipes[i];
-		struct aqm_pipe *p;
+		uint32_t b = pipes[i] & (AQM_BYP_FILTER_BITS - 1);
+		uint64_t bit = 1ULL << (b & 63);
 
-		if (i + AQM_PF_PIPE_AHEAD < n)
-			prefetch_pipe(s, pipes[i + AQM_PF_PIPE_AHEAD]);
-		if (unlikely(idx >= npipes))
-			continue;
-		p = &s->pipes[idx];
-		/* Marks only grow (up to the wrap): below mark is an
-		 * earlier burst, mark itself a second packet in this one. */
-		p->burst_mark = mark + (p->burst_mark >= mark);
+		twice[b >> 6] |= seen[b >> 6] & bit;
+		seen[b >> 6] |= bit;
 	}
 	/*
 	 * Pass 2. A packet goes at once when the next dequeue would send it
@@ -389,18 +380,24 @@ aqm_sched_enqueue_bypass_burst(struct aqm_sched *s, const uint32_t *pipes,
 	 * the pipe would make DRR++ charge the first to its flow's quantum
 	 * and order the flows, so such packets all take the queue.
 	 */
+	for (uint16_t i = 0; i < n && i < AQM_PF_PIPE_AHEAD; i++)
+		prefetch_pipe(s, pipes[i]);
 	full = s->limit_pkts != 0 && s->pending >= s->limit_pkts;
 	for (uint16_t i = 0; i < n; i++) {
-		uint32_t idx = pipes[i];
+		const uint32_t idx = pipes[i];
+		const uint32_t b = idx & (AQM_BYP_FILTER_BITS - 1);
 		struct rte_mbuf *m = pkts[i];
 		struct aqm_pipe *p;
 
+		if (i + AQM_PF_PIPE_AHEAD < n)
+			prefetch_pipe(s, pipes[i + AQM_PF_PIPE_AHEAD]);
 		if (unlikely(idx >= npipes)) {
 			rte_pktmbuf_free(m);
 			continue;
 		}
 		p = &s->pipes[idx];
-		if (p->where == AQM_PIPE_IDLE && p->burst_mark == mark && !full) {
+		if (p->where == AQM_PIPE_IDLE && !full &&
+		    !((twice[b >> 6] >> (b & 63)) & 1)) {
 			const uint32_t len = rte_pktmbuf_pkt_len(m);
 			const uint64_t npb = p->ns_per_byte;
 
