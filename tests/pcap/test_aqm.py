@@ -376,3 +376,48 @@ def test_bad_subscriber_csv_exits_2_naming_the_config_line_and_the_csv_line():
     h.assert_config_error("[aqm]\nmax_subscribers = 1\nsubscribers = s.csv\n", 3, "subscribers", "max_subscribers",
          files={"s.csv": "198.18.0.0/24,1mbit,1mbit\n198.18.1.0/24,1mbit,1mbit\n"})
     h.assert_config_error("[aqm]\nsubscribers = missing.csv\n", 2, "subscribers", "No such file")
+
+
+# Many subscribers, each with a fast pipe: most packets find their pipe
+# idle and due, and the bypass sends them on without queueing them.
+CFG_BYPASS = ("[aqm]\nports = 0\nqdisc = fq_codel\ndefault = pass\n"
+              "subscribers = subs.csv\nbypass = %s\n")
+
+
+def _bypass_input():
+    subs = "".join("198.18.%d.%d/32,10gbit,%s\n" % (1 + i // 200, i % 200 + 1,
+                                                    "10gbit" if i % 4 else "2mbit")
+                   for i in range(400))
+    frames = []
+    for i in range(3000):
+        k = (i * 7919) % 400  # scatter subscribers over each rx burst
+        src = "198.18.%d.%d" % (1 + k // 200, k % 200 + 1)
+        frames.append(up4(src=src, sport=40000 + i % 3, size=200 + i % 1000, seq=i))
+    return frames, subs
+
+
+def test_bypass_sends_what_queueing_sends_in_each_flows_order():
+    """bypass = on and off give the same frames, each flow in its order,
+    and the same counts; on, most go by the bypass (the 2 Mbit/s pipes
+    queue what their shaper holds back)."""
+    frames, subs = _bypass_input()
+    res = {}
+    for mode in ("on", "off"):
+        r = run([frames, []], CFG_BYPASS % mode, files={"subs.csv": subs})
+        h.assert_clean_exit(r)
+        res[mode] = r
+    on, off = res["on"], res["off"]
+    assert sorted(on.outs[1]) == sorted(off.outs[1])
+    for r in (on, off):
+        last = {}
+        for f in r.outs[1]:
+            eth = Ether(f)
+            k = (eth[IP].src, eth[UDP].sport)
+            s = struct.unpack("!I", bytes(eth[UDP].payload)[:4])[0]
+            assert s > last.get(k, -1), "flow %r: %d after %d" % (k, s, last[k])
+            last[k] = s
+    for key in ("enqueued", "sent", "drop_codel", "drop_overflow", "drop_memory"):
+        assert on.aqm("up", key) == off.aqm("up", key), key
+    assert off.aqm("up", "bypassed") == 0
+    assert on.aqm("up", "bypassed") > on.aqm("up", "sent") // 2, on.stdout
+    assert on.aqm("up", "bypassed") < on.aqm("up", "sent"), on.stdout
