@@ -76,24 +76,17 @@ struct aqm_pipe {
 	struct aqm_codel_params codel;
 	/*
 	 * Packets sent by the bypass, counted in one line: the stats calls
-	 * add them to enq_*, tx_* and sojourn bucket 0 (byp_hist is halved
-	 * with the histogram, so bucket 0 stays what queueing would give).
+	 * add them to enq_*, tx_* and sojourn bucket 0. So that bucket 0
+	 * decays with the histogram, a halving folds the bypass count since
+	 * the last one (byp_pkts - byp_mark) into byp_hist and halves that.
 	 */
 	uint64_t byp_pkts;
 	uint64_t byp_bytes;
+	uint64_t byp_mark;
 	uint32_t byp_hist;
 	/* Counters. */
 	struct aqm_pipe_stats st;
 } __rte_cache_aligned;
-
-/* Halve the sojourn histogram: it keeps its shape and forgets the past. */
-static inline void
-aqm_hist_halve(struct aqm_pipe *p)
-{
-	for (unsigned int i = 0; i < AQM_HIST_BUCKETS; i++)
-		p->st.sojourn_hist[i] >>= 1;
-	p->byp_hist >>= 1;
-}
 
 struct aqm_sched {
 	struct aqm_pipe *pipes;
@@ -115,6 +108,28 @@ struct aqm_sched {
 	int socket_id;
 	char name[32];
 } __rte_cache_aligned;
+
+/* Halve the sojourn histogram: it keeps its shape and forgets the past. */
+static inline void
+aqm_hist_halve(struct aqm_pipe *p)
+{
+	for (unsigned int i = 0; i < AQM_HIST_BUCKETS; i++)
+		p->st.sojourn_hist[i] >>= 1;
+	p->byp_hist = (uint32_t)RTE_MIN(((uint64_t)p->byp_hist +
+					 (p->byp_pkts - p->byp_mark)) >> 1,
+					(uint64_t)UINT32_MAX);
+	p->byp_mark = p->byp_pkts;
+}
+
+/* Bucket 0 of the sojourn histogram with the bypassed packets in it. */
+static inline uint32_t
+aqm_hist_bucket0(const struct aqm_pipe *p)
+{
+	uint64_t v = (uint64_t)p->st.sojourn_hist[0] + p->byp_hist +
+		     (p->byp_pkts - p->byp_mark);
+
+	return v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
+}
 
 static inline struct rte_mbuf **
 aqm_link(const struct aqm_sched *s, struct rte_mbuf *m)
@@ -162,19 +177,25 @@ aqm_wire_len_(int16_t overhead, uint16_t mpu, uint8_t framing, uint32_t len)
 	return (uint32_t)l;
 }
 
-/* Advance the shaper clock by the time len bytes take on the link. A
- * pipe's mpu is at least 1 (aqm_shaper_apply()): the floor is mpu. */
-static inline void
-aqm_shaper_charge(struct aqm_pipe *p, uint32_t len)
+/* Wire length of a packet on p's link. A pipe's mpu is at least 1
+ * (aqm_shaper_apply()), so the floor is mpu. */
+static inline uint32_t
+aqm_pipe_wire_len(const struct aqm_pipe *p, uint32_t len)
 {
 	int32_t l = (int32_t)len + p->overhead;
-	uint64_t t;
 
 	if (l < (int32_t)p->mpu)
 		l = p->mpu;
 	if (unlikely(p->framing != AQM_FRAMING_NONE))
-		l = (int32_t)aqm_wire_len_(p->overhead, p->mpu, p->framing, len);
-	t = (uint64_t)(uint32_t)l * p->ns_per_byte;
+		return aqm_wire_len_(p->overhead, p->mpu, p->framing, len);
+	return (uint32_t)l;
+}
+
+/* Advance the shaper clock by the time len bytes take on the link. */
+static inline void
+aqm_shaper_charge(struct aqm_pipe *p, uint32_t len)
+{
+	uint64_t t = (uint64_t)aqm_pipe_wire_len(p, len) * p->ns_per_byte;
 	uint64_t frac = (uint64_t)p->next_frac + (t & 0xffffff);
 
 	p->next_ns += (t >> 24) + (frac >> 24);

@@ -346,6 +346,24 @@ aqm_sched_enqueue_burst(struct aqm_sched *s, const uint32_t *pipes,
 /* Bits of the filter that spots pipes with two packets in one burst. */
 #define AQM_BYP_FILTER_BITS 1024
 
+/* Queue m in pipe idx of s: aqm_sched_enqueue_burst() for one packet. */
+static inline void
+enqueue_one(struct aqm_sched *s, uint32_t idx, struct rte_mbuf *m,
+	    uint64_t now_ns)
+{
+	struct aqm_pipe *p = &s->pipes[idx];
+
+	aqm_fq_enqueue(s, p, m, now_ns);
+	if (p->where == AQM_PIPE_IDLE && p->backlog_pkts != 0)
+		pipe_activate(s, idx, now_ns);
+}
+
+static inline bool
+sched_full(const struct aqm_sched *s)
+{
+	return s->limit_pkts != 0 && s->pending >= s->limit_pkts;
+}
+
 uint16_t
 aqm_sched_enqueue_bypass_burst(struct aqm_sched *s, const uint32_t *pipes,
 			       struct rte_mbuf **pkts, uint16_t n,
@@ -353,7 +371,9 @@ aqm_sched_enqueue_bypass_burst(struct aqm_sched *s, const uint32_t *pipes,
 {
 	uint64_t seen[AQM_BYP_FILTER_BITS / 64] = { 0 };
 	uint64_t twice[AQM_BYP_FILTER_BITS / 64] = { 0 };
+	struct aqm_pipe *const base = s->pipes;
 	const uint32_t npipes = s->npipes;
+	const unsigned int cnt = n;
 	unsigned int nout = 0;
 	bool full;
 
@@ -362,7 +382,7 @@ aqm_sched_enqueue_bypass_burst(struct aqm_sched *s, const uint32_t *pipes,
 	 * one packet of this burst. A filter, not a set: two pipes that share
 	 * a bit both count as twice, which only costs them the bypass.
 	 */
-	for (uint16_t i = 0; i < n; i++) {
+	for (unsigned int i = 0; i < cnt; i++) {
 		uint32_t b = pipes[i] & (AQM_BYP_FILTER_BITS - 1);
 		uint64_t bit = 1ULL << (b & 63);
 
@@ -380,51 +400,49 @@ aqm_sched_enqueue_bypass_burst(struct aqm_sched *s, const uint32_t *pipes,
 	 * the pipe would make DRR++ charge the first to its flow's quantum
 	 * and order the flows, so such packets all take the queue.
 	 */
-	for (uint16_t i = 0; i < n && i < AQM_PF_PIPE_AHEAD; i++)
+	for (unsigned int i = 0; i < cnt && i < AQM_PF_PIPE_AHEAD; i++)
 		prefetch_pipe(s, pipes[i]);
-	full = s->limit_pkts != 0 && s->pending >= s->limit_pkts;
-	for (uint16_t i = 0; i < n; i++) {
+	full = sched_full(s);
+	for (unsigned int i = 0; i < cnt; i++) {
 		const uint32_t idx = pipes[i];
 		const uint32_t b = idx & (AQM_BYP_FILTER_BITS - 1);
-		struct rte_mbuf *m = pkts[i];
+		struct rte_mbuf *const m = pkts[i];
 		struct aqm_pipe *p;
+		uint32_t len;
+		uint64_t npb;
 
-		if (i + AQM_PF_PIPE_AHEAD < n)
+		if (i + AQM_PF_PIPE_AHEAD < cnt)
 			prefetch_pipe(s, pipes[i + AQM_PF_PIPE_AHEAD]);
 		if (unlikely(idx >= npipes)) {
 			rte_pktmbuf_free(m);
 			continue;
 		}
-		p = &s->pipes[idx];
-		if (p->where == AQM_PIPE_IDLE && !full &&
-		    !((twice[b >> 6] >> (b & 63)) & 1)) {
-			const uint32_t len = rte_pktmbuf_pkt_len(m);
-			const uint64_t npb = p->ns_per_byte;
+		p = &base[idx];
+		len = rte_pktmbuf_pkt_len(m);
+		npb = p->ns_per_byte;
+		if (p->where != AQM_PIPE_IDLE || ((twice[b >> 6] >> (b & 63)) & 1) ||
+		    (npb != 0 && p->next_ns > now_ns) || unlikely(full) ||
+		    unlikely(p->qdisc == AQM_QDISC_FIFO ?
+			     len > p->fifo_limit_bytes :
+			     aqm_truesize(m) > p->mem_limit)) {
+			enqueue_one(s, idx, m, now_ns);
+			full = sched_full(s);
+			continue;
+		}
+		p->byp_pkts++;
+		p->byp_bytes += len;
+		if (npb != 0) {
+			uint64_t t = (uint64_t)aqm_pipe_wire_len(p, len) * npb;
 
-			if ((npb == 0 || p->next_ns <= now_ns) &&
-			    likely(p->qdisc == AQM_QDISC_FIFO ?
-				   len <= p->fifo_limit_bytes :
-				   aqm_truesize(m) <= p->mem_limit)) {
-				p->byp_pkts++;
-				p->byp_bytes += len;
-				if (unlikely(++p->byp_hist == 0x80000000u))
-					aqm_hist_halve(p);
-				if (npb != 0) {
-					/* Idle time earns no credit (pipe_activate()). */
-					if (p->next_ns < now_ns) {
-						p->next_ns = now_ns;
-						p->next_frac = 0;
-					}
-					aqm_shaper_charge(p, len);
-				}
-				out[nout++] = m;
-				continue;
+			if (p->next_ns < now_ns) {
+				/* Idle time earns no credit (pipe_activate()). */
+				p->next_ns = now_ns + (t >> 24);
+				p->next_frac = (uint32_t)(t & 0xffffff);
+			} else {
+				aqm_shaper_charge(p, len);
 			}
 		}
-		aqm_fq_enqueue(s, p, m, now_ns);
-		if (p->where == AQM_PIPE_IDLE && p->backlog_pkts != 0)
-			pipe_activate(s, idx, now_ns);
-		full = s->limit_pkts != 0 && s->pending >= s->limit_pkts;
+		out[nout++] = m;
 	}
 	return (uint16_t)nout;
 }
@@ -564,7 +582,6 @@ aqm_sched_pipe_count(const struct aqm_sched *s)
 static void
 pipe_stats(const struct aqm_pipe *p, struct aqm_pipe_stats *st)
 {
-	uint64_t h0;
 
 	*st = p->st;
 	st->enq_pkts += p->byp_pkts;
@@ -572,8 +589,7 @@ pipe_stats(const struct aqm_pipe *p, struct aqm_pipe_stats *st)
 	st->tx_pkts += p->byp_pkts;
 	st->tx_bytes += p->byp_bytes;
 	st->bypassed = p->byp_pkts;
-	h0 = (uint64_t)st->sojourn_hist[0] + p->byp_hist;
-	st->sojourn_hist[0] = h0 > UINT32_MAX ? UINT32_MAX : (uint32_t)h0;
+	st->sojourn_hist[0] = aqm_hist_bucket0(p);
 	st->backlog_pkts = p->backlog_pkts;
 	st->backlog_bytes = p->backlog_bytes;
 }
