@@ -91,7 +91,8 @@ Options (environment variable in brackets):
 Also: BENCH_MEM (EAL -m, MB), BENCH_MBUFS, BENCH_MBUF_CACHE,
 BENCH_NULL_ARGS (extra net_null devargs), BENCH_PYTHON, BENCH_START_TIMEOUT,
 BENCH_CPU_HZ (TSC rate for cycles/packet). aqm mode: BENCH_AQM_FLOWS (10000),
-BENCH_AQM_SUBSCRIBERS (1000), BENCH_AQM_RATE (10gbit), BENCH_AQM_SIZE (64).
+BENCH_AQM_SUBSCRIBERS (1000), BENCH_AQM_RATE (10gbit), BENCH_AQM_SIZE (64),
+BENCH_AQM_BYPASS (on; off queues every packet, as before the bypass).
 EOF
 }
 
@@ -394,6 +395,7 @@ AQM_FLOWS=${BENCH_AQM_FLOWS:-10000}
 AQM_SUBS=${BENCH_AQM_SUBSCRIBERS:-1000}
 AQM_RATE=${BENCH_AQM_RATE:-10gbit}
 AQM_SIZE=${BENCH_AQM_SIZE:-64}
+AQM_BYPASS=${BENCH_AQM_BYPASS:-on}
 start_sluice_aqm() { start_sluice "$1" "$AQM_DIR/sluice-aqm.ini"; }
 start_sched_fwd_red() {
 	new_prefix
@@ -434,8 +436,9 @@ qdisc = fq_codel
 subscribers = subscribers.csv
 max_subscribers = $((AQM_SUBS > 1024 ? AQM_SUBS : 1024))
 default = pass
+bypass = $AQM_BYPASS
 EOF
-	TRAFFIC_DESC="net_pcap1 infinite_rx=1 replaying $AQM_FLOWS UDP flows to $AQM_SUBS subscribers ($AQM_SIZE B, downstream) into net_null0 (no rx); $MBUFS mbufs"
+	TRAFFIC_DESC="net_pcap1 infinite_rx=1 replaying $AQM_FLOWS UDP flows to $AQM_SUBS subscribers ($AQM_SIZE B, downstream) into net_null0 (no rx); $MBUFS mbufs; [aqm] bypass = $AQM_BYPASS"
 }
 
 # Other busy processes share the lcores and skew both contenders; say so.
