@@ -63,22 +63,50 @@ tcpopt_rewrite(uint8_t *tcp, unsigned int off, const uint8_t *src,
 }
 
 /*
- * The same for one 16-bit word at an even offset, given in network order
- * (as stored). The ones-complement sum does not depend on byte order
- * (RFC 1071 2(B)), so the words are added as loaded, without swapping.
+ * RFC 1624 eqn. 3 for one 16-bit word: HC' = ~(~HC + ~m + m'), with HC, m
+ * and m' as stored (network order). The ones-complement sum does not
+ * depend on byte order (RFC 1071 2(B)), so the words are added as loaded,
+ * without swapping.
+ *
+ * With 16-bit ~x = 0xffff - x, the sum s = ~HC + ~m + m' is k - HC - m
+ * for k = 0x1fffe + m', which a caller rewriting many words to the same
+ * value computes once (tcpopt_csum_k()). s < 2^18.
+ *
+ * The end-around-carry fold of s (what "add the halves, twice" gives) is
+ * bits 32..47 of s * 0x100010001: the product is s + (s << 16) + (s << 32),
+ * and bits 32..47 hold L + H (s's halves) plus the carry out of bits
+ * 16..31, which is exactly the carry of L + H. It is 0 only for s == 0,
+ * else ((s - 1) mod 0xffff) + 1, like the two folds (tests/unit/tcpopt
+ * compares both over every reachable s). HC' is its complement, and
+ * ~(s * c) = (-s) * c - 1 (mod 2^64), so with t = HC + m - k = -s:
+ *
+ *	HC' = bits 32..47 of (t * 0x100010001 - 1)
+ *
+ * one multiply, a decrement and a shift.
  */
+static inline uint64_t
+tcpopt_csum_k(uint16_t new_be)
+{
+	return 0x1fffeu + (uint64_t)new_be;
+}
+
+static inline uint16_t
+tcpopt_csum_update16(uint16_t hc, uint16_t old_be, uint64_t k)
+{
+	uint64_t t = (uint64_t)hc + old_be - k;
+
+	return (uint16_t)((t * 0x100010001ull - 1) >> 32);
+}
+
+/* The same, in place, for one 16-bit word at an even offset. */
 static inline void
 tcpopt_replace16(uint8_t *tcp, unsigned int off, uint16_t new_be)
 {
 	uint16_t old_be, hc;
-	uint32_t sum;
 
 	memcpy(&old_be, tcp + off, 2);
 	memcpy(&hc, tcp + TCPOPT_CSUM_OFF, 2);
-	sum = (uint32_t)(uint16_t)~hc + (uint16_t)~old_be + new_be;
-	sum = (sum & 0xffff) + (sum >> 16);
-	sum += sum >> 16;
-	hc = (uint16_t)~sum;
+	hc = tcpopt_csum_update16(hc, old_be, tcpopt_csum_k(new_be));
 	memcpy(tcp + off, &new_be, 2);
 	memcpy(tcp + TCPOPT_CSUM_OFF, &hc, 2);
 }

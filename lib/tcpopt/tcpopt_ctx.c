@@ -7,7 +7,9 @@
 #include <rte_errno.h>
 #include <rte_malloc.h>
 
+#include "pkt.h"
 #include "tcpopt.h"
+#include "tcpopt_csum.h"
 #include "tcpopt_ctx.h"
 
 void
@@ -77,6 +79,20 @@ tcpopt_init(void *mem, const struct tcpopt_params *p)
 	} else if (p->mtu != 0) {
 		ctx->clamp[0] = tcpopt_mss_from_mtu(p->mtu, 4);
 		ctx->clamp[1] = tcpopt_mss_from_mtu(p->mtu, 6);
+	}
+	RTE_BUILD_BUG_ON(PKT_L3_IPV4 >= TCPOPT_SYN_L3_N ||
+			 PKT_L3_IPV6 >= TCPOPT_SYN_L3_N);
+	for (k = 0; k < TCPOPT_SYN_L3_N; k++) {
+		uint16_t clamp = k == PKT_L3_IPV4 ? ctx->clamp[0] :
+				 k == PKT_L3_IPV6 ? ctx->clamp[1] : 0;
+
+		/* No MSS is above 0xffff: "no clamp" needs no test. */
+		if (clamp == 0)
+			clamp = 0xffff;
+		ctx->syn_lo[k] = 0x02040000u + clamp + 1u;
+		ctx->syn_range[k] = 0xffffu - clamp;
+		ctx->syn_mss_be[k] = rte_cpu_to_be_16(clamp);
+		ctx->syn_csum_k[k] = tcpopt_csum_k(ctx->syn_mss_be[k]);
 	}
 	ctx->malformed_drop = p->malformed_action == TCPOPT_ACT_DROP;
 	memcpy(ctx->action, p->kind_action, sizeof(ctx->action));

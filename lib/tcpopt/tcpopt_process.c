@@ -2,6 +2,7 @@
 /* Per-packet side: count, judge and rewrite the options of one segment. */
 
 #include <netinet/in.h>
+#include <stddef.h>
 #include <string.h>
 
 #include <rte_branch_prediction.h>
@@ -228,10 +229,71 @@ tcpopt_process_mbuf(struct tcpopt_ctx *ctx, struct rte_mbuf *m,
  * including such a SYN whose clamp needs a write that must not happen
  * here (shared mbuf, checksum offload), takes tcpopt_process_mbuf().
  */
-#define TCPOPT_W_NOP_NOP_TS   0x0101080au
-#define TCPOPT_W_MSS          0x02040000u /* & 0xffff0000 */
-#define TCPOPT_W_SACKOK_TS    0x0402080au
-#define TCPOPT_W_NOP_WS       0x01030300u /* & 0xffffff00 */
+
+/* What pkt_parse() said of the TCP header (flags set only for a valid TCP
+ * header within the first mbuf segment). */
+#define TCPOPT_SHAPE_MASK (PKT_F_L4 | PKT_F_TCP_SYN | PKT_F_TCP_NOOPT | \
+			   PKT_F_TCP_TSOPT)
+
+/*
+ * The metadata of a candidate for the SYN path: a SYN or SYN/ACK with a
+ * 40-byte header (l4_len is doff * 4; pkt_parse() checked that it is all
+ * in the first segment) over IPv4 or IPv6 (l3 & 0xfd == 4, so l3 indexes
+ * the context's clamp table).
+ */
+#define TCPOPT_SYN_L3_MASK 0xfdu
+
+#ifdef __SSE4_1__
+#include <smmintrin.h>
+
+/* flags through l4_len of struct pkt_meta, as one 16-byte window. */
+static const struct pkt_meta tcpopt_syn_meta = {
+	.flags = PKT_F_L4 | PKT_F_TCP_SYN, .l3 = PKT_L3_IPV4, .l4_len = 40,
+};
+static const struct pkt_meta tcpopt_syn_meta_mask = {
+	.flags = TCPOPT_SHAPE_MASK, .l3 = TCPOPT_SYN_L3_MASK, .l4_len = 0xffff,
+};
+
+static inline __m128i
+tcpopt_meta_window(const struct pkt_meta *meta)
+{
+	RTE_BUILD_BUG_ON(offsetof(struct pkt_meta, l4_len) + 2 -
+			 offsetof(struct pkt_meta, flags) > 16 ||
+			 offsetof(struct pkt_meta, flags) + 16 >
+			 sizeof(struct pkt_meta));
+	return _mm_loadu_si128((const __m128i *)(const void *)&meta->flags);
+}
+
+static inline bool
+tcpopt_syn_meta_ok(const struct pkt_meta *meta)
+{
+	return _mm_testz_si128(_mm_xor_si128(tcpopt_meta_window(meta),
+				tcpopt_meta_window(&tcpopt_syn_meta)),
+			       tcpopt_meta_window(&tcpopt_syn_meta_mask));
+}
+
+/* tcp + 24..39 in the Linux layout: SACK-permitted, TS kind and length,
+ * the two timestamps (any value), NOP, WS kind and length, the shift (any
+ * value). */
+static inline bool
+tcpopt_syn_layout_24(const uint8_t *tcp)
+{
+	const __m128i tmpl = _mm_setr_epi8(4, 2, 8, 10, 0, 0, 0, 0,
+					   0, 0, 0, 0, 1, 3, 3, 0);
+	const __m128i mask = _mm_setr_epi8(-1, -1, -1, -1, 0, 0, 0, 0,
+					   0, 0, 0, 0, -1, -1, -1, 0);
+	const __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(tcp + 24));
+
+	return _mm_testz_si128(_mm_xor_si128(v, tmpl), mask);
+}
+#else
+static inline bool
+tcpopt_syn_meta_ok(const struct pkt_meta *meta)
+{
+	return (meta->flags & TCPOPT_SHAPE_MASK) == (PKT_F_L4 | PKT_F_TCP_SYN) &&
+	       meta->l4_len == 40 &&
+	       (meta->l3 & TCPOPT_SYN_L3_MASK) == PKT_L3_IPV4;
+}
 
 static inline uint32_t
 tcpopt_raw32_at(const uint8_t *p)
@@ -242,34 +304,137 @@ tcpopt_raw32_at(const uint8_t *p)
 	return w;
 }
 
-/* Compared as stored (network order): the constants swap at compile time. */
+/* The same with two words, compared as stored. */
 static inline bool
-tcpopt_linux_syn_layout(const uint8_t *tcp)
+tcpopt_syn_layout_24(const uint8_t *tcp)
 {
-	return (tcpopt_raw32_at(tcp + 20) & RTE_BE32(0xffff0000u)) == RTE_BE32(TCPOPT_W_MSS) &&
-	       tcpopt_raw32_at(tcp + 24) == RTE_BE32(TCPOPT_W_SACKOK_TS) &&
-	       (tcpopt_raw32_at(tcp + 36) & RTE_BE32(0xffffff00u)) == RTE_BE32(TCPOPT_W_NOP_WS);
+	return tcpopt_raw32_at(tcp + 24) == RTE_BE32(0x0402080au) &&
+	       (tcpopt_raw32_at(tcp + 36) & RTE_BE32(0xffffff00u)) ==
+		       RTE_BE32(0x01030300u);
+}
+#endif
+
+/* What one burst counted off the SYN fast path, added to the context at
+ * its end. Only tcpopt_burst_other() and the first loop touch it, so it
+ * may live in memory while the fast path keeps its registers. */
+struct tcpopt_burst_acc {
+	uint64_t other;     /* data segments counted from their shape */
+	uint64_t other_ts;  /* of which NOP NOP TS */
+	uint64_t slow;      /* through tcpopt_process_mbuf() */
+	uint64_t unclamped; /* Linux-layout SYNs at or below the clamp */
+	uint64_t synack;    /* of which SYN/ACKs, times TCPOPT_TH_ACK */
+};
+
+/* A segment the fast path may rewrite in place: direct, not offloaded.
+ * Stricter than tcpopt_process_mbuf() (any tx L4 request goes the slow
+ * way), so one test does. Every bit is in the upper half of ol_flags, so
+ * the test reads only that. */
+#define TCPOPT_MBUF_UNSAFE (RTE_MBUF_F_INDIRECT | RTE_MBUF_F_EXTERNAL | \
+			    RTE_MBUF_F_TX_L4_MASK | RTE_MBUF_F_TX_TCP_SEG)
+
+static inline bool
+tcpopt_mbuf_writable(const struct rte_mbuf *m)
+{
+	RTE_BUILD_BUG_ON((TCPOPT_MBUF_UNSAFE & 0xffffffffu) != 0);
+	return ((uint32_t)(m->ol_flags >> 32) &
+		(uint32_t)(TCPOPT_MBUF_UNSAFE >> 32)) == 0 &&
+	       rte_mbuf_refcnt_read(m) == 1;
+}
+
+/* Everything but a SYN the fast path clamps: a data segment counted from
+ * its shape, or the full walk. false when the segment was dropped (and
+ * freed). */
+static __rte_noinline bool
+tcpopt_burst_other(struct tcpopt_ctx *ctx, struct rte_mbuf *m,
+		   struct tcpopt_burst_acc *a)
+{
+	const struct pkt_meta *meta = pkt_meta(m);
+	const uint16_t shape = meta->flags & TCPOPT_SHAPE_MASK;
+
+	/* A segment after the handshake with no options or with NOP NOP TS
+	 * is only counted: the parser read it already. */
+	if (shape == (PKT_F_L4 | PKT_F_TCP_NOOPT) ||
+	    shape == (PKT_F_L4 | PKT_F_TCP_TSOPT)) {
+		a->other++;
+		a->other_ts += shape == (PKT_F_L4 | PKT_F_TCP_TSOPT);
+		return true;
+	}
+	/* A SYN in the Linux layout at or below the clamp: counted as the
+	 * fast path counts, without a write. */
+	if (tcpopt_syn_meta_ok(meta)) {
+		const uint8_t *tcp = rte_pktmbuf_mtod_offset(m, const uint8_t *,
+							     meta->l4_off);
+		uint32_t w;
+
+		memcpy(&w, tcp + 20, 4);
+		w = rte_be_to_cpu_32(w);
+		if ((w >> 16) == 0x0204 && tcpopt_syn_layout_24(tcp) &&
+		    w - ctx->syn_lo[meta->l3] >= ctx->syn_range[meta->l3]) {
+			a->unclamped++;
+			a->synack += tcp[13] & TCPOPT_TH_ACK;
+			return true;
+		}
+	}
+	a->slow++;
+	if (likely(tcpopt_process_mbuf(ctx, m, 0, NULL) == TCPOPT_FORWARD))
+		return true;
+	rte_pktmbuf_free(m); /* counted by tcpopt_process() */
+	return false;
+}
+
+/*
+ * One segment of a burst: counted, maybe clamped. false when it was
+ * dropped (and freed). Every segment that a->other and a->slow do not
+ * count is a Linux-layout SYN or SYN/ACK, so the clamping path counts only
+ * SYN/ACKs, as tcp[13] & ACK (divided out at the end of the burst): about
+ * 40 instructions per clamped SYN (perf/README.md, tcpopt).
+ */
+static __rte_always_inline bool
+tcpopt_burst_one(struct tcpopt_ctx *ctx, struct rte_mbuf *m,
+		 uint64_t *synack, struct tcpopt_burst_acc *a)
+{
+	const struct pkt_meta *meta = pkt_meta(m);
+
+	/* Data segments rarely get here: the first loop of tcpopt_burst()
+	 * takes every leading one. So SYNs are tested first. */
+	if (likely(tcpopt_syn_meta_ok(meta))) {
+		uint8_t *tcp = rte_pktmbuf_mtod_offset(m, uint8_t *,
+						       meta->l4_off);
+		const unsigned int v = meta->l3; /* 4 or 6: syn_meta_ok() */
+		uint32_t w;
+		uint16_t mss_be, hc;
+
+		/* MSS kind, length and a value above the clamp at tcp + 20,
+		 * and the rest of the layout: */
+		memcpy(&w, tcp + 20, 4);
+		if (likely(rte_be_to_cpu_32(w) - ctx->syn_lo[v] <
+			   ctx->syn_range[v] &&
+			   tcpopt_syn_layout_24(tcp) &&
+			   tcpopt_mbuf_writable(m))) {
+			memcpy(&mss_be, tcp + 22, 2);
+			memcpy(&hc, tcp + TCPOPT_CSUM_OFF, 2);
+			hc = tcpopt_csum_update16(hc, mss_be,
+						  ctx->syn_csum_k[v]);
+			memcpy(tcp + 22, &ctx->syn_mss_be[v], 2);
+			memcpy(tcp + TCPOPT_CSUM_OFF, &hc, 2);
+			*synack += tcp[13] & TCPOPT_TH_ACK;
+			return true;
+		}
+	}
+	return tcpopt_burst_other(ctx, m, a);
 }
 
 uint16_t
 tcpopt_burst(struct tcpopt_ctx *ctx, struct rte_mbuf **pkts, uint16_t n)
 {
-	/* What pkt_parse() said of the TCP header (flags set only for a
-	 * valid TCP header within the first mbuf segment): */
-	const uint16_t shape_mask = PKT_F_L4 | PKT_F_TCP_SYN | PKT_F_TCP_NOOPT |
-				    PKT_F_TCP_TSOPT;
-	/* A segment the fast path may rewrite in place: direct, not
-	 * offloaded. Stricter than tcpopt_process_mbuf() (any tx L4 request
-	 * goes the slow way), so one test does. */
-	const uint64_t unsafe = RTE_MBUF_F_INDIRECT | RTE_MBUF_F_EXTERNAL |
-				RTE_MBUF_F_TX_L4_MASK | RTE_MBUF_F_TX_TCP_SEG;
 	struct tcpopt_counters *c = &ctx->cnt;
-	uint64_t other = 0, other_ts = 0, syn[2] = { 0, 0 }, clamped = 0;
-	const uint16_t clamp4 = ctx->clamp[0], clamp6 = ctx->clamp[1];
-	uint16_t i, kept = 0;
+	struct tcpopt_burst_acc a = { 0, 0, 0, 0, 0 };
+	struct rte_mbuf **p, **const end = pkts + n;
+	uint64_t fast, synack = 0;
+	uint16_t i, kept;
 
 	if (unlikely(ctx->has_policy)) {
-		for (i = 0; i < n; i++) {
+		for (i = 0, kept = 0; i < n; i++) {
 			if (likely(tcpopt_process_mbuf(ctx, pkts[i], 0, NULL) ==
 				   TCPOPT_FORWARD))
 				pkts[kept++] = pkts[i];
@@ -280,77 +445,44 @@ tcpopt_burst(struct tcpopt_ctx *ctx, struct rte_mbuf **pkts, uint16_t n)
 	}
 	/* Bursts of established traffic: nothing to move, only to count. */
 	for (i = 0; i < n; i++) {
-		const uint16_t shape = pkt_meta(pkts[i])->flags & shape_mask;
+		const uint16_t shape = pkt_meta(pkts[i])->flags &
+				       TCPOPT_SHAPE_MASK;
 
 		if (shape == (PKT_F_L4 | PKT_F_TCP_TSOPT))
-			other_ts++;
+			a.other_ts++;
 		else if (shape != (PKT_F_L4 | PKT_F_TCP_NOOPT))
 			break;
 	}
-	other = i;
-	kept = i;
-	for (; i < n; i++) {
-		struct rte_mbuf *m = pkts[i];
-		const struct pkt_meta *meta = pkt_meta(m);
-		const uint16_t shape = meta->flags & shape_mask;
-
-		/* A segment after the handshake with no options or with
-		 * NOP NOP TS is only counted: the parser read it already. */
-		if (likely(shape == (PKT_F_L4 | PKT_F_TCP_NOOPT) ||
-			   shape == (PKT_F_L4 | PKT_F_TCP_TSOPT))) {
-			other++;
-			other_ts += shape == (PKT_F_L4 | PKT_F_TCP_TSOPT);
-			pkts[kept++] = m;
-			continue;
+	a.other = i;
+	kept = n;
+	/* Until a segment is dropped, every one stays where it is. */
+	for (p = pkts + i; p != end; p++) {
+		if (unlikely(!tcpopt_burst_one(ctx, *p, &synack, &a))) {
+			kept = (uint16_t)(p - pkts);
+			for (p++; p != end; p++)
+				if (tcpopt_burst_one(ctx, *p, &synack, &a))
+					pkts[kept++] = *p;
+			break;
 		}
-		if (shape == (PKT_F_L4 | PKT_F_TCP_SYN)) {
-			uint8_t *tcp = rte_pktmbuf_mtod_offset(m, uint8_t *,
-							       meta->l4_off);
-
-			/* 40-byte header (pkt_parse() checked it is all in
-			 * the first segment) in the Linux SYN layout. */
-			if ((tcp[12] & 0xf0u) == 0xa0u && tcpopt_linux_syn_layout(tcp)) {
-				uint16_t clamp = meta->l3 == PKT_L3_IPV6 ? clamp6 : clamp4;
-				uint16_t mss_be;
-				bool due;
-
-				memcpy(&mss_be, tcp + 22, 2);
-				due = clamp != 0 && __builtin_bswap16(mss_be) > clamp;
-				if (!due || ((m->ol_flags & unsafe) == 0 &&
-					     rte_mbuf_refcnt_read(m) == 1)) {
-					if (due) {
-						tcpopt_replace16(tcp, 22,
-							__builtin_bswap16(clamp));
-						clamped++;
-					}
-					syn[(tcp[13] & TCPOPT_TH_ACK) != 0]++;
-					pkts[kept++] = m;
-					continue;
-				}
-			}
-		}
-		if (likely(tcpopt_process_mbuf(ctx, m, 0, NULL) ==
-			   TCPOPT_FORWARD))
-			pkts[kept++] = m;
-		else
-			rte_pktmbuf_free(m); /* counted by tcpopt_process() */
 	}
-	c->segments[TCPOPT_SEG_OTHER] += other;
-	c->kind[TCPOPT_SEG_OTHER][TCPOPT_KIND_NOP] += 2 * other_ts;
-	c->kind[TCPOPT_SEG_OTHER][TCPOPT_KIND_TS] += other_ts;
+	c->segments[TCPOPT_SEG_OTHER] += a.other;
+	c->kind[TCPOPT_SEG_OTHER][TCPOPT_KIND_NOP] += 2 * a.other_ts;
+	c->kind[TCPOPT_SEG_OTHER][TCPOPT_KIND_TS] += a.other_ts;
+	fast = n - a.other - a.slow;
+	if (fast == 0)
+		return kept;
+	synack = (synack + a.synack) / TCPOPT_TH_ACK;
 	for (i = 0; i < 2; i++) {
-		uint64_t *k;
+		const uint64_t cnt = i == 0 ? fast - synack : synack;
+		uint64_t *k = c->kind[TCPOPT_SEG_SYN + i];
 
-		if (syn[i] == 0)
-			continue;
-		k = c->kind[TCPOPT_SEG_SYN + i];
-		c->segments[TCPOPT_SEG_SYN + i] += syn[i];
-		k[TCPOPT_KIND_MSS] += syn[i];
-		k[TCPOPT_KIND_SACK_PERM] += syn[i];
-		k[TCPOPT_KIND_TS] += syn[i];
-		k[TCPOPT_KIND_NOP] += syn[i];
-		k[TCPOPT_KIND_WS] += syn[i];
+		c->segments[TCPOPT_SEG_SYN + i] += cnt;
+		k[TCPOPT_KIND_MSS] += cnt;
+		k[TCPOPT_KIND_SACK_PERM] += cnt;
+		k[TCPOPT_KIND_TS] += cnt;
+		k[TCPOPT_KIND_NOP] += cnt;
+		k[TCPOPT_KIND_WS] += cnt;
 	}
-	c->event[TCPOPT_EV_MSS_CLAMPED] += clamped;
+	c->event[TCPOPT_EV_MSS_CLAMPED] += fast - a.unclamped;
 	return kept;
 }

@@ -1,0 +1,490 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * tcpopt_burst() against tcpopt_process_mbuf(), its reference: random
+ * bursts built around the layouts the fast paths recognise (the Linux SYN
+ * layout with MSS values around the clamp, data segments, near misses,
+ * malformed options, shared and offloaded mbufs, bad checksums) must leave
+ * the same bytes, the same counters and the same survivors in the same
+ * order. And the RFC 1624 update in tcpopt_csum.h against the two-fold
+ * formula it replaced, for every sum it can be given.
+ *
+ * Built twice: as it is, and with the library compiled without SSE4.1
+ * (test_tcpopt_burst_scalar), so both forms of the fast path's checks are
+ * held to the same reference.
+ */
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include <rte_eal.h>
+#include <rte_mbuf.h>
+#include <rte_mempool.h>
+
+#include "pkt.h"
+#include "tcpopt.h"
+#include "tcpopt_csum.h"
+#include "seg.h"
+
+#if defined(TCPOPT_TEST_SCALAR) && defined(__SSE4_1__)
+#error "the scalar variant must be built without SSE4.1"
+#endif
+
+#define BURST_MAX 32
+
+/* ---- the checksum update ------------------------------------------- */
+
+/* What tcpopt_replace16() computed before: the sum, two folds, the
+ * complement. */
+static uint16_t
+ref_update16(uint16_t hc, uint16_t old, uint16_t new)
+{
+	uint32_t sum = (uint32_t)(uint16_t)~hc + (uint16_t)~old + new;
+
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum += sum >> 16;
+	return (uint16_t)~sum;
+}
+
+static uint64_t rng_state;
+
+static uint64_t
+rng(void)
+{
+	/* xorshift64*: deterministic, so a failure reproduces. */
+	rng_state ^= rng_state >> 12;
+	rng_state ^= rng_state << 25;
+	rng_state ^= rng_state >> 27;
+	return rng_state * 0x2545f4914f6cdd1dull;
+}
+
+static void
+test_the_checksum_update_matches_two_folds_for_every_sum(void **state)
+{
+	uint32_t s, i;
+
+	(void)state;
+	/* Both forms depend on (hc, old, new) only through the sum
+	 * s = ~hc + ~old + new, 0 <= s <= 0x2fffd. Reach every s once. */
+	for (s = 0; s <= 0x2fffd; s++) {
+		uint16_t new = s > 0xffff ? 0xffff : (uint16_t)s;
+		uint32_t rest = s - new; /* ~hc + ~old, <= 0x1fffe */
+		uint16_t nhc = rest > 0xffff ? 0xffff : (uint16_t)rest;
+		uint16_t hc = (uint16_t)~nhc, old = (uint16_t)~(rest - nhc);
+
+		assert_int_equal((uint32_t)(uint16_t)~hc + (uint16_t)~old + new,
+				 s);
+		if (tcpopt_csum_update16(hc, old, tcpopt_csum_k(new)) !=
+		    ref_update16(hc, old, new))
+			fail_msg("s=%#x hc=%#x old=%#x new=%#x", s, hc, old, new);
+	}
+	/* And random triples, through tcpopt_replace16() on a header. */
+	rng_state = 0x5eed0001;
+	for (i = 0; i < 1000000; i++) {
+		uint64_t r = rng();
+		uint16_t hc = (uint16_t)r, old = (uint16_t)(r >> 16),
+			 new = (uint16_t)(r >> 32), got;
+		uint8_t tcp[24] = { 0 };
+
+		memcpy(tcp + TCPOPT_CSUM_OFF, &hc, 2);
+		memcpy(tcp + 22, &old, 2);
+		tcpopt_replace16(tcp, 22, new);
+		memcpy(&got, tcp + TCPOPT_CSUM_OFF, 2);
+		assert_int_equal(got, ref_update16(hc, old, new));
+		assert_memory_equal(tcp + 22, &new, 2);
+	}
+}
+
+/* ---- bursts --------------------------------------------------------- */
+
+static struct rte_mempool *pool;
+static uint8_t ctx_mem[2][1 << 14] __rte_cache_aligned;
+
+static int
+eal_setup(void **state)
+{
+	char *argv[] = { "test_tcpopt_burst", "--no-huge", "-m", "64",
+			 "--no-pci", "--no-shconf", "--log-level=lib.*:error",
+#ifdef TCPOPT_TEST_SCALAR
+			 "--file-prefix=test_tcpopt_burst_scalar",
+#else
+			 "--file-prefix=test_tcpopt_burst",
+#endif
+			 NULL };
+
+	(void)state;
+	if (rte_eal_init(8, argv) < 0)
+		return 0; /* the burst test skips itself */
+	pool = rte_pktmbuf_pool_create("tcpopt_burst", 4 * BURST_MAX - 1, 0,
+				       PKT_META_PRIV_SIZE,
+				       RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
+	return 0;
+}
+
+static int
+eal_teardown(void **state)
+{
+	(void)state;
+	if (pool != NULL) {
+		rte_mempool_free(pool);
+		rte_eal_cleanup();
+	}
+	return 0;
+}
+
+static const uint8_t linux_syn[20] = {
+	2, 4, 0x05, 0xb4, 4, 2, 8, 10, 0, 0, 0x10, 0, 0, 0, 0, 0, 1, 3, 3, 7,
+};
+
+/* One random segment as an Ethernet frame in s. */
+static void
+gen_frame(struct seg *s, const struct tcpopt_ctx *ctx)
+{
+	static const uint8_t ts[12] = { 1, 1, 8, 10, 0, 0, 0, 1, 0, 0, 0, 2 };
+	static const uint8_t bad_mss[4] = { 2, 5, 5, 0xb4 };
+	static const uint8_t mac[12] = { 2, 0, 0, 0, 0, 1, 2, 0, 0, 0, 0, 2 };
+	unsigned int ipv = rng() & 1 ? 6 : 4, payload = (unsigned int)(rng() % 4);
+	uint8_t opts[40], flags = SEG_SYN;
+	unsigned int optlen = 20;
+	uint16_t clamp = tcpopt_mss_clamp(ctx, (uint8_t)ipv), mss;
+	uint64_t r = rng();
+	uint8_t *tcp;
+
+	if (clamp == 0)
+		clamp = 1400;
+
+	memcpy(opts, linux_syn, sizeof(linux_syn));
+	if (rng() & 1)
+		flags |= SEG_ACK;
+	if (rng() % 8 == 0)
+		flags |= 0xc0 | (uint8_t)(rng() & 0x0d); /* ECE CWR, FIN RST PSH */
+	switch (r % 8) {
+	case 0: mss = clamp; break;
+	case 1: mss = (uint16_t)(clamp + 1); break;
+	case 2: mss = (uint16_t)(clamp - 1); break;
+	case 3: mss = ipv == 4 ? 1460 : 1440; break;
+	case 4: mss = (uint16_t)(r >> 8); break;
+	case 5: mss = r & 0x100 ? 0xffff : 0; break;
+	default: mss = (uint16_t)(1200 + (r >> 8) % 400); break;
+	}
+	opts[2] = (uint8_t)(mss >> 8);
+	opts[3] = (uint8_t)mss;
+	for (unsigned int i = 8; i < 16; i++)
+		opts[i] = (uint8_t)rng();
+	opts[19] = (uint8_t)(rng() % 15);
+
+	switch (rng() % 16) {
+	case 0: /* a data segment without options */
+		optlen = 0;
+		flags = SEG_ACK | (rng() & 1 ? SEG_PSH : 0);
+		break;
+	case 1: /* a data segment with NOP NOP TS */
+	case 2:
+		memcpy(opts, ts, sizeof(ts));
+		optlen = sizeof(ts);
+		flags = SEG_ACK;
+		break;
+	case 3: /* one option byte changed: a near miss, or malformed */
+	case 4: {
+		unsigned int at = (unsigned int)(rng() % 20);
+
+		if (rng() & 1)
+			opts[at] = (uint8_t)rng(); /* anything */
+		else
+			opts[at] = (uint8_t)(opts[at] + (rng() & 1 ? 1 : 0xff)); /* +-1 */
+		break;
+	}
+	case 5: /* the Linux layout plus 4 or 16 more bytes (doff 11, 14) */
+		optlen = rng() & 1 ? 24 : 36;
+		memset(opts + 20, TCPOPT_KIND_NOP, optlen - 20);
+		if (rng() & 1)
+			opts[optlen - 1] = TCPOPT_KIND_EOL;
+		break;
+	case 9: /* MSS only, then a payload that looks like the rest of the
+		 * Linux layout: never read as options */
+		optlen = 4;
+		payload = 16;
+		break;
+	case 6: /* a malformed MSS, on a SYN or a data segment */
+		memcpy(opts, bad_mss, sizeof(bad_mss));
+		optlen = 4;
+		if (rng() & 1)
+			flags = SEG_ACK;
+		break;
+	case 7: /* the Linux layout without the SYN flag */
+		flags = SEG_ACK;
+		break;
+	case 8: /* SACK-permitted and WS only (16 bytes) */
+		memcpy(opts, "\1\1\4\2\1\3\3\7\2\4\5\xb4\1\1\1\1", 16);
+		optlen = 16;
+		break;
+	default: /* the Linux layout */
+		break;
+	}
+	seg_build(s, ipv, 14, flags, opts, optlen, payload);
+	if (optlen == 4 && payload == 16) {
+		memcpy(s->buf + s->l4_off + 24, linux_syn + 4, 16);
+		seg_fix_csum(s);
+	}
+	memcpy(s->buf, mac, 12);
+	s->buf[12] = ipv == 4 ? 0x08 : 0x86;
+	s->buf[13] = ipv == 4 ? 0x00 : 0xdd;
+	tcp = s->buf + s->l4_off;
+	if (rng() % 16 == 0)
+		tcp[17] ^= 0x5a; /* a bad checksum stays exactly as bad */
+	if (rng() % 32 == 0)
+		s->buf[s->l3_off + (ipv == 4 ? 9 : 6)] = 17; /* not TCP */
+}
+
+struct frame {
+	struct rte_mbuf *m[2]; /* [0] the burst, [1] the reference */
+	unsigned int len;
+	bool shared;
+	bool offload;
+	bool csum_ok;
+	struct seg s;
+};
+
+static struct rte_mbuf *
+frame_mbuf(const struct frame *f)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(pool);
+
+	assert_non_null(m);
+	memcpy(rte_pktmbuf_append(m, (uint16_t)f->len), f->s.buf, f->len);
+	if (f->shared)
+		rte_mbuf_refcnt_set(m, 2);
+	if (f->offload)
+		m->ol_flags |= rng() & 1 ? RTE_MBUF_F_TX_TCP_CKSUM
+					 : RTE_MBUF_F_TX_TCP_SEG;
+	pkt_parse(m, pkt_meta(m), 0);
+	return m;
+}
+
+static void
+params_random(struct tcpopt_params *p)
+{
+	tcpopt_params_init(p);
+	switch (rng() % 4) {
+	case 0:
+		break; /* no clamp */
+	case 1:
+		p->mtu = (uint16_t)(TCPOPT_MTU_MIN + rng() % (1500 - TCPOPT_MTU_MIN));
+		break;
+	default:
+		p->mss_clamp = (uint16_t)(TCPOPT_MSS_MIN +
+					  rng() % (1460 - TCPOPT_MSS_MIN));
+		break;
+	}
+	if (rng() % 3 == 0)
+		p->malformed_action = TCPOPT_ACT_DROP;
+	if (rng() % 16 == 0)
+		p->kind_action[TCPOPT_KIND_WS] = rng() & 1 ? TCPOPT_ACT_STRIP
+							   : TCPOPT_ACT_DROP;
+}
+
+/* One burst through both; what the burst path clamped. */
+static uint64_t
+one_burst(unsigned int trial)
+{
+	struct frame fr[BURST_MAX];
+	struct rte_mbuf *pkts[BURST_MAX], *ref[BURST_MAX];
+	struct tcpopt_ctx *ctx[2];
+	struct tcpopt_params p;
+	unsigned int n = 1 + (unsigned int)(rng() % BURST_MAX), i, j, nref = 0;
+	uint16_t left;
+
+	params_random(&p);
+	ctx[0] = tcpopt_init(ctx_mem[0], &p);
+	ctx[1] = tcpopt_init(ctx_mem[1], &p);
+	assert_non_null(ctx[0]);
+	assert_non_null(ctx[1]);
+	for (i = 0; i < n; i++) {
+		struct frame *f = &fr[i];
+
+		gen_frame(&f->s, ctx[0]);
+		f->len = 14 + f->s.len;
+		f->shared = rng() % 12 == 0;
+		f->offload = rng() % 12 == 0;
+		f->csum_ok = seg_csum_ok(&f->s);
+		f->m[0] = frame_mbuf(f);
+		f->m[1] = frame_mbuf(f);
+		if (f->offload) /* the same request on both */
+			f->m[1]->ol_flags = f->m[0]->ol_flags;
+		pkts[i] = f->m[0];
+	}
+
+	left = tcpopt_burst(ctx[0], pkts, (uint16_t)n);
+	for (i = 0; i < n; i++) {
+		if (tcpopt_process_mbuf(ctx[1], fr[i].m[1], 0, NULL) ==
+		    TCPOPT_FORWARD)
+			ref[nref++] = fr[i].m[1];
+		else
+			rte_pktmbuf_free(fr[i].m[1]);
+	}
+
+	if (left != nref)
+		fail_msg("trial %u: %u kept, reference %u", trial, left, nref);
+	for (i = 0, j = 0; i < n && j < nref; i++) {
+		struct frame *f = &fr[i];
+		struct seg after;
+
+		if (ref[j] != f->m[1])
+			continue; /* dropped by the reference */
+		if (pkts[j] != f->m[0])
+			fail_msg("trial %u: segment %u out of order", trial, i);
+		if (memcmp(rte_pktmbuf_mtod(f->m[0], void *),
+			   rte_pktmbuf_mtod(f->m[1], void *), f->len) != 0)
+			fail_msg("trial %u: segment %u bytes differ", trial, i);
+		/* Independently of both: a valid checksum stays valid. */
+		after = f->s;
+		memcpy(after.buf, rte_pktmbuf_mtod(f->m[0], void *), f->len);
+		if (f->csum_ok && !f->offload && !seg_csum_ok(&after))
+			fail_msg("trial %u: segment %u checksum broken", trial, i);
+		j++;
+	}
+	if (memcmp(tcpopt_counters(ctx[0]), tcpopt_counters(ctx[1]),
+		   sizeof(struct tcpopt_counters)) != 0)
+		fail_msg("trial %u: counters differ", trial);
+
+	/* Give everything back: kept ones, and the second reference of a
+	 * shared segment that a drop released only once. */
+	for (i = 0; i < n; i++) {
+		for (j = 0; j < 2; j++) {
+			struct rte_mbuf *m = fr[i].m[j];
+			bool kept = false;
+			unsigned int k;
+
+			for (k = 0; k < (j == 0 ? left : nref); k++)
+				kept |= (j == 0 ? pkts[k] : ref[k]) == m;
+			if (kept) {
+				rte_mbuf_refcnt_set(m, 1);
+				rte_pktmbuf_free(m);
+			} else if (fr[i].shared) {
+				rte_pktmbuf_free(m);
+			}
+		}
+	}
+	return tcpopt_counters(ctx[0])->event[TCPOPT_EV_MSS_CLAMPED];
+}
+
+static void
+test_bursts_leave_what_the_per_segment_walk_leaves(void **state)
+{
+	unsigned int avail, t;
+	uint64_t clamped = 0;
+
+	(void)state;
+	if (pool == NULL)
+		skip();
+	avail = rte_mempool_avail_count(pool);
+	rng_state = 0x5eed0002;
+	for (t = 0; t < 4000; t++)
+		clamped += one_burst(t);
+	assert_int_equal(rte_mempool_avail_count(pool), avail);
+	/* The generator does reach the rewrite. */
+	assert_true(clamped > 1000);
+}
+
+/* The boundaries of the fast path's MSS test, one burst each: MSS kind
+ * and length next to 2/4, values next to the clamp and at the ends. */
+static void
+test_the_mss_boundaries_match_the_walk(void **state)
+{
+	static const uint16_t kls[] = { 0x0204, 0x0205, 0x0203, 0x0304,
+					0x0104, 0x0244, 0x0004, 0x1e04 };
+	struct rte_mbuf *pkts[BURST_MAX], *ref[BURST_MAX];
+	unsigned int mode, k, v, i, n, nref;
+	uint64_t clamped = 0;
+
+	(void)state;
+	if (pool == NULL)
+		skip();
+	for (mode = 0; mode < 3; mode++) {
+		struct tcpopt_params p;
+		struct tcpopt_ctx *ctx[2];
+
+		tcpopt_params_init(&p);
+		if (mode == 1)
+			p.mss_clamp = 1400;
+		else if (mode == 2)
+			p.mtu = 1400; /* 1360 over IPv4, 1340 over IPv6 */
+		ctx[0] = tcpopt_init(ctx_mem[0], &p);
+		ctx[1] = tcpopt_init(ctx_mem[1], &p);
+		assert_non_null(ctx[0]);
+		assert_non_null(ctx[1]);
+		for (k = 0; k < RTE_DIM(kls); k++) {
+			for (v = 4; v <= 6; v += 2) {
+				uint16_t c = tcpopt_mss_clamp(ctx[0], (uint8_t)v);
+				const uint16_t mss[] = { 0, 1, (uint16_t)(c - 1), c,
+							 (uint16_t)(c + 1), 0xfffe,
+							 0xffff, 1460 };
+				struct frame fr[RTE_DIM(mss) * 2];
+
+				n = 0;
+				for (i = 0; i < RTE_DIM(mss) * 2; i++) {
+					struct frame *f = &fr[n++];
+					uint8_t opts[20];
+
+					memcpy(opts, linux_syn, sizeof(opts));
+					opts[0] = (uint8_t)(kls[k] >> 8);
+					opts[1] = (uint8_t)kls[k];
+					opts[2] = (uint8_t)(mss[i / 2] >> 8);
+					opts[3] = (uint8_t)mss[i / 2];
+					seg_build(&f->s, v, 14,
+						  SEG_SYN | (i & 1 ? SEG_ACK : 0),
+						  opts, sizeof(opts), 0);
+					memcpy(f->s.buf, "\2\0\0\0\0\1\2\0\0\0\0\2", 12);
+					f->s.buf[12] = v == 4 ? 0x08 : 0x86;
+					f->s.buf[13] = v == 4 ? 0x00 : 0xdd;
+					f->len = 14 + f->s.len;
+					f->shared = false;
+					f->offload = false;
+					f->m[0] = frame_mbuf(f);
+					f->m[1] = frame_mbuf(f);
+					pkts[i] = f->m[0];
+				}
+				assert_int_equal(tcpopt_burst(ctx[0], pkts, (uint16_t)n), n);
+				for (i = 0, nref = 0; i < n; i++)
+					if (tcpopt_process_mbuf(ctx[1], fr[i].m[1], 0,
+								NULL) == TCPOPT_FORWARD)
+						ref[nref++] = fr[i].m[1];
+				assert_int_equal(nref, n);
+				for (i = 0; i < n; i++) {
+					if (memcmp(rte_pktmbuf_mtod(fr[i].m[0], void *),
+						   rte_pktmbuf_mtod(ref[i], void *),
+						   fr[i].len) != 0)
+						fail_msg("mode %u kl %#x v%u mss %u: bytes differ",
+							 mode, kls[k], v, mss[i / 2]);
+					rte_pktmbuf_free(fr[i].m[0]);
+					rte_pktmbuf_free(fr[i].m[1]);
+				}
+				if (memcmp(tcpopt_counters(ctx[0]),
+					   tcpopt_counters(ctx[1]),
+					   sizeof(struct tcpopt_counters)) != 0)
+					fail_msg("mode %u kl %#x v%u: counters differ",
+						 mode, kls[k], v);
+			}
+		}
+		clamped += tcpopt_counters(ctx[0])->event[TCPOPT_EV_MSS_CLAMPED];
+	}
+	/* 2 clamps x 2 versions x (c + 1, 0xfffe, 0xffff, 1460) x SYN, SYN/ACK */
+	assert_int_equal(clamped, 2 * 2 * 4 * 2);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_the_checksum_update_matches_two_folds_for_every_sum),
+		cmocka_unit_test(test_bursts_leave_what_the_per_segment_walk_leaves),
+		cmocka_unit_test(test_the_mss_boundaries_match_the_walk),
+	};
+
+	return cmocka_run_group_tests(tests, eal_setup, eal_teardown);
+}
