@@ -110,7 +110,7 @@ aqm_fq_enqueue(struct aqm_sched *s, struct aqm_pipe *p, struct rte_mbuf *m,
 			return 0;
 		}
 	} else {
-		fi = aqm_flow_index(meta->flow_hash, p->seed, p->flow_mask);
+		fi = aqm_flow_index(pkt_flow_hash(meta), p->seed, p->flow_mask);
 	}
 	f = &p->flows[fi];
 	if (p->ack_filter && f->tail != NULL)

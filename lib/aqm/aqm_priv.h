@@ -137,7 +137,7 @@ aqm_link(const struct aqm_sched *s, struct rte_mbuf *m)
 	return RTE_MBUF_DYNFIELD(m, s->link_off, struct rte_mbuf **);
 }
 
-/* Perturb the parser's 5-tuple hash with the pipe's seed (RFC 8290
+/* Perturb the 5-tuple hash (pkt_flow_hash()) with the pipe's seed (RFC 8290
  * section 4.1.1). Here so that enqueue can prefetch the flow ahead. */
 static inline uint32_t
 aqm_flow_index(uint32_t hash, uint32_t seed, uint32_t mask)

@@ -306,7 +306,7 @@ prefetch_flow(const struct aqm_sched *s, uint32_t idx, struct rte_mbuf *m)
 		return;
 	p = &s->pipes[idx];
 	if (p->qdisc != AQM_QDISC_FIFO)
-		rte_prefetch0(&p->flows[aqm_flow_index(pkt_meta(m)->flow_hash,
+		rte_prefetch0(&p->flows[aqm_flow_index(pkt_flow_hash(pkt_meta(m)),
 						       p->seed, p->flow_mask)]);
 }
 

@@ -411,6 +411,7 @@ parse_fast(const struct cur *c, struct pkt_meta *meta, uint16_t in_port)
 	}
 	const uint8_t *l4 = d + meta->l4_off;
 	meta->flags = PKT_F_L4;
+	meta->flow_hash = 0; /* as the full walk leaves it: pkt_flow_hash() */
 	if (proto == PROTO_TCP)
 		meta->flags |= tcp_shape(l4, l4len);
 	meta->l4_proto = proto;
@@ -434,18 +435,15 @@ parse_fast(const struct cur *c, struct pkt_meta *meta, uint16_t in_port)
 	return true;
 }
 
-/* Parse, then hash whatever tuple was found: even a malformed IP frame
- * gets a flow hash from its addresses, so a queue can still place it. */
+/* The fast path when it applies, else the full walk. The flow hash is
+ * left to pkt_flow_hash(), on first use. */
 static inline enum pkt_err
-parse_and_hash(const struct cur *c, struct pkt_meta *meta, uint16_t in_port,
+parse_meta(const struct cur *c, struct pkt_meta *meta, uint16_t in_port,
 	       bool fast)
 {
-	enum pkt_err e = PKT_ERR_NONE;
-	if (!fast || !parse_fast(c, meta, in_port))
-		e = parse_frame(c, meta, in_port);
-	if (meta->l3 != PKT_L3_NONE)
-		meta->flow_hash = pkt_tuple_hash(meta, 0);
-	return e;
+	if (fast && parse_fast(c, meta, in_port))
+		return PKT_ERR_NONE;
+	return parse_frame(c, meta, in_port);
 }
 
 enum pkt_err
@@ -453,7 +451,7 @@ pkt_parse_buf_walk(const uint8_t *data, uint32_t len, struct pkt_meta *meta,
 		   uint16_t in_port)
 {
 	struct cur c = { .d = data, .cap = len, .len = len };
-	return parse_and_hash(&c, meta, in_port, false);
+	return parse_meta(&c, meta, in_port, false);
 }
 
 enum pkt_err
@@ -461,7 +459,7 @@ pkt_parse_buf(const uint8_t *data, uint32_t len, struct pkt_meta *meta,
 	      uint16_t in_port)
 {
 	struct cur c = { .d = data, .cap = len, .len = len };
-	return parse_and_hash(&c, meta, in_port, true);
+	return parse_meta(&c, meta, in_port, true);
 }
 
 enum pkt_err
@@ -475,7 +473,7 @@ pkt_parse_full(const struct rte_mbuf *m, struct pkt_meta *meta,
 		.cap = m->data_len,
 		.len = m->pkt_len,
 	};
-	return parse_and_hash(&c, meta, in_port, true);
+	return parse_meta(&c, meta, in_port, true);
 }
 
 /* CRC32-C of one endpoint: the same value rte_hash_crc(addr, alen, port)

@@ -76,13 +76,14 @@ enum pkt_err {
 #define PKT_F_TCP_SYN   0x0100 /**< TCP with the SYN flag */
 #define PKT_F_TCP_NOOPT 0x0200 /**< TCP header of 20 bytes: no options */
 #define PKT_F_TCP_TSOPT 0x0400 /**< TCP options are exactly NOP NOP TS (RFC 7323 app. A) */
+#define PKT_F_HASHED    0x0800 /**< flow_hash is set (see pkt_flow_hash()) */
 
 /**
  * Parsed metadata, kept in the mbuf private area.
  * Addresses are stored as 16 bytes; IPv4 uses the first 4 and zero-fills.
  */
 struct pkt_meta {
-	uint32_t flow_hash;  /**< hash of (proto, addrs, ports); direction-symmetric */
+	uint32_t flow_hash;  /**< pkt_flow_hash() once PKT_F_HASHED is set */
 	uint16_t flags;      /**< PKT_F_* */
 	uint8_t  l3;         /**< enum pkt_l3 */
 	uint8_t  l4_proto;   /**< IPPROTO_* of the transport header, 0 if none */
@@ -123,9 +124,10 @@ enum pkt_err pkt_parse_full(const struct rte_mbuf *m, struct pkt_meta *meta,
  *
  * Frames whose ethertype is neither IP, VLAN nor PPPoE session (ARP, LLDP,
  * ...) take an inline fast path: meta then holds l3 = PKT_L3_NONE, the
- * ethertype, in_port, and zero flags, err, l4_proto, vlan_count and
- * flow_hash; the offsets, ports and addresses are not filled and must not
- * be read (every stage checks l3 first).
+ * ethertype, in_port, and zero flags, err, l4_proto and vlan_count; the
+ * offsets, ports and addresses are not filled and must not be read (every
+ * stage checks l3 first). No path computes the flow hash: the stages that
+ * need it call pkt_flow_hash().
  *
  * @param m       frame; only read.
  * @param meta    output.
@@ -156,7 +158,6 @@ pkt_parse(const struct rte_mbuf *m, struct pkt_meta *meta, uint16_t in_port)
 		const uint8_t *d = rte_pktmbuf_mtod(m, const uint8_t *);
 		uint16_t et = (uint16_t)(d[12] << 8 | d[13]);
 		if (!pkt_ethertype_walked(et)) {
-			meta->flow_hash = 0;
 			meta->flags = 0;
 			meta->l3 = PKT_L3_NONE;
 			meta->l4_proto = 0;
@@ -190,10 +191,27 @@ const char *pkt_err_name(enum pkt_err e);
 
 /**
  * Direction-symmetric 32-bit hash of the 5-tuple in meta: a flow and its
- * reverse hash the same. seed perturbs it. pkt_parse() stores the value
- * for seed 0 in meta->flow_hash for every IP frame.
+ * reverse hash the same. seed perturbs it.
  */
 uint32_t pkt_tuple_hash(const struct pkt_meta *meta, uint32_t seed);
+
+/**
+ * The flow hash of a parsed frame: pkt_tuple_hash(meta, 0) for an IP frame
+ * (even a malformed one hashes what was found, so a queue can still place
+ * it), 0 otherwise. Computed on first use and kept in meta->flow_hash
+ * (PKT_F_HASHED): most packets never need it, so the parser does not pay
+ * for it.
+ */
+static inline uint32_t
+pkt_flow_hash(struct pkt_meta *meta)
+{
+	if (!(meta->flags & PKT_F_HASHED)) {
+		meta->flow_hash = meta->l3 != PKT_L3_NONE ?
+				  pkt_tuple_hash(meta, 0) : 0;
+		meta->flags |= PKT_F_HASHED;
+	}
+	return meta->flow_hash;
+}
 
 #ifdef __cplusplus
 }

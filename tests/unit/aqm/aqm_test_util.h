@@ -82,6 +82,7 @@ test_pkt4(uint32_t flow, uint16_t len, uint8_t tos)
 	meta->dport = 5001;
 	meta->flow_hash = test_tuple_hash(ip->src_addr, ip->dst_addr,
 					  meta->sport, meta->dport);
+	meta->flags |= PKT_F_HASHED; /* this hash, not pkt_tuple_hash()'s */
 	return m;
 }
 
@@ -116,6 +117,7 @@ test_pkt6(uint32_t flow, uint16_t len, uint8_t tc)
 	memcpy(meta->src, ip + 8, 16);
 	memcpy(meta->dst, ip + 24, 16);
 	meta->flow_hash = test_tuple_hash(flow, 6, 1000, 5001);
+	meta->flags |= PKT_F_HASHED;
 	return m;
 }
 

@@ -278,7 +278,7 @@ test_tuple_hash_is_the_same_in_both_directions(void **state)
 }
 
 static void
-test_parser_stores_a_flow_hash_that_separates_flows_and_joins_directions(void **state)
+test_the_flow_hash_separates_flows_and_joins_directions(void **state)
 {
 	(void)state;
 	struct frame f;
@@ -297,19 +297,22 @@ test_parser_stores_a_flow_hash_that_separates_flows_and_joins_directions(void **
 	memcpy(f.b + 36, tmp, 2);
 	assert_int_equal(pkt_parse_buf(f.b, f.len, &b, 1), PKT_ERR_NONE);
 	assert_int_equal(b.sport, 443);
-	assert_int_equal(a.flow_hash, b.flow_hash);
+	/* Not computed by the parser: on first use, then kept. */
+	assert_false(a.flags & PKT_F_HASHED);
+	assert_int_equal(pkt_flow_hash(&a), pkt_flow_hash(&b));
+	assert_true(a.flags & PKT_F_HASHED);
 	assert_int_equal(a.flow_hash, pkt_tuple_hash(&a, 0));
 	/* Another source port is another flow. */
 	f.b[35]++;
 	assert_int_equal(pkt_parse_buf(f.b, f.len, &c, 1), PKT_ERR_NONE);
-	assert_int_not_equal(a.flow_hash, c.flow_hash);
+	assert_int_not_equal(pkt_flow_hash(&a), pkt_flow_hash(&c));
 	/* Non-IP frames have no flow hash. */
 	eth(&f, 0x0806);
 	uint8_t arp[28] = { 0 };
 	put(&f, arp, 28);
 	assert_int_equal(pkt_parse_buf(f.b, f.len, &c, 0), PKT_ERR_NONE);
 	assert_int_equal(c.l3, PKT_L3_NONE);
-	assert_int_equal(c.flow_hash, 0);
+	assert_int_equal(pkt_flow_hash(&c), 0);
 }
 
 static void
@@ -333,7 +336,7 @@ main(void)
 		cmocka_unit_test(test_lying_lengths_are_flagged_by_reason),
 		cmocka_unit_test(test_every_prefix_of_a_frame_parses_without_reading_past_it),
 		cmocka_unit_test(test_tuple_hash_is_the_same_in_both_directions),
-		cmocka_unit_test(test_parser_stores_a_flow_hash_that_separates_flows_and_joins_directions),
+		cmocka_unit_test(test_the_flow_hash_separates_flows_and_joins_directions),
 		cmocka_unit_test(test_error_names_are_stable),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
