@@ -68,34 +68,40 @@ tcpopt_rewrite(uint8_t *tcp, unsigned int off, const uint8_t *src,
  * depend on byte order (RFC 1071 2(B)), so the words are added as loaded,
  * without swapping.
  *
- * With 16-bit ~x = 0xffff - x, the sum s = ~HC + ~m + m' is k - HC - m
- * for k = 0x1fffe + m', which a caller rewriting many words to the same
- * value computes once (tcpopt_csum_k()). s < 2^18.
+ * With 16-bit ~x = 0xffff - x, the sum s = ~HC + ~m + m' is
+ * 0x1fffe + m' - HC - m, 0 <= s < 2^18.
  *
  * The end-around-carry fold of s (what "add the halves, twice" gives) is
- * bits 32..47 of s * 0x100010001: the product is s + (s << 16) + (s << 32),
- * and bits 32..47 hold L + H (s's halves) plus the carry out of bits
- * 16..31, which is exactly the carry of L + H. It is 0 only for s == 0,
- * else ((s - 1) mod 0xffff) + 1, like the two folds (tests/unit/tcpopt
- * compares both over every reachable s). HC' is its complement, and
- * ~(s * c) = (-s) * c - 1 (mod 2^64), so with t = HC + m - k = -s:
+ * bits 32..47 of s * c, c = 0x100010001: the product is s + (s << 16) +
+ * (s << 32), and bits 32..47 hold L + H (s's halves) plus the carry out of
+ * bits 16..31, which is exactly the carry of L + H. It is 0 only for
+ * s == 0, else ((s - 1) mod 0xffff) + 1, like the two folds
+ * (tests/unit/tcpopt/test_tcpopt_burst.c compares both for every s).
+ * HC' is its complement, and mod 2^64
  *
- *	HC' = bits 32..47 of (t * 0x100010001 - 1)
+ *	~(s * c) = -s * c - 1 = (-s - c^-1) * c,  c^-1 = 0xffffffff0001
  *
- * one multiply, a decrement and a shift.
+ * (c * (2^48 - 2^16 + 1) = 2^80 + 2^64 + 1). So with the constant
+ * k = 0x1fffe + m' + c^-1, which a caller rewriting many words to the same
+ * value computes once (tcpopt_csum_k()):
+ *
+ *	HC' = bits 32..47 of (HC + m - k) * c
+ *
+ * an add, a subtract, one multiply and a shift.
  */
+#define TCPOPT_CSUM_FOLD     0x100010001ull
+#define TCPOPT_CSUM_FOLD_INV 0xffffffff0001ull /* mod 2^64 */
+
 static inline uint64_t
 tcpopt_csum_k(uint16_t new_be)
 {
-	return 0x1fffeu + (uint64_t)new_be;
+	return 0x1fffeu + (uint64_t)new_be + TCPOPT_CSUM_FOLD_INV;
 }
 
 static inline uint16_t
 tcpopt_csum_update16(uint16_t hc, uint16_t old_be, uint64_t k)
 {
-	uint64_t t = (uint64_t)hc + old_be - k;
-
-	return (uint16_t)((t * 0x100010001ull - 1) >> 32);
+	return (uint16_t)((((uint64_t)hc + old_be - k) * TCPOPT_CSUM_FOLD) >> 32);
 }
 
 /* The same, in place, for one 16-bit word at an even offset. */

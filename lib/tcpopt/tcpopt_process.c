@@ -428,9 +428,10 @@ uint16_t
 tcpopt_burst(struct tcpopt_ctx *ctx, struct rte_mbuf **pkts, uint16_t n)
 {
 	struct tcpopt_counters *c = &ctx->cnt;
-	struct tcpopt_burst_acc a = { 0, 0, 0, 0, 0 };
-	struct rte_mbuf **p, **const end = pkts + n;
-	uint64_t fast, synack = 0;
+	struct tcpopt_burst_acc a;
+	struct rte_mbuf **const end = pkts + n;
+	uint64_t fast, synack = 0, other_ts = 0;
+	ptrdiff_t k; /* end[k] is the segment at hand, k < 0 */
 	uint16_t i, kept;
 
 	if (unlikely(ctx->has_policy)) {
@@ -443,25 +444,27 @@ tcpopt_burst(struct tcpopt_ctx *ctx, struct rte_mbuf **pkts, uint16_t n)
 		}
 		return kept;
 	}
-	/* Bursts of established traffic: nothing to move, only to count. */
-	for (i = 0; i < n; i++) {
-		const uint16_t shape = pkt_meta(pkts[i])->flags &
+	/* Bursts of established traffic: nothing to move, only to count.
+	 * (The loops count k up to 0: one test fewer per segment.) */
+	for (k = -(ptrdiff_t)n; k != 0; k++) {
+		const uint16_t shape = pkt_meta(end[k])->flags &
 				       TCPOPT_SHAPE_MASK;
 
 		if (shape == (PKT_F_L4 | PKT_F_TCP_TSOPT))
-			a.other_ts++;
+			other_ts++;
 		else if (shape != (PKT_F_L4 | PKT_F_TCP_NOOPT))
 			break;
 	}
-	a.other = i;
+	a = (struct tcpopt_burst_acc){ .other = (uint64_t)(n + k),
+				       .other_ts = other_ts };
 	kept = n;
 	/* Until a segment is dropped, every one stays where it is. */
-	for (p = pkts + i; p != end; p++) {
-		if (unlikely(!tcpopt_burst_one(ctx, *p, &synack, &a))) {
-			kept = (uint16_t)(p - pkts);
-			for (p++; p != end; p++)
-				if (tcpopt_burst_one(ctx, *p, &synack, &a))
-					pkts[kept++] = *p;
+	for (; k != 0; k++) {
+		if (unlikely(!tcpopt_burst_one(ctx, end[k], &synack, &a))) {
+			kept = (uint16_t)(n + k);
+			for (k++; k != 0; k++)
+				if (tcpopt_burst_one(ctx, end[k], &synack, &a))
+					pkts[kept++] = end[k];
 			break;
 		}
 	}
