@@ -662,6 +662,7 @@ aqm_stage_burst(void *ctx, const struct stage_burst *b,
 	uint16_t keep = 0, nl = 0, na = 0;
 	/* At shutdown the owner may have flushed already: keep it here. */
 	const bool stopping = sl_control.stop;
+	const unsigned nb_workers = w->nb_workers, me = w->index;
 
 	if (!((w->pairs >> b->pair) & 1))
 		return n;
@@ -683,9 +684,9 @@ aqm_stage_burst(void *ctx, const struct stage_burst *b,
 			continue;
 		}
 		meta->user16 = b->out_port;
-		unsigned owner = w->nb_workers == 1 ? 0 :
-				 aqm_owner((uint32_t)id, w->nb_workers);
-		if (likely(owner == w->index || stopping)) {
+		unsigned owner = nb_workers == 1 ? 0 :
+				 aqm_owner((uint32_t)id, nb_workers);
+		if (likely(owner == me || stopping)) {
 			local[nl] = m;
 			pipes[nl++] = (uint32_t)id;
 			if (nl == AQM_BATCH) {

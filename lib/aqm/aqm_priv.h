@@ -160,6 +160,16 @@ aqm_truesize(const struct rte_mbuf *m)
 	       ((uint32_t)sizeof(struct rte_mbuf) + m->priv_size + m->buf_len);
 }
 
+/* Whether m alone stays within a memory limit. A one-segment mbuf pins
+ * at most this much, so most limits need no arithmetic. */
+#define AQM_TRUESIZE_SEG_MAX ((uint64_t)sizeof(struct rte_mbuf) + 2 * UINT16_MAX)
+static inline bool
+aqm_fits_mem(const struct rte_mbuf *m, uint64_t limit)
+{
+	return (limit >= AQM_TRUESIZE_SEG_MAX && m->nb_segs == 1) ||
+	       aqm_truesize(m) <= limit;
+}
+
 static inline uint32_t
 aqm_wire_len_(int16_t overhead, uint16_t mpu, uint8_t framing, uint32_t len)
 {

@@ -374,18 +374,27 @@ aqm_sched_enqueue_bypass_burst(struct aqm_sched *s, const uint32_t *pipes,
 	struct aqm_pipe *const base = s->pipes;
 	const uint32_t npipes = s->npipes;
 	const unsigned int cnt = n;
-	unsigned int nout = 0;
+	struct rte_mbuf **o = out;
 	bool full;
 
 	/*
-	 * Pass 1, over the pipe indices only: which pipes may get more than
-	 * one packet of this burst. A filter, not a set: two pipes that share
-	 * a bit both count as twice, which only costs them the bypass.
+	 * Pass 1, over the pipe indices: prefetch each pipe's lines for pass
+	 * 2, and find the pipes that may get more than one packet of this
+	 * burst. A filter, not a set: two pipes that share a bit both count
+	 * as twice, which only costs them the bypass.
 	 */
 	for (unsigned int i = 0; i < cnt; i++) {
-		uint32_t b = pipes[i] & (AQM_BYP_FILTER_BITS - 1);
-		uint64_t bit = 1ULL << (b & 63);
+		const uint32_t idx = pipes[i];
+		const uint32_t b = idx & (AQM_BYP_FILTER_BITS - 1);
+		const uint64_t bit = 1ULL << (b & 63);
 
+		if (likely(idx < npipes)) {
+			const char *l = (const char *)&base[idx];
+
+			rte_prefetch0(l);
+			rte_prefetch0(l + RTE_CACHE_LINE_SIZE);
+			rte_prefetch0(l + 2 * RTE_CACHE_LINE_SIZE);
+		}
 		twice[b >> 6] |= seen[b >> 6] & bit;
 		seen[b >> 6] |= bit;
 	}
@@ -400,8 +409,6 @@ aqm_sched_enqueue_bypass_burst(struct aqm_sched *s, const uint32_t *pipes,
 	 * the pipe would make DRR++ charge the first to its flow's quantum
 	 * and order the flows, so such packets all take the queue.
 	 */
-	for (unsigned int i = 0; i < cnt && i < AQM_PF_PIPE_AHEAD; i++)
-		prefetch_pipe(s, pipes[i]);
 	full = sched_full(s);
 	for (unsigned int i = 0; i < cnt; i++) {
 		const uint32_t idx = pipes[i];
@@ -411,8 +418,6 @@ aqm_sched_enqueue_bypass_burst(struct aqm_sched *s, const uint32_t *pipes,
 		uint32_t len;
 		uint64_t npb;
 
-		if (i + AQM_PF_PIPE_AHEAD < cnt)
-			prefetch_pipe(s, pipes[i + AQM_PF_PIPE_AHEAD]);
 		if (unlikely(idx >= npipes)) {
 			rte_pktmbuf_free(m);
 			continue;
@@ -424,7 +429,7 @@ aqm_sched_enqueue_bypass_burst(struct aqm_sched *s, const uint32_t *pipes,
 		    (npb != 0 && p->next_ns > now_ns) || unlikely(full) ||
 		    unlikely(p->qdisc == AQM_QDISC_FIFO ?
 			     len > p->fifo_limit_bytes :
-			     aqm_truesize(m) > p->mem_limit)) {
+			     !aqm_fits_mem(m, p->mem_limit))) {
 			enqueue_one(s, idx, m, now_ns);
 			full = sched_full(s);
 			continue;
@@ -442,9 +447,9 @@ aqm_sched_enqueue_bypass_burst(struct aqm_sched *s, const uint32_t *pipes,
 				aqm_shaper_charge(p, len);
 			}
 		}
-		out[nout++] = m;
+		*o++ = m;
 	}
-	return (uint16_t)nout;
+	return (uint16_t)(o - out);
 }
 
 /* Move every pipe whose wheel slot has come round and whose time is due. */
