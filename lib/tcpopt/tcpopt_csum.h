@@ -98,10 +98,18 @@ tcpopt_csum_k(uint16_t new_be)
 	return 0x1fffeu + (uint64_t)new_be + TCPOPT_CSUM_FOLD_INV;
 }
 
+/* fold is TCPOPT_CSUM_FOLD; a caller may pass it from memory. */
+static inline uint16_t
+tcpopt_csum_update16_f(uint16_t hc, uint16_t old_be, uint64_t k,
+		       uint64_t fold)
+{
+	return (uint16_t)((((uint64_t)hc + old_be - k) * fold) >> 32);
+}
+
 static inline uint16_t
 tcpopt_csum_update16(uint16_t hc, uint16_t old_be, uint64_t k)
 {
-	return (uint16_t)((((uint64_t)hc + old_be - k) * TCPOPT_CSUM_FOLD) >> 32);
+	return tcpopt_csum_update16_f(hc, old_be, k, TCPOPT_CSUM_FOLD);
 }
 
 /* The same, in place, for one 16-bit word at an even offset. */

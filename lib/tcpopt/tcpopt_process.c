@@ -332,6 +332,26 @@ struct tcpopt_burst_acc {
 #define TCPOPT_MBUF_UNSAFE (RTE_MBUF_F_INDIRECT | RTE_MBUF_F_EXTERNAL | \
 			    RTE_MBUF_F_TX_L4_MASK | RTE_MBUF_F_TX_TCP_SEG)
 
+#ifdef __SSE4_1__
+/* data_off, refcnt, nb_segs, port and ol_flags are one 16-byte window of
+ * the mbuf: refcnt == 1 and no unsafe flag is one xor and one ptest. */
+static inline bool
+tcpopt_mbuf_writable(const struct rte_mbuf *m)
+{
+	const __m128i tmpl = _mm_set_epi64x(0, 1ll << 16);
+	const __m128i mask = _mm_set_epi64x((long long)TCPOPT_MBUF_UNSAFE,
+					    0xffffll << 16);
+	const __m128i v = _mm_loadu_si128((const __m128i *)(const void *)
+					  &m->data_off);
+
+	RTE_BUILD_BUG_ON(offsetof(struct rte_mbuf, refcnt) !=
+			 offsetof(struct rte_mbuf, data_off) + 2 ||
+			 offsetof(struct rte_mbuf, ol_flags) !=
+			 offsetof(struct rte_mbuf, data_off) + 8 ||
+			 sizeof(m->refcnt) != 2 || sizeof(m->ol_flags) != 8);
+	return _mm_testz_si128(_mm_xor_si128(v, tmpl), mask);
+}
+#else
 static inline bool
 tcpopt_mbuf_writable(const struct rte_mbuf *m)
 {
@@ -340,6 +360,7 @@ tcpopt_mbuf_writable(const struct rte_mbuf *m)
 		(uint32_t)(TCPOPT_MBUF_UNSAFE >> 32)) == 0 &&
 	       rte_mbuf_refcnt_read(m) == 1;
 }
+#endif
 
 /* Everything but a SYN the fast path clamps: a data segment counted from
  * its shape, or the full walk. false when the segment was dropped (and
@@ -413,8 +434,9 @@ tcpopt_burst_one(struct tcpopt_ctx *ctx, struct rte_mbuf *m,
 			   tcpopt_mbuf_writable(m))) {
 			memcpy(&mss_be, tcp + 22, 2);
 			memcpy(&hc, tcp + TCPOPT_CSUM_OFF, 2);
-			hc = tcpopt_csum_update16(hc, mss_be,
-						  ctx->syn_csum_k[v]);
+			hc = tcpopt_csum_update16_f(hc, mss_be,
+						    ctx->syn_csum_k[v],
+						    ctx->csum_fold);
 			memcpy(tcp + 22, &ctx->syn_mss_be[v], 2);
 			memcpy(tcp + TCPOPT_CSUM_OFF, &hc, 2);
 			*synack += tcp[13] & TCPOPT_TH_ACK;
@@ -424,37 +446,105 @@ tcpopt_burst_one(struct tcpopt_ctx *ctx, struct rte_mbuf *m,
 	return tcpopt_burst_other(ctx, m, a);
 }
 
-uint16_t
-tcpopt_burst(struct tcpopt_ctx *ctx, struct rte_mbuf **pkts, uint16_t n)
+/*
+ * The leading run of data segments of a burst (shape L4|NOOPT or
+ * L4|TSOPT): returns the index (k < 0 counts up to 0, end[k] is the
+ * segment) of the first segment that is not one, or 0; *ts gets the
+ * number of NOP NOP TS segments among them. Groups of segments are judged
+ * with one test, and the TS segments are counted without a branch: with
+ * d = shape - (L4|NOOPT), a data segment has d = 0 or d = TCPOPT_D_TS, and
+ * anything else has some other bit of d set (the subtraction wraps below).
+ */
+#define TCPOPT_D_TS ((PKT_F_L4 | PKT_F_TCP_TSOPT) - (PKT_F_L4 | PKT_F_TCP_NOOPT))
+
+static inline uint32_t
+tcpopt_shape_d(struct rte_mbuf *m)
+{
+	return (uint32_t)(pkt_meta(m)->flags & TCPOPT_SHAPE_MASK) -
+	       (PKT_F_L4 | PKT_F_TCP_NOOPT);
+}
+
+static inline ptrdiff_t
+tcpopt_data_run(struct rte_mbuf **end, ptrdiff_t k, uint64_t *ts)
+{
+	uint64_t sum = 0; /* of d: TCPOPT_D_TS per TS segment */
+	uint32_t d;
+
+	RTE_BUILD_BUG_ON((TCPOPT_D_TS & (TCPOPT_D_TS - 1)) != 0);
+	/* A burst of SYNs should not pay for a group: look at the first. */
+	if (k != 0 && (tcpopt_shape_d(end[k]) & ~(uint32_t)TCPOPT_D_TS) != 0)
+		goto out;
+#ifdef __SSE4_1__
+	/* Eight shapes per group, each read straight into a 16-bit lane
+	 * (pinsrw from memory): two instructions per segment, then one
+	 * compare for the group. */
+	if (k <= -8) {
+		const __m128i mask = _mm_set1_epi16(TCPOPT_SHAPE_MASK);
+		const __m128i no = _mm_set1_epi16(PKT_F_L4 | PKT_F_TCP_NOOPT);
+		const __m128i tsv = _mm_set1_epi16(PKT_F_L4 | PKT_F_TCP_TSOPT);
+		__m128i acc = _mm_setzero_si128(); /* -1 per TS segment */
+
+		do {
+			__m128i v = _mm_setzero_si128(), mt;
+
+			v = _mm_insert_epi16(v, pkt_meta(end[k])->flags, 0);
+			v = _mm_insert_epi16(v, pkt_meta(end[k + 1])->flags, 1);
+			v = _mm_insert_epi16(v, pkt_meta(end[k + 2])->flags, 2);
+			v = _mm_insert_epi16(v, pkt_meta(end[k + 3])->flags, 3);
+			v = _mm_insert_epi16(v, pkt_meta(end[k + 4])->flags, 4);
+			v = _mm_insert_epi16(v, pkt_meta(end[k + 5])->flags, 5);
+			v = _mm_insert_epi16(v, pkt_meta(end[k + 6])->flags, 6);
+			v = _mm_insert_epi16(v, pkt_meta(end[k + 7])->flags, 7);
+			v = _mm_and_si128(v, mask);
+			mt = _mm_cmpeq_epi16(v, tsv);
+			v = _mm_or_si128(_mm_cmpeq_epi16(v, no), mt);
+			if (_mm_movemask_epi8(v) != 0xffff)
+				break;
+			acc = _mm_sub_epi16(acc, mt);
+			k += 8;
+		} while (k <= -8);
+		/* Lanes hold at most 65535 / 8: add them as 32-bit pairs. */
+		acc = _mm_madd_epi16(acc, _mm_set1_epi16(1));
+		acc = _mm_add_epi32(acc, _mm_srli_si128(acc, 8));
+		acc = _mm_add_epi32(acc, _mm_srli_si128(acc, 4));
+		sum = (uint64_t)(uint32_t)_mm_cvtsi128_si32(acc) * TCPOPT_D_TS;
+	}
+#else
+	/* Four per group, one test for the four. */
+	for (; k <= -4; k += 4) {
+		const uint32_t d0 = tcpopt_shape_d(end[k]);
+		const uint32_t d1 = tcpopt_shape_d(end[k + 1]);
+		const uint32_t d2 = tcpopt_shape_d(end[k + 2]);
+		const uint32_t d3 = tcpopt_shape_d(end[k + 3]);
+
+		if (((d0 | d1 | d2 | d3) & ~(uint32_t)TCPOPT_D_TS) != 0)
+			break;
+		sum += d0 + d1 + d2 + d3;
+	}
+#endif
+	/* The rest one by one, up to the first that is not data. */
+	for (; k != 0; k++) {
+		d = tcpopt_shape_d(end[k]);
+		if ((d & ~(uint32_t)TCPOPT_D_TS) != 0)
+			break;
+		sum += d;
+	}
+out:
+	*ts = sum / TCPOPT_D_TS;
+	return k;
+}
+
+/* Everything after the leading run of data segments. */
+static __rte_noinline uint16_t
+tcpopt_burst_mixed(struct tcpopt_ctx *ctx, struct rte_mbuf **pkts,
+		   uint16_t n, ptrdiff_t k, uint64_t other_ts)
 {
 	struct tcpopt_counters *c = &ctx->cnt;
-	struct tcpopt_burst_acc a;
 	struct rte_mbuf **const end = pkts + n;
-	uint64_t fast, synack = 0, other_ts = 0;
-	ptrdiff_t k; /* end[k] is the segment at hand, k < 0 */
+	struct tcpopt_burst_acc a;
+	uint64_t fast, synack = 0;
 	uint16_t i, kept;
 
-	if (unlikely(ctx->has_policy)) {
-		for (i = 0, kept = 0; i < n; i++) {
-			if (likely(tcpopt_process_mbuf(ctx, pkts[i], 0, NULL) ==
-				   TCPOPT_FORWARD))
-				pkts[kept++] = pkts[i];
-			else
-				rte_pktmbuf_free(pkts[i]); /* counted there */
-		}
-		return kept;
-	}
-	/* Bursts of established traffic: nothing to move, only to count.
-	 * (The loops count k up to 0: one test fewer per segment.) */
-	for (k = -(ptrdiff_t)n; k != 0; k++) {
-		const uint16_t shape = pkt_meta(end[k])->flags &
-				       TCPOPT_SHAPE_MASK;
-
-		if (shape == (PKT_F_L4 | PKT_F_TCP_TSOPT))
-			other_ts++;
-		else if (shape != (PKT_F_L4 | PKT_F_TCP_NOOPT))
-			break;
-	}
 	a = (struct tcpopt_burst_acc){ .other = (uint64_t)(n + k),
 				       .other_ts = other_ts };
 	kept = n;
@@ -477,15 +567,52 @@ tcpopt_burst(struct tcpopt_ctx *ctx, struct rte_mbuf **pkts, uint16_t n)
 	synack = (synack + a.synack) / TCPOPT_TH_ACK;
 	for (i = 0; i < 2; i++) {
 		const uint64_t cnt = i == 0 ? fast - synack : synack;
-		uint64_t *k = c->kind[TCPOPT_SEG_SYN + i];
+		uint64_t *kc = c->kind[TCPOPT_SEG_SYN + i];
 
 		c->segments[TCPOPT_SEG_SYN + i] += cnt;
-		k[TCPOPT_KIND_MSS] += cnt;
-		k[TCPOPT_KIND_SACK_PERM] += cnt;
-		k[TCPOPT_KIND_TS] += cnt;
-		k[TCPOPT_KIND_NOP] += cnt;
-		k[TCPOPT_KIND_WS] += cnt;
+		kc[TCPOPT_KIND_MSS] += cnt;
+		kc[TCPOPT_KIND_SACK_PERM] += cnt;
+		kc[TCPOPT_KIND_TS] += cnt;
+		kc[TCPOPT_KIND_NOP] += cnt;
+		kc[TCPOPT_KIND_WS] += cnt;
 	}
 	c->event[TCPOPT_EV_MSS_CLAMPED] += fast - a.unclamped;
 	return kept;
+}
+
+static __rte_noinline uint16_t
+tcpopt_burst_policy(struct tcpopt_ctx *ctx, struct rte_mbuf **pkts,
+		    uint16_t n)
+{
+	uint16_t i, kept;
+
+	for (i = 0, kept = 0; i < n; i++) {
+		if (likely(tcpopt_process_mbuf(ctx, pkts[i], 0, NULL) ==
+			   TCPOPT_FORWARD))
+			pkts[kept++] = pkts[i];
+		else
+			rte_pktmbuf_free(pkts[i]); /* counted there */
+	}
+	return kept;
+}
+
+uint16_t
+tcpopt_burst(struct tcpopt_ctx *ctx, struct rte_mbuf **pkts, uint16_t n)
+{
+	struct tcpopt_counters *c = &ctx->cnt;
+	uint64_t other_ts;
+	ptrdiff_t k; /* end[k] is the segment at hand, k < 0 */
+
+	if (unlikely(ctx->has_policy))
+		return tcpopt_burst_policy(ctx, pkts, n);
+	/* Bursts of established traffic: nothing to move, only to count.
+	 * (The loops count k up to 0: one test fewer per segment.) */
+	k = tcpopt_data_run(pkts + n, -(ptrdiff_t)n, &other_ts);
+	if (likely(k == 0)) {
+		c->segments[TCPOPT_SEG_OTHER] += n;
+		c->kind[TCPOPT_SEG_OTHER][TCPOPT_KIND_NOP] += 2 * other_ts;
+		c->kind[TCPOPT_SEG_OTHER][TCPOPT_KIND_TS] += other_ts;
+		return n;
+	}
+	return tcpopt_burst_mixed(ctx, pkts, n, k, other_ts);
 }
