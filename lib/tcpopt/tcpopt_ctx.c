@@ -95,6 +95,7 @@ tcpopt_init(void *mem, const struct tcpopt_params *p)
 		ctx->syn_csum_k[k] = tcpopt_csum_k(ctx->syn_mss_be[k]);
 	}
 	ctx->csum_fold = TCPOPT_CSUM_FOLD;
+	ctx->syn_uniform = ctx->clamp[0] == ctx->clamp[1];
 	ctx->malformed_drop = p->malformed_action == TCPOPT_ACT_DROP;
 	memcpy(ctx->action, p->kind_action, sizeof(ctx->action));
 	for (k = 0; k < 256; k++)

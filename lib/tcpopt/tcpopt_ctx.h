@@ -17,6 +17,8 @@ struct tcpopt_ctx {
 	uint16_t clamp[2];      /* [0] IPv4, [1] IPv6; 0 = no clamp */
 	uint8_t malformed_drop; /* malformed action is drop */
 	uint8_t has_policy;     /* some kind is not preserve */
+	uint8_t syn_uniform;    /* clamp[0] == clamp[1]: the burst SYN path
+				 * may use the IPv4 entries for both */
 	/* The clamp again, for tcpopt_burst()'s SYN path, indexed by
 	 * pkt_meta.l3 (PKT_L3_IPV4, PKT_L3_IPV6; the others never clamp).
 	 * An MSS option (kind 2, length 4) whose value is above the clamp

@@ -412,7 +412,8 @@ tcpopt_burst_other(struct tcpopt_ctx *ctx, struct rte_mbuf *m,
  */
 static __rte_always_inline bool
 tcpopt_burst_one(struct tcpopt_ctx *ctx, struct rte_mbuf *m,
-		 uint64_t *synack, struct tcpopt_burst_acc *a)
+		 uint64_t *synack, struct tcpopt_burst_acc *a,
+		 const bool uniform)
 {
 	const struct pkt_meta *meta = pkt_meta(m);
 
@@ -421,7 +422,8 @@ tcpopt_burst_one(struct tcpopt_ctx *ctx, struct rte_mbuf *m,
 	if (likely(tcpopt_syn_meta_ok(meta))) {
 		uint8_t *tcp = rte_pktmbuf_mtod_offset(m, uint8_t *,
 						       meta->l4_off);
-		const unsigned int v = meta->l3; /* 4 or 6: syn_meta_ok() */
+		/* 4 or 6 (syn_meta_ok()); one clamp for both: either. */
+		const unsigned int v = uniform ? PKT_L3_IPV4 : meta->l3;
 		uint32_t w;
 		uint16_t mss_be, hc;
 
@@ -470,7 +472,7 @@ tcpopt_data_run(struct rte_mbuf **end, ptrdiff_t k, uint64_t *ts)
 	uint64_t sum = 0; /* of d: TCPOPT_D_TS per TS segment */
 	uint32_t d;
 
-	RTE_BUILD_BUG_ON((TCPOPT_D_TS & (TCPOPT_D_TS - 1)) != 0);
+	RTE_BUILD_BUG_ON(TCPOPT_D_TS != 1 << 9);
 	/* A burst of SYNs should not pay for a group: look at the first. */
 	if (k != 0 && (tcpopt_shape_d(end[k]) & ~(uint32_t)TCPOPT_D_TS) != 0)
 		goto out;
@@ -481,32 +483,34 @@ tcpopt_data_run(struct rte_mbuf **end, ptrdiff_t k, uint64_t *ts)
 	if (k <= -8) {
 		const __m128i mask = _mm_set1_epi16(TCPOPT_SHAPE_MASK);
 		const __m128i no = _mm_set1_epi16(PKT_F_L4 | PKT_F_TCP_NOOPT);
-		const __m128i tsv = _mm_set1_epi16(PKT_F_L4 | PKT_F_TCP_TSOPT);
-		__m128i acc = _mm_setzero_si128(); /* -1 per TS segment */
+		const __m128i not_ts = _mm_set1_epi16((short)~TCPOPT_D_TS);
+		struct rte_mbuf **p = end + k, **const last = end - 8;
+		__m128i acc = _mm_setzero_si128(); /* d >> 9: 1 per TS */
 
 		do {
-			__m128i v = _mm_setzero_si128(), mt;
+			__m128i v = _mm_setzero_si128();
 
-			v = _mm_insert_epi16(v, pkt_meta(end[k])->flags, 0);
-			v = _mm_insert_epi16(v, pkt_meta(end[k + 1])->flags, 1);
-			v = _mm_insert_epi16(v, pkt_meta(end[k + 2])->flags, 2);
-			v = _mm_insert_epi16(v, pkt_meta(end[k + 3])->flags, 3);
-			v = _mm_insert_epi16(v, pkt_meta(end[k + 4])->flags, 4);
-			v = _mm_insert_epi16(v, pkt_meta(end[k + 5])->flags, 5);
-			v = _mm_insert_epi16(v, pkt_meta(end[k + 6])->flags, 6);
-			v = _mm_insert_epi16(v, pkt_meta(end[k + 7])->flags, 7);
-			v = _mm_and_si128(v, mask);
-			mt = _mm_cmpeq_epi16(v, tsv);
-			v = _mm_or_si128(_mm_cmpeq_epi16(v, no), mt);
-			if (_mm_movemask_epi8(v) != 0xffff)
+			v = _mm_insert_epi16(v, pkt_meta(p[0])->flags, 0);
+			v = _mm_insert_epi16(v, pkt_meta(p[1])->flags, 1);
+			v = _mm_insert_epi16(v, pkt_meta(p[2])->flags, 2);
+			v = _mm_insert_epi16(v, pkt_meta(p[3])->flags, 3);
+			v = _mm_insert_epi16(v, pkt_meta(p[4])->flags, 4);
+			v = _mm_insert_epi16(v, pkt_meta(p[5])->flags, 5);
+			v = _mm_insert_epi16(v, pkt_meta(p[6])->flags, 6);
+			v = _mm_insert_epi16(v, pkt_meta(p[7])->flags, 7);
+			/* d per lane, mod 2^16: 0 or TCPOPT_D_TS only for
+			 * the two data shapes. */
+			v = _mm_sub_epi16(_mm_and_si128(v, mask), no);
+			if (!_mm_testz_si128(v, not_ts))
 				break;
-			acc = _mm_sub_epi16(acc, mt);
-			k += 8;
-		} while (k <= -8);
+			acc = _mm_add_epi16(acc, _mm_srli_epi16(v, 9));
+			p += 8;
+		} while (p <= last);
+		k = p - end;
 		/* Lanes hold at most 65535 / 8: add them as 32-bit pairs. */
 		acc = _mm_madd_epi16(acc, _mm_set1_epi16(1));
-		acc = _mm_add_epi32(acc, _mm_srli_si128(acc, 8));
-		acc = _mm_add_epi32(acc, _mm_srli_si128(acc, 4));
+		acc = _mm_add_epi32(acc, _mm_shuffle_epi32(acc, 0x4e));
+		acc = _mm_add_epi32(acc, _mm_shuffle_epi32(acc, 0xb1));
 		sum = (uint64_t)(uint32_t)_mm_cvtsi128_si32(acc) * TCPOPT_D_TS;
 	}
 #else
@@ -534,30 +538,47 @@ out:
 	return k;
 }
 
+static __rte_always_inline uint16_t
+tcpopt_burst_loop(struct tcpopt_ctx *ctx, struct rte_mbuf **pkts,
+		  uint16_t n, ptrdiff_t k, uint64_t *synack,
+		  struct tcpopt_burst_acc *a, const bool uniform)
+{
+	struct rte_mbuf **const end = pkts + n;
+	uint16_t kept;
+
+	/* Until a segment is dropped, every one stays where it is. */
+	for (; k != 0; k++) {
+		if (unlikely(!tcpopt_burst_one(ctx, end[k], synack, a,
+					       uniform))) {
+			kept = (uint16_t)(n + k);
+			for (k++; k != 0; k++)
+				if (tcpopt_burst_one(ctx, end[k], synack, a,
+						     uniform))
+					pkts[kept++] = end[k];
+			return kept;
+		}
+	}
+	return n;
+}
+
 /* Everything after the leading run of data segments. */
 static __rte_noinline uint16_t
 tcpopt_burst_mixed(struct tcpopt_ctx *ctx, struct rte_mbuf **pkts,
 		   uint16_t n, ptrdiff_t k, uint64_t other_ts)
 {
 	struct tcpopt_counters *c = &ctx->cnt;
-	struct rte_mbuf **const end = pkts + n;
 	struct tcpopt_burst_acc a;
 	uint64_t fast, synack = 0;
 	uint16_t i, kept;
 
 	a = (struct tcpopt_burst_acc){ .other = (uint64_t)(n + k),
 				       .other_ts = other_ts };
-	kept = n;
-	/* Until a segment is dropped, every one stays where it is. */
-	for (; k != 0; k++) {
-		if (unlikely(!tcpopt_burst_one(ctx, end[k], &synack, &a))) {
-			kept = (uint16_t)(n + k);
-			for (k++; k != 0; k++)
-				if (tcpopt_burst_one(ctx, end[k], &synack, &a))
-					pkts[kept++] = end[k];
-			break;
-		}
-	}
+	/* The same clamp over IPv4 and IPv6 (mss_clamp, not mtu) saves the
+	 * SYN loop reading the IP version. */
+	if (likely(ctx->syn_uniform))
+		kept = tcpopt_burst_loop(ctx, pkts, n, k, &synack, &a, true);
+	else
+		kept = tcpopt_burst_loop(ctx, pkts, n, k, &synack, &a, false);
 	c->segments[TCPOPT_SEG_OTHER] += a.other;
 	c->kind[TCPOPT_SEG_OTHER][TCPOPT_KIND_NOP] += 2 * a.other_ts;
 	c->kind[TCPOPT_SEG_OTHER][TCPOPT_KIND_TS] += a.other_ts;

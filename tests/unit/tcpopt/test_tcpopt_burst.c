@@ -184,9 +184,12 @@ gen_frame(struct seg *s, const struct tcpopt_ctx *ctx)
 	opts[19] = (uint8_t)(rng() % 15);
 
 	unsigned int sel = (unsigned int)(rng() % 16);
+	bool near_data = false;
 
-	if (gen_data_heavy && rng() % 24 != 0)
+	if (gen_data_heavy && rng() % 24 != 0) {
 		sel = rng() & 1 ? 0 : 1;
+		near_data = rng() % 12 == 0;
+	}
 	switch (sel) {
 	case 0: /* a data segment without options */
 		optlen = 0;
@@ -234,6 +237,14 @@ gen_frame(struct seg *s, const struct tcpopt_ctx *ctx)
 		break;
 	default: /* the Linux layout */
 		break;
+	}
+	/* Almost a data segment: its layout on a SYN, or NOP NOP TS with
+	 * one byte off. */
+	if (near_data) {
+		if (optlen == 0 || rng() & 1)
+			flags |= SEG_SYN;
+		else
+			opts[rng() % optlen] ^= (uint8_t)(1 + rng() % 255);
 	}
 	seg_build(s, ipv, 14, flags, opts, optlen, payload);
 	if (optlen == 4 && payload == 16) {
