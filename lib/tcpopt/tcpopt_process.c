@@ -466,10 +466,33 @@ tcpopt_shape_d(struct rte_mbuf *m)
 	       (PKT_F_L4 | PKT_F_TCP_NOOPT);
 }
 
+#ifdef __SSE4_1__
+/* d of eight segments, one per 16-bit lane: each shape is read straight
+ * into its lane (pinsrw from memory), two instructions per segment. */
+static inline __m128i
+tcpopt_shape_d8(struct rte_mbuf *const *p)
+{
+	__m128i v = _mm_undefined_si128();
+
+	v = _mm_insert_epi16(v, pkt_meta(p[0])->flags, 0);
+	v = _mm_insert_epi16(v, pkt_meta(p[1])->flags, 1);
+	v = _mm_insert_epi16(v, pkt_meta(p[2])->flags, 2);
+	v = _mm_insert_epi16(v, pkt_meta(p[3])->flags, 3);
+	v = _mm_insert_epi16(v, pkt_meta(p[4])->flags, 4);
+	v = _mm_insert_epi16(v, pkt_meta(p[5])->flags, 5);
+	v = _mm_insert_epi16(v, pkt_meta(p[6])->flags, 6);
+	v = _mm_insert_epi16(v, pkt_meta(p[7])->flags, 7);
+	/* mod 2^16: 0 or TCPOPT_D_TS only for the two data shapes */
+	return _mm_sub_epi16(_mm_and_si128(v, _mm_set1_epi16(TCPOPT_SHAPE_MASK)),
+			     _mm_set1_epi16(PKT_F_L4 | PKT_F_TCP_NOOPT));
+}
+#endif
+
 static inline ptrdiff_t
 tcpopt_data_run(struct rte_mbuf **end, ptrdiff_t k, uint64_t *ts)
 {
 	uint64_t sum = 0; /* of d: TCPOPT_D_TS per TS segment */
+	uint64_t cnt = 0; /* TS segments counted one each */
 	uint32_t d;
 
 	RTE_BUILD_BUG_ON(TCPOPT_D_TS != 1 << 9);
@@ -477,41 +500,33 @@ tcpopt_data_run(struct rte_mbuf **end, ptrdiff_t k, uint64_t *ts)
 	if (k != 0 && (tcpopt_shape_d(end[k]) & ~(uint32_t)TCPOPT_D_TS) != 0)
 		goto out;
 #ifdef __SSE4_1__
-	/* Eight shapes per group, each read straight into a 16-bit lane
-	 * (pinsrw from memory): two instructions per segment, then one
-	 * compare for the group. */
+	/* Sixteen shapes per group, then eight, one test for the group. */
 	if (k <= -8) {
-		const __m128i mask = _mm_set1_epi16(TCPOPT_SHAPE_MASK);
-		const __m128i no = _mm_set1_epi16(PKT_F_L4 | PKT_F_TCP_NOOPT);
 		const __m128i not_ts = _mm_set1_epi16((short)~TCPOPT_D_TS);
-		struct rte_mbuf **p = end + k, **const last = end - 8;
 		__m128i acc = _mm_setzero_si128(); /* d >> 9: 1 per TS */
+		__m128i d0, d1;
 
-		do {
-			__m128i v = _mm_setzero_si128();
-
-			v = _mm_insert_epi16(v, pkt_meta(p[0])->flags, 0);
-			v = _mm_insert_epi16(v, pkt_meta(p[1])->flags, 1);
-			v = _mm_insert_epi16(v, pkt_meta(p[2])->flags, 2);
-			v = _mm_insert_epi16(v, pkt_meta(p[3])->flags, 3);
-			v = _mm_insert_epi16(v, pkt_meta(p[4])->flags, 4);
-			v = _mm_insert_epi16(v, pkt_meta(p[5])->flags, 5);
-			v = _mm_insert_epi16(v, pkt_meta(p[6])->flags, 6);
-			v = _mm_insert_epi16(v, pkt_meta(p[7])->flags, 7);
-			/* d per lane, mod 2^16: 0 or TCPOPT_D_TS only for
-			 * the two data shapes. */
-			v = _mm_sub_epi16(_mm_and_si128(v, mask), no);
-			if (!_mm_testz_si128(v, not_ts))
+		for (; k <= -16; k += 16) {
+			d0 = tcpopt_shape_d8(end + k);
+			d1 = tcpopt_shape_d8(end + k + 8);
+			if (!_mm_testz_si128(_mm_or_si128(d0, d1), not_ts))
 				break;
-			acc = _mm_add_epi16(acc, _mm_srli_epi16(v, 9));
-			p += 8;
-		} while (p <= last);
-		k = p - end;
+			/* 0 + 0x200 + 0x200 fits a lane */
+			acc = _mm_add_epi16(acc, _mm_srli_epi16(
+						_mm_add_epi16(d0, d1), 9));
+		}
+		if (k <= -8) {
+			d0 = tcpopt_shape_d8(end + k);
+			if (_mm_testz_si128(d0, not_ts)) {
+				acc = _mm_add_epi16(acc, _mm_srli_epi16(d0, 9));
+				k += 8;
+			}
+		}
 		/* Lanes hold at most 65535 / 8: add them as 32-bit pairs. */
 		acc = _mm_madd_epi16(acc, _mm_set1_epi16(1));
 		acc = _mm_add_epi32(acc, _mm_shuffle_epi32(acc, 0x4e));
 		acc = _mm_add_epi32(acc, _mm_shuffle_epi32(acc, 0xb1));
-		sum = (uint64_t)(uint32_t)_mm_cvtsi128_si32(acc) * TCPOPT_D_TS;
+		cnt = (uint32_t)_mm_cvtsi128_si32(acc);
 	}
 #else
 	/* Four per group, one test for the four. */
@@ -534,7 +549,7 @@ tcpopt_data_run(struct rte_mbuf **end, ptrdiff_t k, uint64_t *ts)
 		sum += d;
 	}
 out:
-	*ts = sum / TCPOPT_D_TS;
+	*ts = cnt + sum / TCPOPT_D_TS;
 	return k;
 }
 

@@ -42,7 +42,7 @@
 #define HDR 5
 
 /* Segments in the burst that is checked against the per-segment path. */
-#define FUZZ_BURST 9
+#define FUZZ_BURST 25
 
 #define CHECK(c) do { if (!(c)) abort(); } while (0)
 
@@ -301,8 +301,8 @@ fuzz_frame(const uint8_t *ctl, const uint8_t *data, size_t size)
 		CHECK(ctx2 != NULL);
 		/* A data segment, then this segment FUZZ_BURST - 1 times: it
 		 * is judged in every lane of the burst's grouped first loop
-		 * but the first, and in its scalar tail. The reference sees
-		 * the same segments. */
+		 * (a group of 16, then of 8) but the first, and in its scalar
+		 * tail. The reference sees the same segments. */
 		burst[0] = data_mbuf(&fm3, buf3);
 		for (i = 1; i < FUZZ_BURST; i++)
 			burst[i] = m2;
