@@ -594,9 +594,12 @@ tcpopt_burst_mixed(struct tcpopt_ctx *ctx, struct rte_mbuf **pkts,
 		kept = tcpopt_burst_loop(ctx, pkts, n, k, &synack, &a, true);
 	else
 		kept = tcpopt_burst_loop(ctx, pkts, n, k, &synack, &a, false);
-	c->segments[TCPOPT_SEG_OTHER] += a.other;
-	c->kind[TCPOPT_SEG_OTHER][TCPOPT_KIND_NOP] += 2 * a.other_ts;
-	c->kind[TCPOPT_SEG_OTHER][TCPOPT_KIND_TS] += a.other_ts;
+	/* A burst of SYNs has none. */
+	if (a.other != 0) {
+		c->segments[TCPOPT_SEG_OTHER] += a.other;
+		c->kind[TCPOPT_SEG_OTHER][TCPOPT_KIND_NOP] += 2 * a.other_ts;
+		c->kind[TCPOPT_SEG_OTHER][TCPOPT_KIND_TS] += a.other_ts;
+	}
 	fast = n - a.other - a.slow;
 	if (fast == 0)
 		return kept;
