@@ -74,18 +74,20 @@ struct aqm_pipe {
 	uint32_t fifo_limit_ms;
 	uint32_t pad2_;
 	struct aqm_codel_params codel;
+	/* Counters. */
+	struct aqm_pipe_stats st;
 	/*
-	 * Packets sent by the bypass, counted in one line: the stats calls
-	 * add them to enq_*, tx_* and sojourn bucket 0. So that bucket 0
-	 * decays with the histogram, a halving folds the bypass count since
-	 * the last one (byp_pkts - byp_mark) into byp_hist and halves that.
+	 * Packets sent by the bypass, counted in one line of their own after
+	 * the queue's counters, so that the queue path touches no more lines
+	 * than before. The stats calls add them to enq_*, tx_* and sojourn
+	 * bucket 0; so that bucket 0 decays with the histogram, a halving
+	 * folds the count since the last one (byp_pkts - byp_mark) into
+	 * byp_hist and halves that.
 	 */
 	uint64_t byp_pkts;
 	uint64_t byp_bytes;
 	uint64_t byp_mark;
 	uint32_t byp_hist;
-	/* Counters. */
-	struct aqm_pipe_stats st;
 } __rte_cache_aligned;
 
 struct aqm_sched {

@@ -393,7 +393,7 @@ aqm_sched_enqueue_bypass_burst(struct aqm_sched *s, const uint32_t *pipes,
 
 			rte_prefetch0(l);
 			rte_prefetch0(l + RTE_CACHE_LINE_SIZE);
-			rte_prefetch0(l + 2 * RTE_CACHE_LINE_SIZE);
+			rte_prefetch0(l + offsetof(struct aqm_pipe, byp_pkts));
 		}
 		twice[b >> 6] |= seen[b >> 6] & bit;
 		seen[b >> 6] |= bit;
