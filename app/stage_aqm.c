@@ -1112,27 +1112,6 @@ tel_dir(struct rte_tel_data *d, const struct aqm_pipe_stats *ps,
 	}
 }
 
-static void
-merge_stats(struct aqm_pipe_stats *t, const struct aqm_pipe_stats *s)
-{
-	t->enq_pkts += s->enq_pkts;
-	t->enq_bytes += s->enq_bytes;
-	t->tx_pkts += s->tx_pkts;
-	t->tx_bytes += s->tx_bytes;
-	for (int r = 0; r < AQM_DROP_MAX; r++)
-		t->drops[r] += s->drops[r];
-	t->ce_marks += s->ce_marks;
-	t->ce_threshold_marks += s->ce_threshold_marks;
-	t->ack_filtered += s->ack_filtered;
-	t->bypassed += s->bypassed;
-	t->backlog_pkts += s->backlog_pkts;
-	t->backlog_bytes += s->backlog_bytes;
-	for (int b = 0; b < AQM_HIST_BUCKETS; b++) {
-		uint64_t v = (uint64_t)t->sojourn_hist[b] + s->sojourn_hist[b];
-		t->sojourn_hist[b] = v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
-	}
-}
-
 /* Totals of one direction over the given workers. */
 static void
 sum_dir(void *const *ctxs, unsigned nb, enum aqm_dir d,
@@ -1146,7 +1125,7 @@ sum_dir(void *const *ctxs, unsigned nb, enum aqm_dir d,
 		if (w == NULL)
 			continue;
 		aqm_sched_stats(aqm_subs_sched(w->subs, d), &one);
-		merge_stats(ps, &one);
+		aqm_pipe_stats_add(ps, &one);
 		ds->passed += w->st[d].passed;
 		ds->malformed += w->st[d].malformed;
 		ds->handoffs += w->st[d].handoffs;
@@ -1261,7 +1240,7 @@ tel_pipe(const char *cmd, const char *params, struct rte_tel_data *d)
 		for (unsigned i = 0; i < aqm_g.nb_workers; i++)
 			if (aqm_sched_pipe_stats(aqm_subs_sched(aqm_g.w[i]->subs, (enum aqm_dir)dir),
 						 id, &one) == 0)
-				merge_stats(&t, &one);
+				aqm_pipe_stats_add(&t, &one);
 		tel_dir(c, &t, NULL);
 		rte_tel_data_add_dict_container(d, dir_name[dir], c, 0);
 	}

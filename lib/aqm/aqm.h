@@ -240,6 +240,9 @@ int aqm_sched_pipe_stats(const struct aqm_sched *s, uint32_t pipe,
 /** Sum the counters of all pipes into st (histograms included). */
 void aqm_sched_stats(const struct aqm_sched *s, struct aqm_pipe_stats *st);
 
+/** Add the counters of s to t (histogram buckets saturate at UINT32_MAX). */
+void aqm_pipe_stats_add(struct aqm_pipe_stats *t, const struct aqm_pipe_stats *s);
+
 /**
  * Sojourn percentile from a histogram: the upper edge of the bucket holding
  * the pct-th percentile (so a conservative figure, within a factor 1.5).

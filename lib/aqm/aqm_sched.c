@@ -255,6 +255,20 @@ pipe_activate(struct aqm_sched *s, uint32_t idx, uint64_t now)
 		wheel_insert(s, idx);
 }
 
+/* Queue m in pipe idx of s (the pipe exists), and file the pipe if that
+ * made it busy. Returns 1 if m was queued, 0 if it was dropped. */
+static inline uint32_t
+enqueue_one(struct aqm_sched *s, uint32_t idx, struct rte_mbuf *m,
+	    uint64_t now_ns)
+{
+	struct aqm_pipe *p = &s->pipes[idx];
+	uint32_t queued = aqm_fq_enqueue(s, p, m, now_ns);
+
+	if (p->where == AQM_PIPE_IDLE && p->backlog_pkts != 0)
+		pipe_activate(s, idx, now_ns);
+	return queued;
+}
+
 uint16_t
 aqm_sched_pipe_enqueue_burst(struct aqm_sched *s, uint32_t pipe,
 			     struct rte_mbuf **pkts, uint16_t n, uint64_t now_ns)
@@ -322,7 +336,6 @@ aqm_sched_enqueue_burst(struct aqm_sched *s, const uint32_t *pipes,
 		prefetch_flow(s, pipes[i], pkts[i]);
 	for (uint16_t i = 0; i < n; i++) {
 		uint32_t idx = pipes[i];
-		struct aqm_pipe *p;
 
 		if (i + AQM_PF_PIPE_AHEAD < n)
 			prefetch_pipe(s, pipes[i + AQM_PF_PIPE_AHEAD]);
@@ -335,28 +348,13 @@ aqm_sched_enqueue_burst(struct aqm_sched *s, const uint32_t *pipes,
 		}
 		if (i + 1 < n)
 			rte_prefetch0(pkt_meta(pkts[i + 1]));
-		p = &s->pipes[idx];
-		queued += (uint16_t)aqm_fq_enqueue(s, p, pkts[i], now_ns);
-		if (p->where == AQM_PIPE_IDLE && p->backlog_pkts != 0)
-			pipe_activate(s, idx, now_ns);
+		queued += (uint16_t)enqueue_one(s, idx, pkts[i], now_ns);
 	}
 	return queued;
 }
 
 /* Bits of the filter that spots pipes with two packets in one burst. */
 #define AQM_BYP_FILTER_BITS 1024
-
-/* Queue m in pipe idx of s: aqm_sched_enqueue_burst() for one packet. */
-static inline void
-enqueue_one(struct aqm_sched *s, uint32_t idx, struct rte_mbuf *m,
-	    uint64_t now_ns)
-{
-	struct aqm_pipe *p = &s->pipes[idx];
-
-	aqm_fq_enqueue(s, p, m, now_ns);
-	if (p->where == AQM_PIPE_IDLE && p->backlog_pkts != 0)
-		pipe_activate(s, idx, now_ns);
-}
 
 static inline bool
 sched_full(const struct aqm_sched *s)
@@ -587,7 +585,6 @@ aqm_sched_pipe_count(const struct aqm_sched *s)
 static void
 pipe_stats(const struct aqm_pipe *p, struct aqm_pipe_stats *st)
 {
-
 	*st = p->st;
 	st->enq_pkts += p->byp_pkts;
 	st->enq_bytes += p->byp_bytes;
@@ -610,6 +607,28 @@ aqm_sched_pipe_stats(const struct aqm_sched *s, uint32_t pipe,
 }
 
 void
+aqm_pipe_stats_add(struct aqm_pipe_stats *t, const struct aqm_pipe_stats *s)
+{
+	t->enq_pkts += s->enq_pkts;
+	t->enq_bytes += s->enq_bytes;
+	t->tx_pkts += s->tx_pkts;
+	t->tx_bytes += s->tx_bytes;
+	for (int r = 0; r < AQM_DROP_MAX; r++)
+		t->drops[r] += s->drops[r];
+	t->ce_marks += s->ce_marks;
+	t->ce_threshold_marks += s->ce_threshold_marks;
+	t->ack_filtered += s->ack_filtered;
+	t->bypassed += s->bypassed;
+	t->backlog_pkts += s->backlog_pkts;
+	t->backlog_bytes += s->backlog_bytes;
+	for (int b = 0; b < AQM_HIST_BUCKETS; b++) {
+		uint64_t v = (uint64_t)t->sojourn_hist[b] + s->sojourn_hist[b];
+
+		t->sojourn_hist[b] = v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
+	}
+}
+
+void
 aqm_sched_stats(const struct aqm_sched *s, struct aqm_pipe_stats *st)
 {
 	memset(st, 0, sizeof(*st));
@@ -617,23 +636,7 @@ aqm_sched_stats(const struct aqm_sched *s, struct aqm_pipe_stats *st)
 		struct aqm_pipe_stats one;
 
 		pipe_stats(&s->pipes[i], &one);
-		st->enq_pkts += one.enq_pkts;
-		st->enq_bytes += one.enq_bytes;
-		st->tx_pkts += one.tx_pkts;
-		st->tx_bytes += one.tx_bytes;
-		for (int r = 0; r < AQM_DROP_MAX; r++)
-			st->drops[r] += one.drops[r];
-		st->ce_marks += one.ce_marks;
-		st->ce_threshold_marks += one.ce_threshold_marks;
-		st->ack_filtered += one.ack_filtered;
-		st->bypassed += one.bypassed;
-		st->backlog_pkts += one.backlog_pkts;
-		st->backlog_bytes += one.backlog_bytes;
-		for (int b = 0; b < AQM_HIST_BUCKETS; b++) {
-			uint64_t v = (uint64_t)st->sojourn_hist[b] + one.sojourn_hist[b];
-
-			st->sojourn_hist[b] = v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
-		}
+		aqm_pipe_stats_add(st, &one);
 	}
 }
 
