@@ -30,6 +30,7 @@
 #include "tcpopt.h"
 #include "tcpopt_csum.h"
 #include "seg.h"
+#include "eal_pool.h"
 
 #if defined(TCPOPT_TEST_SCALAR) && defined(__SSE4_1__)
 #error "the scalar variant must be built without SSE4.1"
@@ -108,21 +109,12 @@ static uint8_t ctx_mem[2][1 << 14] __rte_cache_aligned;
 static int
 eal_setup(void **state)
 {
-	char *argv[] = { "test_tcpopt_burst", "--no-huge", "-m", "64",
-			 "--no-pci", "--no-shconf", "--log-level=lib.*:error",
-#ifdef TCPOPT_TEST_SCALAR
-			 "--file-prefix=test_tcpopt_burst_scalar",
-#else
-			 "--file-prefix=test_tcpopt_burst",
-#endif
-			 NULL };
-
 	(void)state;
-	if (rte_eal_init(8, argv) < 0)
-		return 0; /* the burst test skips itself */
-	pool = rte_pktmbuf_pool_create("tcpopt_burst", 4 * BURST_MAX - 1, 0,
-				       PKT_META_PRIV_SIZE,
-				       RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
+#ifdef TCPOPT_TEST_SCALAR
+	pool = test_eal_pool("test_tcpopt_burst_scalar", 4 * BURST_MAX - 1);
+#else
+	pool = test_eal_pool("test_tcpopt_burst", 4 * BURST_MAX - 1);
+#endif
 	return 0;
 }
 
@@ -130,10 +122,7 @@ static int
 eal_teardown(void **state)
 {
 	(void)state;
-	if (pool != NULL) {
-		rte_mempool_free(pool);
-		rte_eal_cleanup();
-	}
+	test_eal_release(pool);
 	return 0;
 }
 

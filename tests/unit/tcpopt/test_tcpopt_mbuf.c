@@ -17,6 +17,7 @@
 #include "pkt.h"
 #include "tcpopt.h"
 #include "seg.h"
+#include "eal_pool.h"
 
 static const uint8_t linux_syn[20] = {
 	2, 4, 0x05, 0xb4, 4, 2, 8, 10, 0, 0, 0x10, 0, 0, 0, 0, 0, 1, 3, 3, 7,
@@ -251,17 +252,8 @@ static struct rte_mempool *pool;
 static int
 eal_setup(void **state)
 {
-	char *argv[] = { "test_tcpopt_mbuf", "--no-huge", "-m", "64",
-			 "--no-pci", "--no-shconf", "--log-level=lib.*:error",
-			 "--file-prefix=test_tcpopt_mbuf", NULL };
-
 	(void)state;
-	if (rte_eal_init(8, argv) < 0)
-		return 0; /* the burst test skips itself */
-	pool = rte_pktmbuf_pool_create("tcpopt_test", 63, 0,
-				       PKT_META_PRIV_SIZE,
-				       RTE_MBUF_DEFAULT_BUF_SIZE,
-				       SOCKET_ID_ANY);
+	pool = test_eal_pool("test_tcpopt_mbuf", 63);
 	return 0;
 }
 
@@ -269,10 +261,7 @@ static int
 eal_teardown(void **state)
 {
 	(void)state;
-	if (pool != NULL) {
-		rte_mempool_free(pool);
-		rte_eal_cleanup();
-	}
+	test_eal_release(pool);
 	return 0;
 }
 
