@@ -576,6 +576,16 @@ tcpopt_burst_loop(struct tcpopt_ctx *ctx, struct rte_mbuf **pkts,
 	return n;
 }
 
+/* n data segments counted from their shape, ts of them NOP NOP TS: what
+ * the full walk would add. */
+static inline void
+tcpopt_count_data(struct tcpopt_counters *c, uint64_t n, uint64_t ts)
+{
+	c->segments[TCPOPT_SEG_OTHER] += n;
+	c->kind[TCPOPT_SEG_OTHER][TCPOPT_KIND_NOP] += 2 * ts;
+	c->kind[TCPOPT_SEG_OTHER][TCPOPT_KIND_TS] += ts;
+}
+
 /* Everything after the leading run of data segments. */
 static __rte_noinline uint16_t
 tcpopt_burst_mixed(struct tcpopt_ctx *ctx, struct rte_mbuf **pkts,
@@ -595,11 +605,8 @@ tcpopt_burst_mixed(struct tcpopt_ctx *ctx, struct rte_mbuf **pkts,
 	else
 		kept = tcpopt_burst_loop(ctx, pkts, n, k, &synack, &a, false);
 	/* A burst of SYNs has none. */
-	if (a.other != 0) {
-		c->segments[TCPOPT_SEG_OTHER] += a.other;
-		c->kind[TCPOPT_SEG_OTHER][TCPOPT_KIND_NOP] += 2 * a.other_ts;
-		c->kind[TCPOPT_SEG_OTHER][TCPOPT_KIND_TS] += a.other_ts;
-	}
+	if (a.other != 0)
+		tcpopt_count_data(c, a.other, a.other_ts);
 	fast = n - a.other - a.slow;
 	if (fast == 0)
 		return kept;
@@ -638,7 +645,6 @@ tcpopt_burst_policy(struct tcpopt_ctx *ctx, struct rte_mbuf **pkts,
 uint16_t
 tcpopt_burst(struct tcpopt_ctx *ctx, struct rte_mbuf **pkts, uint16_t n)
 {
-	struct tcpopt_counters *c = &ctx->cnt;
 	uint64_t other_ts;
 	ptrdiff_t k; /* end[k] is the segment at hand, k < 0 */
 
@@ -648,9 +654,7 @@ tcpopt_burst(struct tcpopt_ctx *ctx, struct rte_mbuf **pkts, uint16_t n)
 	 * (The loops count k up to 0: one test fewer per segment.) */
 	k = tcpopt_data_run(pkts + n, -(ptrdiff_t)n, &other_ts);
 	if (likely(k == 0)) {
-		c->segments[TCPOPT_SEG_OTHER] += n;
-		c->kind[TCPOPT_SEG_OTHER][TCPOPT_KIND_NOP] += 2 * other_ts;
-		c->kind[TCPOPT_SEG_OTHER][TCPOPT_KIND_TS] += other_ts;
+		tcpopt_count_data(&ctx->cnt, n, other_ts);
 		return n;
 	}
 	return tcpopt_burst_mixed(ctx, pkts, n, k, other_ts);
