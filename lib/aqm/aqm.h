@@ -85,6 +85,9 @@ struct aqm_fq_params {
 	bool ack_filter;
 };
 
+/** Largest ACK hold table of a scheduler (entries). */
+#define AQM_ACK_HOLD_SLOTS_MAX (1u << 20)
+
 /** One pipe: shaper + queue discipline. */
 struct aqm_pipe_params {
 	enum aqm_qdisc qdisc;
@@ -105,6 +108,19 @@ struct aqm_sched_params {
 	uint32_t wheel_slots;     /**< power of two (4096) */
 	uint32_t wheel_slot_ns;   /**< power of two, granularity (4096 ns) */
 	uint64_t max_lag_ns;      /**< credit a late shaper may catch up (250 us) */
+	/**
+	 * ACK hold (0 = off): on the pipes with fq.ack_filter, a pure ACK
+	 * that the filter could act on and that arrives while its pipe is
+	 * backlogged (shaped, at least one quantum of bytes queued) is held
+	 * back, outside the queue, for up to this long, so that newer ACKs
+	 * of the same connection replace it (counted ack_filtered) and
+	 * fewer reach the link. See "ACK hold" in lib/aqm/README.md.
+	 */
+	uint64_t ack_hold_ns;
+	/** Held ACKs the scheduler can track at once: a power of two,
+	 *  1..AQM_ACK_HOLD_SLOTS_MAX (1024). When full, ACKs are queued at
+	 *  once. Allocated only when ack_hold_ns is set. */
+	uint32_t ack_hold_slots;
 };
 
 /** Buckets of the sojourn histogram: two per octave from 4 us to 68 s. */
@@ -134,10 +150,12 @@ struct aqm_pipe_stats {
 	uint64_t drops[AQM_DROP_MAX];  /**< by enum aqm_drop_reason */
 	uint64_t ce_marks;             /**< CoDel marked instead of dropping */
 	uint64_t ce_threshold_marks;   /**< marked for sojourn > ce_threshold */
-	uint64_t ack_filtered;         /**< queued pure ACKs a newer one replaced */
+	uint64_t ack_filtered;         /**< queued or held pure ACKs a newer one replaced */
 	uint64_t bypassed;             /**< sent at once by aqm_sched_enqueue_bypass_burst() */
+	uint64_t ack_held;             /**< pure ACKs that went into the ACK hold */
 	uint64_t backlog_pkts;         /**< filled in by the stats call */
 	uint64_t backlog_bytes;        /**< filled in by the stats call */
+	uint64_t held_pkts;            /**< ACKs in the hold now (stats call) */
 	/** Sojourn of sent packets; halved as a whole before a bucket overflows. */
 	uint32_t sojourn_hist[AQM_HIST_BUCKETS];
 };
@@ -185,7 +203,7 @@ uint16_t aqm_sched_enqueue_burst(struct aqm_sched *s, const uint32_t *pipes,
 /**
  * aqm_sched_enqueue_burst(), except that a packet which would leave in the
  * very next aqm_sched_dequeue_burst() anyway is not queued at all: its pipe
- * holds nothing, its shaper is due, no limit would refuse it, and it is the
+ * holds nothing (no ACK in the hold either), its shaper is due, no limit would refuse it, and it is the
  * only packet of the burst for that pipe. Such a
  * packet is charged to the shaper and counted exactly as the queue would
  * count it (enqueued, sent, sojourn 0), plus `bypassed`, and written to
@@ -211,7 +229,9 @@ uint16_t aqm_sched_pipe_enqueue_burst(struct aqm_sched *s, uint32_t pipe,
 
 /**
  * Dequeue up to max packets that due shapers allow, round-robin over due
- * pipes; CoDel may drop (or mark) on the way.
+ * pipes; CoDel may drop (or mark) on the way. First, held ACKs whose hold
+ * ended (deadline <= now_ns) join their flow queues; so do those of a
+ * pipe whose queue runs empty. Call it with a now_ns that never goes back.
  * @return number of packets written to pkts.
  */
 uint16_t aqm_sched_dequeue_burst(struct aqm_sched *s, struct rte_mbuf **pkts,
@@ -219,12 +239,13 @@ uint16_t aqm_sched_dequeue_burst(struct aqm_sched *s, struct rte_mbuf **pkts,
 
 /**
  * Shutdown: hand back up to max held packets at once, ignoring shapers and
- * CoDel, oldest first within each pipe. Call until it returns 0.
+ * CoDel, oldest first within each pipe, then the ACKs in the hold (each
+ * connection's order is kept). Call until it returns 0.
  */
 uint16_t aqm_sched_flush_burst(struct aqm_sched *s, struct rte_mbuf **pkts,
 			       uint16_t max);
 
-/** Packets held by all pipes. */
+/** Packets held by all pipes, ACKs in the hold included. */
 uint32_t aqm_sched_pending(const struct aqm_sched *s);
 
 /** Number of pipes added so far. */

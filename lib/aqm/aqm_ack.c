@@ -117,6 +117,14 @@ ack_parse(const struct rte_mbuf *m, struct ack_info *a)
 	return true;
 }
 
+bool
+aqm_ack_is_pure(const struct rte_mbuf *m)
+{
+	struct ack_info a;
+
+	return ack_parse(m, &a);
+}
+
 static bool
 same_connection(const struct pkt_meta *x, const struct pkt_meta *y)
 {

@@ -87,14 +87,48 @@ aqm_fq_drop_fattest(struct aqm_sched *s, struct aqm_pipe *p,
 	} while (++n < p->drop_batch && dropped < half);
 }
 
+static inline void
+fq_queue(struct aqm_sched *s, struct aqm_pipe *p, uint32_t fi,
+	 struct rte_mbuf *m, uint64_t now)
+{
+	struct aqm_flow *f = &p->flows[fi];
+	uint32_t len = rte_pktmbuf_pkt_len(m);
+
+	pkt_meta(m)->user64 = now;
+	flow_append(s, f, m);
+	f->backlog += len;
+	p->backlog_pkts++;
+	p->backlog_bytes += len;
+	p->mem += aqm_truesize(m);
+	s->pending++;
+	if (p->qdisc == AQM_QDISC_FIFO)
+		return;
+	if (f->list == AQM_LIST_NONE) {
+		/* A flow with no queue and no list entry is new (s. 4.1). */
+		f->list = AQM_LIST_NEW;
+		f->deficit = (int32_t)p->quantum;
+		list_push(p->flows, &p->new_flows, fi);
+	}
+	if (unlikely(p->backlog_pkts > p->limit_pkts))
+		aqm_fq_drop_fattest(s, p, AQM_DROP_OVERFLOW);
+	else if (unlikely(p->mem > p->mem_limit))
+		aqm_fq_drop_fattest(s, p, AQM_DROP_MEMORY);
+	else if (unlikely(s->limit_pkts && s->pending > s->limit_pkts))
+		aqm_fq_drop_fattest(s, p, AQM_DROP_MEMORY);
+}
+
+void
+aqm_fq_queue(struct aqm_sched *s, struct aqm_pipe *p, uint32_t fi,
+	     struct rte_mbuf *m, uint64_t now)
+{
+	fq_queue(s, p, fi, m, now);
+}
+
 uint32_t
 aqm_fq_enqueue(struct aqm_sched *s, struct aqm_pipe *p, struct rte_mbuf *m,
 	       uint64_t now)
 {
-	struct pkt_meta *meta = pkt_meta(m);
 	uint32_t len = rte_pktmbuf_pkt_len(m);
-	uint32_t ts = aqm_truesize(m);
-	struct aqm_flow *f;
 	uint32_t fi = 0;
 
 	if (p->qdisc == AQM_QDISC_FIFO) {
@@ -110,34 +144,14 @@ aqm_fq_enqueue(struct aqm_sched *s, struct aqm_pipe *p, struct rte_mbuf *m,
 			return 0;
 		}
 	} else {
-		fi = aqm_flow_index(pkt_flow_hash(meta), p->seed, p->flow_mask);
+		fi = aqm_flow_index(pkt_flow_hash(pkt_meta(m)), p->seed, p->flow_mask);
 	}
-	f = &p->flows[fi];
-	if (p->ack_filter && f->tail != NULL)
-		aqm_ack_filter(s, p, f, m);
-	meta->user64 = now;
-	flow_append(s, f, m);
-	f->backlog += len;
-	p->backlog_pkts++;
-	p->backlog_bytes += len;
-	p->mem += ts;
-	s->pending++;
 	p->st.enq_pkts++;
 	p->st.enq_bytes += len;
-	if (p->qdisc == AQM_QDISC_FIFO)
+	/* The ACK filter, and the hold, which may keep m back for now. */
+	if (unlikely(p->ack_filter != 0) && aqm_hold_enqueue(s, p, fi, m, now))
 		return 1;
-	if (f->list == AQM_LIST_NONE) {
-		/* A flow with no queue and no list entry is new (s. 4.1). */
-		f->list = AQM_LIST_NEW;
-		f->deficit = (int32_t)p->quantum;
-		list_push(p->flows, &p->new_flows, fi);
-	}
-	if (unlikely(p->backlog_pkts > p->limit_pkts))
-		aqm_fq_drop_fattest(s, p, AQM_DROP_OVERFLOW);
-	else if (unlikely(p->mem > p->mem_limit))
-		aqm_fq_drop_fattest(s, p, AQM_DROP_MEMORY);
-	else if (unlikely(s->limit_pkts && s->pending > s->limit_pkts))
-		aqm_fq_drop_fattest(s, p, AQM_DROP_MEMORY);
+	fq_queue(s, p, fi, m, now);
 	return 1;
 }
 

@@ -18,6 +18,23 @@
 
 enum aqm_list_id { AQM_LIST_NONE = 0, AQM_LIST_NEW, AQM_LIST_OLD };
 
+/* aqm_pipe.ack_filter bits. */
+#define AQM_ACKF_FILTER 1 /* aqm_fq_params.ack_filter */
+#define AQM_ACKF_HOLD 2   /* ... and the scheduler holds ACKs */
+
+/*
+ * One held ACK. The hold table is a ring in arrival order; with one hold
+ * duration per scheduler and a clock that does not go back, that is
+ * deadline order, so expiry only looks at the head. An entry released
+ * early (m = NULL) stays until the head passes it.
+ */
+struct aqm_hold {
+	struct rte_mbuf *m;   /* the newest ACK of the hold, or NULL */
+	uint64_t deadline;    /* first ACK's arrival + the hold */
+	uint32_t pipe;
+	uint32_t flow;        /* flow index in the pipe */
+};
+
 /* A singly linked list of flow or pipe indices. */
 struct aqm_list {
 	uint32_t head;
@@ -32,8 +49,8 @@ struct aqm_flow {
 	uint32_t backlog;  /* bytes queued */
 	int32_t deficit;   /* DRR++ credit, bytes */
 	uint32_t next;     /* link in the new or old list */
-	uint8_t list;      /* enum aqm_list_id */
-	uint8_t pad_[3];
+	uint32_t list : 8; /* enum aqm_list_id */
+	uint32_t hold : 24; /* 1 + the ACK hold slot of the flow's held ACK, or 0 */
 };
 static_assert(sizeof(struct aqm_flow) <= AQM_FLOW_STATE_BYTES,
 	      "FQ-CoDel flow state must stay within 64 bytes");
@@ -56,7 +73,7 @@ struct aqm_pipe {
 	uint8_t framing;
 	uint8_t qdisc;
 	uint8_t where;         /* enum aqm_pipe_where */
-	uint8_t ack_filter;    /* aqm_fq_params.ack_filter */
+	uint8_t ack_filter;    /* AQM_ACKF_* bits */
 	/* Queue. */
 	struct aqm_flow *flows;
 	uint32_t flow_mask;
@@ -72,7 +89,7 @@ struct aqm_pipe {
 	uint32_t limit_pkts;
 	uint32_t drop_batch;
 	uint32_t fifo_limit_ms;
-	uint32_t pad2_;
+	uint32_t held;         /* ACKs of this pipe in the hold */
 	struct aqm_codel_params codel;
 	/* Counters. */
 	struct aqm_pipe_stats st;
@@ -107,6 +124,13 @@ struct aqm_sched {
 	uint32_t burst_per_pipe;
 	int link_off;             /* mbuf dynfield offset of the queue link */
 	uint64_t max_lag_ns;
+	/* ACK hold; pending counts held ACKs too. */
+	struct aqm_hold *hold;    /* hold_mask + 1 entries, or NULL */
+	uint64_t hold_ns;         /* 0: off */
+	uint32_t hold_mask;
+	uint32_t hold_head;       /* free-running; slot = index & hold_mask */
+	uint32_t hold_tail;
+	uint32_t held;
 	int socket_id;
 	char name[32];
 } __rte_cache_aligned;
@@ -239,13 +263,38 @@ void aqm_fq_idle(struct aqm_pipe *p);
 void aqm_fq_drop_fattest(struct aqm_sched *s, struct aqm_pipe *p,
 			 enum aqm_drop_reason why);
 
+/* Queue m at the tail of flow fi of p (the filters already ran), with
+ * enqueue time now; drops from the fattest flow if a limit is passed. */
+void aqm_fq_queue(struct aqm_sched *s, struct aqm_pipe *p, uint32_t fi,
+		  struct rte_mbuf *m, uint64_t now);
+
 /* ack.c: if m supersedes the pure ACK at f's tail, unlink and free that
  * one (counted ack_filtered) and return true. */
 bool aqm_ack_filter(struct aqm_sched *s, struct aqm_pipe *p, struct aqm_flow *f,
 		    const struct rte_mbuf *m);
+/* Whether m is a pure ACK the filter may judge (aqm_ack_supersedes()'s
+ * first rule). */
+bool aqm_ack_is_pure(const struct rte_mbuf *m);
+
+/* hold.c */
+/* The ACK filter and hold for m, bound for flow fi of p (p->ack_filter set).
+ * Returns true if m went into the hold (consumed, counted ack_held), false
+ * if the caller queues it. */
+bool aqm_hold_enqueue(struct aqm_sched *s, struct aqm_pipe *p, uint32_t fi,
+		      struct rte_mbuf *m, uint64_t now);
+/* Queue the held ACKs whose deadline is <= now, in deadline order. */
+void aqm_hold_expire(struct aqm_sched *s, uint64_t now);
+/* Queue every held ACK of pipe idx now (its queue ran empty); the caller
+ * files the pipe. */
+void aqm_hold_release_pipe(struct aqm_sched *s, uint32_t idx, uint64_t now);
+/* Shutdown: take up to max held ACKs out, in arrival order. */
+uint16_t aqm_hold_flush(struct aqm_sched *s, struct rte_mbuf **pkts, uint16_t max);
 
 /* ecn.c */
 bool aqm_ecn_mark_ce(struct rte_mbuf *m);
+
+/* sched.c: file pipe idx by its shaper if it is idle and has a backlog. */
+void aqm_sched_pipe_wake(struct aqm_sched *s, uint32_t idx, uint64_t now);
 
 /* shaper.c */
 int aqm_shaper_check(const struct aqm_shaper_params *sp);

@@ -64,6 +64,8 @@ aqm_sched_params_default(struct aqm_sched_params *p)
 	p->wheel_slots = 4096;
 	p->wheel_slot_ns = 4096;
 	p->max_lag_ns = 250000;
+	p->ack_hold_ns = 0;
+	p->ack_hold_slots = 1024;
 }
 
 struct aqm_sched *
@@ -74,7 +76,10 @@ aqm_sched_create(const struct aqm_sched_params *p)
 
 	if (p == NULL || p->max_pipes == 0 || p->max_flows == 0 ||
 	    !rte_is_power_of_2(p->wheel_slots) ||
-	    !rte_is_power_of_2(p->wheel_slot_ns) || p->burst_per_pipe == 0) {
+	    !rte_is_power_of_2(p->wheel_slot_ns) || p->burst_per_pipe == 0 ||
+	    (p->ack_hold_ns != 0 &&
+	     (!rte_is_power_of_2(p->ack_hold_slots) ||
+	      p->ack_hold_slots > AQM_ACK_HOLD_SLOTS_MAX))) {
 		rte_errno = EINVAL;
 		return NULL;
 	}
@@ -96,6 +101,15 @@ aqm_sched_create(const struct aqm_sched_params *p)
 				     RTE_CACHE_LINE_SIZE, p->socket_id);
 	if (s->pipes == NULL || s->flow_pool == NULL || s->wheel == NULL)
 		goto nomem;
+	if (p->ack_hold_ns != 0) {
+		s->hold = rte_zmalloc_socket("aqm_hold",
+					     (size_t)p->ack_hold_slots * sizeof(struct aqm_hold),
+					     RTE_CACHE_LINE_SIZE, p->socket_id);
+		if (s->hold == NULL)
+			goto nomem;
+		s->hold_ns = p->ack_hold_ns;
+		s->hold_mask = p->ack_hold_slots - 1;
+	}
 	for (uint32_t i = 0; i < p->wheel_slots; i++)
 		s->wheel[i] = AQM_NONE;
 	s->max_pipes = p->max_pipes;
@@ -115,6 +129,7 @@ nomem:
 		rte_free(s->pipes);
 		rte_free(s->flow_pool);
 		rte_free(s->wheel);
+		rte_free(s->hold);
 		rte_free(s);
 	}
 	rte_errno = ENOMEM;
@@ -134,6 +149,7 @@ aqm_sched_free(struct aqm_sched *s)
 	rte_free(s->pipes);
 	rte_free(s->flow_pool);
 	rte_free(s->wheel);
+	rte_free(s->hold);
 	rte_free(s);
 }
 
@@ -181,7 +197,8 @@ aqm_sched_pipe_add(struct aqm_sched *s, const struct aqm_pipe_params *pp)
 	p->limit_pkts = fq->limit_pkts;
 	p->drop_batch = fq->drop_batch;
 	p->codel = fq->codel;
-	p->ack_filter = pp->qdisc == AQM_QDISC_FQ_CODEL && fq->ack_filter;
+	p->ack_filter = pp->qdisc == AQM_QDISC_FQ_CODEL && fq->ack_filter ?
+		AQM_ACKF_FILTER | (s->hold_ns != 0 ? AQM_ACKF_HOLD : 0) : 0;
 	p->qdisc = (uint8_t)pp->qdisc;
 	p->fifo_limit_bytes = pp->fifo_limit_bytes;
 	p->fifo_limit_ms = pp->fifo_limit_bytes ? 0 : pp->fifo_limit_ms;
@@ -255,8 +272,15 @@ pipe_activate(struct aqm_sched *s, uint32_t idx, uint64_t now)
 		wheel_insert(s, idx);
 }
 
+void
+aqm_sched_pipe_wake(struct aqm_sched *s, uint32_t idx, uint64_t now)
+{
+	if (s->pipes[idx].where == AQM_PIPE_IDLE && s->pipes[idx].backlog_pkts != 0)
+		pipe_activate(s, idx, now);
+}
+
 /* Queue m in pipe idx of s (the pipe exists), and file the pipe if that
- * made it busy. Returns 1 if m was queued, 0 if it was dropped. */
+ * made it busy. Returns 1 if m was queued or held, 0 if it was dropped. */
 static inline uint32_t
 enqueue_one(struct aqm_sched *s, uint32_t idx, struct rte_mbuf *m,
 	    uint64_t now_ns)
@@ -423,7 +447,10 @@ aqm_sched_enqueue_bypass_burst(struct aqm_sched *s, const uint32_t *pipes,
 		p = &base[idx];
 		len = rte_pktmbuf_pkt_len(m);
 		npb = p->ns_per_byte;
-		if (p->where != AQM_PIPE_IDLE || ((twice[b >> 6] >> (b & 63)) & 1) ||
+		/* (An idle pipe with held ACKs is not normally seen: they
+		 * are released when its queue runs empty. A guard.) */
+		if (p->where != AQM_PIPE_IDLE || p->held != 0 ||
+		    ((twice[b >> 6] >> (b & 63)) & 1) ||
 		    (npb != 0 && p->next_ns > now_ns) || unlikely(full) ||
 		    unlikely(p->qdisc == AQM_QDISC_FIFO ?
 			     len > p->fifo_limit_bytes :
@@ -490,6 +517,8 @@ aqm_sched_dequeue_burst(struct aqm_sched *s, struct rte_mbuf **pkts,
 {
 	uint16_t n = 0;
 
+	if (s->hold_head != s->hold_tail)
+		aqm_hold_expire(s, now_ns);
 	wheel_advance(s, now_ns);
 	while (n < max && s->ready.head != AQM_NONE) {
 		uint32_t idx = s->ready.head;
@@ -532,6 +561,10 @@ aqm_sched_dequeue_burst(struct aqm_sched *s, struct rte_mbuf **pkts,
 				break;
 			}
 		}
+		/* The link would idle while ACKs wait in the hold: they
+		 * join the queue now. */
+		if (unlikely(p->backlog_pkts == 0 && p->held != 0))
+			aqm_hold_release_pipe(s, idx, now_ns);
 		if (p->backlog_pkts == 0)
 			p->where = AQM_PIPE_IDLE;
 		else if (p->next_ns <= now_ns || p->ns_per_byte == 0)
@@ -558,6 +591,10 @@ aqm_sched_flush_burst(struct aqm_sched *s, struct rte_mbuf **pkts, uint16_t max)
 			pkts[n++] = m;
 		}
 	}
+	/* Every queue is empty once n < max: the held ACKs, which come
+	 * after their connections' queued packets, go last. */
+	if (n < max && s->held != 0)
+		n += aqm_hold_flush(s, pkts + n, (uint16_t)(max - n));
 	if (s->pending == 0) {
 		/* Everything is out: forget where pipes were filed. */
 		for (uint32_t i = 0; i < s->npipes; i++)
@@ -565,6 +602,7 @@ aqm_sched_flush_burst(struct aqm_sched *s, struct rte_mbuf **pkts, uint16_t max)
 		for (uint32_t i = 0; i <= s->wheel_mask; i++)
 			s->wheel[i] = AQM_NONE;
 		s->ready.head = s->ready.tail = AQM_NONE;
+		s->hold_head = s->hold_tail;
 	}
 	return n;
 }
@@ -594,6 +632,7 @@ pipe_stats(const struct aqm_pipe *p, struct aqm_pipe_stats *st)
 	st->sojourn_hist[0] = aqm_hist_bucket0(p);
 	st->backlog_pkts = p->backlog_pkts;
 	st->backlog_bytes = p->backlog_bytes;
+	st->held_pkts = p->held;
 }
 
 int
@@ -619,6 +658,8 @@ aqm_pipe_stats_add(struct aqm_pipe_stats *t, const struct aqm_pipe_stats *s)
 	t->ce_threshold_marks += s->ce_threshold_marks;
 	t->ack_filtered += s->ack_filtered;
 	t->bypassed += s->bypassed;
+	t->ack_held += s->ack_held;
+	t->held_pkts += s->held_pkts;
 	t->backlog_pkts += s->backlog_pkts;
 	t->backlog_bytes += s->backlog_bytes;
 	for (int b = 0; b < AQM_HIST_BUCKETS; b++) {

@@ -94,6 +94,9 @@ aqm_subs_create(const struct aqm_subs_params *p)
 		sp.max_pipes = p->max_subs + 1;
 		sp.max_flows = def_flows + p->max_subs *
 			(p->pipe.qdisc == AQM_QDISC_FIFO ? 1 : p->pipe.fq.flows);
+		/* The hold works with the filter: only where it is on. */
+		if (!((p->ack_filter_dirs >> d) & 1))
+			sp.ack_hold_ns = 0;
 		s->sched[d] = aqm_sched_create(&sp);
 		if (s->sched[d] == NULL) {
 			err = rte_errno;

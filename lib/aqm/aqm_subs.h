@@ -64,7 +64,9 @@ struct aqm_subs_params {
 	 *  bits 1 << enum aqm_dir (0: none). Overrides the templates'
 	 *  fq.ack_filter. */
 	uint8_t ack_filter_dirs;
-	struct aqm_sched_params sched; /**< name/socket/max_* are filled in */
+	/** name/socket/max_* are filled in; sched.ack_hold_ns applies only
+	 *  to the directions in ack_filter_dirs. */
+	struct aqm_sched_params sched;
 };
 
 /** Fill p with defaults: 1024 subscribers of 32 flows each, pass unknown. */
