@@ -64,6 +64,9 @@
  * burst the real bottleneck sees to less than CoDel's 5 ms target.
  */
 #define AQM_DEFAULT_MAX_LAG_NS 4000000
+/* ACKs each worker can hold per direction with [aqm] ack_hold (one per
+ * backlogged connection and hold time; when full, ACKs queue at once). */
+#define AQM_ACK_HOLD_SLOTS 4096
 
 /* ------------------------------------------------------------------ */
 /* Configuration: one table of keys, parsed into vals[].               */
@@ -82,6 +85,7 @@ enum aqm_key_kind { K_PORTS, K_QDISC, K_FIFO, K_TIME, K_U64, K_SIZE, K_BOOL,
 	X(QUANTUM,      "quantum",                 K_U64,     1514, 64, 65536, 0) \
 	X(DROP_BATCH,   "drop_batch",              K_U64,     64, 1, 4096, 0) \
 	X(ACK_FILTER,   "ack_filter",              K_DIRS,    0, 0, 0, 0) \
+	X(ACK_HOLD,     "ack_hold",                K_TIME,    0, 100000, 1000000000, 0) \
 	X(FLOWS,        "flows",                   K_U64,     1024, 1, AQM_FLOWS_MAX, 0) \
 	X(LIMIT,        "limit",                   K_U64,     10240, 1, 1000000, 0) \
 	X(MEMORY_LIMIT, "memory_limit",            K_SIZE,    32u << 20, 0, 1ULL << 40, 0) \
@@ -228,7 +232,8 @@ parse_value(struct aqm_conf *c, int k, const struct ini_entry *e,
 	case K_TIME:
 		if (ini_parse_time_ns(v, 1000000, &x, why, whylen) < 0)
 			return -1;
-		if ((x < d->min || x > d->max) && !(k == AK_CE_THRESHOLD && x == 0)) {
+		if ((x < d->min || x > d->max) &&
+		    !((k == AK_CE_THRESHOLD || k == AK_ACK_HOLD) && x == 0)) {
 			snprintf(why, whylen, "'%s' out of range [%" PRIu64 "us, %" PRIu64 "ms]",
 				 v, d->min / 1000, d->max / 1000000);
 			return -1;
@@ -440,6 +445,8 @@ aqm_conf_parse(struct ini_file *f, bool strict, struct aqm_conf **out,
 		AQM_FAIL(AK_CE_THRESHOLD, "must be below interval");
 	if (c->val[AK_TARGET] >= c->val[AK_INTERVAL])
 		AQM_FAIL(AK_TARGET, "must be below interval");
+	if (c->val[AK_ACK_HOLD] != 0 && c->val[AK_ACK_FILTER] == 0)
+		AQM_FAIL(AK_ACK_HOLD, "works with the ACK filter: set ack_filter (up, down or both) or ack_hold = 0");
 	if (c->line[AK_MAX_V6_SUBS] == 0 && c->val[AK_MAX_V6_SUBS] > c->val[AK_MAX_SUBS])
 		c->val[AK_MAX_V6_SUBS] = c->val[AK_MAX_SUBS];
 	if (c->val[AK_MAX_V6_SUBS] > c->val[AK_MAX_SUBS])
@@ -1098,8 +1105,10 @@ tel_dir(struct rte_tel_data *d, const struct aqm_pipe_stats *ps,
 	rte_tel_data_add_dict_u64(d, "ce_threshold_marked", ps->ce_threshold_marks);
 	rte_tel_data_add_dict_u64(d, "ack_filtered", ps->ack_filtered);
 	rte_tel_data_add_dict_u64(d, "bypassed", ps->bypassed);
+	rte_tel_data_add_dict_u64(d, "ack_held", ps->ack_held);
 	rte_tel_data_add_dict_u64(d, "backlog_pkts", ps->backlog_pkts);
 	rte_tel_data_add_dict_u64(d, "backlog_bytes", ps->backlog_bytes);
+	rte_tel_data_add_dict_u64(d, "held_pkts", ps->held_pkts);
 	rte_tel_data_add_dict_u64(d, "sojourn_p50_us", aqm_sojourn_percentile(ps->sojourn_hist, 50) / 1000);
 	rte_tel_data_add_dict_u64(d, "sojourn_p95_us", aqm_sojourn_percentile(ps->sojourn_hist, 95) / 1000);
 	rte_tel_data_add_dict_u64(d, "sojourn_p99_us", aqm_sojourn_percentile(ps->sojourn_hist, 99) / 1000);
@@ -1403,6 +1412,8 @@ aqm_create(const void *conf, const struct stage_env *env, struct stage *out)
 	conf_pipe(c, false, &sp.default_pipe);
 	sp.default_up_bps = c->val[AK_RATE_UP];
 	sp.ack_filter_dirs = (uint8_t)c->val[AK_ACK_FILTER];
+	sp.sched.ack_hold_ns = c->val[AK_ACK_HOLD];
+	sp.sched.ack_hold_slots = AQM_ACK_HOLD_SLOTS;
 	/* Keep a share of the mempool free for rx: queues may hold at most
 	 * half of it, split over workers and directions. */
 	uint32_t maxq = (uint32_t)c->val[AK_MAX_QUEUED];
@@ -1444,12 +1455,12 @@ aqm_create(const void *conf, const struct stage_env *env, struct stage *out)
 			aqm_log("no control thread: SIGHUP reloads are off");
 		static const char *const ackf[4] = { "off", "down", "up", "both" };
 
-		aqm_log("%u subscriber(s), unknown addresses %s, default rates down=%" PRIu64 " up=%" PRIu64 " bit/s, %s, ack_filter %s, bypass %s, %u worker(s)",
+		aqm_log("%u subscriber(s), unknown addresses %s, default rates down=%" PRIu64 " up=%" PRIu64 " bit/s, %s, ack_filter %s, ack_hold %" PRIu64 " us, bypass %s, %u worker(s)",
 			c->nsubs,
 			c->val[AK_DEFAULT] == AQM_DEFAULT_PIPE ? "go to the default pipe" : "pass unshaped",
 			c->val[AK_RATE_DOWN], c->val[AK_RATE_UP],
 			c->val[AK_QDISC] == AQM_QDISC_FIFO ? "fifo" : "fq_codel",
-			ackf[c->val[AK_ACK_FILTER] & 3],
+			ackf[c->val[AK_ACK_FILTER] & 3], c->val[AK_ACK_HOLD] / 1000,
 			c->val[AK_BYPASS] ? "on" : "off", env->nb_workers);
 	}
 	return 0;
@@ -1467,8 +1478,9 @@ aqm_report(void *const *ctxs, unsigned nb_workers, FILE *out)
 			" drop_codel=%" PRIu64 " drop_overflow=%" PRIu64
 			" drop_memory=%" PRIu64 " ce_marked=%" PRIu64
 			" ce_threshold=%" PRIu64 " ack_filtered=%" PRIu64
-			" bypassed=%" PRIu64 " backlog_pkts=%" PRIu64
-			" backlog_bytes=%" PRIu64 " passed=%" PRIu64
+			" bypassed=%" PRIu64 " ack_held=%" PRIu64
+			" backlog_pkts=%" PRIu64 " backlog_bytes=%" PRIu64
+			" held_pkts=%" PRIu64 " passed=%" PRIu64
 			" malformed_passed=%" PRIu64 " handoffs=%" PRIu64
 			" handoff_in=%" PRIu64 " handoff_drops=%" PRIu64
 			" p50_us=%" PRIu64 " p95_us=%" PRIu64 " p99_us=%" PRIu64 "\n",
@@ -1476,7 +1488,8 @@ aqm_report(void *const *ctxs, unsigned nb_workers, FILE *out)
 			ps.drops[AQM_DROP_CODEL], ps.drops[AQM_DROP_OVERFLOW],
 			ps.drops[AQM_DROP_MEMORY],
 			ps.ce_marks + ps.ce_threshold_marks, ps.ce_threshold_marks,
-			ps.ack_filtered, ps.bypassed, ps.backlog_pkts, ps.backlog_bytes,
+			ps.ack_filtered, ps.bypassed, ps.ack_held, ps.backlog_pkts,
+			ps.backlog_bytes, ps.held_pkts,
 			ds.passed, ds.malformed,
 			ds.handoffs, ds.handoff_in, ds.handoff_drops,
 			aqm_sojourn_percentile(ps.sojourn_hist, 50) / 1000,

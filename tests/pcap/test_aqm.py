@@ -277,6 +277,35 @@ def test_ack_filter_off_or_down_passes_every_upstream_ack():
         assert len(r.outs[1]) == len(frames)
 
 
+def test_ack_hold_keeps_every_flows_order_and_accounts_for_every_ack():
+    # With the hold, ACKs that arrive while the upstream is backlogged
+    # wait outside its queue, and newer ones replace them. net_pcap hands
+    # over the whole file at once, so the filter alone already leaves one
+    # ACK of 40001 here (the unit tests measure the thinning on a clock):
+    # this checks the hold in the running stage, its counters, the drain
+    # at exit and each flow's order.
+    frames, acks, dups = _ackf_input()
+    r = run([frames, []], CFG_ACKF % "up" + "ack_hold = 50ms\n")
+    h.assert_clean_exit(r)
+    out = r.outs[1]
+    filtered, held = r.aqm("up", "ack_filtered"), r.aqm("up", "ack_held")
+    assert r.drops("up") == 0, "CoDel dropped: the test cannot judge\n" + r.stdout
+    assert held > 0 and filtered > 0, r.stdout
+    assert r.aqm("up", "held_pkts") == 0 and r.aqm("up", "backlog_pkts") == 0, r.stdout
+    assert r.aqm("down", "ack_held") == 0
+    assert len(out) + filtered == len(frames), r.stdout
+    assert r.aqm("up", "sent") == len(out), r.stdout
+    got = _flow(out, 40001)
+    pos = [acks.index(f) for f in got]
+    assert pos == sorted(pos) and len(set(pos)) == len(pos), "reordered or duplicated"
+    assert pos[-1] == len(acks) - 1, "the newest ACK was dropped"
+    assert len(got) + filtered == len(acks), (len(got), filtered, len(acks))
+    # Duplicate ACKs are held too, but never replaced: all of them leave.
+    h.assert_same(_flow(out, 40002), dups, "duplicate ACKs")
+    h.assert_same(_flow(out, 41000), [bytes(f) for f in frames if TCP in f and f[TCP].sport == 41000],
+                  "bulk data")
+
+
 SUBS_CSV = "prefix,down,up\n198.18.0.0/24,2mbit,1mbit\n2001:db8:1::/48,2mbit,1mbit\n"
 
 
@@ -366,6 +395,8 @@ def test_bad_aqm_values_exit_2_naming_file_line_and_key():
     h.assert_config_error("[aqm]\nports = 0,x\n", 2, "ports", "port pair index")
     h.assert_config_error("[aqm]\nprofile = carrier-pigeon\n", 2, "profile", "unknown profile")
     h.assert_config_error("[aqm]\nack_filter = yes\n", 2, "ack_filter", "off, up, down or both")
+    h.assert_config_error("[aqm]\nack_hold = 20ms\n", 2, "ack_hold", "works with the ACK filter")
+    h.assert_config_error("[aqm]\nack_filter = up\nack_hold = 5s\n", 3, "ack_hold", "out of range")
     h.assert_config_error("[aqm]\nqdisc = fifo\nfifo_limit = 1s\ndefault = pipe\nrate_down = 1mbit\n",
          3, "fifo_limit", "needs rate_down and rate_up")
 
