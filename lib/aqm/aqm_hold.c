@@ -120,6 +120,15 @@ aqm_hold_release_pipe(struct aqm_sched *s, uint32_t idx, uint64_t now)
 {
 	struct aqm_pipe *p = &s->pipes[idx];
 
+	/* Walk the pipe's flows or the ring, whichever is shorter (many
+	 * pipes may hold ACKs at once). Its held ACKs are of different flow
+	 * queues, so the order among them does not matter. */
+	if (p->flow_mask < s->hold_tail - s->hold_head) {
+		for (uint32_t fi = 0; p->held != 0 && fi <= p->flow_mask; fi++)
+			if (p->flows[fi].hold != 0)
+				hold_release(s, &s->hold[p->flows[fi].hold - 1], now);
+		return;
+	}
 	for (uint32_t i = s->hold_head; p->held != 0 && i != s->hold_tail; i++) {
 		struct aqm_hold *h = &s->hold[i & s->hold_mask];
 

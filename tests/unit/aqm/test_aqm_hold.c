@@ -368,6 +368,50 @@ test_an_emptied_queue_releases_the_held_acks_at_once(void **state)
 	aqm_sched_free(s);
 }
 
+/* The same when the table holds more entries than the pipe has flows, so
+ * that the release walks the pipe's flows instead of the table. */
+static void
+test_an_emptied_queue_releases_them_with_a_long_table_too(void **state)
+{
+	struct aqm_sched_params sp;
+	struct aqm_pipe_params pp;
+	struct aqm_sched *s;
+	struct out a[4];
+
+	(void)state;
+	aqm_sched_params_default(&sp);
+	sp.max_pipes = 2;
+	sp.max_flows = 8;
+	sp.ack_hold_ns = HOLD;
+	s = aqm_sched_create(&sp);
+	assert_non_null(s);
+	aqm_pipe_params_default(&pp);
+	pp.shaper.rate_bps = RATE;
+	pp.fq.flows = 4;
+	pp.fq.ack_filter = true;
+	assert_int_equal(aqm_sched_pipe_add(s, &pp), 0);
+	assert_int_equal(aqm_sched_pipe_add(s, &pp), 1);
+	nout = 0;
+	/* Pipe 1: backlogged, six connections' ACKs into the table. */
+	for (unsigned int i = 0; i < 10; i++)
+		put(s, 1, seg_pkt(UP_PORT, 1, 1448), T0);
+	for (uint16_t c = 0; c < 6; c++)
+		put(s, 1, seg_pkt((uint16_t)(DN_PORT + 10 + c), 1000, 0), T0);
+	assert_true(stats(s, 1).ack_held >= 6);
+	/* Pipe 0: one frame queued behind the one leaving, one ACK held. */
+	backlog(s, 2, T0);
+	run(s, T0, T0, 1);
+	nout = 0;
+	put_ack(s, DN_PORT, 10000, T0 + 100 * US);
+	assert_int_equal(stats(s, 0).held_pkts, 1);
+	run(s, T0 + 100 * US, T0 + 10 * MS, 100 * US);
+	assert_int_equal(acks_out(DN_PORT, a, RTE_DIM(a)), 1);
+	assert_true(a[0].at <= T0 + 2 * FRAME_NS + 100 * US);
+	assert_int_equal(stats(s, 0).held_pkts, 0);
+	check_conservation(s);
+	aqm_sched_free(s);
+}
+
 static void
 test_flush_releases_everything_queued_first_then_held(void **state)
 {
@@ -590,6 +634,7 @@ main(void)
 		cmocka_unit_test(test_no_hold_on_an_idle_lightly_loaded_or_unshaped_pipe),
 		cmocka_unit_test(test_a_held_ack_goes_before_any_later_packet_of_its_flow),
 		cmocka_unit_test(test_an_emptied_queue_releases_the_held_acks_at_once),
+		cmocka_unit_test(test_an_emptied_queue_releases_them_with_a_long_table_too),
 		cmocka_unit_test(test_flush_releases_everything_queued_first_then_held),
 		cmocka_unit_test(test_limits_hold_with_acks_in_the_hold),
 		cmocka_unit_test(test_random_traffic_keeps_order_and_accounts_for_everything),
