@@ -514,6 +514,23 @@ if [ "$REPORT_CYCLES" = 1 ]; then
 		echo "bench: CPU frequency unknown (set BENCH_CPU_HZ): no cycles/packet"
 	fi
 fi
+# The same ratios round by round: each round runs every contender once,
+# back to back, so a per-round ratio cancels slow drift of the machine.
+# Their median, with a distribution-free interval of >= 95% coverage
+# (order statistics; with few rounds it is [min, max] and the coverage
+# printed is lower), says whether a target is inside the noise.
+paired() {
+	local name=$1 num=$2 den=$3 out
+	eval "local -a A=(\"\${RESULTS_$num[@]}\") B=(\"\${RESULTS_$den[@]}\")"
+	out=$("$PY" "$HERE/stats.py" paired "${#A[@]}" "${A[@]}" "${B[@]}") || return 0
+	set -- $out
+	printf 'paired %s median %s, %s%% interval %s..%s over %d rounds\n' \
+		"$name" "$1" "$4" "$2" "$3" "${#A[@]}"
+}
+for ((i = 0; i + 2 < ${#EXTRA_RATIOS[@]}; i += 3)); do
+	paired "${EXTRA_RATIOS[$i]}" "${EXTRA_RATIOS[$((i + 1))]}" "${EXTRA_RATIOS[$((i + 2))]}"
+done
+paired "$RATIO_NAME" "$RATIO_NUM" "$RATIO_DEN"
 echo "bench: load average $(cut -d' ' -f1-3 /proc/loadavg) at the end"
 [ "$KEEP_LOGS" = 1 ] && echo "bench: logs in $LOGDIR"
 # The ratios are the last lines, the mode's main one last of all.
