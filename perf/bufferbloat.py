@@ -255,7 +255,7 @@ def drops_of(c):
 def analyse_mode(d):
     m = read_meta(d)
     t0, tl, te = float(m["t0"]), float(m["t_load"]), float(m["t_end"])
-    ping_iv = float(os.environ.get("BB_PING_INTERVAL", "0.05"))
+    ping_iv = float(m.get("ping_interval") or os.environ.get("BB_PING_INTERVAL", "0.05"))
     irtt = read_irtt(d)
     ping = read_ping(d, t0, ping_iv)
     s = {"mode": m["mode"], "meta": m, "probes": {}}
@@ -292,8 +292,10 @@ def analyse_mode(d):
     for dirn in ("down", "up"):
         total, reasons, ce = drops_of(aqm.get(dirn))
         af = (aqm.get(dirn) or {}).get("ack_filtered")
+        ah = (aqm.get(dirn) or {}).get("ack_held")
         s[dirn].update({"drops": total, "drop_reasons": reasons, "ce_marks": ce,
                         "ack_filtered": af if isinstance(af, (int, float)) else None,
+                        "ack_held": ah if isinstance(ah, (int, float)) else None,
                         "aqm": aqm.get(dirn)})
     s["ring_drops"] = num(m.get("ring_drops"))
     # Share of the measured load window in which sluice's lcore thread ran
@@ -326,30 +328,42 @@ def digest(s):
 def table(summaries):
     L = []
     m0 = summaries[0]["meta"]
-    af = sorted(set(s["meta"].get("ack_filter", "off") for s in summaries
-                    if s["mode"].startswith("fq_codel")))
+    fq = [s for s in summaries if s["mode"].startswith("fq_codel")]
+    af = sorted(set(s["meta"].get("ack_filter", "off") for s in fq))
+    ah = sorted(set(s["meta"].get("ack_hold_ms", "0") for s in fq))
+
+    def hz(iv):
+        """'10ms' (irtt) or '0.05' (ping, seconds) -> '100 Hz'."""
+        m = re.match(r"^([\d.]+)(us|ms|s)?$", iv or "")
+        if not m or float(m.group(1)) <= 0:
+            return iv
+        unit = {"us": 1e-6, "ms": 1e-3}.get(m.group(2), 1.0)
+        return "%g Hz" % (1.0 / (float(m.group(1)) * unit))
     L.append("Shaped %.1f Mbit/s down, %.1f Mbit/s up; %s up + %s down TCP flows (iperf3) "
-             "for %.0f s; probes: irtt (UDP) and ping (ICMP); FQ-CoDel `ack_filter = %s`. "
-             "Latency in ms; *added* = loaded minus idle p50." % (
+             "for %.0f s; probes: irtt (UDP, %s) and ping (ICMP, %s); FQ-CoDel "
+             "`ack_filter = %s`, `ack_hold = %s ms`. "
+             "Latency in ms; *added* = loaded minus idle p50; *n* = probes sent idle/loaded." % (
                  float(m0["down_bps"]) / 1e6, float(m0["up_bps"]) / 1e6,
                  m0["flows_up"], m0["flows_down"], float(m0["load_s"]),
-                 "/".join(af) or "off"))
+                 hz(m0.get("irtt_interval", "10ms")), hz(m0.get("ping_interval", "0.05")),
+                 "/".join(af) or "off", "/".join(ah) or "0"))
     L.append("")
-    L.append("| mode | probe | idle p50 | idle p95 | idle p99 | loaded p50 | loaded p95 | "
+    L.append("| mode | probe | n | idle p50 | idle p95 | idle p99 | loaded p50 | loaded p95 | "
              "loaded p99 | **p99 added** | lost (loaded) |")
-    L.append("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    L.append("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for s in summaries:
         for probe in ("irtt", "ping"):
             p = s["probes"][probe]
-            L.append("| %s | %s | %s | %s | %s | %s | %s | %s | **%s** | %s%% |" % (
-                s["mode"], probe, fmt(p["idle"]["p50"], 2), fmt(p["idle"]["p95"], 2),
+            L.append("| %s | %s | %s/%s | %s | %s | %s | %s | %s | %s | **%s** | %s%% |" % (
+                s["mode"], probe, p["idle"]["n"], p["load"]["n"],
+                fmt(p["idle"]["p50"], 2), fmt(p["idle"]["p95"], 2),
                 fmt(p["idle"]["p99"], 2), fmt(p["load"]["p50"]), fmt(p["load"]["p95"]),
                 fmt(p["load"]["p99"]), fmt(p["added"]["p99"]), fmt(p["load"]["lost_pct"])))
     L.append("")
     L.append("| mode | dir | goodput Mbit/s | % of shaped rate | **% of payload-equivalent rate** "
              "| link utilisation | other on link | drops (by reason) | CE marks | ACKs filtered "
-             "| sojourn p50/p99 |")
-    L.append("|---|---|---:|---:|---:|---:|---:|---|---:|---:|---:|")
+             "| ACKs held | sojourn p50/p99 |")
+    L.append("|---|---|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|")
     for s in summaries:
         for dirn in ("down", "up"):
             g = s[dirn]
@@ -364,10 +378,10 @@ def table(summaries):
             p99 = a.get("sojourn_p99_us", a.get("p99_us"))
             if isinstance(p50, (int, float)) and isinstance(p99, (int, float)):
                 soj = "%s/%s ms" % (fmt(p50 / 1e3), fmt(p99 / 1e3))
-            L.append("| %s | %s | %.2f | %s%% | **%s%%** | %s%% | %s%% | %s | %s | %s | %s |" % (
+            L.append("| %s | %s | %.2f | %s%% | **%s%%** | %s%% | %s%% | %s | %s | %s | %s | %s |" % (
                 s["mode"], dirn, g["goodput_bps"] / 1e6, fmt(g["pct_raw"]),
                 fmt(g["pct_payload"]), fmt(g["link_util_pct"]), fmt(other), drops,
-                fmt(g["ce_marks"]), fmt(g.get("ack_filtered")), soj))
+                fmt(g["ce_marks"]), fmt(g.get("ack_filtered")), fmt(g.get("ack_held")), soj))
     L.append("")
     eff = summaries[0]["down"]["payload_eff"]
     L.append("*Payload-equivalent rate* = shaped rate x MSS/(MSS+66) = %.1f%% of it: sluice "
@@ -377,10 +391,11 @@ def table(summaries):
              "*Other on link* = utilisation minus the data frames behind the goodput: the "
              "reverse flows' pure ACKs, the probes, spurious retransmissions. The upstream "
              "carries the four download flows' ACKs (the receivers here send 60-90 per 100 "
-             "segments; `--capture` counts them), and that is what keeps its goodput below "
-             "95%% of the payload-equivalent rate when the link is full. *ACKs filtered*: "
-             "queued pure ACKs that a newer one of the same connection superseded "
-             "(`[aqm] ack_filter`). "
+             "segments; `--capture` counts them); without the ACK hold they keep its goodput "
+             "below 95%% of the payload-equivalent rate when the link is full. *ACKs filtered*: "
+             "queued or held pure ACKs that a newer one of the same connection superseded "
+             "(`[aqm] ack_filter`). *ACKs held*: pure ACKs that waited in the ACK hold "
+             "(`[aqm] ack_hold`; replacements included). "
              "*Sojourn*: sluice's own queueing-time percentiles for the whole mode (histogram "
              "bucket upper edges, within a factor 1.5)." % (100 * eff))
     caps = [s for s in summaries if s["up"].get("capture") and s["down"].get("capture")]

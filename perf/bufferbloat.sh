@@ -8,7 +8,7 @@
 # idle baseline, then 4 upload + 4 download iperf3 TCP flows (flent RRUL
 # style) with irtt (UDP) and ping (ICMP) probing throughout.
 # Both FQ-CoDel modes filter superseded ACKs on the upstream unless
-# --ack-filter says otherwise.
+# --ack-filter says otherwise, and hold ACKs for --ack-hold ms.
 #
 #   sudo perf/bufferbloat.sh [options]
 #
@@ -43,6 +43,8 @@ Options (environment variable in brackets):
   --ack-filter DIR  [aqm] ack_filter of the two FQ-CoDel modes: off, up,
                     down or both (default up; off = plain FQ-CoDel; the
                     FIFO never filters)                           [BB_ACK_FILTER]
+  --ack-hold MS     [aqm] ack_hold of the two FQ-CoDel modes, whole ms
+                    (default 20; 0 = off; needs --ack-filter)     [BB_ACK_HOLD]
   --capture S       also capture S s of headers at both hosts from 1 s into
                     the load (needs dumpcap, tshark), and report what each
                     link carried: data, pure ACKs, probes (0 = off)  [BB_CAPTURE]
@@ -60,6 +62,7 @@ EOF
 
 die_usage() { echo "bufferbloat: $*" >&2; echo "Try perf/bufferbloat.sh --help" >&2; exit 2; }
 
+hold_given=${BB_ACK_HOLD:+1}
 while [ $# -gt 0 ]; do
 	case "$1" in
 	-t | --time) SECS=${2:-}; shift ;;
@@ -69,6 +72,7 @@ while [ $# -gt 0 ]; do
 	--up) BB_UP=${2:-}; shift ;;
 	--fifo-ms) BB_FIFO_MS=${2:-}; shift ;;
 	--ack-filter) BB_ACK_FILTER=${2:-}; shift ;;
+	--ack-hold) BB_ACK_HOLD=${2:-}; hold_given=1; shift ;;
 	--capture) BB_CAPTURE=${2:-}; shift ;;
 	--modes) MODES=${2:-}; shift ;;
 	-o | --out) OUT=${2:-}; shift ;;
@@ -96,6 +100,12 @@ case "$BB_CAPTURE" in '' | *[!0-9]*) die_usage "--capture wants whole seconds, n
 [ "$BB_CAPTURE" -lt "$SECS" ] || die_usage "--capture must be shorter than --time"
 [ "$BB_CAPTURE" = 0 ] || e2e_require_tools dumpcap tshark
 case "$BB_ACK_FILTER" in off | up | down | both) ;; *) die_usage "--ack-filter wants off, up, down or both, not '$BB_ACK_FILTER'" ;; esac
+case "$BB_ACK_HOLD" in '' | *[!0-9]*) die_usage "--ack-hold wants whole ms, not '$BB_ACK_HOLD'" ;; esac
+[ "$BB_ACK_HOLD" -le 1000 ] || die_usage "--ack-hold must be at most 1000 ms"
+if [ "$BB_ACK_FILTER" = off ] && [ "$BB_ACK_HOLD" != 0 ]; then
+	[ -z "${hold_given:-}" ] || die_usage "--ack-hold needs --ack-filter up, down or both"
+	BB_ACK_HOLD=0   # the default hold goes with the filter
+fi
 mode_list=()
 for m in ${MODES//,/ }; do
 	bb_mode_known "$m" || die_usage "unknown mode '$m' (fifo, fq_codel, fq_codel_ecn)"
@@ -113,7 +123,7 @@ e2e_require_tools irtt taskset
 mkdir -p "$OUT" || { echo "bufferbloat: cannot create $OUT" >&2; exit 1; }
 OUT=$(cd "$OUT" && pwd)
 
-bb_log "modes ${mode_list[*]}: ${IDLE} s idle + ${SECS} s load each, down $BB_DOWN, up $BB_UP, FQ-CoDel ack_filter $BB_ACK_FILTER; output in $OUT"
+bb_log "modes ${mode_list[*]}: ${IDLE} s idle + ${SECS} s load each, down $BB_DOWN, up $BB_UP, FQ-CoDel ack_filter $BB_ACK_FILTER ack_hold ${BB_ACK_HOLD}ms; output in $OUT"
 bb_log "sluice on lcore $E2E_LCORE; load generators and probes on CPU(s) ${BB_LOAD_CPUS:-any}"
 e2e_setup
 bb_start_servers

@@ -5,7 +5,8 @@
 # down TCP flows, the FIFO must add clearly more latency (irtt p99) than
 # FQ-CoDel, and FQ-CoDel must keep the link busy. With ECN-capable hosts,
 # FQ-CoDel must mark instead of drop, and the upstream ACK filter must
-# drop superseded ACKs there, none downstream. Thresholds are loose: a
+# drop superseded ACKs there, none downstream (and, with the ACK hold of
+# perf/bufferbloat_lib.sh's BB_ACK_HOLD, hold some). Thresholds are loose: a
 # shared 2-core machine adds tens of ms of scheduling noise.
 set -u
 . "$(dirname "$0")/lib.sh"
@@ -92,6 +93,18 @@ if [ "$BB_ACK_FILTER" = up ]; then
 		e2e_pass bufferbloat_ack_filter "$af_up upstream ACKs superseded and dropped, $af_down downstream"
 	else
 		e2e_fail bufferbloat_ack_filter "ack_filtered up $af_up (want > 0), down $af_down (want 0)"
+	fi
+fi
+# The ACK hold (BB_ACK_HOLD ms, with the filter): the download ACKs wait
+# behind the uploads on the upstream, so some must have been held there,
+# and none downstream (no filter, so no hold, there).
+if [ "$BB_ACK_FILTER" = up ] && [ "${BB_ACK_HOLD:-0}" != 0 ]; then
+	ah_up=$(bb_get fq_codel 's["up"]["ack_held"]')
+	ah_down=$(bb_get fq_codel 's["down"]["ack_held"]')
+	if ge "$ah_up" 1 && ge 0 "$ah_down"; then
+		e2e_pass bufferbloat_ack_hold "$ah_up upstream ACKs held ($BB_ACK_HOLD ms), $ah_down downstream"
+	else
+		e2e_fail bufferbloat_ack_hold "ack_held up $ah_up (want > 0), down $ah_down (want 0)"
 	fi
 fi
 ecn=$(bb_get fq_codel_ecn 's["probes"]["irtt"]["added"]["p99"]')
