@@ -243,6 +243,21 @@ def _flow(out, sport):
     return [f for f in out if TCP in Ether(f) and Ether(f)[TCP].sport == sport]
 
 
+def _assert_thinned(out, frames, acks, dups, filtered):
+    """The ACKs of 40001 that were kept leave byte for byte as they came, in
+    order, the newest one included, and exactly the filtered ones are
+    missing; the duplicate ACKs of 40002 (never replaced) and the data of
+    41000 all leave, unchanged and in order."""
+    got = _flow(out, 40001)
+    pos = [acks.index(f) for f in got]
+    assert pos == sorted(pos) and len(set(pos)) == len(pos), "reordered or duplicated"
+    assert pos[-1] == len(acks) - 1, "the newest ACK was dropped"
+    assert len(got) + filtered == len(acks), (len(got), filtered, len(acks))
+    h.assert_same(_flow(out, 40002), dups, "duplicate ACKs")
+    h.assert_same(_flow(out, 41000), [bytes(f) for f in frames if TCP in f and f[TCP].sport == 41000],
+                  "bulk data")
+
+
 def test_ack_filter_up_removes_only_superseded_acks_and_keeps_the_newest():
     frames, acks, dups = _ackf_input()
     r = run([frames, []], CFG_ACKF % "up")
@@ -253,17 +268,7 @@ def test_ack_filter_up_removes_only_superseded_acks_and_keeps_the_newest():
     assert filtered > 0, "nothing filtered:\n" + r.stdout
     assert r.aqm("down", "ack_filtered") == 0
     assert len(out) + filtered == len(frames), r.stdout
-    # The ACKs kept leave byte for byte as they came, in order, the newest
-    # one included; exactly the filtered ones are missing.
-    got = _flow(out, 40001)
-    pos = [acks.index(f) for f in got]
-    assert pos == sorted(pos) and len(set(pos)) == len(pos), "reordered or duplicated"
-    assert pos[-1] == len(acks) - 1, "the newest ACK was dropped"
-    assert len(got) + filtered == len(acks), (len(got), filtered, len(acks))
-    # Duplicate ACKs and the data all pass, unchanged and in order.
-    h.assert_same(_flow(out, 40002), dups, "duplicate ACKs")
-    h.assert_same(_flow(out, 41000), [bytes(f) for f in frames if TCP in f and f[TCP].sport == 41000],
-                  "bulk data")
+    _assert_thinned(out, frames, acks, dups, filtered)
 
 
 def test_ack_filter_off_or_down_passes_every_upstream_ack():
@@ -295,15 +300,7 @@ def test_ack_hold_keeps_every_flows_order_and_accounts_for_every_ack():
     assert r.aqm("down", "ack_held") == 0
     assert len(out) + filtered == len(frames), r.stdout
     assert r.aqm("up", "sent") == len(out), r.stdout
-    got = _flow(out, 40001)
-    pos = [acks.index(f) for f in got]
-    assert pos == sorted(pos) and len(set(pos)) == len(pos), "reordered or duplicated"
-    assert pos[-1] == len(acks) - 1, "the newest ACK was dropped"
-    assert len(got) + filtered == len(acks), (len(got), filtered, len(acks))
-    # Duplicate ACKs are held too, but never replaced: all of them leave.
-    h.assert_same(_flow(out, 40002), dups, "duplicate ACKs")
-    h.assert_same(_flow(out, 41000), [bytes(f) for f in frames if TCP in f and f[TCP].sport == 41000],
-                  "bulk data")
+    _assert_thinned(out, frames, acks, dups, filtered)
 
 
 SUBS_CSV = "prefix,down,up\n198.18.0.0/24,2mbit,1mbit\n2001:db8:1::/48,2mbit,1mbit\n"

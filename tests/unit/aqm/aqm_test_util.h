@@ -18,6 +18,16 @@
 
 static struct rte_mempool *test_pool;
 
+/* xorshift64: the same pseudo-random sequence on every run from a seed. */
+static inline uint32_t
+test_rng(uint64_t *state)
+{
+	*state ^= *state << 13;
+	*state ^= *state >> 7;
+	*state ^= *state << 17;
+	return (uint32_t)*state;
+}
+
 /* EAL without hugepages or PCI, private to this process; mem_mb in MB. */
 static inline int
 test_eal_init(const char *tag, unsigned int nb_mbufs, const char *mem_mb)

@@ -56,10 +56,7 @@ static uint64_t rng_state;
 static uint32_t
 rng(void)
 {
-	rng_state ^= rng_state << 13;
-	rng_state ^= rng_state >> 7;
-	rng_state ^= rng_state << 17;
-	return (uint32_t)rng_state;
+	return test_rng(&rng_state);
 }
 
 /* Pipe i: a mix of what [aqm] can build. */

@@ -505,10 +505,7 @@ static uint64_t rng_state = 0x9e3779b97f4a7c15ULL;
 static uint32_t
 rng(void)
 {
-	rng_state ^= rng_state << 13;
-	rng_state ^= rng_state >> 7;
-	rng_state ^= rng_state << 17;
-	return (uint32_t)rng_state;
+	return test_rng(&rng_state);
 }
 
 /*
