@@ -272,11 +272,21 @@ pipe_activate(struct aqm_sched *s, uint32_t idx, uint64_t now)
 		wheel_insert(s, idx);
 }
 
+/* File pipe idx if it holds packets but sits idle: an enqueue, or ACKs
+ * released from the hold, just gave it some. */
+static inline void
+pipe_wake(struct aqm_sched *s, uint32_t idx, uint64_t now)
+{
+	const struct aqm_pipe *p = &s->pipes[idx];
+
+	if (p->where == AQM_PIPE_IDLE && p->backlog_pkts != 0)
+		pipe_activate(s, idx, now);
+}
+
 void
 aqm_sched_pipe_wake(struct aqm_sched *s, uint32_t idx, uint64_t now)
 {
-	if (s->pipes[idx].where == AQM_PIPE_IDLE && s->pipes[idx].backlog_pkts != 0)
-		pipe_activate(s, idx, now);
+	pipe_wake(s, idx, now);
 }
 
 /* Queue m in pipe idx of s (the pipe exists), and file the pipe if that
@@ -285,11 +295,9 @@ static inline uint32_t
 enqueue_one(struct aqm_sched *s, uint32_t idx, struct rte_mbuf *m,
 	    uint64_t now_ns)
 {
-	struct aqm_pipe *p = &s->pipes[idx];
-	uint32_t queued = aqm_fq_enqueue(s, p, m, now_ns);
+	uint32_t queued = aqm_fq_enqueue(s, &s->pipes[idx], m, now_ns);
 
-	if (p->where == AQM_PIPE_IDLE && p->backlog_pkts != 0)
-		pipe_activate(s, idx, now_ns);
+	pipe_wake(s, idx, now_ns);
 	return queued;
 }
 
@@ -307,8 +315,7 @@ aqm_sched_pipe_enqueue_burst(struct aqm_sched *s, uint32_t pipe,
 	p = &s->pipes[pipe];
 	for (uint16_t i = 0; i < n; i++)
 		queued += (uint16_t)aqm_fq_enqueue(s, p, pkts[i], now_ns);
-	if (p->where == AQM_PIPE_IDLE && p->backlog_pkts != 0)
-		pipe_activate(s, pipe, now_ns);
+	pipe_wake(s, pipe, now_ns);
 	return queued;
 }
 
