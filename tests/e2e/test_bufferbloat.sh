@@ -83,30 +83,28 @@ elif ge "$util_down" "$(awk -v c="$cpu" 'BEGIN { print 0.8 * c }')"; then
 else
 	e2e_fail bufferbloat_fq_codel_goodput "down link only $util_down% busy with sluice on CPU $cpu% of the time"
 fi
+# up_only NAME KEY WHAT: the fq_codel mode's counter KEY is at least 1 on
+# the upstream, where the download flows' ACKs queue behind the uploads,
+# and 0 downstream.
+up_only() {
+	local up down
+	up=$(bb_get fq_codel "s[\"up\"][\"$2\"]")
+	down=$(bb_get fq_codel "s[\"down\"][\"$2\"]")
+	if ge "$up" 1 && ge 0 "$down"; then
+		e2e_pass "$1" "$up upstream ACKs $3, $down downstream"
+	else
+		e2e_fail "$1" "$2 up $up (want > 0), down $down (want 0)"
+	fi
+}
 # The ACK filter (BB_ACK_FILTER, "up" unless set otherwise) is on the
-# upstream of both FQ-CoDel modes: the download flows' ACKs queue there
-# behind the uploads, so it must have replaced some, and never downstream.
-if [ "$BB_ACK_FILTER" = up ]; then
-	af_up=$(bb_get fq_codel 's["up"]["ack_filtered"]')
-	af_down=$(bb_get fq_codel 's["down"]["ack_filtered"]')
-	if ge "$af_up" 1 && ge 0 "$af_down"; then
-		e2e_pass bufferbloat_ack_filter "$af_up upstream ACKs superseded and dropped, $af_down downstream"
-	else
-		e2e_fail bufferbloat_ack_filter "ack_filtered up $af_up (want > 0), down $af_down (want 0)"
-	fi
-fi
-# The ACK hold (BB_ACK_HOLD ms, with the filter): the download ACKs wait
-# behind the uploads on the upstream, so some must have been held there,
-# and none downstream (no filter, so no hold, there).
-if [ "$BB_ACK_FILTER" = up ] && [ "${BB_ACK_HOLD:-0}" != 0 ]; then
-	ah_up=$(bb_get fq_codel 's["up"]["ack_held"]')
-	ah_down=$(bb_get fq_codel 's["down"]["ack_held"]')
-	if ge "$ah_up" 1 && ge 0 "$ah_down"; then
-		e2e_pass bufferbloat_ack_hold "$ah_up upstream ACKs held ($BB_ACK_HOLD ms), $ah_down downstream"
-	else
-		e2e_fail bufferbloat_ack_hold "ack_held up $ah_up (want > 0), down $ah_down (want 0)"
-	fi
-fi
+# upstream of both FQ-CoDel modes, so it must have replaced some ACKs
+# there, and never downstream.
+[ "$BB_ACK_FILTER" = up ] &&
+	up_only bufferbloat_ack_filter ack_filtered "superseded and dropped"
+# The ACK hold (BB_ACK_HOLD ms, with the filter): some download ACKs must
+# have been held on the upstream, none downstream (no filter, so no hold).
+[ "$BB_ACK_FILTER" = up ] && [ "${BB_ACK_HOLD:-0}" != 0 ] &&
+	up_only bufferbloat_ack_hold ack_held "held ($BB_ACK_HOLD ms)"
 ecn=$(bb_get fq_codel_ecn 's["probes"]["irtt"]["added"]["p99"]')
 ce=$(bb_get fq_codel_ecn '(s["down"]["ce_marks"] or 0) + (s["up"]["ce_marks"] or 0)')
 cd=$(bb_get fq_codel_ecn '(s["down"]["drop_reasons"].get("codel", 0)) + (s["up"]["drop_reasons"].get("codel", 0))')
