@@ -79,6 +79,15 @@ parse_core(struct ini_file *f, struct sl_config *c, char *err, size_t errlen)
 		struct ini_entry *e = &f->entries[i];
 		if (strcmp(e->section, "sluice") == 0) {
 			unsigned k;
+			if (strcmp(e->key, "stage_cycles") == 0) {
+				if (ini_parse_bool(e->value, &c->stage_cycles,
+						   why, sizeof(why)) < 0) {
+					sl_config_err(err, errlen, f, e, why);
+					return -1;
+				}
+				e->used = true;
+				continue;
+			}
 			for (k = 0; k < RTE_DIM(sluice_keys); k++)
 				if (strcmp(e->key, sluice_keys[k].key) == 0)
 					break;

@@ -30,6 +30,7 @@ struct sl_config {
 	uint32_t max_frame;        /**< largest frame accepted (bytes, with L2) */
 	uint32_t drain_timeout_ms; /**< shutdown: how long queues may drain */
 	uint32_t tx_retries;       /**< tx attempts before a packet is dropped */
+	bool stage_cycles;         /**< time every stage call (TSC) */
 	enum sl_action non_ip;     /**< non-IP frames (ARP, LLDP, ...) */
 	enum sl_action malformed;  /**< frames with bad headers */
 	struct sl_stage_conf *stages; /**< owned; see stages.h */

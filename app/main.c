@@ -138,6 +138,7 @@ build_workers(char *err, size_t errlen)
 		w->lcore = lcore;
 		w->is_main = lcore == rte_get_main_lcore();
 		w->cfg = &sl_app.cfg;
+		w->stage_cycles = sl_app.cfg.stage_cycles;
 		w->nb_ports = sl_app.nb_ports;
 		w->txq = (uint16_t)i;
 		w->tsc_hz = hz;

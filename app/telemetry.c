@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <rte_cycles.h>
 #include <rte_ethdev.h>
 #include <rte_telemetry.h>
 
@@ -196,6 +197,67 @@ tel_stage(const char *cmd, const char *params, struct rte_tel_data *d)
 	return -EINVAL;
 }
 
+/* Stage s of every worker's stage_time, summed (all workers run the same
+ * stages in the same order). */
+static void
+sum_stage_time(unsigned s, struct stage_time *t)
+{
+	memset(t, 0, sizeof(*t));
+	for (unsigned i = 0; i < sl_app.nb_workers; i++) {
+		const struct stage_time *o = &sl_app.workers[i]->stats.stage[s];
+		t->bursts += o->bursts;
+		t->packets += o->packets;
+		t->cycles += o->cycles;
+		t->polls += o->polls;
+		t->emitted += o->emitted;
+		t->poll_cycles += o->poll_cycles;
+	}
+}
+
+/* "9.12": cycles / packets with two decimals, "-" with no packets. */
+static void
+per_packet(char *buf, size_t len, uint64_t cycles, uint64_t packets)
+{
+	if (packets == 0)
+		snprintf(buf, len, "-");
+	else
+		snprintf(buf, len, "%.2f", (double)cycles / (double)packets);
+}
+
+static int
+tel_stages(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	const struct worker *w0 = sl_app.nb_workers ? sl_app.workers[0] : NULL;
+	char buf[32];
+
+	(void)cmd;
+	(void)params;
+	rte_tel_data_start_dict(d);
+	rte_tel_data_add_dict_string(d, "stage_cycles",
+				     sl_app.cfg.stage_cycles ? "on" : "off");
+	rte_tel_data_add_dict_u64(d, "tsc_hz", rte_get_tsc_hz());
+	for (unsigned s = 0; w0 != NULL && s < w0->nb_stages; s++) {
+		struct rte_tel_data *c = rte_tel_data_alloc();
+		struct stage_time t;
+
+		if (c == NULL)
+			return -ENOMEM;
+		sum_stage_time(s, &t);
+		rte_tel_data_start_dict(c);
+		rte_tel_data_add_dict_u64(c, "bursts", t.bursts);
+		rte_tel_data_add_dict_u64(c, "packets", t.packets);
+		rte_tel_data_add_dict_u64(c, "cycles", t.cycles);
+		per_packet(buf, sizeof(buf), t.cycles, t.packets);
+		rte_tel_data_add_dict_string(c, "cycles_per_packet", buf);
+		rte_tel_data_add_dict_u64(c, "polls", t.polls);
+		rte_tel_data_add_dict_u64(c, "emitted", t.emitted);
+		rte_tel_data_add_dict_u64(c, "poll_cycles", t.poll_cycles);
+		rte_tel_data_add_dict_container(
+			d, sl_stage_modules[w0->stage_module[s]]->name, c, 0);
+	}
+	return 0;
+}
+
 static int
 register_cmd(const char *cmd, telemetry_cb fn, const char *help)
 {
@@ -218,6 +280,9 @@ telemetry_register(void)
 		"Per-worker counters.");
 	rc |= register_cmd("/sluice/malformed", tel_malformed,
 		"Malformed frames by reason.");
+	rc |= register_cmd("/sluice/stages", tel_stages,
+		"TSC cycles spent in each stage, summed over workers "
+		"([sluice] stage_cycles = on; zeros when off).");
 	for (unsigned m = 0; sl_stage_modules[m] != NULL; m++) {
 		const struct stage_module *mod = sl_stage_modules[m];
 		if (mod->telemetry == NULL)
@@ -269,5 +334,23 @@ report_counters(FILE *out)
 		void *ctxs[RTE_MAX_LCORE];
 		if (module_instances(m, ctxs) && mod->report != NULL)
 			mod->report(ctxs, sl_app.nb_workers, out);
+	}
+	if (sl_app.cfg.stage_cycles && sl_app.nb_workers > 0) {
+		const struct worker *w0 = sl_app.workers[0];
+		fprintf(out, "stage_cycles tsc_hz=%" PRIu64 "\n",
+			rte_get_tsc_hz());
+		for (unsigned s = 0; s < w0->nb_stages; s++) {
+			struct stage_time t;
+			char pp[32];
+			sum_stage_time(s, &t);
+			per_packet(pp, sizeof(pp), t.cycles, t.packets);
+			fprintf(out, "stage %s bursts=%" PRIu64 " packets=%" PRIu64
+				" cycles=%" PRIu64 " cycles_per_packet=%s"
+				" polls=%" PRIu64 " emitted=%" PRIu64
+				" poll_cycles=%" PRIu64 "\n",
+				sl_stage_modules[w0->stage_module[s]]->name,
+				t.bursts, t.packets, t.cycles, pp, t.polls,
+				t.emitted, t.poll_cycles);
+		}
 	}
 }

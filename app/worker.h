@@ -17,6 +17,17 @@
 #define SL_MAX_BURST 512
 #define SL_EMIT_MAX 64
 
+/** Where one stage's time goes ([sluice] stage_cycles = on; all 0 when
+ * off). TSC cycles, read around each call. */
+struct stage_time {
+	uint64_t bursts;      /**< burst() calls */
+	uint64_t packets;     /**< packets handed to burst() */
+	uint64_t cycles;      /**< cycles inside burst() */
+	uint64_t polls;       /**< poll() and flush() calls */
+	uint64_t emitted;     /**< packets poll() released */
+	uint64_t poll_cycles; /**< cycles inside poll() */
+};
+
 /** Counters of one worker. Only that worker writes them. */
 struct worker_stats {
 	uint64_t rx[SL_MAX_PORTS];
@@ -30,6 +41,7 @@ struct worker_stats {
 	uint64_t dropped_oversize;  /**< frames longer than [sluice] max_frame */
 	uint64_t loops;
 	uint64_t busy_loops;        /**< loops that received something */
+	struct stage_time stage[SL_MAX_STAGES]; /**< as in worker.stages */
 };
 
 /** A tx buffer for one port. */
@@ -53,6 +65,9 @@ struct worker;
 struct stage_emitter {
 	struct worker *w;
 	unsigned from;   /**< index of the emitting stage */
+	uint32_t emitted;      /**< stage_cycles: packets this poll released */
+	uint64_t drain_cycles; /**< stage_cycles: spent in later stages
+				*  while the poll ran (counted there) */
 	uint16_t n;
 	uint16_t port[SL_EMIT_MAX];
 	struct rte_mbuf *pkts[SL_EMIT_MAX];
@@ -69,6 +84,7 @@ struct worker {
 	struct rxq rxq[SL_MAX_PORTS];
 	uint16_t txq;             /**< this worker's tx queue on every port */
 	unsigned nb_stages;
+	bool stage_cycles;        /**< [sluice] stage_cycles: time each stage */
 	struct stage stages[SL_MAX_STAGES];
 	int stage_module[SL_MAX_STAGES]; /**< index in sl_stage_modules */
 	uint64_t tsc_hz;

@@ -73,3 +73,42 @@ def h_frame():
     from scapy.all import IP, UDP
     import frames
     return frames.eth() / IP(src="198.18.0.1", dst="198.19.0.1") / UDP()
+
+
+def test_stage_cycles_times_every_stage_and_is_off_by_default():
+    from scapy.all import IP, TCP
+    import frames
+    syn = frames.eth() / IP(src="198.18.0.1", dst="198.19.0.1") / TCP(
+        sport=40000, dport=80, flags="S", options=[("MSS", 1460)])
+    ins = [[bytes(syn)] * 5, [bytes(h_frame())] * 3]
+    r = h.run(ins, config="[sluice]\nstage_cycles = on\n[tcpopt]\nmss_clamp = 1400\n")
+    h.assert_clean_exit(r)
+    assert re.search(r"^stage_cycles tsc_hz=[1-9]\d*$", r.stdout, re.M), r.stdout
+    assert r.counter("stage tcpopt", "packets") == 8, r.stdout
+    bursts = r.counter("stage tcpopt", "bursts")
+    assert 2 <= bursts <= 8, r.stdout
+    assert r.counter("stage tcpopt", "cycles") > 0, r.stdout
+    assert re.search(r"^stage tcpopt .*cycles_per_packet=\d+\.\d\d ", r.stdout, re.M), r.stdout
+    # the stage has no poll(): nothing is timed there
+    assert r.counter("stage tcpopt", "polls") == 0, r.stdout
+    # off (the default): no stage lines
+    r = h.run(ins, config="[tcpopt]\nmss_clamp = 1400\n")
+    h.assert_clean_exit(r)
+    assert "stage_cycles" not in r.stdout and "\nstage " not in r.stdout, r.stdout
+
+
+def test_stage_cycles_counts_what_a_polled_stage_releases():
+    # The impair stage holds packets and releases them from poll(): with
+    # every packet delayed, emitted equals what came in.
+    ins = [[bytes(h_frame())] * 6, []]
+    r = h.run(ins, config="[sluice]\nstage_cycles = on\n[impair]\ndelay = 1ms\n")
+    h.assert_clean_exit(r)
+    assert len(r.outs[1]) == 6
+    assert r.counter("stage impair", "packets") == 6, r.stdout
+    assert r.counter("stage impair", "emitted") == 6, r.stdout
+    assert r.counter("stage impair", "polls") > 0, r.stdout
+    assert r.counter("stage impair", "poll_cycles") > 0, r.stdout
+
+
+def test_bad_stage_cycles_value_is_rejected():
+    h.assert_config_error("[sluice]\nstage_cycles = maybe\n", 2, "stage_cycles", "not a boolean")
