@@ -43,6 +43,7 @@ PORTS=(0 1)                        # ports whose tx counters are summed
 MBUFS_FROM_ENV=${BENCH_MBUFS:+1}
 REPORT_CYCLES=0                    # a mode sets 1 to print cycles/packet,
 CYCLES_BASE=""                     # and the contender to compare them with
+STAGE_ACCOUNT=()                   # "contender stage baseline" triples: see stage_account()
 
 usage() {
 	cat <<EOF
@@ -60,8 +61,10 @@ Modes:
                 ratio aqm_vs_rte_sched <sluice pps / sched_fwd pps>
   tcpopt        sluice with [tcpopt] (config/examples/mss-clamp-1400.ini)
                 vs sluice pass-through, on replayed TCP traffic (net_pcap
-                infinite_rx): SYN/SYN-ACK traffic, then data traffic; last
-                two lines:
+                infinite_rx): SYN/SYN-ACK traffic, then data traffic; then
+                3 more runs of each with [sluice] stage_cycles = on give
+                "stage tcpopt ..." lines (cycles/packet inside the stage,
+                and the ratio they imply); last two lines:
                 ratio tcpopt_syn_vs_passthrough <tcpopt pps / pass-through pps>
                 ratio tcpopt_data_vs_passthrough <tcpopt pps / pass-through pps>
   proxy         sluice as a transparent TCP proxy
@@ -353,13 +356,17 @@ tcpopt_vdevs() {
 	VDEVS=("net_pcap0,rx_pcap=$LOGDIR/tcpopt-$1-0.pcap,infinite_rx=1"
 	       "net_pcap1,rx_pcap=$LOGDIR/tcpopt-$1-1.pcap,infinite_rx=1")
 }
-# The clamp config, plus [sluice] burst when --burst is not the default.
+# The clamp config, plus [sluice] burst when --burst is not the default,
+# plus stage_cycles = on for the stage accounting runs (STAGE_TIMING=1).
+STAGE_TIMING=0
 tcpopt_conf() {
-	if [ "$BURST" = 32 ]; then
+	if [ "$BURST" = 32 ] && [ "$STAGE_TIMING" = 0 ]; then
 		TCPOPT_RUN_CONF=$TCPOPT_CONF
 	else
-		TCPOPT_RUN_CONF=$LOGDIR/tcpopt-burst.ini
-		{ printf '[sluice]\nburst = %s\n' "$BURST"; cat "$TCPOPT_CONF"; } >"$TCPOPT_RUN_CONF"
+		TCPOPT_RUN_CONF=$LOGDIR/tcpopt-run.ini
+		{ printf '[sluice]\nburst = %s\n' "$BURST"
+		  [ "$STAGE_TIMING" = 1 ] && printf 'stage_cycles = on\n'
+		  cat "$TCPOPT_CONF"; } >"$TCPOPT_RUN_CONF"
 	fi
 }
 start_syn_passthrough() { tcpopt_vdevs syn; start_sluice_passthrough "$1"; }
@@ -382,6 +389,9 @@ mode_tcpopt() {
 			die "cannot write the $t traffic (scapy under $PY?)"
 	done
 	TRAFFIC_DESC="net_pcap0/1 infinite_rx=1 replaying 1024 TCP flows per port (syn: SYN / SYN-ACK, 74 B; data: ACK 66 B / data 130 B, NOP NOP TS)"
+	# After the rounds: the stage's own cycles per packet on each traffic
+	# kind, against the pass-through's (contender stage baseline).
+	STAGE_ACCOUNT=(syn_tcpopt tcpopt syn_passthrough data_tcpopt tcpopt data_passthrough)
 }
 
 # aqm: the whole datapath with FQ-CoDel on, against testpmd io-forward and
@@ -514,6 +524,55 @@ if [ "$REPORT_CYCLES" = 1 ]; then
 		echo "bench: CPU frequency unknown (set BENCH_CPU_HZ): no cycles/packet"
 	fi
 fi
+# stage_account CONTENDER STAGE BASELINE: run CONTENDER once more with
+# [sluice] stage_cycles = on (its start function must honour STAGE_TIMING)
+# and print the cycles per packet spent in STAGE over the window, and the
+# ratio they imply against BASELINE's cycles per packet (TSC rate / median
+# pps): base / (base + stage). It leaves out what the stage costs outside
+# its calls, and includes the TSC reads (about 1 cycle per packet), so it is
+# an estimate; but it does not depend on the machine's drift between runs.
+stage_account() {
+	local c=$1 stage=$2 base=$3 a b r
+	local -a vals=()
+	STAGE_TIMING=1
+	for ((r = 1; r <= 3; r++)); do
+		"start_$c" "$c-stage_cycles" || die "$c: cannot start"
+		if ! wait_forwarding; then
+			stop_pid "$APP_PID"
+			die "$c with stage_cycles: not forwarding within ${START_TIMEOUT}s"
+		fi
+		sleep "$WARMUP"
+		a=$("$PY" "$HERE/telemetry.py" "$APP_SOCK" --stage "$stage") || die "$c: no /sluice/stages"
+		sleep "$DURATION"
+		b=$("$PY" "$HERE/telemetry.py" "$APP_SOCK" --stage "$stage") || die "$c: no /sluice/stages"
+		stop_pid "$APP_PID"
+		rm -rf -- "${RUNTIME_BASE:?}/$APP_PREFIX"
+		vals+=("$a $b")
+	done
+	STAGE_TIMING=0
+	"$PY" - "$c" "$stage" "$base" "${MEDIAN[$base]}" "${vals[@]}" <<'PYEOF'
+import statistics, sys
+c, stage, base, base_pps = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4])
+per, hz = [], 0
+for v in sys.argv[5:]:
+    a0, a1, a2, b0, b1, b2 = (int(x) for x in v.split())
+    if b1 > a1:
+        per.append((b0 - a0) / (b1 - a1))
+    hz = b2
+if not per or base_pps <= 0:
+    print("stage %s %s: no packets in the window" % (stage, c))
+    sys.exit(0)
+cyc = statistics.median(per)
+base_cyc = hz / base_pps
+print("stage %s %s %.2f cycles/packet in the stage (median of %d runs: %s); "
+      "%s %.1f cycles/packet (TSC / median pps); estimated ratio %.3f"
+      % (stage, c, cyc, len(per), " ".join("%.2f" % p for p in per), base,
+         base_cyc, base_cyc / (base_cyc + cyc)))
+PYEOF
+}
+for ((i = 0; i + 2 < ${#STAGE_ACCOUNT[@]}; i += 3)); do
+	stage_account "${STAGE_ACCOUNT[$i]}" "${STAGE_ACCOUNT[$((i + 1))]}" "${STAGE_ACCOUNT[$((i + 2))]}"
+done
 # The same ratios round by round: each round runs every contender once,
 # back to back, so a per-round ratio cancels slow drift of the machine.
 # Their median, with a distribution-free interval of >= 95% coverage

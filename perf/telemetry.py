@@ -11,6 +11,12 @@ clock (CLOCK_MONOTONIC, ns) taken half-way between the first and the last
 query, with the summed opackets (tx) and ipackets (rx). The same command
 works for sluice and testpmd, so both are measured by the same counters.
 Add --sluice to also append sluice's own /sluice/totals tx and rx.
+
+    telemetry.py SOCKET --stage NAME          one line: "<cycles> <packets> <tsc_hz>"
+
+--stage reads /sluice/stages (sluice with [sluice] stage_cycles = on) for
+the stage NAME: TSC cycles spent in its burst calls and the packets given
+to them, summed over workers, and the TSC rate.
 """
 import json
 import socket
@@ -68,6 +74,13 @@ def main(argv):
             tot = t.query("/sluice/totals")
             out += ["%d" % tot["tx"], "%d" % tot["rx"]]
         print(" ".join(out))
+    elif args[0] == "--stage":
+        st = t.query("/sluice/stages")
+        if not st or args[1] not in st:
+            sys.stderr.write("no stage %r in /sluice/stages\n" % args[1])
+            return 1
+        one = st[args[1]]
+        print("%d %d %d" % (one["cycles"], one["packets"], st["tsc_hz"]))
     else:
         for cmd in args:
             print(json.dumps(t.query(cmd)))
