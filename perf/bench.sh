@@ -44,6 +44,7 @@ MBUFS_FROM_ENV=${BENCH_MBUFS:+1}
 REPORT_CYCLES=0                    # a mode sets 1 to print cycles/packet,
 CYCLES_BASE=""                     # and the contender to compare them with
 STAGE_ACCOUNT=()                   # "contender stage baseline" triples: see stage_account()
+STAGE_RUNS=${BENCH_STAGE_RUNS:-5}  # runs of each with stage_cycles = on
 
 usage() {
 	cat <<EOF
@@ -62,7 +63,7 @@ Modes:
   tcpopt        sluice with [tcpopt] (config/examples/mss-clamp-1400.ini)
                 vs sluice pass-through, on replayed TCP traffic (net_pcap
                 infinite_rx): SYN/SYN-ACK traffic, then data traffic; then
-                3 more runs of each with [sluice] stage_cycles = on give
+                5 more runs of each with [sluice] stage_cycles = on give
                 "stage tcpopt ..." lines (cycles/packet inside the stage,
                 and the ratio they imply); last two lines:
                 ratio tcpopt_syn_vs_passthrough <tcpopt pps / pass-through pps>
@@ -93,7 +94,8 @@ Options (environment variable in brackets):
 
 Also: BENCH_MEM (EAL -m, MB), BENCH_MBUFS, BENCH_MBUF_CACHE,
 BENCH_NULL_ARGS (extra net_null devargs), BENCH_PYTHON, BENCH_START_TIMEOUT,
-BENCH_CPU_HZ (TSC rate for cycles/packet). aqm mode: BENCH_AQM_FLOWS (10000),
+BENCH_CPU_HZ (TSC rate for cycles/packet), BENCH_STAGE_RUNS (tcpopt mode's
+runs with stage_cycles, 5). aqm mode: BENCH_AQM_FLOWS (10000),
 BENCH_AQM_SUBSCRIBERS (1000), BENCH_AQM_RATE (10gbit), BENCH_AQM_SIZE (64),
 BENCH_AQM_BYPASS (on; off queues every packet, as before the bypass).
 EOF
@@ -535,7 +537,7 @@ stage_account() {
 	local c=$1 stage=$2 base=$3 a b r
 	local -a vals=()
 	STAGE_TIMING=1
-	for ((r = 1; r <= 3; r++)); do
+	for ((r = 1; r <= STAGE_RUNS; r++)); do
 		"start_$c" "$c-stage_cycles" || die "$c: cannot start"
 		if ! wait_forwarding; then
 			stop_pid "$APP_PID"
@@ -565,9 +567,11 @@ if not per or base_pps <= 0:
 cyc = statistics.median(per)
 base_cyc = hz / base_pps
 print("stage %s %s %.2f cycles/packet in the stage (median of %d runs: %s); "
-      "%s %.1f cycles/packet (TSC / median pps); estimated ratio %.3f"
+      "%s %.1f cycles/packet (TSC / median pps); estimated ratio %.3f "
+      "(%.3f with the least run)"
       % (stage, c, cyc, len(per), " ".join("%.2f" % p for p in per), base,
-         base_cyc, base_cyc / (base_cyc + cyc)))
+         base_cyc, base_cyc / (base_cyc + cyc),
+         base_cyc / (base_cyc + min(per))))
 PYEOF
 }
 for ((i = 0; i + 2 < ${#STAGE_ACCOUNT[@]}; i += 3)); do
