@@ -4,7 +4,8 @@
 # The impair stage between two real Linux stacks:
 #  - 20 ms of delay each way: ping RTT is 40 ms or a little more (next to
 #    the same ping through a plain bridge), with no loss, and the exit
-#    report shows every packet in and out;
+#    report shows every packet in and out; that run also has
+#    [sluice] stage_cycles = on, and /sluice/stages must show the stage;
 #  - 1% random loss both ways: iperf3 TCP still completes in both
 #    directions, and the report's loss rate is about 1%;
 #  - config/examples/lossy-lte.ini (80 ms RTT, jitter, 1% loss and bursts):
@@ -28,6 +29,8 @@ e2e_ping 4 20 0.05 || e2e_die "bridge ping: $E2E_WHY"
 BASE_RTT=$E2E_RTT
 e2e_stop_sluice || e2e_die "bridge stop: $E2E_WHY"
 cat >"$E2E_TMP/delay.ini" <<'EOF'
+[sluice]
+stage_cycles = on
 [impair]
 delay = 20ms
 EOF
@@ -58,6 +61,26 @@ tel() {
 	E2E_WHY="pair0_up.in=$in, pair0_down.delay_us=$delay"
 }
 if tel; then e2e_pass impair_telemetry "$E2E_WHY"; else e2e_fail impair_telemetry "$E2E_WHY"; fi
+# [sluice] stage_cycles = on: /sluice/stages has the impair stage's calls,
+# the packets it took and the packets its poll released, with cycles.
+stages() {
+	local on pk em cyc pcyc
+	on=$(e2e_tel /sluice/stages stage_cycles) pk=$(e2e_tel /sluice/stages impair.packets)
+	on=${on//\"/}   # a JSON string
+	em=$(e2e_tel /sluice/stages impair.emitted) cyc=$(e2e_tel /sluice/stages impair.cycles)
+	pcyc=$(e2e_tel /sluice/stages impair.poll_cycles)
+	case "$pk$em$cyc$pcyc" in ''|*[!0-9]*)
+		E2E_WHY="/sluice/stages impair: packets='$pk' emitted='$em' cycles='$cyc' poll_cycles='$pcyc'"; return 1 ;;
+	esac
+	if [ "$on" != on ] || [ "$pk" -lt 40 ] || [ "$em" -lt 40 ] || [ "$cyc" = 0 ] || [ "$pcyc" = 0 ]; then
+		E2E_WHY="/sluice/stages: stage_cycles=$on impair.packets=$pk emitted=$em cycles=$cyc poll_cycles=$pcyc (want on, >= 40 packets each way in total, cycles > 0)"
+		return 1
+	fi
+	local per
+	per=$(e2e_tel /sluice/stages impair.cycles_per_packet)
+	E2E_WHY="impair: packets=$pk emitted=$em cycles=$cyc (${per//\"/} per packet) poll_cycles=$pcyc"
+}
+if stages; then e2e_pass stage_cycles_telemetry "$E2E_WHY"; else e2e_fail stage_cycles_telemetry "$E2E_WHY"; fi
 delay_exit() {
 	e2e_stop_sluice || return 1
 	local d in out lost
