@@ -295,25 +295,37 @@ measure() {
 }
 
 # run_one CONTENDER: start it, measure, stop it. Appends to RESULTS_<c>.
-run_one() {
-	local c=$1 round=$2 note=""
-	"start_$c" "$c" || die "$c: cannot start"
-	if ! wait_forwarding; then
-		stop_pid "$APP_PID"
-		echo "--- $APP_LOG" >&2; tail -n 20 "$APP_LOG" >&2
-		die "$c: not forwarding within ${START_TIMEOUT}s (exit $STOP_RC)"
-	fi
-	if ! measure; then
-		stop_pid "$APP_PID"
-		echo "--- $APP_LOG" >&2; tail -n 20 "$APP_LOG" >&2
-		die "$c: measurement failed (exit $STOP_RC)"
-	fi
+# fail_run WHY: stop the contender that is running, show the end of its
+# log, and die with WHY and its exit status.
+fail_run() {
+	stop_pid "$APP_PID"
+	echo "--- $APP_LOG" >&2; tail -n 20 "$APP_LOG" >&2
+	die "$1 (exit $STOP_RC)"
+}
+
+# start_forwarding CONTENDER LABEL: start_<CONTENDER> LABEL, then wait
+# until it forwards.
+start_forwarding() {
+	"start_$1" "$2" || die "$1: cannot start"
+	wait_forwarding || fail_run "$1: not forwarding within ${START_TIMEOUT}s"
+}
+
+# stop_run CONTENDER: stop the running contender; any exit status but 0
+# is fatal. Removes its runtime directory.
+stop_run() {
 	stop_pid "$APP_PID"
 	if [ "$STOP_RC" != 0 ]; then
 		echo "--- $APP_LOG" >&2; tail -n 20 "$APP_LOG" >&2
-		die "$c: exited with status $STOP_RC"
+		die "$1: exited with status $STOP_RC"
 	fi
 	rm -rf -- "${RUNTIME_BASE:?}/$APP_PREFIX"
+}
+
+run_one() {
+	local c=$1 round=$2 note=""
+	start_forwarding "$c" "$c"
+	measure || fail_run "$c: measurement failed"
+	stop_run "$c"
 	[ -n "$APP_PPS" ] && note="  (own counters: $APP_PPS pps)"
 	printf 'round %d/%d %-22s %12d pps over %s s%s\n' "$round" "$ROUNDS" \
 		"$c" "$PPS" "$WINDOW_S" "$note"
@@ -538,17 +550,12 @@ stage_account() {
 	local -a vals=()
 	STAGE_TIMING=1
 	for ((r = 1; r <= STAGE_RUNS; r++)); do
-		"start_$c" "$c-stage_cycles" || die "$c: cannot start"
-		if ! wait_forwarding; then
-			stop_pid "$APP_PID"
-			die "$c with stage_cycles: not forwarding within ${START_TIMEOUT}s"
-		fi
+		start_forwarding "$c" "$c-stage_cycles"
 		sleep "$WARMUP"
-		a=$("$PY" "$HERE/telemetry.py" "$APP_SOCK" --stage "$stage") || die "$c: no /sluice/stages"
+		a=$("$PY" "$HERE/telemetry.py" "$APP_SOCK" --stage "$stage") || fail_run "$c: no /sluice/stages"
 		sleep "$DURATION"
-		b=$("$PY" "$HERE/telemetry.py" "$APP_SOCK" --stage "$stage") || die "$c: no /sluice/stages"
-		stop_pid "$APP_PID"
-		rm -rf -- "${RUNTIME_BASE:?}/$APP_PREFIX"
+		b=$("$PY" "$HERE/telemetry.py" "$APP_SOCK" --stage "$stage") || fail_run "$c: no /sluice/stages"
+		stop_run "$c"
 		vals+=("$a $b")
 	done
 	STAGE_TIMING=0
