@@ -67,11 +67,12 @@ def run(inputs, config=None, extra=None, idle_ms=300, pairs=1, timeout=60,
     directory that keeps in<p>.pcap / out<p>.pcap after the run (e.g. for
     tshark); the caller removes it. Returns a Run."""
     _seq[0] += 1
+    prefix = "pcap%d_%d" % (os.getpid(), _seq[0])
     tmp = workdir if workdir is not None else tempfile.mkdtemp(prefix="sluice-pcap-")
     try:
         nports = 2 * pairs
         args = [SLUICE, "--no-huge", "-m", "512", "--no-pci", "-l", "0",
-                "--file-prefix", "pcap%d_%d" % (os.getpid(), _seq[0]),
+                "--file-prefix", prefix,
                 "--log-level=warning"]
         if eal_extra:
             args += eal_extra
@@ -98,6 +99,17 @@ def run(inputs, config=None, extra=None, idle_ms=300, pairs=1, timeout=60,
     finally:
         if workdir is None:
             shutil.rmtree(tmp, ignore_errors=True)
+        # The EAL leaves its runtime directory (about 6 MB) behind.
+        shutil.rmtree(eal_runtime_dir(prefix), ignore_errors=True)
+
+
+def eal_runtime_dir(prefix):
+    """Where the EAL keeps the files of --file-prefix prefix."""
+    if os.getuid() == 0:
+        base = "/var/run"
+    else:
+        base = os.environ.get("XDG_RUNTIME_DIR", "/tmp")
+    return os.path.join(base, "dpdk", prefix)
 
 
 def run_cli(args, timeout=30):

@@ -65,10 +65,11 @@ def run(inputs, config, lcores="0", idle_ms=300, keep=False, files=None):
     """Like harness.run, but with a choice of lcores, tx timestamps, and
     extra files (name -> text) written beside the config."""
     _seq[0] += 1
+    prefix = "aqm%d_%d" % (os.getpid(), _seq[0])
     tmp = tempfile.mkdtemp(prefix="sluice-aqm-")
     try:
         args = [h.SLUICE, "--no-huge", "-m", "512", "--no-pci", "-l", lcores,
-                "--file-prefix", "aqm%d_%d" % (os.getpid(), _seq[0]),
+                "--file-prefix", prefix,
                 "--log-level=warning"]
         for p in range(2):
             fin = os.path.join(tmp, "in%d.pcap" % p)
@@ -101,6 +102,7 @@ def run(inputs, config, lcores="0", idle_ms=300, keep=False, files=None):
     finally:
         if not keep:
             shutil.rmtree(tmp, ignore_errors=True)
+        shutil.rmtree(h.eal_runtime_dir(prefix), ignore_errors=True)
 
 
 def tshark(path, *fields):
@@ -361,8 +363,9 @@ def test_two_workers_hand_packets_to_the_owner_and_account_for_every_one():
     # every packet received is sent or counted as dropped.
     import signal
     import time
+    prefix = "aqmnull%d" % os.getpid()
     args = [h.SLUICE, "--no-huge", "-m", "512", "--no-pci", "-l", "0,1",
-            "--file-prefix", "aqmnull%d" % os.getpid(), "--log-level=warning",
+            "--file-prefix", prefix, "--log-level=warning",
             "--vdev", "net_null0", "--vdev", "net_null1", "--", "-c",
             os.path.join(EXAMPLES, "fq_codel-10mbit.ini")]
     p = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -370,6 +373,7 @@ def test_two_workers_hand_packets_to_the_owner_and_account_for_every_one():
     time.sleep(2.5)
     p.send_signal(signal.SIGTERM)
     out, err = p.communicate(timeout=30)
+    shutil.rmtree(h.eal_runtime_dir(prefix), ignore_errors=True)
     r = h.Run(p.returncode, out, err, [])
     h.assert_clean_exit(r)
     rx = r.counter("totals", "rx")

@@ -13,6 +13,7 @@
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
 
+#include "../eal_runtime_dir.h"
 #include "aqm.h"
 #include "pkt.h"
 
@@ -40,6 +41,7 @@ test_eal_init(const char *tag, unsigned int nb_mbufs, const char *mem_mb)
 	snprintf(prefix, sizeof(prefix), "--file-prefix=aqm_%s_%d", tag, (int)getpid());
 	if (rte_eal_init((int)RTE_DIM(argv) - 1, argv) < 0)
 		return -1;
+	test_eal_dir_remove_at_exit();
 	test_pool = rte_pktmbuf_pool_create("aqm_test", nb_mbufs, 0,
 					    PKT_META_PRIV_SIZE,
 					    RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);

@@ -20,6 +20,7 @@
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
 
+#include "../eal_runtime_dir.h"
 #include "impair.h"
 
 #define MS 1000000ULL
@@ -41,6 +42,7 @@ test_eal_init(const char *tag, unsigned int nb_mbufs)
 		 (int)getpid());
 	if (rte_eal_init((int)RTE_DIM(argv) - 1, argv) < 0)
 		return -1;
+	test_eal_dir_remove_at_exit();
 	test_pool = rte_pktmbuf_pool_create("impair_test", nb_mbufs, 0,
 					    PRIV_SIZE, RTE_MBUF_DEFAULT_BUF_SIZE,
 					    SOCKET_ID_ANY);

@@ -20,6 +20,7 @@
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
 
+#include "../eal_runtime_dir.h"
 #include "pkt.h"
 #include "tcp.h"
 #include "tcp_seg.h"
@@ -39,6 +40,7 @@ test_eal_init(const char *tag)
 	snprintf(prefix, sizeof(prefix), "--file-prefix=tcp_%s_%d", tag, (int)getpid());
 	if (rte_eal_init((int)RTE_DIM(argv) - 1, argv) < 0)
 		return -1;
+	test_eal_dir_remove_at_exit();
 	test_pool = rte_pktmbuf_pool_create("tcp_test", 16383, 0, PKT_META_PRIV_SIZE,
 					    RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
 	return test_pool ? 0 : -1;

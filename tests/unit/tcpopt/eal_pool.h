@@ -15,6 +15,7 @@
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
 
+#include "../eal_runtime_dir.h"
 #include "pkt.h"
 
 static inline struct rte_mempool *
@@ -28,6 +29,7 @@ test_eal_pool(const char *name, unsigned int n)
 	snprintf(prefix, sizeof(prefix), "--file-prefix=%s", name);
 	if (rte_eal_init(8, argv) < 0)
 		return NULL;
+	test_eal_dir_remove_at_exit();
 	return rte_pktmbuf_pool_create(name, n, 0, PKT_META_PRIV_SIZE,
 				       RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
 }
