@@ -15,6 +15,8 @@
 #include <rte_eal.h>
 #include <rte_mbuf.h>
 
+#include "../../tests/test_eal.h"
+
 #include "aqm.h"
 #include "pkt.h"
 
@@ -118,11 +120,7 @@ BENCHMARK(BM_aqm_10k_flows_1k_pipes);
 int
 main(int argc, char **argv)
 {
-	char prefix[64];
-	snprintf(prefix, sizeof(prefix), "--file-prefix=bench_aqm_%d", (int)getpid());
-	const char *eal[] = { "bench", "--no-huge", "-m", "512", "--no-pci",
-			      "--no-shconf", "--log-level=error", prefix };
-	if (rte_eal_init(8, const_cast<char **>(eal)) < 0)
+	if (test_eal_start("bench_aqm", 512) < 0)
 		return 1;
 	g_pool = rte_pktmbuf_pool_create("bench_aqm", 80000, 256, PKT_META_PRIV_SIZE,
 					 RTE_PKTMBUF_HEADROOM + 256, SOCKET_ID_ANY);

@@ -14,6 +14,8 @@
 #include <rte_eal.h>
 #include <rte_mbuf.h>
 
+#include "../../tests/test_eal.h"
+
 #include "impair.h"
 
 namespace {
@@ -130,11 +132,7 @@ BENCHMARK(BM_impair_loss_ge_delay);
 int
 main(int argc, char **argv)
 {
-	char prefix[64];
-	snprintf(prefix, sizeof(prefix), "--file-prefix=bench_impair_%d", (int)getpid());
-	const char *eal[] = { "bench", "--no-huge", "-m", "256", "--no-pci",
-			      "--no-shconf", "--log-level=error", prefix };
-	if (rte_eal_init(8, const_cast<char **>(eal)) < 0)
+	if (test_eal_start("bench_impair", 256) < 0)
 		return 1;
 	g_pool = rte_pktmbuf_pool_create("bench_impair", 16383, 256, 64,
 					 RTE_PKTMBUF_HEADROOM + 256, SOCKET_ID_ANY);

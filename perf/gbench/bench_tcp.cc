@@ -16,6 +16,8 @@
 #include <rte_eal.h>
 #include <rte_mbuf.h>
 
+#include "../../tests/test_eal.h"
+
 extern "C" {
 #include "pkt.h"
 #include "tcp.h"
@@ -221,12 +223,7 @@ BENCHMARK(BM_ConnectionOpenAndClose);
 int
 main(int argc, char **argv)
 {
-	char prefix[64];
-	std::snprintf(prefix, sizeof(prefix), "--file-prefix=bench_tcp_%d", (int)getpid());
-	const char *eal[] = { "bench", "--no-huge", "-m", "256", "--no-pci",
-			      "--no-shconf", "--log-level=error", prefix };
-
-	if (rte_eal_init(8, const_cast<char **>(eal)) < 0)
+	if (test_eal_start("bench_tcp", 256) < 0)
 		return 1;
 	g_pool = rte_pktmbuf_pool_create("bench_tcp", 16383, 256, PKT_META_PRIV_SIZE,
 					 RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);

@@ -13,7 +13,7 @@
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
 
-#include "../eal_runtime_dir.h"
+#include "../../test_eal.h"
 #include "aqm.h"
 #include "pkt.h"
 
@@ -31,17 +31,13 @@ test_rng(uint64_t *state)
 
 /* EAL without hugepages or PCI, private to this process; mem_mb in MB. */
 static inline int
-test_eal_init(const char *tag, unsigned int nb_mbufs, const char *mem_mb)
+test_eal_init(const char *tag, unsigned int nb_mbufs, unsigned int mem_mb)
 {
-	char prefix[64], mem[16];
-	char *argv[] = { "test", "--no-huge", "-m", mem, "--no-pci",
-			 "--no-shconf", "--log-level=error", prefix, NULL };
+	char name[64];
 
-	snprintf(mem, sizeof(mem), "%s", mem_mb);
-	snprintf(prefix, sizeof(prefix), "--file-prefix=aqm_%s_%d", tag, (int)getpid());
-	if (rte_eal_init((int)RTE_DIM(argv) - 1, argv) < 0)
+	snprintf(name, sizeof(name), "aqm_%s", tag);
+	if (test_eal_start(name, mem_mb) < 0)
 		return -1;
-	test_eal_dir_remove_at_exit();
 	test_pool = rte_pktmbuf_pool_create("aqm_test", nb_mbufs, 0,
 					    PKT_META_PRIV_SIZE,
 					    RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);

@@ -329,7 +329,7 @@ main(void)
 		cmocka_unit_test(test_a_fifo_pipe_ignores_the_ack_filter),
 	};
 
-	if (test_eal_init("ack", 4096, "64") < 0)
+	if (test_eal_init("ack", 4096, 64) < 0)
 		return 1;
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

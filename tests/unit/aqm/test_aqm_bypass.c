@@ -482,7 +482,7 @@ main(void)
 		cmocka_unit_test(test_bypass_only_for_an_idle_pipe_whose_shaper_is_due),
 	};
 
-	if (test_eal_init("bypass", 65535, "512") != 0)
+	if (test_eal_init("bypass", 65535, 512) != 0)
 		return 1;
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -330,7 +330,7 @@ main(void)
 		cmocka_unit_test(test_flow_hash_seed_changes_which_flows_share_a_queue),
 	};
 
-	if (test_eal_init("fq", 8191, "256") != 0)
+	if (test_eal_init("fq", 8191, 256) != 0)
 		return 1;
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

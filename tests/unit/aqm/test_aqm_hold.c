@@ -638,7 +638,7 @@ main(void)
 		cmocka_unit_test(test_a_hold_of_zero_or_a_bad_table_size),
 	};
 
-	if (test_eal_init("hold", 8192, "64") < 0)
+	if (test_eal_init("hold", 8192, 64) < 0)
 		return 1;
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -288,7 +288,7 @@ main(void)
 		cmocka_unit_test(test_sojourn_percentiles_come_from_a_log_scale_histogram),
 	};
 
-	if (test_eal_init("shaper", 16383, "256") != 0)
+	if (test_eal_init("shaper", 16383, 256) != 0)
 		return 1;
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -309,7 +309,7 @@ main(void)
 
 	/* Each rte_lpm holds a 64 MB first-level table; the 100k test
 	 * needs about 350 MB at once. */
-	if (test_eal_init("subs", 4095, "768") != 0)
+	if (test_eal_init("subs", 4095, 768) != 0)
 		return 1;
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

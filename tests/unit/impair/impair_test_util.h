@@ -20,7 +20,7 @@
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
 
-#include "../eal_runtime_dir.h"
+#include "../../test_eal.h"
 #include "impair.h"
 
 #define MS 1000000ULL
@@ -34,15 +34,11 @@ static struct rte_mempool *test_pool;
 static inline int
 test_eal_init(const char *tag, unsigned int nb_mbufs)
 {
-	char prefix[64];
-	char *argv[] = { "test", "--no-huge", "-m", "128", "--no-pci",
-			 "--no-shconf", "--log-level=error", prefix, NULL };
+	char name[64];
 
-	snprintf(prefix, sizeof(prefix), "--file-prefix=impair_%s_%d", tag,
-		 (int)getpid());
-	if (rte_eal_init((int)RTE_DIM(argv) - 1, argv) < 0)
+	snprintf(name, sizeof(name), "impair_%s", tag);
+	if (test_eal_start(name, 128) < 0)
 		return -1;
-	test_eal_dir_remove_at_exit();
 	test_pool = rte_pktmbuf_pool_create("impair_test", nb_mbufs, 0,
 					    PRIV_SIZE, RTE_MBUF_DEFAULT_BUF_SIZE,
 					    SOCKET_ID_ANY);

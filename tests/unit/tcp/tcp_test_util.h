@@ -20,7 +20,7 @@
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
 
-#include "../eal_runtime_dir.h"
+#include "../../test_eal.h"
 #include "pkt.h"
 #include "tcp.h"
 #include "tcp_seg.h"
@@ -33,14 +33,11 @@ static struct rte_mempool *test_pool;
 static inline int
 test_eal_init(const char *tag)
 {
-	char prefix[64];
-	char *argv[] = { "test", "--no-huge", "-m", "256", "--no-pci",
-			 "--no-shconf", "--log-level=error", prefix, NULL };
+	char name[64];
 
-	snprintf(prefix, sizeof(prefix), "--file-prefix=tcp_%s_%d", tag, (int)getpid());
-	if (rte_eal_init((int)RTE_DIM(argv) - 1, argv) < 0)
+	snprintf(name, sizeof(name), "tcp_%s", tag);
+	if (test_eal_start(name, 256) < 0)
 		return -1;
-	test_eal_dir_remove_at_exit();
 	test_pool = rte_pktmbuf_pool_create("tcp_test", 16383, 0, PKT_META_PRIV_SIZE,
 					    RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
 	return test_pool ? 0 : -1;

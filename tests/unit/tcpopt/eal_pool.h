@@ -15,21 +15,14 @@
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
 
-#include "../eal_runtime_dir.h"
+#include "../../test_eal.h"
 #include "pkt.h"
 
 static inline struct rte_mempool *
 test_eal_pool(const char *name, unsigned int n)
 {
-	char prefix[64];
-	char *argv[] = { (char *)(uintptr_t)name, "--no-huge", "-m", "64",
-			 "--no-pci", "--no-shconf", "--log-level=lib.*:error",
-			 prefix, NULL };
-
-	snprintf(prefix, sizeof(prefix), "--file-prefix=%s", name);
-	if (rte_eal_init(8, argv) < 0)
+	if (test_eal_start(name, 64) < 0)
 		return NULL;
-	test_eal_dir_remove_at_exit();
 	return rte_pktmbuf_pool_create(name, n, 0, PKT_META_PRIV_SIZE,
 				       RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
 }
