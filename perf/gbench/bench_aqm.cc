@@ -7,9 +7,7 @@
 
 #include <benchmark/benchmark.h>
 
-#include <cstdio>
 #include <cstring>
-#include <unistd.h>
 #include <vector>
 
 #include <rte_eal.h>

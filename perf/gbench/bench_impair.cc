@@ -8,9 +8,6 @@
 
 #include <benchmark/benchmark.h>
 
-#include <cstdio>
-#include <unistd.h>
-
 #include <rte_eal.h>
 #include <rte_mbuf.h>
 

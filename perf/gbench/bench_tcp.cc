@@ -11,7 +11,6 @@
 
 #include <cstdio>
 #include <cstring>
-#include <unistd.h>
 
 #include <rte_eal.h>
 #include <rte_mbuf.h>
