@@ -8,7 +8,8 @@
  *
  * A worker receives a burst on one port of a pair, parses it (struct
  * pkt_meta is then valid in every mbuf), and hands it to each stage in
- * order. A stage may, per packet:
+ * order. (The first stage may do the parse itself, in its own pass:
+ * parse_burst.) A stage may, per packet:
  *   - pass it on: leave it in pkts[] (the stage compacts the array and
  *     returns how many are left, keeping their order);
  *   - consume it: keep the mbuf (a queue, a proxy) and release it later
@@ -40,6 +41,14 @@ struct stage_burst {
 	uint8_t  worker;    /**< worker index */
 };
 
+/** The worker's parse duties, for a stage that parses (parse_burst). */
+struct stage_parse {
+	uint32_t max_frame;  /**< [sluice] max_frame: stop before a longer frame */
+	uint64_t *err_count; /**< [PKT_ERR_MAX]: +1 per frame pkt_parse()
+			      *   rejects, at its enum pkt_err */
+	uint64_t *non_ip;    /**< +1 per frame parsed without error, not IP */
+};
+
 /** Operations of a stage. Every callback but burst may be NULL. */
 struct stage_ops {
 	const char *name;
@@ -49,6 +58,23 @@ struct stage_ops {
 	 */
 	uint16_t (*burst)(void *ctx, const struct stage_burst *b,
 			  struct rte_mbuf **pkts, uint16_t n, uint64_t now_ns);
+	/**
+	 * Optional, and called only for the first stage of a pipeline: parse
+	 * pkts[0..n), which come straight from rx, with pkt_parse() and
+	 * handle them as burst() would, in the same pass over the burst. The
+	 * worker calls it instead of its own parse loop and burst() when no
+	 * [policy] drops malformed or non-IP frames and [sluice]
+	 * stage_cycles is off (which times each stage on its own).
+	 *
+	 * It stops before the first frame that is chained or longer than
+	 * p->max_frame and leaves the rest to the worker, which parses them
+	 * its general way and hands them to burst(). Returns k: pkts[0..k)
+	 * go on, compacted in order, and pkts[k..k + *rest) are the frames
+	 * it did not look at, in order.
+	 */
+	uint16_t (*parse_burst)(void *ctx, const struct stage_burst *b,
+				struct rte_mbuf **pkts, uint16_t n,
+				const struct stage_parse *p, uint16_t *rest);
 	/** Called every loop iteration: release what is due via stage_emit(). */
 	void (*poll)(void *ctx, struct stage_emitter *em, uint64_t now_ns);
 	/** Packets the stage holds right now (0 when drained). */

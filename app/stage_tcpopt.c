@@ -203,6 +203,23 @@ tcpopt_stage_burst(void *ctx, const struct stage_burst *b,
 			    pkts, n);
 }
 
+static uint16_t
+tcpopt_stage_parse_burst(void *ctx, const struct stage_burst *b,
+			 struct rte_mbuf **pkts, uint16_t n,
+			 const struct stage_parse *p, uint16_t *rest)
+{
+	struct tcpopt_stage *st = ctx;
+	const struct tcpopt_parse_args pa = {
+		.in_port = b->in_port,
+		.max_frame = p->max_frame,
+		.err_count = p->err_count,
+		.non_ip = p->non_ip,
+	};
+
+	return tcpopt_parse_burst(st->ctx[b->pair < st->nb_pairs ? b->pair : 0],
+				  pkts, n, &pa, rest);
+}
+
 static void
 tcpopt_stage_destroy(void *ctx)
 {
@@ -219,6 +236,7 @@ tcpopt_stage_destroy(void *ctx)
 static const struct stage_ops tcpopt_stage_ops = {
 	.name = "tcpopt",
 	.burst = tcpopt_stage_burst,
+	.parse_burst = tcpopt_stage_parse_burst,
 	.destroy = tcpopt_stage_destroy,
 };
 

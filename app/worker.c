@@ -235,6 +235,31 @@ classify(struct worker *w, const struct rxq *q, struct rte_mbuf **pkts,
 	return n;
 }
 
+/* classify() and the first stage in one pass, by the stage's parse_burst
+ * (struct stage_ops). Frames it leaves (chained or oversize, and all
+ * after the first of them) take classify_slow() and the stage's burst(). */
+static uint16_t
+classify_in_stage(struct worker *w, const struct rxq *q,
+		  const struct stage_burst *sb, struct rte_mbuf **pkts,
+		  uint16_t n, uint64_t now)
+{
+	const struct stage *s = &w->stages[0];
+	const struct stage_parse sp = {
+		.max_frame = w->cfg->max_frame,
+		.err_count = w->stats.malformed,
+		.non_ip = &w->stats.non_ip,
+	};
+	uint16_t rest, kept, m;
+
+	kept = s->ops->parse_burst(s->ctx, sb, pkts, n, &sp, &rest);
+	if (likely(rest == 0))
+		return kept;
+	m = classify_slow(w, q, pkts + kept, rest, 0);
+	if (m > 0)
+		m = s->ops->burst(s->ctx, sb, pkts + kept, m, now);
+	return kept + m;
+}
+
 static void
 stages_poll(struct worker *w, uint64_t now, bool flush)
 {
@@ -315,6 +340,13 @@ worker_main(void *arg)
 	uint64_t now = worker_now_ns(w);
 	uint64_t next_ctl = now;
 
+	/* The first stage parses, when it can and nothing else must see the
+	 * parse on its own: a drop policy takes classify_slow(), and
+	 * stage_cycles times the stages one by one. */
+	const bool parse_in_stage = w->nb_stages > 0 &&
+		w->stages[0].ops->parse_burst != NULL && !w->stage_cycles &&
+		cfg->malformed != SL_ACTION_DROP && cfg->non_ip != SL_ACTION_DROP;
+
 	w->last_rx_ns = now;
 	while (!sl_control.stop) {
 		now = worker_now_ns(w);
@@ -331,13 +363,18 @@ worker_main(void *arg)
 			now = worker_now_ns(w);
 			busy = true;
 			w->stats.rx[q->port] += n;
-			n = classify(w, q, pkts, n);
 			struct stage_burst sb = {
 				.pair = q->pair, .in_port = q->port,
 				.out_port = q->peer, .upstream = q->upstream,
 				.worker = (uint8_t)w->index,
 			};
-			pipeline_run(w, 0, &sb, pkts, n, now);
+			if (parse_in_stage) {
+				n = classify_in_stage(w, q, &sb, pkts, n, now);
+				pipeline_run(w, 1, &sb, pkts, n, now);
+			} else {
+				n = classify(w, q, pkts, n);
+				pipeline_run(w, 0, &sb, pkts, n, now);
+			}
 		}
 		if (busy) {
 			w->last_rx_ns = now;

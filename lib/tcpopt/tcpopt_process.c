@@ -8,6 +8,7 @@
 #include <rte_branch_prediction.h>
 #include <rte_byteorder.h>
 #include <rte_mbuf.h>
+#include <rte_prefetch.h>
 
 #include "pkt.h"
 #include "tcpopt.h"
@@ -362,27 +363,19 @@ tcpopt_mbuf_writable(const struct rte_mbuf *m)
 }
 #endif
 
-/* Everything but a SYN the fast path clamps: a data segment counted from
- * its shape, or the full walk. false when the segment was dropped (and
- * freed). */
+/* Neither a data segment nor a SYN the fast path clamps: a SYN in the
+ * Linux layout at or below the clamp (syn_cand: its metadata passed
+ * tcpopt_syn_meta_ok()), or the full walk. false when the segment was
+ * dropped (and freed). */
 static __rte_noinline bool
-tcpopt_burst_other(struct tcpopt_ctx *ctx, struct rte_mbuf *m,
-		   struct tcpopt_burst_acc *a)
+tcpopt_walk_other(struct tcpopt_ctx *ctx, struct rte_mbuf *m,
+		  struct tcpopt_burst_acc *a, bool syn_cand)
 {
 	const struct pkt_meta *meta = pkt_meta(m);
-	const uint16_t shape = meta->flags & TCPOPT_SHAPE_MASK;
 
-	/* A segment after the handshake with no options or with NOP NOP TS
-	 * is only counted: the parser read it already. */
-	if (shape == (PKT_F_L4 | PKT_F_TCP_NOOPT) ||
-	    shape == (PKT_F_L4 | PKT_F_TCP_TSOPT)) {
-		a->other++;
-		a->other_ts += shape == (PKT_F_L4 | PKT_F_TCP_TSOPT);
-		return true;
-	}
 	/* A SYN in the Linux layout at or below the clamp: counted as the
 	 * fast path counts, without a write. */
-	if (tcpopt_syn_meta_ok(meta)) {
+	if (syn_cand) {
 		const uint8_t *tcp = rte_pktmbuf_mtod_offset(m, const uint8_t *,
 							     meta->l4_off);
 		uint32_t w;
@@ -403,6 +396,59 @@ tcpopt_burst_other(struct tcpopt_ctx *ctx, struct rte_mbuf *m,
 	return false;
 }
 
+/* Everything but a SYN the fast path clamps: a data segment counted from
+ * its shape, or tcpopt_walk_other(). false when the segment was dropped
+ * (and freed). */
+static __rte_noinline bool
+tcpopt_burst_other(struct tcpopt_ctx *ctx, struct rte_mbuf *m,
+		   struct tcpopt_burst_acc *a)
+{
+	const struct pkt_meta *meta = pkt_meta(m);
+	const uint16_t shape = meta->flags & TCPOPT_SHAPE_MASK;
+
+	/* A segment after the handshake with no options or with NOP NOP TS
+	 * is only counted: the parser read it already. */
+	if (shape == (PKT_F_L4 | PKT_F_TCP_NOOPT) ||
+	    shape == (PKT_F_L4 | PKT_F_TCP_TSOPT)) {
+		a->other++;
+		a->other_ts += shape == (PKT_F_L4 | PKT_F_TCP_TSOPT);
+		return true;
+	}
+	return tcpopt_walk_other(ctx, m, a, tcpopt_syn_meta_ok(meta));
+}
+
+/*
+ * The clamp of a SYN or SYN/ACK whose metadata passed the candidate test:
+ * MSS kind, length and a value above the clamp at tcp + 20, the rest of
+ * the Linux layout, and an mbuf it may write. true when it was clamped;
+ * *synack then grows by tcp[13] & ACK.
+ */
+static __rte_always_inline bool
+tcpopt_syn_clamp(const struct tcpopt_ctx *ctx, struct rte_mbuf *m,
+		 const struct pkt_meta *meta, uint64_t *synack,
+		 const bool uniform)
+{
+	uint8_t *tcp = rte_pktmbuf_mtod_offset(m, uint8_t *, meta->l4_off);
+	/* 4 or 6 (the candidate test); one clamp for both: either. */
+	const unsigned int v = uniform ? PKT_L3_IPV4 : meta->l3;
+	uint32_t w;
+	uint16_t mss_be, hc;
+
+	memcpy(&w, tcp + 20, 4);
+	if (likely(rte_be_to_cpu_32(w) - ctx->syn_lo[v] < ctx->syn_range[v] &&
+		   tcpopt_syn_layout_24(tcp) && tcpopt_mbuf_writable(m))) {
+		memcpy(&mss_be, tcp + 22, 2);
+		memcpy(&hc, tcp + TCPOPT_CSUM_OFF, 2);
+		hc = tcpopt_csum_update16_f(hc, mss_be, ctx->syn_csum_k[v],
+					    ctx->csum_fold);
+		memcpy(tcp + 22, &ctx->syn_mss_be[v], 2);
+		memcpy(tcp + TCPOPT_CSUM_OFF, &hc, 2);
+		*synack += tcp[13] & TCPOPT_TH_ACK;
+		return true;
+	}
+	return false;
+}
+
 /*
  * One segment of a burst: counted, maybe clamped. false when it was
  * dropped (and freed). Every segment that a->other and a->slow do not
@@ -419,32 +465,9 @@ tcpopt_burst_one(struct tcpopt_ctx *ctx, struct rte_mbuf *m,
 
 	/* Data segments rarely get here: the first loop of tcpopt_burst()
 	 * takes every leading one. So SYNs are tested first. */
-	if (likely(tcpopt_syn_meta_ok(meta))) {
-		uint8_t *tcp = rte_pktmbuf_mtod_offset(m, uint8_t *,
-						       meta->l4_off);
-		/* 4 or 6 (syn_meta_ok()); one clamp for both: either. */
-		const unsigned int v = uniform ? PKT_L3_IPV4 : meta->l3;
-		uint32_t w;
-		uint16_t mss_be, hc;
-
-		/* MSS kind, length and a value above the clamp at tcp + 20,
-		 * and the rest of the layout: */
-		memcpy(&w, tcp + 20, 4);
-		if (likely(rte_be_to_cpu_32(w) - ctx->syn_lo[v] <
-			   ctx->syn_range[v] &&
-			   tcpopt_syn_layout_24(tcp) &&
-			   tcpopt_mbuf_writable(m))) {
-			memcpy(&mss_be, tcp + 22, 2);
-			memcpy(&hc, tcp + TCPOPT_CSUM_OFF, 2);
-			hc = tcpopt_csum_update16_f(hc, mss_be,
-						    ctx->syn_csum_k[v],
-						    ctx->csum_fold);
-			memcpy(tcp + 22, &ctx->syn_mss_be[v], 2);
-			memcpy(tcp + TCPOPT_CSUM_OFF, &hc, 2);
-			*synack += tcp[13] & TCPOPT_TH_ACK;
-			return true;
-		}
-	}
+	if (likely(tcpopt_syn_meta_ok(meta)) &&
+	    likely(tcpopt_syn_clamp(ctx, m, meta, synack, uniform)))
+		return true;
 	return tcpopt_burst_other(ctx, m, a);
 }
 
@@ -586,31 +609,26 @@ tcpopt_count_data(struct tcpopt_counters *c, uint64_t n, uint64_t ts)
 	c->kind[TCPOPT_SEG_OTHER][TCPOPT_KIND_TS] += ts;
 }
 
-/* Everything after the leading run of data segments. */
-static __rte_noinline uint16_t
-tcpopt_burst_mixed(struct tcpopt_ctx *ctx, struct rte_mbuf **pkts,
-		   uint16_t n, ptrdiff_t k, uint64_t other_ts)
+/*
+ * The counts of n segments of which a counted the data segments, the slow
+ * ones and the unclamped Linux-layout SYNs: every other one is a clamped
+ * Linux-layout SYN or SYN/ACK, synack + a->synack of them SYN/ACKs (times
+ * TCPOPT_TH_ACK).
+ */
+static inline void
+tcpopt_burst_account(struct tcpopt_counters *c, uint64_t n,
+		     const struct tcpopt_burst_acc *a, uint64_t synack)
 {
-	struct tcpopt_counters *c = &ctx->cnt;
-	struct tcpopt_burst_acc a;
-	uint64_t fast, synack = 0;
-	uint16_t i, kept;
+	uint64_t fast;
+	unsigned int i;
 
-	a = (struct tcpopt_burst_acc){ .other = (uint64_t)(n + k),
-				       .other_ts = other_ts };
-	/* The same clamp over IPv4 and IPv6 (mss_clamp, not mtu) saves the
-	 * SYN loop reading the IP version. */
-	if (likely(ctx->syn_uniform))
-		kept = tcpopt_burst_loop(ctx, pkts, n, k, &synack, &a, true);
-	else
-		kept = tcpopt_burst_loop(ctx, pkts, n, k, &synack, &a, false);
-	/* A burst of SYNs has none. */
-	if (a.other != 0)
-		tcpopt_count_data(c, a.other, a.other_ts);
-	fast = n - a.other - a.slow;
+	/* A burst of SYNs has no data segment. */
+	if (a->other != 0)
+		tcpopt_count_data(c, a->other, a->other_ts);
+	fast = n - a->other - a->slow;
 	if (fast == 0)
-		return kept;
-	synack = (synack + a.synack) / TCPOPT_TH_ACK;
+		return;
+	synack = (synack + a->synack) / TCPOPT_TH_ACK;
 	for (i = 0; i < 2; i++) {
 		const uint64_t cnt = i == 0 ? fast - synack : synack;
 		uint64_t *kc = c->kind[TCPOPT_SEG_SYN + i];
@@ -622,7 +640,28 @@ tcpopt_burst_mixed(struct tcpopt_ctx *ctx, struct rte_mbuf **pkts,
 		kc[TCPOPT_KIND_NOP] += cnt;
 		kc[TCPOPT_KIND_WS] += cnt;
 	}
-	c->event[TCPOPT_EV_MSS_CLAMPED] += fast - a.unclamped;
+	c->event[TCPOPT_EV_MSS_CLAMPED] += fast - a->unclamped;
+}
+
+/* Everything after the leading run of data segments. */
+static __rte_noinline uint16_t
+tcpopt_burst_mixed(struct tcpopt_ctx *ctx, struct rte_mbuf **pkts,
+		   uint16_t n, ptrdiff_t k, uint64_t other_ts)
+{
+	struct tcpopt_counters *c = &ctx->cnt;
+	struct tcpopt_burst_acc a;
+	uint64_t synack = 0;
+	uint16_t kept;
+
+	a = (struct tcpopt_burst_acc){ .other = (uint64_t)(n + k),
+				       .other_ts = other_ts };
+	/* The same clamp over IPv4 and IPv6 (mss_clamp, not mtu) saves the
+	 * SYN loop reading the IP version. */
+	if (likely(ctx->syn_uniform))
+		kept = tcpopt_burst_loop(ctx, pkts, n, k, &synack, &a, true);
+	else
+		kept = tcpopt_burst_loop(ctx, pkts, n, k, &synack, &a, false);
+	tcpopt_burst_account(c, n, &a, synack);
 	return kept;
 }
 
@@ -658,4 +697,146 @@ tcpopt_burst(struct tcpopt_ctx *ctx, struct rte_mbuf **pkts, uint16_t n)
 		return n;
 	}
 	return tcpopt_burst_mixed(ctx, pkts, n, k, other_ts);
+}
+
+/*
+ * tcpopt_parse_burst(): the parser and tcpopt_burst() in one pass. Each
+ * segment's metadata is tested right after pkt_parse() wrote it, so the
+ * tests are scalar loads the store buffer forwards: a 16-byte load of
+ * fields just stored one by one (tcpopt_syn_meta_ok()) would wait for
+ * the stores to reach the cache.
+ */
+#define TCPOPT_D_SYN \
+	((uint32_t)(PKT_F_L4 | PKT_F_TCP_SYN) - (PKT_F_L4 | PKT_F_TCP_NOOPT))
+
+/* What the pass counts in registers, added once at the end. */
+struct tcpopt_parse_acc {
+	uint64_t data;   /* data segments (shape L4|NOOPT or L4|TSOPT) */
+	uint64_t ts;     /* TCPOPT_D_TS per NOP NOP TS one */
+	uint64_t synack; /* clamped SYN/ACKs, times TCPOPT_TH_ACK */
+	uint64_t non_ip;
+};
+
+static inline bool
+tcpopt_frame_stops(const struct rte_mbuf *m, uint32_t max_frame)
+{
+	return m->nb_segs > 1 || m->pkt_len > max_frame;
+}
+
+/* One frame: parsed, counted, maybe clamped. false when it was dropped
+ * (and freed). */
+static __rte_always_inline bool
+tcpopt_parse_one(struct tcpopt_ctx *ctx, struct rte_mbuf *m,
+		 const struct tcpopt_parse_args *pa, struct tcpopt_parse_acc *l,
+		 struct tcpopt_burst_acc *a, const bool uniform)
+{
+	struct pkt_meta *meta = pkt_meta(m);
+	enum pkt_err e = pkt_parse(m, meta, pa->in_port);
+	uint32_t d;
+	bool cand;
+
+	if (unlikely(e != PKT_ERR_NONE)) {
+		pa->err_count[e]++;
+		return tcpopt_walk_other(ctx, m, a, false);
+	}
+	l->non_ip += meta->l3 == PKT_L3_NONE;
+	d = tcpopt_shape_d(m);
+	if ((d & ~(uint32_t)TCPOPT_D_TS) == 0) {
+		l->data++;
+		l->ts += d;
+		return true;
+	}
+	/* tcpopt_syn_meta_ok(), one field at a time */
+	cand = d == TCPOPT_D_SYN && meta->l4_len == 40 &&
+	       (meta->l3 & TCPOPT_SYN_L3_MASK) == PKT_L3_IPV4;
+	if (likely(cand) &&
+	    likely(tcpopt_syn_clamp(ctx, m, meta, &l->synack, uniform)))
+		return true;
+	return tcpopt_walk_other(ctx, m, a, cand);
+}
+
+static __rte_always_inline uint16_t
+tcpopt_parse_loop(struct tcpopt_ctx *ctx, struct rte_mbuf **pkts, uint16_t n,
+		  const struct tcpopt_parse_args *pa, uint16_t *rest,
+		  const bool uniform)
+{
+	struct tcpopt_burst_acc a = { 0 };
+	struct tcpopt_parse_acc l = { 0 };
+	const uint32_t max_frame = pa->max_frame;
+	struct rte_mbuf *m;
+	uint16_t i, kept;
+
+	/* Until a frame is dropped, every one stays where it is. */
+	for (i = 0; i < n; i++) {
+		m = pkts[i];
+		if (i + 2 < n)
+			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 2], void *));
+		if (unlikely(tcpopt_frame_stops(m, max_frame)))
+			break;
+		if (unlikely(!tcpopt_parse_one(ctx, m, pa, &l, &a, uniform)))
+			goto compact;
+	}
+	kept = i;
+	goto done;
+compact:
+	for (kept = i++; i < n; i++) {
+		m = pkts[i];
+		if (i + 2 < n)
+			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 2], void *));
+		if (unlikely(tcpopt_frame_stops(m, max_frame)))
+			break;
+		if (tcpopt_parse_one(ctx, m, pa, &l, &a, uniform))
+			pkts[kept++] = m;
+	}
+done:
+	/* The frames not looked at follow the survivors. */
+	if (unlikely(i < n) && kept < i)
+		memmove(pkts + kept, pkts + i, (size_t)(n - i) * sizeof(*pkts));
+	*rest = (uint16_t)(n - i);
+	*pa->non_ip += l.non_ip;
+	a.other = l.data;
+	a.other_ts = l.ts / TCPOPT_D_TS;
+	tcpopt_burst_account(&ctx->cnt, i, &a, l.synack);
+	return kept;
+}
+
+/* With a per-kind policy every segment takes the walk: parse, then
+ * tcpopt_burst_policy(). */
+static __rte_noinline uint16_t
+tcpopt_parse_policy(struct tcpopt_ctx *ctx, struct rte_mbuf **pkts,
+		    uint16_t n, const struct tcpopt_parse_args *pa,
+		    uint16_t *rest)
+{
+	uint16_t i, kept;
+
+	for (i = 0; i < n; i++) {
+		struct rte_mbuf *m = pkts[i];
+		struct pkt_meta *meta = pkt_meta(m);
+		enum pkt_err e;
+
+		if (tcpopt_frame_stops(m, pa->max_frame))
+			break;
+		e = pkt_parse(m, meta, pa->in_port);
+		if (e != PKT_ERR_NONE)
+			pa->err_count[e]++;
+		else
+			*pa->non_ip += meta->l3 == PKT_L3_NONE;
+	}
+	kept = tcpopt_burst_policy(ctx, pkts, i);
+	if (i < n && kept < i)
+		memmove(pkts + kept, pkts + i, (size_t)(n - i) * sizeof(*pkts));
+	*rest = (uint16_t)(n - i);
+	return kept;
+}
+
+uint16_t
+tcpopt_parse_burst(struct tcpopt_ctx *ctx, struct rte_mbuf **pkts,
+		   uint16_t n, const struct tcpopt_parse_args *pa,
+		   uint16_t *rest)
+{
+	if (unlikely(ctx->has_policy))
+		return tcpopt_parse_policy(ctx, pkts, n, pa, rest);
+	if (likely(ctx->syn_uniform))
+		return tcpopt_parse_loop(ctx, pkts, n, pa, rest, true);
+	return tcpopt_parse_loop(ctx, pkts, n, pa, rest, false);
 }

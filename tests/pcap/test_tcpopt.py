@@ -711,6 +711,46 @@ def test_without_a_tcpopt_section_the_stage_is_off_and_the_reference_config_chan
     expect_counters(r, segs)
 
 
+def test_the_one_pass_parse_gives_what_the_parse_and_then_the_stage_give():
+    """By default the stage parses each burst itself, in one pass
+    (stage_ops.parse_burst), and hands a chained or oversize frame and the
+    rest of its burst to the worker's general path. With [sluice]
+    stage_cycles = on the worker parses first and the stage runs on its
+    own. Both must leave the same bytes and the same counters."""
+    segs = corpus(encaps=("eth", "vlan")) + malformed_corpus()
+    others = [b for _, b in frames.well_formed()] + [b for _, b, _ in frames.malformed()]
+    big = bytes(frames.eth() / IP(src=frames.V4C, dst=frames.V4S) / UDP(sport=7, dport=9) / Raw(b"o" * 9100))
+    jumbo = [b for b in others if len(b) > 8900]
+    assert len(jumbo) == 2
+    # A frame of another kind, or an oversize one, between every few
+    # segments: every burst has some of each where the one pass stops.
+    port = ([], [])
+    for i, sg in enumerate(segs):
+        port[0 if sg.up else 1].append(sg.frame)
+        if i % 3 == 2:
+            port[i % 2].append(others[(i // 3) % len(others)])
+        if i % 40 == 39:
+            port[i % 2].append(big)
+    runs = []
+    for timed in ("", "[sluice]\nstage_cycles = on\n"):
+        r = h.run(list(port), config="[tcpopt]\nmss_clamp = 1400\n" + timed)
+        h.assert_clean_exit(r)
+        report = [ln for ln in r.stdout.splitlines()
+                  if ln.split(" ")[0] in ("port", "totals", "malformed", "tcpopt")]
+        runs.append((r, report))
+    (a, ra), (b, rb) = runs
+    assert "stage tcpopt" in b.stdout and "stage tcpopt" not in a.stdout
+    assert a.outs == b.outs, "the outputs differ"
+    assert ra == rb, "\n".join(ra + ["--- stage_cycles = on:"] + rb)
+    n_big = sum(f == big for f in port[0] + port[1])
+    n_jumbo = sum(f in jumbo for f in port[0] + port[1])
+    assert n_big >= 4 and n_jumbo >= 2
+    assert a.counter("totals", "dropped_oversize") == n_big, a.stdout
+    assert a.counter("totals", "multiseg") == n_jumbo + n_big, a.stdout
+    assert a.counter("tcpopt", "mss_clamped") > 50, a.stdout
+    assert a.counter("totals", "malformed") > 0 and a.counter("totals", "non_ip") > 0
+
+
 def test_bad_tcpopt_keys_are_refused_with_file_line_and_key():
     for cfg, line, word in (("[tcpopt]\nmss_clamp = 40\n", 2, "mss_clamp"),
                             ("[tcpopt]\nmss_clamp = 1400\nmtu = 1500\n", 3, "mtu"),

@@ -20,8 +20,10 @@
  *   - anything is written into a read-only, dropped or malformed segment;
  *   - tcpopt_parse() and tcpopt_process() disagree about malformation, or
  *     a rewritten header no longer parses;
- *   - tcpopt_burst() (with its fast paths) and tcpopt_process_mbuf() leave
- *     different bytes or counters for the same frame.
+ *   - tcpopt_burst() (with its fast paths), tcpopt_parse_burst() (the
+ *     parse and the burst in one pass) and tcpopt_process_mbuf() leave
+ *     different bytes or counters for the same frame, or the one pass
+ *     counts parse errors other than pkt_parse() says.
  */
 
 #include <stdint.h>
@@ -48,6 +50,7 @@
 
 static uint8_t ctx_mem[1 << 14] __attribute__((aligned(64)));
 static uint8_t ctx_mem2[1 << 14] __attribute__((aligned(64)));
+static uint8_t ctx_mem3[1 << 14] __attribute__((aligned(64)));
 
 /* One's-complement sum of a TCP segment with a fixed pseudo header. */
 static uint16_t
@@ -214,6 +217,25 @@ static const uint8_t data_frame[66] = {
 	1, 1, 8, 10, 0, 0, 0, 1, 0, 0, 0, 2,
 };
 
+/* size bytes at buf in an mbuf, not parsed. */
+static struct rte_mbuf *
+raw_mbuf(struct fake_mbuf *fm, uint8_t *buf, size_t size, const uint8_t *ctl)
+{
+	struct rte_mbuf *m = &fm->m;
+
+	memset(fm, 0, sizeof(*fm));
+	m->buf_addr = buf;
+	m->buf_len = (uint16_t)size;
+	m->priv_size = PKT_META_PRIV_SIZE;
+	m->nb_segs = 1;
+	rte_mbuf_refcnt_set(m, (ctl[0] & CTL_READONLY) ? 2 : 1);
+	m->data_len = (uint16_t)size;
+	m->pkt_len = (uint32_t)size;
+	if (ctl[0] & CTL_PARTIAL)
+		m->ol_flags = RTE_MBUF_F_TX_TCP_CKSUM;
+	return m;
+}
+
 /* data_frame in an mbuf, parsed. */
 static struct rte_mbuf *
 data_mbuf(struct fake_mbuf *fm, uint8_t *buf)
@@ -315,6 +337,37 @@ fuzz_frame(const uint8_t *ctl, const uint8_t *data, size_t size)
 		CHECK(memcmp(tcpopt_counters(ctx), tcpopt_counters(ctx2),
 			     sizeof(struct tcpopt_counters)) == 0);
 		free(buf2);
+
+		/* The same burst, unparsed, through the one pass. */
+		struct tcpopt_ctx *ctx3 = make_ctx_in(ctx_mem3, ctl);
+		static struct fake_mbuf fm4, fm5;
+		static uint8_t buf5[sizeof(data_frame)];
+		uint8_t *buf4 = malloc(size);
+		uint64_t err[PKT_ERR_MAX] = { 0 }, non_ip = 0;
+		const struct tcpopt_parse_args pa = {
+			.in_port = 0, .max_frame = UINT16_MAX,
+			.err_count = err, .non_ip = &non_ip,
+		};
+		const struct pkt_meta *meta = pkt_meta(m);
+		uint16_t rest;
+
+		CHECK(ctx3 != NULL);
+		memcpy(buf4, data, size);
+		burst[0] = data_mbuf(&fm5, buf5);
+		burst[1] = raw_mbuf(&fm4, buf4, size, ctl);
+		for (i = 2; i < FUZZ_BURST; i++)
+			burst[i] = burst[1];
+		CHECK(tcpopt_parse_burst(ctx3, burst, FUZZ_BURST, &pa, &rest) ==
+		      FUZZ_BURST && rest == 0);
+		CHECK(memcmp(buf, buf4, size) == 0);
+		CHECK(memcmp(tcpopt_counters(ctx), tcpopt_counters(ctx3),
+			     sizeof(struct tcpopt_counters)) == 0);
+		for (i = 0; i < PKT_ERR_MAX; i++)
+			CHECK(err[i] == (i != PKT_ERR_NONE && meta->err == i ?
+					 FUZZ_BURST - 1u : 0));
+		CHECK(non_ip == (meta->err == PKT_ERR_NONE &&
+				 meta->l3 == PKT_L3_NONE ? FUZZ_BURST - 1u : 0));
+		free(buf4);
 	}
 	free(before);
 	free(buf);

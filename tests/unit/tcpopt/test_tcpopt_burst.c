@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * tcpopt_burst() against tcpopt_process_mbuf(), its reference: random
- * bursts built around the layouts the fast paths recognise (the Linux SYN
- * layout with MSS values around the clamp, data segments, near misses,
- * malformed options, shared and offloaded mbufs, bad checksums) must leave
- * the same bytes, the same counters and the same survivors in the same
- * order. And the RFC 1624 update in tcpopt_csum.h against the two-fold
- * formula it replaced, for every sum it can be given.
+ * tcpopt_burst() and tcpopt_parse_burst() against tcpopt_process_mbuf(),
+ * their reference: random bursts built around the layouts the fast paths
+ * recognise (the Linux SYN layout with MSS values around the clamp, data
+ * segments, near misses, malformed options, shared and offloaded mbufs,
+ * bad checksums) must leave the same bytes, the same counters and the
+ * same survivors in the same order. tcpopt_parse_burst() must also count
+ * what pkt_parse() says, and stop before a chained or oversize frame,
+ * leaving it and the rest untouched. And the RFC 1624 update in
+ * tcpopt_csum.h against the two-fold formula it replaced, for every sum it
+ * can be given.
  *
  * Built twice: as it is, and with the library compiled without SSE4.1
  * (test_tcpopt_burst_scalar), so both forms of the fast path's checks are
@@ -104,16 +107,16 @@ test_the_checksum_update_matches_two_folds_for_every_sum(void **state)
 /* ---- bursts --------------------------------------------------------- */
 
 static struct rte_mempool *pool;
-static uint8_t ctx_mem[2][1 << 14] __rte_cache_aligned;
+static uint8_t ctx_mem[3][1 << 14] __rte_cache_aligned;
 
 static int
 eal_setup(void **state)
 {
 	(void)state;
 #ifdef TCPOPT_TEST_SCALAR
-	pool = test_eal_pool("test_tcpopt_burst_scalar", 4 * BURST_MAX - 1);
+	pool = test_eal_pool("test_tcpopt_burst_scalar", 8 * BURST_MAX - 1);
 #else
-	pool = test_eal_pool("test_tcpopt_burst", 4 * BURST_MAX - 1);
+	pool = test_eal_pool("test_tcpopt_burst", 8 * BURST_MAX - 1);
 #endif
 	return 0;
 }
@@ -248,10 +251,15 @@ gen_frame(struct seg *s, const struct tcpopt_ctx *ctx)
 		tcp[17] ^= 0x5a; /* a bad checksum stays exactly as bad */
 	if (rng() % 32 == 0)
 		s->buf[s->l3_off + (ipv == 4 ? 9 : 6)] = 17; /* not TCP */
+	if (rng() % 32 == 0) { /* not IP (LLDP) */
+		s->buf[12] = 0x88;
+		s->buf[13] = 0xcc;
+	}
 }
 
 struct frame {
-	struct rte_mbuf *m[2]; /* [0] the burst, [1] the reference */
+	/* [0] tcpopt_burst(), [1] the reference, [2] tcpopt_parse_burst() */
+	struct rte_mbuf *m[3];
 	unsigned int len;
 	bool shared;
 	bool offload;
@@ -259,8 +267,11 @@ struct frame {
 	struct seg s;
 };
 
+/* What the parser leaves in a metadata area it has not been given yet. */
+#define META_UNTOUCHED 0xa5
+
 static struct rte_mbuf *
-frame_mbuf(const struct frame *f)
+frame_mbuf_raw(const struct frame *f)
 {
 	struct rte_mbuf *m = rte_pktmbuf_alloc(pool);
 
@@ -271,8 +282,40 @@ frame_mbuf(const struct frame *f)
 	if (f->offload)
 		m->ol_flags |= rng() & 1 ? RTE_MBUF_F_TX_TCP_CKSUM
 					 : RTE_MBUF_F_TX_TCP_SEG;
+	memset(pkt_meta(m), META_UNTOUCHED, sizeof(struct pkt_meta));
+	return m;
+}
+
+static struct rte_mbuf *
+frame_mbuf(const struct frame *f)
+{
+	struct rte_mbuf *m = frame_mbuf_raw(f);
+
 	pkt_parse(m, pkt_meta(m), 0);
 	return m;
+}
+
+static bool
+meta_untouched(struct rte_mbuf *m)
+{
+	const uint8_t *p = (const uint8_t *)pkt_meta(m);
+
+	for (size_t i = 0; i < sizeof(struct pkt_meta); i++)
+		if (p[i] != META_UNTOUCHED)
+			return false;
+	return true;
+}
+
+/* A second segment of one byte: a chained frame the one-pass parse must
+ * leave alone. */
+static void
+chain_one_byte(struct rte_mbuf *m)
+{
+	struct rte_mbuf *t = rte_pktmbuf_alloc(pool);
+
+	assert_non_null(t);
+	*(uint8_t *)rte_pktmbuf_append(t, 1) = 0xee;
+	assert_int_equal(rte_pktmbuf_chain(m, t), 0);
 }
 
 static void
@@ -297,25 +340,95 @@ params_random(struct tcpopt_params *p)
 							   : TCPOPT_ACT_DROP;
 }
 
-/* One burst through both; what the burst path clamped. */
+/* Give back the mbufs of a burst path: the ones kept, and the second
+ * reference of a shared frame that a drop released only once. */
+static void
+release(struct frame *fr, unsigned int n, unsigned int j,
+	struct rte_mbuf *const *kept, unsigned int nkept)
+{
+	for (unsigned int i = 0; i < n; i++) {
+		struct rte_mbuf *m = fr[i].m[j];
+		bool k = false;
+
+		for (unsigned int x = 0; x < nkept; x++)
+			k |= kept[x] == m;
+		if (k) {
+			rte_mbuf_refcnt_set(m, 1);
+			rte_pktmbuf_free(m);
+		} else if (fr[i].shared) {
+			rte_pktmbuf_free(m);
+		}
+	}
+}
+
+/* The survivors of a burst path in pkts[0..left) against the reference's
+ * in ref[0..nref), among the first n frames: same frames, same order,
+ * same bytes, checksums still valid. */
+static void
+check_survivors(unsigned int trial, const char *path, struct frame *fr,
+		unsigned int n, unsigned int j, struct rte_mbuf *const *pkts,
+		unsigned int left, struct rte_mbuf *const *ref,
+		unsigned int nref)
+{
+	unsigned int i, k;
+
+	if (left != nref)
+		fail_msg("trial %u, %s: %u kept, reference %u", trial, path,
+			 left, nref);
+	for (i = 0, k = 0; i < n && k < nref; i++) {
+		struct frame *f = &fr[i];
+		struct seg after;
+
+		if (ref[k] != f->m[1])
+			continue; /* dropped by the reference */
+		if (pkts[k] != f->m[j])
+			fail_msg("trial %u, %s: segment %u out of order", trial,
+				 path, i);
+		if (memcmp(rte_pktmbuf_mtod(f->m[j], void *),
+			   rte_pktmbuf_mtod(f->m[1], void *), f->len) != 0)
+			fail_msg("trial %u, %s: segment %u bytes differ", trial,
+				 path, i);
+		/* Independently of both: a valid checksum stays valid. */
+		after = f->s;
+		memcpy(after.buf, rte_pktmbuf_mtod(f->m[j], void *), f->len);
+		if (f->csum_ok && !f->offload && !seg_csum_ok(&after))
+			fail_msg("trial %u, %s: segment %u checksum broken",
+				 trial, path, i);
+		k++;
+	}
+}
+
+/*
+ * One burst through the three: tcpopt_burst() and the reference on the
+ * frames before the first chained or oversize one (stop), and
+ * tcpopt_parse_burst() on all of them, unparsed. What the burst path
+ * clamped.
+ */
 static uint64_t
 one_burst(unsigned int trial)
 {
 	struct frame fr[BURST_MAX];
-	struct rte_mbuf *pkts[BURST_MAX], *ref[BURST_MAX];
-	struct tcpopt_ctx *ctx[2];
+	struct rte_mbuf *pkts[BURST_MAX], *ref[BURST_MAX], *raw[BURST_MAX];
+	struct tcpopt_ctx *ctx[3];
 	struct tcpopt_params p;
-	unsigned int n = 1 + (unsigned int)(rng() % BURST_MAX), i, j, nref = 0;
-	uint16_t left;
+	unsigned int n = 1 + (unsigned int)(rng() % BURST_MAX), i, nref = 0;
+	unsigned int stop;
+	uint64_t err[PKT_ERR_MAX] = { 0 }, err_ref[PKT_ERR_MAX] = { 0 };
+	uint64_t non_ip = 0, non_ip_ref = 0;
+	struct tcpopt_parse_args pa = {
+		.in_port = 0, .max_frame = 9018,
+		.err_count = err, .non_ip = &non_ip,
+	};
+	uint16_t left, left_raw, rest;
 
 	params_random(&p);
 	gen_data_heavy = trial % 4 == 3;
 	if (gen_data_heavy)
 		n = BURST_MAX - (unsigned int)(rng() % 4);
-	ctx[0] = tcpopt_init(ctx_mem[0], &p);
-	ctx[1] = tcpopt_init(ctx_mem[1], &p);
-	assert_non_null(ctx[0]);
-	assert_non_null(ctx[1]);
+	for (i = 0; i < 3; i++) {
+		ctx[i] = tcpopt_init(ctx_mem[i], &p);
+		assert_non_null(ctx[i]);
+	}
 	for (i = 0; i < n; i++) {
 		struct frame *f = &fr[i];
 
@@ -326,13 +439,37 @@ one_burst(unsigned int trial)
 		f->csum_ok = seg_csum_ok(&f->s);
 		f->m[0] = frame_mbuf(f);
 		f->m[1] = frame_mbuf(f);
-		if (f->offload) /* the same request on both */
+		f->m[2] = frame_mbuf_raw(f);
+		if (f->offload) { /* the same request on all */
 			f->m[1]->ol_flags = f->m[0]->ol_flags;
+			f->m[2]->ol_flags = f->m[0]->ol_flags;
+		}
 		pkts[i] = f->m[0];
+		raw[i] = f->m[2];
+	}
+	/* One trial in eight has a frame the one-pass parse stops at:
+	 * chained, or longer than max_frame. */
+	stop = n;
+	if (rng() % 8 == 0) {
+		stop = (unsigned int)(rng() % n);
+		if (rng() & 1)
+			chain_one_byte(fr[stop].m[2]);
+		else
+			pa.max_frame = fr[stop].len - 1;
+		for (i = 0; i < stop; i++)
+			if (fr[i].len > pa.max_frame)
+				stop = i;
 	}
 
-	left = tcpopt_burst(ctx[0], pkts, (uint16_t)n);
-	for (i = 0; i < n; i++) {
+	left = tcpopt_burst(ctx[0], pkts, (uint16_t)stop);
+	left_raw = tcpopt_parse_burst(ctx[2], raw, (uint16_t)n, &pa, &rest);
+	for (i = 0; i < stop; i++) {
+		const struct pkt_meta *meta = pkt_meta(fr[i].m[1]);
+
+		if (meta->err != PKT_ERR_NONE)
+			err_ref[meta->err]++;
+		else
+			non_ip_ref += meta->l3 == PKT_L3_NONE;
 		if (tcpopt_process_mbuf(ctx[1], fr[i].m[1], 0, NULL) ==
 		    TCPOPT_FORWARD)
 			ref[nref++] = fr[i].m[1];
@@ -340,48 +477,41 @@ one_burst(unsigned int trial)
 			rte_pktmbuf_free(fr[i].m[1]);
 	}
 
-	if (left != nref)
-		fail_msg("trial %u: %u kept, reference %u", trial, left, nref);
-	for (i = 0, j = 0; i < n && j < nref; i++) {
-		struct frame *f = &fr[i];
-		struct seg after;
-
-		if (ref[j] != f->m[1])
-			continue; /* dropped by the reference */
-		if (pkts[j] != f->m[0])
-			fail_msg("trial %u: segment %u out of order", trial, i);
-		if (memcmp(rte_pktmbuf_mtod(f->m[0], void *),
-			   rte_pktmbuf_mtod(f->m[1], void *), f->len) != 0)
-			fail_msg("trial %u: segment %u bytes differ", trial, i);
-		/* Independently of both: a valid checksum stays valid. */
-		after = f->s;
-		memcpy(after.buf, rte_pktmbuf_mtod(f->m[0], void *), f->len);
-		if (f->csum_ok && !f->offload && !seg_csum_ok(&after))
-			fail_msg("trial %u: segment %u checksum broken", trial, i);
-		j++;
-	}
+	check_survivors(trial, "tcpopt_burst", fr, stop, 0, pkts, left, ref,
+			nref);
+	check_survivors(trial, "tcpopt_parse_burst", fr, stop, 2, raw,
+			left_raw, ref, nref);
 	if (memcmp(tcpopt_counters(ctx[0]), tcpopt_counters(ctx[1]),
 		   sizeof(struct tcpopt_counters)) != 0)
-		fail_msg("trial %u: counters differ", trial);
+		fail_msg("trial %u: tcpopt_burst counters differ", trial);
+	if (memcmp(tcpopt_counters(ctx[2]), tcpopt_counters(ctx[1]),
+		   sizeof(struct tcpopt_counters)) != 0)
+		fail_msg("trial %u: tcpopt_parse_burst counters differ", trial);
+	if (memcmp(err, err_ref, sizeof(err)) != 0 || non_ip != non_ip_ref)
+		fail_msg("trial %u: parse counts differ", trial);
+	/* The frames from stop on: after the survivors, in order, unparsed
+	 * and unchanged. */
+	if (rest != n - stop)
+		fail_msg("trial %u: rest %u, not %u", trial, rest, n - stop);
+	for (i = stop; i < n; i++) {
+		struct rte_mbuf *m = fr[i].m[2];
 
-	/* Give everything back: kept ones, and the second reference of a
-	 * shared segment that a drop released only once. */
-	for (i = 0; i < n; i++) {
-		for (j = 0; j < 2; j++) {
-			struct rte_mbuf *m = fr[i].m[j];
-			bool kept = false;
-			unsigned int k;
-
-			for (k = 0; k < (j == 0 ? left : nref); k++)
-				kept |= (j == 0 ? pkts[k] : ref[k]) == m;
-			if (kept) {
-				rte_mbuf_refcnt_set(m, 1);
-				rte_pktmbuf_free(m);
-			} else if (fr[i].shared) {
-				rte_pktmbuf_free(m);
-			}
-		}
+		if (raw[left_raw + i - stop] != m)
+			fail_msg("trial %u: frame %u not in the rest", trial, i);
+		if (!meta_untouched(m) ||
+		    memcmp(rte_pktmbuf_mtod(m, void *), fr[i].s.buf,
+			   fr[i].len) != 0)
+			fail_msg("trial %u: frame %u touched", trial, i);
 	}
+
+	/* The first two never saw the frames from stop on: still theirs. */
+	for (i = stop; i < n; i++) {
+		pkts[left++] = fr[i].m[0];
+		ref[nref++] = fr[i].m[1];
+	}
+	release(fr, n, 0, pkts, left);
+	release(fr, n, 1, ref, nref);
+	release(fr, n, 2, raw, left_raw + rest);
 	return tcpopt_counters(ctx[0])->event[TCPOPT_EV_MSS_CLAMPED];
 }
 
