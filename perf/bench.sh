@@ -64,8 +64,9 @@ Modes:
                 vs sluice pass-through, on replayed TCP traffic (net_pcap
                 infinite_rx): SYN/SYN-ACK traffic, then data traffic; then
                 5 more runs of each with [sluice] stage_cycles = on give
-                "stage tcpopt ..." lines (cycles/packet inside the stage,
-                and the ratio they imply); last two lines:
+                "stage tcpopt ..." lines (cycles/packet inside the stage
+                run as a pass of its own, which stage_cycles makes it, and
+                the ratio they imply); last two lines:
                 ratio tcpopt_syn_vs_passthrough <tcpopt pps / pass-through pps>
                 ratio tcpopt_data_vs_passthrough <tcpopt pps / pass-through pps>
   proxy         sluice as a transparent TCP proxy
@@ -545,6 +546,9 @@ fi
 # pps): base / (base + stage). It leaves out what the stage costs outside
 # its calls, and includes the TSC reads (about 1 cycle per packet), so it is
 # an estimate; but it does not depend on the machine's drift between runs.
+# stage_cycles times each stage as a pass of its own: a first stage that
+# parses in one pass with the worker (stage_ops.parse_burst, tcpopt) does
+# not, so its line describes that separate pass, not the measured one.
 stage_account() {
 	local c=$1 stage=$2 base=$3 a b r
 	local -a vals=()
@@ -573,7 +577,7 @@ if not per or base_pps <= 0:
     sys.exit(0)
 cyc = statistics.median(per)
 base_cyc = hz / base_pps
-print("stage %s %s %.2f cycles/packet in the stage (median of %d runs: %s); "
+print("stage %s %s %.2f cycles/packet in the stage as a pass of its own (median of %d runs: %s); "
       "%s %.1f cycles/packet (TSC / median pps); estimated ratio %.3f "
       "(%.3f with the least run)"
       % (stage, c, cyc, len(per), " ".join("%.2f" % p for p in per), base,
