@@ -40,6 +40,15 @@ def facts(s):
     return opt(socket.TCP_MAXSEG), opt(TCP_IS_MPTCP)
 
 
+def read_to_eof(s, take):
+    """Hand every chunk s receives to take, until the peer half-closes."""
+    while True:
+        b = s.recv(65536)
+        if not b:
+            return
+        take(b)
+
+
 def pattern(n):
     block = bytes(range(256)) * 256
     while n > 0:
@@ -55,15 +64,15 @@ def serve(addr, port, proto):
     ls.settimeout(30)
     c, _ = ls.accept()
     c.settimeout(30)
-    h, n = hashlib.sha256(), 0
-    while True:
-        b = c.recv(65536)
-        if not b:
-            break
+    h = hashlib.sha256()
+    got = [0]
+
+    def take(b):
         h.update(b)
-        n += len(b)
+        got[0] += len(b)
+    read_to_eof(c, take)
     mss, mp = facts(c)
-    c.sendall(("%s %d %d %d\n" % (h.hexdigest(), n, mss, mp)).encode())
+    c.sendall(("%s %d %d %d\n" % (h.hexdigest(), got[0], mss, mp)).encode())
     c.close()
     ls.close()
     return 0
@@ -79,15 +88,11 @@ def send(addr, port, proto, nbytes):
         h.update(b)
     mss, mp = facts(s)
     s.shutdown(socket.SHUT_WR)
-    answer = b""
-    while True:
-        b = s.recv(4096)
-        if not b:
-            break
-        answer += b
+    answer = []
+    read_to_eof(s, answer.append)
     s.close()
     print("%s %d %d %d | %s" % (h.hexdigest(), nbytes, mss, mp,
-                                answer.decode().strip()))
+                                b"".join(answer).decode().strip()))
     return 0
 
 

@@ -217,9 +217,10 @@ static const uint8_t data_frame[66] = {
 	1, 1, 8, 10, 0, 0, 0, 1, 0, 0, 0, 2,
 };
 
-/* size bytes at buf in an mbuf, not parsed. */
+/* size bytes at buf (exactly that buffer) in an mbuf, not parsed. */
 static struct rte_mbuf *
-raw_mbuf(struct fake_mbuf *fm, uint8_t *buf, size_t size, const uint8_t *ctl)
+raw_mbuf(struct fake_mbuf *fm, uint8_t *buf, size_t size, uint16_t refcnt,
+	 uint64_t ol_flags)
 {
 	struct rte_mbuf *m = &fm->m;
 
@@ -228,11 +229,10 @@ raw_mbuf(struct fake_mbuf *fm, uint8_t *buf, size_t size, const uint8_t *ctl)
 	m->buf_len = (uint16_t)size;
 	m->priv_size = PKT_META_PRIV_SIZE;
 	m->nb_segs = 1;
-	rte_mbuf_refcnt_set(m, (ctl[0] & CTL_READONLY) ? 2 : 1);
+	rte_mbuf_refcnt_set(m, refcnt);
 	m->data_len = (uint16_t)size;
 	m->pkt_len = (uint32_t)size;
-	if (ctl[0] & CTL_PARTIAL)
-		m->ol_flags = RTE_MBUF_F_TX_TCP_CKSUM;
+	m->ol_flags = ol_flags;
 	return m;
 }
 
@@ -240,17 +240,10 @@ raw_mbuf(struct fake_mbuf *fm, uint8_t *buf, size_t size, const uint8_t *ctl)
 static struct rte_mbuf *
 data_mbuf(struct fake_mbuf *fm, uint8_t *buf)
 {
-	struct rte_mbuf *m = &fm->m;
+	struct rte_mbuf *m;
 
 	memcpy(buf, data_frame, sizeof(data_frame));
-	memset(fm, 0, sizeof(*fm));
-	m->buf_addr = buf;
-	m->buf_len = sizeof(data_frame);
-	m->priv_size = PKT_META_PRIV_SIZE;
-	m->nb_segs = 1;
-	rte_mbuf_refcnt_set(m, 1);
-	m->data_len = sizeof(data_frame);
-	m->pkt_len = sizeof(data_frame);
+	m = raw_mbuf(fm, buf, sizeof(data_frame), 1, 0);
 	pkt_parse(m, pkt_meta(m), 0);
 	return m;
 }
@@ -259,8 +252,11 @@ static void
 fuzz_frame(const uint8_t *ctl, const uint8_t *data, size_t size)
 {
 	struct tcpopt_ctx *ctx = make_ctx(ctl);
+	const uint16_t refcnt = (ctl[0] & CTL_READONLY) ? 2 : 1;
+	const uint64_t ol_flags = (ctl[0] & CTL_PARTIAL) ?
+				  RTE_MBUF_F_TX_TCP_CKSUM : 0;
 	static struct fake_mbuf fm;
-	struct rte_mbuf *m = &fm.m;
+	struct rte_mbuf *m;
 	struct tcpopt_result r;
 	uint8_t *buf, *before;
 
@@ -270,17 +266,7 @@ fuzz_frame(const uint8_t *ctl, const uint8_t *data, size_t size)
 	before = malloc(size);
 	memcpy(buf, data, size);
 	memcpy(before, data, size);
-	memset(&fm, 0, sizeof(fm));
-	m->buf_addr = buf;
-	m->buf_len = (uint16_t)size;
-	m->data_off = 0;
-	m->priv_size = PKT_META_PRIV_SIZE;
-	m->nb_segs = 1;
-	rte_mbuf_refcnt_set(m, (ctl[0] & CTL_READONLY) ? 2 : 1);
-	m->data_len = (uint16_t)size;
-	m->pkt_len = (uint32_t)size;
-	if (ctl[0] & CTL_PARTIAL)
-		m->ol_flags = RTE_MBUF_F_TX_TCP_CKSUM;
+	m = raw_mbuf(&fm, buf, size, refcnt, ol_flags);
 	pkt_parse(m, pkt_meta(m), 0);
 	tcpopt_process_mbuf(ctx, m, 0, &r);
 	if (r.rewrites == 0) {
@@ -302,7 +288,7 @@ fuzz_frame(const uint8_t *ctl, const uint8_t *data, size_t size)
 	if (ctl[3] <= TCPOPT_KIND_NOP && ctl[4] == 0 && !(ctl[0] & CTL_MAL_DROP)) {
 		struct tcpopt_ctx *ctx2 = make_ctx_in(ctx_mem2, ctl);
 		static struct fake_mbuf fm2;
-		struct rte_mbuf *m2 = &fm2.m;
+		struct rte_mbuf *m2;
 		uint8_t *buf2 = malloc(size);
 		struct rte_mbuf *burst[FUZZ_BURST];
 		static struct fake_mbuf fm3;
@@ -310,15 +296,7 @@ fuzz_frame(const uint8_t *ctl, const uint8_t *data, size_t size)
 		unsigned int i;
 
 		memcpy(buf2, data, size);
-		memset(&fm2, 0, sizeof(fm2));
-		m2->buf_addr = buf2;
-		m2->buf_len = (uint16_t)size;
-		m2->priv_size = PKT_META_PRIV_SIZE;
-		m2->nb_segs = 1;
-		rte_mbuf_refcnt_set(m2, (ctl[0] & CTL_READONLY) ? 2 : 1);
-		m2->data_len = (uint16_t)size;
-		m2->pkt_len = (uint32_t)size;
-		m2->ol_flags = m->ol_flags;
+		m2 = raw_mbuf(&fm2, buf2, size, refcnt, ol_flags);
 		pkt_parse(m2, pkt_meta(m2), 0);
 		CHECK(ctx2 != NULL);
 		/* A data segment, then this segment FUZZ_BURST - 1 times: it
@@ -354,7 +332,7 @@ fuzz_frame(const uint8_t *ctl, const uint8_t *data, size_t size)
 		CHECK(ctx3 != NULL);
 		memcpy(buf4, data, size);
 		burst[0] = data_mbuf(&fm5, buf5);
-		burst[1] = raw_mbuf(&fm4, buf4, size, ctl);
+		burst[1] = raw_mbuf(&fm4, buf4, size, refcnt, ol_flags);
 		for (i = 2; i < FUZZ_BURST; i++)
 			burst[i] = burst[1];
 		CHECK(tcpopt_parse_burst(ctx3, burst, FUZZ_BURST, &pa, &rest) ==
