@@ -12,21 +12,69 @@
 #include "config.h"
 #include "stages.h"
 
+/* [sluice]: the worker, its ports and its pool. Defaults as written in
+ * config/sluice.ini (tests/pcap/test_config.py checks it against this). */
+static const struct ini_key sluice_keys[] = {
+	{ "burst", INI_KIND_UINT, INI_AT(struct sl_config, burst), 1, 512,
+	  .def = "32", .unit = "packets", .doc = "packets per rx burst and per tx burst" },
+	{ "tx_drain_us", INI_KIND_UINT, INI_AT(struct sl_config, tx_drain_us), 1, 1000000,
+	  .def = "100", .unit = "us", .doc = "longest time a packet waits in a partly filled tx buffer" },
+	{ "mbufs", INI_KIND_UINT, INI_AT(struct sl_config, mbufs), 1023, 16777215,
+	  .def = "16383", .unit = "mbufs", .doc = "mbufs in the packet pool" },
+	{ "mbuf_cache", INI_KIND_UINT, INI_AT(struct sl_config, mbuf_cache), 0, 512,
+	  .def = "256", .unit = "mbufs", .doc = "per-lcore mempool cache, at most mbufs / 1.5" },
+	{ "rx_desc", INI_KIND_UINT, INI_AT(struct sl_config, rx_desc), 64, 32768,
+	  .def = "1024", .unit = "descriptors", .doc = "descriptors per rx queue" },
+	{ "tx_desc", INI_KIND_UINT, INI_AT(struct sl_config, tx_desc), 64, 32768,
+	  .def = "1024", .unit = "descriptors", .doc = "descriptors per tx queue" },
+	{ "max_frame", INI_KIND_UINT, INI_AT(struct sl_config, max_frame), 64, 65535,
+	  .def = "9018", .unit = "bytes", .doc = "largest frame carried, with Ethernet header and VLAN tags" },
+	{ "drain_timeout_ms", INI_KIND_UINT, INI_AT(struct sl_config, drain_timeout_ms), 0, 600000,
+	  .def = "2000", .unit = "ms", .doc = "how long queues may drain on shutdown" },
+	{ "tx_retries", INI_KIND_UINT, INI_AT(struct sl_config, tx_retries), 0, 1000000,
+	  .def = "64", .unit = "tries", .doc = "retries of a full tx ring before packets are dropped" },
+	{ "stage_cycles", INI_KIND_BOOL, INI_AT(struct sl_config, stage_cycles),
+	  .def = "off", .doc = "time every stage with the TSC (telemetry /sluice/stages)" },
+};
+
+static const struct ini_enum action_names[] = {
+	{ "forward", SL_ACTION_FORWARD }, { "drop", SL_ACTION_DROP }, { NULL, 0 },
+};
+
+/* [policy]: what happens to frames sluice cannot or will not process. */
+static const struct ini_key policy_keys[] = {
+	{ "non_ip", INI_KIND_ENUM, INI_AT(struct sl_config, non_ip),
+	  .names = action_names, .def = "forward",
+	  .doc = "frames that are not IP: forward (counted as non_ip) or drop" },
+	{ "malformed", INI_KIND_ENUM, INI_AT(struct sl_config, malformed),
+	  .names = action_names, .def = "forward",
+	  .doc = "frames with truncated or inconsistent headers: forward or drop" },
+};
+
 void
 sl_config_defaults(struct sl_config *c)
 {
+	char err[256];
+
 	memset(c, 0, sizeof(*c));
-	c->burst = 32;
-	c->tx_drain_us = 100;
-	c->mbufs = 16383;
-	c->mbuf_cache = 256;
-	c->rx_desc = 1024;
-	c->tx_desc = 1024;
-	c->max_frame = 9018; /* 9000-byte MTU + Ethernet + one VLAN tag */
-	c->drain_timeout_ms = 2000;
-	c->tx_retries = 64;
-	c->non_ip = SL_ACTION_FORWARD;
-	c->malformed = SL_ACTION_FORWARD;
+	/* The tables' defaults parse: tests/unit and every start prove it. */
+	if (ini_keys_defaults("sluice", sluice_keys, RTE_DIM(sluice_keys), c,
+			      err, sizeof(err)) < 0 ||
+	    ini_keys_defaults("policy", policy_keys, RTE_DIM(policy_keys), c,
+			      err, sizeof(err)) < 0) {
+		fprintf(stderr, "sluice: built-in default broken: %s\n", err);
+		abort();
+	}
+}
+
+void
+sl_config_print_keys(FILE *out)
+{
+	ini_keys_print(out, "sluice", sluice_keys, RTE_DIM(sluice_keys));
+	ini_keys_print(out, "policy", policy_keys, RTE_DIM(policy_keys));
+	for (unsigned m = 0; sl_stage_modules[m] != NULL; m++)
+		if (sl_stage_modules[m]->print_keys != NULL)
+			sl_stage_modules[m]->print_keys(out);
 }
 
 void
@@ -40,89 +88,14 @@ sl_config_err(char *err, size_t errlen, const struct ini_file *f,
 		snprintf(err, errlen, "%s: %s", f->path, reason);
 }
 
-struct u_key {
-	const char *key;
-	uint64_t min, max;
-	size_t off;
-	int width; /* 16 or 32 */
-};
-
-static const struct u_key sluice_keys[] = {
-	{ "burst", 1, 512, offsetof(struct sl_config, burst), 16 },
-	{ "tx_drain_us", 1, 1000000, offsetof(struct sl_config, tx_drain_us), 32 },
-	{ "mbufs", 1023, 16777215, offsetof(struct sl_config, mbufs), 32 },
-	{ "mbuf_cache", 0, 512, offsetof(struct sl_config, mbuf_cache), 32 },
-	{ "rx_desc", 64, 32768, offsetof(struct sl_config, rx_desc), 16 },
-	{ "tx_desc", 64, 32768, offsetof(struct sl_config, tx_desc), 16 },
-	{ "max_frame", 64, 65535, offsetof(struct sl_config, max_frame), 32 },
-	{ "drain_timeout_ms", 0, 600000, offsetof(struct sl_config, drain_timeout_ms), 32 },
-	{ "tx_retries", 0, 1000000, offsetof(struct sl_config, tx_retries), 32 },
-};
-
-static int
-parse_action(const char *v, enum sl_action *out)
-{
-	if (strcasecmp(v, "forward") == 0)
-		*out = SL_ACTION_FORWARD;
-	else if (strcasecmp(v, "drop") == 0)
-		*out = SL_ACTION_DROP;
-	else
-		return -1;
-	return 0;
-}
-
 static int
 parse_core(struct ini_file *f, struct sl_config *c, char *err, size_t errlen)
 {
-	char why[160];
-	for (unsigned i = 0; i < f->count; i++) {
-		struct ini_entry *e = &f->entries[i];
-		if (strcmp(e->section, "sluice") == 0) {
-			unsigned k;
-			if (strcmp(e->key, "stage_cycles") == 0) {
-				if (ini_parse_bool(e->value, &c->stage_cycles,
-						   why, sizeof(why)) < 0) {
-					sl_config_err(err, errlen, f, e, why);
-					return -1;
-				}
-				e->used = true;
-				continue;
-			}
-			for (k = 0; k < RTE_DIM(sluice_keys); k++)
-				if (strcmp(e->key, sluice_keys[k].key) == 0)
-					break;
-			if (k == RTE_DIM(sluice_keys))
-				continue; /* reported as unknown later */
-			const struct u_key *u = &sluice_keys[k];
-			uint64_t v;
-			if (ini_parse_u64(e->value, u->min, u->max, &v, why,
-					  sizeof(why)) < 0) {
-				sl_config_err(err, errlen, f, e, why);
-				return -1;
-			}
-			if (u->width == 16)
-				*(uint16_t *)((char *)c + u->off) = (uint16_t)v;
-			else
-				*(uint32_t *)((char *)c + u->off) = (uint32_t)v;
-			e->used = true;
-		} else if (strcmp(e->section, "policy") == 0) {
-			enum sl_action *dst = NULL;
-			if (strcmp(e->key, "non_ip") == 0)
-				dst = &c->non_ip;
-			else if (strcmp(e->key, "malformed") == 0)
-				dst = &c->malformed;
-			if (dst == NULL)
-				continue;
-			if (parse_action(e->value, dst) < 0) {
-				snprintf(why, sizeof(why),
-					 "'%s' is not an action (forward or drop)",
-					 e->value);
-				sl_config_err(err, errlen, f, e, why);
-				return -1;
-			}
-			e->used = true;
-		}
-	}
+	if (ini_apply_section(f, "sluice", sluice_keys, RTE_DIM(sluice_keys), c,
+			      NULL, err, errlen) < 0 ||
+	    ini_apply_section(f, "policy", policy_keys, RTE_DIM(policy_keys), c,
+			      NULL, err, errlen) < 0)
+		return -1;
 	if (c->mbuf_cache > c->mbufs / 1.5) {
 		sl_config_err(err, errlen, f, ini_get(f, "sluice", "mbuf_cache"),
 			      "must be at most mbufs / 1.5");

@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "ini.h"
 
@@ -46,6 +47,12 @@ void sl_config_defaults(struct sl_config *c);
  */
 int sl_config_load(struct sl_config *c, const char *path, char *err,
 		   size_t errlen);
+
+/**
+ * Print every key sluice knows, with its default, kind, range and doc, one
+ * line each (sluice --config-keys); the reference files in config/ are checked against it.
+ */
+void sl_config_print_keys(FILE *out);
 
 /** Free what sl_config_load allocated. */
 void sl_config_free(struct sl_config *c);

@@ -41,6 +41,9 @@ usage(FILE *out, const char *prog)
 "  -c, --config FILE   INI configuration (see config/sluice.ini)\n"
 "      --idle-exit MS  exit once no port has received anything for MS ms and\n"
 "                      every queue has drained\n"
+"      --config-keys   print every configuration key with its default, kind,\n"
+"                      range, whether a reload may change it, and a one-line\n"
+"                      doc, then exit (the files of config/ document the same)\n"
 "  -h, --help          this text\n"
 "  -V, --version       print the version\n"
 "\n"
@@ -63,6 +66,7 @@ parse_args(int argc, char **argv, struct opts *o)
 	static const struct option longopts[] = {
 		{ "config", required_argument, NULL, 'c' },
 		{ "idle-exit", required_argument, NULL, 'i' },
+		{ "config-keys", no_argument, NULL, 'k' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -89,6 +93,9 @@ parse_args(int argc, char **argv, struct opts *o)
 			o->idle_exit_ms = v;
 			break;
 		}
+		case 'k':
+			sl_config_print_keys(stdout);
+			return 1;
 		case 'h':
 			usage(stdout, "sluice");
 			return 1;
@@ -231,6 +238,10 @@ main(int argc, char **argv)
 		for (int i = 1; i < argc; i++) {
 			if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
 				usage(stdout, "sluice");
+				return 0;
+			}
+			if (!strcmp(argv[i], "--config-keys")) {
+				sl_config_print_keys(stdout);
 				return 0;
 			}
 			if (!strcmp(argv[i], "--version") || !strcmp(argv[i], "-V")) {

@@ -46,41 +46,55 @@ static const char *const dir_name[2] = { "up", "down" };
 /* ------------------------------------------------------------------ */
 /* Configuration                                                       */
 
-enum ik_kind { KIND_SEED, KIND_PCT, KIND_TIME, KIND_LIMIT, KIND_BOOL, KIND_DIST };
-
-#define IMPAIR_KEYS(X) \
-	X(SEED,           "seed",           KIND_SEED,  seed) \
-	X(LOSS,           "loss",           KIND_PCT,   loss) \
-	X(GE_P,           "ge_p",           KIND_PCT,   ge_p) \
-	X(GE_R,           "ge_r",           KIND_PCT,   ge_r) \
-	X(GE_LOSS_GOOD,   "ge_loss_good",   KIND_PCT,   ge_loss_good) \
-	X(GE_LOSS_BAD,    "ge_loss_bad",    KIND_PCT,   ge_loss_bad) \
-	X(DELAY,          "delay",          KIND_TIME,  delay_ns) \
-	X(JITTER,         "jitter",         KIND_TIME,  jitter_ns) \
-	X(JITTER_DIST,    "jitter_dist",    KIND_DIST,  jitter_dist) \
-	X(JITTER_REORDER, "jitter_reorder", KIND_BOOL,  jitter_reorder) \
-	X(DUPLICATE,      "duplicate",      KIND_PCT,   duplicate) \
-	X(REORDER,        "reorder",        KIND_PCT,   reorder) \
-	X(REORDER_GAP,    "reorder_gap",    KIND_TIME,  reorder_gap_ns) \
-	X(LIMIT,          "limit",          KIND_LIMIT, limit)
-
+/* The keys of [impair], [impair.pairN] and [impair.pairN.up|down], in one
+ * table; defaults as written in config/impair.ini. A bare time is in
+ * milliseconds, as netem users expect. */
 enum ik {
-#define IK_ENUM(e, n, k, f) IK_##e,
-	IMPAIR_KEYS(IK_ENUM)
-#undef IK_ENUM
-	IK_MAX
+	IK_SEED, IK_LOSS, IK_GE_P, IK_GE_R, IK_GE_LOSS_GOOD, IK_GE_LOSS_BAD,
+	IK_DELAY, IK_JITTER, IK_JITTER_DIST, IK_JITTER_REORDER, IK_DUPLICATE,
+	IK_REORDER, IK_REORDER_GAP, IK_LIMIT, IK_MAX
 };
 
-static const struct {
-	const char *name;
-	enum ik_kind kind;
-	size_t off, size;
-} ikeys[IK_MAX] = {
-#define IK_DESC(e, n, k, f) [IK_##e] = { n, k, offsetof(struct impair_params, f), \
-	sizeof(((struct impair_params *)0)->f) },
-	IMPAIR_KEYS(IK_DESC)
-#undef IK_DESC
+static const struct ini_enum jitter_dists[] = {
+	{ "uniform", IMPAIR_JITTER_UNIFORM }, { "normal", IMPAIR_JITTER_NORMAL },
+	{ NULL, 0 },
 };
+
+#define IP(f) INI_AT(struct impair_params, f)
+#define IMPAIR_TIME(f) INI_KIND_TIME, IP(f), 0, IMPAIR_TIME_MAX, 1000000
+static const struct ini_key impair_keys[IK_MAX] = {
+	[IK_SEED] = { "seed", INI_KIND_UINT, IP(seed), .def = "1",
+		.doc = "PRNG seed; streams derive from (seed, pair, direction, worker)" },
+	[IK_LOSS] = { "loss", INI_KIND_PERCENT, IP(loss), .def = "0%",
+		.doc = "independent random loss probability" },
+	[IK_GE_P] = { "ge_p", INI_KIND_PERCENT, IP(ge_p), .def = "0%",
+		.doc = "Gilbert-Elliott: probability Good -> Bad per packet" },
+	[IK_GE_R] = { "ge_r", INI_KIND_PERCENT, IP(ge_r), .def = "0%",
+		.doc = "Gilbert-Elliott: probability Bad -> Good per packet" },
+	[IK_GE_LOSS_GOOD] = { "ge_loss_good", INI_KIND_PERCENT, IP(ge_loss_good),
+		.def = "0%", .doc = "Gilbert-Elliott: loss in the Good state" },
+	[IK_GE_LOSS_BAD] = { "ge_loss_bad", INI_KIND_PERCENT, IP(ge_loss_bad),
+		.def = "100%", .doc = "Gilbert-Elliott: loss in the Bad state" },
+	[IK_DELAY] = { "delay", IMPAIR_TIME(delay_ns), .def = "0ms", .unit = "ms",
+		.doc = "fixed one-way delay" },
+	[IK_JITTER] = { "jitter", IMPAIR_TIME(jitter_ns), .def = "0ms", .unit = "ms",
+		.doc = "jitter added to the delay" },
+	[IK_JITTER_DIST] = { "jitter_dist", INI_KIND_ENUM, IP(jitter_dist),
+		.names = jitter_dists, .def = "uniform",
+		.doc = "jitter distribution: uniform or normal" },
+	[IK_JITTER_REORDER] = { "jitter_reorder", INI_KIND_BOOL, IP(jitter_reorder),
+		.def = "no", .doc = "let jitter reorder packets" },
+	[IK_DUPLICATE] = { "duplicate", INI_KIND_PERCENT, IP(duplicate), .def = "0%",
+		.doc = "probability a packet is sent twice" },
+	[IK_REORDER] = { "reorder", INI_KIND_PERCENT, IP(reorder), .def = "0%",
+		.doc = "probability a packet is held back by reorder_gap" },
+	[IK_REORDER_GAP] = { "reorder_gap", IMPAIR_TIME(reorder_gap_ns), .def = "10ms",
+		.unit = "ms", .doc = "how long a reordered packet is held back" },
+	[IK_LIMIT] = { "limit", INI_KIND_UINT, IP(limit), 1, IMPAIR_LIMIT_MAX,
+		.def = "1000", .unit = "packets", .doc = "packets a direction may hold" },
+};
+#undef IMPAIR_TIME
+#undef IP
 
 /* One section's worth of keys. src[k] != NULL where the section sets k;
  * the pointers are only read while the file is parsed. */
@@ -137,86 +151,6 @@ impair_owns_section(const char *s)
 	return parse_section(s, &pair, &dir) == 0;
 }
 
-/* "1%", "1", "0.25 %": a percentage in [0, 100] -> a probability. */
-static int
-parse_percent(const char *v, double *out, char *why, size_t whylen)
-{
-	char *end;
-	double x = strtod(v, &end);
-
-	if (end == v)
-		goto bad;
-	while (*end == ' ' || *end == '\t')
-		end++;
-	if (*end == '%')
-		end++;
-	if (*end != '\0')
-		goto bad;
-	if (!(x >= 0.0 && x <= 100.0)) {
-		snprintf(why, whylen, "'%s' out of range [0%%, 100%%]", v);
-		return -1;
-	}
-	*out = x / 100.0;
-	return 0;
-bad:
-	snprintf(why, whylen, "'%s' is not a percentage (e.g. 1%%, 0.5, 100)", v);
-	return -1;
-}
-
-static int
-parse_key(struct impair_level *lv, int k, const char *v, char *why,
-	  size_t whylen)
-{
-	void *dst = (char *)&lv->p + ikeys[k].off;
-	uint64_t x;
-	double d;
-	bool b;
-
-	switch (ikeys[k].kind) {
-	case KIND_SEED:
-		if (ini_parse_u64(v, 0, UINT64_MAX, &x, why, whylen) < 0)
-			return -1;
-		*(uint64_t *)dst = x;
-		break;
-	case KIND_PCT:
-		if (parse_percent(v, &d, why, whylen) < 0)
-			return -1;
-		*(double *)dst = d;
-		break;
-	case KIND_TIME:
-		/* A bare number is in milliseconds, as netem users expect. */
-		if (ini_parse_time_ns(v, 1000000, &x, why, whylen) < 0)
-			return -1;
-		if (x > IMPAIR_TIME_MAX) {
-			snprintf(why, whylen, "'%s' out of range [0, 60s]", v);
-			return -1;
-		}
-		*(uint64_t *)dst = x;
-		break;
-	case KIND_LIMIT:
-		if (ini_parse_u64(v, 1, IMPAIR_LIMIT_MAX, &x, why, whylen) < 0)
-			return -1;
-		*(uint32_t *)dst = (uint32_t)x;
-		break;
-	case KIND_BOOL:
-		if (ini_parse_bool(v, &b, why, whylen) < 0)
-			return -1;
-		*(bool *)dst = b;
-		break;
-	case KIND_DIST:
-		if (strcasecmp(v, "uniform") == 0)
-			*(enum impair_jitter_dist *)dst = IMPAIR_JITTER_UNIFORM;
-		else if (strcasecmp(v, "normal") == 0)
-			*(enum impair_jitter_dist *)dst = IMPAIR_JITTER_NORMAL;
-		else {
-			snprintf(why, whylen, "'%s' is not a distribution (uniform or normal)", v);
-			return -1;
-		}
-		break;
-	}
-	return 0;
-}
-
 /* Effective parameters of (pair, dir), and which entry set each key. */
 static void
 merge(const struct impair_level *levels[3], struct impair_params *out,
@@ -228,9 +162,9 @@ merge(const struct impair_level *levels[3], struct impair_params *out,
 		for (int l = 2; l >= 0; l--) {
 			if (levels[l] == NULL || levels[l]->src[k] == NULL)
 				continue;
-			memcpy((char *)out + ikeys[k].off,
-			       (const char *)&levels[l]->p + ikeys[k].off,
-			       ikeys[k].size);
+			memcpy((char *)out + impair_keys[k].off,
+			       (const char *)&levels[l]->p + impair_keys[k].off,
+			       impair_keys[k].width);
 			src[k] = levels[l]->src[k];
 			break;
 		}
@@ -284,13 +218,12 @@ impair_parse(struct ini_file *f, void **conf, char *err, size_t errlen)
 			continue;
 		if (pair >= 0)
 			c->pairs_named |= 1ULL << pair;
-		for (k = 0; k < IK_MAX; k++)
-			if (strcmp(e->key, ikeys[k].name) == 0)
-				break;
-		if (k == IK_MAX)
+		const struct ini_key *key = ini_key_find(impair_keys, IK_MAX, e->key);
+		if (key == NULL)
 			continue; /* left unused: config.c says "unknown key" */
+		k = (int)(key - impair_keys);
 		struct impair_level *l = &lv[level_index(pair, dir)];
-		if (parse_key(l, k, e->value, why, sizeof(why)) < 0) {
+		if (ini_key_parse(key, e->value, &l->p, why, sizeof(why)) < 0) {
 			sl_config_err(err, errlen, f, e, why);
 			goto fail;
 		}
@@ -699,10 +632,18 @@ impair_report(void *const *ctxs, unsigned nb_workers, FILE *out)
 		}
 }
 
+/* [impair.pairN] and [impair.pairN.up|down] take the same keys. */
+static void
+impair_print_keys(FILE *out)
+{
+	ini_keys_print(out, IMPAIR_SECTION, impair_keys, IK_MAX);
+}
+
 const struct stage_module sl_stage_impair = {
 	.name = "impair",
 	.parse = impair_parse,
 	.conf_free = impair_conf_free,
+	.print_keys = impair_print_keys,
 	.owns_section = impair_owns_section,
 	.create = impair_stage_create,
 	.telemetry = impair_telemetry,

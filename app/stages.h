@@ -39,6 +39,8 @@ struct stage_module {
 	 */
 	int (*parse)(struct ini_file *f, void **conf, char *err, size_t errlen);
 	void (*conf_free)(void *conf);
+	/** Optional: print the module's key tables (ini_keys_print()). */
+	void (*print_keys)(FILE *out);
 	/** Whether this module claims a section (for "unknown section" errors). */
 	int (*owns_section)(const char *section);
 	/** Build a worker's instance. Return 0 or -errno (boot fails). */

@@ -112,3 +112,46 @@ def test_stage_cycles_counts_what_a_polled_stage_releases():
 
 def test_bad_stage_cycles_value_is_rejected():
     h.assert_config_error("[sluice]\nstage_cycles = maybe\n", 2, "stage_cycles", "not a boolean")
+
+
+def _reference(path):
+    """{section: {key: value}} of a reference file: its uncommented lines."""
+    out, section = {}, None
+    with open(path) as f:
+        for line in f:
+            line = line.strip()
+            if not line or line[0] in "#;":
+                continue
+            if line.startswith("[") and line.endswith("]"):
+                section = line[1:-1]
+                out.setdefault(section, {})
+            elif "=" in line and section is not None:
+                k, v = (x.strip() for x in line.split("=", 1))
+                out[section][k] = v
+    return out
+
+
+def test_reference_files_list_every_key_of_the_tables_with_its_default():
+    """config/*.ini and the code's key tables (sluice --config-keys) say the
+    same: every key a table knows is in a reference file with the table's
+    default, and a reference file names no key its table does not know."""
+    rc, out, err = h.run_cli(["--config-keys"])
+    assert rc == 0 and out, (rc, err)
+    tables = {}
+    for line in out.splitlines():
+        m = re.match(r"^\[([^\]]+)\] (\S+) = ([^\t]*)\t", line)
+        assert m, "unparsable --config-keys line: %r" % line
+        tables.setdefault(m.group(1), {})[m.group(2)] = m.group(3)
+    assert {"sluice", "policy", "impair"} <= set(tables), sorted(tables)
+    ref = {}
+    for name in sorted(os.listdir(os.path.join(REPO, "config"))):
+        if name.endswith(".ini"):
+            for sec, keys in _reference(os.path.join(REPO, "config", name)).items():
+                ref.setdefault(sec, {}).update(keys)
+    for sec, keys in tables.items():
+        assert sec in ref, "[%s] has no reference file in config/" % sec
+        for k, d in keys.items():
+            assert k in ref[sec], "[%s] %s is not documented in config/" % (sec, k)
+            assert ref[sec][k] == d, "[%s] %s: config/ says %r, the code %r" % (sec, k, ref[sec][k], d)
+        extra = set(ref[sec]) - set(keys)
+        assert not extra, "[%s]: config/ documents keys the code does not know: %s" % (sec, sorted(extra))
