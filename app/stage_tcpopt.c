@@ -55,68 +55,69 @@ tcpopt_owns_section(const char *s)
 	return strcmp(s, "tcpopt") == 0 || pair_of_section(s) >= 0;
 }
 
-/* mss_clamp or mtu into *mss / *mtu; 1 if the key was one of them. */
-static int
-parse_clamp_key(struct ini_file *f, struct ini_entry *e, uint16_t *mss,
-		uint16_t *mtu, char *err, size_t errlen)
-{
-	bool is_mss = strcmp(e->key, "mss_clamp") == 0;
-	unsigned int min = is_mss ? TCPOPT_MSS_MIN : TCPOPT_MTU_MIN;
-	char why[160];
-	uint64_t v = 0;
+/* The clamp of [tcpopt] or of one [tcpopt.pairN]. */
+struct clamp {
+	uint16_t mss_clamp;
+	uint16_t mtu;
+};
 
-	if (!is_mss && strcmp(e->key, "mtu") != 0)
-		return 0;
-	if (ini_parse_u64(e->value, 0, UINT16_MAX, &v, why, sizeof(why)) < 0) {
-		sl_config_err(err, errlen, f, e, why);
+static const struct ini_enum malformed_actions[] = {
+	{ "forward", TCPOPT_ACT_PRESERVE }, { "drop", TCPOPT_ACT_DROP },
+	{ NULL, 0 },
+};
+
+/* The keys of [tcpopt] (defaults as in config/tcpopt.ini); [tcpopt.pairN]
+ * takes the first two. option.<kind> keys are parsed by name below. */
+#define TCPOPT_CLAMP_KEYS 2
+static const struct ini_key tcpopt_keys[] = {
+	{ "mss_clamp", INI_KIND_UINT, INI_AT(struct clamp, mss_clamp), 0, UINT16_MAX,
+	  .def = "0", .unit = "bytes",
+	  .doc = "clamp the MSS of SYN and SYN/ACK to this; 0: off, else 88..65535" },
+	{ "mtu", INI_KIND_UINT, INI_AT(struct clamp, mtu), 0, UINT16_MAX,
+	  .def = "0", .unit = "bytes",
+	  .doc = "or clamp so segments fit this IP MTU; 0: off, else 576..65535" },
+	{ "malformed", INI_KIND_ENUM, INI_AT(struct tcpopt_params, malformed_action),
+	  .names = malformed_actions, .def = "forward",
+	  .doc = "segments with a malformed option area: forward or drop" },
+};
+
+/* Apply the clamp keys of one section; 1 if it named either. */
+static int
+parse_clamp(struct ini_file *f, const char *section, struct clamp *c,
+	    char *err, size_t errlen)
+{
+	uint64_t set = 0;
+	char why[64];
+
+	if (ini_apply_section(f, section, tcpopt_keys, TCPOPT_CLAMP_KEYS, c,
+			      &set, err, errlen) < 0)
+		return -1;
+	if (c->mss_clamp != 0 && c->mss_clamp < TCPOPT_MSS_MIN) {
+		snprintf(why, sizeof(why), "must be 0 (off) or %u..65535", TCPOPT_MSS_MIN);
+		sl_config_err(err, errlen, f, ini_get(f, section, "mss_clamp"), why);
 		return -1;
 	}
-	if (v != 0 && v < min) {
-		snprintf(why, sizeof(why), "must be 0 (off) or %u..65535", min);
-		sl_config_err(err, errlen, f, e, why);
+	if (c->mtu != 0 && c->mtu < TCPOPT_MTU_MIN) {
+		snprintf(why, sizeof(why), "must be 0 (off) or %u..65535", TCPOPT_MTU_MIN);
+		sl_config_err(err, errlen, f, ini_get(f, section, "mtu"), why);
 		return -1;
 	}
-	if (is_mss)
-		*mss = (uint16_t)v;
-	else
-		*mtu = (uint16_t)v;
-	e->used = true;
-	if (*mss != 0 && *mtu != 0) {
-		sl_config_err(err, errlen, f, e,
+	if (c->mss_clamp != 0 && c->mtu != 0) {
+		sl_config_err(err, errlen, f, ini_get(f, section, "mtu"),
 			      "give mss_clamp or mtu, not both");
 		return -1;
 	}
-	return 1;
+	return set != 0;
 }
 
+/* option.<kind> = preserve | strip | drop */
 static int
-parse_main_key(struct ini_file *f, struct ini_entry *e,
-	       struct tcpopt_stage_conf *c, char *err, size_t errlen)
+parse_option_key(struct ini_file *f, struct ini_entry *e,
+		 struct tcpopt_params *p, char *err, size_t errlen)
 {
 	char why[160];
-	int r, kind, act;
+	int kind, act;
 
-	r = parse_clamp_key(f, e, &c->base.mss_clamp, &c->base.mtu, err,
-			    errlen);
-	if (r != 0)
-		return r < 0 ? -1 : 0;
-	if (strcmp(e->key, "malformed") == 0) {
-		if (strcmp(e->value, "forward") == 0) {
-			c->base.malformed_action = TCPOPT_ACT_PRESERVE;
-		} else if (strcmp(e->value, "drop") == 0) {
-			c->base.malformed_action = TCPOPT_ACT_DROP;
-		} else {
-			snprintf(why, sizeof(why),
-				 "'%s' is not an action (forward or drop)",
-				 e->value);
-			sl_config_err(err, errlen, f, e, why);
-			return -1;
-		}
-		e->used = true;
-		return 0;
-	}
-	if (strncmp(e->key, "option.", 7) != 0)
-		return 0; /* left unused: config.c reports "unknown key" */
 	kind = tcpopt_kind_from_name(e->key + 7);
 	if (kind < 0) {
 		snprintf(why, sizeof(why),
@@ -138,7 +139,7 @@ parse_main_key(struct ini_file *f, struct ini_entry *e,
 			      "eol and nop are one byte: nothing to strip");
 		return -1;
 	}
-	c->base.kind_action[kind] = (uint8_t)act;
+	p->kind_action[kind] = (uint8_t)act;
 	e->used = true;
 	return 0;
 }
@@ -161,29 +162,50 @@ tcpopt_parse_conf(struct ini_file *f, void **conf, char *err, size_t errlen)
 		return -1;
 	}
 	tcpopt_params_init(&c->base);
+	struct clamp base = { 0, 0 };
+	if (ini_keys_defaults("tcpopt", tcpopt_keys, TCPOPT_CLAMP_KEYS, &base,
+			      err, errlen) < 0 ||
+	    ini_keys_defaults("tcpopt", tcpopt_keys + TCPOPT_CLAMP_KEYS, 1,
+			      &c->base, err, errlen) < 0 ||
+	    parse_clamp(f, "tcpopt", &base, err, errlen) < 0 ||
+	    ini_apply_section(f, "tcpopt", tcpopt_keys + TCPOPT_CLAMP_KEYS, 1,
+			      &c->base, NULL, err, errlen) < 0)
+		goto fail;
+	c->base.mss_clamp = base.mss_clamp;
+	c->base.mtu = base.mtu;
 	for (i = 0; i < f->count; i++) {
 		struct ini_entry *e = &f->entries[i];
-		int pair;
 
-		if (strcmp(e->section, "tcpopt") == 0) {
-			if (parse_main_key(f, e, c, err, errlen) < 0)
-				goto fail;
-			continue;
-		}
-		pair = pair_of_section(e->section);
-		if (pair < 0)
-			continue;
-		if (parse_clamp_key(f, e, &c->pair_mss[pair],
-				    &c->pair_mtu[pair], err, errlen) < 0)
+		if (strcmp(e->section, "tcpopt") == 0 &&
+		    strncmp(e->key, "option.", 7) == 0 &&
+		    parse_option_key(f, e, &c->base, err, errlen) < 0)
 			goto fail;
-		if (e->used)
-			c->pair_set[pair] = true;
+	}
+	for (i = 0; i < f->nsections; i++) {
+		int pair = pair_of_section(f->sections[i]);
+		struct clamp pc = { 0, 0 };
+		int r;
+
+		if (pair < 0 || c->pair_set[pair])
+			continue; /* a repeated section was applied whole */
+		r = parse_clamp(f, f->sections[i], &pc, err, errlen);
+		if (r < 0)
+			goto fail;
+		c->pair_set[pair] = r > 0;
+		c->pair_mss[pair] = pc.mss_clamp;
+		c->pair_mtu[pair] = pc.mtu;
 	}
 	*conf = c;
 	return 0;
 fail:
 	free(c);
 	return -1;
+}
+
+static void
+tcpopt_print_keys(FILE *out)
+{
+	ini_keys_print(out, "tcpopt", tcpopt_keys, RTE_DIM(tcpopt_keys));
 }
 
 static void
@@ -443,6 +465,7 @@ tcpopt_report(void *const *ctxs, unsigned int nb_workers, FILE *out)
 const struct stage_module sl_stage_tcpopt = {
 	.name = "tcpopt",
 	.parse = tcpopt_parse_conf,
+	.print_keys = tcpopt_print_keys,
 	.conf_free = tcpopt_conf_free,
 	.owns_section = tcpopt_owns_section,
 	.create = tcpopt_stage_create,

@@ -95,7 +95,8 @@ enum ini_kind {
 	INI_KIND_TIME,    /**< ns ("5ms"), a bare number in unit_ns; width 4 or 8 */
 	INI_KIND_SIZE,    /**< bytes ("64k"); width 4 or 8 */
 	INI_KIND_PERCENT, /**< "1%", "0.5", "100" -> a double probability in [0, 1] */
-	INI_KIND_ENUM,    /**< one of names[] (case-insensitive); an int */
+	INI_KIND_ENUM,    /**< one of names[] (case-insensitive); an int, or
+			   *   a uint8_t/uint16_t when width is 1 or 2 */
 	INI_KIND_CUSTOM,  /**< parse() does it */
 };
 

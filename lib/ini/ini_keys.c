@@ -110,7 +110,8 @@ ini_key_parse(const struct ini_key *k, const char *v, void *base, char *why,
 	 * rather than write past the field. */
 	if ((k->kind == INI_KIND_BOOL && k->width != sizeof(bool)) ||
 	    (k->kind == INI_KIND_PERCENT && k->width != sizeof(double)) ||
-	    (k->kind == INI_KIND_ENUM && k->width != sizeof(int)) ||
+	    (k->kind == INI_KIND_ENUM && k->width != 1 && k->width != 2 &&
+	     k->width != sizeof(int)) ||
 	    (k->kind != INI_KIND_CUSTOM && k->width != 1 && k->width != 2 &&
 	     k->width != 4 && k->width != 8)) {
 		snprintf(why, whylen, "table error: %u-byte field for this kind",
@@ -148,7 +149,12 @@ ini_key_parse(const struct ini_key *k, const char *v, void *base, char *why,
 	case INI_KIND_ENUM:
 		if (parse_enum(k, v, &e, why, whylen) < 0)
 			return -1;
-		*(int *)dst = e;
+		if (k->width == 1)
+			*(uint8_t *)dst = (uint8_t)e;
+		else if (k->width == 2)
+			*(uint16_t *)dst = (uint16_t)e;
+		else
+			*(int *)dst = e;
 		return 0;
 	case INI_KIND_CUSTOM:
 		return k->parse(v, dst, why, whylen);
