@@ -279,7 +279,6 @@ struct impair_dir {
 };
 
 struct impair_stage {
-	uint64_t ns_mult;              /* TSC -> ns, as worker_now_ns() */
 	uint16_t nb_pairs;
 	uint16_t nb_dirs;              /* active directions, in dirs[] */
 	struct impair_dir *dirs;       /* nb_dirs entries */
@@ -298,13 +297,9 @@ impair_stage_burst(void *ctx, const struct stage_burst *b,
 	d = st->by_pair[b->pair * 2 + (b->upstream ? DIR_UP : DIR_DOWN)];
 	if (d == NULL)
 		return n;
-	/* The worker reads its clock before rx. If the lcore is preempted
-	 * between the two, packets arriving meanwhile would carry a stale
-	 * now_ns and leave up to a time slice early (measured: 36 ms ping
-	 * RTT through 2 x 20 ms on a loaded host). A clock read after rx is
-	 * never earlier than the arrival, so the added delay is a floor. */
-	uint64_t t = (uint64_t)(((unsigned __int128)rte_rdtsc() * st->ns_mult) >> 32);
-	impair_enqueue_burst(d->im, pkts, n, RTE_MAX(now_ns, t));
+	/* now_ns is read after rx (worker.c), so it is never earlier than
+	 * the arrival and the added delay is a floor. */
+	impair_enqueue_burst(d->im, pkts, n, now_ns);
 	return 0;
 }
 
@@ -431,8 +426,6 @@ impair_stage_create(const void *conf, const struct stage_env *env,
 	if (st == NULL)
 		return -ENOMEM;
 	st->nb_pairs = nb_pairs;
-	st->ns_mult = (uint64_t)(((unsigned __int128)1000000000ULL << 32) /
-				 (env->tsc_hz ? env->tsc_hz : rte_get_tsc_hz()));
 	st->dirs = (struct impair_dir *)(st + 1);
 	st->by_pair = (struct impair_dir **)(st->dirs + nb_dirs);
 	for (uint16_t p = 0; p < nb_pairs; p++) {
