@@ -637,6 +637,33 @@ handoff(struct aqm_worker *w, enum aqm_dir dir, unsigned to,
 }
 
 /*
+ * Send away[0..na) (na <= AQM_BATCH) to their owners away_to[], one ring
+ * burst per owner, each owner's packets in arrival order. The caller
+ * flushes whenever AQM_BATCH are collected, so a burst of any size (up
+ * to [sluice] burst = 512) keeps its order per owner, hence per flow.
+ */
+static void
+handoff_batch(struct aqm_worker *w, enum aqm_dir dir, struct rte_mbuf **away,
+	      uint16_t *away_to, uint16_t na)
+{
+	struct rte_mbuf *batch[AQM_BATCH];
+
+	while (na) {
+		uint16_t to = away_to[0], k = 0, rest = 0;
+		for (uint16_t i = 0; i < na; i++) {
+			if (away_to[i] == to)
+				batch[k++] = away[i];
+			else {
+				away[rest] = away[i];
+				away_to[rest++] = away_to[i];
+			}
+		}
+		handoff(w, dir, to, batch, k);
+		na = rest;
+	}
+}
+
+/*
  * Queue a batch in its pipes. With [aqm] bypass, a packet its pipe would
  * send in this very turn (nothing queued there, shaper due) is not queued:
  * it is written to out[] and goes on with the burst. Returns how many.
@@ -705,26 +732,17 @@ aqm_stage_burst(void *ctx, const struct stage_burst *b,
 			meta->user64 = (uint64_t)id;
 			away[na] = m;
 			away_to[na++] = (uint16_t)owner;
+			if (na == AQM_BATCH) {
+				handoff_batch(w, dir, away, away_to, na);
+				na = 0;
+			}
 		}
 	}
 	if (nl)
 		keep += enqueue_local(w, sched, pipes, local, nl, pkts + keep,
 				      now_ns);
-	/* Hand-offs, one ring burst per owner, arrival order kept. */
-	while (na) {
-		uint16_t to = away_to[0], k = 0, rest = 0;
-		struct rte_mbuf *batch[AQM_BATCH];
-		for (uint16_t i = 0; i < na; i++) {
-			if (away_to[i] == to)
-				batch[k++] = away[i];
-			else {
-				away[rest] = away[i];
-				away_to[rest++] = away_to[i];
-			}
-		}
-		handoff(w, dir, to, batch, k);
-		na = rest;
-	}
+	if (na)
+		handoff_batch(w, dir, away, away_to, na);
 	return keep;
 }
 
