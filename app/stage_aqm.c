@@ -1210,6 +1210,23 @@ prefix_str(const struct aqm_sub_entry *e, char *buf, size_t len)
 	snprintf(buf, len, "%s/%u", a, e->depth);
 }
 
+/*
+ * One subscriber line from telemetry: like a CSV line, but a blank,
+ * comment or header line is an error here, not a line to skip.
+ */
+static int
+tel_parse_sub(const char *line, struct aqm_sub_entry *e, char *why,
+	      size_t whylen)
+{
+	int rc = aqm_subs_csv_parse_line(line, e, why, whylen);
+
+	if (rc == 1) {
+		snprintf(why, whylen, "blank, comment or header: not a subscriber");
+		return -EINVAL;
+	}
+	return rc;
+}
+
 /* /sluice/aqm_pipe,<prefix | id | default> */
 static int
 tel_pipe(const char *cmd, const char *params, struct rte_tel_data *d)
@@ -1237,8 +1254,9 @@ tel_pipe(const char *cmd, const char *params, struct rte_tel_data *d)
 				if (aqm_g.mirror[i].id == n)
 					m = &aqm_g.mirror[i];
 		} else {
-			snprintf(line, sizeof(line), "%s,1mbit,1mbit", params);
-			if (aqm_subs_csv_parse_line(line, &key, why, sizeof(why)) == 0)
+			int l = snprintf(line, sizeof(line), "%s,1mbit,1mbit", params);
+			if (l < (int)sizeof(line) &&
+			    tel_parse_sub(line, &key, why, sizeof(why)) == 0)
 				m = mirror_find(&key);
 		}
 		if (m == NULL) {
@@ -1278,7 +1296,7 @@ tel_pipe(const char *cmd, const char *params, struct rte_tel_data *d)
 static int
 tel_set(const char *cmd, const char *params, struct rte_tel_data *d)
 {
-	char err[256] = "", why[128];
+	char err[256] = "", why[128] = "";
 	struct aqm_sub_entry e;
 	char msg[600];
 	int rc;
@@ -1290,9 +1308,15 @@ tel_set(const char *cmd, const char *params, struct rte_tel_data *d)
 	if (strncmp(params, "default,", 8) == 0) {
 		char line[160];
 		/* Borrow the CSV parser for the two rates. */
-		snprintf(line, sizeof(line), "198.18.0.0/32,%s", params + 8);
-		if (aqm_subs_csv_parse_line(line, &e, why, sizeof(why)) != 0) {
-			snprintf(err, sizeof(err), "%s", why);
+		int l = snprintf(line, sizeof(line), "198.18.0.0/32,%s", params + 8);
+		if (l >= (int)sizeof(line)) {
+			snprintf(err, sizeof(err), "too long (want default,down,up)");
+			rc = -EINVAL;
+		} else if (tel_parse_sub(line, &e, why, sizeof(why)) != 0) {
+			snprintf(err, sizeof(err), "%s (want default,down,up)", why);
+			rc = -EINVAL;
+		} else if (e.has_profile) {
+			snprintf(err, sizeof(err), "the default pipe takes no profile: its overhead, mpu and framing come from [aqm] (want default,down,up)");
 			rc = -EINVAL;
 		} else if (aqm_g.running->val[AK_DEFAULT] != AQM_DEFAULT_PIPE) {
 			snprintf(err, sizeof(err), "no default pipe: [aqm] default = pass");
@@ -1304,7 +1328,7 @@ tel_set(const char *cmd, const char *params, struct rte_tel_data *d)
 				aqm_g.running->val[AK_RATE_UP] = e.up_bps;
 			}
 		}
-	} else if (aqm_subs_csv_parse_line(params, &e, why, sizeof(why)) != 0) {
+	} else if (tel_parse_sub(params, &e, why, sizeof(why)) != 0) {
 		snprintf(err, sizeof(err), "%s (want prefix,down,up[,profile])", why);
 		rc = -EINVAL;
 	} else if (mirror_find(&e) == NULL &&
