@@ -637,6 +637,33 @@ handoff(struct aqm_worker *w, enum aqm_dir dir, unsigned to,
 }
 
 /*
+ * Send away[0..na) (na <= AQM_BATCH) to their owners away_to[], one ring
+ * burst per owner, each owner's packets in arrival order. The caller
+ * flushes whenever AQM_BATCH are collected, so a burst of any size (up
+ * to [sluice] burst = 512) keeps its order per owner, hence per flow.
+ */
+static void
+handoff_batch(struct aqm_worker *w, enum aqm_dir dir, struct rte_mbuf **away,
+	      uint16_t *away_to, uint16_t na)
+{
+	struct rte_mbuf *batch[AQM_BATCH];
+
+	while (na) {
+		uint16_t to = away_to[0], k = 0, rest = 0;
+		for (uint16_t i = 0; i < na; i++) {
+			if (away_to[i] == to)
+				batch[k++] = away[i];
+			else {
+				away[rest] = away[i];
+				away_to[rest++] = away_to[i];
+			}
+		}
+		handoff(w, dir, to, batch, k);
+		na = rest;
+	}
+}
+
+/*
  * Queue a batch in its pipes. With [aqm] bypass, a packet its pipe would
  * send in this very turn (nothing queued there, shaper due) is not queued:
  * it is written to out[] and goes on with the burst. Returns how many.
@@ -705,26 +732,17 @@ aqm_stage_burst(void *ctx, const struct stage_burst *b,
 			meta->user64 = (uint64_t)id;
 			away[na] = m;
 			away_to[na++] = (uint16_t)owner;
+			if (na == AQM_BATCH) {
+				handoff_batch(w, dir, away, away_to, na);
+				na = 0;
+			}
 		}
 	}
 	if (nl)
 		keep += enqueue_local(w, sched, pipes, local, nl, pkts + keep,
 				      now_ns);
-	/* Hand-offs, one ring burst per owner, arrival order kept. */
-	while (na) {
-		uint16_t to = away_to[0], k = 0, rest = 0;
-		struct rte_mbuf *batch[AQM_BATCH];
-		for (uint16_t i = 0; i < na; i++) {
-			if (away_to[i] == to)
-				batch[k++] = away[i];
-			else {
-				away[rest] = away[i];
-				away_to[rest++] = away_to[i];
-			}
-		}
-		handoff(w, dir, to, batch, k);
-		na = rest;
-	}
+	if (na)
+		handoff_batch(w, dir, away, away_to, na);
 	return keep;
 }
 
@@ -1192,6 +1210,23 @@ prefix_str(const struct aqm_sub_entry *e, char *buf, size_t len)
 	snprintf(buf, len, "%s/%u", a, e->depth);
 }
 
+/*
+ * One subscriber line from telemetry: like a CSV line, but a blank,
+ * comment or header line is an error here, not a line to skip.
+ */
+static int
+tel_parse_sub(const char *line, struct aqm_sub_entry *e, char *why,
+	      size_t whylen)
+{
+	int rc = aqm_subs_csv_parse_line(line, e, why, whylen);
+
+	if (rc == 1) {
+		snprintf(why, whylen, "blank, comment or header: not a subscriber");
+		return -EINVAL;
+	}
+	return rc;
+}
+
 /* /sluice/aqm_pipe,<prefix | id | default> */
 static int
 tel_pipe(const char *cmd, const char *params, struct rte_tel_data *d)
@@ -1219,8 +1254,9 @@ tel_pipe(const char *cmd, const char *params, struct rte_tel_data *d)
 				if (aqm_g.mirror[i].id == n)
 					m = &aqm_g.mirror[i];
 		} else {
-			snprintf(line, sizeof(line), "%s,1mbit,1mbit", params);
-			if (aqm_subs_csv_parse_line(line, &key, why, sizeof(why)) == 0)
+			int l = snprintf(line, sizeof(line), "%s,1mbit,1mbit", params);
+			if (l < (int)sizeof(line) &&
+			    tel_parse_sub(line, &key, why, sizeof(why)) == 0)
 				m = mirror_find(&key);
 		}
 		if (m == NULL) {
@@ -1260,7 +1296,7 @@ tel_pipe(const char *cmd, const char *params, struct rte_tel_data *d)
 static int
 tel_set(const char *cmd, const char *params, struct rte_tel_data *d)
 {
-	char err[256] = "", why[128];
+	char err[256] = "", why[128] = "";
 	struct aqm_sub_entry e;
 	char msg[600];
 	int rc;
@@ -1272,9 +1308,15 @@ tel_set(const char *cmd, const char *params, struct rte_tel_data *d)
 	if (strncmp(params, "default,", 8) == 0) {
 		char line[160];
 		/* Borrow the CSV parser for the two rates. */
-		snprintf(line, sizeof(line), "198.18.0.0/32,%s", params + 8);
-		if (aqm_subs_csv_parse_line(line, &e, why, sizeof(why)) != 0) {
-			snprintf(err, sizeof(err), "%s", why);
+		int l = snprintf(line, sizeof(line), "198.18.0.0/32,%s", params + 8);
+		if (l >= (int)sizeof(line)) {
+			snprintf(err, sizeof(err), "too long (want default,down,up)");
+			rc = -EINVAL;
+		} else if (tel_parse_sub(line, &e, why, sizeof(why)) != 0) {
+			snprintf(err, sizeof(err), "%s (want default,down,up)", why);
+			rc = -EINVAL;
+		} else if (e.has_profile) {
+			snprintf(err, sizeof(err), "the default pipe takes no profile: its overhead, mpu and framing come from [aqm] (want default,down,up)");
 			rc = -EINVAL;
 		} else if (aqm_g.running->val[AK_DEFAULT] != AQM_DEFAULT_PIPE) {
 			snprintf(err, sizeof(err), "no default pipe: [aqm] default = pass");
@@ -1286,7 +1328,7 @@ tel_set(const char *cmd, const char *params, struct rte_tel_data *d)
 				aqm_g.running->val[AK_RATE_UP] = e.up_bps;
 			}
 		}
-	} else if (aqm_subs_csv_parse_line(params, &e, why, sizeof(why)) != 0) {
+	} else if (tel_parse_sub(params, &e, why, sizeof(why)) != 0) {
 		snprintf(err, sizeof(err), "%s (want prefix,down,up[,profile])", why);
 		rc = -EINVAL;
 	} else if (mirror_find(&e) == NULL &&

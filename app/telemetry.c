@@ -5,6 +5,7 @@
  * 64-bit word written by one lcore, so a read sees an old or new value,
  * never a torn one.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -96,10 +97,22 @@ tel_malformed(const char *cmd, const char *params, struct rte_tel_data *d)
 static int
 tel_ports(const char *cmd, const char *params, struct rte_tel_data *d)
 {
+	long only = -1;
+
 	(void)cmd;
+	if (params != NULL && *params != '\0') {
+		char *end;
+
+		/* A port index, nothing else: junk is not port 0. */
+		errno = 0;
+		only = strtol(params, &end, 10);
+		if (*params < '0' || *params > '9' || *end != '\0' ||
+		    errno != 0 || only >= sl_app.nb_ports)
+			return -EINVAL;
+	}
 	rte_tel_data_start_dict(d);
 	for (uint16_t p = 0; p < sl_app.nb_ports; p++) {
-		if (params != NULL && *params != '\0' && atoi(params) != p)
+		if (only >= 0 && only != p)
 			continue;
 		struct rte_tel_data *c = rte_tel_data_alloc();
 		if (c == NULL)
