@@ -113,6 +113,13 @@ struct tcp_engine_params {
 	uint8_t isn_key[16];       /**< SipHash key for ISNs and TS offsets */
 	uint32_t snd_buf;          /**< send buffer limit, bytes (256 KiB) */
 	uint32_t rcv_buf;          /**< receive buffer limit, bytes (256 KiB) */
+	uint32_t rcv_mem;          /**< mbuf memory (sum of buf_len) one
+	                                connection's receive and out-of-order
+	                                queues may hold (2 * rcv_buf, at least
+	                                rcv_buf + 10 mbufs): beyond it they are
+	                                collapsed into full mbufs, then the
+	                                out-of-order queue is pruned, then the
+	                                segment is dropped */
 	uint16_t mss;              /**< MSS we announce over IPv4 (1460);
 	                                IPv6 announces 20 bytes less */
 	uint8_t cc;                /**< enum tcp_cc_algo */
@@ -195,6 +202,8 @@ struct tcp_conn_info {
 	uint32_t prr_out;      /**< RFC 6937, last recovery episode */
 	uint8_t in_recovery;   /**< fast recovery in progress */
 	uint8_t reo_wnd_mult;  /**< RACK reordering window, in min_RTT/4 */
+	uint32_t rcv_mbufs;    /**< mbufs the receive and out-of-order queues hold */
+	uint32_t rcv_mem;      /**< their buffers' bytes (buf_len), cf. rcv_mem */
 };
 
 /** Engine counters: every abnormal event has one. */
@@ -238,7 +247,11 @@ struct tcp_conn_info {
 	X(CONN_CLOSED,       "connections_closed") \
 	X(TIME_WAIT_REUSED,  "time_wait_reused") \
 	X(TIME_WAIT_RECYCLED, "time_wait_recycled_table_full") \
-	X(XOPT_NOT_CARRIED, "syn_options_not_carried")
+	X(XOPT_NOT_CARRIED, "syn_options_not_carried") \
+	X(FRAGMENT,          "ip_fragments_not_taken") \
+	X(RCV_COLLAPSE,      "receive_queues_collapsed") \
+	X(OOO_PRUNED,        "out_of_order_pruned") \
+	X(RCV_MEM_DROPPED,   "receive_memory_dropped")
 
 /** Counter indices, e.g. TCP_CNT_BAD_CSUM. */
 enum tcp_cnt {
@@ -252,7 +265,9 @@ enum tcp_cnt {
 enum tcp_input_result {
 	TCP_INPUT_CONSUMED = 0, /**< the engine owns (or freed) the mbuf */
 	TCP_INPUT_NO_CONN,      /**< no connection, no listener: caller owns it */
-	TCP_INPUT_NOT_TCP,      /**< not a TCP segment: caller owns it */
+	TCP_INPUT_NOT_TCP,      /**< not a TCP segment the engine takes (other
+	                             protocols, PPPoE, IP fragments): the
+	                             caller owns it, untouched */
 };
 
 /**
@@ -291,7 +306,11 @@ void tcp_listen(struct tcp_engine *e, uint16_t port, bool on);
 /**
  * Feed one received frame. It must have been parsed by pkt_parse() (the
  * struct pkt_meta in its private area is read, not recomputed). The TCP
- * checksum is verified unless the NIC marked it good.
+ * checksum is verified unless the NIC marked it good. IP fragments
+ * (PKT_F_FRAGMENT, even a first one that holds the TCP header) are never
+ * taken: the engine does not reassemble, so they come back as
+ * TCP_INPUT_NOT_TCP, counted as ip_fragments_not_taken, for the caller to
+ * forward unchanged.
  *
  * @param e      engine.
  * @param m      frame.

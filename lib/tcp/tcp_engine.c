@@ -79,6 +79,7 @@ static int
 params_fill(struct tcp_engine_params *p, const struct tcp_engine_params *in)
 {
 	struct tcp_engine_params d;
+	uint32_t floor;
 
 	tcp_engine_params_init(&d);
 	*p = *in;
@@ -103,6 +104,13 @@ params_fill(struct tcp_engine_params *p, const struct tcp_engine_params *in)
 	    p->rcv_buf > (1u << 30) ||
 	    rte_pktmbuf_priv_size(p->pool) < PKT_META_PRIV_SIZE)
 		return -EINVAL;
+	/* A full buffer, collapsed, must fit with room to spare: its bytes,
+	 * a partly filled mbuf per queue, and the segment arriving. */
+	floor = p->rcv_buf + (TCP_OOO_MAX + 4) * (uint32_t)rte_pktmbuf_data_room_size(p->pool);
+	if (p->rcv_mem == 0)
+		p->rcv_mem = 2 * p->rcv_buf;
+	if (p->rcv_mem < floor)
+		p->rcv_mem = floor;
 	return 0;
 }
 
@@ -489,6 +497,12 @@ tcp_conn_get_info(const struct tcp_conn *c, struct tcp_conn_info *o)
 	o->prr_out = c->prr_out;
 	o->in_recovery = !!(c->flags & TCP_CF_IN_RECOVERY);
 	o->reo_wnd_mult = c->reo_wnd_mult;
+	o->rcv_mbufs = c->rcvq.mbufs;
+	o->rcv_mem = c->rcvq.mem;
+	for (unsigned int i = 0; i < c->ooo_n; i++) {
+		o->rcv_mbufs += c->ooo[i].q.mbufs;
+		o->rcv_mem += c->ooo[i].q.mem;
+	}
 }
 
 uint32_t

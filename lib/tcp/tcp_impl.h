@@ -16,13 +16,24 @@
 
 /* A byte queue held as a list of single mbuf segments linked by ->next.
  * Each segment's data_len counts; head/nb_segs/pkt_len of the first mbuf
- * of a packet are not kept up to date. */
+ * of a packet are not kept up to date. Besides the bytes, the queue
+ * counts what holding them costs: mbufs, and their buffers' sizes
+ * (buf_len; Linux calls it truesize), which a peer sending tiny segments
+ * can make many times the byte count. */
 struct tcp_mq {
 	struct rte_mbuf *head, *tail;
 	uint32_t bytes;
+	uint32_t mbufs;
+	uint32_t mem;
 };
 
 void tcp_mq_append(struct tcp_mq *q, struct rte_mbuf *chain);
+/* Copy the queue's bytes into as few fresh mbufs of mp as hold them,
+ * each filled from its buffer's start, and free the old ones. Mbufs
+ * already full are moved, not copied. Returns 0, or -1 when mp ran dry
+ * (the queue is then intact, partly collapsed). Segment boundaries are
+ * not kept: only for a queue under memory pressure. */
+int tcp_mq_collapse(struct tcp_mq *q, struct rte_mempool *mp);
 void tcp_mq_drop_front(struct tcp_mq *q, uint32_t n);
 void tcp_mq_free(struct tcp_mq *q);
 /* Append q2 to q and leave q2 empty; a small single segment is copied

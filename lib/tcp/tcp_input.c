@@ -96,8 +96,9 @@ ooo_insert(struct tcp_conn *c, uint32_t seq, struct rte_mbuf *chain,
 			break;
 		}
 		if (tcp_seq_le(end, re)) {
-			struct tcp_mq dup = { chain, tail, len };
+			struct tcp_mq dup = { 0 };
 
+			tcp_mq_append(&dup, chain);
 			/* Held already: report the duplicate, and the block
 			 * holding it as the next block (RFC 2883 4). */
 			dsack_note(c, seq, end);
@@ -108,10 +109,9 @@ ooo_insert(struct tcp_conn *c, uint32_t seq, struct rte_mbuf *chain,
 		chain = tcp_chain_slice(chain, re - seq, end - re, &tail);
 		seq = re;
 	}
-	len = end - seq;
-	nq.head = chain;
-	nq.tail = tail;
-	nq.bytes = len;
+	RTE_SET_USED(tail);
+	memset(&nq, 0, sizeof(nq));
+	tcp_mq_append(&nq, chain);
 	/* i: first range after the new one */
 	for (i = 0; i < c->ooo_n && tcp_seq_lt(c->ooo[i].seq, seq); i++)
 		;
@@ -171,6 +171,51 @@ ooo_drain(struct tcp_conn *c)
 	return moved;
 }
 
+/* Mbuf memory the receive side holds (tcp_mq.mem). */
+static uint32_t
+rcv_mem(const struct tcp_conn *c)
+{
+	uint32_t mem = c->rcvq.mem;
+
+	for (unsigned int i = 0; i < c->ooo_n; i++)
+		mem += c->ooo[i].q.mem;
+	return mem;
+}
+
+/*
+ * The byte limit lets a peer hold rcv_buf bytes, but in tiny segments
+ * (one byte each, in descending order behind a hole) those would pin an
+ * mbuf per byte, and the pool is shared with NIC rx. So the mbuf memory
+ * is bounded too (rcv_mem); a segment that would need more than is left
+ * first gets the queues collapsed (copied into full mbufs), as Linux
+ * does; if the pool cannot give mbufs for that, out-of-order ranges
+ * beyond the segment are given up, highest first (RFC 2018 8 allows the
+ * receiver to renege on SACKed data). Returns whether need more fits.
+ * Only under pressure: normal segments keep their mbufs and boundaries.
+ */
+static int
+rcv_mem_room(struct tcp_conn *c, uint32_t seq, uint32_t need)
+{
+	struct tcp_engine *e = c->eng;
+	uint32_t lim = e->p.rcv_mem;
+
+	if (rcv_mem(c) + need <= lim)
+		return 1;
+	TCP_CNT(e, RCV_COLLAPSE);
+	if (tcp_mq_collapse(&c->rcvq, e->p.pool) != 0)
+		TCP_CNT(e, MBUF_ALLOC_FAIL);
+	for (unsigned int i = 0; i < c->ooo_n; i++)
+		if (tcp_mq_collapse(&c->ooo[i].q, e->p.pool) != 0)
+			TCP_CNT(e, MBUF_ALLOC_FAIL);
+	while (rcv_mem(c) + need > lim && c->ooo_n > 0 &&
+	       tcp_seq_gt(c->ooo[c->ooo_n - 1].seq, seq)) {
+		c->ooo_n--;
+		tcp_mq_free(&c->ooo[c->ooo_n].q);
+		TCP_CNT(e, OOO_PRUNED);
+	}
+	return rcv_mem(c) + need <= lim;
+}
+
 /* Step 7 of 3.10.7.4: segment text. Takes the mbuf. */
 static void
 rcv_data(struct tcp_conn *c, struct rte_mbuf *m, const struct tcp_seg_in *s)
@@ -200,6 +245,21 @@ rcv_data(struct tcp_conn *c, struct rte_mbuf *m, const struct tcp_seg_in *s)
 		return;
 	}
 	chain = tcp_chain_slice(m, s->payload_off + skip, len, &tail);
+	{
+		uint32_t need = 0;
+
+		for (struct rte_mbuf *t = chain; t != NULL; t = t->next)
+			need += t->buf_len;
+		if (!rcv_mem_room(c, seq, need)) {
+			struct tcp_mq q = { 0 };
+
+			TCP_CNT(e, RCV_MEM_DROPPED);
+			tcp_mq_append(&q, chain);
+			tcp_mq_free(&q);
+			c->flags |= TCP_CF_ACK_NOW;
+			return;
+		}
+	}
 	if (seq != c->rcv_nxt) {
 		/* Out of order: keep it and ACK at once, so the sender sees
 		 * a duplicate ACK with SACK blocks (RFC 5681 4.2). */
@@ -208,8 +268,9 @@ rcv_data(struct tcp_conn *c, struct rte_mbuf *m, const struct tcp_seg_in *s)
 		return;
 	}
 	{
-		struct tcp_mq q = { chain, tail, len };
+		struct tcp_mq q = { 0 };
 
+		tcp_mq_append(&q, chain);
 		tcp_mq_concat(&c->rcvq, &q);
 	}
 	c->rcv_nxt += len;
@@ -291,16 +352,17 @@ rcv_fin(struct tcp_conn *c)
 
 /* The ACK owed to a segment we discard. Two engines that disagree
  * (after a blind injection, say) would answer each other's ACKs forever,
- * so ACKs to segments without data or FIN are limited to one per
- * oow_ack_ns (RFC 5961 10; Linux does the same). Data keeps its ACKs: a
- * sender retransmitting needlessly must hear about it at once. */
+ * and a spoofer would get an ACK for every segment it sends, so every
+ * such ACK, whether the segment carried data, a FIN or nothing, is
+ * limited to one per oow_ack_ns (RFC 5961 10). A sender retransmitting
+ * needlessly learns all it needs from the first one: its cumulative ACK
+ * (and D-SACK) moves SND.UNA past what it would resend. */
 static void
-oow_ack(struct tcp_conn *c, const struct tcp_seg_in *s)
+oow_ack(struct tcp_conn *c)
 {
 	struct tcp_engine *e = c->eng;
 
-	if (s->len == 0 && !(s->flags & TCP_FL_FIN) && c->last_oow_ack_ns != 0 &&
-	    e->now - c->last_oow_ack_ns < e->p.oow_ack_ns) {
+	if (c->last_oow_ack_ns != 0 && e->now - c->last_oow_ack_ns < e->p.oow_ack_ns) {
 		TCP_CNT(e, OOW_ACK_LIMITED);
 		return;
 	}
@@ -309,11 +371,11 @@ oow_ack(struct tcp_conn *c, const struct tcp_seg_in *s)
 }
 
 static void
-challenge_ack(struct tcp_conn *c, const struct tcp_seg_in *s)
+challenge_ack(struct tcp_conn *c)
 {
 	/* RFC 5961 3.2 / 4.2: <SEQ=SND.NXT><ACK=RCV.NXT><CTL=ACK>. */
 	TCP_CNT(c->eng, CHALLENGE_ACK);
-	oow_ack(c, s);
+	oow_ack(c);
 }
 
 static void
@@ -620,7 +682,7 @@ tcp_conn_input(struct tcp_conn *c, struct rte_mbuf *m, struct tcp_seg_in *s)
 		if (s->len > 0 && tcp_seq_lt(s->seq, c->rcv_nxt))
 			dsack_note(c, s->seq, tcp_seq_lt(s->seq + s->len, c->rcv_nxt) ?
 				   s->seq + s->len : c->rcv_nxt);
-		oow_ack(c, s);
+		oow_ack(c);
 		rte_pktmbuf_free(m);
 		return;
 	}
@@ -632,7 +694,7 @@ tcp_conn_input(struct tcp_conn *c, struct rte_mbuf *m, struct tcp_seg_in *s)
 			TCP_CNT(e, UNACCEPTABLE);
 			if (s->len > 0 && tcp_seq_le(s->seq + s->len, c->rcv_nxt))
 				dsack_note(c, s->seq, s->seq + s->len);
-			oow_ack(c, s);
+			oow_ack(c);
 		}
 		rte_pktmbuf_free(m);
 		return;
@@ -649,14 +711,14 @@ tcp_conn_input(struct tcp_conn *c, struct rte_mbuf *m, struct tcp_seg_in *s)
 		if (s->seq == c->rcv_nxt)
 			reset_by_peer(c);
 		else
-			challenge_ack(c, s);
+			challenge_ack(c);
 		rte_pktmbuf_free(m);
 		return;
 	}
 	/* Step 4: a SYN in a synchronised state is answered with a
 	 * challenge ACK, whatever its sequence number (RFC 5961 4.2). */
 	if (s->flags & TCP_FL_SYN) {
-		challenge_ack(c, s);
+		challenge_ack(c);
 		rte_pktmbuf_free(m);
 		return;
 	}
@@ -690,13 +752,13 @@ tcp_conn_input(struct tcp_conn *c, struct rte_mbuf *m, struct tcp_seg_in *s)
 	/* RFC 5961 5.2: SND.UNA - MAX.SND.WND <= SEG.ACK <= SND.NXT. */
 	if (tcp_seq_gt(s->ack, c->snd_max)) {
 		TCP_CNT(e, ACK_TOO_NEW);
-		oow_ack(c, s);
+		oow_ack(c);
 		rte_pktmbuf_free(m);
 		return;
 	}
 	if (tcp_seq_lt(s->ack, c->snd_una - c->max_snd_wnd)) {
 		TCP_CNT(e, ACK_TOO_OLD);
-		oow_ack(c, s);
+		oow_ack(c);
 		rte_pktmbuf_free(m);
 		return;
 	}

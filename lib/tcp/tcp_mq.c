@@ -5,6 +5,21 @@
 
 #include "tcp_impl.h"
 
+static inline void
+mq_count(struct tcp_mq *q, const struct rte_mbuf *m)
+{
+	q->bytes += m->data_len;
+	q->mbufs++;
+	q->mem += m->buf_len;
+}
+
+static inline void
+mq_uncount(struct tcp_mq *q, const struct rte_mbuf *m)
+{
+	q->mbufs--;
+	q->mem -= m->buf_len;
+}
+
 void
 tcp_mq_append(struct tcp_mq *q, struct rte_mbuf *chain)
 {
@@ -12,10 +27,10 @@ tcp_mq_append(struct tcp_mq *q, struct rte_mbuf *chain)
 
 	if (chain == NULL)
 		return;
-	q->bytes += chain->data_len;
+	mq_count(q, chain);
 	while (last->next != NULL) {
 		last = last->next;
-		q->bytes += last->data_len;
+		mq_count(q, last);
 	}
 	if (q->tail != NULL)
 		q->tail->next = chain;
@@ -35,8 +50,10 @@ tcp_mq_concat_raw(struct tcp_mq *q, struct tcp_mq *q2)
 		q->head = q2->head;
 	q->tail = q2->tail;
 	q->bytes += q2->bytes;
+	q->mbufs += q2->mbufs;
+	q->mem += q2->mem;
 	q2->head = q2->tail = NULL;
-	q2->bytes = 0;
+	q2->bytes = q2->mbufs = q2->mem = 0;
 }
 
 /* Small segments are copied into the tail's free room instead of being
@@ -59,7 +76,7 @@ tcp_mq_concat(struct tcp_mq *q, struct tcp_mq *q2)
 		q->bytes += m->data_len;
 		rte_pktmbuf_free_seg(m);
 		q2->head = q2->tail = NULL;
-		q2->bytes = 0;
+		q2->bytes = q2->mbufs = q2->mem = 0;
 		return;
 	}
 	tcp_mq_concat_raw(q, q2);
@@ -79,6 +96,7 @@ tcp_mq_drop_front(struct tcp_mq *q, uint32_t n)
 		}
 		n -= m->data_len;
 		q->bytes -= m->data_len;
+		mq_uncount(q, m);
 		q->head = m->next;
 		rte_pktmbuf_free_seg(m);
 	}
@@ -98,7 +116,59 @@ tcp_mq_free(struct tcp_mq *q)
 		m = next;
 	}
 	q->head = q->tail = NULL;
-	q->bytes = 0;
+	q->bytes = q->mbufs = q->mem = 0;
+}
+
+int
+tcp_mq_collapse(struct tcp_mq *q, struct rte_mempool *mp)
+{
+	struct tcp_mq out = { 0 };
+	struct rte_mbuf *m = q->head, *t = NULL;
+	int rc = 0;
+
+	while (m != NULL) {
+		struct rte_mbuf *next = m->next;
+
+		if ((t == NULL || rte_pktmbuf_tailroom(t) == 0) &&
+		    m->data_off == 0 && m->data_len == m->buf_len) {
+			/* Full already (collapsed before): moved as is. */
+			m->next = NULL;
+			tcp_mq_append(&out, m);
+			t = m;
+			m = next;
+			continue;
+		}
+		while (m->data_len > 0) {
+			uint16_t k;
+
+			if (t == NULL || rte_pktmbuf_tailroom(t) == 0) {
+				struct rte_mbuf *n = rte_pktmbuf_alloc(mp);
+
+				if (n == NULL) {
+					rc = -1;
+					goto out;
+				}
+				n->data_off = 0; /* no headers go in front */
+				tcp_mq_append(&out, n);
+				t = n;
+			}
+			k = (uint16_t)RTE_MIN(m->data_len, rte_pktmbuf_tailroom(t));
+			memcpy(rte_pktmbuf_mtod_offset(t, uint8_t *, t->data_len),
+			       rte_pktmbuf_mtod(m, const uint8_t *), k);
+			t->data_len = (uint16_t)(t->data_len + k);
+			t->pkt_len = t->data_len;
+			out.bytes += k;
+			m->data_off = (uint16_t)(m->data_off + k);
+			m->data_len = (uint16_t)(m->data_len - k);
+		}
+		rte_pktmbuf_free_seg(m);
+		m = next;
+	}
+out:
+	/* What could not be copied stays, in order, after what was. */
+	tcp_mq_append(&out, m);
+	*q = out;
+	return rc;
 }
 
 struct rte_mbuf *

@@ -168,6 +168,8 @@ parse_or_count(struct tcp_engine *e, const struct rte_mbuf *m, struct tcp_seg_in
 
 	if (rc == TCP_SEG_ECSUM)
 		TCP_CNT(e, BAD_CSUM);
+	else if (rc == TCP_SEG_EFRAGMENT)
+		TCP_CNT(e, FRAGMENT);
 	else if (rc != 0)
 		TCP_CNT(e, MALFORMED);
 	return rc;
@@ -257,6 +259,13 @@ tcp_input(struct tcp_engine *e, struct rte_mbuf *m, uint64_t now_ns)
 	if (meta->l3 == PKT_L3_NONE || meta->l4_proto != IPPROTO_TCP ||
 	    !(meta->flags & PKT_F_L4) || (meta->flags & PKT_F_PPPOE))
 		return TCP_INPUT_NOT_TCP;
+	/* Nor fragments: there is no reassembly here, and a first fragment
+	 * would fail the checksum and vanish. Whoever owns the flow (the
+	 * peer's own stack, past us) reassembles it. */
+	if (meta->flags & PKT_F_FRAGMENT) {
+		TCP_CNT(e, FRAGMENT);
+		return TCP_INPUT_NOT_TCP;
+	}
 	TCP_CNT(e, SEG_IN);
 	if (parse_or_count(e, m, &s) != 0) {
 		rte_pktmbuf_free(m);

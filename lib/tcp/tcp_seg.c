@@ -60,6 +60,8 @@ tcp_seg_parse(const struct rte_mbuf *m, const struct pkt_meta *meta,
 	const uint8_t *th;
 	uint32_t tcp_len, end;
 
+	if (meta->flags & PKT_F_FRAGMENT)
+		return TCP_SEG_EFRAGMENT;
 	if (meta->l4_proto != IPPROTO_TCP || !(meta->flags & PKT_F_L4) ||
 	    (meta->flags & PKT_F_MALFORMED) || meta->l4_len < 20)
 		return TCP_SEG_EMALFORMED;

@@ -76,11 +76,14 @@ static inline int tcp_seq_ge(uint32_t a, uint32_t b) { return (int32_t)(a - b) >
 /* Errors of tcp_seg_parse(). */
 #define TCP_SEG_EMALFORMED (-1)
 #define TCP_SEG_ECSUM      (-2)
+#define TCP_SEG_EFRAGMENT  (-3) /* an IP fragment: not a whole segment */
 
 /*
  * Parse the TCP segment of a frame pkt_parse() accepted as TCP. The TCP
  * checksum is verified when verify_csum is set. Options are walked with
  * tcpopt_parse(); a malformed option area makes the segment malformed.
+ * An IP fragment (PKT_F_FRAGMENT) is refused before anything is read:
+ * its checksum covers bytes that are not there.
  * Returns 0 or TCP_SEG_E*.
  */
 int tcp_seg_parse(const struct rte_mbuf *m, const struct pkt_meta *meta,

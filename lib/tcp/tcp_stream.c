@@ -153,11 +153,13 @@ tcp_recv_mbuf(struct tcp_conn *c, uint32_t max, uint64_t now_ns)
 	struct rte_mbuf *head = c->rcvq.head, *last = NULL, *m;
 	uint32_t bytes = 0, before;
 	uint16_t nseg = 0;
+	uint32_t mem = 0;
 
 	c->eng->now = now_ns;
 	for (m = head; m != NULL && bytes + m->data_len <= max &&
 	     nseg < UINT16_MAX; m = m->next) {
 		bytes += m->data_len;
+		mem += m->buf_len;
 		nseg++;
 		last = m;
 	}
@@ -168,6 +170,8 @@ tcp_recv_mbuf(struct tcp_conn *c, uint32_t max, uint64_t now_ns)
 	if (c->rcvq.head == NULL)
 		c->rcvq.tail = NULL;
 	c->rcvq.bytes -= bytes;
+	c->rcvq.mbufs -= nseg;
+	c->rcvq.mem -= mem;
 	last->next = NULL;
 	head->nb_segs = nseg;
 	head->pkt_len = bytes;

@@ -37,7 +37,7 @@ chain_of(const uint8_t *data, uint32_t len, uint32_t seg_size)
 static void
 chain_free(struct rte_mbuf *m)
 {
-	struct tcp_mq q = { m, NULL, 0 };
+	struct tcp_mq q = { .head = m };
 
 	tcp_mq_free(&q);
 }
