@@ -20,6 +20,14 @@
  * leaves the client's SYN unanswered. Either way the client sees what it
  * would have seen without the proxy.
  *
+ * MSS: each leg announces what the other side's SYN announced: the
+ * server leg the client's MSS, the client leg the server's (capped at
+ * the engine's 1460 over IPv4, 1440 over IPv6). Both SYNs reach this
+ * stage after the tcpopt stage, so a [tcpopt] mss_clamp or mtu has
+ * already lowered them, and the frames the proxy emits (which do not
+ * pass tcpopt again) announce at most the clamp on either side, with no
+ * knowledge of tcpopt's configuration here.
+ *
  * SYN options that the legs do not negotiate themselves (TCP Fast Open,
  * experiments, unknown kinds) cross from the client's SYN to the server
  * leg's SYN and from the server's SYN-ACK to the client's; a SYN signed
@@ -431,11 +439,15 @@ proxy_cb(struct tcp_conn *c, void *arg, uint32_t ev, uint64_t now)
 		l->conn = c;
 		if (l->server && p->held_syn != NULL) {
 			/* The server accepted: now answer the client as it,
-			 * with what the server's SYN-ACK carried for it. */
-			uint8_t x[TCP_XOPT_MAX];
-			uint32_t xn = tcp_conn_peer_xopts(c, x);
-			struct tcp_conn *cc = tcp_accept_xopts(st->e, p->held_syn,
-							       x, xn, &p->cl, now);
+			 * with what the server's SYN-ACK carried for it,
+			 * its MSS included (see "MSS" at the top). */
+			struct tcp_accept_opts ao;
+			struct tcp_conn *cc;
+
+			memset(&ao, 0, sizeof(ao));
+			ao.mss = tcp_conn_peer_mss(c);
+			ao.xopt_len = (uint8_t)tcp_conn_peer_xopts(c, ao.xopt);
+			cc = tcp_accept_opts(st->e, p->held_syn, &ao, &p->cl, now);
 
 			if (cc == NULL) {
 				st->cnt[PX_ACCEPT_FAILED]++;

@@ -342,6 +342,38 @@ struct tcp_conn *tcp_accept_xopts(struct tcp_engine *e, struct rte_mbuf *syn,
 				  const uint8_t *xopt, uint32_t xopt_len,
 				  void *arg, uint64_t now_ns);
 
+/** What a passive open of a held SYN announces (tcp_accept_opts()). */
+struct tcp_accept_opts {
+	uint16_t mss;               /**< MSS to announce; 0 = the engine's.
+	                                 Above the engine's, the engine's. A
+	                                 proxy passes on the server's
+	                                 (tcp_conn_peer_mss()), so a clamp
+	                                 applied to the server's SYN-ACK on its
+	                                 way in holds toward the client too */
+	uint8_t xopt_len;           /**< bytes used in xopt */
+	uint8_t xopt[TCP_XOPT_MAX]; /**< whole options the SYN-ACK carries
+	                                 after the engine's own */
+};
+
+/**
+ * tcp_accept(), with what the SYN-ACK announces set by the caller.
+ *
+ * @param o what to announce, or NULL for the engine's defaults.
+ */
+struct tcp_conn *tcp_accept_opts(struct tcp_engine *e, struct rte_mbuf *syn,
+				 const struct tcp_accept_opts *o, void *arg,
+				 uint64_t now_ns);
+
+/**
+ * The MSS the peer's SYN or SYN-ACK announced (536 if it carried none),
+ * at most the engine's own MSS for the address family: what the engine
+ * uses for its segments, option room included.
+ *
+ * @param c connection.
+ * @return the MSS, or 0 before the peer's SYN or SYN-ACK arrived.
+ */
+uint16_t tcp_conn_peer_mss(const struct tcp_conn *c);
+
 /**
  * The options of a SYN or SYN-ACK frame that a transparent proxy carries
  * to its other leg, whole and in order, as many as fit in cap bytes:

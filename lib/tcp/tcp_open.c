@@ -60,15 +60,16 @@ ep_from_frame(struct tcp_endpoints *ep, const struct rte_mbuf *m,
 
 static struct tcp_conn *
 passive_open(struct tcp_engine *e, struct rte_mbuf *m, const struct tcp_seg_in *s,
-	     const uint8_t *xopt, uint32_t xopt_len, void *arg)
+	     const struct tcp_accept_opts *ao, void *arg)
 {
 	struct tcp_endpoints ep;
 	struct tcp_conn *c;
 
 	ep_from_frame(&ep, m, pkt_meta(m));
-	if (xopt_len) {
-		memcpy(ep.xopt, xopt, xopt_len);
-		ep.xopt_len = (uint8_t)xopt_len;
+	if (ao != NULL) {
+		memcpy(ep.xopt, ao->xopt, ao->xopt_len);
+		ep.xopt_len = ao->xopt_len;
+		ep.mss = ao->mss;
 	}
 	c = tcp_conn_new(e, &ep, arg);
 	if (c == NULL)
@@ -174,25 +175,51 @@ parse_or_count(struct tcp_engine *e, const struct rte_mbuf *m, struct tcp_seg_in
 }
 
 struct tcp_conn *
-tcp_accept_xopts(struct tcp_engine *e, struct rte_mbuf *syn, const uint8_t *xopt,
-		 uint32_t xopt_len, void *arg, uint64_t now_ns)
+tcp_accept_opts(struct tcp_engine *e, struct rte_mbuf *syn,
+		const struct tcp_accept_opts *o, void *arg, uint64_t now_ns)
 {
 	struct tcp_seg_in s;
 
 	e->now = now_ns;
-	if (xopt_len > TCP_XOPT_MAX || (xopt_len && xopt == NULL) ||
+	if ((o != NULL && o->xopt_len > TCP_XOPT_MAX) ||
 	    parse_or_count(e, syn, &s) != 0 ||
 	    (s.flags & (TCP_FL_SYN | TCP_FL_ACK | TCP_FL_RST)) != TCP_FL_SYN) {
 		rte_errno = EINVAL;
 		return NULL;
 	}
-	return passive_open(e, syn, &s, xopt, xopt_len, arg);
+	return passive_open(e, syn, &s, o, arg);
+}
+
+struct tcp_conn *
+tcp_accept_xopts(struct tcp_engine *e, struct rte_mbuf *syn, const uint8_t *xopt,
+		 uint32_t xopt_len, void *arg, uint64_t now_ns)
+{
+	struct tcp_accept_opts o = { .xopt_len = (uint8_t)xopt_len };
+
+	if (xopt_len > TCP_XOPT_MAX || (xopt_len && xopt == NULL)) {
+		rte_errno = EINVAL;
+		return NULL;
+	}
+	if (xopt_len)
+		memcpy(o.xopt, xopt, xopt_len);
+	return tcp_accept_opts(e, syn, &o, arg, now_ns);
 }
 
 struct tcp_conn *
 tcp_accept(struct tcp_engine *e, struct rte_mbuf *syn, void *arg, uint64_t now_ns)
 {
-	return tcp_accept_xopts(e, syn, NULL, 0, arg, now_ns);
+	return tcp_accept_opts(e, syn, NULL, arg, now_ns);
+}
+
+uint16_t
+tcp_conn_peer_mss(const struct tcp_conn *c)
+{
+	if (c->state == TCP_CLOSED || c->state == TCP_SYN_SENT ||
+	    c->state == TCP_LISTEN)
+		return 0;
+	/* tcp_apply_syn_opts() kept the peer's MSS, capped at ours, less
+	 * the timestamp option's room. */
+	return (uint16_t)(c->mss + ((c->flags & TCP_CF_TS) ? 12 : 0));
 }
 
 uint32_t
@@ -297,7 +324,7 @@ no_conn:
 			rte_pktmbuf_free(m);
 			return TCP_INPUT_CONSUMED;
 		}
-		c = passive_open(e, m, &s, NULL, 0, e->p.cb_arg);
+		c = passive_open(e, m, &s, NULL, e->p.cb_arg);
 		if (c != NULL) {
 			/* Unknown to the user until it is connected. */
 			c->flags |= TCP_CF_UNANNOUNCED | TCP_CF_BACKLOG;
