@@ -13,6 +13,11 @@
  *   flush  shutdown: reset both legs of every connection (the ends learn
  *          at once that sluice is gone), emit the RSTs, free the engine.
  *
+ * Telemetry runs on another thread and never reads the engine: the worker
+ * copies the engine's counters into the stage every millisecond and once
+ * more at flush, before it frees the engine (the stage itself lives until
+ * the process ends).
+ *
  * Connection set-up follows lib/tcp/README.md: sluice answers the client,
  * as the server, only once the server accepted (tcp_accept() on the held
  * SYN). A refused server makes sluice answer the held SYN with the RST the
@@ -68,6 +73,7 @@
 #define PROXY_SECTION "proxy"
 #define PROXY_MAX_RULES 64
 #define PROXY_TX_BATCH 32
+#define PROXY_PUBLISH_NS 1000000ull /* engine counters for telemetry: 1 ms */
 
 /* ------------------------------------------------------------------ */
 /* Configuration                                                       */
@@ -355,7 +361,12 @@ struct proxy_stage {
 	uint32_t active;
 	struct proxy_pair *free;
 	uint64_t cnt[PX_MAX];
-	uint64_t eng_cnt[TCP_CNT_MAX]; /* engine counters kept after flush */
+	/* What telemetry reads of the engine, published by the worker (at
+	 * most PROXY_PUBLISH_NS old): the telemetry thread never touches
+	 * the engine, which the worker frees at flush. */
+	uint64_t eng_cnt[TCP_CNT_MAX];
+	uint32_t eng_conns;
+	uint64_t published_ns;
 	struct proxy_rule rules[PROXY_MAX_RULES];
 	struct proxy_pair pairs[];
 };
@@ -685,6 +696,17 @@ drain_tx(struct proxy_stage *st, struct stage_emitter *em)
 		}
 }
 
+/* Copy what telemetry shows of the engine into the stage, which lives
+ * until the process ends (the worker owns both; the telemetry thread
+ * reads only the copy). */
+static void
+publish(struct proxy_stage *st, uint64_t now_ns)
+{
+	memcpy(st->eng_cnt, tcp_engine_counters(st->e), sizeof(st->eng_cnt));
+	st->eng_conns = tcp_engine_conn_count(st->e);
+	st->published_ns = now_ns;
+}
+
 static void
 proxy_stage_poll(void *ctx, struct stage_emitter *em, uint64_t now_ns)
 {
@@ -694,6 +716,8 @@ proxy_stage_poll(void *ctx, struct stage_emitter *em, uint64_t now_ns)
 		return;
 	tcp_timers_run(st->e, now_ns);
 	drain_tx(st, em);
+	if (now_ns - st->published_ns >= PROXY_PUBLISH_NS)
+		publish(st, now_ns);
 }
 
 static void
@@ -719,11 +743,13 @@ proxy_stage_flush(void *ctx, struct stage_emitter *em, uint64_t now_ns)
 		pair_maybe_put(p);
 	}
 	drain_tx(st, em);
-	memcpy(st->eng_cnt, tcp_engine_counters(st->e), sizeof(st->eng_cnt));
+	/* The last copy, with the RSTs above counted: the engine goes, its
+	 * counters stay for telemetry and the exit report. */
+	publish(st, now_ns);
 	e = st->e;
-	st->e = NULL; /* telemetry now reads eng_cnt */
-	rte_compiler_barrier();
+	st->e = NULL;
 	tcp_engine_free(e); /* TIME-WAIT connections and all their mbufs */
+	st->eng_conns = 0;
 }
 
 static void
@@ -821,15 +847,14 @@ sum_counters(void *const *ctxs, unsigned nb_workers, uint64_t px[PX_MAX],
 	*active = 0;
 	for (unsigned w = 0; w < nb_workers; w++) {
 		const struct proxy_stage *st = ctxs[w];
-		const uint64_t *ec;
 
 		if (st == NULL)
 			continue;
 		for (unsigned k = 0; k < PX_MAX; k++)
 			px[k] += st->cnt[k];
-		ec = st->e != NULL ? tcp_engine_counters(st->e) : st->eng_cnt;
+		/* Never st->e: the worker frees it at flush. */
 		for (unsigned k = 0; k < TCP_CNT_MAX; k++)
-			eng[k] += ec[k];
+			eng[k] += st->eng_cnt[k];
 		*active += st->active;
 	}
 }
@@ -846,8 +871,8 @@ proxy_telemetry(void *const *ctxs, unsigned nb_workers, const char *params,
 	for (unsigned w = 0; w < nb_workers; w++) {
 		const struct proxy_stage *st = ctxs[w];
 
-		if (st != NULL && st->e != NULL)
-			legs += tcp_engine_conn_count(st->e);
+		if (st != NULL)
+			legs += st->eng_conns;
 	}
 	rte_tel_data_start_dict(d);
 	rte_tel_data_add_dict_u64(d, "connections_active", active);
