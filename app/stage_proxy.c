@@ -318,6 +318,9 @@ proxy_conf_free(void *conf)
 	X(XOPT_CARRIED,    "syn_options_carried") \
 	X(XOPT_DROPPED,    "syn_options_not_carried") \
 	X(ABORTED_AT_EXIT, "aborted_at_exit") \
+	X(NOT_OWNED,       "segments_not_owned") \
+	X(FRAG_PASSED,     "fragments_passed") \
+	X(MALF_PASSED,     "malformed_passed") \
 	X(BYTES_UP,        "bytes_up") \
 	X(BYTES_DOWN,      "bytes_down")
 
@@ -506,13 +509,15 @@ proxy_cb(struct tcp_conn *c, void *arg, uint32_t ev, uint64_t now)
 	}
 }
 
+/* port < 0: unknown (a fragment or a header cut short): the address
+ * alone decides. */
 static bool
 rule_match(const struct proxy_rule *r, uint8_t family, const uint8_t *a,
-	   uint16_t port)
+	   int port)
 {
 	unsigned full, rem;
 
-	if (r->family != family || (r->port != 0 && r->port != port))
+	if (r->family != family || (r->port != 0 && port >= 0 && r->port != port))
 		return false;
 	full = r->plen / 8;
 	rem = r->plen % 8;
@@ -525,7 +530,7 @@ rule_match(const struct proxy_rule *r, uint8_t family, const uint8_t *a,
 
 static bool
 policy_match(const struct proxy_stage *st, uint8_t family, const uint8_t *a,
-	     uint16_t port)
+	     int port)
 {
 	for (uint32_t i = 0; i < st->nrules; i++)
 		if (rule_match(&st->rules[i], family, a, port))
@@ -640,38 +645,51 @@ proxy_stage_burst(void *ctx, const struct stage_burst *b,
 	for (uint16_t i = 0; i < n; i++) {
 		struct rte_mbuf *m = pkts[i];
 		const struct pkt_meta *meta = pkt_meta(m);
+		struct tcp_conn *c;
 		const uint8_t *a;
-		uint16_t port;
-		bool syn;
+		bool syn, whole;
 
 		/* Only TCP of the intercepted prefixes is the engine's
-		 * business: the rest is never parsed again, let alone
-		 * dropped for a bad checksum. */
+		 * business. Of that, what no proxied connection owns leaves
+		 * as it came: bridged flows (the table was full, a signed
+		 * SYN, connections older than sluice) with a wrong checksum
+		 * or a lying header are the ends' to judge, not ours. */
 		if (meta->l3 == PKT_L3_NONE || meta->l4_proto != IPPROTO_TCP ||
-		    (meta->flags & (PKT_F_L4 | PKT_F_PPPOE | PKT_F_MALFORMED)) != PKT_F_L4)
+		    (meta->flags & PKT_F_PPPOE))
 			goto pass;
+		whole = (meta->flags & (PKT_F_L4 | PKT_F_MALFORMED | PKT_F_FRAGMENT)) ==
+			PKT_F_L4;
 		a = b->upstream ? meta->dst : meta->src;
-		port = b->upstream ? meta->dport : meta->sport;
-		if (!policy_match(st, meta->l3, a, port))
+		if (!policy_match(st, meta->l3, a,
+				  !whole ? -1 : b->upstream ? meta->dport : meta->sport))
 			goto pass;
+		if (!whole) {
+			/* The engine reassembles nothing and parses no
+			 * header cut short: not ours, even on our 4-tuple. */
+			st->cnt[(meta->flags & PKT_F_FRAGMENT) ? PX_FRAG_PASSED
+							       : PX_MALF_PASSED]++;
+			goto pass;
+		}
 		syn = b->upstream &&
 		      (rte_pktmbuf_mtod(m, const uint8_t *)[meta->l4_off + 13] &
 		       (RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG | RTE_TCP_RST_FLAG)) ==
 		      RTE_TCP_SYN_FLAG;
-		if (!syn && !any)
+		c = any ? tcp_conn_lookup(st->e, m) : NULL;
+		if (c != NULL) {
+			/* Ours: checked, and dropped if it lies, by the
+			 * engine; NO_CONN when TIME-WAIT gave way to a SYN. */
+			if (tcp_input_conn(st->e, c, m, now_ns) == TCP_INPUT_CONSUMED)
+				continue;
+		}
+		/* A SYN is intercepted only if the engine would accept it;
+		 * nothing else without a connection is ours. */
+		if (!syn || tcp_frame_check(m) != 0) {
+			st->cnt[PX_NOT_OWNED]++;
 			goto pass;
-		switch (tcp_input(st->e, m, now_ns)) {
-		case TCP_INPUT_CONSUMED:
+		}
+		if (intercept(st, b, m, now_ns) == 0) {
 			any = true;
 			continue;
-		case TCP_INPUT_NO_CONN:
-			if (syn && intercept(st, b, m, now_ns) == 0) {
-				any = true;
-				continue;
-			}
-			break;
-		default:
-			break;
 		}
 pass:
 		pkts[keep++] = m;

@@ -302,6 +302,47 @@ enum tcp_input_result tcp_input(struct tcp_engine *e, struct rte_mbuf *m,
 				uint64_t now_ns);
 
 /**
+ * The connection a parsed frame belongs to (its 4-tuple), without
+ * looking at the segment itself: neither its checksum nor its options.
+ * A caller that must leave frames of other flows untouched (the proxy
+ * forwards what it does not own, checksum right or wrong) asks this
+ * first, then feeds the frame with tcp_input_conn().
+ *
+ * @param e engine.
+ * @param m frame parsed by pkt_parse().
+ * @return the connection (TIME-WAIT included), or NULL.
+ */
+struct tcp_conn *tcp_conn_lookup(const struct tcp_engine *e,
+				 const struct rte_mbuf *m);
+
+/**
+ * tcp_input() for a frame whose connection tcp_conn_lookup() found, with
+ * no second lookup. A segment that fails the checksum or the header
+ * checks is counted and freed, as tcp_input() does: it was addressed to
+ * the connection.
+ *
+ * @param e      engine.
+ * @param c      tcp_conn_lookup(e, m), not NULL.
+ * @param m      frame.
+ * @param now_ns current time.
+ * @return TCP_INPUT_CONSUMED, or TCP_INPUT_NO_CONN when c was in
+ *         TIME-WAIT and gave way to this new SYN (RFC 6191): the caller
+ *         owns the mbuf and may accept it.
+ */
+enum tcp_input_result tcp_input_conn(struct tcp_engine *e, struct tcp_conn *c,
+				     struct rte_mbuf *m, uint64_t now_ns);
+
+/**
+ * Whether a parsed frame is a TCP segment the engine would accept: not
+ * a fragment, header complete, checksum right (unless the NIC marked it
+ * good), option area well formed. Counts nothing.
+ *
+ * @param m frame parsed by pkt_parse().
+ * @return 0, -EBADMSG for a bad checksum, -EINVAL otherwise.
+ */
+int tcp_frame_check(const struct rte_mbuf *m);
+
+/**
  * Feed a burst of received frames (tcp_input() on each). Frames the
  * engine did not take (no connection, not TCP) are compacted to the front
  * of pkts[], in order, for the caller to forward, answer or hold.

@@ -269,6 +269,82 @@ tcp_reply_rst(struct tcp_engine *e, const struct rte_mbuf *m, uint64_t now_ns)
 				TCP_FL_RST | TCP_FL_ACK);
 }
 
+/* A parsed segment for its connection. 0: consumed; -1: the connection
+ * was in TIME-WAIT and gave way to a new SYN (RFC 6191), whose mbuf the
+ * caller keeps. */
+static int
+conn_segment(struct tcp_conn *c, struct rte_mbuf *m, struct tcp_seg_in *s)
+{
+	if (c->state == TCP_TIME_WAIT &&
+	    (s->flags & (TCP_FL_SYN | TCP_FL_ACK | TCP_FL_RST)) == TCP_FL_SYN &&
+	    tcp_seq_gt(s->seq, c->rcv_nxt)) {
+		TCP_CNT(c->eng, TIME_WAIT_REUSED);
+		tcp_conn_release(c);
+		return -1;
+	}
+	tcp_conn_input(c, m, s);
+	tcp_timer_update(c);
+	tcp_conn_deliver(c);
+	return 0;
+}
+
+struct tcp_conn *
+tcp_conn_lookup(const struct tcp_engine *e, const struct rte_mbuf *m)
+{
+	const struct pkt_meta *meta = pkt_meta((struct rte_mbuf *)(uintptr_t)m);
+	struct tcp_endpoints ep;
+	struct tcp_key k;
+	void *data;
+
+	if (meta->l3 == PKT_L3_NONE || meta->l4_proto != IPPROTO_TCP ||
+	    !(meta->flags & PKT_F_L4))
+		return NULL;
+	memset(&ep, 0, sizeof(ep));
+	ep.family = meta->l3 == PKT_L3_IPV4 ? 4 : 6;
+	memcpy(ep.laddr, meta->dst, 16);
+	memcpy(ep.raddr, meta->src, 16);
+	ep.lport = meta->dport;
+	ep.rport = meta->sport;
+	tcp_key_from_ep(&k, &ep);
+	if (rte_hash_lookup_data(e->table, &k, &data) < 0)
+		return NULL;
+	return data;
+}
+
+enum tcp_input_result
+tcp_input_conn(struct tcp_engine *e, struct tcp_conn *c, struct rte_mbuf *m,
+	       uint64_t now_ns)
+{
+	struct tcp_seg_in s;
+
+	e->now = now_ns;
+	TCP_CNT(e, SEG_IN);
+	if (parse_or_count(e, m, &s) != 0) {
+		rte_pktmbuf_free(m);
+		return TCP_INPUT_CONSUMED;
+	}
+	if (conn_segment(c, m, &s) == 0)
+		return TCP_INPUT_CONSUMED;
+	TCP_CNT(e, NO_CONN);
+	return TCP_INPUT_NO_CONN;
+}
+
+int
+tcp_frame_check(const struct rte_mbuf *m)
+{
+	const struct pkt_meta *meta = pkt_meta((struct rte_mbuf *)(uintptr_t)m);
+	struct tcp_seg_in s;
+	int rc;
+
+	if (meta->l3 == PKT_L3_NONE || meta->l4_proto != IPPROTO_TCP ||
+	    (meta->flags & (PKT_F_L4 | PKT_F_FRAGMENT)) != PKT_F_L4)
+		return -EINVAL;
+	rc = tcp_seg_parse(m, meta, &s, 1);
+	if (rc == TCP_SEG_ECSUM)
+		return -EBADMSG;
+	return rc == 0 ? 0 : -EINVAL;
+}
+
 enum tcp_input_result
 tcp_input(struct tcp_engine *e, struct rte_mbuf *m, uint64_t now_ns)
 {
@@ -296,24 +372,9 @@ tcp_input(struct tcp_engine *e, struct rte_mbuf *m, uint64_t now_ns)
 	ep.lport = meta->dport;
 	ep.rport = meta->sport;
 	tcp_key_from_ep(&k, &ep);
-	if (rte_hash_lookup_data(e->table, &k, &data) >= 0) {
-		struct tcp_conn *c = data;
-
-		/* RFC 6191: a SYN beyond what TIME-WAIT received may open a
-		 * new incarnation; the old one gives way. */
-		if (c->state == TCP_TIME_WAIT &&
-		    (s.flags & (TCP_FL_SYN | TCP_FL_ACK | TCP_FL_RST)) == TCP_FL_SYN &&
-		    tcp_seq_gt(s.seq, c->rcv_nxt)) {
-			TCP_CNT(e, TIME_WAIT_REUSED);
-			tcp_conn_release(c);
-			goto no_conn;
-		}
-		tcp_conn_input(c, m, &s);
-		tcp_timer_update(c);
-		tcp_conn_deliver(c);
+	if (rte_hash_lookup_data(e->table, &k, &data) >= 0 &&
+	    conn_segment(data, m, &s) == 0)
 		return TCP_INPUT_CONSUMED;
-	}
-no_conn:
 	if ((s.flags & (TCP_FL_SYN | TCP_FL_ACK | TCP_FL_RST)) == TCP_FL_SYN &&
 	    tcp_listening(e, meta->dport)) {
 		struct tcp_conn *c;
