@@ -72,7 +72,8 @@ enum tcp_state {
 #define TCP_EV_PEER_FIN  0x0008 /**< the peer closed its side; no more bytes */
 #define TCP_EV_REFUSED   0x0010 /**< active open answered by RST */
 #define TCP_EV_RESET     0x0020 /**< connection reset by the peer */
-#define TCP_EV_TIMEOUT   0x0040 /**< retransmissions exhausted */
+#define TCP_EV_TIMEOUT   0x0040 /**< retransmissions exhausted, or an
+                                     idle, FIN-WAIT-2 or persist timeout */
 #define TCP_EV_CLOSED    0x0080 /**< last event: the handle is released */
 
 /**
@@ -130,6 +131,19 @@ struct tcp_engine_params {
 	                                  1122 4.2.3.6 asks for >= 2 hours) */
 	uint64_t keepalive_intvl_ns; /**< between unanswered probes (75 s) */
 	uint8_t keepalive_probes;    /**< unanswered probes before timeout (9) */
+	uint64_t idle_timeout_ns;  /**< reset a connection that received
+	                                nothing from its peer for this long
+	                                (ESTABLISHED, CLOSE-WAIT, FIN-WAIT-1,
+	                                CLOSING, LAST-ACK; 0: never, the
+	                                default) */
+	uint64_t fin_wait2_timeout_ns; /**< reset a connection in FIN-WAIT-2
+	                                that received nothing from its peer
+	                                for this long (0: never, the default) */
+	uint64_t persist_timeout_ns; /**< reset a connection whose peer kept
+	                                its window closed to our queued data
+	                                for this long, zero-window probes
+	                                answered or not (0: probe forever,
+	                                the default) */
 	uint8_t syn_retries;       /**< SYN retransmissions before timeout (6) */
 	uint8_t data_retries;      /**< data retransmissions before timeout (15) */
 	uint32_t timer_tick_ns;    /**< timer wheel granularity (1 ms) */
@@ -229,6 +243,9 @@ struct tcp_conn_info {
 	X(TXREC_FULL,        "tx_segment_pool_full") \
 	X(TXREC_CONN_CAP,    "tx_segments_at_connection_cap") \
 	X(TIMEOUT,           "connection_timeouts") \
+	X(IDLE_TIMEOUT,      "idle_timeouts") \
+	X(FIN_WAIT2_TIMEOUT, "fin_wait_2_timeouts") \
+	X(PERSIST_TIMEOUT,   "persist_timeouts") \
 	X(ZWP,               "zero_window_probes") \
 	X(KEEPALIVE,         "keepalive_probes") \
 	X(DELACK,            "delayed_acks_sent") \
