@@ -13,12 +13,25 @@
  *   flush  shutdown: reset both legs of every connection (the ends learn
  *          at once that sluice is gone), emit the RSTs, free the engine.
  *
+ * Telemetry runs on another thread and never reads the engine: the worker
+ * copies the engine's counters into the stage every millisecond and once
+ * more at flush, before it frees the engine (the stage itself lives until
+ * the process ends).
+ *
  * Connection set-up follows lib/tcp/README.md: sluice answers the client,
  * as the server, only once the server accepted (tcp_accept() on the held
  * SYN). A refused server makes sluice answer the held SYN with the RST the
  * server sent it (tcp_reply_rst()); an unreachable server (SYN timeout)
  * leaves the client's SYN unanswered. Either way the client sees what it
  * would have seen without the proxy.
+ *
+ * MSS: each leg announces what the other side's SYN announced: the
+ * server leg the client's MSS, the client leg the server's (capped at
+ * the engine's 1460 over IPv4, 1440 over IPv6). Both SYNs reach this
+ * stage after the tcpopt stage, so a [tcpopt] mss_clamp or mtu has
+ * already lowered them, and the frames the proxy emits (which do not
+ * pass tcpopt again) announce at most the clamp on either side, with no
+ * knowledge of tcpopt's configuration here.
  *
  * SYN options that the legs do not negotiate themselves (TCP Fast Open,
  * experiments, unknown kinds) cross from the client's SYN to the server
@@ -60,6 +73,7 @@
 #define PROXY_SECTION "proxy"
 #define PROXY_MAX_RULES 64
 #define PROXY_TX_BATCH 32
+#define PROXY_PUBLISH_NS 1000000ull /* engine counters for telemetry: 1 ms */
 
 /* ------------------------------------------------------------------ */
 /* Configuration                                                       */
@@ -304,6 +318,9 @@ proxy_conf_free(void *conf)
 	X(XOPT_CARRIED,    "syn_options_carried") \
 	X(XOPT_DROPPED,    "syn_options_not_carried") \
 	X(ABORTED_AT_EXIT, "aborted_at_exit") \
+	X(NOT_OWNED,       "segments_not_owned") \
+	X(FRAG_PASSED,     "fragments_passed") \
+	X(MALF_PASSED,     "malformed_passed") \
 	X(BYTES_UP,        "bytes_up") \
 	X(BYTES_DOWN,      "bytes_down")
 
@@ -347,7 +364,12 @@ struct proxy_stage {
 	uint32_t active;
 	struct proxy_pair *free;
 	uint64_t cnt[PX_MAX];
-	uint64_t eng_cnt[TCP_CNT_MAX]; /* engine counters kept after flush */
+	/* What telemetry reads of the engine, published by the worker (at
+	 * most PROXY_PUBLISH_NS old): the telemetry thread never touches
+	 * the engine, which the worker frees at flush. */
+	uint64_t eng_cnt[TCP_CNT_MAX];
+	uint32_t eng_conns;
+	uint64_t published_ns;
 	struct proxy_rule rules[PROXY_MAX_RULES];
 	struct proxy_pair pairs[];
 };
@@ -431,11 +453,15 @@ proxy_cb(struct tcp_conn *c, void *arg, uint32_t ev, uint64_t now)
 		l->conn = c;
 		if (l->server && p->held_syn != NULL) {
 			/* The server accepted: now answer the client as it,
-			 * with what the server's SYN-ACK carried for it. */
-			uint8_t x[TCP_XOPT_MAX];
-			uint32_t xn = tcp_conn_peer_xopts(c, x);
-			struct tcp_conn *cc = tcp_accept_xopts(st->e, p->held_syn,
-							       x, xn, &p->cl, now);
+			 * with what the server's SYN-ACK carried for it,
+			 * its MSS included (see "MSS" at the top). */
+			struct tcp_accept_opts ao;
+			struct tcp_conn *cc;
+
+			memset(&ao, 0, sizeof(ao));
+			ao.mss = tcp_conn_peer_mss(c);
+			ao.xopt_len = (uint8_t)tcp_conn_peer_xopts(c, ao.xopt);
+			cc = tcp_accept_opts(st->e, p->held_syn, &ao, &p->cl, now);
 
 			if (cc == NULL) {
 				st->cnt[PX_ACCEPT_FAILED]++;
@@ -483,13 +509,15 @@ proxy_cb(struct tcp_conn *c, void *arg, uint32_t ev, uint64_t now)
 	}
 }
 
+/* port < 0: unknown (a fragment or a header cut short): the address
+ * alone decides. */
 static bool
 rule_match(const struct proxy_rule *r, uint8_t family, const uint8_t *a,
-	   uint16_t port)
+	   int port)
 {
 	unsigned full, rem;
 
-	if (r->family != family || (r->port != 0 && r->port != port))
+	if (r->family != family || (r->port != 0 && port >= 0 && r->port != port))
 		return false;
 	full = r->plen / 8;
 	rem = r->plen % 8;
@@ -502,7 +530,7 @@ rule_match(const struct proxy_rule *r, uint8_t family, const uint8_t *a,
 
 static bool
 policy_match(const struct proxy_stage *st, uint8_t family, const uint8_t *a,
-	     uint16_t port)
+	     int port)
 {
 	for (uint32_t i = 0; i < st->nrules; i++)
 		if (rule_match(&st->rules[i], family, a, port))
@@ -617,38 +645,51 @@ proxy_stage_burst(void *ctx, const struct stage_burst *b,
 	for (uint16_t i = 0; i < n; i++) {
 		struct rte_mbuf *m = pkts[i];
 		const struct pkt_meta *meta = pkt_meta(m);
+		struct tcp_conn *c;
 		const uint8_t *a;
-		uint16_t port;
-		bool syn;
+		bool syn, whole;
 
 		/* Only TCP of the intercepted prefixes is the engine's
-		 * business: the rest is never parsed again, let alone
-		 * dropped for a bad checksum. */
+		 * business. Of that, what no proxied connection owns leaves
+		 * as it came: bridged flows (the table was full, a signed
+		 * SYN, connections older than sluice) with a wrong checksum
+		 * or a lying header are the ends' to judge, not ours. */
 		if (meta->l3 == PKT_L3_NONE || meta->l4_proto != IPPROTO_TCP ||
-		    (meta->flags & (PKT_F_L4 | PKT_F_PPPOE | PKT_F_MALFORMED)) != PKT_F_L4)
+		    (meta->flags & PKT_F_PPPOE))
 			goto pass;
+		whole = (meta->flags & (PKT_F_L4 | PKT_F_MALFORMED | PKT_F_FRAGMENT)) ==
+			PKT_F_L4;
 		a = b->upstream ? meta->dst : meta->src;
-		port = b->upstream ? meta->dport : meta->sport;
-		if (!policy_match(st, meta->l3, a, port))
+		if (!policy_match(st, meta->l3, a,
+				  !whole ? -1 : b->upstream ? meta->dport : meta->sport))
 			goto pass;
+		if (!whole) {
+			/* The engine reassembles nothing and parses no
+			 * header cut short: not ours, even on our 4-tuple. */
+			st->cnt[(meta->flags & PKT_F_FRAGMENT) ? PX_FRAG_PASSED
+							       : PX_MALF_PASSED]++;
+			goto pass;
+		}
 		syn = b->upstream &&
 		      (rte_pktmbuf_mtod(m, const uint8_t *)[meta->l4_off + 13] &
 		       (RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG | RTE_TCP_RST_FLAG)) ==
 		      RTE_TCP_SYN_FLAG;
-		if (!syn && !any)
+		c = any ? tcp_conn_lookup(st->e, m) : NULL;
+		if (c != NULL) {
+			/* Ours: checked, and dropped if it lies, by the
+			 * engine; NO_CONN when TIME-WAIT gave way to a SYN. */
+			if (tcp_input_conn(st->e, c, m, now_ns) == TCP_INPUT_CONSUMED)
+				continue;
+		}
+		/* A SYN is intercepted only if the engine would accept it;
+		 * nothing else without a connection is ours. */
+		if (!syn || tcp_frame_check(m) != 0) {
+			st->cnt[PX_NOT_OWNED]++;
 			goto pass;
-		switch (tcp_input(st->e, m, now_ns)) {
-		case TCP_INPUT_CONSUMED:
+		}
+		if (intercept(st, b, m, now_ns) == 0) {
 			any = true;
 			continue;
-		case TCP_INPUT_NO_CONN:
-			if (syn && intercept(st, b, m, now_ns) == 0) {
-				any = true;
-				continue;
-			}
-			break;
-		default:
-			break;
 		}
 pass:
 		pkts[keep++] = m;
@@ -673,6 +714,17 @@ drain_tx(struct proxy_stage *st, struct stage_emitter *em)
 		}
 }
 
+/* Copy what telemetry shows of the engine into the stage, which lives
+ * until the process ends (the worker owns both; the telemetry thread
+ * reads only the copy). */
+static void
+publish(struct proxy_stage *st, uint64_t now_ns)
+{
+	memcpy(st->eng_cnt, tcp_engine_counters(st->e), sizeof(st->eng_cnt));
+	st->eng_conns = tcp_engine_conn_count(st->e);
+	st->published_ns = now_ns;
+}
+
 static void
 proxy_stage_poll(void *ctx, struct stage_emitter *em, uint64_t now_ns)
 {
@@ -682,6 +734,8 @@ proxy_stage_poll(void *ctx, struct stage_emitter *em, uint64_t now_ns)
 		return;
 	tcp_timers_run(st->e, now_ns);
 	drain_tx(st, em);
+	if (now_ns - st->published_ns >= PROXY_PUBLISH_NS)
+		publish(st, now_ns);
 }
 
 static void
@@ -707,11 +761,13 @@ proxy_stage_flush(void *ctx, struct stage_emitter *em, uint64_t now_ns)
 		pair_maybe_put(p);
 	}
 	drain_tx(st, em);
-	memcpy(st->eng_cnt, tcp_engine_counters(st->e), sizeof(st->eng_cnt));
+	/* The last copy, with the RSTs above counted: the engine goes, its
+	 * counters stay for telemetry and the exit report. */
+	publish(st, now_ns);
 	e = st->e;
-	st->e = NULL; /* telemetry now reads eng_cnt */
-	rte_compiler_barrier();
+	st->e = NULL;
 	tcp_engine_free(e); /* TIME-WAIT connections and all their mbufs */
+	st->eng_conns = 0;
 }
 
 static void
@@ -809,15 +865,14 @@ sum_counters(void *const *ctxs, unsigned nb_workers, uint64_t px[PX_MAX],
 	*active = 0;
 	for (unsigned w = 0; w < nb_workers; w++) {
 		const struct proxy_stage *st = ctxs[w];
-		const uint64_t *ec;
 
 		if (st == NULL)
 			continue;
 		for (unsigned k = 0; k < PX_MAX; k++)
 			px[k] += st->cnt[k];
-		ec = st->e != NULL ? tcp_engine_counters(st->e) : st->eng_cnt;
+		/* Never st->e: the worker frees it at flush. */
 		for (unsigned k = 0; k < TCP_CNT_MAX; k++)
-			eng[k] += ec[k];
+			eng[k] += st->eng_cnt[k];
 		*active += st->active;
 	}
 }
@@ -834,8 +889,8 @@ proxy_telemetry(void *const *ctxs, unsigned nb_workers, const char *params,
 	for (unsigned w = 0; w < nb_workers; w++) {
 		const struct proxy_stage *st = ctxs[w];
 
-		if (st != NULL && st->e != NULL)
-			legs += tcp_engine_conn_count(st->e);
+		if (st != NULL)
+			legs += st->eng_conns;
 	}
 	rte_tel_data_start_dict(d);
 	rte_tel_data_add_dict_u64(d, "connections_active", active);

@@ -72,7 +72,8 @@ enum tcp_state {
 #define TCP_EV_PEER_FIN  0x0008 /**< the peer closed its side; no more bytes */
 #define TCP_EV_REFUSED   0x0010 /**< active open answered by RST */
 #define TCP_EV_RESET     0x0020 /**< connection reset by the peer */
-#define TCP_EV_TIMEOUT   0x0040 /**< retransmissions exhausted */
+#define TCP_EV_TIMEOUT   0x0040 /**< retransmissions exhausted, or an
+                                     idle, FIN-WAIT-2 or persist timeout */
 #define TCP_EV_CLOSED    0x0080 /**< last event: the handle is released */
 
 /**
@@ -137,6 +138,19 @@ struct tcp_engine_params {
 	                                  1122 4.2.3.6 asks for >= 2 hours) */
 	uint64_t keepalive_intvl_ns; /**< between unanswered probes (75 s) */
 	uint8_t keepalive_probes;    /**< unanswered probes before timeout (9) */
+	uint64_t idle_timeout_ns;  /**< reset a connection that received
+	                                nothing from its peer for this long
+	                                (ESTABLISHED, CLOSE-WAIT, FIN-WAIT-1,
+	                                CLOSING, LAST-ACK; 0: never, the
+	                                default) */
+	uint64_t fin_wait2_timeout_ns; /**< reset a connection in FIN-WAIT-2
+	                                that received nothing from its peer
+	                                for this long (0: never, the default) */
+	uint64_t persist_timeout_ns; /**< reset a connection whose peer kept
+	                                its window closed to our queued data
+	                                for this long, zero-window probes
+	                                answered or not (0: probe forever,
+	                                the default) */
 	uint8_t syn_retries;       /**< SYN retransmissions before timeout (6) */
 	uint8_t data_retries;      /**< data retransmissions before timeout (15) */
 	uint32_t timer_tick_ns;    /**< timer wheel granularity (1 ms) */
@@ -238,6 +252,9 @@ struct tcp_conn_info {
 	X(TXREC_FULL,        "tx_segment_pool_full") \
 	X(TXREC_CONN_CAP,    "tx_segments_at_connection_cap") \
 	X(TIMEOUT,           "connection_timeouts") \
+	X(IDLE_TIMEOUT,      "idle_timeouts") \
+	X(FIN_WAIT2_TIMEOUT, "fin_wait_2_timeouts") \
+	X(PERSIST_TIMEOUT,   "persist_timeouts") \
 	X(ZWP,               "zero_window_probes") \
 	X(KEEPALIVE,         "keepalive_probes") \
 	X(DELACK,            "delayed_acks_sent") \
@@ -321,6 +338,47 @@ enum tcp_input_result tcp_input(struct tcp_engine *e, struct rte_mbuf *m,
 				uint64_t now_ns);
 
 /**
+ * The connection a parsed frame belongs to (its 4-tuple), without
+ * looking at the segment itself: neither its checksum nor its options.
+ * A caller that must leave frames of other flows untouched (the proxy
+ * forwards what it does not own, checksum right or wrong) asks this
+ * first, then feeds the frame with tcp_input_conn().
+ *
+ * @param e engine.
+ * @param m frame parsed by pkt_parse().
+ * @return the connection (TIME-WAIT included), or NULL.
+ */
+struct tcp_conn *tcp_conn_lookup(const struct tcp_engine *e,
+				 const struct rte_mbuf *m);
+
+/**
+ * tcp_input() for a frame whose connection tcp_conn_lookup() found, with
+ * no second lookup. A segment that fails the checksum or the header
+ * checks is counted and freed, as tcp_input() does: it was addressed to
+ * the connection.
+ *
+ * @param e      engine.
+ * @param c      tcp_conn_lookup(e, m), not NULL.
+ * @param m      frame.
+ * @param now_ns current time.
+ * @return TCP_INPUT_CONSUMED, or TCP_INPUT_NO_CONN when c was in
+ *         TIME-WAIT and gave way to this new SYN (RFC 6191): the caller
+ *         owns the mbuf and may accept it.
+ */
+enum tcp_input_result tcp_input_conn(struct tcp_engine *e, struct tcp_conn *c,
+				     struct rte_mbuf *m, uint64_t now_ns);
+
+/**
+ * Whether a parsed frame is a TCP segment the engine would accept: not
+ * a fragment, header complete, checksum right (unless the NIC marked it
+ * good), option area well formed. Counts nothing.
+ *
+ * @param m frame parsed by pkt_parse().
+ * @return 0, -EBADMSG for a bad checksum, -EINVAL otherwise.
+ */
+int tcp_frame_check(const struct rte_mbuf *m);
+
+/**
  * Feed a burst of received frames (tcp_input() on each). Frames the
  * engine did not take (no connection, not TCP) are compacted to the front
  * of pkts[], in order, for the caller to forward, answer or hold.
@@ -360,6 +418,38 @@ struct tcp_conn *tcp_accept(struct tcp_engine *e, struct rte_mbuf *syn,
 struct tcp_conn *tcp_accept_xopts(struct tcp_engine *e, struct rte_mbuf *syn,
 				  const uint8_t *xopt, uint32_t xopt_len,
 				  void *arg, uint64_t now_ns);
+
+/** What a passive open of a held SYN announces (tcp_accept_opts()). */
+struct tcp_accept_opts {
+	uint16_t mss;               /**< MSS to announce; 0 = the engine's.
+	                                 Above the engine's, the engine's. A
+	                                 proxy passes on the server's
+	                                 (tcp_conn_peer_mss()), so a clamp
+	                                 applied to the server's SYN-ACK on its
+	                                 way in holds toward the client too */
+	uint8_t xopt_len;           /**< bytes used in xopt */
+	uint8_t xopt[TCP_XOPT_MAX]; /**< whole options the SYN-ACK carries
+	                                 after the engine's own */
+};
+
+/**
+ * tcp_accept(), with what the SYN-ACK announces set by the caller.
+ *
+ * @param o what to announce, or NULL for the engine's defaults.
+ */
+struct tcp_conn *tcp_accept_opts(struct tcp_engine *e, struct rte_mbuf *syn,
+				 const struct tcp_accept_opts *o, void *arg,
+				 uint64_t now_ns);
+
+/**
+ * The MSS the peer's SYN or SYN-ACK announced (536 if it carried none),
+ * at most the engine's own MSS for the address family: what the engine
+ * uses for its segments, option room included.
+ *
+ * @param c connection.
+ * @return the MSS, or 0 before the peer's SYN or SYN-ACK arrived.
+ */
+uint16_t tcp_conn_peer_mss(const struct tcp_conn *c);
 
 /**
  * The options of a SYN or SYN-ACK frame that a transparent proxy carries

@@ -126,6 +126,9 @@ struct tcp_conn {
 	uint64_t delack_at;     /* delayed ACK */
 	uint64_t rack_at;       /* RACK reordering timer */
 	uint64_t ka_at;         /* keepalive */
+	uint64_t last_rx_ns;    /* last acceptable segment from the peer:
+	                           idle and FIN-WAIT-2 timeouts count from it */
+	uint64_t persist_at;    /* persist timeout, while TCP_CF_PERSIST */
 
 	uint8_t state;
 	uint8_t snd_wscale, rcv_wscale;
@@ -231,6 +234,9 @@ int tcp_listening(const struct tcp_engine *e, uint16_t port);
 
 /* tcp_timer.c */
 void tcp_timer_update(struct tcp_conn *c);
+/* When the idle, FIN-WAIT-2 or persist timeout ends the connection; 0:
+ * none applies in its state. */
+uint64_t tcp_life_deadline(const struct tcp_conn *c);
 void tcp_timer_cancel(struct tcp_conn *c);
 
 /* tcp_output.c */

@@ -60,15 +60,16 @@ ep_from_frame(struct tcp_endpoints *ep, const struct rte_mbuf *m,
 
 static struct tcp_conn *
 passive_open(struct tcp_engine *e, struct rte_mbuf *m, const struct tcp_seg_in *s,
-	     const uint8_t *xopt, uint32_t xopt_len, void *arg)
+	     const struct tcp_accept_opts *ao, void *arg)
 {
 	struct tcp_endpoints ep;
 	struct tcp_conn *c;
 
 	ep_from_frame(&ep, m, pkt_meta(m));
-	if (xopt_len) {
-		memcpy(ep.xopt, xopt, xopt_len);
-		ep.xopt_len = (uint8_t)xopt_len;
+	if (ao != NULL) {
+		memcpy(ep.xopt, ao->xopt, ao->xopt_len);
+		ep.xopt_len = ao->xopt_len;
+		ep.mss = ao->mss;
 	}
 	c = tcp_conn_new(e, &ep, arg);
 	if (c == NULL)
@@ -176,25 +177,51 @@ parse_or_count(struct tcp_engine *e, const struct rte_mbuf *m, struct tcp_seg_in
 }
 
 struct tcp_conn *
-tcp_accept_xopts(struct tcp_engine *e, struct rte_mbuf *syn, const uint8_t *xopt,
-		 uint32_t xopt_len, void *arg, uint64_t now_ns)
+tcp_accept_opts(struct tcp_engine *e, struct rte_mbuf *syn,
+		const struct tcp_accept_opts *o, void *arg, uint64_t now_ns)
 {
 	struct tcp_seg_in s;
 
 	e->now = now_ns;
-	if (xopt_len > TCP_XOPT_MAX || (xopt_len && xopt == NULL) ||
+	if ((o != NULL && o->xopt_len > TCP_XOPT_MAX) ||
 	    parse_or_count(e, syn, &s) != 0 ||
 	    (s.flags & (TCP_FL_SYN | TCP_FL_ACK | TCP_FL_RST)) != TCP_FL_SYN) {
 		rte_errno = EINVAL;
 		return NULL;
 	}
-	return passive_open(e, syn, &s, xopt, xopt_len, arg);
+	return passive_open(e, syn, &s, o, arg);
+}
+
+struct tcp_conn *
+tcp_accept_xopts(struct tcp_engine *e, struct rte_mbuf *syn, const uint8_t *xopt,
+		 uint32_t xopt_len, void *arg, uint64_t now_ns)
+{
+	struct tcp_accept_opts o = { .xopt_len = (uint8_t)xopt_len };
+
+	if (xopt_len > TCP_XOPT_MAX || (xopt_len && xopt == NULL)) {
+		rte_errno = EINVAL;
+		return NULL;
+	}
+	if (xopt_len)
+		memcpy(o.xopt, xopt, xopt_len);
+	return tcp_accept_opts(e, syn, &o, arg, now_ns);
 }
 
 struct tcp_conn *
 tcp_accept(struct tcp_engine *e, struct rte_mbuf *syn, void *arg, uint64_t now_ns)
 {
-	return tcp_accept_xopts(e, syn, NULL, 0, arg, now_ns);
+	return tcp_accept_opts(e, syn, NULL, arg, now_ns);
+}
+
+uint16_t
+tcp_conn_peer_mss(const struct tcp_conn *c)
+{
+	if (c->state == TCP_CLOSED || c->state == TCP_SYN_SENT ||
+	    c->state == TCP_LISTEN)
+		return 0;
+	/* tcp_apply_syn_opts() kept the peer's MSS, capped at ours, less
+	 * the timestamp option's room. */
+	return (uint16_t)(c->mss + ((c->flags & TCP_CF_TS) ? 12 : 0));
 }
 
 uint32_t
@@ -244,6 +271,82 @@ tcp_reply_rst(struct tcp_engine *e, const struct rte_mbuf *m, uint64_t now_ns)
 				TCP_FL_RST | TCP_FL_ACK);
 }
 
+/* A parsed segment for its connection. 0: consumed; -1: the connection
+ * was in TIME-WAIT and gave way to a new SYN (RFC 6191), whose mbuf the
+ * caller keeps. */
+static int
+conn_segment(struct tcp_conn *c, struct rte_mbuf *m, struct tcp_seg_in *s)
+{
+	if (c->state == TCP_TIME_WAIT &&
+	    (s->flags & (TCP_FL_SYN | TCP_FL_ACK | TCP_FL_RST)) == TCP_FL_SYN &&
+	    tcp_seq_gt(s->seq, c->rcv_nxt)) {
+		TCP_CNT(c->eng, TIME_WAIT_REUSED);
+		tcp_conn_release(c);
+		return -1;
+	}
+	tcp_conn_input(c, m, s);
+	tcp_timer_update(c);
+	tcp_conn_deliver(c);
+	return 0;
+}
+
+struct tcp_conn *
+tcp_conn_lookup(const struct tcp_engine *e, const struct rte_mbuf *m)
+{
+	const struct pkt_meta *meta = pkt_meta((struct rte_mbuf *)(uintptr_t)m);
+	struct tcp_endpoints ep;
+	struct tcp_key k;
+	void *data;
+
+	if (meta->l3 == PKT_L3_NONE || meta->l4_proto != IPPROTO_TCP ||
+	    !(meta->flags & PKT_F_L4))
+		return NULL;
+	memset(&ep, 0, sizeof(ep));
+	ep.family = meta->l3 == PKT_L3_IPV4 ? 4 : 6;
+	memcpy(ep.laddr, meta->dst, 16);
+	memcpy(ep.raddr, meta->src, 16);
+	ep.lport = meta->dport;
+	ep.rport = meta->sport;
+	tcp_key_from_ep(&k, &ep);
+	if (rte_hash_lookup_data(e->table, &k, &data) < 0)
+		return NULL;
+	return data;
+}
+
+enum tcp_input_result
+tcp_input_conn(struct tcp_engine *e, struct tcp_conn *c, struct rte_mbuf *m,
+	       uint64_t now_ns)
+{
+	struct tcp_seg_in s;
+
+	e->now = now_ns;
+	TCP_CNT(e, SEG_IN);
+	if (parse_or_count(e, m, &s) != 0) {
+		rte_pktmbuf_free(m);
+		return TCP_INPUT_CONSUMED;
+	}
+	if (conn_segment(c, m, &s) == 0)
+		return TCP_INPUT_CONSUMED;
+	TCP_CNT(e, NO_CONN);
+	return TCP_INPUT_NO_CONN;
+}
+
+int
+tcp_frame_check(const struct rte_mbuf *m)
+{
+	const struct pkt_meta *meta = pkt_meta((struct rte_mbuf *)(uintptr_t)m);
+	struct tcp_seg_in s;
+	int rc;
+
+	if (meta->l3 == PKT_L3_NONE || meta->l4_proto != IPPROTO_TCP ||
+	    (meta->flags & (PKT_F_L4 | PKT_F_FRAGMENT)) != PKT_F_L4)
+		return -EINVAL;
+	rc = tcp_seg_parse(m, meta, &s, 1);
+	if (rc == TCP_SEG_ECSUM)
+		return -EBADMSG;
+	return rc == 0 ? 0 : -EINVAL;
+}
+
 enum tcp_input_result
 tcp_input(struct tcp_engine *e, struct rte_mbuf *m, uint64_t now_ns)
 {
@@ -278,24 +381,9 @@ tcp_input(struct tcp_engine *e, struct rte_mbuf *m, uint64_t now_ns)
 	ep.lport = meta->dport;
 	ep.rport = meta->sport;
 	tcp_key_from_ep(&k, &ep);
-	if (rte_hash_lookup_data(e->table, &k, &data) >= 0) {
-		struct tcp_conn *c = data;
-
-		/* RFC 6191: a SYN beyond what TIME-WAIT received may open a
-		 * new incarnation; the old one gives way. */
-		if (c->state == TCP_TIME_WAIT &&
-		    (s.flags & (TCP_FL_SYN | TCP_FL_ACK | TCP_FL_RST)) == TCP_FL_SYN &&
-		    tcp_seq_gt(s.seq, c->rcv_nxt)) {
-			TCP_CNT(e, TIME_WAIT_REUSED);
-			tcp_conn_release(c);
-			goto no_conn;
-		}
-		tcp_conn_input(c, m, &s);
-		tcp_timer_update(c);
-		tcp_conn_deliver(c);
+	if (rte_hash_lookup_data(e->table, &k, &data) >= 0 &&
+	    conn_segment(data, m, &s) == 0)
 		return TCP_INPUT_CONSUMED;
-	}
-no_conn:
 	if ((s.flags & (TCP_FL_SYN | TCP_FL_ACK | TCP_FL_RST)) == TCP_FL_SYN &&
 	    tcp_listening(e, meta->dport)) {
 		struct tcp_conn *c;
@@ -306,7 +394,7 @@ no_conn:
 			rte_pktmbuf_free(m);
 			return TCP_INPUT_CONSUMED;
 		}
-		c = passive_open(e, m, &s, NULL, 0, e->p.cb_arg);
+		c = passive_open(e, m, &s, NULL, e->p.cb_arg);
 		if (c != NULL) {
 			/* Unknown to the user until it is connected. */
 			c->flags |= TCP_CF_UNANNOUNCED | TCP_CF_BACKLOG;

@@ -420,6 +420,8 @@ tcp_output(struct tcp_conn *c)
 			c->rtt_seq = c->snd_nxt + len + (uint32_t)fin;
 			c->rtt_ts = e->now;
 		}
+		if (len > 0)
+			c->persist_at = 0; /* the window let data out */
 		c->snd_nxt += len + (uint32_t)fin;
 		c->snd_max = c->snd_nxt;
 		inflight += len + (uint32_t)fin;
@@ -438,6 +440,10 @@ tcp_output(struct tcp_conn *c)
 	 * one the SWS override timeout (3.8.6.2.1). */
 	if (blocked && c->snd_max == c->snd_una && c->rtx_at == 0 &&
 	    c->snd_wnd < c->mss) {
+		/* The persist timeout counts from the first probe's arming
+		 * until data moves again (below: any new data sent). */
+		if (c->persist_at == 0 && e->p.persist_timeout_ns != 0)
+			c->persist_at = e->now + e->p.persist_timeout_ns;
 		c->flags |= TCP_CF_PERSIST;
 		c->rtx_at = e->now + rto_backed_off(c);
 		tcp_timer_update(c);
@@ -559,12 +565,15 @@ rtx_fire(struct tcp_conn *c)
 	tcp_rto_arm(c);
 }
 
-/* Any segment from the peer shows it is alive. */
+/* Any segment from the peer shows it is alive: the keepalive, idle and
+ * FIN-WAIT-2 clocks start again (the wheel learns of the later idle
+ * deadline lazily, when the earlier one it holds fires). */
 void
 tcp_keepalive_touch(struct tcp_conn *c)
 {
 	const struct tcp_engine_params *p = &c->eng->p;
 
+	c->last_rx_ns = c->eng->now;
 	if (p->keepalive_idle_ns == 0)
 		return;
 	c->ka_probes = 0;
@@ -600,10 +609,35 @@ keepalive_fire(struct tcp_conn *c)
 	c->ka_at = e->now + e->p.keepalive_intvl_ns;
 }
 
+/* A peer that is there but holds the connection for nothing: reset it
+ * and report the timeout, counted by cause. */
+static void
+give_up(struct tcp_conn *c)
+{
+	struct tcp_engine *e = c->eng;
+
+	if ((c->flags & TCP_CF_PERSIST) && c->persist_at != 0 &&
+	    c->persist_at <= e->now)
+		TCP_CNT(e, PERSIST_TIMEOUT);
+	else if (c->state == TCP_FIN_WAIT_2)
+		TCP_CNT(e, FIN_WAIT2_TIMEOUT);
+	else
+		TCP_CNT(e, IDLE_TIMEOUT);
+	tcp_send_rst(c);
+	tcp_conn_event(c, TCP_EV_TIMEOUT);
+	tcp_conn_close(c);
+}
+
 void
 tcp_timer_fire(struct tcp_conn *c)
 {
 	uint64_t now = c->eng->now;
+	uint64_t life = tcp_life_deadline(c);
+
+	if (life != 0 && life <= now) {
+		give_up(c);
+		return;
+	}
 
 	if (c->delack_at != 0 && c->delack_at <= now) {
 		c->delack_at = 0;

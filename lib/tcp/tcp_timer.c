@@ -21,11 +21,40 @@ tcp_timer_cancel(struct tcp_conn *c)
 	}
 }
 
+uint64_t
+tcp_life_deadline(const struct tcp_conn *c)
+{
+	const struct tcp_engine_params *p = &c->eng->p;
+	uint64_t t = 0;
+
+	switch (c->state) {
+	case TCP_ESTABLISHED:
+	case TCP_CLOSE_WAIT:
+	case TCP_FIN_WAIT_1:
+	case TCP_CLOSING:
+	case TCP_LAST_ACK:
+		if (p->idle_timeout_ns != 0)
+			t = c->last_rx_ns + p->idle_timeout_ns;
+		break;
+	case TCP_FIN_WAIT_2:
+		if (p->fin_wait2_timeout_ns != 0)
+			t = c->last_rx_ns + p->fin_wait2_timeout_ns;
+		break;
+	default:
+		return 0; /* handshake, TIME-WAIT: their own timers */
+	}
+	if ((c->flags & TCP_CF_PERSIST) && c->persist_at != 0 &&
+	    (t == 0 || c->persist_at < t))
+		t = c->persist_at;
+	return t;
+}
+
 void
 tcp_timer_update(struct tcp_conn *c)
 {
 	struct tcp_engine *e = c->eng;
 	uint64_t next = c->rtx_at;
+	uint64_t life = tcp_life_deadline(c);
 	uint64_t tick;
 
 	if (c->delack_at != 0 && (next == 0 || c->delack_at < next))
@@ -34,6 +63,8 @@ tcp_timer_update(struct tcp_conn *c)
 		next = c->rack_at;
 	if (c->ka_at != 0 && (next == 0 || c->ka_at < next))
 		next = c->ka_at;
+	if (life != 0 && (next == 0 || life < next))
+		next = life;
 	if (next == c->timer_at)
 		return;
 	tcp_timer_cancel(c);

@@ -5,7 +5,7 @@ everything it does not intercept."""
 import os
 import re
 
-from scapy.all import IP, TCP, UDP, Ether
+from scapy.all import IP, TCP, UDP, Ether, Raw
 
 import frames
 import harness as h
@@ -103,3 +103,53 @@ def test_a_signed_syn_is_bridged_not_intercepted():
     h.assert_same(r.outs[1], [md5], "signed SYN")
     assert r.counter("proxy", "syn_bridged_signed") == 1
     assert r.counter("proxy", "syn_intercepted") == 0
+
+
+def _not_owned_frames():
+    """Frames toward an intercepted prefix that no proxied connection owns:
+    (name, bytes). Each must leave on the other port byte for byte."""
+    from scapy.all import IPv6
+    up = lambda: frames.eth() / IP(src=frames.V4C, dst=frames.V4S, ttl=64)  # noqa: E731
+    bad_csum = up() / TCP(sport=40010, dport=443, flags="PA", seq=77, ack=99,
+                          chksum=0x1234) / Raw(b"bridged flow" * 10)
+    bad_csum6 = (frames.eth() / IPv6(src=frames.V6C, dst=frames.V6S) /
+                 TCP(sport=40011, dport=443, flags="A", seq=5, ack=6,
+                     chksum=0x4321) / Raw(b"v6" * 20))
+    bad_syn = up() / TCP(sport=40012, dport=443, flags="S", seq=3,
+                         options=[("MSS", 1460)], chksum=0xbeef)
+    # A first fragment: its TCP checksum covers bytes it does not carry.
+    whole = bytes(TCP(sport=40013, dport=443, flags="PA", seq=1, ack=1) /
+                  Raw(b"F" * 400))
+    first = frames.eth() / IP(src=frames.V4C, dst=frames.V4S, ttl=64,
+                              flags="MF", id=31, proto=6) / Raw(whole[:200])
+    later = frames.eth() / IP(src=frames.V4C, dst=frames.V4S, ttl=64,
+                              frag=25, id=31, proto=6) / Raw(whole[200:])
+    # A TCP header that claims 60 bytes in a frame that ends after 20.
+    trunc = bytearray(bytes(up() / TCP(sport=40014, dport=443, flags="A")))
+    trunc[14 + 20 + 12] = 0xf0
+    # An option area that lies: an option of length 1 (RFC 9293 3.1).
+    badopt = bytearray(bytes(up() / TCP(sport=40015, dport=443, flags="A",
+                                        options=[("NOP", None)] * 4)))
+    badopt[14 + 20 + 20:14 + 20 + 24] = b"\x08\x01\x00\x00"
+    return [("bad_checksum", bytes(bad_csum)), ("bad_checksum_v6", bytes(bad_csum6)),
+            ("bad_checksum_syn", bytes(bad_syn)), ("first_fragment", bytes(first)),
+            ("later_fragment", bytes(later)), ("truncated_header", bytes(trunc)),
+            ("malformed_options", bytes(badopt))]
+
+
+def test_frames_no_proxied_connection_owns_leave_byte_for_byte():
+    # The held SYN gives the engine a connection, so every TCP segment of
+    # the intercepted prefixes is looked at by the stage after it.
+    syn = bytes(_syn())
+    named = _not_owned_frames()
+    r = h.run([[syn] + [b for _, b in named], []],
+              config="[proxy]\nintercept = 198.18.0.0/15, 2001:db8::/32\n")
+    h.assert_clean_exit(r)
+    out = r.outs[1]
+    for name, b in named:
+        assert b in out, "%s was not forwarded unchanged (%d frames out)" % (name, len(out))
+    assert len(out) == len(named) + 1, "want the passed frames and one SYN, got %d" % len(out)
+    assert r.counter("proxy", "syn_intercepted") == 1
+    assert r.counter("proxy", "segments_not_owned") == 4   # 3 bad checksums, 1 bad option area
+    assert r.counter("proxy", "fragments_passed") == 2
+    assert r.counter("proxy", "malformed_passed") == 1

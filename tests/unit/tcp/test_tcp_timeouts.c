@@ -1,0 +1,220 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The timeouts that end a connection whose peer is alive but holds it
+ * open for nothing, on the virtual clock: a window that never opens
+ * (persist), a peer that says nothing (idle), a half-close the peer never
+ * finishes (FIN-WAIT-2). Each resets the peer, reports TCP_EV_TIMEOUT
+ * and counts its own counter. */
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "tcp_test_util.h"
+#include "tcp_impl.h"
+
+static struct tcp_engine_params pa, pb;
+
+static void
+setup(void)
+{
+	wire_params(&pa, "a", NULL);
+	wire_params(&pb, "b", NULL);
+}
+
+static struct tcp_conn_info
+info(struct tcp_conn *c)
+{
+	struct tcp_conn_info i;
+
+	tcp_conn_get_info(c, &i);
+	return i;
+}
+
+static uint64_t
+cnt(struct tcp_engine *e, enum tcp_cnt k)
+{
+	return tcp_engine_counters(e)[k];
+}
+
+/* B reads nothing: A's data fills B's 8-segment window, which closes. */
+static struct wire *
+stalled_reader(struct tcp_conn **c)
+{
+	static uint8_t buf[100000];
+	struct wire *w;
+
+	pb.rcv_buf = 8 * 1448;
+	w = wire_new(&pa, &pb);
+	*c = wire_connect(w);
+	w->app_b.auto_read = 0;
+	assert_int_equal(tcp_send(*c, buf, 50000, w->now), 50000);
+	wire_run(w, MS(30));
+	assert_int_equal(info(*c).snd_wnd, 0);
+	return w;
+}
+
+static void
+a_window_that_never_opens_is_given_up_after_the_persist_timeout(void **state)
+{
+	struct tcp_conn *c;
+	struct wire *w;
+	uint64_t t0;
+
+	(void)state;
+	setup();
+	pa.persist_timeout_ns = MS(5000);
+	w = stalled_reader(&c);
+	t0 = w->now;
+	/* B answers every probe, with a zero window. */
+	wire_run(w, MS(4900));
+	assert_int_equal(info(c).state, TCP_ESTABLISHED);
+	assert_true(cnt(w->a, TCP_CNT_ZWP) >= 3);
+	wire_run(w, MS(200));
+	assert_true(w->app_a.events & TCP_EV_TIMEOUT);
+	assert_int_equal(w->app_a.n_closed, 1);
+	assert_int_equal(cnt(w->a, TCP_CNT_PERSIST_TIMEOUT), 1);
+	assert_int_equal(cnt(w->a, TCP_CNT_TIMEOUT), 0);
+	assert_true(w->now - t0 <= MS(5100));
+	/* The reader hears about it. */
+	wire_run(w, MS(10));
+	assert_true(w->app_b.events & TCP_EV_RESET);
+	wire_free(w);
+}
+
+static void
+a_window_that_opens_in_time_restarts_the_persist_clock(void **state)
+{
+	uint8_t sink[4096];
+	struct tcp_conn *c;
+	struct wire *w;
+
+	(void)state;
+	setup();
+	pa.persist_timeout_ns = MS(5000);
+	w = stalled_reader(&c);
+	/* Every 3 s B reads one segment's worth: the window opens, A sends,
+	 * it closes again. 12 s of zero window in all, never 5 in a row. */
+	for (int i = 0; i < 4; i++) {
+		wire_run(w, MS(3000));
+		assert_true(tcp_recv(w->app_b.conn, sink, sizeof(sink), w->now) > 0);
+	}
+	assert_int_equal(info(c).state, TCP_ESTABLISHED);
+	assert_int_equal(cnt(w->a, TCP_CNT_PERSIST_TIMEOUT), 0);
+	wire_free(w);
+}
+
+static void
+without_a_persist_timeout_probing_goes_on(void **state)
+{
+	struct tcp_conn *c;
+	struct wire *w;
+
+	(void)state;
+	setup();
+	w = stalled_reader(&c);
+	wire_run(w, MS(120000));
+	assert_int_equal(info(c).state, TCP_ESTABLISHED);
+	assert_int_equal(cnt(w->a, TCP_CNT_PERSIST_TIMEOUT), 0);
+	wire_free(w);
+}
+
+static void
+a_connection_that_hears_nothing_is_reset_after_the_idle_timeout(void **state)
+{
+	struct tcp_conn *c;
+	struct wire *w;
+
+	(void)state;
+	setup();
+	pa.idle_timeout_ns = MS(10000);
+	w = wire_new(&pa, &pb);
+	c = wire_connect(w);
+	/* Traffic every 6 s keeps it alive for 24 s. */
+	for (int i = 0; i < 4; i++) {
+		wire_run(w, MS(6000));
+		assert_int_equal(tcp_send(w->app_b.conn, "ping", 4, w->now), 4);
+	}
+	wire_run(w, MS(100));
+	assert_int_equal(info(c).state, TCP_ESTABLISHED);
+	/* Then silence: 10 s after B's last segment, A gives up. */
+	wire_run(w, MS(9800));
+	assert_int_equal(info(c).state, TCP_ESTABLISHED);
+	wire_run(w, MS(300));
+	assert_true(w->app_a.events & TCP_EV_TIMEOUT);
+	assert_int_equal(w->app_a.n_closed, 1);
+	assert_int_equal(cnt(w->a, TCP_CNT_IDLE_TIMEOUT), 1);
+	wire_run(w, MS(10));
+	assert_true(w->app_b.events & TCP_EV_RESET);
+	wire_free(w);
+}
+
+static void
+a_half_close_the_peer_never_finishes_ends_after_the_fin_wait_2_timeout(void **state)
+{
+	struct tcp_conn *c;
+	struct wire *w;
+
+	(void)state;
+	setup();
+	pa.fin_wait2_timeout_ns = MS(3000);
+	pa.idle_timeout_ns = MS(60000);
+	w = wire_new(&pa, &pb);
+	c = wire_connect(w);
+	assert_int_equal(tcp_shutdown(c, w->now), 0);
+	wire_run(w, MS(50));
+	assert_int_equal(info(c).state, TCP_FIN_WAIT_2);
+	/* B keeps its side open and silent. */
+	wire_run(w, MS(2900));
+	assert_int_equal(info(c).state, TCP_FIN_WAIT_2);
+	wire_run(w, MS(200));
+	assert_true(w->app_a.events & TCP_EV_TIMEOUT);
+	assert_int_equal(w->app_a.n_closed, 1);
+	assert_int_equal(cnt(w->a, TCP_CNT_FIN_WAIT2_TIMEOUT), 1);
+	assert_int_equal(cnt(w->a, TCP_CNT_IDLE_TIMEOUT), 0);
+	wire_run(w, MS(10));
+	assert_true(w->app_b.events & TCP_EV_RESET);
+	wire_free(w);
+}
+
+static void
+a_half_close_with_data_still_flowing_in_does_not_time_out(void **state)
+{
+	struct tcp_conn *c;
+	struct wire *w;
+
+	(void)state;
+	setup();
+	pa.fin_wait2_timeout_ns = MS(3000);
+	w = wire_new(&pa, &pb);
+	c = wire_connect(w);
+	assert_int_equal(tcp_shutdown(c, w->now), 0);
+	for (int i = 0; i < 5; i++) {
+		wire_run(w, MS(2000));
+		assert_int_equal(tcp_send(w->app_b.conn, "more", 4, w->now), 4);
+	}
+	wire_run(w, MS(100));
+	assert_int_equal(info(c).state, TCP_FIN_WAIT_2);
+	assert_int_equal(w->app_a.rx_bytes, 20);
+	wire_free(w);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(a_window_that_never_opens_is_given_up_after_the_persist_timeout),
+		cmocka_unit_test(a_window_that_opens_in_time_restarts_the_persist_clock),
+		cmocka_unit_test(without_a_persist_timeout_probing_goes_on),
+		cmocka_unit_test(a_connection_that_hears_nothing_is_reset_after_the_idle_timeout),
+		cmocka_unit_test(a_half_close_the_peer_never_finishes_ends_after_the_fin_wait_2_timeout),
+		cmocka_unit_test(a_half_close_with_data_still_flowing_in_does_not_time_out),
+	};
+
+	if (test_eal_init("tmo") != 0)
+		return 1;
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
