@@ -1,0 +1,154 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * lib/aqm micro-benchmarks: enqueue + dequeue per packet through FQ-CoDel
+ * and the shaper (at 100 Gbit/s, so it never limits), with 1, 1k and 64k
+ * active flows in one pipe, and 10k flows spread over 1k pipes.
+ * Packets are 64 bytes and recycled; the clock is virtual.
+ */
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_eal.h>
+#include <rte_mbuf.h>
+
+#include "../../tests/test_eal.h"
+
+#include "aqm.h"
+#include "cbench.h"
+#include "pkt.h"
+
+#define BURST 32
+
+static struct rte_mempool *g_pool;
+
+/* One scheduler and the packets it cycles through: a FIFO ring of the
+ * free ones. */
+struct fixture {
+	struct aqm_sched *s;
+	struct rte_mbuf **ring;
+	size_t size;
+	size_t head, count;
+};
+
+static int
+fixture_init(struct fixture *fx, uint32_t flows, uint32_t pipes,
+	     uint32_t flows_per_pipe)
+{
+	struct aqm_sched_params sp;
+	struct aqm_pipe_params pp;
+	uint32_t npkts = flows < 4096 ? 4096 : flows;
+
+	memset(fx, 0, sizeof(*fx));
+	aqm_sched_params_default(&sp);
+	sp.max_pipes = pipes;
+	sp.max_flows = pipes * flows_per_pipe;
+	fx->s = aqm_sched_create(&sp);
+	fx->ring = calloc(npkts, sizeof(*fx->ring));
+	if (fx->s == NULL || fx->ring == NULL)
+		return -1;
+	aqm_pipe_params_default(&pp);
+	pp.fq.flows = flows_per_pipe;
+	pp.shaper.rate_bps = AQM_RATE_MAX;
+	for (uint32_t i = 0; i < pipes; i++)
+		aqm_sched_pipe_add(fx->s, &pp);
+	for (uint32_t i = 0; i < npkts; i++) {
+		struct rte_mbuf *m = rte_pktmbuf_alloc(g_pool);
+
+		if (m == NULL)
+			return -1;
+		fx->ring[i] = m;
+		fx->count++;
+		rte_pktmbuf_append(m, 64);
+		struct pkt_meta *meta = pkt_meta(m);
+		uint32_t f = i % flows;
+
+		memset(meta, 0, sizeof(*meta));
+		meta->l3 = PKT_L3_IPV4;
+		meta->l3_off = 14;
+		meta->flow_hash = f * 0x9e3779b1u;
+		meta->sport = (uint16_t)(f % pipes); /* pipe of this packet */
+	}
+	fx->size = npkts;
+	return 0;
+}
+
+static void
+fixture_fini(struct fixture *fx)
+{
+	struct rte_mbuf *out[64];
+	uint16_t n;
+
+	if (fx->s != NULL) {
+		while ((n = aqm_sched_flush_burst(fx->s, out, 64)) > 0)
+			rte_pktmbuf_free_bulk(out, n);
+		aqm_sched_free(fx->s);
+	}
+	for (size_t i = 0; i < fx->count; i++)
+		rte_pktmbuf_free(fx->ring[(fx->head + i) % fx->size]);
+	free(fx->ring);
+}
+
+static void
+run(struct cbench_state *st, uint32_t flows, uint32_t pipes, uint32_t fpp)
+{
+	struct fixture fx;
+	struct rte_mbuf *in[BURST], *out[BURST];
+	uint32_t pipe_ids[BURST];
+	uint64_t now = 1000000000ULL;
+
+	if (fixture_init(&fx, flows, pipes, fpp) < 0) {
+		cbench_skip_with_error(st, "fixture set-up failed");
+		fixture_fini(&fx);
+		return;
+	}
+	while (cbench_keep_running(st)) {
+		for (unsigned int i = 0; i < BURST; i++) {
+			in[i] = fx.ring[fx.head];
+			fx.head = (fx.head + 1) % fx.size;
+			pipe_ids[i] = pkt_meta(in[i])->sport;
+		}
+		fx.count -= BURST;
+		aqm_sched_enqueue_burst(fx.s, pipe_ids, in, BURST, now);
+		now += 1000;
+		uint16_t n = aqm_sched_dequeue_burst(fx.s, out, BURST, now);
+		for (uint16_t i = 0; i < n; i++) {
+			fx.ring[(fx.head + fx.count) % fx.size] = out[i];
+			fx.count++;
+		}
+		cbench_do_not_optimize(n);
+	}
+	cbench_set_items_processed(st, cbench_iterations(st) * BURST);
+	cbench_counter(st, "ns_per_pkt", (double)cbench_iterations(st) * BURST,
+		       CBENCH_COUNTER_RATE | CBENCH_COUNTER_INVERT);
+	fixture_fini(&fx);
+}
+
+static void BM_aqm_1_flow(struct cbench_state *st) { run(st, 1, 1, 1024); }
+static void BM_aqm_1k_flows(struct cbench_state *st) { run(st, 1024, 1, 1024); }
+static void BM_aqm_64k_flows(struct cbench_state *st) { run(st, 65536, 1, 65536); }
+static void BM_aqm_10k_flows_1k_pipes(struct cbench_state *st) { run(st, 10240, 1000, 16); }
+
+static const struct cbench_def benches[] = {
+	{ CBENCH(BM_aqm_1_flow) },
+	{ CBENCH(BM_aqm_1k_flows) },
+	{ CBENCH(BM_aqm_64k_flows) },
+	{ CBENCH(BM_aqm_10k_flows_1k_pipes) },
+};
+
+int
+main(int argc, char **argv)
+{
+	int rc;
+
+	if (test_eal_start("bench_aqm", 512) < 0)
+		return 1;
+	g_pool = rte_pktmbuf_pool_create("bench_aqm", 80000, 256, PKT_META_PRIV_SIZE,
+					 RTE_PKTMBUF_HEADROOM + 256, SOCKET_ID_ANY);
+	if (g_pool == NULL)
+		return 1;
+	rc = cbench_main(argc, argv, benches, RTE_DIM(benches));
+	rte_eal_cleanup();
+	return rc;
+}
