@@ -349,8 +349,10 @@ static void
 opts_reject(struct mptcp_opts *m, struct mptcp_opt_counters *cnt,
 	    enum mptcp_opt_err err)
 {
-	if (m->n_err++ == 0)
+	if (m->n_err == 0)
 		m->first_err = (uint8_t)err;
+	if (m->n_err < UINT8_MAX)
+		m->n_err++;
 	if (cnt != NULL)
 		cnt->err[err]++;
 }

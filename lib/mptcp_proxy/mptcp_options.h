@@ -218,7 +218,7 @@ enum mptcp_opt_err mptcp_opt_parse(const uint8_t *p, size_t avail,
 /** Every MPTCP option of one segment, by subtype. */
 struct mptcp_opts {
 	uint16_t present;              /**< bit (1 << sub) per valid option */
-	uint8_t n_err;                 /**< options rejected */
+	uint8_t n_err;                 /**< options rejected; saturates at 255 */
 	uint8_t first_err;             /**< enum mptcp_opt_err of the first */
 	struct mptcp_opt mpc, join, dss, add_addr, rm_addr, prio, fail,
 			 fastclose, tcprst;

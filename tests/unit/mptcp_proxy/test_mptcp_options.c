@@ -599,6 +599,25 @@ test_walker_stops_where_the_area_cannot_be_delimited(void **state)
 }
 
 static void
+test_walker_error_count_saturates_instead_of_wrapping(void **state)
+{
+	/* Longer than any TCP option area: 266 MP_PRIOs, 265 duplicates. */
+	uint8_t area[266 * 3];
+	struct mptcp_opts m;
+	struct mptcp_opt_counters c = { 0 };
+
+	for (unsigned int i = 0; i < 266; i++) {
+		area[3 * i] = 30;
+		area[3 * i + 1] = 3;
+		area[3 * i + 2] = 0x51;
+	}
+	assert_int_equal(mptcp_opts_parse(area, sizeof(area), ACK, &m, &c), 1);
+	assert_int_equal(c.err[MPTCP_OPT_ERR_DUPLICATE], 265);
+	assert_int_equal(m.n_err, UINT8_MAX);
+	assert_int_equal(m.first_err, MPTCP_OPT_ERR_DUPLICATE);
+}
+
+static void
 test_expand_seq_picks_the_nearest_value_across_wraps(void **state)
 {
 	const struct { uint64_t expected; uint32_t seq; uint64_t want; } v[] = {
@@ -673,6 +692,7 @@ main(void)
 		cmocka_unit_test(test_walker_rejects_a_second_option_of_one_subtype_as_duplicate),
 		cmocka_unit_test(test_walker_skips_a_bad_mptcp_option_and_keeps_the_next),
 		cmocka_unit_test(test_walker_stops_where_the_area_cannot_be_delimited),
+		cmocka_unit_test(test_walker_error_count_saturates_instead_of_wrapping),
 		cmocka_unit_test(test_expand_seq_picks_the_nearest_value_across_wraps),
 		cmocka_unit_test(test_expand_seq_round_trips_every_value_within_half_the_space),
 		cmocka_unit_test(test_every_error_subtype_and_reason_has_a_distinct_name),
