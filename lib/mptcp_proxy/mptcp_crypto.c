@@ -69,14 +69,16 @@ mptcp_key_token_idsn(uint64_t key, uint32_t *token, uint64_t *idsn)
 		*idsn = get_be64(h + SHA256_DIGEST_LENGTH - 8);
 }
 
-/* Candidate keys drawn from the CSPRNG per RAND_bytes call. */
-#define KEYGEN_BATCH 16
+/* Most candidate keys drawn per RAND_bytes call. A call costs about as
+ * much as several SHA-256s, so draw as many as the worker bits will
+ * likely need (2^bits), and no more. */
+#define KEYGEN_BATCH 64
 
 int
 mptcp_key_generate(const struct mptcp_keygen_params *p, struct mptcp_key *out)
 {
 	uint8_t rnd[KEYGEN_BATCH * 8];
-	unsigned int tries, max, i;
+	unsigned int tries, max, i, batch;
 	uint32_t mask;
 
 	if (p == NULL || out == NULL || p->worker_bits > MPTCP_KEY_WORKER_BITS_MAX)
@@ -85,10 +87,11 @@ mptcp_key_generate(const struct mptcp_keygen_params *p, struct mptcp_key *out)
 	if (p->worker_id & ~mask)
 		return -EINVAL;
 	max = p->max_tries ? p->max_tries : 64u << p->worker_bits;
+	batch = p->worker_bits < 6 ? 1u << p->worker_bits : KEYGEN_BATCH;
 	for (tries = 0; tries < max; ) {
-		if (RAND_bytes(rnd, sizeof(rnd)) != 1)
+		if (RAND_bytes(rnd, (int)(batch * 8)) != 1)
 			return -EIO;
-		for (i = 0; i < KEYGEN_BATCH && tries < max; i++, tries++) {
+		for (i = 0; i < batch && tries < max; i++, tries++) {
 			uint64_t key = get_be64(rnd + 8 * i);
 			uint32_t token;
 			uint64_t idsn;
@@ -210,6 +213,18 @@ mptcp_dss_csum_add(struct mptcp_csum *c, const void *data, size_t len)
 	/* After an odd number of bytes the next byte is a word's low half. */
 	if (c->bytes & 1)
 		s += p[i++];
+	/* Eight bytes at a time as two big-endian 32-bit words: 2^16 = 1
+	 * modulo 0xffff, so they fold to the sum of their 16-bit halves.
+	 * Each step adds under 2^33: no overflow below 2^31 steps. */
+	for (; i + 8 <= len; i += 8) {
+		uint64_t v;
+
+		memcpy(&v, p + i, sizeof(v));
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+		v = __builtin_bswap64(v);
+#endif
+		s += (v >> 32) + (v & 0xffffffffu);
+	}
 	for (; i + 1 < len; i += 2)
 		s += (uint32_t)p[i] << 8 | p[i + 1];
 	if (i < len)
