@@ -19,6 +19,7 @@ tests/fuzz/mptcp_options/corpus/kernel_*. Needs ip, tshark, scapy and a
 kernel with MPTCP.
 """
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -154,7 +155,13 @@ def capture(pcap):
                             "-f", "tcp"],
                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                            text=True)
-    time.sleep(2.0)
+    # tshark says "Capturing on ..." once it captures; a slow start would
+    # miss the first handshake.
+    line = ""
+    deadline = time.time() + 30
+    while "Capturing on" not in line and time.time() < deadline:
+        line = cap.stderr.readline()
+    time.sleep(0.5)
     try:
         run_conn("198.18.1.2", 8001, "plain")
 
@@ -221,6 +228,7 @@ def main():
         rows.append((num, tcp[13], tcp[20:doff], t, tcp[doff:]))
     write_header(rows)
     write_seeds(rows)
+    shutil.rmtree(tmp)
     print("%d segments with MPTCP options" % len(rows))
 
 
@@ -239,11 +247,23 @@ def cval(s):
 def write_header(rows):
     # Keep one segment per distinct shape (subtype, TCP flags, option bytes
     # length) plus every segment that carries more than one MPTCP option.
+    # Start at the first MP_CAPABLE SYN: the test verifies the first
+    # connection's handshake, and needs all of it.
+    first = next(i for i, r in enumerate(rows)
+                 if r[3]["tcp.options.mptcp.subtype"] == "0" and r[1] == 0x02)
+    rows = rows[first:]
+    conn = rows[0][3]["ports"]
     # The MP_JOIN SYN, SYN/ACK and ACK kept must be one subflow's, so that
     # the test can verify the HMACs: that of the first SYN/ACK.
     join = next(r[3]["ports"] for r in rows
                 if r[3]["tcp.options.mptcp.subtype"] == "1" and r[1] == 0x12)
-    seen, keep = set(), []
+    # The first DSS mapping kept is the first connection's first one, at
+    # IDSN + 1.
+    dss = next(r for r in rows if r[3]["ports"] == conn and
+               r[3]["tcp.options.mptcp.rawdataseqno"] != "")
+    seen, keep = set(), [dss]
+    seen.add((dss[3]["tcp.options.mptcp.subtype"], dss[1],
+              dss[3]["tcp.option_len"], dss[3]["tcp.options.mptcp.flags"]))
     for r in rows:
         num, flags, opts, t, _ = r
         if t["tcp.options.mptcp.subtype"] == "1" and t["ports"] != join:
