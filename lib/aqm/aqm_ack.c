@@ -137,6 +137,32 @@ same_connection(const struct pkt_meta *x, const struct pkt_meta *y)
 	       memcmp(x->src, y->src, alen) == 0 && memcmp(x->dst, y->dst, alen) == 0;
 }
 
+/*
+ * Does a carry a D-SACK (RFC 2883 s. 4)? The duplicate is reported in the
+ * first block, in one of two forms: below the cumulative ACK, or above it
+ * and inside the second block (the block that holds the duplicate). Some
+ * senders also take a first block whose left edge alone is below the ACK
+ * for one. A sender uses a D-SACK to undo a needless retransmission's
+ * congestion response and to widen its reordering window, and no later
+ * ACK repeats it, so an ACK with one is never dropped. Judged over every
+ * block, not only the first: blocks of an ordinary SACK are disjoint and
+ * above the ACK, and anything else is not ours to judge.
+ */
+static bool
+has_dsack(const struct ack_info *a)
+{
+	for (unsigned int i = 0; i < a->nsack; i++) {
+		uint32_t l = a->sack[i][0], r = a->sack[i][1];
+
+		if (!seq_le(a->ack, l) || seq_le(r, a->ack))
+			return true;
+		for (unsigned int j = 0; j < a->nsack; j++)
+			if (j != i && seq_le(a->sack[j][0], l) && seq_le(r, a->sack[j][1]))
+				return true;
+	}
+	return false;
+}
+
 /* Is [l, r) of older known to the sender from n's cumulative ACK or SACK? */
 static bool
 block_covered(const struct ack_info *n, uint32_t l, uint32_t r)
@@ -168,13 +194,11 @@ aqm_ack_supersedes(const struct rte_mbuf *newer, const struct rte_mbuf *older)
 		return false;
 	if (n.ack == o.ack && (n.nsack == 0 || n.win < o.win))
 		return false;
-	for (unsigned int i = 0; i < o.nsack; i++) {
-		/* D-SACK: a block at or below its own cumulative ACK. */
-		if (seq_le(o.sack[i][1], o.ack))
-			return false;
+	if (has_dsack(&o))
+		return false;
+	for (unsigned int i = 0; i < o.nsack; i++)
 		if (!block_covered(&n, o.sack[i][0], o.sack[i][1]))
 			return false;
-	}
 	return true;
 }
 
