@@ -51,6 +51,22 @@ seq_le(uint32_t a, uint32_t b)
 	return (int32_t)(a - b) <= 0;
 }
 
+/* a is b or less than half the number space after it (RFC 1982): at
+ * exactly half, neither is after the other. */
+static inline bool
+seq_at_or_after(uint32_t a, uint32_t b)
+{
+	return (int32_t)(a - b) >= 0;
+}
+
+/*
+ * The furthest a newer ACK can be ahead of an older one still queued
+ * here: the sender has seen neither, so it has at most one window in
+ * flight beyond the older, and a window is at most 2^30 bytes (RFC 7323
+ * s. 2.2). An ACK further ahead acks data never sent; a sender drops it.
+ */
+#define ACK_ADVANCE_MAX (1u << 30)
+
 /* A pure ACK's fields; false if m is not a pure ACK the filter may touch. */
 static bool
 ack_parse(const struct rte_mbuf *m, struct ack_info *a)
@@ -188,9 +204,10 @@ aqm_ack_supersedes(const struct rte_mbuf *newer, const struct rte_mbuf *older)
 	if (n.flags != o.flags || n.flags4 != o.flags4 || n.tos != o.tos ||
 	    n.has_ts != o.has_ts)
 		return false;
-	if (n.has_ts && (!seq_le(o.tsval, n.tsval) || !seq_le(o.tsecr, n.tsecr)))
+	if (n.has_ts &&
+	    (!seq_at_or_after(n.tsval, o.tsval) || !seq_at_or_after(n.tsecr, o.tsecr)))
 		return false;
-	if (!seq_le(o.ack, n.ack))
+	if (n.ack - o.ack > ACK_ADVANCE_MAX) /* behind (wraps), or too far ahead */
 		return false;
 	if (n.ack == o.ack && (n.nsack == 0 || n.win < o.win))
 		return false;

@@ -52,6 +52,32 @@ test_a_newer_cumulative_ack_supersedes_an_older_one_not_the_reverse(void **state
 }
 
 static void
+test_an_ack_further_ahead_than_any_window_does_not_supersede(void **state)
+{
+	/* While the older ACK waits here its sender has seen neither, so it
+	 * can have at most one window (RFC 7323 s. 2.2: 2^30 bytes) in
+	 * flight beyond it. An ACK further ahead is not a newer ACK of the
+	 * same data (a sender drops it as acking unsent data), and half the
+	 * sequence space ahead is as much behind. */
+	struct seg o = ack(10000, 100), n = ack(10000 + (1u << 30), 101);
+
+	(void)state;
+	assert_true(sup(&n, &o));
+	n.ack = 10000 + (1u << 30) + 1;
+	assert_false(sup(&n, &o));
+	n.ack = 10000 + (1u << 31);
+	assert_false(sup(&n, &o));
+	assert_false(sup(&o, &n));
+	/* Timestamps half the space apart are neither newer nor older. */
+	n = ack(11448, 100 + (1u << 31));
+	assert_false(sup(&n, &o));
+	assert_false(sup(&o, &n));
+	n = ack(11448, 101);
+	n.tsecr = 7 + (1u << 31);
+	assert_false(sup(&n, &o));
+}
+
+static void
 test_a_duplicate_ack_without_sack_is_never_superseded(void **state)
 {
 	struct seg o = ack(10000, 100), n = ack(10000, 101);
@@ -413,6 +439,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_a_newer_cumulative_ack_supersedes_an_older_one_not_the_reverse),
+		cmocka_unit_test(test_an_ack_further_ahead_than_any_window_does_not_supersede),
 		cmocka_unit_test(test_a_duplicate_ack_without_sack_is_never_superseded),
 		cmocka_unit_test(test_sack_must_cover_the_older_acks_blocks),
 		cmocka_unit_test(test_an_older_dsack_is_never_dropped),
