@@ -281,12 +281,18 @@ uint64_t aqm_sojourn_percentile(const uint32_t hist[AQM_HIST_BUCKETS],
  *   not a fragment, not malformed; same addresses, ports and VLAN tags;
  * - the same TCP flag byte (ECE, CWR, AE, PSH) and the same IP DSCP/ECN;
  * - their options are only NOP/EOL, timestamps and SACK; both or neither
- *   carry timestamps, and newer's TSval and TSecr are not older's;
- * - newer's cumulative ACK is not below older's; if it is equal, newer
+ *   carry timestamps, and newer's TSval and TSecr are equal to older's
+ *   or less than half the number space after them;
+ * - newer's cumulative ACK is older's or at most 2^30 after it (no
+ *   sender has more than the largest window, RFC 7323 s. 2.2, in
+ *   flight beyond an ACK it has not seen yet); if it is equal, newer
  *   carries SACK blocks and a window no smaller than older's (so a plain
  *   duplicate ACK, which a sender may count, is never dropped);
  * - every SACK block of older is below newer's cumulative ACK or inside a
- *   SACK block of newer; older carries no D-SACK (RFC 2883) block.
+ *   SACK block of newer;
+ * - older carries no D-SACK (RFC 2883 s. 4): no block that starts below
+ *   (or ends at or below) its own cumulative ACK, and no block inside
+ *   another of its blocks (a duplicate reported above the cumulative ACK).
  */
 bool aqm_ack_supersedes(const struct rte_mbuf *newer, const struct rte_mbuf *older);
 

@@ -51,6 +51,22 @@ seq_le(uint32_t a, uint32_t b)
 	return (int32_t)(a - b) <= 0;
 }
 
+/* a is b or less than half the number space after it (RFC 1982): at
+ * exactly half, neither is after the other. */
+static inline bool
+seq_at_or_after(uint32_t a, uint32_t b)
+{
+	return (int32_t)(a - b) >= 0;
+}
+
+/*
+ * The furthest a newer ACK can be ahead of an older one still queued
+ * here: the sender has seen neither, so it has at most one window in
+ * flight beyond the older, and a window is at most 2^30 bytes (RFC 7323
+ * s. 2.2). An ACK further ahead acks data never sent; a sender drops it.
+ */
+#define ACK_ADVANCE_MAX (1u << 30)
+
 /* A pure ACK's fields; false if m is not a pure ACK the filter may touch. */
 static bool
 ack_parse(const struct rte_mbuf *m, struct ack_info *a)
@@ -137,6 +153,32 @@ same_connection(const struct pkt_meta *x, const struct pkt_meta *y)
 	       memcmp(x->src, y->src, alen) == 0 && memcmp(x->dst, y->dst, alen) == 0;
 }
 
+/*
+ * Does a carry a D-SACK (RFC 2883 s. 4)? The duplicate is reported in the
+ * first block, in one of two forms: below the cumulative ACK, or above it
+ * and inside the second block (the block that holds the duplicate). Some
+ * senders also take a first block whose left edge alone is below the ACK
+ * for one. A sender uses a D-SACK to undo a needless retransmission's
+ * congestion response and to widen its reordering window, and no later
+ * ACK repeats it, so an ACK with one is never dropped. Judged over every
+ * block, not only the first: blocks of an ordinary SACK are disjoint and
+ * above the ACK, and anything else is not ours to judge.
+ */
+static bool
+has_dsack(const struct ack_info *a)
+{
+	for (unsigned int i = 0; i < a->nsack; i++) {
+		uint32_t l = a->sack[i][0], r = a->sack[i][1];
+
+		if (!seq_le(a->ack, l) || seq_le(r, a->ack))
+			return true;
+		for (unsigned int j = 0; j < a->nsack; j++)
+			if (j != i && seq_le(a->sack[j][0], l) && seq_le(r, a->sack[j][1]))
+				return true;
+	}
+	return false;
+}
+
 /* Is [l, r) of older known to the sender from n's cumulative ACK or SACK? */
 static bool
 block_covered(const struct ack_info *n, uint32_t l, uint32_t r)
@@ -162,19 +204,18 @@ aqm_ack_supersedes(const struct rte_mbuf *newer, const struct rte_mbuf *older)
 	if (n.flags != o.flags || n.flags4 != o.flags4 || n.tos != o.tos ||
 	    n.has_ts != o.has_ts)
 		return false;
-	if (n.has_ts && (!seq_le(o.tsval, n.tsval) || !seq_le(o.tsecr, n.tsecr)))
+	if (n.has_ts &&
+	    (!seq_at_or_after(n.tsval, o.tsval) || !seq_at_or_after(n.tsecr, o.tsecr)))
 		return false;
-	if (!seq_le(o.ack, n.ack))
+	if (n.ack - o.ack > ACK_ADVANCE_MAX) /* behind (wraps), or too far ahead */
 		return false;
 	if (n.ack == o.ack && (n.nsack == 0 || n.win < o.win))
 		return false;
-	for (unsigned int i = 0; i < o.nsack; i++) {
-		/* D-SACK: a block at or below its own cumulative ACK. */
-		if (seq_le(o.sack[i][1], o.ack))
-			return false;
+	if (has_dsack(&o))
+		return false;
+	for (unsigned int i = 0; i < o.nsack; i++)
 		if (!block_covered(&n, o.sack[i][0], o.sack[i][1]))
 			return false;
-	}
 	return true;
 }
 

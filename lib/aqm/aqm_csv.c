@@ -6,6 +6,7 @@
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,6 +69,9 @@ aqm_subs_csv_parse_line(const char *line, struct aqm_sub_entry *e,
 	char buf[512], *f[CSV_FIELDS], *p, *s;
 	unsigned int nf = 0;
 
+	/* why is always a string: callers (/sluice/aqm_set) may echo it. */
+	if (whylen > 0)
+		why[0] = '\0';
 	if (strlen(line) >= sizeof(buf)) {
 		snprintf(why, whylen, "line longer than %zu bytes", sizeof(buf) - 1);
 		return -EINVAL;
@@ -77,7 +81,7 @@ aqm_subs_csv_parse_line(const char *line, struct aqm_sub_entry *e,
 		*p = '\0';
 	s = trim(buf);
 	if (*s == '\0')
-		return 1;
+		goto nothing;
 	for (p = s; nf < CSV_FIELDS; ) {
 		char *c = strchr(p, ',');
 
@@ -93,7 +97,7 @@ aqm_subs_csv_parse_line(const char *line, struct aqm_sub_entry *e,
 		}
 	}
 	if (strcasecmp(f[0], "prefix") == 0)
-		return 1;
+		goto nothing;
 	if (nf < 3) {
 		snprintf(why, whylen, "expected prefix,down,up[,profile]");
 		return -EINVAL;
@@ -124,6 +128,37 @@ aqm_subs_csv_parse_line(const char *line, struct aqm_sub_entry *e,
 		e->has_profile = true;
 	}
 	return 0;
+nothing:
+	snprintf(why, whylen, "no subscriber: blank, comment or header line");
+	return 1;
+}
+
+/*
+ * One line of f into line (cap bytes, newline kept, NUL-terminated).
+ * Returns its length, which is cap or more for a line that did not fit
+ * (the rest of it is consumed), or -1 at the end of the file. *nul tells
+ * whether the line held a NUL byte, which fgets() would hide.
+ */
+static long
+read_line(FILE *f, char *line, size_t cap, bool *nul)
+{
+	size_t n = 0;
+	int c = EOF;
+
+	*nul = false;
+	while ((c = getc(f)) != EOF) {
+		if (c == '\0')
+			*nul = true;
+		if (n < cap - 1)
+			line[n] = (char)c;
+		n++;
+		if (c == '\n')
+			break;
+	}
+	if (n == 0)
+		return -1;
+	line[n < cap - 1 ? n : cap - 1] = '\0';
+	return n < cap ? (long)n : (long)cap;
 }
 
 int
@@ -135,6 +170,8 @@ aqm_subs_csv_load(const char *path, struct aqm_sub_entry **entries,
 	char line[1024], why[128];
 	unsigned int lineno = 0;
 	FILE *f = fopen(path, "r");
+	bool nul;
+	long len;
 	int rc = 0;
 
 	*entries = NULL;
@@ -143,10 +180,15 @@ aqm_subs_csv_load(const char *path, struct aqm_sub_entry **entries,
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));
 		return rc;
 	}
-	while (fgets(line, sizeof(line), f) != NULL) {
+	while ((len = read_line(f, line, sizeof(line), &nul)) >= 0) {
 		lineno++;
-		if (strchr(line, '\n') == NULL && !feof(f)) {
+		if ((size_t)len >= sizeof(line)) {
 			snprintf(err, errlen, "%s:%u: line too long", path, lineno);
+			rc = -EINVAL;
+			break;
+		}
+		if (nul) {
+			snprintf(err, errlen, "%s:%u: NUL byte in line", path, lineno);
 			rc = -EINVAL;
 			break;
 		}

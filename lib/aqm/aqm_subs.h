@@ -100,7 +100,8 @@ int aqm_subs_apply(struct aqm_subs *s, const struct aqm_sub_entry *e,
 /**
  * Read a subscriber CSV: "prefix,down,up[,profile]" per line, '#' comments,
  * blank lines and an optional header line starting with "prefix".
- * Rates use aqm_parse_rate(); profile names aqm_shaper_profile().
+ * Rates use aqm_parse_rate(); profile names aqm_shaper_profile(). A line
+ * over 1023 bytes or with a NUL byte is an error.
  * @param entries out: malloc'ed array, free() it.
  * @param err     receives "FILE:LINE: reason" on failure.
  * @return number of entries, or a negative errno.
@@ -109,8 +110,10 @@ int aqm_subs_csv_load(const char *path, struct aqm_sub_entry **entries,
 		      char *err, size_t errlen);
 
 /**
- * Parse one CSV line (no comments); used by aqm_subs_csv_load() and tests.
- * @return 0, 1 if the line is blank/comment/header, or -EINVAL with why set.
+ * Parse one CSV line; used by aqm_subs_csv_load() and /sluice/aqm_set.
+ * why always receives a string: the reason on -EINVAL, a note on 1, ""
+ * on 0.
+ * @return 0, 1 if the line is blank/comment/header, or -EINVAL.
  */
 int aqm_subs_csv_parse_line(const char *line, struct aqm_sub_entry *e,
 			    char *why, size_t whylen);

@@ -52,6 +52,32 @@ test_a_newer_cumulative_ack_supersedes_an_older_one_not_the_reverse(void **state
 }
 
 static void
+test_an_ack_further_ahead_than_any_window_does_not_supersede(void **state)
+{
+	/* While the older ACK waits here its sender has seen neither, so it
+	 * can have at most one window (RFC 7323 s. 2.2: 2^30 bytes) in
+	 * flight beyond it. An ACK further ahead is not a newer ACK of the
+	 * same data (a sender drops it as acking unsent data), and half the
+	 * sequence space ahead is as much behind. */
+	struct seg o = ack(10000, 100), n = ack(10000 + (1u << 30), 101);
+
+	(void)state;
+	assert_true(sup(&n, &o));
+	n.ack = 10000 + (1u << 30) + 1;
+	assert_false(sup(&n, &o));
+	n.ack = 10000 + (1u << 31);
+	assert_false(sup(&n, &o));
+	assert_false(sup(&o, &n));
+	/* Timestamps half the space apart are neither newer nor older. */
+	n = ack(11448, 100 + (1u << 31));
+	assert_false(sup(&n, &o));
+	assert_false(sup(&o, &n));
+	n = ack(11448, 101);
+	n.tsecr = 7 + (1u << 31);
+	assert_false(sup(&n, &o));
+}
+
+static void
 test_a_duplicate_ack_without_sack_is_never_superseded(void **state)
 {
 	struct seg o = ack(10000, 100), n = ack(10000, 101);
@@ -102,6 +128,64 @@ test_an_older_dsack_is_never_dropped(void **state)
 	o.nsack = 1;
 	o.sack[0][0] = 8552; o.sack[0][1] = 10000; /* below its own ACK: D-SACK */
 	assert_false(sup(&n, &o));
+}
+
+static void
+test_an_older_dsack_above_its_ack_is_never_dropped(void **state)
+{
+	/* RFC 2883 s. 4: a duplicate above the cumulative ACK is the first
+	 * block, inside the second (the block that holds it). lib/tcp sends
+	 * that form for a segment it already holds out of order. */
+	struct seg o = ack(10000, 100), n = ack(10000, 101);
+
+	(void)state;
+	o.nsack = 2;
+	o.sack[0][0] = 12896; o.sack[0][1] = 14344; /* the duplicate */
+	o.sack[1][0] = 11448; o.sack[1][1] = 15792; /* the block holding it */
+	n.nsack = 1;                                /* the same ACK, SACK grew */
+	n.sack[0][0] = 11448; n.sack[0][1] = 17240;
+	assert_false(sup(&n, &o));
+	n = ack(20000, 101);                        /* all of it acked */
+	assert_false(sup(&n, &o));
+	n.v6 = o.v6 = 1;
+	assert_false(sup(&n, &o));
+	/* The duplicate is the whole second block. */
+	n = ack(20000, 101);
+	n.v6 = o.v6 = 0;
+	o.sack[0][0] = 11448; o.sack[0][1] = 15792;
+	assert_false(sup(&n, &o));
+	/* Without the duplicate the same older ACK goes. */
+	o.nsack = 1;
+	o.sack[0][0] = 11448; o.sack[0][1] = 15792;
+	assert_true(sup(&n, &o));
+}
+
+static void
+test_an_older_first_block_that_starts_below_its_ack_is_never_dropped(void **state)
+{
+	/* Some senders take a first block whose left edge is below the
+	 * cumulative ACK for a D-SACK, even if it ends above it. */
+	struct seg o = ack(10000, 100), n = ack(20000, 101);
+
+	(void)state;
+	o.nsack = 1;
+	o.sack[0][0] = 8552; o.sack[0][1] = 11448;
+	assert_false(sup(&n, &o));
+}
+
+static void
+test_a_newer_dsack_may_replace_an_older_plain_ack(void **state)
+{
+	/* The newer ACK stays, so its D-SACK reaches the sender. */
+	struct seg o = ack(10000, 100), n = ack(10000, 101);
+
+	(void)state;
+	o.nsack = 1;
+	o.sack[0][0] = 11448; o.sack[0][1] = 15792;
+	n.nsack = 2;
+	n.sack[0][0] = 12896; n.sack[0][1] = 14344;
+	n.sack[1][0] = 11448; n.sack[1][1] = 17240;
+	assert_true(sup(&n, &o));
 }
 
 static void
@@ -315,17 +399,57 @@ test_a_fifo_pipe_ignores_the_ack_filter(void **state)
 	aqm_sched_free(s);
 }
 
+static void
+test_a_queued_dsack_above_the_ack_survives_a_train_of_newer_acks(void **state)
+{
+	struct aqm_sched *s = pipe_ackf(true, 1024);
+	struct seg d = ack(10000, 100), g;
+	struct aqm_pipe_stats st;
+	struct rte_mbuf *m;
+	bool seen = false;
+
+	(void)state;
+	assert_non_null(s);
+	d.nsack = 2;
+	d.sack[0][0] = 12896; d.sack[0][1] = 14344;
+	d.sack[1][0] = 11448; d.sack[1][1] = 15792;
+	enq(s, &d, T0);
+	for (uint32_t i = 1; i <= 4; i++) {
+		g = ack(10000 + 10000 * i, 100 + i);
+		enq(s, &g, T0 + i);
+	}
+	assert_int_equal(aqm_sched_pipe_stats(s, 0, &st), 0);
+	assert_int_equal(st.ack_filtered, 3); /* the plain ACKs replace each other */
+	assert_int_equal(aqm_sched_pending(s), 2);
+	for (uint64_t now = T0 + 100000; aqm_sched_pending(s) > 0; now += 100000) {
+		if (aqm_sched_dequeue_burst(s, &m, 1, now) != 1)
+			continue;
+		if (ack_of(m) == 10000) {
+			assert_int_equal(pkt_meta(m)->l4_len, 20 + 12 + 20);
+			seen = true;
+		}
+		rte_pktmbuf_free(m);
+	}
+	assert_true(seen);
+	aqm_sched_free(s);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_a_newer_cumulative_ack_supersedes_an_older_one_not_the_reverse),
+		cmocka_unit_test(test_an_ack_further_ahead_than_any_window_does_not_supersede),
 		cmocka_unit_test(test_a_duplicate_ack_without_sack_is_never_superseded),
 		cmocka_unit_test(test_sack_must_cover_the_older_acks_blocks),
 		cmocka_unit_test(test_an_older_dsack_is_never_dropped),
+		cmocka_unit_test(test_an_older_dsack_above_its_ack_is_never_dropped),
+		cmocka_unit_test(test_an_older_first_block_that_starts_below_its_ack_is_never_dropped),
+		cmocka_unit_test(test_a_newer_dsack_may_replace_an_older_plain_ack),
 		cmocka_unit_test(test_flags_data_tos_and_unknown_options_keep_the_older_ack),
 		cmocka_unit_test(test_a_train_of_acks_leaves_only_the_newest),
 		cmocka_unit_test(test_the_filter_never_reorders_and_keeps_what_it_cannot_judge),
+		cmocka_unit_test(test_a_queued_dsack_above_the_ack_survives_a_train_of_newer_acks),
 		cmocka_unit_test(test_a_fifo_pipe_ignores_the_ack_filter),
 	};
 

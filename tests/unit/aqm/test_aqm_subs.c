@@ -75,6 +75,72 @@ test_csv_lines_parse_prefixes_rates_and_profiles(void **state)
 }
 
 static void
+test_the_line_parser_leaves_a_reason_string_on_every_return(void **state)
+{
+	/* /sluice/aqm_set hands its parameters to this parser and echoes
+	 * why: a blank, comment or header line must not leave it unset. */
+	static const char *const lines[] = {
+		"#", " ", "", "prefix,1m,1m", "198.18.0.1,1M,1M", "198.18.0.1,1M",
+	};
+	struct aqm_sub_entry e;
+	char why[128];
+
+	(void)state;
+	for (unsigned int i = 0; i < RTE_DIM(lines); i++) {
+		int rc;
+
+		memset(why, 'x', sizeof(why));
+		rc = aqm_subs_csv_parse_line(lines[i], &e, why, sizeof(why));
+		assert_non_null(memchr(why, '\0', sizeof(why)));
+		if (rc != 0)
+			assert_true(why[0] != '\0');
+	}
+	memset(why, 'x', sizeof(why));
+	assert_int_equal(aqm_subs_csv_parse_line("# note", &e, why, sizeof(why)), 1);
+	assert_string_equal(why, "no subscriber: blank, comment or header line");
+}
+
+/* Load a CSV of len bytes (NULs allowed). */
+static int
+load_bytes(const char *data, size_t len, struct aqm_sub_entry **v, char *err, size_t errlen,
+	   char *path, size_t pathlen)
+{
+	char tmpl[] = "/tmp/aqm_subs_XXXXXX";
+	int fd = mkstemp(tmpl), rc;
+
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, data, len), (ssize_t)len);
+	close(fd);
+	snprintf(path, pathlen, "%s", tmpl);
+	rc = aqm_subs_csv_load(tmpl, v, err, errlen);
+	unlink(tmpl);
+	return rc;
+}
+
+static void
+test_a_nul_byte_in_the_csv_is_an_error_on_its_line(void **state)
+{
+	static const char mid[] = "198.18.0.1,1M,1M\n198.18.0.2,1M,1M\0junk\n198.18.0.3,1M,1M\n";
+	static const char last[] = "198.18.0.1,1M,1M\n198.18.0.2,1M,1M\0junk";
+	struct aqm_sub_entry *v;
+	char err[256], want[300], path[64];
+
+	(void)state;
+	/* On the last line, without a newline, it was taken silently. */
+	assert_int_equal(load_bytes(last, sizeof(last) - 1, &v, err, sizeof(err), path,
+				    sizeof(path)), -EINVAL);
+	assert_null(v);
+	snprintf(want, sizeof(want), "%s:2: NUL byte in line", path);
+	assert_string_equal(err, want);
+	/* Elsewhere it was called a line too long. */
+	assert_int_equal(load_bytes(mid, sizeof(mid) - 1, &v, err, sizeof(err), path,
+				    sizeof(path)), -EINVAL);
+	assert_null(v);
+	snprintf(want, sizeof(want), "%s:2: NUL byte in line", path);
+	assert_string_equal(err, want);
+}
+
+static void
 test_csv_errors_name_the_file_and_line(void **state)
 {
 	char path[] = "/tmp/aqm_subs_XXXXXX";
@@ -300,6 +366,8 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_csv_lines_parse_prefixes_rates_and_profiles),
 		cmocka_unit_test(test_csv_errors_name_the_file_and_line),
+		cmocka_unit_test(test_the_line_parser_leaves_a_reason_string_on_every_return),
+		cmocka_unit_test(test_a_nul_byte_in_the_csv_is_an_error_on_its_line),
 		cmocka_unit_test(test_packets_reach_the_pipe_of_the_longest_matching_prefix),
 		cmocka_unit_test(test_unknown_addresses_pass_unshaped_or_use_the_default_pipe),
 		cmocka_unit_test(test_adding_subscribers_and_changing_rates_keeps_queued_packets_in_order),
