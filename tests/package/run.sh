@@ -37,8 +37,8 @@ EXPECT=(
 	etc/sluice/sluice.ini
 	usr/share/doc/sluice/README.md
 )
-[ -f "$ROOT/tools/sluice-setup" ] && EXPECT+=(usr/sbin/sluice-setup lib/systemd/system/sluice.service etc/sluice/sluice.env)
-[ -f "$ROOT/tools/sluice-exporter" ] && EXPECT+=(usr/sbin/sluice-exporter lib/systemd/system/sluice-exporter.service)
+[ -f "$ROOT/tools/sluice-setup" ] && EXPECT+=(usr/sbin/sluice-setup usr/lib/systemd/system/sluice.service etc/sluice/sluice.env)
+[ -f "$ROOT/tools/sluice-exporter" ] && EXPECT+=(usr/sbin/sluice-exporter usr/lib/systemd/system/sluice-exporter.service)
 [ -f "$ROOT/tools/sluice-top" ] && EXPECT+=(usr/sbin/sluice-top)
 [ -f "$ROOT/docs/deploy.md" ] && EXPECT+=(usr/share/doc/sluice/deploy.md)
 
