@@ -21,6 +21,7 @@
 
 #include "app.h"
 #include "stages.h"
+#include "version.h"
 
 struct sl_app sl_app;
 
@@ -100,7 +101,7 @@ parse_args(int argc, char **argv, struct opts *o)
 			usage(stdout, "sluice");
 			return 1;
 		case 'V':
-			printf("sluice %s\n", SLUICE_VERSION);
+			printf("sluice %s\n", SLUICE_VERSION_LONG);
 			return 1;
 		case ':':
 			fprintf(stderr, "sluice: option '%s' needs a value\n",
@@ -245,7 +246,7 @@ main(int argc, char **argv)
 				return 0;
 			}
 			if (!strcmp(argv[i], "--version") || !strcmp(argv[i], "-V")) {
-				printf("sluice %s\n", SLUICE_VERSION);
+				printf("sluice %s\n", SLUICE_VERSION_LONG);
 				return 0;
 			}
 		}
@@ -329,7 +330,8 @@ main(int argc, char **argv)
 	signal(SIGHUP, on_signal);
 
 	sl_app.pool_baseline = rte_mempool_in_use_count(sl_app.pool);
-	printf("sluice %s: %u worker(s), %u port pair(s)%s%s\n", SLUICE_VERSION,
+	printf("sluice %s: %u worker(s), %u port pair(s)%s%s\n",
+	       SLUICE_VERSION_LONG,
 	       sl_app.nb_workers, sl_app.nb_ports / 2,
 	       sl_app.cfg.path[0] ? ", config " : ", built-in defaults (bridge)",
 	       sl_app.cfg.path);
