@@ -25,6 +25,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+
 #include "mptcp_proxy.h"
 
 #define CHECK(c) do { if (!(c)) abort(); } while (0)
@@ -166,6 +169,16 @@ check_arith(const uint8_t *d, size_t n)
 		mptcp_dss_csum_add(&c, d + cut, n - cut);
 		CHECK(mptcp_dss_csum_final(&c) == whole);
 		CHECK(mptcp_dss_csum_ok(&c, whole));
+	}
+	if (n >= 1) {
+		/* HMAC-SHA256 with the first d[0] bytes as key, against libcrypto. */
+		size_t kl = d[0] < n ? d[0] : n;
+		uint8_t got[MPTCP_HMAC_LEN], want[EVP_MAX_MD_SIZE];
+		unsigned int wl = 0;
+
+		mptcp_hmac_sha256(d, kl, d + kl, n - kl, got);
+		CHECK(HMAC(EVP_sha256(), d, (int)kl, d + kl, n - kl, want, &wl) != NULL);
+		CHECK(wl == MPTCP_HMAC_LEN && memcmp(got, want, wl) == 0);
 	}
 }
 

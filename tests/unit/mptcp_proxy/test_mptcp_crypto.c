@@ -13,6 +13,8 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
 
 #include "mptcp_proxy.h"
 #include "kernel_options.h"
@@ -75,6 +77,32 @@ test_hmac_sha256_matches_every_rfc4231_vector(void **state)
 		mptcp_hmac_sha256(v[i].key, v[i].key_len, v[i].msg, v[i].msg_len, got);
 		hex_to_bytes(v[i].hmac, want, n);
 		assert_memory_equal(got, want, n);
+	}
+}
+
+static void
+test_hmac_sha256_matches_libcrypto_hmac_for_key_lengths_around_the_block(void **state)
+{
+	/* Key lengths 0-130 (short, 64 = one block, 65 = hashed first) and
+	 * message lengths 0-199, against libcrypto's own HMAC(). */
+	uint8_t key[131], msg[200];
+	uint32_t x = 12345;
+
+	for (unsigned int i = 0; i < sizeof(msg); i++) {
+		x = x * 1103515245u + 12345u;
+		msg[i] = (uint8_t)(x >> 16);
+		if (i < sizeof(key))
+			key[i] = (uint8_t)(x >> 8);
+	}
+	for (unsigned int kl = 0; kl <= sizeof(key); kl++) {
+		size_t ml = (kl * 37) % sizeof(msg);
+		uint8_t got[MPTCP_HMAC_LEN], want[EVP_MAX_MD_SIZE];
+		unsigned int wl = 0;
+
+		mptcp_hmac_sha256(key, kl, msg, ml, got);
+		assert_non_null(HMAC(EVP_sha256(), key, (int)kl, msg, ml, want, &wl));
+		assert_int_equal(wl, MPTCP_HMAC_LEN);
+		assert_memory_equal(got, want, MPTCP_HMAC_LEN);
 	}
 }
 
@@ -322,6 +350,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_hmac_sha256_matches_every_rfc4231_vector),
+		cmocka_unit_test(test_hmac_sha256_matches_libcrypto_hmac_for_key_lengths_around_the_block),
 		cmocka_unit_test(test_token_and_idsn_are_the_ends_of_sha256_of_the_key),
 		cmocka_unit_test(test_token_and_idsn_match_tshark_for_the_kernels_keys),
 		cmocka_unit_test(test_join_hmacs_match_openssl),
