@@ -13,3 +13,11 @@ installed_exporter_reports_sluice_down_without_sluice() {
 }
 [ -f "$ROOT/tools/sluice-exporter" ] &&
 	check installed_exporter_reports_sluice_down_without_sluice installed_exporter_reports_sluice_down_without_sluice
+
+installed_top_prints_its_usage() {
+	local out
+	out=$("$R/usr/sbin/sluice-top" --help 2>&1) || { WHY="exit $?: $out"; return 1; }
+	echo "$out" | grep -q -- '--batch' || { WHY="$out"; return 1; }
+}
+[ -f "$ROOT/tools/sluice-top" ] &&
+	check installed_top_starts installed_top_prints_its_usage
