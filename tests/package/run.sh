@@ -40,7 +40,7 @@ EXPECT=(
 [ -f "$ROOT/tools/sluice-setup" ] && EXPECT+=(usr/sbin/sluice-setup usr/lib/systemd/system/sluice.service etc/sluice/sluice.env)
 [ -f "$ROOT/tools/sluice-exporter" ] && EXPECT+=(usr/sbin/sluice-exporter usr/lib/systemd/system/sluice-exporter.service)
 [ -f "$ROOT/tools/sluice-top" ] && EXPECT+=(usr/sbin/sluice-top)
-[ -f "$ROOT/docs/deploy.md" ] && EXPECT+=(usr/share/doc/sluice/deploy.md)
+[ -f "$ROOT/docs/deploy.md" ] && EXPECT+=(usr/share/doc/sluice/deploy.md usr/share/sluice/grafana/sluice.json)
 
 DEB=
 build_package() {
