@@ -12,7 +12,7 @@
 # "FAIL name: reason" line per check, then "N passed, N failed". Needs
 # meson, ninja and dpkg-deb; runs as any user (dpkg --root, no chroot).
 set -u
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 ROOT=$PWD
 builddir=${1:-build}
 NPASS=0 NFAIL=0
