@@ -31,8 +31,9 @@ e2e_start_sluice "$E2E_TMP/all.ini" || e2e_die "sluice start: $E2E_WHY"
 # One refused TCP connection: SYN options appear in tcpopt's per-kind counters.
 cli timeout 3 bash -c "exec 3<>/dev/tcp/$SRV4/9" 2>/dev/null
 
-# ip netns exec execs, so $! is the process itself.
-mid "$E2E_PY" "$EXPORTER" --listen "$EXP_ADDR" --file-prefix "$SLUICE_PREFIX" \
+# ip netns exec execs, so $! is the process itself; not through mid(): a
+# backgrounded shell function is a subshell, and its PID is not the tool's.
+ip netns exec "$NS_MID" "$E2E_PY" "$EXPORTER" --listen "$EXP_ADDR" --file-prefix "$SLUICE_PREFIX" \
 	</dev/null >"$E2E_TMP/exporter.log" 2>&1 &
 EXP_PID=$!
 E2E_PIDS+=("$EXP_PID")
@@ -45,7 +46,7 @@ scrape_configs:
     static_configs:
       - targets: ['$EXP_ADDR']
 EOF
-mid prometheus --config.file="$E2E_TMP/prometheus.yml" \
+ip netns exec "$NS_MID" prometheus --config.file="$E2E_TMP/prometheus.yml" \
 	--storage.tsdb.path="$E2E_TMP/prom-data" --web.listen-address="$PROM_ADDR" \
 	--log.level=warn </dev/null >"$E2E_TMP/prometheus.log" 2>&1 &
 PROM_PID=$!

@@ -27,7 +27,8 @@ e2e_start_sluice "$E2E_TMP/top.ini" || e2e_die "sluice start: $E2E_WHY"
 
 # 100 echoes at 20/s: traffic for the whole time the view runs.
 e2e_ping 4 3 0.1 >/dev/null 2>&1
-cli ping -q -c 100 -i 0.05 "$SRV4" >/dev/null 2>&1 &
+# Directly, not through cli(): $! must be ping's own PID.
+ip netns exec "$NS_CLI" ping -q -c 100 -i 0.05 "$SRV4" >/dev/null 2>&1 &
 PING_PID=$!
 E2E_PIDS+=("$PING_PID")
 
