@@ -91,6 +91,8 @@ setup_refuses_to_bind_a_device_that_is_not_a_nic() {
 }
 
 check unit_passes_systemd_analyze_verify unit_passes_systemd_analyze_verify sluice.service
+[ -f "$R/usr/lib/systemd/system/sluice-exporter.service" ] &&
+	check exporter_unit_passes_systemd_analyze_verify unit_passes_systemd_analyze_verify sluice-exporter.service
 check unit_reloads_with_sighup_and_stops_after_the_drain unit_reloads_with_sighup_and_stops_after_the_drain
 check unit_takes_eal_args_and_config_from_etc unit_takes_eal_args_and_config_from_etc
 check setup_dry_run_prints_what_it_would_do_and_changes_nothing setup_dry_run_prints_what_it_would_do_and_changes_nothing

@@ -12,7 +12,7 @@
 # "FAIL name: reason" line per check, then "N passed, N failed". Needs
 # meson, ninja and dpkg-deb; runs as any user (dpkg --root, no chroot).
 set -u
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 ROOT=$PWD
 builddir=${1:-build}
 NPASS=0 NFAIL=0
@@ -40,7 +40,7 @@ EXPECT=(
 [ -f "$ROOT/tools/sluice-setup" ] && EXPECT+=(usr/sbin/sluice-setup usr/lib/systemd/system/sluice.service etc/sluice/sluice.env)
 [ -f "$ROOT/tools/sluice-exporter" ] && EXPECT+=(usr/sbin/sluice-exporter usr/lib/systemd/system/sluice-exporter.service)
 [ -f "$ROOT/tools/sluice-top" ] && EXPECT+=(usr/sbin/sluice-top)
-[ -f "$ROOT/docs/deploy.md" ] && EXPECT+=(usr/share/doc/sluice/deploy.md)
+[ -f "$ROOT/docs/deploy.md" ] && EXPECT+=(usr/share/doc/sluice/deploy.md usr/share/sluice/grafana/sluice.json)
 
 DEB=
 build_package() {

@@ -1,0 +1,236 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""Read a running sluice's counters from its DPDK telemetry socket.
+
+Shared by sluice-exporter and sluice-top. Standard library only.
+
+    t = Telemetry.open(prefix="sluice")      # /var/run/dpdk/sluice/...
+    t.commands()                             # every /sluice/... command
+    t.query("/sluice/ports")                 # the reply's value, or None
+    snapshot(t)                              # {command: reply} for all
+    samples(snap)                            # flat (name, labels, value)
+
+The socket is DPDK's telemetry v2: SOCK_SEQPACKET, a JSON greeting on
+connect, then one command per message and one JSON object per reply,
+{"<command>": <value>}. A command that needs a parameter it was not given
+answers null.
+"""
+import json
+import os
+import re
+import socket
+
+# Commands never read by a scrape: they change state.
+MUTATING = re.compile(r"_set$")
+# Per-subscriber pipes: "/sluice/aqm_pipe,<id>" for id 1..subscribers (ids
+# are handed out in order and never reused), plus the default pipe.
+PIPE_CMD = "/sluice/aqm_pipe"
+# The NIC's own counters (bytes, which sluice's per-port counters lack),
+# read for every port /sluice/ports lists.
+ETHDEV_CMD = "/ethdev/stats"
+
+
+def runtime_dir(prefix):
+    """Where EAL puts a process's runtime files (same rule as DPDK)."""
+    if os.getuid() == 0:
+        base = "/var/run"
+    else:
+        base = os.environ.get("XDG_RUNTIME_DIR", "/tmp")
+    return os.path.join(base, "dpdk", prefix)
+
+
+def socket_path(prefix):
+    return os.path.join(runtime_dir(prefix), "dpdk_telemetry.v2")
+
+
+class Telemetry:
+    def __init__(self, path, timeout=2.0):
+        self.path = path
+        self.s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        self.s.settimeout(timeout)
+        self.s.connect(path)
+        info = json.loads(self.s.recv(16384).decode())
+        self.max_len = int(info.get("max_output_len", 16384))
+
+    @classmethod
+    def open(cls, prefix="sluice", path=None, timeout=2.0):
+        return cls(path or socket_path(prefix), timeout)
+
+    def query(self, cmd):
+        self.s.send(cmd.encode())
+        reply = json.loads(self.s.recv(self.max_len).decode())
+        return reply.get(cmd.split(",", 1)[0])
+
+    def commands(self):
+        """Every /sluice/ command the process registered, sorted."""
+        return sorted(c for c in (self.query("/") or [])
+                      if c.startswith("/sluice/"))
+
+    def close(self):
+        self.s.close()
+
+
+def snapshot(t, pipes=True):
+    """{command: reply} for every readable /sluice/ command; with pipes,
+    "/sluice/aqm_pipe,<id>" for the default pipe and every subscriber."""
+    snap = {}
+    cmds = t.commands()
+    for c in cmds:
+        if MUTATING.search(c) or c == PIPE_CMD:
+            continue
+        v = t.query(c)
+        if v is not None:
+            snap[c] = v
+    for port in sorted((snap.get("/sluice/ports") or {}), key=str):
+        v = t.query("%s,%s" % (ETHDEV_CMD, port))
+        if isinstance(v, dict):
+            snap["%s,%s" % (ETHDEV_CMD, port)] = {
+                k: x for k, x in v.items() if not k.startswith("q_")}
+    if pipes and PIPE_CMD in cmds:
+        n = int((snap.get("/sluice/aqm") or {}).get("subscribers", 0))
+        for pid in ["default"] + [str(i) for i in range(1, n + 1)]:
+            v = t.query("%s,%s" % (PIPE_CMD, pid))
+            if v is not None:
+                snap["%s,%s" % (PIPE_CMD, pid)] = v
+    return snap
+
+
+# ---- flattening into Prometheus samples -----------------------------------
+#
+# The rule, stable for any command a future stage registers:
+#  - "/sluice/<cmd>" gives the metric name prefix "sluice_<cmd>_".
+#  - A number (or a string that parses as one) at key path a.b.c gives the
+#    metric sluice_<cmd>_a_b_c, except for these levels, which become labels:
+#      * the top level of a command in TABLE_LABEL (its children are rows:
+#        ports by number, workers by number, stages by name);
+#      * a dict under the key "down" or "up" -> label dir;
+#      * any dict whose keys are all decimal numbers -> label "index";
+#      * a key that ROWS matches: its groups become labels, the key is
+#        replaced by the row's name (impair's "pair0_up" -> pair="0",
+#        dir="up"), and, where the row names one, the child dict's keys
+#        become that label (tcpopt's "options_syn": {"mss": 3} ->
+#        sluice_tcpopt_options{segment="syn",kind="mss"} 3).
+#  - Other strings in a dict become labels of every number in and below that
+#    dict (port driver and faces, a pipe's prefix), except the keys in
+#    INFO_KEYS (text that changes: errors), which give
+#    sluice_<cmd>_<key>_info{value="..."} 1 instead. A string that is not
+#    a number and not a label value ("-") is skipped.
+#  - "/sluice/aqm_pipe,<id>" gives sluice_aqm_pipe_* with label pipe="<id>"
+#    ("0" for the default pipe).
+#  - The commands of KEY_LABEL are one metric each, their keys a label:
+#    sluice_malformed{reason="truncated_l2"}.
+#  - "/ethdev/stats,<port>" (DPDK's own, per-queue arrays left out) gives
+#    sluice_ethdev_stats_* with label port="<port>".
+# Names are lowercased, and characters outside [a-z0-9_] become "_".
+
+TABLE_LABEL = {"ports": "port", "workers": "worker", "stages": "stage"}
+INFO_KEYS = {"last_error", "error", "status"}
+KEY_LABEL = {"malformed": "reason"}
+# (key pattern, name part, {label: group}, label for the child dict's keys)
+ROWS = [
+    (re.compile(r"^(down|up)$"), "", {"dir": 1}, None),
+    (re.compile(r"^pair(\d+)_(up|down)$"), "", {"pair": 1, "dir": 2}, None),
+    (re.compile(r"^pair(\d+)$"), "", {"pair": 1}, None),
+    (re.compile(r"^options_(syn|synack|other)$"), "options", {"segment": 1}, "kind"),
+    (re.compile(r"^mptcp_(syn|synack|other)$"), "mptcp", {"segment": 1}, "subtype"),
+]
+# Values that go up and down, by the end of the metric name; everything
+# else counts up. A new stage's gauge is typed "counter" until it is named
+# here; its name and labels do not depend on this list.
+GAUGE = re.compile(
+    r"(_backlog_pkts|_backlog_bytes|_held_pkts|_sojourn_p\d+_us|_mempool_in_use"
+    r"|_mempool_baseline|_rate_down|_rate_up|_aqm_subscribers|_aqm_workers"
+    r"|^sluice_workers_held|_lcore|_tsc_hz|_cycles_per_packet|_owner_worker"
+    r"|_pipe_id|_connections_active|_engine_connections|_state_bytes_in_use"
+    r"|_conn_state_bytes|_pair_state_bytes|_impair_pending|_impair_limit"
+    r"|_impair_seed|_delay_us|_jitter_us|_reorder_gap_us|_jitter_reorder"
+    r"|_ppm|_info)$")
+
+
+def _clean(s):
+    return re.sub(r"[^a-z0-9_]", "_", str(s).lower())
+
+
+def _number(v):
+    if isinstance(v, bool):
+        return float(v)
+    if isinstance(v, (int, float)):
+        return float(v)
+    if isinstance(v, str):
+        try:
+            return float(v)
+        except ValueError:
+            return None
+    return None
+
+
+def _walk(out, name, labels, v):
+    if isinstance(v, dict):
+        labels = dict(labels)
+        for k, x in v.items():
+            if (isinstance(x, str) and _number(x) is None
+                    and k not in INFO_KEYS):
+                labels[_clean(k)] = x
+        keys = set(v.keys())
+        if keys and all(str(k).isdigit() for k in keys):
+            for k, x in v.items():
+                _walk(out, name, dict(labels, index=str(k)), x)
+            return
+        for k, x in v.items():
+            row = next(((r, m) for r in ROWS for m in [r[0].match(str(k))]
+                        if m), None)
+            if row is not None and isinstance(x, dict):
+                (_, part, groups, child), m = row
+                sub = dict(labels, **{lab: m.group(g) for lab, g in groups.items()})
+                n = name + ("_" + part if part else "")
+                if child is None:
+                    _walk(out, n, sub, x)
+                else:
+                    for ck, cx in x.items():
+                        _walk(out, n, dict(sub, **{child: str(ck)}), cx)
+                continue
+            if isinstance(x, str) and _number(x) is None:
+                if k in INFO_KEYS:
+                    out.append((name + "_" + _clean(k) + "_info",
+                                dict(labels, value=x), 1.0))
+                continue
+            _walk(out, name + "_" + _clean(k), labels, x)
+    elif isinstance(v, list):
+        for i, x in enumerate(v):
+            _walk(out, name, dict(labels, index=str(i)), x)
+    else:
+        n = _number(v)
+        if n is not None:
+            out.append((name, labels, n))
+
+
+def samples(snap):
+    """Flatten a snapshot into [(metric name, {label: value}, float)]."""
+    out = []
+    for cmd in sorted(snap):
+        base, _, param = cmd.partition(",")
+        short = _clean(base[len("/sluice/"):])
+        name = "sluice_" + short
+        v = snap[cmd]
+        if not base.startswith("/sluice/"):
+            name = "sluice_" + _clean(base.strip("/"))
+            _walk(out, name, {"port": param}, v)
+        elif short in KEY_LABEL and isinstance(v, dict):
+            for k, x in v.items():
+                _walk(out, name, {KEY_LABEL[short]: str(k)}, x)
+        elif base == PIPE_CMD:
+            pid = "0" if param == "default" else param
+            _walk(out, name, {"pipe": pid}, v)
+        elif short in TABLE_LABEL and isinstance(v, dict):
+            top = {k: x for k, x in v.items() if not isinstance(x, dict)}
+            _walk(out, name, {}, top)
+            for k, x in v.items():
+                if isinstance(x, dict):
+                    _walk(out, name, {TABLE_LABEL[short]: str(k)}, x)
+        else:
+            _walk(out, name, {}, v)
+    return out
+
+
+def kind(name):
+    """"gauge" or "counter" for a metric name."""
+    return "gauge" if GAUGE.search(name) else "counter"
