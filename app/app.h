@@ -27,6 +27,13 @@ extern struct sl_app sl_app;
 /** Register the /sluice/ telemetry commands. */
 int telemetry_register(void);
 
+/**
+ * Close the gate: from now on every /sluice/ command answers -ESHUTDOWN.
+ * Returns once no callback is running, so the caller may free what the
+ * callbacks read.
+ */
+void telemetry_close(void);
+
 /** Print every counter (the exit report). */
 void report_counters(FILE *out);
 

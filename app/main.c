@@ -353,6 +353,8 @@ main(int argc, char **argv)
 	       in_use > sl_app.pool_baseline ? " LEAK" : "");
 	fflush(stdout);
 
+	/* Nothing that telemetry reads may go away while a query runs. */
+	telemetry_close();
 	for (uint16_t p = 0; p < sl_app.nb_ports; p++) {
 		(void)rte_eth_dev_stop(p);
 		(void)rte_eth_dev_close(p);

@@ -1484,9 +1484,9 @@ aqm_create(const void *conf, const struct stage_env *env, struct stage *out)
 	out->ctx = w;
 
 	if (aqm_g.created == env->nb_workers) {
-		rc = rte_telemetry_register_cmd("/sluice/aqm_pipe", tel_pipe,
+		rc = telemetry_register_cmd("/sluice/aqm_pipe", tel_pipe,
 			"One pipe, both directions. Param: prefix, pipe id or default");
-		rc |= rte_telemetry_register_cmd("/sluice/aqm_set", tel_set,
+		rc |= telemetry_register_cmd("/sluice/aqm_set", tel_set,
 			"Set rates: prefix,down,up[,profile] or default,down,up");
 		if (rc != 0)
 			aqm_log("could not register /sluice/aqm_pipe and /sluice/aqm_set");

@@ -54,6 +54,13 @@ struct stage_module {
 	void (*report)(void *const *ctxs, unsigned nb_workers, FILE *out);
 };
 
+/**
+ * Register a telemetry command behind the app's shutdown gate
+ * (app/telemetry.c): every /sluice/ command, a stage's own included, is
+ * registered this way, never with rte_telemetry_register_cmd() directly.
+ */
+int telemetry_register_cmd(const char *cmd, telemetry_cb fn, const char *help);
+
 /** Modules in pipeline order, NULL-terminated. */
 extern const struct stage_module *const sl_stage_modules[];
 

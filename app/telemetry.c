@@ -271,10 +271,62 @@ tel_stages(const char *cmd, const char *params, struct rte_tel_data *d)
 	return 0;
 }
 
+/*
+ * Every /sluice/ command goes through one gate, so that shutdown can close
+ * it and wait for the callbacks in flight before the workers' memory goes
+ * away (DPDK 22.11 cannot unregister a command, and its telemetry thread
+ * keeps answering until the process exits). A callback that arrives after
+ * the gate closed answers -ESHUTDOWN.
+ */
+#define SL_TEL_MAX_CMDS 32
+static struct {
+	char cmd[64];
+	telemetry_cb fn;
+} tel_cmds[SL_TEL_MAX_CMDS];
+static unsigned tel_ncmds;
+static uint32_t tel_inflight;
+static bool tel_closed;
+
 static int
-register_cmd(const char *cmd, telemetry_cb fn, const char *help)
+tel_gate(const char *cmd, const char *params, struct rte_tel_data *d)
 {
-	int rc = rte_telemetry_register_cmd(cmd, fn, help);
+	telemetry_cb fn = NULL;
+	int rc;
+
+	__atomic_add_fetch(&tel_inflight, 1, __ATOMIC_SEQ_CST);
+	if (!__atomic_load_n(&tel_closed, __ATOMIC_SEQ_CST)) {
+		for (unsigned i = 0; i < tel_ncmds; i++)
+			if (strcmp(tel_cmds[i].cmd, cmd) == 0)
+				fn = tel_cmds[i].fn;
+	}
+	rc = fn != NULL ? fn(cmd, params, d) : -ESHUTDOWN;
+	__atomic_sub_fetch(&tel_inflight, 1, __ATOMIC_SEQ_CST);
+	return rc;
+}
+
+void
+telemetry_close(void)
+{
+	__atomic_store_n(&tel_closed, true, __ATOMIC_SEQ_CST);
+	while (__atomic_load_n(&tel_inflight, __ATOMIC_SEQ_CST) != 0)
+		rte_delay_us_sleep(100);
+}
+
+int
+telemetry_register_cmd(const char *cmd, telemetry_cb fn, const char *help)
+{
+	int rc;
+
+	if (tel_ncmds == SL_TEL_MAX_CMDS ||
+	    strlen(cmd) >= sizeof(tel_cmds[0].cmd)) {
+		printf("sluice: telemetry command %s not registered: table full\n", cmd);
+		return -ENOSPC;
+	}
+	/* The entry is complete before the command can be called. */
+	snprintf(tel_cmds[tel_ncmds].cmd, sizeof(tel_cmds[0].cmd), "%s", cmd);
+	tel_cmds[tel_ncmds].fn = fn;
+	__atomic_store_n(&tel_ncmds, tel_ncmds + 1, __ATOMIC_RELEASE);
+	rc = rte_telemetry_register_cmd(cmd, tel_gate, help);
 	if (rc != 0)
 		printf("sluice: telemetry command %s not registered: %s\n", cmd,
 		       rte_strerror(-rc));
@@ -285,15 +337,15 @@ int
 telemetry_register(void)
 {
 	int rc = 0;
-	rc |= register_cmd("/sluice/totals", tel_totals,
+	rc |= telemetry_register_cmd("/sluice/totals", tel_totals,
 		"Totals over all ports and workers: rx, tx, drops, malformed, mempool use.");
-	rc |= register_cmd("/sluice/ports", tel_ports,
+	rc |= telemetry_register_cmd("/sluice/ports", tel_ports,
 		"Per-port counters. Parameter: optional port id.");
-	rc |= register_cmd("/sluice/workers", tel_workers,
+	rc |= telemetry_register_cmd("/sluice/workers", tel_workers,
 		"Per-worker counters.");
-	rc |= register_cmd("/sluice/malformed", tel_malformed,
+	rc |= telemetry_register_cmd("/sluice/malformed", tel_malformed,
 		"Malformed frames by reason.");
-	rc |= register_cmd("/sluice/stages", tel_stages,
+	rc |= telemetry_register_cmd("/sluice/stages", tel_stages,
 		"TSC cycles spent in each stage, summed over workers "
 		"([sluice] stage_cycles = on; zeros when off).");
 	for (unsigned m = 0; sl_stage_modules[m] != NULL; m++) {
@@ -302,7 +354,7 @@ telemetry_register(void)
 			continue;
 		static char cmds[SL_MAX_STAGES][64];
 		snprintf(cmds[m], sizeof(cmds[m]), "/sluice/%s", mod->name);
-		rc |= register_cmd(cmds[m], tel_stage, mod->telemetry_help);
+		rc |= telemetry_register_cmd(cmds[m], tel_stage, mod->telemetry_help);
 	}
 	return rc;
 }
