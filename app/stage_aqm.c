@@ -589,6 +589,7 @@ static struct {
 	pthread_t ctl;
 	bool ctl_started;
 	volatile bool ctl_stop;
+	struct aqm_change *late;         /* posted, timed out, not yet seen done */
 	uint64_t reloads, reload_errors, tel_changes;
 	char last_error[600];
 } aqm_g = { .lock = PTHREAD_MUTEX_INITIALIZER };
@@ -922,8 +923,31 @@ mirror_find(const struct aqm_sub_entry *e)
 	return NULL;
 }
 
-/* Record what the workers just applied: same order, so the same ids. */
+/* Room for n more rows, so that mirror_apply() cannot fail. */
 static int
+mirror_reserve(uint32_t n)
+{
+	uint32_t cap = aqm_g.cap_mirror ? aqm_g.cap_mirror : 64;
+	void *p;
+
+	if ((uint64_t)aqm_g.nmirror + n <= aqm_g.cap_mirror)
+		return 0;
+	while (cap < aqm_g.nmirror + n)
+		cap *= 2;
+	p = realloc(aqm_g.mirror, (size_t)cap * sizeof(*aqm_g.mirror));
+	if (p == NULL)
+		return -ENOMEM;
+	aqm_g.mirror = p;
+	aqm_g.cap_mirror = cap;
+	return 0;
+}
+
+/*
+ * Record what every worker just applied, whole (aqm_subs_apply() is all
+ * or nothing): new prefixes in list order, so the same ids. Call only
+ * after mirror_reserve(n).
+ */
+static void
 mirror_apply(const struct aqm_sub_entry *e, uint32_t n)
 {
 	for (uint32_t i = 0; i < n; i++) {
@@ -932,18 +956,9 @@ mirror_apply(const struct aqm_sub_entry *e, uint32_t n)
 			m->e = e[i];
 			continue;
 		}
-		if (aqm_g.nmirror == aqm_g.cap_mirror) {
-			uint32_t cap = aqm_g.cap_mirror ? aqm_g.cap_mirror * 2 : 64;
-			void *p = realloc(aqm_g.mirror, cap * sizeof(*aqm_g.mirror));
-			if (p == NULL)
-				return -ENOMEM;
-			aqm_g.mirror = p;
-			aqm_g.cap_mirror = cap;
-		}
 		aqm_g.mirror[aqm_g.nmirror].e = e[i];
 		aqm_g.mirror[aqm_g.nmirror++].id = aqm_g.next_id++;
 	}
-	return 0;
 }
 
 static void
@@ -951,6 +966,41 @@ sleep_ms(unsigned ms)
 {
 	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
 	nanosleep(&ts, NULL);
+}
+
+/* Every worker applied c: the control side's view follows. */
+static void
+change_record(const struct aqm_change *c)
+{
+	mirror_apply(c->subs, c->nsubs);
+	if (c->set_default) {
+		aqm_g.running->val[AK_RATE_DOWN] = c->default_down;
+		aqm_g.running->val[AK_RATE_UP] = c->default_up;
+	}
+}
+
+/*
+ * A change whose poster stopped waiting may still be applied: record it
+ * once every worker has, before the mirror is read or another change
+ * (whose pipe ids depend on it) is posted. Call with aqm_g.lock held.
+ * @return 0, or -EBUSY while the workers are still at it.
+ */
+static int
+change_catch_up(char *err, size_t errlen)
+{
+	struct aqm_change *c = aqm_g.late;
+
+	if (c == NULL)
+		return 0;
+	if (__atomic_load_n(&c->done, __ATOMIC_ACQUIRE) < aqm_g.nb_workers) {
+		snprintf(err, errlen, "the workers are still applying the previous change; try again");
+		return -EBUSY;
+	}
+	if (c->rc == 0)
+		change_record(c);
+	aqm_g.late = NULL;
+	change_put(c);
+	return 0;
 }
 
 /*
@@ -963,11 +1013,24 @@ post_change(struct aqm_sub_entry *subs, uint32_t nsubs, bool set_default,
 	    uint64_t down, uint64_t up, char *err, size_t errlen)
 {
 	unsigned n = aqm_g.nb_workers;
-	struct aqm_change *c = calloc(1, sizeof(*c));
+	struct aqm_change *c;
 	int rc;
 
+	rc = change_catch_up(err, errlen);
+	if (rc < 0) {
+		free(subs);
+		return rc;
+	}
+	c = calloc(1, sizeof(*c));
 	if (c == NULL) {
 		free(subs);
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	/* The mirror must take whatever the workers apply. */
+	if (mirror_reserve(nsubs) < 0) {
+		free(subs);
+		free(c);
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
@@ -995,16 +1058,18 @@ post_change(struct aqm_sub_entry *subs, uint32_t nsubs, bool set_default,
 		sleep_ms(1);
 	}
 	if (__atomic_load_n(&c->done, __ATOMIC_ACQUIRE) < n) {
-		snprintf(err, errlen, "workers did not apply the change within %u ms",
+		/* The workers may still apply it: keep it for change_catch_up(). */
+		snprintf(err, errlen, "workers did not apply the change within %u ms; it may still apply",
 			 AQM_CHANGE_WAIT_MS);
-		rc = -ETIMEDOUT;
-	} else if (c->rc < 0) {
+		aqm_g.late = c;
+		return -ETIMEDOUT;
+	}
+	if (c->rc < 0) {
 		snprintf(err, errlen, "%s", c->err);
 		rc = c->rc;
 	} else {
 		rc = 0;
-		if (nsubs)
-			rc = mirror_apply(subs, nsubs);
+		change_record(c);
 	}
 	change_put(c);
 	return rc;
@@ -1025,6 +1090,8 @@ aqm_reload(void)
 	int rc;
 
 	if (f == NULL)
+		goto bad;
+	if (change_catch_up(err, sizeof(err)) < 0)
 		goto bad;
 	if (aqm_conf_parse(f, true, &nc, err, sizeof(err)) < 0)
 		goto bad;
@@ -1073,8 +1140,6 @@ aqm_reload(void)
 	nc->subs = NULL;
 	if (rc < 0)
 		goto bad;
-	rc_->val[AK_RATE_DOWN] = nc->val[AK_RATE_DOWN];
-	rc_->val[AK_RATE_UP] = nc->val[AK_RATE_UP];
 	aqm_g.reloads++;
 	aqm_log("reloaded %s: %u subscribers (%u new%s), default rates down=%" PRIu64 " up=%" PRIu64 " bit/s; no queued packet touched",
 		rc_->path, nsubs, fresh,
@@ -1241,6 +1306,7 @@ tel_pipe(const char *cmd, const char *params, struct rte_tel_data *d)
 	if (params == NULL || *params == '\0')
 		return -EINVAL;
 	pthread_mutex_lock(&aqm_g.lock);
+	(void)change_catch_up(why, sizeof(why)); /* else a view one change old */
 	if (strcmp(params, "default") == 0 || strcmp(params, "0") == 0) {
 		id = 0;
 		down = aqm_g.running->val[AK_RATE_DOWN];
@@ -1305,7 +1371,10 @@ tel_set(const char *cmd, const char *params, struct rte_tel_data *d)
 	if (params == NULL || *params == '\0')
 		return -EINVAL;
 	pthread_mutex_lock(&aqm_g.lock);
-	if (strncmp(params, "default,", 8) == 0) {
+	rc = change_catch_up(err, sizeof(err));
+	if (rc < 0) {
+		/* Nothing to do: err says why. */
+	} else if (strncmp(params, "default,", 8) == 0) {
 		char line[160];
 		/* Borrow the CSV parser for the two rates. */
 		int l = snprintf(line, sizeof(line), "198.18.0.0/32,%s", params + 8);
@@ -1323,10 +1392,6 @@ tel_set(const char *cmd, const char *params, struct rte_tel_data *d)
 			rc = -EINVAL;
 		} else {
 			rc = post_change(NULL, 0, true, e.down_bps, e.up_bps, err, sizeof(err));
-			if (rc == 0) {
-				aqm_g.running->val[AK_RATE_DOWN] = e.down_bps;
-				aqm_g.running->val[AK_RATE_UP] = e.up_bps;
-			}
 		}
 	} else if (tel_parse_sub(params, &e, why, sizeof(why)) != 0) {
 		snprintf(err, sizeof(err), "%s (want prefix,down,up[,profile])", why);
@@ -1346,10 +1411,9 @@ tel_set(const char *cmd, const char *params, struct rte_tel_data *d)
 			rc = post_change(one, 1, false, 0, 0, err, sizeof(err));
 		}
 	}
-	if (rc == 0)
+	if (rc == 0) {
 		aqm_g.tel_changes++;
-	else
-		{
+	} else {
 		snprintf(msg, sizeof(msg), "aqm_set %.80s: %s", params, err);
 		memcpy(aqm_g.last_error, msg, sizeof(msg));
 	}
@@ -1379,8 +1443,9 @@ aqm_shared_init(const struct aqm_conf *c, const struct stage_env *env)
 	aqm_g.running->subs = NULL;
 	aqm_g.running->nsubs = 0;
 	aqm_g.next_id = 1;
-	if (mirror_apply(c->subs, c->nsubs) < 0)
+	if (mirror_reserve(c->nsubs) < 0)
 		return -ENOMEM;
+	mirror_apply(c->subs, c->nsubs);
 	if (n > 1) {
 		aqm_g.rings = calloc((size_t)n * n, sizeof(*aqm_g.rings));
 		if (aqm_g.rings == NULL)
