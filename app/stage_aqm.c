@@ -45,6 +45,7 @@
 #include "aqm.h"
 #include "aqm_subs.h"
 #include "config.h"
+#include "handoff.h"
 #include "pkt.h"
 #include "stage_aqm.h"
 #include "stages.h"
@@ -561,8 +562,7 @@ struct aqm_worker {
 	bool bypass;                     /* [aqm] bypass: idle pipes send at once */
 	struct aqm_subs *subs;
 	struct rte_ring *mailbox;        /* struct aqm_change *, MP/SC */
-	struct rte_ring **ring_out;      /* [to]: this worker -> owner */
-	struct rte_ring **ring_in;       /* [from]: other worker -> this */
+	struct handoff_port hp;          /* packets for pipes others own */
 	const struct aqm_conf *conf;     /* boot conf (fixed keys) */
 	struct aqm_dir_stats st[2] __rte_cache_aligned;
 	uint64_t changes_applied;
@@ -581,7 +581,7 @@ static struct {
 	unsigned nb_workers;
 	unsigned created;
 	struct aqm_worker *w[RTE_MAX_LCORE];
-	struct rte_ring **rings;         /* [from * n + to] */
+	struct handoff_mesh *mesh;       /* boot: the hand-off rings */
 	struct aqm_conf *running;        /* copy: fixed keys + current rates */
 	struct aqm_mirror *mirror;
 	uint32_t nmirror, cap_mirror;
@@ -593,16 +593,6 @@ static struct {
 	uint64_t reloads, reload_errors, tel_changes;
 	char last_error[600];
 } aqm_g = { .lock = PTHREAD_MUTEX_INITIALIZER };
-
-/* Which worker owns pipe id: a fixed hash of the subscriber's id, so that
- * every worker agrees without talking. Multiply-shift: no division. */
-static inline unsigned
-aqm_owner(uint32_t id, unsigned nb_workers)
-{
-	uint32_t h = (id + 1) * 0x9e3779b1u;
-
-	return (unsigned)(((uint64_t)h * nb_workers) >> 32);
-}
 
 static void
 change_put(struct aqm_change *c)
@@ -621,47 +611,6 @@ dir_of_out_port(uint16_t out_port)
 {
 	/* Out on 2k+1 (internet side): it came from the subscriber. */
 	return (out_port & 1) ? AQM_DIR_UP : AQM_DIR_DOWN;
-}
-
-static void
-handoff(struct aqm_worker *w, enum aqm_dir dir, unsigned to,
-	struct rte_mbuf **pkts, uint16_t n)
-{
-	unsigned sent = rte_ring_sp_enqueue_burst(w->ring_out[to],
-						  (void *const *)pkts, n, NULL);
-
-	w->st[dir].handoffs += sent;
-	if (unlikely(sent < n)) {
-		w->st[dir].handoff_drops += n - sent;
-		rte_pktmbuf_free_bulk(pkts + sent, n - sent);
-	}
-}
-
-/*
- * Send away[0..na) (na <= AQM_BATCH) to their owners away_to[], one ring
- * burst per owner, each owner's packets in arrival order. The caller
- * flushes whenever AQM_BATCH are collected, so a burst of any size (up
- * to [sluice] burst = 512) keeps its order per owner, hence per flow.
- */
-static void
-handoff_batch(struct aqm_worker *w, enum aqm_dir dir, struct rte_mbuf **away,
-	      uint16_t *away_to, uint16_t na)
-{
-	struct rte_mbuf *batch[AQM_BATCH];
-
-	while (na) {
-		uint16_t to = away_to[0], k = 0, rest = 0;
-		for (uint16_t i = 0; i < na; i++) {
-			if (away_to[i] == to)
-				batch[k++] = away[i];
-			else {
-				away[rest] = away[i];
-				away_to[rest++] = away_to[i];
-			}
-		}
-		handoff(w, dir, to, batch, k);
-		na = rest;
-	}
 }
 
 /*
@@ -692,15 +641,15 @@ aqm_stage_burst(void *ctx, const struct stage_burst *b,
 	struct aqm_dir_stats *st = &w->st[dir];
 	struct rte_mbuf *local[AQM_BATCH];
 	uint32_t pipes[AQM_BATCH];
-	struct rte_mbuf *away[AQM_BATCH];
-	uint16_t away_to[AQM_BATCH];
-	uint16_t keep = 0, nl = 0, na = 0;
+	struct handoff_stage away;
+	uint16_t keep = 0, nl = 0;
 	/* At shutdown the owner may have flushed already: keep it here. */
 	const bool stopping = sl_control.stop;
 	const unsigned nb_workers = w->nb_workers, me = w->index;
 
 	if (!((w->pairs >> b->pair) & 1))
 		return n;
+	away.n = 0;
 	for (uint16_t i = 0; i < n; i++) {
 		struct rte_mbuf *m = pkts[i];
 		struct pkt_meta *meta = pkt_meta(m);
@@ -719,8 +668,9 @@ aqm_stage_burst(void *ctx, const struct stage_burst *b,
 			continue;
 		}
 		meta->user16 = b->out_port;
+		/* Pipe ids are the same on every worker; one owns each. */
 		unsigned owner = nb_workers == 1 ? 0 :
-				 aqm_owner((uint32_t)id, nb_workers);
+				 handoff_owner((uint32_t)id, nb_workers);
 		if (likely(owner == me || stopping)) {
 			local[nl] = m;
 			pipes[nl++] = (uint32_t)id;
@@ -731,19 +681,16 @@ aqm_stage_burst(void *ctx, const struct stage_burst *b,
 			}
 		} else {
 			meta->user64 = (uint64_t)id;
-			away[na] = m;
-			away_to[na++] = (uint16_t)owner;
-			if (na == AQM_BATCH) {
-				handoff_batch(w, dir, away, away_to, na);
-				na = 0;
-			}
+			handoff_stage_add(&w->hp, &away, m, owner,
+					  &st->handoffs, &st->handoff_drops);
 		}
 	}
 	if (nl)
 		keep += enqueue_local(w, sched, pipes, local, nl, pkts + keep,
 				      now_ns);
-	if (na)
-		handoff_batch(w, dir, away, away_to, na);
+	if (away.n)
+		handoff_stage_flush(&w->hp, &away, &st->handoffs,
+				    &st->handoff_drops);
 	return keep;
 }
 
@@ -789,16 +736,14 @@ aqm_take_inputs(struct aqm_worker *w, struct stage_emitter *em, uint64_t now_ns)
 			apply_change(w, objs[i]);
 	}
 	for (unsigned from = 0; from < w->nb_workers; from++) {
-		struct rte_ring *r = w->ring_in[from];
+		struct rte_mbuf *in[AQM_BATCH];
 		struct rte_mbuf *pk[2][AQM_BATCH];
 		uint32_t pipes[2][AQM_BATCH];
 		uint16_t np[2] = { 0, 0 };
 
-		if (r == NULL)
-			continue;
-		n = rte_ring_sc_dequeue_burst(r, objs, AQM_BATCH, NULL);
+		n = handoff_recv(&w->hp, from, in, AQM_BATCH);
 		for (unsigned i = 0; i < n; i++) {
-			struct rte_mbuf *m = objs[i];
+			struct rte_mbuf *m = in[i];
 			const struct pkt_meta *meta = pkt_meta(m);
 			enum aqm_dir d = dir_of_out_port(meta->user16);
 			pk[d][np[d]] = m;
@@ -840,12 +785,8 @@ static uint32_t
 aqm_stage_pending(void *ctx)
 {
 	struct aqm_worker *w = ctx;
-	uint32_t n = aqm_subs_pending(w->subs);
 
-	for (unsigned from = 0; from < w->nb_workers; from++)
-		if (w->ring_in[from] != NULL)
-			n += rte_ring_count(w->ring_in[from]);
-	return n;
+	return aqm_subs_pending(w->subs) + handoff_pending(&w->hp);
 }
 
 static void
@@ -1339,7 +1280,7 @@ tel_pipe(const char *cmd, const char *params, struct rte_tel_data *d)
 	rte_tel_data_start_dict(d);
 	rte_tel_data_add_dict_u64(d, "id", id);
 	rte_tel_data_add_dict_string(d, "prefix", pfx);
-	rte_tel_data_add_dict_u64(d, "owner_worker", aqm_owner(id, aqm_g.nb_workers));
+	rte_tel_data_add_dict_u64(d, "owner_worker", handoff_owner(id, aqm_g.nb_workers));
 	rte_tel_data_add_dict_u64(d, "rate_down", down);
 	rte_tel_data_add_dict_u64(d, "rate_up", up);
 	for (int dir = 0; dir < 2; dir++) {
@@ -1433,7 +1374,6 @@ static int
 aqm_shared_init(const struct aqm_conf *c, const struct stage_env *env)
 {
 	unsigned n = env->nb_workers;
-	uint32_t size = rte_align32pow2((uint32_t)c->val[AK_HANDOFF_RING]);
 
 	aqm_g.nb_workers = n;
 	aqm_g.running = calloc(1, sizeof(*aqm_g.running));
@@ -1446,22 +1386,10 @@ aqm_shared_init(const struct aqm_conf *c, const struct stage_env *env)
 	if (mirror_reserve(c->nsubs) < 0)
 		return -ENOMEM;
 	mirror_apply(c->subs, c->nsubs);
-	if (n > 1) {
-		aqm_g.rings = calloc((size_t)n * n, sizeof(*aqm_g.rings));
-		if (aqm_g.rings == NULL)
-			return -ENOMEM;
-		for (unsigned from = 0; from < n; from++)
-			for (unsigned to = 0; to < n; to++) {
-				char name[RTE_RING_NAMESIZE];
-				if (from == to)
-					continue;
-				snprintf(name, sizeof(name), "aqm_h%u_%u", from, to);
-				aqm_g.rings[from * n + to] = rte_ring_create(name, size,
-					SOCKET_ID_ANY, RING_F_SP_ENQ | RING_F_SC_DEQ);
-				if (aqm_g.rings[from * n + to] == NULL)
-					return -rte_errno;
-			}
-	}
+	aqm_g.mesh = handoff_mesh_create("aqm_h", n,
+					 (uint32_t)c->val[AK_HANDOFF_RING]);
+	if (aqm_g.mesh == NULL)
+		return rte_errno ? -rte_errno : -ENOMEM;
 	return 0;
 }
 
@@ -1492,14 +1420,8 @@ aqm_create(const void *conf, const struct stage_env *env, struct stage *out)
 	w->pairs = c->val[AK_PORTS];
 	w->bypass = c->val[AK_BYPASS] != 0;
 	w->conf = aqm_g.running;
-	w->ring_out = (struct rte_ring **)(w + 1);
-	w->ring_in = w->ring_out + env->nb_workers;
-	for (unsigned o = 0; o < env->nb_workers && env->nb_workers > 1; o++) {
-		if (o == env->worker)
-			continue;
-		w->ring_out[o] = aqm_g.rings[env->worker * env->nb_workers + o];
-		w->ring_in[o] = aqm_g.rings[o * env->nb_workers + env->worker];
-	}
+	handoff_port_init(aqm_g.mesh, env->worker, &w->hp,
+			  (struct rte_ring **)(w + 1));
 	snprintf(name, sizeof(name), "aqm_mb%u", env->worker);
 	w->mailbox = rte_ring_create(name, AQM_MAILBOX_SIZE, env->socket, RING_F_SC_DEQ);
 	if (w->mailbox == NULL) {
