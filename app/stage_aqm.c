@@ -11,11 +11,12 @@
  *   poll     apply pending control changes (mailbox), enqueue hand-offs,
  *            dequeue what the shapers allow and emit each packet toward
  *            the port remembered at enqueue (pkt_meta.user16).
- *   control  a control thread consumes SIGHUP (sl_control.reload) and
- *            re-reads [aqm] and the subscriber CSV; telemetry can change
- *            one subscriber. Both validate first, then post the same change
- *            to every worker's mailbox; each worker applies it in its own
- *            poll, so no other thread ever writes a worker's structures.
+ *   control  on SIGHUP the control thread (app/control.c) calls the
+ *            module's reload, which re-reads [aqm] and the subscriber CSV;
+ *            telemetry can change one subscriber. Both validate first,
+ *            then post the same change to every worker's mailbox
+ *            (ctl_post()); each worker applies it in its own poll, so no
+ *            other thread ever writes a worker's structures.
  *
  * Ownership: every worker holds the same subscriber table (same prefixes,
  * applied in the same order, so the same pipe ids), but only the owner of
@@ -45,6 +46,7 @@
 #include "aqm.h"
 #include "aqm_subs.h"
 #include "config.h"
+#include "control.h"
 #include "handoff.h"
 #include "pkt.h"
 #include "stage_aqm.h"
@@ -54,7 +56,6 @@
 #define AQM_SECTION "aqm"
 #define AQM_BATCH 64             /* packets per enqueue/dequeue call */
 #define AQM_POLL_BATCHES 4       /* dequeue calls per direction per poll */
-#define AQM_MAILBOX_SIZE 64
 #define AQM_CHANGE_WAIT_MS 2000  /* control side waits this long for workers */
 #define AQM_MAX_PAIRS (SL_MAX_PORTS / 2)
 /*
@@ -545,10 +546,7 @@ struct aqm_dir_stats {
 
 /* A change for every worker: subscribers to add or re-rate, default rates. */
 struct aqm_change {
-	uint32_t ref;                /* workers still to apply + the poster */
-	uint32_t done;               /* workers that applied it */
-	int32_t rc;                  /* first error, 0 if none */
-	char err[192];
+	struct ctl_change ctl;
 	struct aqm_sub_entry *subs;  /* owned */
 	uint32_t nsubs;
 	bool set_default;
@@ -561,7 +559,7 @@ struct aqm_worker {
 	uint64_t pairs;                  /* bit k: pair k is shaped */
 	bool bypass;                     /* [aqm] bypass: idle pipes send at once */
 	struct aqm_subs *subs;
-	struct rte_ring *mailbox;        /* struct aqm_change *, MP/SC */
+	struct rte_ring *mailbox;        /* control changes (app/control.h) */
 	struct handoff_port hp;          /* packets for pipes others own */
 	const struct aqm_conf *conf;     /* boot conf (fixed keys) */
 	struct aqm_dir_stats st[2] __rte_cache_aligned;
@@ -582,25 +580,22 @@ static struct {
 	unsigned created;
 	struct aqm_worker *w[RTE_MAX_LCORE];
 	struct handoff_mesh *mesh;       /* boot: the hand-off rings */
+	struct ctl_bus *bus;             /* the workers' mailboxes */
 	struct aqm_conf *running;        /* copy: fixed keys + current rates */
 	struct aqm_mirror *mirror;
 	uint32_t nmirror, cap_mirror;
 	uint32_t next_id;
-	pthread_t ctl;
-	bool ctl_started;
-	volatile bool ctl_stop;
-	struct aqm_change *late;         /* posted, timed out, not yet seen done */
 	uint64_t reloads, reload_errors, tel_changes;
 	char last_error[600];
 } aqm_g = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 static void
-change_put(struct aqm_change *c)
+aqm_change_free(struct ctl_change *cc)
 {
-	if (__atomic_sub_fetch(&c->ref, 1, __ATOMIC_ACQ_REL) == 0) {
-		free(c->subs);
-		free(c);
-	}
+	struct aqm_change *c = (struct aqm_change *)cc;
+
+	free(c->subs);
+	free(c);
 }
 
 /* ------------------------------------------------------------------ */
@@ -694,14 +689,16 @@ aqm_stage_burst(void *ctx, const struct stage_burst *b,
 	return keep;
 }
 
-static void
-apply_change(struct aqm_worker *w, struct aqm_change *c)
+/* A worker applies a change (ctl_mailbox_take()), whole or not at all. */
+static int
+apply_change(void *ctx, struct ctl_change *cc, char *err, size_t errlen)
 {
-	char err[160] = "";
+	struct aqm_worker *w = ctx;
+	const struct aqm_change *c = (const struct aqm_change *)cc;
 	int rc = 0;
 
 	if (c->nsubs)
-		rc = aqm_subs_apply(w->subs, c->subs, c->nsubs, err, sizeof(err));
+		rc = aqm_subs_apply(w->subs, c->subs, c->nsubs, err, errlen);
 	if (rc >= 0 && c->set_default &&
 	    w->conf->val[AK_DEFAULT] == AQM_DEFAULT_PIPE) {
 		struct aqm_shaper_params sp;
@@ -711,30 +708,20 @@ apply_change(struct aqm_worker *w, struct aqm_change *c)
 		aqm_sched_pipe_set_shaper(aqm_subs_sched(w->subs, AQM_DIR_UP), 0, &sp);
 	}
 	if (rc < 0) {
-		int32_t zero = 0;
 		w->change_errors++;
-		if (__atomic_compare_exchange_n(&c->rc, &zero, rc, false,
-						__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-			snprintf(c->err, sizeof(c->err), "%s", err);
-	} else {
-		w->changes_applied++;
+		return rc;
 	}
-	__atomic_add_fetch(&c->done, 1, __ATOMIC_RELEASE);
-	change_put(c);
+	w->changes_applied++;
+	return 0;
 }
 
 /* Control changes and hand-offs reach the worker here, between bursts. */
 static void
 aqm_take_inputs(struct aqm_worker *w, struct stage_emitter *em, uint64_t now_ns)
 {
-	void *objs[AQM_BATCH];
 	unsigned n;
 
-	if (unlikely(rte_ring_count(w->mailbox) != 0)) {
-		n = rte_ring_sc_dequeue_burst(w->mailbox, objs, AQM_BATCH, NULL);
-		for (unsigned i = 0; i < n; i++)
-			apply_change(w, objs[i]);
-	}
+	ctl_mailbox_take(w->mailbox, apply_change, w);
 	for (unsigned from = 0; from < w->nb_workers; from++) {
 		struct rte_mbuf *in[AQM_BATCH];
 		struct rte_mbuf *pk[2][AQM_BATCH];
@@ -802,11 +789,6 @@ aqm_stage_flush(void *ctx, struct stage_emitter *em, uint64_t now_ns)
 						 AQM_BATCH)) > 0)
 			for (uint16_t i = 0; i < n; i++)
 				stage_emit(em, pkt_meta(pkts[i])->user16, pkts[i]);
-	if (w->index == 0 && aqm_g.ctl_started) {
-		aqm_g.ctl_stop = true;
-		pthread_join(aqm_g.ctl, NULL);
-		aqm_g.ctl_started = false;
-	}
 }
 
 static void
@@ -902,17 +884,12 @@ mirror_apply(const struct aqm_sub_entry *e, uint32_t n)
 	}
 }
 
-static void
-sleep_ms(unsigned ms)
-{
-	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
-	nanosleep(&ts, NULL);
-}
-
 /* Every worker applied c: the control side's view follows. */
 static void
-change_record(const struct aqm_change *c)
+change_record(struct ctl_change *cc)
 {
+	const struct aqm_change *c = (const struct aqm_change *)cc;
+
 	mirror_apply(c->subs, c->nsubs);
 	if (c->set_default) {
 		aqm_g.running->val[AK_RATE_DOWN] = c->default_down;
@@ -921,99 +898,39 @@ change_record(const struct aqm_change *c)
 }
 
 /*
- * A change whose poster stopped waiting may still be applied: record it
- * once every worker has, before the mirror is read or another change
- * (whose pipe ids depend on it) is posted. Call with aqm_g.lock held.
- * @return 0, or -EBUSY while the workers are still at it.
- */
-static int
-change_catch_up(char *err, size_t errlen)
-{
-	struct aqm_change *c = aqm_g.late;
-
-	if (c == NULL)
-		return 0;
-	if (__atomic_load_n(&c->done, __ATOMIC_ACQUIRE) < aqm_g.nb_workers) {
-		snprintf(err, errlen, "the workers are still applying the previous change; try again");
-		return -EBUSY;
-	}
-	if (c->rc == 0)
-		change_record(c);
-	aqm_g.late = NULL;
-	change_put(c);
-	return 0;
-}
-
-/*
- * Post one change to every worker and wait until all applied it. Takes
- * ownership of subs. Call with aqm_g.lock held: one poster at a time, so
- * every worker sees changes in the same order.
+ * Post one change to every worker and wait until all applied it
+ * (ctl_post()). Takes ownership of subs. Call with aqm_g.lock held: one
+ * poster at a time, so every worker sees changes in the same order.
  */
 static int
 post_change(struct aqm_sub_entry *subs, uint32_t nsubs, bool set_default,
 	    uint64_t down, uint64_t up, char *err, size_t errlen)
 {
-	unsigned n = aqm_g.nb_workers;
 	struct aqm_change *c;
 	int rc;
 
-	rc = change_catch_up(err, errlen);
+	/* A late change decides the ids of this one's new prefixes. */
+	rc = ctl_catch_up(aqm_g.bus, err, errlen);
 	if (rc < 0) {
 		free(subs);
 		return rc;
 	}
-	c = calloc(1, sizeof(*c));
-	if (c == NULL) {
-		free(subs);
-		snprintf(err, errlen, "out of memory");
-		return -ENOMEM;
-	}
 	/* The mirror must take whatever the workers apply. */
-	if (mirror_reserve(nsubs) < 0) {
+	c = calloc(1, sizeof(*c));
+	if (c == NULL || mirror_reserve(nsubs) < 0) {
 		free(subs);
 		free(c);
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
+	c->ctl.record = change_record;
+	c->ctl.free = aqm_change_free;
 	c->subs = subs;
 	c->nsubs = nsubs;
 	c->set_default = set_default;
 	c->default_down = down;
 	c->default_up = up;
-	c->ref = n + 1;
-	/* All or nothing: only we enqueue, so room seen now stays. */
-	for (unsigned i = 0; i < n; i++) {
-		if (rte_ring_free_count(aqm_g.w[i]->mailbox) == 0) {
-			c->ref = 1;
-			change_put(c);
-			snprintf(err, errlen, "worker %u is not taking changes (mailbox full)", i);
-			return -EBUSY;
-		}
-	}
-	for (unsigned i = 0; i < n; i++)
-		rte_ring_mp_enqueue(aqm_g.w[i]->mailbox, c);
-	for (unsigned t = 0; t < AQM_CHANGE_WAIT_MS &&
-	     __atomic_load_n(&c->done, __ATOMIC_ACQUIRE) < n; t++) {
-		if (sl_control.stop)
-			break;
-		sleep_ms(1);
-	}
-	if (__atomic_load_n(&c->done, __ATOMIC_ACQUIRE) < n) {
-		/* The workers may still apply it: keep it for change_catch_up(). */
-		snprintf(err, errlen, "workers did not apply the change within %u ms; it may still apply",
-			 AQM_CHANGE_WAIT_MS);
-		aqm_g.late = c;
-		return -ETIMEDOUT;
-	}
-	if (c->rc < 0) {
-		snprintf(err, errlen, "%s", c->err);
-		rc = c->rc;
-	} else {
-		rc = 0;
-		change_record(c);
-	}
-	change_put(c);
-	return rc;
+	return ctl_post(aqm_g.bus, &c->ctl, AQM_CHANGE_WAIT_MS, err, errlen);
 }
 
 /*
@@ -1032,7 +949,7 @@ aqm_reload(void)
 
 	if (f == NULL)
 		goto bad;
-	if (change_catch_up(err, sizeof(err)) < 0)
+	if (ctl_catch_up(aqm_g.bus, err, sizeof(err)) < 0)
 		goto bad;
 	if (aqm_conf_parse(f, true, &nc, err, sizeof(err)) < 0)
 		goto bad;
@@ -1096,19 +1013,13 @@ bad:
 	ini_free(f);
 }
 
-static void *
-aqm_control_thread(void *arg)
+/* The module's reload operation: on the control thread (app/control.c). */
+static void
+aqm_module_reload(void)
 {
-	(void)arg;
-	while (!aqm_g.ctl_stop && !sl_control.stop) {
-		if (__atomic_exchange_n(&sl_control.reload, false, __ATOMIC_ACQ_REL)) {
-			pthread_mutex_lock(&aqm_g.lock);
-			aqm_reload();
-			pthread_mutex_unlock(&aqm_g.lock);
-		}
-		sleep_ms(10);
-	}
-	return NULL;
+	pthread_mutex_lock(&aqm_g.lock);
+	aqm_reload();
+	pthread_mutex_unlock(&aqm_g.lock);
 }
 
 static void
@@ -1247,7 +1158,7 @@ tel_pipe(const char *cmd, const char *params, struct rte_tel_data *d)
 	if (params == NULL || *params == '\0')
 		return -EINVAL;
 	pthread_mutex_lock(&aqm_g.lock);
-	(void)change_catch_up(why, sizeof(why)); /* else a view one change old */
+	(void)ctl_catch_up(aqm_g.bus, why, sizeof(why)); /* else a view one change old */
 	if (strcmp(params, "default") == 0 || strcmp(params, "0") == 0) {
 		id = 0;
 		down = aqm_g.running->val[AK_RATE_DOWN];
@@ -1312,7 +1223,7 @@ tel_set(const char *cmd, const char *params, struct rte_tel_data *d)
 	if (params == NULL || *params == '\0')
 		return -EINVAL;
 	pthread_mutex_lock(&aqm_g.lock);
-	rc = change_catch_up(err, sizeof(err));
+	rc = ctl_catch_up(aqm_g.bus, err, sizeof(err));
 	if (rc < 0) {
 		/* Nothing to do: err says why. */
 	} else if (strncmp(params, "default,", 8) == 0) {
@@ -1386,6 +1297,9 @@ aqm_shared_init(const struct aqm_conf *c, const struct stage_env *env)
 	if (mirror_reserve(c->nsubs) < 0)
 		return -ENOMEM;
 	mirror_apply(c->subs, c->nsubs);
+	aqm_g.bus = ctl_bus_create("aqm_mb", n);
+	if (aqm_g.bus == NULL)
+		return -ENOMEM;
 	aqm_g.mesh = handoff_mesh_create("aqm_h", n,
 					 (uint32_t)c->val[AK_HANDOFF_RING]);
 	if (aqm_g.mesh == NULL)
@@ -1422,8 +1336,7 @@ aqm_create(const void *conf, const struct stage_env *env, struct stage *out)
 	w->conf = aqm_g.running;
 	handoff_port_init(aqm_g.mesh, env->worker, &w->hp,
 			  (struct rte_ring **)(w + 1));
-	snprintf(name, sizeof(name), "aqm_mb%u", env->worker);
-	w->mailbox = rte_ring_create(name, AQM_MAILBOX_SIZE, env->socket, RING_F_SC_DEQ);
+	w->mailbox = ctl_bus_mailbox(aqm_g.bus, env->worker, env->socket);
 	if (w->mailbox == NULL) {
 		rc = -rte_errno;
 		rte_free(w);
@@ -1477,11 +1390,6 @@ aqm_create(const void *conf, const struct stage_env *env, struct stage *out)
 			"Set rates: prefix,down,up[,profile] or default,down,up");
 		if (rc != 0)
 			aqm_log("could not register /sluice/aqm_pipe and /sluice/aqm_set");
-		if (rte_ctrl_thread_create(&aqm_g.ctl, "aqm-ctl", NULL,
-					   aqm_control_thread, NULL) == 0)
-			aqm_g.ctl_started = true;
-		else
-			aqm_log("no control thread: SIGHUP reloads are off");
 		static const char *const ackf[4] = { "off", "down", "up", "both" };
 
 		aqm_log("%u subscriber(s), unknown addresses %s, default rates down=%" PRIu64 " up=%" PRIu64 " bit/s, %s, ack_filter %s, ack_hold %" PRIu64 " us, bypass %s, %u worker(s)",
@@ -1540,4 +1448,5 @@ const struct stage_module sl_stage_aqm = {
 	.telemetry = aqm_telemetry,
 	.telemetry_help = "AQM totals per direction, reload counters. No parameters.",
 	.report = aqm_report,
+	.reload = aqm_module_reload,
 };
