@@ -74,7 +74,7 @@ aqm_stage_burst(void *ctx, const struct stage_burst *b,
 	struct handoff_stage away;
 	uint16_t keep = 0, nl = 0;
 	/* At shutdown the owner may have flushed already: keep it here. */
-	const bool stopping = sl_control.stop;
+	const bool stopping = b->stopping;
 	const unsigned nb_workers = w->nb_workers, me = w->index;
 
 	if (!((w->pairs >> b->pair) & 1))
