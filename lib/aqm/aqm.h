@@ -182,6 +182,15 @@ void aqm_sched_free(struct aqm_sched *s);
 int aqm_sched_pipe_add(struct aqm_sched *s, const struct aqm_pipe_params *p);
 
 /**
+ * Undo the last aqm_sched_pipe_add() calls: remove pipes npipes.. so that
+ * the next add gets id npipes again (a caller rolls back a batch that
+ * failed part way). The removed pipes must hold nothing.
+ * @return 0, -EINVAL if npipes is above the count, -EBUSY if a removed
+ *         pipe holds packets (then nothing is removed).
+ */
+int aqm_sched_pipe_truncate(struct aqm_sched *s, uint32_t npipes);
+
+/**
  * Change a pipe's shaper at run time. Queued packets stay, in order; the new
  * rate applies from the next packet sent.
  * @return 0, or -EINVAL (bad pipe id or rate).
