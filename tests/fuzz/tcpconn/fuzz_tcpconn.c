@@ -7,7 +7,8 @@
  * virtual clock.
  *
  * Input: one configuration byte (CFG_*: IPv6, which options the peer
- * offers, NewReno, which side opens, MSS 536), then records of REC
+ * offers, NewReno, which side opens, MSS 536, a pool of 31 mbufs for the
+ * engine), then records of REC
  * bytes, one segment each:
  *   0     TCP flags (low 6 bits); 0x40 corrupt the checksum; 0x80 make it
  *         an IPv4 first fragment
@@ -30,7 +31,7 @@
  *   - the receive queue holds more than rcv_buf bytes or more mbuf
  *     memory than rcv_mem, the send queue more than snd_buf, or
  *     SND.UNA is past SND.NXT;
- * and after teardown when any mbuf of the pool is still in use.
+ * and after teardown when any mbuf of any pool is still in use.
  */
 
 #include <stdint.h>
@@ -55,6 +56,7 @@
 #define CFG_NEWRENO   0x10
 #define CFG_ACTIVE    0x20 /* the engine opens the connection */
 #define CFG_SMALL_MSS 0x40 /* the peer announces MSS 536 */
+#define CFG_SMALL_POOL 0x80 /* the engine's pool holds 31 mbufs */
 
 #define REC 17
 #define RCV_BUF 16384
@@ -64,8 +66,9 @@
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static struct rte_mempool *pool;    /* the engine's and the peer's frames */
-static struct rte_mempool *src_pool; /* payload source, outside the count */
+static struct rte_mempool *pool;       /* the engine's and the peer's frames */
+static struct rte_mempool *small_pool; /* the engine's with CFG_SMALL_POOL */
+static struct rte_mempool *src_pool;   /* payload source */
 
 struct harness {
 	struct tcp_engine *e;
@@ -98,9 +101,11 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 		abort();
 	pool = rte_pktmbuf_pool_create("fz_tcp", 2047, 0, PKT_META_PRIV_SIZE,
 				       RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
+	small_pool = rte_pktmbuf_pool_create("fz_small", 31, 0, PKT_META_PRIV_SIZE,
+					     RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
 	src_pool = rte_pktmbuf_pool_create("fz_src", 7, 0, PKT_META_PRIV_SIZE,
 					   RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
-	CHECK(pool != NULL && src_pool != NULL);
+	CHECK(pool != NULL && small_pool != NULL && src_pool != NULL);
 	return 0;
 }
 
@@ -325,7 +330,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memset(&h, 0, sizeof(h));
 	tcp_engine_params_init(&p);
 	p.name = "fz";
-	p.pool = pool;
+	/* A small pool runs dry: allocation failures everywhere, and a
+	 * receive side that must prune instead of collapsing. */
+	p.pool = (cfg & CFG_SMALL_POOL) ? small_pool : pool;
 	p.cb = on_event;
 	p.cb_arg = &h;
 	p.max_conns = 4;
@@ -409,6 +416,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	tcp_engine_free(h.e);
 	/* Every mbuf the engine took or made is back. */
 	CHECK(rte_mempool_in_use_count(pool) == 0);
+	CHECK(rte_mempool_in_use_count(small_pool) == 0);
 	CHECK(rte_mempool_in_use_count(src_pool) == 0);
 	return 0;
 }
