@@ -664,6 +664,21 @@ const char *tcp_state_name(enum tcp_state st);
 /** Bytes of engine-owned state per connection (payload buffers excluded). */
 size_t tcp_conn_size(void);
 
+/**
+ * Check a connection's internal invariants (for tests and fuzzers; it
+ * walks every queue, so not for the datapath): each byte queue's counts
+ * match its mbufs, the out-of-order ranges are sorted, apart and above
+ * RCV.NXT, the receive side holds at most rcv_buf bytes and rcv_mem of
+ * mbuf memory, the send queue at most snd_buf, SND.UNA <= SND.NXT <=
+ * SND.MAX, and the retransmission records are in order, between SND.UNA
+ * and SND.MAX, counted right, with the SACKed bytes they add up to.
+ *
+ * @param c connection.
+ * @return 0, or a negative number naming the first broken invariant
+ *         (its line in tcp_engine.c).
+ */
+int tcp_conn_check(const struct tcp_conn *c);
+
 #ifdef __cplusplus
 }
 #endif
