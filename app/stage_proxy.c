@@ -46,6 +46,13 @@
  * buffers at most snd_buf + rcv_buf bytes each way. A FIN is passed on
  * (tcp_shutdown()) once every byte before it was relayed; a RST or a
  * timeout on one leg aborts the other (RST).
+ *
+ * Bounds: the engine resets a leg that is idle, stuck in FIN-WAIT-2 or
+ * facing a window that never opens ([proxy] idle_timeout,
+ * fin_wait2_timeout, persist_timeout), and all connections together are
+ * held to mbuf_budget: past half of it, sampled on the pool every
+ * millisecond, the receive window every leg offers shrinks, to zero at
+ * the budget (pressure()).
  */
 #include <arpa/inet.h>
 #include <errno.h>
