@@ -644,6 +644,18 @@ const struct tcp_endpoints *tcp_conn_endpoints(const struct tcp_conn *c);
  */
 void tcp_conn_get_info(const struct tcp_conn *c, struct tcp_conn_info *out);
 
+/**
+ * Memory pressure: offer at most this many bytes of receive window on
+ * every connection (at most rcv_buf; rcv_buf again lifts the limit). A
+ * window already announced is never taken back (RFC 9293 3.8.6.2.2): it
+ * closes as the data it allows arrives and is not read. The owner of
+ * the mbuf pool lowers it before the pool runs dry.
+ *
+ * @param e     engine.
+ * @param bytes window limit.
+ */
+void tcp_engine_set_rcv_limit(struct tcp_engine *e, uint32_t bytes);
+
 /** Connections in use (including TIME-WAIT). */
 uint32_t tcp_engine_conn_count(const struct tcp_engine *e);
 

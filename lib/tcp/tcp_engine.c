@@ -135,6 +135,7 @@ tcp_engine_create(const struct tcp_engine_params *in)
 	e->cc = p.cc == TCP_CC_NEWRENO ? &tcp_cc_newreno : &tcp_cc_cubic;
 	snprintf(e->hash_name, sizeof(e->hash_name), "tcp_%s", p.name);
 	e->p.name = e->hash_name;
+	e->rcv_limit = e->p.rcv_buf;
 	hp.name = e->hash_name;
 	hp.entries = p.max_conns < 8 ? 8 : p.max_conns;
 	hp.key_len = sizeof(struct tcp_key);
@@ -571,6 +572,12 @@ tcp_conn_check(const struct tcp_conn *c)
 	CHECK_OR_LINE(n == c->rq_count);
 	CHECK_OR_LINE(sacked == c->sacked_bytes);
 	return 0;
+}
+
+void
+tcp_engine_set_rcv_limit(struct tcp_engine *e, uint32_t bytes)
+{
+	e->rcv_limit = bytes < e->p.rcv_buf ? bytes : e->p.rcv_buf;
 }
 
 uint32_t
