@@ -19,9 +19,11 @@
  *   - aqm_ack_supersedes(newer, older) is true where the oracle says
  *     older tells the sender something newer does not: another
  *     connection, other flags or DSCP/ECN, an older timestamp, a lower
- *     ACK or one more than 2^30 (a window) ahead, a plain duplicate ACK, a smaller window at the same ACK, a SACK
- *     block newer does not cover, or a D-SACK in older (RFC 2883 s. 4:
- *     first block below, or starting below, the ACK, or inside the second);
+ *     ACK or one more than 2^30 (a window) ahead, a plain duplicate ACK,
+ *     a smaller window at the same ACK, a SACK block newer covers with
+ *     neither its ACK nor a block that is not a D-SACK, or a D-SACK in
+ *     older (RFC 2883 s. 4: first block below, or starting below, the
+ *     ACK, or inside the second);
  *   - through the scheduler: a frame goes missing that no later surviving
  *     frame supersedes (by the oracle), a frame comes out twice or out of
  *     its flow queue's order, the counters do not add up (enqueued = out
@@ -212,7 +214,8 @@ oracle_supersedes(const struct oack *n, const struct oack *o)
 	for (unsigned int i = 0; i < o->nsack; i++) {
 		bool covered = le(o->sack[i][1], n->ack);
 
-		for (unsigned int j = 0; j < n->nsack && !covered; j++)
+		/* Not by a D-SACK: a sender need not mark its data SACKed. */
+		for (unsigned int j = oracle_dsack(n) ? 1 : 0; j < n->nsack && !covered; j++)
 			covered = le(n->sack[j][0], o->sack[i][0]) &&
 				  le(o->sack[i][1], n->sack[j][1]);
 		if (!covered)
