@@ -1,15 +1,156 @@
 # SPDX-License-Identifier: BSD-3-Clause
-"""Telemetry while sluice runs and while it stops."""
+"""Telemetry commands that take parameters, given malformed ones; and
+queries that keep coming while sluice stops.
+
+sluice runs on net_pcap ports that receive nothing and without
+--idle-exit, so it stays up while the tests ask its DPDK telemetry
+socket; SIGTERM ends it. Every malformed parameter must get a defined
+answer (null for a read command, status "rejected" with a readable error
+for a change) and change nothing.
+"""
 import json
 import os
 import shutil
 import signal
 import socket
+import string
 import subprocess
+import sys
+import tempfile
 import threading
 import time
 
 import harness as h
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "e2e"))
+import telemetry  # noqa: E402  tests/e2e/telemetry.py, standard library only
+
+SUB4 = "198.18.0.1"
+CFG = ("[aqm]\nports = 0\nqdisc = fq_codel\ndefault = pipe\n"
+       "rate_down = 10mbit\nrate_up = 10mbit\nsubscribers = subs.csv\n"
+       "[tcpopt]\nmss_clamp = 1400\n"
+       "[impair]\nloss = 1%\n")
+SUBS = "%s/32,20mbit,5mbit\n" % SUB4
+PRINTABLE = set(string.printable) - set("\t\n\r\x0b\x0c")
+
+# Parameters no command can make sense of.
+JUNK = ["#", " ", "  # note", "prefix", "prefix,1m,1m", ",", ",,,",
+        "x" * 900, "\x01\x02", "-1", "1x", "99999999999999999999999"]
+
+
+class Sluice:
+    """One sluice on idle net_pcap ports, reachable through telemetry."""
+
+    def __init__(self, config, files):
+        self.tmp = tempfile.mkdtemp(prefix="sluice-tel-")
+        self.prefix = "tel%d" % os.getpid()
+        for name, text in files.items():
+            with open(os.path.join(self.tmp, name), "w") as f:
+                f.write(text)
+        cpath = os.path.join(self.tmp, "test.ini")
+        with open(cpath, "w") as f:
+            f.write(config)
+        args = [h.SLUICE, "--no-huge", "-m", "512", "--no-pci", "-l", "0",
+                "--file-prefix", self.prefix, "--log-level=warning"]
+        for p in range(2):
+            fin = os.path.join(self.tmp, "in%d.pcap" % p)
+            h.write_pcap(fin, [])
+            args += ["--vdev", "net_pcap%d,rx_pcap=%s,tx_pcap=%s" %
+                     (p, fin, os.path.join(self.tmp, "out%d.pcap" % p))]
+        args += ["--", "-c", cpath]
+        self.p = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                  text=True, stdin=subprocess.DEVNULL)
+        for _ in range(200):
+            try:
+                if telemetry.query(self.prefix, "/sluice/totals").get("/sluice/totals"):
+                    return
+            except (OSError, ValueError):
+                pass
+            if self.p.poll() is not None:
+                break
+            time.sleep(0.05)
+        self.stop()
+        raise AssertionError("sluice did not answer telemetry:\n%s\n%s" % self.out)
+
+    def ask(self, cmd):
+        """The reply's value for cmd (None when the command refused)."""
+        reply = telemetry.query(self.prefix, cmd)
+        return reply.get(cmd.split(",")[0])
+
+    def stop(self):
+        if self.p.poll() is None:
+            self.p.send_signal(signal.SIGTERM)
+        self.out = self.p.communicate(timeout=30)
+        shutil.rmtree(self.tmp, ignore_errors=True)
+        shutil.rmtree(h.eal_runtime_dir(self.prefix), ignore_errors=True)
+        return h.Run(self.p.returncode, self.out[0], self.out[1], [])
+
+
+def _readable(text, what):
+    assert isinstance(text, str) and text, "%s: no text: %r" % (what, text)
+    bad = [c for c in text if c not in PRINTABLE]
+    assert not bad, "%s: unprintable bytes %r in %r" % (what, bad, text)
+
+
+def _with_sluice(body):
+    s = Sluice(CFG, {"subs.csv": SUBS})
+    try:
+        body(s)
+    finally:
+        r = s.stop()
+    h.assert_clean_exit(r)
+
+
+def test_aqm_set_rejects_blank_comment_header_and_junk_parameters_with_a_readable_reason():
+    def body(s):
+        before = s.ask("/sluice/aqm")
+        for junk in JUNK + ["default,#", "default, ", "default,prefix,1m",
+                            "default,1mbit", "default,fast,slow",
+                            SUB4 + "/32", SUB4 + "/32,1mbit", SUB4 + "/33,1mbit,1mbit",
+                            SUB4 + "/32,1mbit,1mbit,carrier-pigeon",
+                            "default,1mbit,1mbit,ethernet",
+                            "default,1mbit,1mbit" + " " * 200 + "x",
+                            "198.18.0.0/24,1mbit,1mbit,none,extra,fields"]:
+            ans = s.ask("/sluice/aqm_set," + junk)
+            assert ans is not None and ans.get("status") == "rejected", \
+                "aqm_set,%r: %r" % (junk, ans)
+            _readable(ans.get("error"), "aqm_set,%r error" % junk)
+            if junk.strip().startswith("#") or junk.strip() in ("", "prefix,1m,1m"):
+                assert "not a subscriber" in ans["error"], \
+                    "aqm_set,%r: %r" % (junk, ans["error"])
+        after = s.ask("/sluice/aqm")
+        assert after["subscribers"] == before["subscribers"] == 1, after
+        assert after["telemetry_changes"] == 0, after
+        assert after["default_rate_down"] == 10000000, after
+        _readable(after.get("last_error"), "/sluice/aqm last_error")
+        pipe = s.ask("/sluice/aqm_pipe," + SUB4 + "/32")
+        assert pipe["rate_down"] == 20000000 and pipe["rate_up"] == 5000000, pipe
+    _with_sluice(body)
+
+
+def test_aqm_pipe_answers_null_to_junk_and_to_unknown_pipes():
+    def body(s):
+        for junk in JUNK + ["default,", "0x1", "198.18.9.9/32", "2001:db8::/129",
+                            SUB4 + "/32" + " " * 200 + "x",
+                            SUB4 + "/32,1mbit,1mbit"]:
+            assert s.ask("/sluice/aqm_pipe," + junk) is None, junk
+        # The good forms still answer.
+        assert s.ask("/sluice/aqm_pipe,default")["id"] == 0
+        assert s.ask("/sluice/aqm_pipe,1")["prefix"] == SUB4 + "/32"
+        assert s.ask("/sluice/aqm_pipe," + SUB4)["id"] == 1
+    _with_sluice(body)
+
+
+def test_ports_impair_and_tcpopt_answer_null_to_a_parameter_that_is_not_a_pair_or_port():
+    def body(s):
+        for cmd in ("/sluice/ports", "/sluice/impair", "/sluice/tcpopt"):
+            for junk in JUNK + ["2", "0 ", "0,1", "0x0"]:
+                assert s.ask(cmd + "," + junk) is None, "%s,%r" % (cmd, junk)
+        assert set(s.ask("/sluice/ports,1")) == {"1"}
+        assert len(s.ask("/sluice/ports")) == 2
+        assert s.ask("/sluice/impair,0") is not None
+        assert s.ask("/sluice/tcpopt,0") is not None
+    _with_sluice(body)
 
 
 def _query_loop(path, stop, answers):
