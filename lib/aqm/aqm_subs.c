@@ -306,7 +306,6 @@ aqm_subs_apply(struct aqm_subs *s, const struct aqm_sub_entry *e, uint32_t n,
 	       char *err, size_t errlen)
 {
 	const uint32_t mark = aqm_sched_pipe_count(s->sched[AQM_DIR_DOWN]);
-	uint32_t fresh = 0, fresh6 = 0;
 
 	for (uint32_t i = 0; i < n; i++) {
 		int rc = entry_check(s, &e[i]);
@@ -317,23 +316,15 @@ aqm_subs_apply(struct aqm_subs *s, const struct aqm_sub_entry *e, uint32_t n,
 				  "bad prefix or rate out of range");
 			return rc;
 		}
-		if (entry_find(s, &e[i]) == 0) {
-			fresh++;
-			fresh6 += e[i].family == 6;
-		}
-	}
-	/* Duplicates inside the list make this an over-estimate: safe side. */
-	if (s->nsubs + fresh > s->max_subs || s->nv6 + fresh6 > s->max_v6) {
-		if (err)
-			snprintf(err, errlen, "%u subscribers would exceed the limit of %u",
-				 s->nsubs + fresh, s->max_subs);
-		return -ENOSPC;
 	}
 	/*
 	 * All or nothing. First every new prefix, in list order (so ids
-	 * follow the list); if one fails, the ones added before it go again.
-	 * Only then the rates, which cannot fail: the last line of a prefix
-	 * wins, as if the list were applied line by line.
+	 * follow the list); if one does not fit (max_subs, max_v6_subs, or
+	 * the LPM's own room), the ones added before it go again. Only then
+	 * the rates, which cannot fail: the last line of a prefix wins, as
+	 * if the list were applied line by line. (rte_lpm finds a rule by
+	 * scanning its depth: two lookups per entry, as ever, and more only
+	 * on failure.)
 	 */
 	for (uint32_t i = 0; i < n; i++) {
 		int rc;
@@ -342,9 +333,19 @@ aqm_subs_apply(struct aqm_subs *s, const struct aqm_sub_entry *e, uint32_t n,
 			continue;
 		rc = entry_insert(s, &e[i]);
 		if (rc < 0) {
-			entry_err(err, errlen, &e[i], i, rc == -ENOSPC ?
-				  "no room left in the prefix table (long prefixes that share a /64 or a /24 use it up fastest)" :
-				  strerror(-rc));
+			char why[96];
+
+			if (rc != -ENOSPC)
+				snprintf(why, sizeof(why), "%s", strerror(-rc));
+			else if (s->nsubs >= s->max_subs)
+				snprintf(why, sizeof(why), "more than the limit of %u subscribers",
+					 s->max_subs);
+			else if (e[i].family == 6 && s->nv6 >= s->max_v6)
+				snprintf(why, sizeof(why), "more than the limit of %u IPv6 subscribers",
+					 s->max_v6);
+			else
+				snprintf(why, sizeof(why), "no room left in the prefix table (long prefixes that share a /64 or a /24 use it up fastest)");
+			entry_err(err, errlen, &e[i], i, why);
 			for (uint32_t j = 0; j < i; j++)
 				if (entry_find(s, &e[j]) >= mark)
 					entry_delete(s, &e[j]);

@@ -83,16 +83,20 @@ void aqm_subs_free(struct aqm_subs *s);
 
 /**
  * Add a subscriber, or, if the exact prefix exists, change its rates and
- * profile in place (queued packets are kept, in order).
+ * profile in place (queued packets are kept, in order). A failed add
+ * changes nothing (its pipes are given back).
  * @return the subscriber's pipe id (>= 1), or -EINVAL / -ENOSPC.
  */
 int aqm_subs_add(struct aqm_subs *s, const struct aqm_sub_entry *e);
 
 /**
- * Apply a whole list (a reload): checks first that every entry is valid and
- * fits, so a bad list changes nothing.
- * @param err  receives "line N: reason" on failure (may be NULL).
- * @return number applied, or a negative errno.
+ * Apply a whole list (a reload), all or nothing: if an entry is invalid or
+ * a new prefix does not fit (max_subs, max_v6_subs, or room in the LPM),
+ * nothing changes: no subscriber, pipe or rate. New prefixes get pipe ids
+ * in list order; a prefix listed twice takes its last line's rates.
+ * @param err  receives "line N: reason" (or "entry N: ..." for entries
+ *             with no line) on failure (may be NULL).
+ * @return number applied, or a negative errno (-EINVAL, -ENOSPC).
  */
 int aqm_subs_apply(struct aqm_subs *s, const struct aqm_sub_entry *e,
 		   uint32_t n, char *err, size_t errlen);

@@ -276,6 +276,9 @@ test_a_reload_that_does_not_fit_changes_nothing(void **state)
 	}
 	assert_int_equal(aqm_subs_apply(s, list, 70, err, sizeof(err)), -ENOSPC);
 	assert_int_equal(aqm_subs_count(s), 0);
+	assert_non_null(strstr(err, "more than the limit of 64 subscribers"));
+	assert_int_equal(aqm_sched_pipe_count(aqm_subs_sched(s, AQM_DIR_DOWN)), 1);
+	assert_int_equal(aqm_sched_pipe_count(aqm_subs_sched(s, AQM_DIR_UP)), 1);
 	free(list);
 	aqm_subs_free(s);
 }
