@@ -7,7 +7,7 @@
  * virtual clock.
  *
  * Input: one configuration byte (CFG_*: IPv6, which options the peer
- * offers, NewReno, which side opens, MSS 536, a pool of 31 mbufs for the
+ * offers, NewReno, which side opens, MSS 536, a pool of 11 mbufs for the
  * engine), then records of REC
  * bytes, one segment each:
  *   0     TCP flags (low 6 bits); 0x40 corrupt the checksum; 0x80 make it
@@ -56,7 +56,7 @@
 #define CFG_NEWRENO   0x10
 #define CFG_ACTIVE    0x20 /* the engine opens the connection */
 #define CFG_SMALL_MSS 0x40 /* the peer announces MSS 536 */
-#define CFG_SMALL_POOL 0x80 /* the engine's pool holds 31 mbufs */
+#define CFG_SMALL_POOL 0x80 /* the engine's pool holds 11 mbufs */
 
 #define REC 17
 #define RCV_BUF 16384
@@ -69,6 +69,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 static struct rte_mempool *pool;       /* the engine's and the peer's frames */
 static struct rte_mempool *small_pool; /* the engine's with CFG_SMALL_POOL */
 static struct rte_mempool *src_pool;   /* payload source */
+static uint64_t totals[TCP_CNT_MAX];   /* engine counters, all inputs */
+
+/* With FUZZ_TCPCONN_STATS set, the engine counters summed over every
+ * input run, at exit: which paths a corpus reaches. */
+static void
+print_totals(void)
+{
+	for (unsigned int k = 0; k < TCP_CNT_MAX; k++)
+		if (totals[k] != 0)
+			fprintf(stderr, "%s=%llu\n", tcp_cnt_name((enum tcp_cnt)k),
+				(unsigned long long)totals[k]);
+}
 
 struct harness {
 	struct tcp_engine *e;
@@ -101,11 +113,13 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 		abort();
 	pool = rte_pktmbuf_pool_create("fz_tcp", 2047, 0, PKT_META_PRIV_SIZE,
 				       RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
-	small_pool = rte_pktmbuf_pool_create("fz_small", 31, 0, PKT_META_PRIV_SIZE,
+	small_pool = rte_pktmbuf_pool_create("fz_small", 11, 0, PKT_META_PRIV_SIZE,
 					     RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
 	src_pool = rte_pktmbuf_pool_create("fz_src", 7, 0, PKT_META_PRIV_SIZE,
 					   RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
 	CHECK(pool != NULL && small_pool != NULL && src_pool != NULL);
+	if (getenv("FUZZ_TCPCONN_STATS") != NULL)
+		(void)atexit(print_totals);
 	return 0;
 }
 
@@ -413,6 +427,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		drain(&h, NULL);
 		check_conn(&h);
 	}
+	for (unsigned int k = 0; k < TCP_CNT_MAX; k++)
+		totals[k] += tcp_engine_counters(h.e)[k];
 	tcp_engine_free(h.e);
 	/* Every mbuf the engine took or made is back. */
 	CHECK(rte_mempool_in_use_count(pool) == 0);

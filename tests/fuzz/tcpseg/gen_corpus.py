@@ -84,7 +84,7 @@ def main():
     # fuzz_tcpconn: ACK=0x10, PSH=0x08, FIN=0x01, SYN=0x02, RST=0x04;
     # configuration: 0x01 IPv6, 0x02 no SACK, 0x04 no timestamps, 0x08 no
     # window scaling, 0x10 NewReno, 0x20 active open, 0x40 MSS 536, 0x80 a
-    # pool of 31 mbufs for the engine
+    # pool of 11 mbufs for the engine
     A, PA, F, S, R = 0x10, 0x18, 0x01, 0x02, 0x04
     conn("in_order_data_and_read", 0x00, [
         rec(PA, 0x01, 0, 0, 500, app=0x51),
@@ -115,7 +115,9 @@ def main():
         rec(A, 0x01, 600 * (26 - k), 0, 600) for k in range(0, 25)] +
         [rec(A, 0x01, 0, 0, 600, app=0xf1)])
     conn("out_of_order_pruned", 0x80, [
-        rec(A, 0x01, 600 * (26 - k), 0, 600) for k in range(0, 25)] +
+        rec(A, 0x01, 0, 0, 0, wnd=0, app=0xf4),
+        rec(A, 0x01, 0, 0, 0, wnd=0, app=0xf4)] + [
+        rec(A, 0x01, 600 * (26 - k), 0, 600, wnd=0) for k in range(0, 25)] +
         [rec(A, 0x01, 0, 0, 600, app=0xf1)])
     conn("raw_options", 0xeb, [
         rec(A, 0x05, 0, 0, 10, extra=b"\x22\x02\x01\x01"),
