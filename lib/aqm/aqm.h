@@ -298,11 +298,13 @@ uint64_t aqm_sojourn_percentile(const uint32_t hist[AQM_HIST_BUCKETS],
  *   carries SACK blocks and a window no smaller than older's (so a plain
  *   duplicate ACK, which a sender may count, is never dropped);
  * - every SACK block of older is below newer's cumulative ACK or inside a
- *   SACK block of newer that does not start below newer's ACK (such a
- *   block may be read as a D-SACK, whose data a sender need not mark);
- * - older carries no D-SACK (RFC 2883 s. 4): no block that starts below
- *   (or ends at or below) its own cumulative ACK, and no block inside
- *   another of its blocks (a duplicate reported above the cumulative ACK).
+ *   block of newer that lies within (ACK, ACK + 2^30] of newer and is not
+ *   its first block inside its second (a D-SACK, whose data a sender need
+ *   not mark; a block outside that range a sender ignores);
+ * - older carries no D-SACK (RFC 2883 s. 4) and no block a sender
+ *   ignores: every block is non-empty and within (ACK, ACK + 2^30] of its
+ *   own cumulative ACK, and none lies inside another (a duplicate
+ *   reported above the cumulative ACK).
  */
 bool aqm_ack_supersedes(const struct rte_mbuf *newer, const struct rte_mbuf *older);
 

@@ -154,15 +154,37 @@ same_connection(const struct pkt_meta *x, const struct pkt_meta *y)
 }
 
 /*
- * Does a carry a D-SACK (RFC 2883 s. 4)? The duplicate is reported in the
- * first block, in one of two forms: below the cumulative ACK, or above it
- * and inside the second block (the block that holds the duplicate). Some
- * senders also take a first block whose left edge alone is below the ACK
- * for one. A sender uses a D-SACK to undo a needless retransmission's
- * congestion response and to widen its reordering window, and no later
- * ACK repeats it, so an ACK with one is never dropped. Judged over every
- * block, not only the first: blocks of an ordinary SACK are disjoint and
- * above the ACK, and anything else is not ours to judge.
+ * Is [l, r) a SACK block a sender takes for data received above ack: not
+ * empty, starting at or after ack, ending at most a window (2^30) past
+ * it? Offsets from ack keep this exact across wrap. A block below the ACK
+ * is a D-SACK (RFC 2883 s. 4); an empty, inverted or far block is one no
+ * sender could have sent data for, and it ignores it.
+ */
+static inline bool
+block_sane(uint32_t ack, uint32_t l, uint32_t r)
+{
+	return l - ack < r - ack && r - ack <= ACK_ADVANCE_MAX;
+}
+
+/* Is a's first block inside its second: a D-SACK above the ACK? */
+static inline bool
+first_inside_second(const struct ack_info *a)
+{
+	return a->nsack > 1 && seq_le(a->sack[1][0], a->sack[0][0]) &&
+	       seq_le(a->sack[0][1], a->sack[1][1]);
+}
+
+/*
+ * Does a carry a D-SACK (RFC 2883 s. 4), or a block we cannot judge? The
+ * duplicate is reported in the first block, in one of two forms: below
+ * the cumulative ACK, or above it and inside the second block (the block
+ * that holds the duplicate). Some senders also take a first block whose
+ * left edge alone is below the ACK for one. A sender uses a D-SACK to
+ * undo a needless retransmission's congestion response and to widen its
+ * reordering window, and no later ACK repeats it, so an ACK with one is
+ * never dropped. Judged over every block, not only the first: blocks of
+ * an ordinary SACK are disjoint and above the ACK, and anything else is
+ * not ours to judge.
  */
 static bool
 has_dsack(const struct ack_info *a)
@@ -170,10 +192,11 @@ has_dsack(const struct ack_info *a)
 	for (unsigned int i = 0; i < a->nsack; i++) {
 		uint32_t l = a->sack[i][0], r = a->sack[i][1];
 
-		if (!seq_le(a->ack, l) || seq_le(r, a->ack))
+		if (!block_sane(a->ack, l, r))
 			return true;
 		for (unsigned int j = 0; j < a->nsack; j++)
-			if (j != i && seq_le(a->sack[j][0], l) && seq_le(r, a->sack[j][1]))
+			if (j != i && a->sack[j][0] - a->ack <= l - a->ack &&
+			    r - a->ack <= a->sack[j][1] - a->ack)
 				return true;
 	}
 	return false;
@@ -181,18 +204,22 @@ has_dsack(const struct ack_info *a)
 
 /*
  * Is [l, r) of older known to the sender from n's cumulative ACK or SACK?
- * A block of n that starts below n's ACK may be read as a D-SACK, whose
- * data a sender need not mark SACKed: it covers nothing.
+ * Only n's blocks a sender takes for new data count: not one below n's
+ * ACK or inside the next (a D-SACK, whose data a sender need not mark
+ * SACKed), nor one it ignores.
  */
 static bool
 block_covered(const struct ack_info *n, uint32_t l, uint32_t r)
 {
 	if (seq_le(r, n->ack))
 		return true;
-	for (unsigned int i = 0; i < n->nsack; i++)
-		if (seq_le(n->ack, n->sack[i][0]) && seq_le(n->sack[i][0], l) &&
-		    seq_le(r, n->sack[i][1]))
+	for (unsigned int i = 0; i < n->nsack; i++) {
+		if (i == 0 && first_inside_second(n))
+			continue;
+		if (block_sane(n->ack, n->sack[i][0], n->sack[i][1]) &&
+		    seq_le(n->sack[i][0], l) && seq_le(r, n->sack[i][1]))
 			return true;
+	}
 	return false;
 }
 

@@ -191,6 +191,33 @@ test_a_newer_block_that_starts_below_its_ack_covers_nothing(void **state)
 }
 
 static void
+test_sack_blocks_no_sender_could_have_sent_are_not_judged(void **state)
+{
+	/* A block more than a window (2^30) past the ACK, or empty or
+	 * inverted, is one a sender ignores: in the newer ACK it covers
+	 * nothing, and an older ACK with one is kept. */
+	struct seg o = ack(10000, 100), n = ack(10000, 101);
+
+	(void)state;
+	o.nsack = 2;
+	o.sack[0][0] = 14344; o.sack[0][1] = 15792;
+	o.sack[1][0] = 11448; o.sack[1][1] = 12896;
+	n.nsack = 2;
+	n.sack[0][0] = 14344; n.sack[0][1] = 10000 + (1u << 30) + 1;
+	n.sack[1][0] = 11448; n.sack[1][1] = 13055;
+	assert_false(sup(&n, &o));
+	n.sack[0][1] = 10000 + (1u << 30); /* at the edge of a window: fine */
+	assert_true(sup(&n, &o));
+	o.nsack = 1;                       /* an inverted block in the older */
+	o.sack[0][0] = 20000; o.sack[0][1] = 19000;
+	n = ack(20000, 101);
+	assert_false(sup(&n, &o));
+	o.sack[0][0] = 19000;              /* the same block, proper */
+	o.sack[0][1] = 20000;
+	assert_true(sup(&n, &o));
+}
+
+static void
 test_a_newer_dsack_may_replace_an_older_plain_ack(void **state)
 {
 	/* The newer ACK stays, so its D-SACK reaches the sender. */
@@ -463,6 +490,7 @@ main(void)
 		cmocka_unit_test(test_an_older_dsack_above_its_ack_is_never_dropped),
 		cmocka_unit_test(test_an_older_first_block_that_starts_below_its_ack_is_never_dropped),
 		cmocka_unit_test(test_a_newer_block_that_starts_below_its_ack_covers_nothing),
+		cmocka_unit_test(test_sack_blocks_no_sender_could_have_sent_are_not_judged),
 		cmocka_unit_test(test_a_newer_dsack_may_replace_an_older_plain_ack),
 		cmocka_unit_test(test_flags_data_tos_and_unknown_options_keep_the_older_ack),
 		cmocka_unit_test(test_a_train_of_acks_leaves_only_the_newest),
