@@ -20,6 +20,7 @@
 #include <rte_pdump.h>
 
 #include "app.h"
+#include "control.h"
 #include "stages.h"
 #include "version.h"
 
@@ -337,10 +338,19 @@ main(int argc, char **argv)
 	       sl_app.cfg.path);
 	fflush(stdout);
 
+	const struct stage_module *active[SL_MAX_STAGES];
+	unsigned nb_active = 0;
+	for (unsigned m = 0; sl_stage_modules[m] != NULL && nb_active < SL_MAX_STAGES; m++)
+		if (sl_app.cfg.stages != NULL && sl_app.cfg.stages->conf[m] != NULL)
+			active[nb_active++] = sl_stage_modules[m];
+	if (ctl_thread_start(active, nb_active) < 0)
+		printf("sluice: no control thread: SIGHUP reloads are off\n");
+
 	uint64_t t0 = worker_now_ns(sl_app.workers[0]);
 	rte_eal_mp_remote_launch(launch_worker, NULL, CALL_MAIN);
 	rte_eal_mp_wait_lcore();
 	uint64_t t1 = worker_now_ns(sl_app.workers[0]);
+	ctl_thread_stop();
 
 	for (uint16_t p = 0; p < sl_app.nb_ports; p++)
 		for (uint16_t q = 0; q < sl_app.ports[p].nb_txq; q++)

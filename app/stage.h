@@ -39,6 +39,12 @@ struct stage_burst {
 	uint16_t out_port;
 	uint8_t  upstream;  /**< 1: from the subscriber side (port 2k) */
 	uint8_t  worker;    /**< worker index */
+	/**
+	 * 1: the worker is shutting down (its flush runs, other workers may
+	 * have flushed already), so nothing should be handed to another
+	 * worker any more.
+	 */
+	uint8_t  stopping;
 };
 
 /** The worker's parse duties, for a stage that parses (parse_burst). */

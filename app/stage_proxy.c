@@ -46,6 +46,13 @@
  * buffers at most snd_buf + rcv_buf bytes each way. A FIN is passed on
  * (tcp_shutdown()) once every byte before it was relayed; a RST or a
  * timeout on one leg aborts the other (RST).
+ *
+ * Bounds: the engine resets a leg that is idle, stuck in FIN-WAIT-2 or
+ * facing a window that never opens ([proxy] idle_timeout,
+ * fin_wait2_timeout, persist_timeout), and all connections together are
+ * held to mbuf_budget: past half of it, sampled on the pool every
+ * millisecond, the receive window every leg offers shrinks, to zero at
+ * the budget (pressure()).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -74,6 +81,10 @@
 #define PROXY_MAX_RULES 64
 #define PROXY_TX_BATCH 32
 #define PROXY_PUBLISH_NS 1000000ull /* engine counters for telemetry: 1 ms */
+#define PROXY_PRESSURE_NS 1000000ull /* pool sampled for memory pressure: 1 ms */
+/* Payload of a full-sized segment with timestamps (1500-byte MTU): the
+ * bytes one mbuf holds in the worst case that counts at start. */
+#define PROXY_SEG_BYTES 1448u
 
 /* ------------------------------------------------------------------ */
 /* Configuration                                                       */
@@ -93,6 +104,11 @@ struct proxy_conf {
 	uint32_t rcv_buf;
 	uint8_t cc;
 	uint8_t syn_retries;
+	uint64_t idle_ns;      /* 0: never */
+	uint64_t fin_wait2_ns; /* 0: never */
+	uint64_t persist_ns;   /* 0: never */
+	uint32_t mbuf_budget;  /* all workers together */
+	uint32_t pool_mbufs;   /* [sluice] mbufs */
 };
 
 static int
@@ -216,6 +232,26 @@ parse_intercept(struct proxy_conf *c, const char *v, char *why, size_t whylen)
 	return 0;
 }
 
+/* [sluice] mbufs as the file sets it (config.c has checked it already),
+ * else the default: the pool the proxy's budget is a share of. */
+static uint32_t
+sluice_mbufs(const struct ini_file *f)
+{
+	struct sl_config d;
+
+	sl_config_defaults(&d);
+	for (unsigned i = 0; i < f->count; i++) {
+		const struct ini_entry *e = &f->entries[i];
+		uint64_t v;
+		char why[64];
+
+		if (strcmp(e->section, "sluice") == 0 && strcmp(e->key, "mbufs") == 0 &&
+		    ini_parse_u64(e->value, 1, UINT32_MAX, &v, why, sizeof(why)) == 0)
+			d.mbufs = (uint32_t)v;
+	}
+	return d.mbufs;
+}
+
 static int
 proxy_parse(struct ini_file *f, void **conf, char *err, size_t errlen)
 {
@@ -238,6 +274,13 @@ proxy_parse(struct ini_file *f, void **conf, char *err, size_t errlen)
 	c->rcv_buf = 256 * 1024;
 	c->cc = TCP_CC_CUBIC;
 	c->syn_retries = 6;
+	/* RFC 5382 REQ-5: a NAT keeps an idle established TCP connection at
+	 * least 2 hours 4 minutes; so does the proxy. */
+	c->idle_ns = 7440ull * 1000000000ull;
+	c->fin_wait2_ns = 60ull * 1000000000ull; /* Linux tcp_fin_timeout */
+	c->persist_ns = 60ull * 1000000000ull;
+	c->pool_mbufs = sluice_mbufs(f);
+	c->mbuf_budget = c->pool_mbufs / 2;
 	for (unsigned i = 0; i < f->count; i++) {
 		struct ini_entry *e = &f->entries[i];
 		uint64_t v = 0;
@@ -261,6 +304,34 @@ proxy_parse(struct ini_file *f, void **conf, char *err, size_t errlen)
 				c->snd_buf = (uint32_t)v;
 			else
 				c->rcv_buf = (uint32_t)v;
+		} else if (strcmp(e->key, "idle_timeout") == 0 ||
+			   strcmp(e->key, "fin_wait2_timeout") == 0 ||
+			   strcmp(e->key, "persist_timeout") == 0) {
+			rc = ini_parse_time_ns(e->value, 1000000000ull, &v, why, sizeof(why));
+			if (rc == 0 && v != 0 && (v < 1000000000ull || v > 864000ull * 1000000000ull)) {
+				snprintf(why, sizeof(why), "'%s' out of range: 0 (never) or [1s, 864000s]",
+					 e->value);
+				rc = -1;
+			}
+			if (e->key[0] == 'i')
+				c->idle_ns = v;
+			else if (e->key[0] == 'f')
+				c->fin_wait2_ns = v;
+			else
+				c->persist_ns = v;
+		} else if (strcmp(e->key, "mbuf_budget") == 0) {
+			/* Rx needs the rest of the pool: at most 3/4 of it. */
+			uint64_t max = (uint64_t)c->pool_mbufs * 3 / 4;
+
+			rc = ini_parse_u64(e->value, 64, UINT32_MAX, &v, why, sizeof(why));
+			if (rc == 0 && v > max) {
+				snprintf(why, sizeof(why),
+					 "%" PRIu64 " mbufs do not fit: at most 3/4 of [sluice] mbufs "
+					 "(%" PRIu64 " of %u), the rest is for rx", v, max,
+					 c->pool_mbufs);
+				rc = -1;
+			}
+			c->mbuf_budget = (uint32_t)v;
 		} else if (strcmp(e->key, "syn_retries") == 0) {
 			rc = ini_parse_u64(e->value, 1, 10, &v, why, sizeof(why));
 			c->syn_retries = (uint8_t)v;
@@ -321,6 +392,7 @@ proxy_conf_free(void *conf)
 	X(NOT_OWNED,       "segments_not_owned") \
 	X(FRAG_PASSED,     "fragments_passed") \
 	X(MALF_PASSED,     "malformed_passed") \
+	X(PRESSURE_MS,     "memory_pressure_ms") \
 	X(BYTES_UP,        "bytes_up") \
 	X(BYTES_DOWN,      "bytes_down")
 
@@ -359,6 +431,13 @@ struct proxy_pair {
 
 struct proxy_stage {
 	struct tcp_engine *e;
+	struct rte_mempool *pool;
+	uint32_t pool_base;   /* mbufs in use when the stage was made */
+	uint32_t budget;      /* [proxy] mbuf_budget, all workers */
+	uint32_t rcv_buf;
+	uint32_t rcv_limit;   /* window limit in force (rcv_buf: none) */
+	uint32_t held;        /* mbufs in use beyond pool_base, last sample */
+	uint64_t pressure_ns; /* last sample */
 	uint32_t nrules;
 	uint32_t npairs;
 	uint32_t active;
@@ -725,6 +804,35 @@ publish(struct proxy_stage *st, uint64_t now_ns)
 	st->published_ns = now_ns;
 }
 
+/* Memory pressure (config/proxy.ini, mbuf_budget): what the proxy holds
+ * is estimated as the pool's mbufs in use beyond those in use at start
+ * (rx rings), so queues of other stages count against it too. Up to
+ * half the budget the windows are whole; from there to the budget the
+ * receive window every leg offers shrinks linearly to zero, so senders
+ * stop before the pool runs dry. */
+static void
+pressure(struct proxy_stage *st, uint64_t now_ns)
+{
+	uint32_t in_use = rte_mempool_in_use_count(st->pool);
+	uint32_t half = st->budget / 2, lim;
+
+	st->pressure_ns = now_ns;
+	st->held = in_use > st->pool_base ? in_use - st->pool_base : 0;
+	if (st->held <= half)
+		lim = st->rcv_buf;
+	else if (st->held >= st->budget)
+		lim = 0;
+	else
+		lim = (uint32_t)((uint64_t)st->rcv_buf * (st->budget - st->held) /
+				 (st->budget - half));
+	if (lim < st->rcv_buf)
+		st->cnt[PX_PRESSURE_MS]++;
+	if (lim != st->rcv_limit) {
+		st->rcv_limit = lim;
+		tcp_engine_set_rcv_limit(st->e, lim);
+	}
+}
+
 static void
 proxy_stage_poll(void *ctx, struct stage_emitter *em, uint64_t now_ns)
 {
@@ -732,6 +840,8 @@ proxy_stage_poll(void *ctx, struct stage_emitter *em, uint64_t now_ns)
 
 	if (st->e == NULL)
 		return;
+	if (now_ns - st->pressure_ns >= PROXY_PRESSURE_NS)
+		pressure(st, now_ns);
 	tcp_timers_run(st->e, now_ns);
 	drain_tx(st, em);
 	if (now_ns - st->published_ns >= PROXY_PUBLISH_NS)
@@ -829,6 +939,9 @@ proxy_stage_create(const void *conf, const struct stage_env *env,
 	prm.rcv_buf = c->rcv_buf;
 	prm.cc = c->cc;
 	prm.syn_retries = c->syn_retries;
+	prm.idle_timeout_ns = c->idle_ns;
+	prm.fin_wait2_timeout_ns = c->fin_wait2_ns;
+	prm.persist_timeout_ns = c->persist_ns;
 	prm.txq_size = 4096;
 	prm.cb = proxy_cb;
 	k0 = rte_rand();
@@ -842,11 +955,30 @@ proxy_stage_create(const void *conf, const struct stage_env *env,
 		rte_free(st);
 		return rc ? rc : -ENOMEM;
 	}
+	st->pool = env->pool;
+	st->pool_base = rte_mempool_in_use_count(env->pool);
+	st->budget = c->mbuf_budget;
+	if (st->budget > env->pool->size * 3 / 4) /* a pool smaller than the file said */
+		st->budget = env->pool->size * 3 / 4;
+	st->rcv_buf = st->rcv_limit = c->rcv_buf;
 	if (env->worker == 0) {
+		/* The worst case of the configuration, in mbufs of full-sized
+		 * segments: every connection's two legs with both buffers
+		 * full, on every worker. */
+		uint64_t worst = (uint64_t)env->nb_workers * c->max_conns * 2 *
+				 ((c->snd_buf + c->rcv_buf + PROXY_SEG_BYTES - 1) / PROXY_SEG_BYTES);
+
 		printf("proxy: intercepting %u prefix(es) from the subscriber side, "
-		       "%u connections per worker, snd_buf %u, rcv_buf %u, %s\n",
+		       "%u connections per worker, snd_buf %u, rcv_buf %u, %s, "
+		       "mbuf_budget %u of %u\n",
 		       c->nrules, c->max_conns, c->snd_buf, c->rcv_buf,
-		       c->cc == TCP_CC_NEWRENO ? "newreno" : "cubic");
+		       c->cc == TCP_CC_NEWRENO ? "newreno" : "cubic", st->budget,
+		       env->pool->size);
+		if (worst > st->budget)
+			printf("proxy: warning: [proxy] max_connections x 2 legs x "
+			       "(snd_buf + rcv_buf) could hold %" PRIu64 " mbufs, more than "
+			       "mbuf_budget (%u): windows shrink from half the budget on, "
+			       "and are closed at the budget\n", worst, st->budget);
 	}
 	out->ops = &proxy_stage_ops;
 	out->ctx = st;
@@ -894,6 +1026,21 @@ proxy_telemetry(void *const *ctxs, unsigned nb_workers, const char *params,
 	}
 	rte_tel_data_start_dict(d);
 	rte_tel_data_add_dict_u64(d, "connections_active", active);
+	{
+		uint64_t held = 0, lim = 0;
+
+		for (unsigned w = 0; w < nb_workers; w++) {
+			const struct proxy_stage *st = ctxs[w];
+
+			if (st == NULL)
+				continue;
+			held = st->held; /* one pool: every worker sees it */
+			lim += st->rcv_limit;
+		}
+		rte_tel_data_add_dict_u64(d, "mbufs_held", held);
+		rte_tel_data_add_dict_u64(d, "rcv_window_limit",
+					  nb_workers ? lim / nb_workers : 0);
+	}
 	/* Memory accounting (perf/bench.sh proxy): state of the engine
 	 * connections held now (both legs, TIME-WAIT included) and of the
 	 * active pairs. Payload is in mbufs: /sluice/totals mempool_in_use. */

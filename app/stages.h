@@ -52,6 +52,13 @@ struct stage_module {
 	const char *telemetry_help;
 	/** Print the final counters at exit (one or more lines). */
 	void (*report)(void *const *ctxs, unsigned nb_workers, FILE *out);
+	/**
+	 * Optional. SIGHUP: re-read this module's configuration and apply
+	 * what may change at run time, or change nothing and say why. Runs
+	 * on the control thread (app/control.h), never on a worker, so it
+	 * may post changes to the workers and wait for them.
+	 */
+	void (*reload)(void);
 };
 
 /**

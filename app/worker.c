@@ -126,6 +126,7 @@ emitter_drain(struct stage_emitter *em, uint64_t now)
 			.out_port = port,
 			.upstream = (port & 1) != 0,
 			.worker = (uint8_t)w->index,
+			.stopping = sl_control.stop,
 		};
 		pipeline_run(w, em->from + 1, &sb, em->pkts + i, j - i, now);
 		i = j;
@@ -367,6 +368,7 @@ worker_main(void *arg)
 				.pair = q->pair, .in_port = q->port,
 				.out_port = q->peer, .upstream = q->upstream,
 				.worker = (uint8_t)w->index,
+				.stopping = sl_control.stop,
 			};
 			if (parse_in_stage) {
 				n = classify_in_stage(w, q, &sb, pkts, n, now);

@@ -218,6 +218,15 @@ void aqm_sched_free(struct aqm_sched *s);
 int aqm_sched_pipe_add(struct aqm_sched *s, const struct aqm_pipe_params *p);
 
 /**
+ * Undo the last aqm_sched_pipe_add() calls: remove pipes npipes.. so that
+ * the next add gets id npipes again (a caller rolls back a batch that
+ * failed part way). The removed pipes must hold nothing.
+ * @return 0, -EINVAL if npipes is above the count, -EBUSY if a removed
+ *         pipe holds packets (then nothing is removed).
+ */
+int aqm_sched_pipe_truncate(struct aqm_sched *s, uint32_t npipes);
+
+/**
  * Change a pipe's shaper at run time. Queued packets stay, in order; the new
  * rate applies from the next packet sent.
  * @return 0, or -EINVAL (bad pipe id or rate).
@@ -333,7 +342,8 @@ uint64_t aqm_sojourn_percentile(const uint32_t hist[AQM_HIST_BUCKETS],
  *   carries SACK blocks and a window no smaller than older's (so a plain
  *   duplicate ACK, which a sender may count, is never dropped);
  * - every SACK block of older is below newer's cumulative ACK or inside a
- *   SACK block of newer;
+ *   SACK block of newer that does not start below newer's ACK (such a
+ *   block may be read as a D-SACK, whose data a sender need not mark);
  * - older carries no D-SACK (RFC 2883 s. 4): no block that starts below
  *   (or ends at or below) its own cumulative ACK, and no block inside
  *   another of its blocks (a duplicate reported above the cumulative ACK).

@@ -179,14 +179,19 @@ has_dsack(const struct ack_info *a)
 	return false;
 }
 
-/* Is [l, r) of older known to the sender from n's cumulative ACK or SACK? */
+/*
+ * Is [l, r) of older known to the sender from n's cumulative ACK or SACK?
+ * A block of n that starts below n's ACK may be read as a D-SACK, whose
+ * data a sender need not mark SACKed: it covers nothing.
+ */
 static bool
 block_covered(const struct ack_info *n, uint32_t l, uint32_t r)
 {
 	if (seq_le(r, n->ack))
 		return true;
 	for (unsigned int i = 0; i < n->nsack; i++)
-		if (seq_le(n->sack[i][0], l) && seq_le(r, n->sack[i][1]))
+		if (seq_le(n->ack, n->sack[i][0]) && seq_le(n->sack[i][0], l) &&
+		    seq_le(r, n->sack[i][1]))
 			return true;
 	return false;
 }

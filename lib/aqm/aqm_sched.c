@@ -230,6 +230,24 @@ aqm_sched_pipe_add(struct aqm_sched *s, const struct aqm_pipe_params *pp)
 }
 
 int
+aqm_sched_pipe_truncate(struct aqm_sched *s, uint32_t npipes)
+{
+	if (npipes > s->npipes)
+		return -EINVAL;
+	for (uint32_t i = npipes; i < s->npipes; i++) {
+		const struct aqm_pipe *p = &s->pipes[i];
+
+		if (p->backlog_pkts != 0 || p->held != 0 ||
+		    p->where != AQM_PIPE_IDLE)
+			return -EBUSY;
+	}
+	/* Pipes take their flows from the pool in order: give back the tail. */
+	while (s->npipes > npipes)
+		s->flows_used -= s->pipes[--s->npipes].flow_mask + 1;
+	return 0;
+}
+
+int
 aqm_sched_pipe_set_shaper(struct aqm_sched *s, uint32_t pipe,
 			  const struct aqm_shaper_params *sp)
 {

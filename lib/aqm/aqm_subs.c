@@ -194,72 +194,127 @@ entry_find(const struct aqm_subs *s, const struct aqm_sub_entry *e)
 	return 0;
 }
 
+/* Remove the LPM rule of e (it exists). */
+static void
+entry_delete(struct aqm_subs *s, const struct aqm_sub_entry *e)
+{
+	if (e->family == 4) {
+		uint32_t ip;
+
+		memcpy(&ip, e->addr, 4);
+		rte_lpm_delete(s->lpm4, rte_be_to_cpu_32(ip), e->depth);
+	} else {
+		rte_lpm6_delete(s->lpm6, e->addr, e->depth);
+		s->nv6--;
+	}
+	s->nsubs--;
+}
+
+/*
+ * Give a new prefix its two pipes and its LPM rule, or nothing: the LPM
+ * may refuse (rte_lpm6 runs out of tbl8 groups well before max_rules when
+ * many long prefixes share a /64), and then the pipes go back, so pipe
+ * ids stay dense and in step with the callers that count them.
+ */
+static int
+entry_insert(struct aqm_subs *s, const struct aqm_sub_entry *e)
+{
+	struct aqm_sched *down = s->sched[AQM_DIR_DOWN], *up = s->sched[AQM_DIR_UP];
+	const uint32_t mark = aqm_sched_pipe_count(down);
+	struct aqm_pipe_params pp;
+	uint32_t id;
+	int rc;
+
+	if (s->nsubs >= s->max_subs || (e->family == 6 && s->nv6 >= s->max_v6))
+		return -ENOSPC;
+	pp = s->pipe;
+	entry_shaper(s, e, e->down_bps, &pp.shaper);
+	pp.fq.ack_filter = (s->ack_filter_dirs >> AQM_DIR_DOWN) & 1;
+	rc = aqm_sched_pipe_add(down, &pp);
+	if (rc < 0)
+		return rc;
+	id = (uint32_t)rc;
+	entry_shaper(s, e, e->up_bps, &pp.shaper);
+	pp.fq.seed = s->pipe.fq.seed ^ 0x9e3779b9u; /* directions hash apart */
+	pp.fq.ack_filter = (s->ack_filter_dirs >> AQM_DIR_UP) & 1;
+	rc = aqm_sched_pipe_add(up, &pp);
+	if (rc >= 0 && (uint32_t)rc != id)
+		rc = -EIO; /* both schedulers are sized and filled alike */
+	if (rc >= 0) {
+		if (e->family == 4) {
+			uint32_t ip;
+
+			memcpy(&ip, e->addr, 4);
+			rc = rte_lpm_add(s->lpm4, rte_be_to_cpu_32(ip), e->depth, id);
+		} else {
+			rc = rte_lpm6_add(s->lpm6, e->addr, e->depth, id);
+		}
+	}
+	if (rc < 0) {
+		aqm_sched_pipe_truncate(down, mark);
+		aqm_sched_pipe_truncate(up, mark);
+		return rc;
+	}
+	s->nv6 += e->family == 6;
+	s->nsubs++;
+	return (int)id;
+}
+
+/* New rates (and profile) for the existing pipe id: queues untouched. */
+static void
+entry_rerate(struct aqm_subs *s, const struct aqm_sub_entry *e, uint32_t id)
+{
+	struct aqm_shaper_params sp;
+
+	entry_shaper(s, e, e->down_bps, &sp);
+	aqm_sched_pipe_set_shaper(s->sched[AQM_DIR_DOWN], id, &sp);
+	entry_shaper(s, e, e->up_bps, &sp);
+	aqm_sched_pipe_set_shaper(s->sched[AQM_DIR_UP], id, &sp);
+}
+
 int
 aqm_subs_add(struct aqm_subs *s, const struct aqm_sub_entry *e)
 {
-	struct aqm_shaper_params down, up;
-	struct aqm_pipe_params pp;
 	uint32_t id;
 	int rc;
 
 	rc = entry_check(s, e);
 	if (rc < 0)
 		return rc;
-	entry_shaper(s, e, e->down_bps, &down);
-	entry_shaper(s, e, e->up_bps, &up);
 	id = entry_find(s, e);
 	if (id != 0) {
-		/* Known prefix: new rates for future packets, queues untouched. */
-		aqm_sched_pipe_set_shaper(s->sched[AQM_DIR_DOWN], id, &down);
-		aqm_sched_pipe_set_shaper(s->sched[AQM_DIR_UP], id, &up);
+		entry_rerate(s, e, id);
 		return (int)id;
 	}
-	if (s->nsubs >= s->max_subs || (e->family == 6 && s->nv6 >= s->max_v6))
-		return -ENOSPC;
-	pp = s->pipe;
-	pp.shaper = down;
-	pp.fq.ack_filter = (s->ack_filter_dirs >> AQM_DIR_DOWN) & 1;
-	rc = aqm_sched_pipe_add(s->sched[AQM_DIR_DOWN], &pp);
-	if (rc < 0)
-		return rc;
-	pp.shaper = up;
-	pp.fq.seed = s->pipe.fq.seed ^ 0x9e3779b9u; /* directions hash apart */
-	pp.fq.ack_filter = (s->ack_filter_dirs >> AQM_DIR_UP) & 1;
-	rc = aqm_sched_pipe_add(s->sched[AQM_DIR_UP], &pp);
-	if (rc < 0)
-		return rc; /* cannot happen: both pools are sized alike */
-	id = (uint32_t)rc;
-	if (e->family == 4) {
-		uint32_t ip;
+	return entry_insert(s, e);
+}
 
-		memcpy(&ip, e->addr, 4);
-		rc = rte_lpm_add(s->lpm4, rte_be_to_cpu_32(ip), e->depth, id);
-	} else {
-		rc = rte_lpm6_add(s->lpm6, e->addr, e->depth, id);
-		if (rc == 0)
-			s->nv6++;
-	}
-	/* The pipes stay allocated on failure; they are just never used. */
-	if (rc < 0)
-		return rc;
-	s->nsubs++;
-	return (int)id;
+static void
+entry_err(char *err, size_t errlen, const struct aqm_sub_entry *e,
+	  uint32_t i, const char *why)
+{
+	if (err == NULL)
+		return;
+	if (e->line)
+		snprintf(err, errlen, "line %u: %s", e->line, why);
+	else
+		snprintf(err, errlen, "entry %u: %s", i + 1, why);
 }
 
 int
 aqm_subs_apply(struct aqm_subs *s, const struct aqm_sub_entry *e, uint32_t n,
 	       char *err, size_t errlen)
 {
+	const uint32_t mark = aqm_sched_pipe_count(s->sched[AQM_DIR_DOWN]);
 	uint32_t fresh = 0, fresh6 = 0;
 
 	for (uint32_t i = 0; i < n; i++) {
 		int rc = entry_check(s, &e[i]);
 
 		if (rc < 0) {
-			if (err)
-				snprintf(err, errlen, "line %u: %s", e[i].line,
-					 rc == -ENOSPC ? "no IPv6 table" :
-					 "bad prefix or rate out of range");
+			entry_err(err, errlen, &e[i], i,
+				  rc == -ENOSPC ? "no IPv6 table" :
+				  "bad prefix or rate out of range");
 			return rc;
 		}
 		if (entry_find(s, &e[i]) == 0) {
@@ -274,16 +329,32 @@ aqm_subs_apply(struct aqm_subs *s, const struct aqm_sub_entry *e, uint32_t n,
 				 s->nsubs + fresh, s->max_subs);
 		return -ENOSPC;
 	}
+	/*
+	 * All or nothing. First every new prefix, in list order (so ids
+	 * follow the list); if one fails, the ones added before it go again.
+	 * Only then the rates, which cannot fail: the last line of a prefix
+	 * wins, as if the list were applied line by line.
+	 */
 	for (uint32_t i = 0; i < n; i++) {
-		int rc = aqm_subs_add(s, &e[i]);
+		int rc;
 
+		if (entry_find(s, &e[i]) != 0)
+			continue;
+		rc = entry_insert(s, &e[i]);
 		if (rc < 0) {
-			if (err)
-				snprintf(err, errlen, "line %u: %s", e[i].line,
-					 strerror(-rc));
+			entry_err(err, errlen, &e[i], i, rc == -ENOSPC ?
+				  "no room left in the prefix table (long prefixes that share a /64 or a /24 use it up fastest)" :
+				  strerror(-rc));
+			for (uint32_t j = 0; j < i; j++)
+				if (entry_find(s, &e[j]) >= mark)
+					entry_delete(s, &e[j]);
+			aqm_sched_pipe_truncate(s->sched[AQM_DIR_DOWN], mark);
+			aqm_sched_pipe_truncate(s->sched[AQM_DIR_UP], mark);
 			return rc;
 		}
 	}
+	for (uint32_t i = 0; i < n; i++)
+		entry_rerate(s, &e[i], entry_find(s, &e[i]));
 	return (int)n;
 }
 

@@ -644,6 +644,18 @@ const struct tcp_endpoints *tcp_conn_endpoints(const struct tcp_conn *c);
  */
 void tcp_conn_get_info(const struct tcp_conn *c, struct tcp_conn_info *out);
 
+/**
+ * Memory pressure: offer at most this many bytes of receive window on
+ * every connection (at most rcv_buf; rcv_buf again lifts the limit). A
+ * window already announced is never taken back (RFC 9293 3.8.6.2.2): it
+ * closes as the data it allows arrives and is not read. The owner of
+ * the mbuf pool lowers it before the pool runs dry.
+ *
+ * @param e     engine.
+ * @param bytes window limit.
+ */
+void tcp_engine_set_rcv_limit(struct tcp_engine *e, uint32_t bytes);
+
 /** Connections in use (including TIME-WAIT). */
 uint32_t tcp_engine_conn_count(const struct tcp_engine *e);
 
@@ -663,6 +675,21 @@ const char *tcp_state_name(enum tcp_state st);
 
 /** Bytes of engine-owned state per connection (payload buffers excluded). */
 size_t tcp_conn_size(void);
+
+/**
+ * Check a connection's internal invariants (for tests and fuzzers; it
+ * walks every queue, so not for the datapath): each byte queue's counts
+ * match its mbufs, the out-of-order ranges are sorted, apart and above
+ * RCV.NXT, the receive side holds at most rcv_buf bytes and rcv_mem of
+ * mbuf memory, the send queue at most snd_buf, SND.UNA <= SND.NXT <=
+ * SND.MAX, and the retransmission records are in order, between SND.UNA
+ * and SND.MAX, counted right, with the SACKed bytes they add up to.
+ *
+ * @param c connection.
+ * @return 0, or a negative number naming the first broken invariant
+ *         (its line in tcp_engine.c).
+ */
+int tcp_conn_check(const struct tcp_conn *c);
 
 #ifdef __cplusplus
 }

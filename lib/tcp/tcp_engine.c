@@ -135,6 +135,7 @@ tcp_engine_create(const struct tcp_engine_params *in)
 	e->cc = p.cc == TCP_CC_NEWRENO ? &tcp_cc_newreno : &tcp_cc_cubic;
 	snprintf(e->hash_name, sizeof(e->hash_name), "tcp_%s", p.name);
 	e->p.name = e->hash_name;
+	e->rcv_limit = e->p.rcv_buf;
 	hp.name = e->hash_name;
 	hp.entries = p.max_conns < 8 ? 8 : p.max_conns;
 	hp.key_len = sizeof(struct tcp_key);
@@ -503,6 +504,80 @@ tcp_conn_get_info(const struct tcp_conn *c, struct tcp_conn_info *o)
 		o->rcv_mbufs += c->ooo[i].q.mbufs;
 		o->rcv_mem += c->ooo[i].q.mem;
 	}
+}
+
+static int
+mq_check(const struct tcp_mq *q)
+{
+	const struct rte_mbuf *m, *last = NULL;
+	uint32_t bytes = 0, mbufs = 0, mem = 0;
+
+	for (m = q->head; m != NULL; m = m->next) {
+		bytes += m->data_len;
+		mbufs++;
+		mem += m->buf_len;
+		last = m;
+	}
+	if (bytes != q->bytes || mbufs != q->mbufs || mem != q->mem || last != q->tail)
+		return -1;
+	return 0;
+}
+
+#define CHECK_OR_LINE(cond) do { if (!(cond)) return -__LINE__; } while (0)
+
+int
+tcp_conn_check(const struct tcp_conn *c)
+{
+	const struct tcp_engine *e = c->eng;
+	uint32_t stored = c->rcvq.bytes, mem = c->rcvq.mem, sacked = 0, n = 0;
+	uint32_t prev_end = c->snd_una;
+
+	CHECK_OR_LINE(mq_check(&c->sndq) == 0);
+	CHECK_OR_LINE(mq_check(&c->rcvq) == 0);
+	CHECK_OR_LINE(c->ooo_n <= TCP_OOO_MAX);
+	for (unsigned int i = 0; i < c->ooo_n; i++) {
+		const struct tcp_ooo *r = &c->ooo[i];
+
+		CHECK_OR_LINE(mq_check(&r->q) == 0);
+		CHECK_OR_LINE(r->q.bytes > 0);
+		/* Apart from the next (adjacent ones are merged)... */
+		CHECK_OR_LINE(i + 1 == c->ooo_n ||
+			      tcp_seq_lt(r->seq + r->q.bytes, c->ooo[i + 1].seq));
+		stored += r->q.bytes;
+		mem += r->q.mem;
+	}
+	/* ...and above RCV.NXT (those that reached it were delivered),
+	 * unless a FIN came first: nothing is delivered after it. */
+	CHECK_OR_LINE(c->ooo_n == 0 || (c->flags & TCP_CF_PEER_FIN) ||
+		      tcp_seq_gt(c->ooo[0].seq, c->rcv_nxt));
+	CHECK_OR_LINE(stored <= e->p.rcv_buf);
+	CHECK_OR_LINE(mem <= e->p.rcv_mem);
+	CHECK_OR_LINE(c->sndq.bytes <= e->p.snd_buf);
+	if (c->state == TCP_CLOSED || c->state == TCP_LISTEN)
+		return 0;
+	CHECK_OR_LINE(tcp_seq_le(c->snd_una, c->snd_nxt));
+	CHECK_OR_LINE(tcp_seq_le(c->snd_nxt, c->snd_max));
+	for (uint32_t i = c->rq_head; i != TCP_TR_NONE; i = e->recs[i].next) {
+		const struct tcp_txrec *r = &e->recs[i];
+
+		CHECK_OR_LINE(tcp_seq_lt(r->seq, r->end));
+		CHECK_OR_LINE(tcp_seq_le(prev_end, r->seq));
+		CHECK_OR_LINE(tcp_seq_le(r->end, c->snd_max));
+		if (r->flags & TCP_TR_SACKED)
+			sacked += r->end - r->seq;
+		prev_end = r->end;
+		CHECK_OR_LINE(++n <= c->rq_count);
+		CHECK_OR_LINE(e->recs[i].next != TCP_TR_NONE || i == c->rq_tail);
+	}
+	CHECK_OR_LINE(n == c->rq_count);
+	CHECK_OR_LINE(sacked == c->sacked_bytes);
+	return 0;
+}
+
+void
+tcp_engine_set_rcv_limit(struct tcp_engine *e, uint32_t bytes)
+{
+	e->rcv_limit = bytes < e->p.rcv_buf ? bytes : e->p.rcv_buf;
 }
 
 uint32_t

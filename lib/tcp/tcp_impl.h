@@ -214,6 +214,7 @@ struct tcp_engine {
 	uint64_t now;
 	uint64_t xmit_clock;        /* strictly increasing send times */
 	uint64_t cnt[TCP_CNT_MAX];
+	uint32_t rcv_limit;         /* tcp_engine_set_rcv_limit(), <= rcv_buf */
 	uint64_t listen_bits[65536 / 64];
 	char hash_name[RTE_HASH_NAMESIZE];
 };

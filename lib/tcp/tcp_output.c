@@ -33,7 +33,10 @@ tcp_flight(const struct tcp_conn *c)
 uint32_t
 tcp_rcv_window(const struct tcp_conn *c)
 {
-	uint32_t lim = c->eng->p.rcv_buf;
+	/* Under memory pressure the owner lowers rcv_limit: the window
+	 * offered shrinks as data arrives (the edge already announced
+	 * stays, announce_window()). */
+	uint32_t lim = c->eng->rcv_limit;
 
 	return c->rcvq.bytes >= lim ? 0 : lim - c->rcvq.bytes;
 }

@@ -103,7 +103,7 @@ run(struct cbench_state *st, uint32_t flows, uint32_t pipes, uint32_t fpp)
 		fixture_fini(&fx);
 		return;
 	}
-	while (cbench_keep_running(st)) {
+	CBENCH_LOOP(st) {
 		for (unsigned int i = 0; i < BURST; i++) {
 			in[i] = fx.ring[fx.head];
 			fx.head = (fx.head + 1) % fx.size;

@@ -34,7 +34,7 @@ run(struct cbench_state *st, const struct impair_params *p, bool use_impair)
 		cbench_skip_with_error(st, "impair_create failed");
 		return;
 	}
-	while (cbench_keep_running(st)) {
+	CBENCH_LOOP(st) {
 		if (rte_pktmbuf_alloc_bulk(g_pool, in, BURST) != 0) {
 			cbench_skip_with_error(st, "mempool empty");
 			break;

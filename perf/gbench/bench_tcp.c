@@ -55,7 +55,7 @@ BM_SegmentBuild1448(struct cbench_state *st)
 	endpoints(&ep, 40000);
 	o.flags = TCP_FL_ACK;
 	o.opts = TCP_SO_TS;
-	while (cbench_keep_running(st)) {
+	CBENCH_LOOP(st) {
 		o.seq += 1448;
 		struct rte_mbuf *m = tcp_seg_build(g_pool, &ep, &o, data, 0, 1448);
 
@@ -80,7 +80,7 @@ BM_SegmentParseVerify1448(struct cbench_state *st)
 	struct rte_mbuf *m = tcp_seg_build(g_pool, &ep, &o, data, 0, 1448);
 
 	pkt_parse(m, pkt_meta(m), 0);
-	while (cbench_keep_running(st)) {
+	CBENCH_LOOP(st) {
 		int rc = tcp_seg_parse(m, pkt_meta(m), &s, 1);
 
 		cbench_do_not_optimize(rc);
@@ -200,7 +200,7 @@ BM_BulkTransferPerSegment(struct cbench_state *st)
 	p.sa.conn = c;
 	pair_settle(&p);
 	p.segs = 0;
-	while (cbench_keep_running(st)) {
+	CBENCH_LOOP(st) {
 		int32_t n = tcp_send(c, g_payload, sizeof(g_payload), p.now);
 
 		cbench_do_not_optimize(n);
@@ -223,7 +223,7 @@ BM_ConnectionOpenAndClose(struct cbench_state *st)
 		pair_fini(&p);
 		return;
 	}
-	while (cbench_keep_running(st)) {
+	CBENCH_LOOP(st) {
 		endpoints(&ep, port);
 		port = port == 65535 ? 1024 : port + 1;
 		struct tcp_conn *c = tcp_connect(p.a, &ep, &p.sa, p.now);

@@ -91,7 +91,7 @@ BM_tcpopt_syn_parse_clamp(struct cbench_state *st)
 	uint8_t *tcp = f + 34;
 	struct tcpopt_ctx *ctx = make_ctx(1400);
 
-	while (cbench_keep_running(st)) {
+	CBENCH_LOOP(st) {
 		cbench_do_not_optimize(tcpopt_process(ctx, tcp, 40, 4, 0, 0, NULL));
 		tcp[22] = 0x05; tcp[23] = 0xb4;
 		tcp[16] = 0x5a; tcp[17] = 0xa5;
@@ -112,7 +112,7 @@ BM_tcpopt_syn_parse_no_clamp(struct cbench_state *st)
 	build_frame(f, 0x02, syn_opts, sizeof(syn_opts), 0);
 	struct tcpopt_ctx *ctx = make_ctx(1460);
 
-	while (cbench_keep_running(st))
+	CBENCH_LOOP(st)
 		cbench_do_not_optimize(tcpopt_process(ctx, f + 34, 40, 4, 0, 0, NULL));
 	cbench_set_items_processed(st, cbench_iterations(st));
 }
@@ -126,7 +126,7 @@ BM_tcpopt_data_ts_only(struct cbench_state *st)
 	build_frame(f, 0x10, data_opts, sizeof(data_opts), 100);
 	struct tcpopt_ctx *ctx = make_ctx(1400);
 
-	while (cbench_keep_running(st))
+	CBENCH_LOOP(st)
 		cbench_do_not_optimize(tcpopt_process(ctx, f + 34, 132, 4, 0, 0, NULL));
 	cbench_set_items_processed(st, cbench_iterations(st));
 }
@@ -140,7 +140,7 @@ BM_tcpopt_parse_syn(struct cbench_state *st)
 	build_frame(f, 0x02, syn_opts, sizeof(syn_opts), 0);
 	struct tcpopt_parsed p;
 
-	while (cbench_keep_running(st)) {
+	CBENCH_LOOP(st) {
 		cbench_do_not_optimize(tcpopt_parse(f + 34, 40, &p));
 		cbench_clobber_memory();
 	}
@@ -188,7 +188,7 @@ BM_tcpopt_burst_data_ts_only(struct cbench_state *st)
 	load_burst(pkts, 0x10, data_opts, sizeof(data_opts), 100, g_mbufs);
 	struct tcpopt_ctx *ctx = make_ctx(1400);
 
-	while (cbench_keep_running(st))
+	CBENCH_LOOP(st)
 		cbench_do_not_optimize(tcpopt_burst(ctx, pkts, BURST));
 	cbench_set_items_processed(st, cbench_iterations(st) * BURST);
 }
@@ -201,7 +201,7 @@ BM_tcpopt_burst_syn_no_clamp(struct cbench_state *st)
 	load_burst(pkts, 0x02, syn_opts, sizeof(syn_opts), 0, g_mbufs);
 	struct tcpopt_ctx *ctx = make_ctx(1460);
 
-	while (cbench_keep_running(st))
+	CBENCH_LOOP(st)
 		cbench_do_not_optimize(tcpopt_burst(ctx, pkts, BURST));
 	cbench_set_items_processed(st, cbench_iterations(st) * BURST);
 }
@@ -293,7 +293,7 @@ datapath(struct cbench_state *st, enum way way, bool syn)
 
 	memcpy(g_frame, rte_pktmbuf_mtod(bursts[0], uint8_t *),
 	       bursts[0]->data_len);
-	while (cbench_keep_running(st)) {
+	CBENCH_LOOP(st) {
 		struct rte_mbuf **pkts = &bursts[b * BURST];
 
 		b = b + 1 == nb ? 0 : b + 1;

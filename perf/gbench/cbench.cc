@@ -2,11 +2,11 @@
 //
 // cbench.h on top of Google Benchmark: the only C++ of perf/gbench.
 //
-// The timed loop takes a whole run's iterations from Google Benchmark in
-// one KeepRunningBatch(max_iterations) call, which starts the clock, and
-// counts them down inline in the C caller (cbench_keep_running()). The
-// call after the last one finishes the run, which stops the clock: the
-// same two calls C++'s `for (auto _ : state)` makes.
+// The timed loop (CBENCH_LOOP) takes a whole run's iterations from Google
+// Benchmark in one KeepRunningBatch(max_iterations) call, which starts the
+// clock, and counts them down in a local variable of the C caller. When
+// they are done, a KeepRunning() call finishes the run and stops the
+// clock: the same two steps C++'s `for (auto _ : state)` takes.
 
 #include "cbench.h"
 
@@ -41,8 +41,9 @@ run_def(benchmark::State &state, cbench_fn *fn)
 			state.SkipWithError("the benchmark has no timed loop");
 		else if (!state.error_occurred())
 			state.SkipWithError("the benchmark left its timed loop early");
-		while (cbench_keep_running(&st))
-			st.left_ = 0;
+		if (!st.started_)
+			(void)cbench_loop_start_(&st);
+		(void)cbench_loop_end_(&st);
 	}
 	if (state.error_occurred())
 		g_failed = true;
@@ -90,25 +91,27 @@ cbench_main(int argc, char **argv, const cbench_def *defs, size_t n)
 	return g_failed ? 1 : 0;
 }
 
-bool
-cbench_keep_running_slow_(cbench_state *st)
+uint64_t
+cbench_loop_start_(cbench_state *st)
 {
 	benchmark::State &s = gb(st);
 
-	if (st->finished_)
-		return false;
-	if (!st->started_) {
-		st->started_ = true;
-		if (s.max_iterations > 0 && s.KeepRunningBatch(s.max_iterations)) {
-			st->left_ = (uint64_t)s.max_iterations - 1;
-			return true;
-		}
-		// An error before the loop: Google Benchmark has ended the run.
-		st->finished_ = true;
-		return false;
-	}
+	st->started_ = true;
+	if (s.max_iterations > 0 && s.KeepRunningBatch(s.max_iterations))
+		return (uint64_t)s.max_iterations;
+	// The run failed before its loop: Google Benchmark has ended it.
 	st->finished_ = true;
-	(void)s.KeepRunning(); // nothing left: ends the run, stops the clock
+	return 0;
+}
+
+bool
+cbench_loop_end_(cbench_state *st)
+{
+	if (!st->finished_) {
+		st->finished_ = true;
+		// Nothing is left of the batch: this ends the run.
+		(void)gb(st).KeepRunning();
+	}
 	return false;
 }
 
@@ -182,7 +185,6 @@ void
 cbench_skip_with_error(cbench_state *st, const char *msg)
 {
 	gb(st).SkipWithError(msg);
-	st->left_ = 0;
 }
 
 } // extern "C"

@@ -232,10 +232,12 @@ CFG_ACKF = ("[aqm]\nports = 0\nqdisc = fq_codel\ndefault = pipe\n"
             "ack_filter = %s\n")
 
 
-def ack4(ack, tsval, sport=40001):
+def ack4(ack, tsval, sport=40001, sack=()):
     """A pure ACK of a download flow, subscriber -> internet, as Linux
-    sends it (NOP NOP timestamps)."""
+    sends it (NOP NOP timestamps, then NOP NOP SACK blocks if any)."""
     opts = [("NOP", None), ("NOP", None), ("Timestamp", (tsval, 77))]
+    if sack:
+        opts += [("NOP", None), ("NOP", None), ("SAck", tuple(x for b in sack for x in b))]
     return (Ether(src=C_MAC, dst=S_MAC) / IP(src=SUB4, dst=NET4) /
             TCP(sport=sport, dport=443, flags="A", seq=1, ack=ack, window=500, options=opts))
 
@@ -321,6 +323,29 @@ def test_ack_hold_keeps_every_flows_order_and_accounts_for_every_ack():
     assert len(out) + filtered == len(frames), r.stdout
     assert r.aqm("up", "sent") == len(out), r.stdout
     _assert_thinned(out, frames, acks, dups, filtered)
+
+
+def test_ack_filter_keeps_an_ack_whose_dsack_lies_above_its_ack_number():
+    # RFC 2883 s. 4: a duplicate above the cumulative ACK is reported as a
+    # first SACK block inside the second. The next ACK of the flow acks
+    # past both blocks, so only the D-SACK rule keeps it; it must leave
+    # unchanged, with and without the hold.
+    frames, acks, dups = _ackf_input()
+    i = next(k for k, a in enumerate(acks) if k > 40)
+    base = Ether(acks[i])[TCP].ack
+    d = ack4(base, 1000 + i, sack=[(base + 1000, base + 1448), (base + 500, base + 1448)])
+    frames = [d if bytes(f) == acks[i] else f for f in frames]
+    acks[i] = bytes(d)
+    for extra in ("", "ack_hold = 50ms\n"):
+        r = run([frames, []], CFG_ACKF % "up" + extra)
+        h.assert_clean_exit(r)
+        out = r.outs[1]
+        filtered = r.aqm("up", "ack_filtered")
+        assert r.drops("up") == 0, "CoDel dropped: the test cannot judge\n" + r.stdout
+        assert filtered > 0, "nothing filtered:\n" + r.stdout
+        assert bytes(d) in _flow(out, 40001), "the D-SACK was filtered (%s)" % (extra or "no hold")
+        assert len(out) + filtered == len(frames), r.stdout
+        _assert_thinned(out, frames, acks, dups, filtered)
 
 
 SUBS_CSV = "prefix,down,up\n198.18.0.0/24,2mbit,1mbit\n2001:db8:1::/48,2mbit,1mbit\n"

@@ -28,6 +28,13 @@ def test_bad_proxy_keys_name_file_line_and_key():
     h.assert_config_error("[proxy]\nsyn_retries = 0\n", 2, "syn_retries", "out of range")
     h.assert_config_error("[proxy]\nsyn_retries = 11\n", 2, "syn_retries", "out of range")
     h.assert_config_error("[proxy]\nmax_conns = 5\n", 2, "max_conns", "unknown key")
+    h.assert_config_error("[proxy]\npersist_timeout = 10ms\n", 2, "persist_timeout", "out of range")
+    h.assert_config_error("[proxy]\nidle_timeout = soon\n", 2, "idle_timeout", "not a time")
+    h.assert_config_error("[proxy]\nfin_wait2_timeout = 900000s\n", 2, "fin_wait2_timeout", "out of range")
+    # A budget the pool cannot hold is an error, whatever the order.
+    h.assert_config_error("[proxy]\nmbuf_budget = 20000\n", 2, "mbuf_budget", "do not fit")
+    h.assert_config_error("[proxy]\nmbuf_budget = 3000\n[sluice]\nmbufs = 2047\n", 2,
+                          "mbuf_budget", "do not fit")
 
 
 def test_the_reference_config_intercepts_nothing():
@@ -153,3 +160,14 @@ def test_frames_no_proxied_connection_owns_leave_byte_for_byte():
     assert r.counter("proxy", "segments_not_owned") == 4   # 3 bad checksums, 1 bad option area
     assert r.counter("proxy", "fragments_passed") == 2
     assert r.counter("proxy", "malformed_passed") == 1
+
+
+def test_a_worst_case_beyond_the_mbuf_budget_is_named_at_start():
+    r = h.run([[], []], config="[proxy]\nintercept = 198.18.0.0/15\n")
+    h.assert_clean_exit(r)
+    assert re.search(r"warning: \[proxy\] max_connections x 2 legs x \(snd_buf \+ rcv_buf\)"
+                     r" could hold 743424 mbufs, more than mbuf_budget \(8191\)", r.stdout), r.stdout
+    r = h.run([[], []], config="[proxy]\nintercept = 198.18.0.0/15\nmax_connections = 4\n"
+                               "snd_buf = 64k\nrcv_buf = 64k\n")
+    h.assert_clean_exit(r)
+    assert "warning" not in r.stdout, r.stdout  # 4 x 2 x 91 mbufs fit

@@ -174,6 +174,23 @@ test_an_older_first_block_that_starts_below_its_ack_is_never_dropped(void **stat
 }
 
 static void
+test_a_newer_block_that_starts_below_its_ack_covers_nothing(void **state)
+{
+	/* A sender may take such a first block for a D-SACK and not mark
+	 * its data SACKed, so it cannot stand in for an older block. */
+	struct seg o = ack(10000, 100), n = ack(10500, 101);
+
+	(void)state;
+	o.nsack = 1;
+	o.sack[0][0] = 11448; o.sack[0][1] = 12896;
+	n.nsack = 1;
+	n.sack[0][0] = 10000; n.sack[0][1] = 12896;
+	assert_false(sup(&n, &o));
+	n.sack[0][0] = 11000;       /* the same block above its ACK covers */
+	assert_true(sup(&n, &o));
+}
+
+static void
 test_a_newer_dsack_may_replace_an_older_plain_ack(void **state)
 {
 	/* The newer ACK stays, so its D-SACK reaches the sender. */
@@ -445,6 +462,7 @@ main(void)
 		cmocka_unit_test(test_an_older_dsack_is_never_dropped),
 		cmocka_unit_test(test_an_older_dsack_above_its_ack_is_never_dropped),
 		cmocka_unit_test(test_an_older_first_block_that_starts_below_its_ack_is_never_dropped),
+		cmocka_unit_test(test_a_newer_block_that_starts_below_its_ack_covers_nothing),
 		cmocka_unit_test(test_a_newer_dsack_may_replace_an_older_plain_ack),
 		cmocka_unit_test(test_flags_data_tos_and_unknown_options_keep_the_older_ack),
 		cmocka_unit_test(test_a_train_of_acks_leaves_only_the_newest),

@@ -281,6 +281,108 @@ test_a_reload_that_does_not_fit_changes_nothing(void **state)
 }
 
 /*
+ * Many /128s in one /64 use up rte_lpm6's tbl8 groups long before
+ * max_v6_subs (each needs up to 8 below its /64). A list that runs out
+ * part way must change nothing: no subscriber, no pipe, no new rate; the
+ * next list that fits then gets the pipe ids that follow, as the app's
+ * mirror of the table expects. A single add that fails leaks no pipe.
+ */
+static void
+v6_host(char *line, size_t len, unsigned int i)
+{
+	/* Spread over the low 64 bits so the LPM shares little below /64. */
+	snprintf(line, len, "2001:db8:0:1:%x:%x:%x:%x/128,10M,10M",
+		 (i * 0x9e37u) & 0xffff, (i * 0x7f4au + 1) & 0xffff,
+		 (i * 0x2c1bu + 7) & 0xffff, i & 0xffff);
+}
+
+static void
+test_a_list_the_lpm_cannot_hold_changes_nothing_and_leaks_no_pipe(void **state)
+{
+	enum { NV6 = 1000 };
+	struct aqm_subs_params p;
+	struct aqm_subs *s;
+	struct aqm_sub_entry *list = calloc(NV6 + 2, sizeof(*list));
+	struct aqm_sched *down;
+	struct rte_mbuf *m[2], *out[4];
+	char err[128], line[96];
+	int rc;
+
+	(void)state;
+	assert_non_null(list);
+	aqm_subs_params_default(&p);
+	p.name = "lpm6full";
+	p.max_subs = 2048;
+	p.max_v6_subs = 1024;
+	p.pipe.fq.flows = 4;
+	s = aqm_subs_create(&p);
+	assert_non_null(s);
+	down = aqm_subs_sched(s, AQM_DIR_DOWN);
+	list[0] = entry("198.18.1.0/24,1M,1M");
+	assert_int_equal(aqm_subs_apply(s, list, 1, err, sizeof(err)), 1);
+	assert_int_equal(aqm_sched_pipe_count(down), 2);
+
+	/* The known subscriber re-rated, then more /128s than the LPM holds. */
+	list[0] = entry("198.18.1.0/24,100M,100M");
+	list[1] = entry("198.18.2.0/24,5M,5M");
+	for (unsigned int i = 0; i < NV6; i++) {
+		v6_host(line, sizeof(line), i);
+		list[2 + i] = entry(line);
+	}
+	rc = aqm_subs_apply(s, list, NV6 + 2, err, sizeof(err));
+	assert_true(rc < 0);
+	print_message("a list of %u /128s in one /64 refused: %s\n", NV6, err);
+	assert_int_equal(aqm_subs_count(s), 1);
+	assert_int_equal(aqm_sched_pipe_count(down), 2);
+	assert_int_equal(aqm_sched_pipe_count(aqm_subs_sched(s, AQM_DIR_UP)), 2);
+	/* None of the list is reachable... */
+	m[0] = test_pkt6(5, 100, 0);
+	memcpy(pkt_meta(m[0])->dst, list[2].addr, 16);
+	assert_int_equal(aqm_subs_lookup(s, AQM_DIR_DOWN, m[0]), -ENOENT);
+	rte_pktmbuf_free(m[0]);
+	m[0] = test_pkt4(5u << 16, 100, 0);
+	pkt_meta(m[0])->dst[2] = 2; /* dst 198.18.2.5 */
+	assert_int_equal(aqm_subs_lookup(s, AQM_DIR_DOWN, m[0]), -ENOENT);
+	rte_pktmbuf_free(m[0]);
+	/* ...and the known subscriber keeps 1 Mbit/s: of two 1250-byte
+	 * packets, the second leaves 10 ms after the first, not 0.1 ms. */
+	m[0] = test_pkt4(1u << 16, 1250, 0);
+	m[1] = test_pkt4(1u << 16, 1250, 0);
+	assert_int_equal(aqm_subs_enqueue_burst(s, AQM_DIR_DOWN, m, 2, T0), 0);
+	assert_int_equal(aqm_subs_dequeue_burst(s, AQM_DIR_DOWN, out, 4, T0), 1);
+	assert_int_equal(aqm_subs_dequeue_burst(s, AQM_DIR_DOWN, out + 1, 3, T0 + MS), 0);
+	assert_int_equal(aqm_subs_dequeue_burst(s, AQM_DIR_DOWN, out + 1, 3, T0 + 11 * MS), 1);
+	rte_pktmbuf_free_bulk(out, 2);
+
+	/* A list that fits gets the next ids, 2 and 3. */
+	assert_int_equal(aqm_subs_apply(s, list + 1, 2, err, sizeof(err)), 2);
+	assert_int_equal(aqm_subs_count(s), 3);
+	m[0] = test_pkt4(5u << 16, 100, 0);
+	pkt_meta(m[0])->dst[2] = 2;
+	assert_int_equal(aqm_subs_lookup(s, AQM_DIR_DOWN, m[0]), 2);
+	memcpy(pkt_meta(m[0])->dst, list[2].addr, 16);
+	pkt_meta(m[0])->l3 = PKT_L3_IPV6;
+	assert_int_equal(aqm_subs_lookup(s, AQM_DIR_DOWN, m[0]), 3);
+	rte_pktmbuf_free(m[0]);
+
+	/* One at a time until the LPM is full: every failure leaks nothing. */
+	for (unsigned int i = 1; i < NV6; i++) {
+		rc = aqm_subs_add(s, &list[2 + i]);
+		if (rc < 0)
+			break;
+		assert_int_equal(rc, (int)aqm_subs_count(s));
+	}
+	assert_true(rc < 0);
+	assert_int_equal(aqm_sched_pipe_count(down), aqm_subs_count(s) + 1);
+	assert_int_equal(aqm_subs_add(s, &list[NV6 + 1]), -ENOSPC);
+	assert_int_equal(aqm_sched_pipe_count(down), aqm_subs_count(s) + 1);
+	assert_int_equal(aqm_sched_pipe_count(aqm_subs_sched(s, AQM_DIR_UP)),
+			 aqm_subs_count(s) + 1);
+	free(list);
+	aqm_subs_free(s);
+}
+
+/*
  * The scale the brief designs for: 100k subscribers on one worker (98k
  * IPv4 /32 across 198.18.0.0/15 and 2k IPv6 /64), every pipe allocated up
  * front, 4 flows each to keep the test's memory small. Every subscriber's
@@ -372,6 +474,7 @@ main(void)
 		cmocka_unit_test(test_unknown_addresses_pass_unshaped_or_use_the_default_pipe),
 		cmocka_unit_test(test_adding_subscribers_and_changing_rates_keeps_queued_packets_in_order),
 		cmocka_unit_test(test_a_reload_that_does_not_fit_changes_nothing),
+		cmocka_unit_test(test_a_list_the_lpm_cannot_hold_changes_nothing_and_leaks_no_pipe),
 		cmocka_unit_test(test_one_hundred_thousand_subscribers_each_reach_their_own_pipe),
 	};
 

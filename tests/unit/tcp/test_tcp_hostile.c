@@ -127,6 +127,7 @@ tiny_out_of_order_segments_hold_mbufs_bounded_by_the_receive_buffer(void **state
 	for (uint32_t k = n; k >= 1; k--) {
 		inject_to_b(w, TCP_FL_ACK, ib.rcv_nxt + k, ib.snd_nxt, k, 1);
 		drain_b(w);
+		assert_int_equal(tcp_conn_check(cb), 0);
 		in_use = rte_mempool_in_use_count(test_pool);
 		if (in_use > peak)
 			peak = in_use;
@@ -180,6 +181,7 @@ in_order_segments_of_a_stalled_reader_hold_mbufs_bounded(void **state)
 	while (off + seg <= pb.rcv_buf) {
 		inject_to_b(w, TCP_FL_ACK, ib.rcv_nxt + off, ib.snd_nxt, off, seg);
 		drain_b(w);
+		assert_int_equal(tcp_conn_check(cb), 0);
 		off += seg;
 		in_use = rte_mempool_in_use_count(test_pool);
 		if (in_use > peak)
@@ -229,6 +231,7 @@ without_mbufs_to_collapse_into_the_highest_out_of_order_data_is_pruned(void **st
 	for (uint32_t k = n; k >= 1; k--) {
 		inject_to_b(w, TCP_FL_ACK, ib.rcv_nxt + k, ib.snd_nxt, k, 1);
 		drain_b(w);
+		assert_int_equal(tcp_conn_check(cb), 0);
 	}
 	limit = (16384 + 10 * RTE_MBUF_DEFAULT_BUF_SIZE) / RTE_MBUF_DEFAULT_BUF_SIZE + 1;
 	print_message("mbufs held: %u (limit %u), ranges pruned: %llu\n", info(cb).rcv_mbufs,

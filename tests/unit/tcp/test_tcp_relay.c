@@ -139,12 +139,15 @@ proxy_cb(struct tcp_conn *c, void *arg, uint32_t ev, uint64_t t)
 
 	(void)t;
 	if ((ev & TCP_EV_CONNECTED) && l->server) {
-		/* The server accepted: now answer the client as the server. */
-		l->conn = c;
-		uint8_t x[TCP_XOPT_MAX];
-		uint32_t xn = tcp_conn_peer_xopts(c, x);
+		/* The server accepted: now answer the client as the server,
+		 * with its MSS and the options its SYN-ACK carried. */
+		struct tcp_accept_opts ao;
 
-		p->cl.conn = tcp_accept_xopts(P, p->held_syn, x, xn, &p->cl, now);
+		l->conn = c;
+		memset(&ao, 0, sizeof(ao));
+		ao.mss = tcp_conn_peer_mss(c);
+		ao.xopt_len = (uint8_t)tcp_conn_peer_xopts(c, ao.xopt);
+		p->cl.conn = tcp_accept_opts(P, p->held_syn, &ao, &p->cl, now);
 		assert_non_null(p->cl.conn);
 		p->held_syn = NULL;
 	} else if (ev & TCP_EV_CONNECTED) {
@@ -494,6 +497,42 @@ tfo_and_unknown_options_cross_the_proxy_mptcp_does_not(void **state)
 }
 
 static void
+the_client_is_offered_the_mss_the_server_announced(void **state)
+{
+	struct tcp_engine_params p;
+	struct tcp_endpoints ep;
+	int o;
+
+	(void)state;
+	setup_three(1);
+	/* A server behind a smaller MTU (or a SYN-ACK a clamp lowered on
+	 * its way in) announces 1200. */
+	tcp_engine_free(S);
+	wire_params(&p, "s1200", &app_s);
+	p.cb = app_cb;
+	p.snd_buf = SNDBUF;
+	p.mss = 1200;
+	S = tcp_engine_create(&p);
+	assert_non_null(S);
+	tcp_listen(S, 80, true);
+	wire_ep_v4(&ep);
+	app_c.conn = tcp_connect(C, &ep, &app_c, now);
+	assert_non_null(app_c.conn);
+	for (int i = 0; i < 100; i++)
+		step();
+	assert_true(app_c.events & TCP_EV_CONNECTED);
+	/* P's SYN to S announced C's MSS; P's SYN-ACK to C announces S's,
+	 * not the engine's 1460. */
+	o = find_opt(syn_at_s, syn_at_s_len, 2);
+	assert_true(o > 0);
+	assert_int_equal(syn_at_s[o + 2] << 8 | syn_at_s[o + 3], 1460);
+	o = find_opt(synack_at_c, synack_at_c_len, 2);
+	assert_true(o > 0);
+	assert_int_equal(synack_at_c[o + 2] << 8 | synack_at_c[o + 3], 1200);
+	teardown_three();
+}
+
+static void
 tcp_syn_xopts_keeps_whole_options_that_fit_and_counts_the_rest(void **state)
 {
 	/* A SYN with 40 option bytes: MSS, MD5 (18), TFO (10), kind 200 (8). */
@@ -532,6 +571,7 @@ main(void)
 		cmocka_unit_test(a_refused_server_connection_looks_refused_to_the_client),
 		cmocka_unit_test(a_server_reset_reaches_the_client_as_a_reset),
 		cmocka_unit_test(tfo_and_unknown_options_cross_the_proxy_mptcp_does_not),
+		cmocka_unit_test(the_client_is_offered_the_mss_the_server_announced),
 		cmocka_unit_test(tcp_syn_xopts_keeps_whole_options_that_fit_and_counts_the_rest),
 	};
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The timeouts that end a connection whose peer is alive but holds it
+/* Memory pressure's window limit, and the timeouts that end a connection whose peer is alive but holds it
  * open for nothing, on the virtual clock: a window that never opens
  * (persist), a peer that says nothing (idle), a half-close the peer never
  * finishes (FIN-WAIT-2). Each resets the peer, reports TCP_EV_TIMEOUT
@@ -202,6 +202,46 @@ a_half_close_with_data_still_flowing_in_does_not_time_out(void **state)
 	wire_free(w);
 }
 
+/* Memory pressure (tcp_engine_set_rcv_limit()): a receiver that reads
+ * nothing takes only what the limit lets it offer, and reading with the
+ * limit still in force opens nothing; lifting it lets the rest through. */
+static void
+a_receive_limit_bounds_what_a_stalled_reader_holds(void **state)
+{
+	static uint8_t buf[200000];
+	uint8_t sink[65536];
+	struct tcp_conn *c;
+	struct wire *w;
+	uint32_t got;
+
+	(void)state;
+	setup();
+	pb.rcv_buf = 128 * 1024;
+	w = wire_new(&pa, &pb);
+	tcp_engine_set_rcv_limit(w->b, 16 * 1024);
+	c = wire_connect(w);
+	w->app_b.auto_read = 0;
+	assert_int_equal(tcp_send(c, buf, 100000, w->now), 100000);
+	wire_run(w, MS(500));
+	assert_int_equal(info(c).snd_wnd, 0);
+	assert_int_equal(info(w->app_b.conn).rcv_queued, 16 * 1024);
+	/* At a limit of 0, reading everything opens nothing. */
+	tcp_engine_set_rcv_limit(w->b, 0);
+	got = tcp_recv(w->app_b.conn, sink, sizeof(sink), w->now);
+	assert_int_equal(got, 16 * 1024);
+	wire_run(w, MS(500));
+	assert_int_equal(info(w->app_b.conn).rcv_queued, 0);
+	assert_int_equal(info(c).snd_wnd, 0);
+	/* Pressure gone: the window reopens (a probe finds it at worst). */
+	tcp_engine_set_rcv_limit(w->b, UINT32_MAX);
+	w->app_b.auto_read = 1;
+	got = tcp_recv(w->app_b.conn, sink, sizeof(sink), w->now);
+	wire_run(w, MS(3000));
+	assert_int_equal(w->app_b.rx_bytes + got + 16 * 1024, 100000);
+	assert_int_equal(info(c).snd_queued, 0);
+	wire_free(w);
+}
+
 int
 main(void)
 {
@@ -212,6 +252,7 @@ main(void)
 		cmocka_unit_test(a_connection_that_hears_nothing_is_reset_after_the_idle_timeout),
 		cmocka_unit_test(a_half_close_the_peer_never_finishes_ends_after_the_fin_wait_2_timeout),
 		cmocka_unit_test(a_half_close_with_data_still_flowing_in_does_not_time_out),
+		cmocka_unit_test(a_receive_limit_bounds_what_a_stalled_reader_holds),
 	};
 
 	if (test_eal_init("tmo") != 0)

@@ -1,0 +1,656 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The aqm stage's control side: run-time changes and what it knows.
+ *
+ *   reload     SIGHUP (the module's reload, on the control thread):
+ *              re-read [aqm] and the subscriber CSV, validate, post.
+ *   telemetry  /sluice/aqm (totals), /sluice/aqm_pipe (one pipe) and
+ *              /sluice/aqm_set (one subscriber's or the default rates).
+ *   mirror     prefix -> pipe id as the workers have it: every worker
+ *              applies the same changes in the same order (app/control.h),
+ *              all or nothing, so the ids are the same everywhere.
+ *
+ * aqm_g belongs to the control threads (telemetry, control) and is used
+ * under aqm_g.lock; the workers only ever see changes through their
+ * mailboxes.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_errno.h>
+#include <rte_lcore.h>
+#include <rte_telemetry.h>
+
+#include "config.h"
+#include "stage_aqm_priv.h"
+
+/* A change for every worker: subscribers to add or re-rate, default rates. */
+struct aqm_change {
+	struct ctl_change ctl;
+	struct aqm_sub_entry *subs;  /* owned */
+	uint32_t nsubs;
+	bool set_default;
+	uint64_t default_down, default_up;
+};
+
+/* One row of the control plane's view of the table: prefix -> pipe id. */
+struct aqm_mirror {
+	struct aqm_sub_entry e;
+	uint32_t id;
+};
+
+/* Owned by the control side (telemetry thread, control thread), under lock. */
+static struct {
+	pthread_mutex_t lock;
+	unsigned nb_workers;
+	unsigned created;
+	struct aqm_worker *w[RTE_MAX_LCORE];
+	struct ctl_bus *bus;             /* the workers' mailboxes */
+	struct aqm_conf *running;        /* copy: fixed keys + current rates */
+	struct aqm_mirror *mirror;
+	uint32_t nmirror, cap_mirror;
+	uint32_t next_id;
+	uint64_t reloads, reload_errors, tel_changes;
+	char last_error[600];
+} aqm_g = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+static void
+aqm_change_free(struct ctl_change *cc)
+{
+	struct aqm_change *c = (struct aqm_change *)cc;
+
+	free(c->subs);
+	free(c);
+}
+
+/* A worker applies a change (ctl_mailbox_take()), whole or not at all. */
+int
+aqm_ctl_apply(void *ctx, struct ctl_change *cc, char *err, size_t errlen)
+{
+	struct aqm_worker *w = ctx;
+	const struct aqm_change *c = (const struct aqm_change *)cc;
+	int rc = 0;
+
+	if (c->nsubs)
+		rc = aqm_subs_apply(w->subs, c->subs, c->nsubs, err, errlen);
+	if (rc >= 0 && c->set_default &&
+	    w->conf->val[AK_DEFAULT] == AQM_DEFAULT_PIPE) {
+		struct aqm_shaper_params sp;
+		aqm_conf_shaper(w->conf, c->default_down, &sp);
+		aqm_sched_pipe_set_shaper(aqm_subs_sched(w->subs, AQM_DIR_DOWN), 0, &sp);
+		aqm_conf_shaper(w->conf, c->default_up, &sp);
+		aqm_sched_pipe_set_shaper(aqm_subs_sched(w->subs, AQM_DIR_UP), 0, &sp);
+	}
+	if (rc < 0) {
+		w->change_errors++;
+		return rc;
+	}
+	w->changes_applied++;
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Control side: posting changes, reload, telemetry.                   */
+
+void
+aqm_log(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	fputs("sluice: aqm: ", stdout);
+	vfprintf(stdout, fmt, ap);
+	fputc('\n', stdout);
+	va_end(ap);
+	fflush(stdout);
+}
+
+static bool
+same_prefix(const struct aqm_sub_entry *a, const struct aqm_sub_entry *b)
+{
+	return a->family == b->family && a->depth == b->depth &&
+	       memcmp(a->addr, b->addr, a->family == 4 ? 4 : 16) == 0;
+}
+
+static struct aqm_mirror *
+mirror_find(const struct aqm_sub_entry *e)
+{
+	for (uint32_t i = 0; i < aqm_g.nmirror; i++)
+		if (same_prefix(&aqm_g.mirror[i].e, e))
+			return &aqm_g.mirror[i];
+	return NULL;
+}
+
+/* Room for n more rows, so that mirror_apply() cannot fail. */
+static int
+mirror_reserve(uint32_t n)
+{
+	uint32_t cap = aqm_g.cap_mirror ? aqm_g.cap_mirror : 64;
+	void *p;
+
+	if ((uint64_t)aqm_g.nmirror + n <= aqm_g.cap_mirror)
+		return 0;
+	while (cap < aqm_g.nmirror + n)
+		cap *= 2;
+	p = realloc(aqm_g.mirror, (size_t)cap * sizeof(*aqm_g.mirror));
+	if (p == NULL)
+		return -ENOMEM;
+	aqm_g.mirror = p;
+	aqm_g.cap_mirror = cap;
+	return 0;
+}
+
+/*
+ * Record what every worker just applied, whole (aqm_subs_apply() is all
+ * or nothing): new prefixes in list order, so the same ids. Call only
+ * after mirror_reserve(n).
+ */
+static void
+mirror_apply(const struct aqm_sub_entry *e, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		struct aqm_mirror *m = mirror_find(&e[i]);
+		if (m != NULL) {
+			m->e = e[i];
+			continue;
+		}
+		aqm_g.mirror[aqm_g.nmirror].e = e[i];
+		aqm_g.mirror[aqm_g.nmirror++].id = aqm_g.next_id++;
+	}
+}
+
+/* Every worker applied c: the control side's view follows. */
+static void
+change_record(struct ctl_change *cc)
+{
+	const struct aqm_change *c = (const struct aqm_change *)cc;
+
+	mirror_apply(c->subs, c->nsubs);
+	if (c->set_default) {
+		aqm_g.running->val[AK_RATE_DOWN] = c->default_down;
+		aqm_g.running->val[AK_RATE_UP] = c->default_up;
+	}
+}
+
+/*
+ * Post one change to every worker and wait until all applied it
+ * (ctl_post()). Takes ownership of subs. Call with aqm_g.lock held: one
+ * poster at a time, so every worker sees changes in the same order.
+ */
+static int
+post_change(struct aqm_sub_entry *subs, uint32_t nsubs, bool set_default,
+	    uint64_t down, uint64_t up, char *err, size_t errlen)
+{
+	struct aqm_change *c;
+	int rc;
+
+	/* A late change decides the ids of this one's new prefixes. */
+	rc = ctl_catch_up(aqm_g.bus, err, errlen);
+	if (rc < 0) {
+		free(subs);
+		return rc;
+	}
+	/* The mirror must take whatever the workers apply. */
+	c = calloc(1, sizeof(*c));
+	if (c == NULL || mirror_reserve(nsubs) < 0) {
+		free(subs);
+		free(c);
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	c->ctl.record = change_record;
+	c->ctl.free = aqm_change_free;
+	c->subs = subs;
+	c->nsubs = nsubs;
+	c->set_default = set_default;
+	c->default_down = down;
+	c->default_up = up;
+	return ctl_post(aqm_g.bus, &c->ctl, AQM_CHANGE_WAIT_MS, err, errlen);
+}
+
+/*
+ * SIGHUP: re-read [aqm] and the CSV. Everything is validated before any
+ * worker hears of it; keys that size memory or pick algorithms cannot
+ * change while packets are queued, so changing them is an error.
+ */
+static void
+aqm_reload(void)
+{
+	char err[512];
+	struct aqm_conf *nc = NULL;
+	struct aqm_conf *rc_ = aqm_g.running;
+	struct ini_file *f = ini_load(rc_->path, err, sizeof(err));
+	int rc;
+
+	if (f == NULL)
+		goto bad;
+	if (ctl_catch_up(aqm_g.bus, err, sizeof(err)) < 0)
+		goto bad;
+	if (aqm_conf_parse(f, true, &nc, err, sizeof(err)) < 0)
+		goto bad;
+	if (nc == NULL) {
+		snprintf(err, sizeof(err), "%s: [%s] is gone; the stage cannot be removed at run time (restart sluice)",
+			 f->path, AQM_SECTION);
+		goto bad;
+	}
+	for (int k = 0; k < AK_MAX; k++) {
+		if (aqm_keys[k].reloadable)
+			continue;
+		if (nc->val[k] != rc_->val[k] ||
+		    (k == AK_FIFO_LIMIT && nc->fifo_in_ms != rc_->fifo_in_ms)) {
+			char why[128];
+			struct ini_entry at = { .section = AQM_SECTION,
+				.key = aqm_keys[k].name, .line = nc->line[k] };
+			snprintf(why, sizeof(why), "cannot change at run time (restart sluice); only rate_down, rate_up and subscribers reload");
+			if (at.line)
+				sl_config_err(err, sizeof(err), f, &at, why);
+			else
+				snprintf(err, sizeof(err), "%s: [%s] %s: removed, %s",
+					 f->path, AQM_SECTION, at.key, why);
+			goto bad;
+		}
+	}
+	uint32_t fresh = 0;
+	for (uint32_t i = 0; i < nc->nsubs; i++)
+		fresh += mirror_find(&nc->subs[i]) == NULL;
+	if (aqm_g.nmirror + fresh > rc_->val[AK_MAX_SUBS]) {
+		snprintf(err, sizeof(err), "%s: [%s] subscribers: %u subscribers would exceed max_subscribers = %" PRIu64 " (subscribers are never removed at run time)",
+			 f->path, AQM_SECTION, aqm_g.nmirror + fresh, rc_->val[AK_MAX_SUBS]);
+		goto bad;
+	}
+	uint32_t absent = 0;
+	for (uint32_t i = 0; i < aqm_g.nmirror; i++) {
+		bool found = false;
+		for (uint32_t j = 0; j < nc->nsubs && !found; j++)
+			found = same_prefix(&aqm_g.mirror[i].e, &nc->subs[j]);
+		absent += !found;
+	}
+	ini_free(f);
+	f = NULL;
+	uint32_t nsubs = nc->nsubs;
+	rc = post_change(nc->subs, nc->nsubs, true, nc->val[AK_RATE_DOWN],
+			 nc->val[AK_RATE_UP], err, sizeof(err));
+	nc->subs = NULL;
+	if (rc < 0)
+		goto bad;
+	aqm_g.reloads++;
+	aqm_log("reloaded %s: %u subscribers (%u new%s), default rates down=%" PRIu64 " up=%" PRIu64 " bit/s; no queued packet touched",
+		rc_->path, nsubs, fresh,
+		absent ? ", some running ones absent from the file keep their pipes" : "",
+		nc->val[AK_RATE_DOWN], nc->val[AK_RATE_UP]);
+	aqm_conf_free(nc);
+	return;
+bad:
+	aqm_g.reload_errors++;
+	snprintf(aqm_g.last_error, sizeof(aqm_g.last_error), "%s", err);
+	aqm_log("reload rejected, nothing changed: %s", err);
+	aqm_conf_free(nc);
+	ini_free(f);
+}
+
+/* The module's reload operation: on the control thread (app/control.c). */
+void
+aqm_module_reload(void)
+{
+	pthread_mutex_lock(&aqm_g.lock);
+	aqm_reload();
+	pthread_mutex_unlock(&aqm_g.lock);
+}
+
+static void
+tel_dir(struct rte_tel_data *d, const struct aqm_pipe_stats *ps,
+	const struct aqm_dir_stats *ds)
+{
+	rte_tel_data_start_dict(d);
+	rte_tel_data_add_dict_u64(d, "enqueued", ps->enq_pkts);
+	rte_tel_data_add_dict_u64(d, "enqueued_bytes", ps->enq_bytes);
+	rte_tel_data_add_dict_u64(d, "sent", ps->tx_pkts);
+	rte_tel_data_add_dict_u64(d, "sent_bytes", ps->tx_bytes);
+	for (int r = 0; r < AQM_DROP_MAX; r++) {
+		char k[32];
+		snprintf(k, sizeof(k), "drop_%s", aqm_drop_reason_name((enum aqm_drop_reason)r));
+		rte_tel_data_add_dict_u64(d, k, ps->drops[r]);
+	}
+	rte_tel_data_add_dict_u64(d, "ce_marked", ps->ce_marks + ps->ce_threshold_marks);
+	rte_tel_data_add_dict_u64(d, "ce_threshold_marked", ps->ce_threshold_marks);
+	rte_tel_data_add_dict_u64(d, "ack_filtered", ps->ack_filtered);
+	rte_tel_data_add_dict_u64(d, "bypassed", ps->bypassed);
+	rte_tel_data_add_dict_u64(d, "ack_held", ps->ack_held);
+	rte_tel_data_add_dict_u64(d, "backlog_pkts", ps->backlog_pkts);
+	rte_tel_data_add_dict_u64(d, "backlog_bytes", ps->backlog_bytes);
+	rte_tel_data_add_dict_u64(d, "held_pkts", ps->held_pkts);
+	rte_tel_data_add_dict_u64(d, "sojourn_p50_us", aqm_sojourn_percentile(ps->sojourn_hist, 50) / 1000);
+	rte_tel_data_add_dict_u64(d, "sojourn_p95_us", aqm_sojourn_percentile(ps->sojourn_hist, 95) / 1000);
+	rte_tel_data_add_dict_u64(d, "sojourn_p99_us", aqm_sojourn_percentile(ps->sojourn_hist, 99) / 1000);
+	if (ds != NULL) {
+		rte_tel_data_add_dict_u64(d, "passed", ds->passed);
+		rte_tel_data_add_dict_u64(d, "malformed_passed", ds->malformed);
+		rte_tel_data_add_dict_u64(d, "handoffs", ds->handoffs);
+		rte_tel_data_add_dict_u64(d, "handoff_in", ds->handoff_in);
+		rte_tel_data_add_dict_u64(d, "handoff_drops", ds->handoff_drops);
+	}
+}
+
+/* Totals of one direction over the given workers. */
+static void
+sum_dir(void *const *ctxs, unsigned nb, enum aqm_dir d,
+	struct aqm_pipe_stats *ps, struct aqm_dir_stats *ds)
+{
+	memset(ps, 0, sizeof(*ps));
+	memset(ds, 0, sizeof(*ds));
+	for (unsigned i = 0; i < nb; i++) {
+		struct aqm_worker *w = ctxs[i];
+		struct aqm_pipe_stats one;
+		if (w == NULL)
+			continue;
+		aqm_sched_stats(aqm_subs_sched(w->subs, d), &one);
+		aqm_pipe_stats_add(ps, &one);
+		ds->passed += w->st[d].passed;
+		ds->malformed += w->st[d].malformed;
+		ds->handoffs += w->st[d].handoffs;
+		ds->handoff_in += w->st[d].handoff_in;
+		ds->handoff_drops += w->st[d].handoff_drops;
+	}
+}
+
+static const char *const dir_name[2] = { "down", "up" };
+
+int
+aqm_telemetry(void *const *ctxs, unsigned nb_workers, const char *params,
+	      struct rte_tel_data *d)
+{
+	(void)params;
+	rte_tel_data_start_dict(d);
+	for (int dir = 0; dir < 2; dir++) {
+		struct aqm_pipe_stats ps;
+		struct aqm_dir_stats ds;
+		struct rte_tel_data *c = rte_tel_data_alloc();
+		if (c == NULL)
+			return -ENOMEM;
+		sum_dir(ctxs, nb_workers, (enum aqm_dir)dir, &ps, &ds);
+		tel_dir(c, &ps, &ds);
+		rte_tel_data_add_dict_container(d, dir_name[dir], c, 0);
+	}
+	uint64_t applied = 0, errors = 0;
+	for (unsigned i = 0; i < nb_workers; i++) {
+		const struct aqm_worker *w = ctxs[i];
+		if (w != NULL) {
+			applied += w->changes_applied;
+			errors += w->change_errors;
+		}
+	}
+	rte_tel_data_add_dict_u64(d, "subscribers", aqm_g.nmirror);
+	rte_tel_data_add_dict_u64(d, "workers", nb_workers);
+	rte_tel_data_add_dict_u64(d, "reloads", aqm_g.reloads);
+	rte_tel_data_add_dict_u64(d, "reload_errors", aqm_g.reload_errors);
+	rte_tel_data_add_dict_u64(d, "telemetry_changes", aqm_g.tel_changes);
+	rte_tel_data_add_dict_u64(d, "worker_changes_applied", applied);
+	rte_tel_data_add_dict_u64(d, "worker_change_errors", errors);
+	rte_tel_data_add_dict_u64(d, "default_rate_down", aqm_g.running ? aqm_g.running->val[AK_RATE_DOWN] : 0);
+	rte_tel_data_add_dict_u64(d, "default_rate_up", aqm_g.running ? aqm_g.running->val[AK_RATE_UP] : 0);
+	if (aqm_g.last_error[0])
+		rte_tel_data_add_dict_string(d, "last_error", aqm_g.last_error);
+	return 0;
+}
+
+static void
+prefix_str(const struct aqm_sub_entry *e, char *buf, size_t len)
+{
+	char a[INET6_ADDRSTRLEN];
+
+	inet_ntop(e->family == 4 ? AF_INET : AF_INET6, e->addr, a, sizeof(a));
+	snprintf(buf, len, "%s/%u", a, e->depth);
+}
+
+/*
+ * One subscriber line from telemetry: like a CSV line, but a blank,
+ * comment or header line is an error here, not a line to skip.
+ */
+static int
+tel_parse_sub(const char *line, struct aqm_sub_entry *e, char *why,
+	      size_t whylen)
+{
+	int rc = aqm_subs_csv_parse_line(line, e, why, whylen);
+
+	if (rc == 1) {
+		snprintf(why, whylen, "blank, comment or header: not a subscriber");
+		return -EINVAL;
+	}
+	return rc;
+}
+
+/* /sluice/aqm_pipe,<prefix | id | default> */
+static int
+tel_pipe(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	struct aqm_sub_entry key;
+	char why[128], pfx[64] = "default";
+	uint32_t id = 0;
+	uint64_t down = 0, up = 0;
+	const struct aqm_mirror *m = NULL;
+
+	(void)cmd;
+	if (params == NULL || *params == '\0')
+		return -EINVAL;
+	pthread_mutex_lock(&aqm_g.lock);
+	(void)ctl_catch_up(aqm_g.bus, why, sizeof(why)); /* else a view one change old */
+	if (strcmp(params, "default") == 0 || strcmp(params, "0") == 0) {
+		id = 0;
+		down = aqm_g.running->val[AK_RATE_DOWN];
+		up = aqm_g.running->val[AK_RATE_UP];
+	} else {
+		char line[160];
+		char *end;
+		unsigned long n = strtoul(params, &end, 10);
+		if (*end == '\0') {
+			for (uint32_t i = 0; i < aqm_g.nmirror && m == NULL; i++)
+				if (aqm_g.mirror[i].id == n)
+					m = &aqm_g.mirror[i];
+		} else {
+			int l = snprintf(line, sizeof(line), "%s,1mbit,1mbit", params);
+			if (l < (int)sizeof(line) &&
+			    tel_parse_sub(line, &key, why, sizeof(why)) == 0)
+				m = mirror_find(&key);
+		}
+		if (m == NULL) {
+			pthread_mutex_unlock(&aqm_g.lock);
+			return -ENOENT;
+		}
+		id = m->id;
+		down = m->e.down_bps;
+		up = m->e.up_bps;
+		prefix_str(&m->e, pfx, sizeof(pfx));
+	}
+	pthread_mutex_unlock(&aqm_g.lock);
+
+	rte_tel_data_start_dict(d);
+	rte_tel_data_add_dict_u64(d, "id", id);
+	rte_tel_data_add_dict_string(d, "prefix", pfx);
+	rte_tel_data_add_dict_u64(d, "owner_worker", handoff_owner(id, aqm_g.nb_workers));
+	rte_tel_data_add_dict_u64(d, "rate_down", down);
+	rte_tel_data_add_dict_u64(d, "rate_up", up);
+	for (int dir = 0; dir < 2; dir++) {
+		struct aqm_pipe_stats t, one;
+		struct rte_tel_data *c = rte_tel_data_alloc();
+		if (c == NULL)
+			return -ENOMEM;
+		memset(&t, 0, sizeof(t));
+		for (unsigned i = 0; i < aqm_g.nb_workers; i++)
+			if (aqm_sched_pipe_stats(aqm_subs_sched(aqm_g.w[i]->subs, (enum aqm_dir)dir),
+						 id, &one) == 0)
+				aqm_pipe_stats_add(&t, &one);
+		tel_dir(c, &t, NULL);
+		rte_tel_data_add_dict_container(d, dir_name[dir], c, 0);
+	}
+	return 0;
+}
+
+/* /sluice/aqm_set,<prefix>,<down>,<up>[,<profile>] or ,default,<down>,<up> */
+static int
+tel_set(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	char err[256] = "", why[128] = "";
+	struct aqm_sub_entry e;
+	char msg[600];
+	int rc;
+
+	(void)cmd;
+	if (params == NULL || *params == '\0')
+		return -EINVAL;
+	pthread_mutex_lock(&aqm_g.lock);
+	rc = ctl_catch_up(aqm_g.bus, err, sizeof(err));
+	if (rc < 0) {
+		/* Nothing to do: err says why. */
+	} else if (strncmp(params, "default,", 8) == 0) {
+		char line[160];
+		/* Borrow the CSV parser for the two rates. */
+		int l = snprintf(line, sizeof(line), "198.18.0.0/32,%s", params + 8);
+		if (l >= (int)sizeof(line)) {
+			snprintf(err, sizeof(err), "too long (want default,down,up)");
+			rc = -EINVAL;
+		} else if (tel_parse_sub(line, &e, why, sizeof(why)) != 0) {
+			snprintf(err, sizeof(err), "%s (want default,down,up)", why);
+			rc = -EINVAL;
+		} else if (e.has_profile) {
+			snprintf(err, sizeof(err), "the default pipe takes no profile: its overhead, mpu and framing come from [aqm] (want default,down,up)");
+			rc = -EINVAL;
+		} else if (aqm_g.running->val[AK_DEFAULT] != AQM_DEFAULT_PIPE) {
+			snprintf(err, sizeof(err), "no default pipe: [aqm] default = pass");
+			rc = -EINVAL;
+		} else {
+			rc = post_change(NULL, 0, true, e.down_bps, e.up_bps, err, sizeof(err));
+		}
+	} else if (tel_parse_sub(params, &e, why, sizeof(why)) != 0) {
+		snprintf(err, sizeof(err), "%s (want prefix,down,up[,profile])", why);
+		rc = -EINVAL;
+	} else if (mirror_find(&e) == NULL &&
+		   aqm_g.nmirror >= aqm_g.running->val[AK_MAX_SUBS]) {
+		snprintf(err, sizeof(err), "table full: max_subscribers = %" PRIu64,
+			 aqm_g.running->val[AK_MAX_SUBS]);
+		rc = -ENOSPC;
+	} else {
+		struct aqm_sub_entry *one = malloc(sizeof(*one));
+		if (one == NULL) {
+			rc = -ENOMEM;
+		} else {
+			e.line = 0;
+			*one = e;
+			rc = post_change(one, 1, false, 0, 0, err, sizeof(err));
+		}
+	}
+	if (rc == 0) {
+		aqm_g.tel_changes++;
+	} else {
+		snprintf(msg, sizeof(msg), "aqm_set %.80s: %s", params, err);
+		memcpy(aqm_g.last_error, msg, sizeof(msg));
+	}
+	pthread_mutex_unlock(&aqm_g.lock);
+
+	rte_tel_data_start_dict(d);
+	rte_tel_data_add_dict_string(d, "status", rc == 0 ? "applied" : "rejected");
+	if (rc != 0)
+		rte_tel_data_add_dict_string(d, "error", err[0] ? err : strerror(-rc));
+	return 0;
+}
+/* ------------------------------------------------------------------ */
+/* Boot.                                                               */
+
+int
+aqm_ctl_boot(const struct aqm_conf *c, unsigned nb_workers)
+{
+	aqm_g.nb_workers = nb_workers;
+	aqm_g.running = calloc(1, sizeof(*aqm_g.running));
+	if (aqm_g.running == NULL)
+		return -ENOMEM;
+	*aqm_g.running = *c;
+	aqm_g.running->subs = NULL;
+	aqm_g.running->nsubs = 0;
+	aqm_g.next_id = 1;
+	if (mirror_reserve(c->nsubs) < 0)
+		return -ENOMEM;
+	mirror_apply(c->subs, c->nsubs);
+	aqm_g.bus = ctl_bus_create("aqm_mb", nb_workers);
+	if (aqm_g.bus == NULL)
+		return -ENOMEM;
+	return 0;
+}
+
+const struct aqm_conf *
+aqm_ctl_running(void)
+{
+	return aqm_g.running;
+}
+
+struct rte_ring *
+aqm_ctl_mailbox(unsigned worker, int socket)
+{
+	return ctl_bus_mailbox(aqm_g.bus, worker, socket);
+}
+
+void
+aqm_ctl_worker_ready(struct aqm_worker *w, const struct aqm_conf *c,
+		     const struct stage_env *env)
+{
+	static const char *const ackf[4] = { "off", "down", "up", "both" };
+	int rc;
+
+	aqm_g.w[env->worker] = w;
+	aqm_g.created++;
+	if (aqm_g.created != env->nb_workers)
+		return;
+	rc = telemetry_register_cmd("/sluice/aqm_pipe", tel_pipe,
+		"One pipe, both directions. Param: prefix, pipe id or default");
+	rc |= telemetry_register_cmd("/sluice/aqm_set", tel_set,
+		"Set rates: prefix,down,up[,profile] or default,down,up");
+	if (rc != 0)
+		aqm_log("could not register /sluice/aqm_pipe and /sluice/aqm_set");
+	aqm_log("%u subscriber(s), unknown addresses %s, default rates down=%" PRIu64 " up=%" PRIu64 " bit/s, %s, ack_filter %s, ack_hold %" PRIu64 " us, bypass %s, %u worker(s)",
+		c->nsubs,
+		c->val[AK_DEFAULT] == AQM_DEFAULT_PIPE ? "go to the default pipe" : "pass unshaped",
+		c->val[AK_RATE_DOWN], c->val[AK_RATE_UP],
+		c->val[AK_QDISC] == AQM_QDISC_FIFO ? "fifo" : "fq_codel",
+		ackf[c->val[AK_ACK_FILTER] & 3], c->val[AK_ACK_HOLD] / 1000,
+		c->val[AK_BYPASS] ? "on" : "off", env->nb_workers);
+}
+
+void
+aqm_report(void *const *ctxs, unsigned nb_workers, FILE *out)
+{
+	for (int dir = 1; dir >= 0; dir--) {
+		struct aqm_pipe_stats ps;
+		struct aqm_dir_stats ds;
+
+		sum_dir(ctxs, nb_workers, (enum aqm_dir)dir, &ps, &ds);
+		fprintf(out, "aqm dir=%s enqueued=%" PRIu64 " sent=%" PRIu64
+			" drop_codel=%" PRIu64 " drop_overflow=%" PRIu64
+			" drop_memory=%" PRIu64 " ce_marked=%" PRIu64
+			" ce_threshold=%" PRIu64 " ack_filtered=%" PRIu64
+			" bypassed=%" PRIu64 " ack_held=%" PRIu64
+			" backlog_pkts=%" PRIu64 " backlog_bytes=%" PRIu64
+			" held_pkts=%" PRIu64 " passed=%" PRIu64
+			" malformed_passed=%" PRIu64 " handoffs=%" PRIu64
+			" handoff_in=%" PRIu64 " handoff_drops=%" PRIu64
+			" p50_us=%" PRIu64 " p95_us=%" PRIu64 " p99_us=%" PRIu64 "\n",
+			dir_name[dir], ps.enq_pkts, ps.tx_pkts,
+			ps.drops[AQM_DROP_CODEL], ps.drops[AQM_DROP_OVERFLOW],
+			ps.drops[AQM_DROP_MEMORY],
+			ps.ce_marks + ps.ce_threshold_marks, ps.ce_threshold_marks,
+			ps.ack_filtered, ps.bypassed, ps.ack_held, ps.backlog_pkts,
+			ps.backlog_bytes, ps.held_pkts,
+			ds.passed, ds.malformed,
+			ds.handoffs, ds.handoff_in, ds.handoff_drops,
+			aqm_sojourn_percentile(ps.sojourn_hist, 50) / 1000,
+			aqm_sojourn_percentile(ps.sojourn_hist, 95) / 1000,
+			aqm_sojourn_percentile(ps.sojourn_hist, 99) / 1000);
+	}
+	fprintf(out, "aqm_control subscribers=%u reloads=%" PRIu64
+		" reload_errors=%" PRIu64 " telemetry_changes=%" PRIu64 "\n",
+		aqm_g.nmirror, aqm_g.reloads, aqm_g.reload_errors,
+		aqm_g.tel_changes);
+}

@@ -1,0 +1,422 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * libFuzzer target for the whole tcp_input() path: one engine listens,
+ * the harness opens a connection to it with a real handshake, then plays
+ * the peer with arbitrary segments decoded from the input, and the
+ * engine's application with reads, writes, half-closes and aborts, on a
+ * virtual clock.
+ *
+ * Input: one configuration byte (CFG_*: IPv6, which options the peer
+ * offers, NewReno, which side opens, MSS 536, a pool of 31 mbufs for the
+ * engine), then records of REC
+ * bytes, one segment each:
+ *   0     TCP flags (low 6 bits); 0x40 corrupt the checksum; 0x80 make it
+ *         an IPv4 first fragment
+ *   1     0x01 timestamps, 0x02 SACK blocks (bytes 12-14), 0x04 raw
+ *         options (bytes 12-15, whole or not), 0x08 seq far out
+ *         (delta x 65536), 0x10 ack far out, 0x20 payload from the input
+ *   2-3   seq - RCV.NXT of the engine, signed
+ *   4-5   ack - SND.UNA of the engine, signed
+ *   6-7   payload length (mod 1461)
+ *   8-9   window field
+ *   10    time step: n ms, or (n & 0x7f) x 100 ms with 0x80
+ *   11    timestamp value step, signed
+ *   12-15 SACK blocks or raw options
+ *   16    application: read, read whole mbufs, write, shutdown, abort
+ *
+ * After every segment and timer run the target aborts when:
+ *   - a frame the engine sends does not parse or has a bad checksum;
+ *   - tcp_conn_check() finds an internal invariant broken (queue counts,
+ *     out-of-order ranges, retransmission records, SACKed bytes);
+ *   - the receive queue holds more than rcv_buf bytes or more mbuf
+ *     memory than rcv_mem, the send queue more than snd_buf, or
+ *     SND.UNA is past SND.NXT;
+ * and after teardown when any mbuf of any pool is still in use.
+ */
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_ip.h>
+#include <rte_mbuf.h>
+#include <rte_mempool.h>
+
+#include "../../test_eal.h"
+#include "pkt.h"
+#include "tcp.h"
+#include "tcp_seg.h"
+
+/* The configuration byte that starts the input. */
+#define CFG_IPV6      0x01
+#define CFG_NO_SACK   0x02 /* the peer offers no SACK */
+#define CFG_NO_TS     0x04 /* nor timestamps */
+#define CFG_NO_WS     0x08 /* nor window scaling */
+#define CFG_NEWRENO   0x10
+#define CFG_ACTIVE    0x20 /* the engine opens the connection */
+#define CFG_SMALL_MSS 0x40 /* the peer announces MSS 536 */
+#define CFG_SMALL_POOL 0x80 /* the engine's pool holds 31 mbufs */
+
+#define REC 17
+#define RCV_BUF 16384
+#define SND_BUF 16384
+#define CHECK(c) do { if (!(c)) abort(); } while (0)
+
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static struct rte_mempool *pool;       /* the engine's and the peer's frames */
+static struct rte_mempool *small_pool; /* the engine's with CFG_SMALL_POOL */
+static struct rte_mempool *src_pool;   /* payload source */
+
+struct harness {
+	struct tcp_engine *e;
+	struct tcp_conn *c;
+	struct tcp_endpoints peer; /* the peer's view: peer -> engine */
+	uint64_t now;
+	uint32_t tsval;
+	uint32_t rcv_nxt, snd_una; /* the engine's, last known */
+	uint32_t rcv_mem;          /* the engine's bound */
+};
+
+static void
+on_event(struct tcp_conn *c, void *arg, uint32_t ev, uint64_t now)
+{
+	struct harness *h = arg;
+
+	(void)now;
+	if (ev & TCP_EV_CONNECTED)
+		h->c = c;
+	if ((ev & TCP_EV_CLOSED) && h->c == c)
+		h->c = NULL;
+}
+
+int
+LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	(void)argc;
+	(void)argv;
+	if (test_eal_start("fuzz_tcpconn", 128) < 0)
+		abort();
+	pool = rte_pktmbuf_pool_create("fz_tcp", 2047, 0, PKT_META_PRIV_SIZE,
+				       RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
+	small_pool = rte_pktmbuf_pool_create("fz_small", 31, 0, PKT_META_PRIV_SIZE,
+					     RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
+	src_pool = rte_pktmbuf_pool_create("fz_src", 7, 0, PKT_META_PRIV_SIZE,
+					   RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
+	CHECK(pool != NULL && small_pool != NULL && src_pool != NULL);
+	return 0;
+}
+
+/* Take and check every frame the engine wants to send; return the last
+ * one's header in *last (if any). */
+static int
+drain(struct harness *h, struct tcp_seg_in *last)
+{
+	struct rte_mbuf *out[32];
+	uint16_t n;
+	int any = 0;
+
+	while ((n = tcp_tx_burst(h->e, out, 32)) > 0) {
+		for (uint16_t i = 0; i < n; i++) {
+			struct tcp_seg_in s;
+
+			CHECK(pkt_parse(out[i], pkt_meta(out[i]), 0) == PKT_ERR_NONE);
+			CHECK(tcp_seg_parse(out[i], pkt_meta(out[i]), &s, 1) == 0);
+			if (last != NULL)
+				*last = s;
+			any = 1;
+		}
+		rte_pktmbuf_free_bulk(out, n);
+	}
+	return any;
+}
+
+static void
+check_conn(struct harness *h)
+{
+	struct tcp_conn_info i;
+	int rc;
+
+	if (h->c == NULL)
+		return;
+	rc = tcp_conn_check(h->c);
+	if (rc != 0) {
+		fprintf(stderr, "tcp_conn_check: %d\n", rc);
+		abort();
+	}
+	tcp_conn_get_info(h->c, &i);
+	CHECK(i.rcv_queued <= RCV_BUF);
+	CHECK(i.rcv_mem <= h->rcv_mem);
+	CHECK(i.snd_queued <= SND_BUF);
+	CHECK(tcp_seq_le(i.snd_una, i.snd_nxt));
+	h->rcv_nxt = i.rcv_nxt;
+	h->snd_una = i.snd_una;
+}
+
+/* Build and feed one segment from the peer. */
+static void
+feed(struct harness *h, const struct tcp_seg_out *o, const uint8_t *payload,
+     uint32_t len, uint8_t mangle)
+{
+	struct rte_mbuf *src = NULL, *m;
+
+	if (len > 0) {
+		uint8_t *d;
+
+		src = rte_pktmbuf_alloc(src_pool);
+		CHECK(src != NULL);
+		d = (uint8_t *)rte_pktmbuf_append(src, (uint16_t)len);
+		CHECK(d != NULL);
+		for (uint32_t k = 0; k < len; k++)
+			d[k] = payload != NULL ? payload[k % 4] : (uint8_t)k;
+	}
+	m = tcp_seg_build(pool, &h->peer, o, src, 0, len);
+	rte_pktmbuf_free(src);
+	if (m == NULL)
+		return;
+	if (mangle & 0x40) {
+		/* a bad TCP checksum */
+		uint32_t at = 14 + (h->peer.family == 4 ? 20 : 40) + 16;
+
+		rte_pktmbuf_mtod_offset(m, uint8_t *, at)[0] ^= 0x5a;
+	}
+	if ((mangle & 0x80) && h->peer.family == 4) {
+		/* an IPv4 first fragment: MF set, the rest of the datagram
+		 * elsewhere */
+		rte_pktmbuf_mtod_offset(m, uint8_t *, 14)[6] |= 0x20;
+	}
+	(void)pkt_parse(m, pkt_meta(m), 0);
+	if ((mangle & 0x80) && h->peer.family == 6)
+		pkt_meta(m)->flags |= PKT_F_FRAGMENT; /* as a fragment header says */
+	if (tcp_input(h->e, m, h->now) != TCP_INPUT_CONSUMED) {
+		(void)tcp_reply_rst(h->e, m, h->now);
+		rte_pktmbuf_free(m);
+	}
+}
+
+static void
+app(struct harness *h, uint8_t op)
+{
+	static const uint8_t bytes[12000];
+	uint8_t buf[3000];
+	struct rte_mbuf *m;
+
+	if (h->c == NULL)
+		return;
+	switch (op % 10) {
+	case 1:
+	case 2:
+		(void)tcp_recv(h->c, buf, (uint32_t)(op >> 4) * 200, h->now);
+		break;
+	case 3:
+		m = tcp_recv_mbuf(h->c, (uint32_t)(op >> 4) * 1000, h->now);
+		rte_pktmbuf_free(m);
+		break;
+	case 4:
+	case 5:
+		(void)tcp_send(h->c, bytes, (uint32_t)(op >> 4) * 700 + 1, h->now);
+		break;
+	case 6:
+		(void)tcp_shutdown(h->c, h->now);
+		break;
+	case 7:
+		if ((op >> 4) == 0xf)
+			tcp_abort(h->c, h->now);
+		break;
+	default:
+		break;
+	}
+}
+
+/* The peer's SYN options, per the configuration byte. */
+static uint8_t
+syn_opts(uint8_t cfg)
+{
+	uint8_t o = TCP_SO_MSS | TCP_SO_WS | TCP_SO_SACK_PERM | TCP_SO_TS;
+
+	if (cfg & CFG_NO_SACK)
+		o &= (uint8_t)~TCP_SO_SACK_PERM;
+	if (cfg & CFG_NO_TS)
+		o &= (uint8_t)~TCP_SO_TS;
+	if (cfg & CFG_NO_WS)
+		o &= (uint8_t)~TCP_SO_WS;
+	return o;
+}
+
+/* The peer opens, the engine (listening) answers. */
+static int
+handshake_passive(struct harness *h, uint8_t cfg)
+{
+	struct tcp_seg_out o = { 0 };
+	struct tcp_seg_in synack = { 0 };
+
+	o.seq = 1000;
+	o.flags = TCP_FL_SYN;
+	o.wnd = 65535;
+	o.opts = syn_opts(cfg);
+	o.mss = (cfg & CFG_SMALL_MSS) ? 536 : 1460;
+	o.ws = 7;
+	o.tsval = h->tsval;
+	feed(h, &o, NULL, 0, 0);
+	if (!drain(h, &synack) || synack.flags != (TCP_FL_SYN | TCP_FL_ACK))
+		return -1;
+	h->now += 1000000;
+	memset(&o, 0, sizeof(o));
+	o.seq = 1001;
+	o.ack = synack.seq + 1;
+	o.flags = TCP_FL_ACK;
+	o.wnd = 1024;
+	if (synack.opts & TCP_SO_TS) {
+		o.opts = TCP_SO_TS;
+		o.tsval = ++h->tsval;
+		o.tsecr = synack.tsval;
+	}
+	feed(h, &o, NULL, 0, 0);
+	drain(h, NULL);
+	return h->c != NULL ? 0 : -1;
+}
+
+/* The engine opens (tcp_connect()), the peer answers. */
+static int
+handshake_active(struct harness *h, uint8_t cfg)
+{
+	struct tcp_seg_out o = { 0 };
+	struct tcp_seg_in syn = { 0 };
+	struct tcp_endpoints ep = h->peer;
+
+	memcpy(ep.laddr, h->peer.raddr, 16);
+	memcpy(ep.raddr, h->peer.laddr, 16);
+	ep.lport = h->peer.rport;
+	ep.rport = h->peer.lport;
+	ep.lmac = h->peer.rmac;
+	ep.rmac = h->peer.lmac;
+	if (tcp_connect(h->e, &ep, h, h->now) == NULL)
+		return -1;
+	if (!drain(h, &syn) || syn.flags != TCP_FL_SYN)
+		return -1;
+	h->now += 1000000;
+	o.seq = 5000;
+	o.ack = syn.seq + 1;
+	o.flags = TCP_FL_SYN | TCP_FL_ACK;
+	o.wnd = 65535;
+	o.opts = syn_opts(cfg) & syn.opts;
+	o.mss = (cfg & CFG_SMALL_MSS) ? 536 : 1460;
+	o.ws = 7;
+	o.tsval = h->tsval;
+	o.tsecr = syn.tsval;
+	feed(h, &o, NULL, 0, 0);
+	drain(h, NULL);
+	return h->c != NULL ? 0 : -1;
+}
+
+static inline uint16_t rd16(const uint8_t *p) { return (uint16_t)(p[0] << 8 | p[1]); }
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static const uint8_t ma[6] = { 2, 0, 0, 0, 0, 0xa }, mb[6] = { 2, 0, 0, 0, 0, 0xb };
+	struct tcp_engine_params p;
+	struct harness h;
+
+	uint8_t cfg;
+
+	if (size < 1 || size > REC * 4000)
+		return 0;
+	cfg = data[0];
+	data++;
+	size--;
+	memset(&h, 0, sizeof(h));
+	tcp_engine_params_init(&p);
+	p.name = "fz";
+	/* A small pool runs dry: allocation failures everywhere, and a
+	 * receive side that must prune instead of collapsing. */
+	p.pool = (cfg & CFG_SMALL_POOL) ? small_pool : pool;
+	p.cb = on_event;
+	p.cb_arg = &h;
+	p.max_conns = 4;
+	p.snd_buf = SND_BUF;
+	p.rcv_buf = RCV_BUF;
+	p.txq_size = 256;
+	p.timer_slots = 256;
+	if (cfg & CFG_NEWRENO)
+		p.cc = TCP_CC_NEWRENO;
+	h.rcv_mem = RTE_MAX(2u * RCV_BUF, RCV_BUF + 10u * RTE_MBUF_DEFAULT_BUF_SIZE);
+	h.e = tcp_engine_create(&p);
+	CHECK(h.e != NULL);
+	tcp_listen(h.e, 80, true);
+	h.now = 1000000000ull;
+	h.tsval = 1;
+	if (cfg & CFG_IPV6) {
+		static const uint8_t a[16] = { 0x20, 0x01, 0x0d, 0xb8, [15] = 1 };
+		static const uint8_t b[16] = { 0x20, 0x01, 0x0d, 0xb8, 0, 1, [15] = 2 };
+
+		h.peer.family = 6;
+		memcpy(h.peer.laddr, a, 16);
+		memcpy(h.peer.raddr, b, 16);
+	} else {
+		h.peer.family = 4;
+		h.peer.laddr[0] = 198; h.peer.laddr[1] = 18; h.peer.laddr[3] = 1;
+		h.peer.raddr[0] = 198; h.peer.raddr[1] = 19; h.peer.raddr[3] = 2;
+	}
+	h.peer.lport = 40000;
+	h.peer.rport = 80;
+	memcpy(&h.peer.lmac, ma, 6);
+	memcpy(&h.peer.rmac, mb, 6);
+	if (((cfg & CFG_ACTIVE) ? handshake_active(&h, cfg) : handshake_passive(&h, cfg)) != 0)
+		abort();
+	check_conn(&h);
+
+	for (size_t off = 0; off + REC <= size; off += REC) {
+		const uint8_t *r = data + off;
+		struct tcp_seg_out o = { 0 };
+		int32_t dseq = (int16_t)rd16(r + 2), dack = (int16_t)rd16(r + 4);
+		uint32_t len = rd16(r + 6) % 1461;
+		uint8_t xo[4];
+
+		if (r[1] & 0x08)
+			dseq *= 65536;
+		if (r[1] & 0x10)
+			dack *= 65536;
+		o.flags = r[0] & 0x3f;
+		o.seq = h.rcv_nxt + (uint32_t)dseq;
+		o.ack = h.snd_una + (uint32_t)dack;
+		o.wnd = rd16(r + 8);
+		h.tsval += (uint32_t)(int8_t)r[11];
+		if (r[1] & 0x01) {
+			o.opts |= TCP_SO_TS;
+			o.tsval = h.tsval;
+			o.tsecr = (uint32_t)(h.now / 1000000);
+		}
+		if (r[1] & 0x02) {
+			o.opts |= TCP_SO_SACK;
+			o.nsack = (uint8_t)(1 + (r[12] & 1));
+			for (unsigned int b = 0; b < o.nsack; b++) {
+				o.sack[b].left = h.snd_una + (uint32_t)(int8_t)r[13 + b] * 100;
+				o.sack[b].right = o.sack[b].left + (uint32_t)r[14] * 20;
+			}
+		} else if (r[1] & 0x04) {
+			memcpy(xo, r + 12, 4);
+			o.xopt = xo;
+			o.xopt_len = 4;
+		}
+		feed(&h, &o, (r[1] & 0x20) ? r + 12 : NULL, len, r[0]);
+		drain(&h, NULL);
+		check_conn(&h);
+		app(&h, r[16]);
+		drain(&h, NULL);
+		check_conn(&h);
+		h.now += (r[10] & 0x80) ? (uint64_t)(r[10] & 0x7f) * 100000000ull :
+					  (uint64_t)r[10] * 1000000ull;
+		tcp_timers_run(h.e, h.now);
+		drain(&h, NULL);
+		check_conn(&h);
+	}
+	tcp_engine_free(h.e);
+	/* Every mbuf the engine took or made is back. */
+	CHECK(rte_mempool_in_use_count(pool) == 0);
+	CHECK(rte_mempool_in_use_count(small_pool) == 0);
+	CHECK(rte_mempool_in_use_count(src_pool) == 0);
+	return 0;
+}
