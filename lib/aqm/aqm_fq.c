@@ -222,7 +222,8 @@ struct codel_ctx {
 /*
  * BLUE's part of taking the head packet m of flow f: update p from m's
  * sojourn and from whether the queue is now empty, then, unless m was the
- * last packet queued, drop m with probability p, ECN-capable or not. Returns true if m was dropped.
+ * last packet queued, drop m with probability p, ECN-capable or not.
+ * Returns true if m was dropped (freed and counted).
  */
 static bool
 blue_head(struct codel_ctx *c, struct rte_mbuf *m)
