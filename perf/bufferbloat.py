@@ -182,7 +182,7 @@ def read_capture(d, side, addr):
 
 # A socket counts as a bulk sender once it has this many bytes acked (the
 # iperf3 control connections and the receivers' sockets send a few kB).
-BULK_MIN_ACKED = 256 * 1024
+BULK_MIN_ACKED = 64 * 1024
 
 
 def read_ss(d):
