@@ -132,6 +132,61 @@ test_unresponsive_ecn_sender_at_twice_the_rate_is_bounded_by_blue_drops(void **s
 	aqm_sched_free(s);
 }
 
+/* Send PKT_LEN-byte ECT(0) packets of flow 1 every gap ns over [from, to),
+ * dequeue every STEP; return how many BLUE dropped meanwhile. */
+static uint64_t
+paced_sender(struct aqm_sched *s, uint64_t gap, uint64_t from, uint64_t to)
+{
+	struct aqm_pipe_stats st;
+	uint64_t next_send = from, blue0;
+
+	aqm_sched_pipe_stats(s, 0, &st);
+	blue0 = st.drops[AQM_DROP_BLUE];
+	for (uint64_t now = from; now < to; now += STEP) {
+		struct rte_mbuf *out[16];
+		uint16_t n;
+
+		while (next_send <= now) {
+			struct rte_mbuf *m = test_pkt4(1, PKT_LEN, ECT0);
+
+			assert_non_null(m);
+			aqm_sched_pipe_enqueue_burst(s, 0, &m, 1, next_send);
+			next_send += gap;
+		}
+		n = aqm_sched_dequeue_burst(s, out, 16, now);
+		rte_pktmbuf_free_bulk(out, n);
+	}
+	aqm_sched_pipe_stats(s, 0, &st);
+	return st.drops[AQM_DROP_BLUE] - blue0;
+}
+
+/*
+ * Once the flood stops (the sender falls to half the rate), p falls by
+ * 1/1024 per 10 ms while the flow's queue keeps emptying: from about 1/2
+ * to 0 in under 6 s, after which the flow loses nothing.
+ */
+static void
+test_blue_probability_returns_to_zero_once_the_sender_slows_down(void **state)
+{
+	const uint64_t rate = 2000000, tx = PKT_LEN * 8 * 1000000000ULL / rate;
+	struct aqm_sched *s = cobalt_sched(rate, true);
+	uint64_t t = T0;
+
+	(void)state;
+	assert_non_null(s);
+	assert_true(paced_sender(s, tx / 2, t, t + 5000 * MS) > 0);
+	assert_true(s->pipes[0].blue_flows == 1);
+	t += 5000 * MS;
+	paced_sender(s, tx * 2, t, t + 8000 * MS);
+	t += 8000 * MS;
+	assert_int_equal(s->pipes[0].blue_flows, 0);
+	for (uint32_t fi = 0; fi <= s->pipes[0].flow_mask; fi++)
+		assert_int_equal(s->pipes[0].flows[fi].cv.blue_p, 0);
+	assert_int_equal(paced_sender(s, tx * 2, t, t + 2000 * MS), 0);
+	flush_free(s);
+	aqm_sched_free(s);
+}
+
 /*
  * A window-based sender (Reno with ECN, RFC 3168): slow start, then one
  * more packet per round trip; a CE-marked packet echoed back halves the
@@ -378,6 +433,7 @@ main(void)
 		cmocka_unit_test(test_unresponsive_ecn_sender_at_twice_the_rate_is_bounded_by_blue_drops),
 		cmocka_unit_test(test_responsive_ecn_senders_lose_no_packet_to_blue_or_codel),
 		cmocka_unit_test(test_overflowing_flow_gets_a_drop_probability_that_empty_queues_take_back),
+		cmocka_unit_test(test_blue_probability_returns_to_zero_once_the_sender_slows_down),
 		cmocka_unit_test(test_rate_aware_target_is_one_and_a_half_mtu_times_at_one_mbit),
 		cmocka_unit_test(test_rate_aware_target_counts_the_link_framing),
 		cmocka_unit_test(test_rate_aware_off_keeps_the_configured_codel_parameters),
