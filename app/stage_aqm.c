@@ -27,6 +27,7 @@
 #include <rte_errno.h>
 #include <rte_malloc.h>
 #include <rte_mbuf.h>
+#include <rte_random.h>
 #include <rte_ring.h>
 
 #include "pkt.h"
@@ -296,6 +297,8 @@ aqm_create(const void *conf, const struct stage_env *env, struct stage *out)
 		maxq = RTE_MAX(env->pool->size / 2 / (2 * env->nb_workers), 64u);
 	sp.sched.limit_pkts = maxq;
 	sp.sched.max_lag_ns = c->val[AK_MAX_LAG];
+	/* BLUE's draws: a different sequence per worker and run. */
+	sp.sched.rng_seed = rte_rand() | 1;
 	w->subs = aqm_subs_create(&sp);
 	if (w->subs == NULL) {
 		rc = -rte_errno;

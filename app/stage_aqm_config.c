@@ -402,6 +402,13 @@ aqm_conf_pipe(const struct aqm_conf *c, bool subscriber, struct aqm_pipe_params 
 	p->fq.codel.interval_ns = c->val[AK_INTERVAL];
 	p->fq.codel.ce_threshold_ns = c->val[AK_CE_THRESHOLD];
 	p->fq.codel.ecn = c->val[AK_ECN] != 0;
+	p->fq.codel_rate_aware = c->val[AK_CODEL_RATE_AWARE] != 0;
+	if (c->val[AK_BLUE]) {
+		p->fq.blue.threshold_ns = c->val[AK_BLUE_THRESHOLD];
+		p->fq.blue.interval_ns = c->val[AK_BLUE_INTERVAL];
+		p->fq.blue.inc = (uint16_t)c->val[AK_BLUE_INC];
+		p->fq.blue.dec = (uint16_t)c->val[AK_BLUE_DEC];
+	}
 	/* RFC 8290 section 4.1.1: perturb the flow hash per instance, so
 	 * flows that share a queue by bad luck do not share it every run. */
 	p->fq.seed = (uint32_t)rte_rand();

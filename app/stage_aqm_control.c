@@ -486,6 +486,13 @@ tel_pipe(const char *cmd, const char *params, struct rte_tel_data *d)
 						 id, &one) == 0)
 				aqm_pipe_stats_add(&t, &one);
 		tel_dir(c, &t, NULL);
+		/* What CoDel runs with at this rate (codel_rate_aware). */
+		struct aqm_codel_params cp;
+		if (aqm_sched_pipe_codel_params(aqm_subs_sched(aqm_g.w[handoff_owner(id, aqm_g.nb_workers)]->subs,
+							       (enum aqm_dir)dir), id, &cp) == 0) {
+			rte_tel_data_add_dict_u64(c, "codel_target_us", cp.target_ns / 1000);
+			rte_tel_data_add_dict_u64(c, "codel_interval_us", cp.interval_ns / 1000);
+		}
 		rte_tel_data_add_dict_container(d, dir_name[dir], c, 0);
 	}
 	return 0;
@@ -610,13 +617,15 @@ aqm_ctl_worker_ready(struct aqm_worker *w, const struct aqm_conf *c,
 		"Set rates: prefix,down,up[,profile] or default,down,up");
 	if (rc != 0)
 		aqm_log("could not register /sluice/aqm_pipe and /sluice/aqm_set");
-	aqm_log("%u subscriber(s), unknown addresses %s, default rates down=%" PRIu64 " up=%" PRIu64 " bit/s, %s, ack_filter %s, ack_hold %" PRIu64 " us, bypass %s, %u worker(s)",
+	aqm_log("%u subscriber(s), unknown addresses %s, default rates down=%" PRIu64 " up=%" PRIu64 " bit/s, %s, ack_filter %s, ack_hold %" PRIu64 " us, bypass %s, codel_rate_aware %s, blue %s, %u worker(s)",
 		c->nsubs,
 		c->val[AK_DEFAULT] == AQM_DEFAULT_PIPE ? "go to the default pipe" : "pass unshaped",
 		c->val[AK_RATE_DOWN], c->val[AK_RATE_UP],
 		c->val[AK_QDISC] == AQM_QDISC_FIFO ? "fifo" : "fq_codel",
 		ackf[c->val[AK_ACK_FILTER] & 3], c->val[AK_ACK_HOLD] / 1000,
-		c->val[AK_BYPASS] ? "on" : "off", env->nb_workers);
+		c->val[AK_BYPASS] ? "on" : "off",
+		c->val[AK_CODEL_RATE_AWARE] ? "on" : "off",
+		c->val[AK_BLUE] ? "on" : "off", env->nb_workers);
 }
 
 void
@@ -629,7 +638,8 @@ aqm_report(void *const *ctxs, unsigned nb_workers, FILE *out)
 		sum_dir(ctxs, nb_workers, (enum aqm_dir)dir, &ps, &ds);
 		fprintf(out, "aqm dir=%s enqueued=%" PRIu64 " sent=%" PRIu64
 			" drop_codel=%" PRIu64 " drop_overflow=%" PRIu64
-			" drop_memory=%" PRIu64 " ce_marked=%" PRIu64
+			" drop_memory=%" PRIu64 " drop_blue=%" PRIu64
+			" ce_marked=%" PRIu64
 			" ce_threshold=%" PRIu64 " ack_filtered=%" PRIu64
 			" bypassed=%" PRIu64 " ack_held=%" PRIu64
 			" backlog_pkts=%" PRIu64 " backlog_bytes=%" PRIu64
@@ -639,7 +649,7 @@ aqm_report(void *const *ctxs, unsigned nb_workers, FILE *out)
 			" p50_us=%" PRIu64 " p95_us=%" PRIu64 " p99_us=%" PRIu64 "\n",
 			dir_name[dir], ps.enq_pkts, ps.tx_pkts,
 			ps.drops[AQM_DROP_CODEL], ps.drops[AQM_DROP_OVERFLOW],
-			ps.drops[AQM_DROP_MEMORY],
+			ps.drops[AQM_DROP_MEMORY], ps.drops[AQM_DROP_BLUE],
 			ps.ce_marks + ps.ce_threshold_marks, ps.ce_threshold_marks,
 			ps.ack_filtered, ps.bypassed, ps.ack_held, ps.backlog_pkts,
 			ps.backlog_bytes, ps.held_pkts,

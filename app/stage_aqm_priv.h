@@ -81,7 +81,13 @@ enum aqm_key_kind { K_PORTS, K_QDISC, K_FIFO, K_TIME, K_U64, K_SIZE, K_BOOL,
 	X(HANDOFF_RING, "handoff_ring",            K_U64,     1024, 64, 65536, 0) \
 	X(MAX_QUEUED,   "max_queued",              K_U64,     0, 0, 16777215, 0) \
 	X(MAX_LAG,      "max_lag",                 K_TIME,    AQM_DEFAULT_MAX_LAG_NS, 0, 100000000, 0) \
-	X(BYPASS,       "bypass",                  K_BOOL,    1, 0, 1, 0)
+	X(BYPASS,       "bypass",                  K_BOOL,    1, 0, 1, 0) \
+	X(CODEL_RATE_AWARE, "codel_rate_aware",    K_BOOL,    1, 0, 1, 0) \
+	X(BLUE,         "blue",                    K_BOOL,    1, 0, 1, 0) \
+	X(BLUE_THRESHOLD, "blue_threshold",        K_TIME,    400000000, AQM_BLUE_THRESHOLD_MIN, AQM_BLUE_THRESHOLD_MAX, 0) \
+	X(BLUE_INTERVAL, "blue_interval",          K_TIME,    10000000, AQM_BLUE_INTERVAL_MIN, AQM_BLUE_INTERVAL_MAX, 0) \
+	X(BLUE_INC,     "blue_inc",                K_U64,     1024, 1, 65535, 0) \
+	X(BLUE_DEC,     "blue_dec",                K_U64,     64, 1, 65535, 0)
 
 enum aqm_key {
 #define AQM_KEY_ENUM(e, n, k, d, lo, hi, r) AK_##e,

@@ -180,6 +180,45 @@ def read_capture(d, side, addr):
     return {"secs": secs, "frames": frames, "bytes": nbytes}
 
 
+# A socket counts as a bulk sender once it has this many bytes acked (the
+# iperf3 control connections and the receivers' sockets send a few kB).
+BULK_MIN_ACKED = 64 * 1024
+
+
+def read_ss(d):
+    """Smoothed RTT samples (ms) of the bulk senders from ss.txt (`ss -tinH`
+    every BB_SS_INTERVAL s in both namespaces): upload flows send from the
+    client namespace, download flows from the server's. Returns
+    {"up": [...], "down": [...], "cc": set of algorithms seen}."""
+    res = {"up": [], "down": [], "cc": set()}
+    path = os.path.join(d, "ss.txt")
+    if not os.path.exists(path):
+        return res
+    ns = None
+    for line in open(path, errors="replace"):
+        if line.startswith("# "):
+            continue
+        if line.startswith("ns "):
+            ns = line.split()[1]
+            continue
+        if not line[:1].isspace():
+            continue  # a socket's address line; its details follow
+        rtt = re.search(r"\brtt:([0-9.]+)/", line)
+        acked = re.search(r"\bbytes_acked:([0-9]+)", line)
+        if not rtt or not acked or int(acked.group(1)) < BULK_MIN_ACKED:
+            continue
+        for cc in ("cubic", "bbr", "reno"):
+            if re.search(r"(^|\s)%s(\s|$)" % cc, line):
+                res["cc"].add(cc)
+        res["up" if ns == "cli" else "down"].append(float(rtt.group(1)))
+    return res
+
+
+def rtt_stats(v):
+    return {"n": len(v), "p50": pct(v, 50), "p95": pct(v, 95),
+            "max": max(v) if v else None}
+
+
 def read_aqm(d):
     """Drops by reason and CE marks per direction: from telemetry /sluice/aqm
     if it answered, else from the exit report's "aqm dir=up|down" lines."""
@@ -297,6 +336,10 @@ def analyse_mode(d):
                         "ack_filtered": af if isinstance(af, (int, float)) else None,
                         "ack_held": ah if isinstance(ah, (int, float)) else None,
                         "aqm": aqm.get(dirn)})
+    ss = read_ss(d)
+    for dirn in ("down", "up"):
+        s[dirn]["bulk_rtt"] = rtt_stats(ss[dirn])
+    s["cc_seen"] = sorted(ss["cc"])
     s["ring_drops"] = num(m.get("ring_drops"))
     # Share of the measured load window in which sluice's lcore thread ran
     # (from /proc/PID/schedstat). Below ~100%, it shared its CPU with other
@@ -423,6 +466,20 @@ def table(summaries):
                     fmt(pc["pure_ack"] + pc["pure_ack_sack"]), fmt(pc["pure_ack_sack"]),
                     fmt(pc["irtt"]), fmt(pc["ping"]), fmt(pc["other"]),
                     fmt(sum(pc.values())), fmt(per)))
+    L.append("")
+    L.append("Bulk flows' smoothed RTT (the senders' `ss -ti` srtt, every %s s in both "
+             "namespaces from 1 s into the load; upload flows send from the client, "
+             "download flows from the server), ms:" % os.environ.get("BB_SS_INTERVAL", "0.2"))
+    L.append("")
+    L.append("| mode | senders | tcp_ecn | [aqm] extra | dir | samples | p50 | p95 | max |")
+    L.append("|---|---|---:|---|---|---:|---:|---:|---:|")
+    for s in summaries:
+        for dirn in ("up", "down"):
+            br = s[dirn].get("bulk_rtt") or {}
+            L.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+                s["mode"], ",".join(s.get("cc_seen") or []) or s["meta"].get("cc", "?"),
+                s["meta"].get("tcp_ecn", "?"), s["meta"].get("aqm_extra") or "-", dirn,
+                fmt(br.get("n")), fmt(br.get("p50")), fmt(br.get("p95")), fmt(br.get("max"))))
     rd = [fmt(max(0, s["ring_drops"])) if isinstance(s["ring_drops"], int) else "n/a"
           for s in summaries]
     L.append("")
@@ -515,6 +572,10 @@ def main():
             print("result %s p99_added_ms %s" % (s["mode"], fmt(s["probes"]["irtt"]["added"]["p99"])))
             print("result %s goodput_down_pct %s" % (s["mode"], fmt(s["down"]["pct_payload"])))
             print("result %s goodput_up_pct %s" % (s["mode"], fmt(s["up"]["pct_payload"])))
+            for dirn in ("up", "down"):
+                br = s[dirn].get("bulk_rtt") or {}
+                print("result %s bulk_rtt_%s_p50_ms %s" % (s["mode"], dirn, fmt(br.get("p50"))))
+                print("result %s bulk_rtt_%s_p95_ms %s" % (s["mode"], dirn, fmt(br.get("p95"))))
         return 0
     print(__doc__, file=sys.stderr)
     return 2

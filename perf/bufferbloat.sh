@@ -17,6 +17,8 @@
 #   result <mode> p99_added_ms <v>
 #   result <mode> goodput_down_pct <v>
 #   result <mode> goodput_up_pct <v>
+#   result <mode> bulk_rtt_up_p95_ms <v>    (the senders' srtt, ss -ti)
+#   result <mode> bulk_rtt_down_p95_ms <v>
 # See perf/README.md ("bufferbloat") for what each number means.
 set -u -o pipefail
 
@@ -48,6 +50,10 @@ Options (environment variable in brackets):
   --capture S       also capture S s of headers at both hosts from 1 s into
                     the load (needs dumpcap, tshark), and report what each
                     link carried: data, pure ACKs, probes (0 = off)  [BB_CAPTURE]
+  --cc ALGO         the iperf3 senders' congestion control, set per
+                    socket (iperf3 -C): cubic or bbr (default cubic) [BB_CC]
+  --aqm "K = V; ..." extra [aqm] lines for the FQ-CoDel modes, e.g.
+                    "blue = off; codel_rate_aware = off"           [BB_AQM_EXTRA]
   --modes LIST      comma-separated, from fifo,fq_codel,fq_codel_ecn
                     (default all three; "bridge" = no shaping, debug)  [BB_MODES]
   -o, --out DIR     output directory (default perf/out/bufferbloat-<time>) [BB_OUT]
@@ -74,6 +80,8 @@ while [ $# -gt 0 ]; do
 	--ack-filter) BB_ACK_FILTER=${2:-}; shift ;;
 	--ack-hold) BB_ACK_HOLD=${2:-}; hold_given=1; shift ;;
 	--capture) BB_CAPTURE=${2:-}; shift ;;
+	--cc) BB_CC=${2:-}; shift ;;
+	--aqm) BB_AQM_EXTRA=${2:-}; shift ;;
 	--modes) MODES=${2:-}; shift ;;
 	-o | --out) OUT=${2:-}; shift ;;
 	--sluice) SLUICE_BIN=${2:-}; shift ;;
@@ -123,7 +131,11 @@ e2e_require_tools irtt taskset
 mkdir -p "$OUT" || { echo "bufferbloat: cannot create $OUT" >&2; exit 1; }
 OUT=$(cd "$OUT" && pwd)
 
-bb_log "modes ${mode_list[*]}: ${IDLE} s idle + ${SECS} s load each, down $BB_DOWN, up $BB_UP, FQ-CoDel ack_filter $BB_ACK_FILTER ack_hold ${BB_ACK_HOLD}ms; output in $OUT"
+case "$BB_CC" in cubic | bbr | reno) ;; *) die_usage "--cc wants cubic, bbr or reno, not '$BB_CC'" ;; esac
+grep -qw "$BB_CC" /proc/sys/net/ipv4/tcp_available_congestion_control 2>/dev/null ||
+	modprobe "tcp_$BB_CC" 2>/dev/null ||
+	{ echo "bufferbloat: congestion control $BB_CC is not available (modprobe tcp_$BB_CC)" >&2; exit 1; }
+bb_log "modes ${mode_list[*]}: ${IDLE} s idle + ${SECS} s load each, down $BB_DOWN, up $BB_UP, senders $BB_CC, FQ-CoDel ack_filter $BB_ACK_FILTER ack_hold ${BB_ACK_HOLD}ms${BB_AQM_EXTRA:+, [aqm] $BB_AQM_EXTRA}; output in $OUT"
 bb_log "sluice on lcore $E2E_LCORE; load generators and probes on CPU(s) ${BB_LOAD_CPUS:-any}"
 e2e_setup
 bb_start_servers

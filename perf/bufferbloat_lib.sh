@@ -37,6 +37,16 @@ BB_IPERF_PORT0=${BB_IPERF_PORT0:-5301}
 BB_TAIL=${BB_TAIL:-2}             # probing after the load stops, seconds
 BB_CAPTURE=${BB_CAPTURE:-0}       # seconds of headers captured at both hosts (0 = none)
 BB_MODES_ALL="fifo fq_codel fq_codel_ecn"
+# The iperf3 senders' congestion control, set per socket (iperf3 -C; with
+# -R the server's sending socket gets it too): cubic or bbr. ECN comes with
+# the fq_codel_ecn mode (tcp_ecn = 1 in both namespaces).
+BB_CC=${BB_CC:-cubic}
+# Extra [aqm] lines for the two FQ-CoDel modes, "; "-separated, e.g.
+# "blue = off; codel_rate_aware = off" (the behaviour before issue 18).
+BB_AQM_EXTRA=${BB_AQM_EXTRA:-}
+# Every bulk flow's smoothed RTT, sampled with `ss -ti` in both namespaces
+# this often from 1 s into the load (seconds).
+BB_SS_INTERVAL=${BB_SS_INTERVAL:-0.2}
 
 # CPUs for the load generators and probes: every CPU we may use except
 # sluice's lcore, so that our own traffic does not take sluice's CPU (the
@@ -101,7 +111,28 @@ bb_write_ini() {
 			echo "ack_filter = $BB_ACK_FILTER"
 			[ "$BB_ACK_FILTER" = off ] || echo "ack_hold = ${BB_ACK_HOLD}ms" ;;
 		esac
+		case "$mode" in
+		fq_codel*) [ -z "$BB_AQM_EXTRA" ] || echo "$BB_AQM_EXTRA" | tr ';' '\n' | sed 's/^ *//' ;;
+		esac
 	} >"$file"
+}
+
+# _bb_ss_sampler FILE END: until time END (_bb_now), every BB_SS_INTERVAL
+# s, append "# T" and `ss -tinH` of the client ("ns cli") and server
+# ("ns srv") namespaces to FILE. bufferbloat.py keeps the sockets that
+# sent bulk data (the senders: upload flows in cli, download flows in srv).
+_bb_ss_sampler() {
+	local file=$1 end=$2
+	while awk -v a="$(_bb_now)" -v b="$end" 'BEGIN { exit !(a < b) }'; do
+		{
+			echo "# $(_bb_now)"
+			echo "ns cli"
+			ip netns exec "$NS_CLI" ss -tinH state established
+			echo "ns srv"
+			ip netns exec "$NS_SRV" ss -tinH state established
+		} >>"$file" 2>/dev/null
+		sleep "$BB_SS_INTERVAL"
+	done
 }
 
 # bb_kbytes DEV tx|rx: bytes the sluice namespace's kernel counted on DEV.
@@ -183,7 +214,7 @@ bb_run_mode() {
 			name=down$((i - BB_FLOWS_UP)) rev=-R
 		fi
 		ip netns exec "$NS_CLI" $(_bb_pin) timeout --foreground $((secs + 30)) \
-			iperf3 -4 -c "$SRV4" -p "$port" -t "$secs" -J $rev \
+			iperf3 -4 -c "$SRV4" -p "$port" -t "$secs" -J $rev -C "$BB_CC" \
 			--connect-timeout 5000 </dev/null \
 			>"$dir/iperf-$name.json" 2>"$dir/iperf-$name.err" &
 		load_pids+=("$!")
@@ -212,6 +243,10 @@ bb_run_mode() {
 			E2E_PIDS+=("$!")
 		done
 	fi
+	rm -f "$dir/ss.txt"
+	_bb_ss_sampler "$dir/ss.txt" "$(awk -v a="$tl" -v s="$secs" 'BEGIN { printf "%.3f", a + s - 0.5 }')" &
+	local ss_pid=$!
+	E2E_PIDS+=("$ss_pid")
 	tk0=$(_bb_now)
 	run0=$(awk '{ print $1 }' "/proc/$SLUICE_PID/schedstat" 2>/dev/null)
 	k_down0=$(bb_kbytes "$SUB_IF" tx) k_up0=$(bb_kbytes "$INET_IF" tx)
@@ -222,6 +257,7 @@ bb_run_mode() {
 	rc=0
 	for pid in "${load_pids[@]}"; do wait "$pid" || rc=$?; done
 	for pid in "${cap_pids[@]}"; do wait "$pid"; done
+	wait "$ss_pid"
 	te=$(_bb_now)
 	e2e_tel /sluice/aqm >"$dir/aqm.json" 2>/dev/null || rm -f "$dir/aqm.json"
 	e2e_tel /sluice/ports >"$dir/ports.json" 2>/dev/null
@@ -244,6 +280,9 @@ bb_run_mode() {
 		echo "ack_hold_ms=$([ "$mode" = fifo ] || [ "$mode" = bridge ] || [ "$BB_ACK_FILTER" = off ] && echo 0 || echo "$BB_ACK_HOLD")"
 		echo "irtt_interval=$BB_IRTT_INTERVAL"
 		echo "ping_interval=$BB_PING_INTERVAL"
+		echo "cc=$BB_CC"
+		echo "tcp_ecn=$ecn"
+		echo "aqm_extra=$BB_AQM_EXTRA"
 		echo "t0=$t0"
 		echo "t_load=$tl"
 		echo "t_end=$te"

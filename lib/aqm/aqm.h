@@ -67,6 +67,29 @@ struct aqm_shaper_params {
 	uint8_t framing;    /**< enum aqm_framing, applied last */
 };
 
+/**
+ * BLUE, next to each flow's CoDel, as CAKE's COBALT pairs them: a drop
+ * probability p per flow that rises while the flow's queue overflows or
+ * its sojourn stays far above target whatever CE marks did, and falls
+ * when the flow's queue empties or runs below target. Packets are dropped
+ * with probability p before CoDel sees them, ECN-capable or not. See
+ * "BLUE" in lib/aqm/README.md. inc = 0 turns it off (the default).
+ */
+struct aqm_blue_params {
+	uint64_t threshold_ns; /**< raise p when a packet's sojourn exceeds this
+				*   (400 ms); 1 ms .. 4 s, in whole ms */
+	uint64_t interval_ns;  /**< least time between two changes of p (10 ms);
+				*   1 ms .. 250 ms, counted in 2^20 ns ticks */
+	uint16_t inc;          /**< step up, Q0.16 (1024 = 1/64); 0 = BLUE off */
+	uint16_t dec;          /**< step down, Q0.16 (64 = 1/1024) */
+};
+
+/** Bounds of aqm_blue_params (ns). */
+#define AQM_BLUE_THRESHOLD_MIN 1000000ULL
+#define AQM_BLUE_THRESHOLD_MAX 4000000000ULL
+#define AQM_BLUE_INTERVAL_MIN 1000000ULL
+#define AQM_BLUE_INTERVAL_MAX 250000000ULL
+
 /** FQ-CoDel parameters (RFC 8290 section 5). */
 struct aqm_fq_params {
 	uint32_t flows;        /**< power of two, 1..AQM_FLOWS_MAX (1024) */
@@ -76,6 +99,15 @@ struct aqm_fq_params {
 	uint32_t drop_batch;   /**< most packets dropped per overflow (64) */
 	uint32_t seed;         /**< flow-hash perturbation; random in production */
 	struct aqm_codel_params codel; /**< 5 ms, 100 ms, mtu 1514, ECN on */
+	/**
+	 * Rate-aware CoDel (off), as CAKE does: at the pipe's shaped rate,
+	 * target becomes at least 1.5 times the time one codel.mtu takes on
+	 * the link, and interval grows by as much as target did. Recomputed
+	 * whenever the pipe's rate changes (aqm_sched_pipe_set_shaper()).
+	 * codel.target_ns must then be below 2^32 ns.
+	 */
+	bool codel_rate_aware;
+	struct aqm_blue_params blue; /**< off */
 	/**
 	 * ACK filter (off): a pure TCP ACK that arrives while the tail of its
 	 * flow queue is an older pure ACK of the same connection which the new
@@ -108,6 +140,9 @@ struct aqm_sched_params {
 	uint32_t wheel_slots;     /**< power of two (4096) */
 	uint32_t wheel_slot_ns;   /**< power of two, granularity (4096 ns) */
 	uint64_t max_lag_ns;      /**< credit a late shaper may catch up (250 us) */
+	/** Seed of the scheduler's pseudo-random source (BLUE's drops); 0 picks
+	 *  a fixed one. The same seed and input give the same drops. */
+	uint64_t rng_seed;
 	/**
 	 * ACK hold (0 = off): on the pipes with fq.ack_filter, a pure ACK
 	 * that the filter could act on and that arrives while its pipe is
@@ -132,7 +167,8 @@ struct aqm_sched_params {
 #define AQM_DROP_LIST(X) \
 	X(CODEL,    "codel") \
 	X(OVERFLOW, "overflow") \
-	X(MEMORY,   "memory")
+	X(MEMORY,   "memory") \
+	X(BLUE,     "blue")
 
 enum aqm_drop_reason {
 #define AQM_DROP_ENUM(e, s) AQM_DROP_##e,
@@ -197,6 +233,14 @@ int aqm_sched_pipe_truncate(struct aqm_sched *s, uint32_t npipes);
  */
 int aqm_sched_pipe_set_shaper(struct aqm_sched *s, uint32_t pipe,
 			      const struct aqm_shaper_params *sp);
+
+/**
+ * The CoDel parameters pipe runs with now: the configured ones, or with
+ * fq.codel_rate_aware those raised for its current rate.
+ * @return 0 or -EINVAL.
+ */
+int aqm_sched_pipe_codel_params(const struct aqm_sched *s, uint32_t pipe,
+				struct aqm_codel_params *cp);
 
 /**
  * Enqueue a burst; pkts[i] goes to pipes[i]. Every packet is consumed:

@@ -32,7 +32,11 @@ struct aqm_codel_params {
 	bool ecn;                 /**< mark CE instead of dropping ECT packets */
 };
 
-/** Per-queue CoDel state: 32 bytes. Zero it to start. */
+/**
+ * Per-queue CoDel state: 32 bytes. Zero it to start. The last three bytes,
+ * which would otherwise pad it, hold the queue's BLUE state (COBALT keeps
+ * both together); aqm_codel_dequeue() never reads them.
+ */
 struct aqm_codel_vars {
 	uint64_t first_above_ns; /**< deadline for leaving "above target"; 0 = below */
 	uint64_t drop_next_ns;   /**< next scheduled drop while dropping */
@@ -40,6 +44,8 @@ struct aqm_codel_vars {
 	uint32_t lastcount;      /**< count when the last dropping state began */
 	uint32_t rec_inv_sqrt;   /**< 1/sqrt(count) in Q0.32 */
 	uint8_t dropping;        /**< in the dropping state */
+	uint8_t blue_when;       /**< BLUE: when p last changed, 2^20 ns ticks (mod 256) */
+	uint16_t blue_p;         /**< BLUE: drop probability, Q0.16 */
 };
 
 /** Why a packet is being CE-marked. */

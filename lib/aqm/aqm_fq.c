@@ -60,9 +60,64 @@ flow_append(struct aqm_sched *s, struct aqm_flow *f, struct rte_mbuf *m)
 	f->tail = m;
 }
 
+/*
+ * BLUE (COBALT's second half): p is a flow's drop probability, Q0.16. It
+ * rises by blue_inc when the flow overflows a limit or a packet of it waited
+ * longer than blue_threshold_ms, and falls by blue_dec when the flow's queue
+ * empties or a packet leaves it below CoDel's target; at most one change
+ * per blue_ticks ticks, except that a rise from 0 is never held back. The
+ * tick stamp is 8 bits: after 256 ticks (268 ms) without a change the next
+ * one may wait up to blue_ticks longer than it should, never less.
+ */
+static inline bool
+blue_may_change(const struct aqm_pipe *p, const struct aqm_flow *f, uint64_t now)
+{
+	uint8_t tick = (uint8_t)(now >> AQM_BLUE_TICK_SHIFT);
+
+	return (uint8_t)(tick - f->cv.blue_when) >= p->blue_ticks;
+}
+
+static inline void
+blue_raise(struct aqm_pipe *p, struct aqm_flow *f, uint64_t now)
+{
+	uint32_t v;
+
+	if (p->blue_inc == 0 || (f->cv.blue_p != 0 && !blue_may_change(p, f, now)))
+		return;
+	p->blue_flows += f->cv.blue_p == 0;
+	v = (uint32_t)f->cv.blue_p + p->blue_inc;
+	f->cv.blue_p = (uint16_t)RTE_MIN(v, (uint32_t)UINT16_MAX);
+	f->cv.blue_when = (uint8_t)(now >> AQM_BLUE_TICK_SHIFT);
+}
+
+static inline void
+blue_lower(struct aqm_pipe *p, struct aqm_flow *f, uint64_t now)
+{
+	if (f->cv.blue_p == 0 || !blue_may_change(p, f, now))
+		return;
+	f->cv.blue_p = f->cv.blue_p > p->blue_dec ?
+		(uint16_t)(f->cv.blue_p - p->blue_dec) : 0;
+	p->blue_flows -= f->cv.blue_p == 0;
+	f->cv.blue_when = (uint8_t)(now >> AQM_BLUE_TICK_SHIFT);
+}
+
+/* 16 pseudo-random bits from the scheduler's xorshift64 (one draw per
+ * packet of a flow with p > 0, so the same seed gives the same drops). */
+static inline uint32_t
+blue_draw(struct aqm_sched *s)
+{
+	uint64_t x = s->rng;
+
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	s->rng = x;
+	return (uint32_t)(x >> 48);
+}
+
 void
 aqm_fq_drop_fattest(struct aqm_sched *s, struct aqm_pipe *p,
-		    enum aqm_drop_reason why)
+		    enum aqm_drop_reason why, uint64_t now)
 {
 	uint32_t fat = 0, max = 0, dropped = 0, n = 0, half;
 
@@ -75,6 +130,8 @@ aqm_fq_drop_fattest(struct aqm_sched *s, struct aqm_pipe *p,
 	}
 	if (max == 0)
 		return;
+	/* The flow overflowed a buffer: BLUE's reason to raise p. */
+	blue_raise(p, &p->flows[fat], now);
 	half = max / 2;
 	do {
 		struct rte_mbuf *m = flow_take_head(s, p, &p->flows[fat]);
@@ -110,11 +167,11 @@ fq_queue(struct aqm_sched *s, struct aqm_pipe *p, uint32_t fi,
 		list_push(p->flows, &p->new_flows, fi);
 	}
 	if (unlikely(p->backlog_pkts > p->limit_pkts))
-		aqm_fq_drop_fattest(s, p, AQM_DROP_OVERFLOW);
+		aqm_fq_drop_fattest(s, p, AQM_DROP_OVERFLOW, now);
 	else if (unlikely(p->mem > p->mem_limit))
-		aqm_fq_drop_fattest(s, p, AQM_DROP_MEMORY);
+		aqm_fq_drop_fattest(s, p, AQM_DROP_MEMORY, now);
 	else if (unlikely(s->limit_pkts && s->pending > s->limit_pkts))
-		aqm_fq_drop_fattest(s, p, AQM_DROP_MEMORY);
+		aqm_fq_drop_fattest(s, p, AQM_DROP_MEMORY, now);
 }
 
 void
@@ -159,18 +216,48 @@ struct codel_ctx {
 	struct aqm_sched *s;
 	struct aqm_pipe *p;
 	struct aqm_flow *f;
+	uint64_t now;
 };
+
+/*
+ * BLUE's part of taking the head packet m of flow f: update p from m's
+ * sojourn and from whether the queue is now empty, then, unless m was the
+ * last packet queued, drop m with probability p, ECN-capable or not.
+ * Returns true if m was dropped (freed and counted).
+ */
+static bool
+blue_head(struct codel_ctx *c, struct rte_mbuf *m)
+{
+	struct aqm_pipe *p = c->p;
+	struct aqm_flow *f = c->f;
+	uint64_t sojourn = c->now - pkt_meta(m)->user64;
+
+	if (sojourn > p->blue_threshold_ms * 1000000ULL)
+		blue_raise(p, f, c->now);
+	else if (sojourn < p->codel.target_ns || f->head == NULL)
+		blue_lower(p, f, c->now);
+	/* The flow's last packet is never dropped: that would only idle
+	 * the link (CoDel spares it too). */
+	if (f->cv.blue_p == 0 || f->head == NULL || blue_draw(c->s) >= f->cv.blue_p)
+		return false;
+	p->st.drops[AQM_DROP_BLUE]++;
+	rte_pktmbuf_free(m);
+	return true;
+}
 
 static void *
 codel_cb_dequeue(void *arg, uint64_t *enq_ns, uint32_t *backlog)
 {
 	struct codel_ctx *c = arg;
-	struct rte_mbuf *m = flow_take_head(c->s, c->p, c->f);
+	struct rte_mbuf *m;
 
-	if (m != NULL) {
-		*enq_ns = pkt_meta(m)->user64;
-		*backlog = c->f->backlog;
-	}
+	do {
+		m = flow_take_head(c->s, c->p, c->f);
+		if (m == NULL)
+			return NULL;
+	} while (unlikely(c->p->blue_inc != 0) && blue_head(c, m));
+	*enq_ns = pkt_meta(m)->user64;
+	*backlog = c->f->backlog;
 	return m;
 }
 
@@ -206,7 +293,7 @@ static const struct aqm_codel_ops codel_ops = {
 struct rte_mbuf *
 aqm_fq_dequeue(struct aqm_sched *s, struct aqm_pipe *p, uint64_t now)
 {
-	struct codel_ctx c = { .s = s, .p = p };
+	struct codel_ctx c = { .s = s, .p = p, .now = now };
 
 	if (p->qdisc == AQM_QDISC_FIFO)
 		return flow_take_head(s, p, &p->flows[0]);

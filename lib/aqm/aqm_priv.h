@@ -85,12 +85,26 @@ struct aqm_pipe {
 	uint64_t backlog_bytes;
 	uint64_t mem;          /* mbuf memory held, bytes */
 	uint64_t mem_limit;
-	uint64_t fifo_limit_bytes;
 	uint32_t limit_pkts;
 	uint32_t drop_batch;
-	uint32_t fifo_limit_ms;
 	uint32_t held;         /* ACKs of this pipe in the hold */
-	struct aqm_codel_params codel;
+	uint32_t blue_flows;   /* flows whose BLUE p is not 0 */
+	union {
+		struct { /* AQM_QDISC_FIFO */
+			uint64_t fifo_limit_bytes;
+			uint32_t fifo_limit_ms;
+		};
+		struct { /* AQM_QDISC_FQ_CODEL */
+			uint32_t codel_target_cfg;   /* ns, as configured */
+			uint32_t codel_interval_cfg; /* ns, as configured */
+			uint16_t blue_inc;           /* Q0.16; 0 = BLUE off */
+			uint16_t blue_dec;           /* Q0.16 */
+			uint16_t blue_threshold_ms;
+			uint8_t blue_ticks; /* least 2^20 ns ticks between changes of p */
+			uint8_t codel_rate_aware;
+		};
+	};
+	struct aqm_codel_params codel; /* in force: raised for the rate if rate aware */
 	/* Counters. */
 	struct aqm_pipe_stats st;
 	/*
@@ -131,9 +145,11 @@ struct aqm_sched {
 	uint32_t hold_head;       /* free-running; slot = index & hold_mask */
 	uint32_t hold_tail;
 	uint32_t held;
+	uint64_t rng;             /* xorshift64 state: BLUE's draws */
 	int socket_id;
 	char name[32];
 } __rte_cache_aligned;
+static_assert(sizeof(struct aqm_pipe) <= 512, "a pipe stays within 8 cache lines");
 
 /* Halve the sojourn histogram: it keeps its shape and forgets the past. */
 static inline void
@@ -261,7 +277,7 @@ struct rte_mbuf *aqm_fq_flush_one(struct aqm_sched *s, struct aqm_pipe *p);
  * more aqm_fq_dequeue() would (it would only walk them clean). */
 void aqm_fq_idle(struct aqm_pipe *p);
 void aqm_fq_drop_fattest(struct aqm_sched *s, struct aqm_pipe *p,
-			 enum aqm_drop_reason why);
+			 enum aqm_drop_reason why, uint64_t now);
 
 /* Queue m at the tail of flow fi of p (the filters already ran), with
  * enqueue time now; drops from the fattest flow if a limit is passed. */
@@ -289,6 +305,13 @@ void aqm_hold_expire(struct aqm_sched *s, uint64_t now);
 void aqm_hold_release_pipe(struct aqm_sched *s, uint32_t idx, uint64_t now);
 /* Shutdown: take up to max held ACKs out, in arrival order. */
 uint16_t aqm_hold_flush(struct aqm_sched *s, struct rte_mbuf **pkts, uint16_t max);
+
+/* BLUE's clock: 2^20 ns (1.05 ms) ticks, kept mod 256 per flow. */
+#define AQM_BLUE_TICK_SHIFT 20
+
+/* shaper.c: CoDel's parameters for the pipe's current rate (rate-aware
+ * CoDel); called whenever the shaper changes. */
+void aqm_codel_rate_apply(struct aqm_pipe *p);
 
 /* ecn.c */
 bool aqm_ecn_mark_ce(struct rte_mbuf *m);

@@ -120,6 +120,7 @@ aqm_sched_create(const struct aqm_sched_params *p)
 	s->limit_pkts = p->limit_pkts;
 	s->burst_per_pipe = p->burst_per_pipe;
 	s->max_lag_ns = p->max_lag_ns;
+	s->rng = p->rng_seed != 0 ? p->rng_seed : 0x9e3779b97f4a7c15ULL;
 	s->link_off = off;
 	s->socket_id = p->socket_id;
 	snprintf(s->name, sizeof(s->name), "%s", p->name ? p->name : "aqm");
@@ -176,7 +177,13 @@ aqm_sched_pipe_add(struct aqm_sched *s, const struct aqm_pipe_params *pp)
 	if (pp->qdisc == AQM_QDISC_FQ_CODEL &&
 	    (fq->quantum == 0 || fq->quantum > INT32_MAX / 2 ||
 	     fq->drop_batch == 0 || fq->codel.interval_ns == 0 ||
-	     fq->codel.interval_ns >= (1ULL << 32)))
+	     fq->codel.interval_ns >= (1ULL << 32) ||
+	     (fq->codel_rate_aware && fq->codel.target_ns >= (1ULL << 32)) ||
+	     (fq->blue.inc != 0 &&
+	      (fq->blue.threshold_ns < AQM_BLUE_THRESHOLD_MIN ||
+	       fq->blue.threshold_ns > AQM_BLUE_THRESHOLD_MAX ||
+	       fq->blue.interval_ns < AQM_BLUE_INTERVAL_MIN ||
+	       fq->blue.interval_ns > AQM_BLUE_INTERVAL_MAX))))
 		return -EINVAL;
 	if (pp->qdisc == AQM_QDISC_FIFO && pp->fifo_limit_bytes == 0 &&
 	    (pp->fifo_limit_ms == 0 || pp->shaper.rate_bps == 0))
@@ -200,8 +207,21 @@ aqm_sched_pipe_add(struct aqm_sched *s, const struct aqm_pipe_params *pp)
 	p->ack_filter = pp->qdisc == AQM_QDISC_FQ_CODEL && fq->ack_filter ?
 		AQM_ACKF_FILTER | (s->hold_ns != 0 ? AQM_ACKF_HOLD : 0) : 0;
 	p->qdisc = (uint8_t)pp->qdisc;
-	p->fifo_limit_bytes = pp->fifo_limit_bytes;
-	p->fifo_limit_ms = pp->fifo_limit_bytes ? 0 : pp->fifo_limit_ms;
+	if (pp->qdisc == AQM_QDISC_FIFO) {
+		p->fifo_limit_bytes = pp->fifo_limit_bytes;
+		p->fifo_limit_ms = pp->fifo_limit_bytes ? 0 : pp->fifo_limit_ms;
+	} else {
+		p->codel_target_cfg = (uint32_t)fq->codel.target_ns;
+		p->codel_interval_cfg = (uint32_t)fq->codel.interval_ns;
+		p->codel_rate_aware = fq->codel_rate_aware;
+		p->blue_inc = fq->blue.inc;
+		p->blue_dec = fq->blue.dec;
+		p->blue_threshold_ms = (uint16_t)((fq->blue.threshold_ns + 500000) / 1000000);
+		/* Whole ticks, rounded up: never less than asked for. */
+		p->blue_ticks = (uint8_t)((fq->blue.interval_ns +
+					   (1ULL << AQM_BLUE_TICK_SHIFT) - 1) >>
+					  AQM_BLUE_TICK_SHIFT);
+	}
 	p->link = AQM_NONE;
 	aqm_shaper_apply(p, &pp->shaper);
 	fifo_size(p);
@@ -243,6 +263,16 @@ aqm_sched_pipe_set_shaper(struct aqm_sched *s, uint32_t pipe,
 	 */
 	aqm_shaper_apply(p, sp);
 	fifo_size(p);
+	return 0;
+}
+
+int
+aqm_sched_pipe_codel_params(const struct aqm_sched *s, uint32_t pipe,
+			    struct aqm_codel_params *cp)
+{
+	if (pipe >= s->npipes)
+		return -EINVAL;
+	*cp = s->pipes[pipe].codel;
 	return 0;
 }
 
@@ -475,6 +505,7 @@ aqm_sched_enqueue_bypass_burst(struct aqm_sched *s, const uint32_t *pipes,
 		/* (An idle pipe with held ACKs is not normally seen: they
 		 * are released when its queue runs empty. A guard.) */
 		if (p->where != AQM_PIPE_IDLE || p->held != 0 ||
+		    p->blue_flows != 0 ||
 		    ((twice[b >> 6] >> (b & 63)) & 1) ||
 		    (npb != 0 && p->next_ns > now_ns) || unlikely(full) ||
 		    unlikely(p->qdisc == AQM_QDISC_FIFO ?

@@ -114,4 +114,37 @@ aqm_shaper_apply(struct aqm_pipe *p, const struct aqm_shaper_params *sp)
 	/* The same lengths as aqm_wire_len(): at least one byte. */
 	p->mpu = sp->mpu ? sp->mpu : 1;
 	p->framing = sp->framing;
+	aqm_codel_rate_apply(p);
+}
+
+/*
+ * Rate-aware CoDel, CAKE's rule: below some rate one MTU takes longer on
+ * the link than CoDel's target, so a flow with two packets queued would be
+ * "above target" forever and CoDel would signal it for no fault of its
+ * own. Target becomes at least 1.5 MTU times; interval grows by as much as
+ * target did, so it still covers the round trip plus the standing delay
+ * CoDel now accepts. Unshaped or fast pipes keep the configured values.
+ */
+void
+aqm_codel_rate_apply(struct aqm_pipe *p)
+{
+	uint64_t target, interval, mtu_ns;
+
+	if (p->qdisc != AQM_QDISC_FQ_CODEL || !p->codel_rate_aware)
+		return; /* p->codel is the configuration as given */
+	target = p->codel_target_cfg;
+	interval = p->codel_interval_cfg;
+	if (p->ns_per_byte != 0) {
+		mtu_ns = ((uint64_t)aqm_pipe_wire_len(p, p->codel.mtu) *
+			  p->ns_per_byte) >> 24;
+		if (mtu_ns * 3 / 2 > target) {
+			interval += mtu_ns * 3 / 2 - target;
+			target = mtu_ns * 3 / 2;
+		}
+		/* The control law needs interval < 2^32 ns (4.29 s). */
+		interval = RTE_MIN(interval, (uint64_t)UINT32_MAX);
+		target = RTE_MIN(target, interval);
+	}
+	p->codel.target_ns = target;
+	p->codel.interval_ns = interval;
 }

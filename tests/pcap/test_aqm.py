@@ -21,6 +21,11 @@ import harness as h
 REPO = os.path.normpath(os.path.join(os.path.dirname(__file__), "..", ".."))
 EXAMPLES = os.path.join(REPO, "config", "examples")
 CFG_10M = open(os.path.join(EXAMPLES, "fq_codel-10mbit.ini")).read()
+# The same without BLUE: pcap input arrives all at once, a flood that never
+# answers marks, so BLUE would drop from it once its sojourn passes 400 ms.
+# Tests of CoDel's own marking, of the shaper and of the ACK filter turn it
+# off; test_an_ect_flood_that_ignores_marks_loses_packets_to_blue turns it on.
+CFG_10M_NOBLUE = CFG_10M.rstrip("\n") + "\nblue = off\n"
 C_MAC, S_MAC = "02:00:00:00:00:01", "02:00:00:00:00:02"
 SUB4, NET4 = "198.18.0.1", "198.19.0.1"
 SUB6, NET6 = "2001:db8:1::1", "2001:db8:2::1"
@@ -58,7 +63,8 @@ class TsRun(h.Run):
 
     def drops(self, d):
         return sum(self.aqm(d, k) for k in
-                   ("drop_codel", "drop_overflow", "drop_memory", "handoff_drops"))
+                   ("drop_codel", "drop_overflow", "drop_memory", "drop_blue",
+                    "handoff_drops"))
 
 
 def run(inputs, config, lcores="0", idle_ms=300, keep=False, files=None,
@@ -151,7 +157,7 @@ def test_nothing_is_lost_silently_when_codel_drops_under_overload():
 
 
 def _ce_case(frames, family):
-    r = run([frames, []], CFG_10M, keep=True)
+    r = run([frames, []], CFG_10M_NOBLUE, keep=True)
     try:
         h.assert_clean_exit(r)
         n = len(frames)
@@ -182,9 +188,24 @@ def test_ect_ipv6_packets_are_ce_marked_instead_of_dropped():
     _ce_case([up6(sport=40000 + i % 4, seq=i, tc=0x02) for i in range(1500)], 6)
 
 
+def test_an_ect_flood_that_ignores_marks_loses_packets_to_blue():
+    # 3000 ECT frames of 1000 bytes at once: 2.4 s of queue at 10 Mbit/s.
+    # CoDel only marks them; once a packet has waited 400 ms, BLUE drops
+    # from the flows whatever their ECN bits say, and counts it.
+    frames = [up4(sport=40000 + i % 4, seq=i, tos=0x02) for i in range(3000)]
+    r = run([frames, []], CFG_10M)
+    h.assert_clean_exit(r)
+    out = len(r.outs[1])
+    assert r.aqm("up", "drop_blue") > 0, "BLUE never dropped:\n" + r.stdout
+    assert r.aqm("up", "drop_codel") == 0
+    assert r.aqm("up", "ce_marked") > 0
+    assert out + r.drops("up") == 3000, r.stdout
+    assert r.aqm("up", "sent") == out and r.aqm("up", "backlog_pkts") == 0
+
+
 def test_output_never_leaves_faster_than_the_shaped_rate():
     frames = [up4(sport=40000 + i % 8, seq=i, tos=0x02) for i in range(1200)]
-    r = run([frames, []], CFG_10M)
+    r = run([frames, []], CFG_10M_NOBLUE)
     h.assert_clean_exit(r)
     ts, out = r.stamps[1], r.outs[1]
     assert len(ts) == 1200
@@ -229,7 +250,7 @@ def test_order_within_each_flow_is_preserved():
 # so every missing ACK is the filter's doing.
 CFG_ACKF = ("[aqm]\nports = 0\nqdisc = fq_codel\ndefault = pipe\n"
             "rate_down = 10mbit\nrate_up = 1mbit\ntarget = 1s\ninterval = 3s\n"
-            "ack_filter = %s\n")
+            "ack_filter = %s\nblue = off\n")
 
 
 def ack4(ack, tsval, sport=40001, sack=()):
@@ -422,7 +443,8 @@ def test_two_workers_hand_packets_to_the_owner_and_account_for_every_one():
     rx = r.counter("totals", "rx")
     tx = r.counter("totals", "tx") + r.counter("totals", "tx_dropped")
     dropped = sum(r.counter("aqm dir=%s" % d, k) for d in ("up", "down")
-                  for k in ("drop_codel", "drop_overflow", "drop_memory", "handoff_drops"))
+                  for k in ("drop_codel", "drop_overflow", "drop_memory", "drop_blue",
+                            "handoff_drops"))
     assert rx > 10000, out
     assert rx == tx + dropped, "rx %d != tx %d + aqm drops %d\n%s" % (rx, tx, dropped, out)
     handed = sum(r.counter("aqm dir=%s" % d, "handoffs") for d in ("up", "down"))
@@ -491,7 +513,8 @@ def test_bypass_sends_what_queueing_sends_in_each_flows_order():
             s = struct.unpack("!I", bytes(eth[UDP].payload)[:4])[0]
             assert s > last.get(k, -1), "flow %r: %d after %d" % (k, s, last[k])
             last[k] = s
-    for key in ("enqueued", "sent", "drop_codel", "drop_overflow", "drop_memory"):
+    for key in ("enqueued", "sent", "drop_codel", "drop_overflow", "drop_memory",
+                "drop_blue"):
         assert on.aqm("up", key) == off.aqm("up", key), key
     assert off.aqm("up", "bypassed") == 0
     assert on.aqm("up", "bypassed") > on.aqm("up", "sent") // 2, on.stdout

@@ -42,7 +42,7 @@ static uint64_t arrivals[NPIPES];
 /* With the ACK filter and hold on some pipes, whose last flow then
  * carries pure ACKs; what they did, summed over the bypass run. */
 static bool with_hold;
-static uint64_t held_total, filtered_total;
+static uint64_t held_total, filtered_total, blue_total;
 
 static bool
 acks_on(uint32_t pipe)
@@ -70,18 +70,27 @@ pipe_params(uint32_t i, struct aqm_pipe_params *pp)
 	switch (i) {
 	case 0: /* unshaped */
 		break;
-	case 1: /* shaped, the bulk of the traffic: CoDel acts */
+	case 1: /* shaped, the bulk of the traffic: CoDel acts, and BLUE */
 		pp->shaper.rate_bps = 20000000;
+		pp->fq.blue.threshold_ns = 2 * MS;
+		pp->fq.blue.interval_ns = 1 * MS;
+		pp->fq.blue.inc = 4096;
+		pp->fq.blue.dec = 1024;
 		break;
 	case 2: /* ECN, and a CE threshold */
 		pp->shaper.rate_bps = 5000000;
 		pp->fq.codel.ecn = true;
 		pp->fq.codel.ce_threshold_ns = 1 * MS;
 		break;
-	case 3: /* a tiny packet limit: overflow drops from the fattest */
+	case 3: /* a tiny packet limit: overflow drops from the fattest,
+		 * and raises its BLUE probability */
 		pp->shaper.rate_bps = 2000000;
 		pp->fq.limit_pkts = 6;
 		pp->fq.drop_batch = 2;
+		pp->fq.blue.threshold_ns = 400 * MS;
+		pp->fq.blue.interval_ns = 10 * MS;
+		pp->fq.blue.inc = 1024;
+		pp->fq.blue.dec = 64;
 		break;
 	case 4: /* a FIFO smaller than the largest frame */
 		pp->qdisc = AQM_QDISC_FIFO;
@@ -234,6 +243,7 @@ compare_runs(uint64_t *bypassed)
 		*bypassed += b.bypassed;
 		held_total += b.ack_held;
 		filtered_total += b.ack_filtered;
+		blue_total += b.drops[AQM_DROP_BLUE];
 		b.bypassed = 0;
 		if (memcmp(&a, &b, sizeof(a)) != 0)
 			fail_msg("pipe %u: counters differ (enq %llu/%llu tx %llu/%llu)", p,
@@ -361,14 +371,17 @@ test_bypass_sends_the_same_packets_at_the_same_times_as_queueing(void **state)
 	uint32_t total = 0;
 
 	(void)state;
+	blue_total = 0;
 	run_both(0x9e3779b97f4a7c15ULL, 0, &bypassed);
 	for (uint32_t p = 0; p < NPIPES; p++)
 		total += run_a.nout[p];
-	print_message("%u packets sent, %llu of them bypassed\n", total,
-		      (unsigned long long)bypassed);
+	print_message("%u packets sent, %llu of them bypassed, %llu BLUE drops\n",
+		      total, (unsigned long long)bypassed,
+		      (unsigned long long)blue_total);
 	/* The traffic must exercise both paths, or the test proves nothing. */
 	assert_true(bypassed > total / 10);
 	assert_true(bypassed < total);
+	assert_true(blue_total > 0);
 }
 
 /* The same with the ACK filter and a 3 ms ACK hold on five pipes, one of

@@ -1,0 +1,445 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * COBALT-style BLUE next to CoDel, and rate-aware CoDel parameters, on a
+ * virtual clock: senders are simulated packet by packet against one shaped
+ * pipe, so every figure is exact and the same on every run.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <cmocka.h>
+
+#include "aqm_test_util.h"
+#include "aqm_priv.h"
+
+#define US 1000ULL
+#define MS 1000000ULL
+#define T0 (1000 * MS)
+#define STEP (100 * US)
+#define PKT_LEN 1514
+#define ECT0 0x02
+#define CE 0x03
+
+static struct aqm_sched *
+cobalt_sched(uint64_t rate_bps, bool blue)
+{
+	struct aqm_pipe_params pp;
+
+	aqm_pipe_params_default(&pp);
+	pp.shaper.rate_bps = rate_bps;
+	pp.fq.flows = 64;
+	if (blue) {
+		pp.fq.blue.threshold_ns = 400 * MS;
+		pp.fq.blue.interval_ns = 10 * MS;
+		pp.fq.blue.inc = 1024;
+		pp.fq.blue.dec = 64;
+	}
+	return test_sched(&pp, 1);
+}
+
+static void
+flush_free(struct aqm_sched *s)
+{
+	struct rte_mbuf *pkts[64];
+	uint16_t n;
+
+	while ((n = aqm_sched_flush_burst(s, pkts, 64)) > 0)
+		rte_pktmbuf_free_bulk(pkts, n);
+}
+
+static uint8_t
+ecn_of(const struct rte_mbuf *m)
+{
+	return rte_pktmbuf_mtod(m, const uint8_t *)[15] & 0x03;
+}
+
+static int
+cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * An ECN-capable sender that ignores CE marks and sends at twice the pipe's
+ * rate (a UDP flood, or BBR v1 in startup with ECN on). BLUE must have p
+ * reach 1/2 for the queue to stop growing: with steps of 1/64 every 10 ms
+ * that takes 32 steps, 0.34 s (10 ticks of 2^20 ns each), during which the
+ * sojourn, already at the 400 ms threshold, grows at (2 - 1/(1-p)) s per s:
+ * 0.21 s more on average. So no packet waits much over 0.61 s, and once p
+ * has settled the queue stays below the threshold. Without BLUE the queue
+ * grows by one second every second.
+ */
+static void
+test_unresponsive_ecn_sender_at_twice_the_rate_is_bounded_by_blue_drops(void **state)
+{
+	const uint64_t rate = 2000000, dur = 20000 * MS;
+	const uint64_t gap = PKT_LEN * 8 * 1000000000ULL / (2 * rate);
+	static uint64_t sojourn[16384];
+	unsigned int nsoj = 0, late = 0;
+	struct aqm_pipe_stats st;
+	struct aqm_sched *s = cobalt_sched(rate, true);
+	uint64_t next_send = T0, max_late = 0, tx_bytes = 0;
+
+	(void)state;
+	assert_non_null(s);
+	for (uint64_t now = T0; now < T0 + dur; now += STEP) {
+		struct rte_mbuf *out[16];
+		uint16_t n;
+
+		while (next_send <= now) {
+			struct rte_mbuf *m = test_pkt4(1, PKT_LEN, ECT0);
+
+			assert_non_null(m);
+			aqm_sched_pipe_enqueue_burst(s, 0, &m, 1, next_send);
+			next_send += gap;
+		}
+		n = aqm_sched_dequeue_burst(s, out, 16, now);
+		for (uint16_t i = 0; i < n; i++) {
+			uint64_t soj = now - pkt_meta(out[i])->user64;
+
+			tx_bytes += rte_pktmbuf_pkt_len(out[i]);
+			/* Steady state: from 2 s on. */
+			if (now >= T0 + 2000 * MS && nsoj < RTE_DIM(sojourn))
+				sojourn[nsoj++] = soj;
+			if (soj > max_late)
+				max_late = soj;
+			late += soj > 400 * MS;
+		}
+		rte_pktmbuf_free_bulk(out, n);
+	}
+	assert_int_equal(aqm_sched_pipe_stats(s, 0, &st), 0);
+	qsort(sojourn, nsoj, sizeof(sojourn[0]), cmp_u64);
+	print_message("unresponsive: sent %" PRIu64 " blue %" PRIu64
+		      " codel %" PRIu64 " ce %" PRIu64 " overflow %" PRIu64
+		      " p50 %" PRIu64 " p99 %" PRIu64 " max %" PRIu64
+		      " us, %u over 400 ms\n",
+		      st.tx_pkts, st.drops[AQM_DROP_BLUE], st.drops[AQM_DROP_CODEL],
+		      st.ce_marks, st.drops[AQM_DROP_OVERFLOW],
+		      (uint64_t)(sojourn[nsoj / 2] / US),
+		      (uint64_t)(sojourn[nsoj * 99 / 100] / US),
+		      (uint64_t)(max_late / US), late);
+	assert_true(nsoj > 1000);
+	assert_true(sojourn[nsoj * 99 / 100] < 400 * MS);
+	assert_true(max_late < 610 * MS);
+	assert_true(st.drops[AQM_DROP_BLUE] > 0);
+	/* The link stays busy: at least 99% of 2 Mbit/s for 20 s. */
+	assert_true(tx_bytes * 8 >= rate * 20 * 99 / 100);
+	flush_free(s);
+	aqm_sched_free(s);
+}
+
+/* Send PKT_LEN-byte ECT(0) packets of flow 1 every gap ns over [from, to),
+ * dequeue every STEP; return how many BLUE dropped meanwhile. */
+static uint64_t
+paced_sender(struct aqm_sched *s, uint64_t gap, uint64_t from, uint64_t to)
+{
+	struct aqm_pipe_stats st;
+	uint64_t next_send = from, blue0;
+
+	aqm_sched_pipe_stats(s, 0, &st);
+	blue0 = st.drops[AQM_DROP_BLUE];
+	for (uint64_t now = from; now < to; now += STEP) {
+		struct rte_mbuf *out[16];
+		uint16_t n;
+
+		while (next_send <= now) {
+			struct rte_mbuf *m = test_pkt4(1, PKT_LEN, ECT0);
+
+			assert_non_null(m);
+			aqm_sched_pipe_enqueue_burst(s, 0, &m, 1, next_send);
+			next_send += gap;
+		}
+		n = aqm_sched_dequeue_burst(s, out, 16, now);
+		rte_pktmbuf_free_bulk(out, n);
+	}
+	aqm_sched_pipe_stats(s, 0, &st);
+	return st.drops[AQM_DROP_BLUE] - blue0;
+}
+
+/*
+ * Once the flood stops (the sender falls to half the rate), p falls by
+ * 1/1024 per 10 ms while the flow's queue keeps emptying: from about 1/2
+ * to 0 in under 6 s, after which the flow loses nothing.
+ */
+static void
+test_blue_probability_returns_to_zero_once_the_sender_slows_down(void **state)
+{
+	const uint64_t rate = 2000000, tx = PKT_LEN * 8 * 1000000000ULL / rate;
+	struct aqm_sched *s = cobalt_sched(rate, true);
+	uint64_t t = T0;
+
+	(void)state;
+	assert_non_null(s);
+	assert_true(paced_sender(s, tx / 2, t, t + 5000 * MS) > 0);
+	assert_true(s->pipes[0].blue_flows == 1);
+	t += 5000 * MS;
+	paced_sender(s, tx * 2, t, t + 8000 * MS);
+	t += 8000 * MS;
+	assert_int_equal(s->pipes[0].blue_flows, 0);
+	for (uint32_t fi = 0; fi <= s->pipes[0].flow_mask; fi++)
+		assert_int_equal(s->pipes[0].flows[fi].cv.blue_p, 0);
+	assert_int_equal(paced_sender(s, tx * 2, t, t + 2000 * MS), 0);
+	flush_free(s);
+	aqm_sched_free(s);
+}
+
+/*
+ * A window-based sender (Reno with ECN, RFC 3168): slow start, then one
+ * more packet per round trip; a CE-marked packet echoed back halves the
+ * window, at most once per round trip. Base RTT 10 ms.
+ */
+struct reno {
+	uint32_t flow;
+	double cwnd;
+	bool slow_start;
+	uint64_t in_flight;
+	uint64_t recover_until; /* no second halving before this */
+	uint64_t start;
+	uint64_t acked;
+};
+
+#define ACK_RING 8192
+struct ack_ring {
+	uint64_t at[ACK_RING];
+	uint32_t flow[ACK_RING];
+	bool ce[ACK_RING];
+	uint32_t head, tail;
+};
+
+static void
+reno_on_ack(struct reno *r, bool ce, uint64_t now, uint64_t rtt)
+{
+	r->in_flight--;
+	r->acked++;
+	if (ce && now >= r->recover_until) {
+		r->cwnd = r->cwnd / 2 < 2 ? 2 : r->cwnd / 2;
+		r->slow_start = false;
+		r->recover_until = now + rtt;
+	} else if (r->slow_start) {
+		r->cwnd += 1;
+	} else {
+		r->cwnd += 1 / r->cwnd;
+	}
+}
+
+static void
+test_responsive_ecn_senders_lose_no_packet_to_blue_or_codel(void **state)
+{
+	enum { NFLOWS = 4 };
+	const uint64_t rate = 10000000, dur = 20000 * MS, base_rtt = 10 * MS;
+	static struct ack_ring ring;
+	struct reno r[NFLOWS];
+	struct aqm_pipe_stats st;
+	struct aqm_sched *s = cobalt_sched(rate, true);
+	uint64_t max_soj = 0, tx_bytes = 0;
+
+	(void)state;
+	assert_non_null(s);
+	memset(&ring, 0, sizeof(ring));
+	for (int i = 0; i < NFLOWS; i++) {
+		/* Staggered starts, each in slow start from 10 packets. */
+		r[i] = (struct reno){ .flow = (uint32_t)i + 1, .cwnd = 10,
+				      .slow_start = true,
+				      .start = T0 + (uint64_t)i * 500 * MS };
+	}
+	for (uint64_t now = T0; now < T0 + dur; now += STEP) {
+		struct rte_mbuf *out[16];
+		uint16_t n;
+
+		while (ring.head != ring.tail && ring.at[ring.head % ACK_RING] <= now) {
+			uint32_t k = ring.head++ % ACK_RING;
+
+			reno_on_ack(&r[ring.flow[k] - 1], ring.ce[k], now, base_rtt);
+		}
+		for (int i = 0; i < NFLOWS; i++) {
+			while (now >= r[i].start && r[i].in_flight < (uint64_t)r[i].cwnd) {
+				struct rte_mbuf *m = test_pkt4(r[i].flow, PKT_LEN, ECT0);
+
+				assert_non_null(m);
+				aqm_sched_pipe_enqueue_burst(s, 0, &m, 1, now);
+				r[i].in_flight++;
+			}
+		}
+		n = aqm_sched_dequeue_burst(s, out, 16, now);
+		for (uint16_t i = 0; i < n; i++) {
+			uint64_t soj = now - pkt_meta(out[i])->user64;
+			uint32_t k = ring.tail++ % ACK_RING;
+
+			assert_true(ring.tail - ring.head <= ACK_RING);
+			ring.at[k] = now + base_rtt;
+			ring.flow[k] = (uint32_t)(pkt_meta(out[i])->sport - 1000);
+			ring.ce[k] = ecn_of(out[i]) == CE;
+			tx_bytes += rte_pktmbuf_pkt_len(out[i]);
+			if (soj > max_soj)
+				max_soj = soj;
+		}
+		rte_pktmbuf_free_bulk(out, n);
+	}
+	assert_int_equal(aqm_sched_pipe_stats(s, 0, &st), 0);
+	print_message("responsive: sent %" PRIu64 " ce %" PRIu64
+		      " drops %" PRIu64 "/%" PRIu64 "/%" PRIu64 "/%" PRIu64
+		      " max sojourn %" PRIu64 " us\n", st.tx_pkts, st.ce_marks,
+		      st.drops[AQM_DROP_CODEL], st.drops[AQM_DROP_OVERFLOW],
+		      st.drops[AQM_DROP_MEMORY], st.drops[AQM_DROP_BLUE],
+		      (uint64_t)(max_soj / US));
+	assert_true(st.ce_marks > 0);
+	for (int d = 0; d < AQM_DROP_MAX; d++)
+		assert_int_equal(st.drops[d], 0);
+	for (uint32_t fi = 0; fi <= s->pipes[0].flow_mask; fi++)
+		assert_int_equal(s->pipes[0].flows[fi].cv.blue_p, 0);
+	/* The link stays busy: at least 95% of 10 Mbit/s over the 20 s. */
+	assert_true(tx_bytes * 8 >= rate * 20 * 95 / 100);
+	flush_free(s);
+	aqm_sched_free(s);
+}
+
+/* A flow that overflows the pipe's packet limit gets a BLUE probability. */
+static void
+test_overflowing_flow_gets_a_drop_probability_that_empty_queues_take_back(void **state)
+{
+	struct aqm_pipe_params pp;
+	struct aqm_sched *s;
+	struct aqm_flow *f;
+	uint32_t fi;
+
+	(void)state;
+	aqm_pipe_params_default(&pp);
+	pp.fq.flows = 64;
+	pp.fq.limit_pkts = 16;
+	pp.fq.blue.threshold_ns = 400 * MS;
+	pp.fq.blue.interval_ns = 10 * MS;
+	pp.fq.blue.inc = 1024;
+	pp.fq.blue.dec = 64;
+	s = test_sched(&pp, 1);
+	assert_non_null(s);
+	for (int i = 0; i < 17; i++) {
+		struct rte_mbuf *m = test_pkt4(7, PKT_LEN, ECT0);
+
+		assert_non_null(m);
+		if (i == 0)
+			fi = aqm_flow_index(pkt_flow_hash(pkt_meta(m)), s->pipes[0].seed,
+					    s->pipes[0].flow_mask);
+		aqm_sched_pipe_enqueue_burst(s, 0, &m, 1, T0);
+	}
+	f = &s->pipes[0].flows[fi];
+	assert_int_equal(f->cv.blue_p, 1024);
+	/* A second overflow within the interval changes nothing. */
+	for (int i = 0; i < 9; i++) {
+		struct rte_mbuf *m = test_pkt4(7, PKT_LEN, ECT0);
+
+		aqm_sched_pipe_enqueue_burst(s, 0, &m, 1, T0 + 5 * MS);
+	}
+	assert_int_equal(f->cv.blue_p, 1024);
+	/* Its queue runs empty (unshaped pipe: all leaves at once). */
+	{
+		struct rte_mbuf *out[64];
+		uint16_t n = aqm_sched_dequeue_burst(s, out, 64, T0 + 20 * MS);
+
+		rte_pktmbuf_free_bulk(out, n);
+	}
+	assert_int_equal(f->cv.blue_p, 1024 - 64);
+	flush_free(s);
+	aqm_sched_free(s);
+}
+
+static void
+expect_codel(struct aqm_sched *s, uint64_t target, uint64_t interval)
+{
+	struct aqm_codel_params cp;
+
+	assert_int_equal(aqm_sched_pipe_codel_params(s, 0, &cp), 0);
+	assert_int_equal(cp.target_ns, target);
+	assert_int_equal(cp.interval_ns, interval);
+}
+
+/*
+ * At 1 Mbit/s a 1514-byte frame takes 12.112 ms: target becomes 1.5 times
+ * that, 18.168 ms, and interval grows by as much as target did. At
+ * 10 Mbit/s 1.5 MTU times is 1.8 ms, under 5 ms: the configured values.
+ */
+static void
+test_rate_aware_target_is_one_and_a_half_mtu_times_at_one_mbit(void **state)
+{
+	struct aqm_pipe_params pp;
+	struct aqm_shaper_params sp = { 0 };
+	struct aqm_sched *s;
+
+	(void)state;
+	aqm_pipe_params_default(&pp);
+	pp.fq.flows = 64;
+	pp.fq.codel_rate_aware = true;
+	pp.shaper.rate_bps = 1000000;
+	s = test_sched(&pp, 1);
+	assert_non_null(s);
+	expect_codel(s, 18168000, 113168000);
+	sp.rate_bps = 10000000;
+	assert_int_equal(aqm_sched_pipe_set_shaper(s, 0, &sp), 0);
+	expect_codel(s, 5 * MS, 100 * MS);
+	/* 64 kbit/s: 189.25 ms per MTU. */
+	sp.rate_bps = 64000;
+	assert_int_equal(aqm_sched_pipe_set_shaper(s, 0, &sp), 0);
+	expect_codel(s, 283875000, 378875000);
+	/* Unshaped: the configured values. */
+	sp.rate_bps = 0;
+	assert_int_equal(aqm_sched_pipe_set_shaper(s, 0, &sp), 0);
+	expect_codel(s, 5 * MS, 100 * MS);
+	aqm_sched_free(s);
+}
+
+/* The MTU's time counts the link's overhead and framing (ATM cells). */
+static void
+test_rate_aware_target_counts_the_link_framing(void **state)
+{
+	struct aqm_pipe_params pp;
+	struct aqm_sched *s;
+
+	(void)state;
+	aqm_pipe_params_default(&pp);
+	pp.fq.flows = 64;
+	pp.fq.codel_rate_aware = true;
+	pp.shaper.rate_bps = 1000000;
+	assert_int_equal(aqm_shaper_profile("adsl-pppoe", &pp.shaper), 0);
+	s = test_sched(&pp, 1);
+	assert_non_null(s);
+	/* 1514 + 26 = 1540 bytes, 33 cells of 53 = 1749 bytes: 13.992 ms. */
+	expect_codel(s, 20988000, 115988000);
+	aqm_sched_free(s);
+}
+
+static void
+test_rate_aware_off_keeps_the_configured_codel_parameters(void **state)
+{
+	struct aqm_pipe_params pp;
+	struct aqm_sched *s;
+
+	(void)state;
+	aqm_pipe_params_default(&pp);
+	pp.fq.flows = 64;
+	pp.shaper.rate_bps = 1000000;
+	s = test_sched(&pp, 1);
+	assert_non_null(s);
+	expect_codel(s, 5 * MS, 100 * MS);
+	aqm_sched_free(s);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_unresponsive_ecn_sender_at_twice_the_rate_is_bounded_by_blue_drops),
+		cmocka_unit_test(test_responsive_ecn_senders_lose_no_packet_to_blue_or_codel),
+		cmocka_unit_test(test_overflowing_flow_gets_a_drop_probability_that_empty_queues_take_back),
+		cmocka_unit_test(test_blue_probability_returns_to_zero_once_the_sender_slows_down),
+		cmocka_unit_test(test_rate_aware_target_is_one_and_a_half_mtu_times_at_one_mbit),
+		cmocka_unit_test(test_rate_aware_target_counts_the_link_framing),
+		cmocka_unit_test(test_rate_aware_off_keeps_the_configured_codel_parameters),
+	};
+
+	if (test_eal_init("cobalt", 16383, 256) != 0)
+		return 1;
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
