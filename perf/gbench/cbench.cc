@@ -13,6 +13,7 @@
 #include <benchmark/benchmark.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <vector>
 
 namespace {
@@ -28,12 +29,13 @@ gb(const cbench_state *st)
 
 // Runs one benchmark function on one run of Google Benchmark.
 void
-run_def(benchmark::State &state, cbench_fn *fn)
+run_def(benchmark::State &state, const cbench_def *d)
 {
 	cbench_state st = {};
 
 	st.gb_ = &state;
-	fn(&st);
+	st.def_ = d;
+	d->fn(&st);
 	if (!st.finished_) {
 		// A function that returned without a loop, or left it early:
 		// Google Benchmark requires every run to end its loop.
@@ -60,9 +62,10 @@ register_def(const cbench_def &d)
 			     d.name != nullptr ? d.name : "(no name)");
 		return false;
 	}
-	cbench_fn *fn = d.fn;
+	// cbench_main()'s caller keeps the table while the benchmarks run.
+	const cbench_def *dp = &d;
 	benchmark::internal::Benchmark *b = benchmark::RegisterBenchmark(
-		d.name, [fn](benchmark::State &state) { run_def(state, fn); });
+		d.name, [dp](benchmark::State &state) { run_def(state, dp); });
 	for (unsigned int i = 0; i < d.nargs; i += dims)
 		b->Args(std::vector<int64_t>(d.args + i, d.args + i + dims));
 	if (d.flags & CBENCH_MANUAL_TIME)
@@ -118,6 +121,13 @@ cbench_loop_end_(cbench_state *st)
 int64_t
 cbench_range(const cbench_state *st, unsigned int i)
 {
+	const cbench_def *d = st->def_;
+
+	if (d->nargs == 0 || i >= (d->ndims == 0 ? 1 : d->ndims)) {
+		std::fprintf(stderr, "cbench: %s has no argument %u\n",
+			     d->name, i);
+		std::abort();
+	}
 	return gb(st).range(i);
 }
 

@@ -46,12 +46,15 @@
 extern "C" {
 #endif
 
+struct cbench_def;
+
 /**
  * The state of one run of a benchmark, passed to its function.
  * The members are private to cbench: use the functions below.
  */
 struct cbench_state {
 	void *gb_;        /**< private: the benchmark::State */
+	const struct cbench_def *def_; /**< private: the benchmark run */
 	bool started_;    /**< private: the timed loop has begun */
 	bool finished_;   /**< private: the timed loop has ended */
 };
@@ -140,8 +143,8 @@ bool cbench_loop_end_(struct cbench_state *st);
  * clobbers memory, and Google Benchmark is called only when the run
  * starts and when it ends. (A `while (keep_running(st))` test that
  * counted in the state would store and reload the count every iteration,
- * about a nanosecond more per iteration, and change what a
- * few-nanosecond benchmark measures.)
+ * a dependency through memory that a body of a few nanoseconds would
+ * measure.)
  */
 #define CBENCH_LOOP(st) \
 	for (uint64_t cbench_left_ = cbench_loop_start_(st); \
@@ -150,7 +153,8 @@ bool cbench_loop_end_(struct cbench_state *st);
 
 /**
  * The value at @p i of this run's argument set (see struct cbench_def).
- * Asking for a value the set does not have aborts the benchmark binary.
+ * Asking for a value the set does not have aborts the benchmark binary
+ * with a message.
  */
 int64_t cbench_range(const struct cbench_state *st, unsigned int i);
 
