@@ -93,7 +93,6 @@ proxy_pair_intercept(struct mptcp_proxy *px, struct rte_mbuf *m,
 
 	memset(&p->cl, 0, sizeof(p->cl));
 	memset(&p->sv, 0, sizeof(p->sv));
-	p->cl.pair = p->sv.pair = p;
 	p->sv.server = 1;
 	c = tcp_connect(px->e, &ep, &p->sv, now);
 	if (c == NULL) {
@@ -149,7 +148,7 @@ void
 proxy_pair_event(struct tcp_conn *c, void *arg, uint32_t ev, uint64_t now)
 {
 	struct proxy_leg *l = arg;
-	struct proxy_pair *p = l->pair;
+	struct proxy_pair *p = proxy_leg_pair(l);
 	struct mptcp_proxy *px = p->px;
 	struct proxy_leg *o;
 

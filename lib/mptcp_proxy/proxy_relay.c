@@ -17,7 +17,7 @@ void
 proxy_relay(struct proxy_leg *src, uint64_t now)
 {
 	struct proxy_leg *dst = proxy_other(src);
-	struct mptcp_proxy *px = src->pair->px;
+	struct mptcp_proxy *px = proxy_leg_pair(src)->px;
 	const struct mptcp_proxy_endpoint_ops *so, *dop;
 	void *s, *d;
 
