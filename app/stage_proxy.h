@@ -4,7 +4,8 @@
 
 /**
  * @file
- * The proxy stage module: a transparent TCP-terminating proxy on lib/tcp.
+ * The proxy stage module: a transparent TCP-terminating proxy
+ * (lib/mptcp_proxy on lib/tcp).
  * Section [proxy]; every key in config/proxy.ini. Telemetry /sluice/proxy,
  * exit-report lines "proxy ...".
  *

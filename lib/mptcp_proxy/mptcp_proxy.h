@@ -4,17 +4,211 @@
 
 /**
  * @file
- * lib/mptcp_proxy: transparent Multipath TCP (RFC 8684) termination.
+ * lib/mptcp_proxy: a transparent TCP-terminating proxy, and (issue 16)
+ * transparent Multipath TCP (RFC 8684) termination on top of it.
  *
- * The public header of the library. It exports, for now, its foundations:
+ * The public header of the library. It exports:
  * - mptcp_crypto.h: keys, tokens, IDSNs, the MP_JOIN and ADD_ADDR HMACs
  *   and the DSS checksum;
- * - mptcp_options.h: parsing and writing of every MPTCP option.
- * The relay, connection (meta) level, subflows, path manager, scheduler
- * and token table come next (issue 16).
+ * - mptcp_options.h: parsing and writing of every MPTCP option;
+ * - below: the proxy. One context per worker holds a lib/tcp engine with
+ *   both legs of every proxied connection. Frames go in by burst
+ *   (mptcp_proxy_input_burst()), timers run and frames come out in
+ *   mptcp_proxy_poll(). The relay splices two endpoints through
+ *   struct mptcp_proxy_endpoint_ops, so a plain engine connection and
+ *   (later) an MPTCP connection are interchangeable on either leg.
+ *
+ * This header needs no DPDK header: DPDK types are only named here.
+ * Frames given to the proxy carry lib/pkt metadata (pkt_parse()).
  */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 
 #include "mptcp_crypto.h"
 #include "mptcp_options.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct rte_mbuf;
+struct rte_mempool;
+
+/** The proxy of one worker (opaque). */
+struct mptcp_proxy;
+
+/** Most intercept rules a proxy takes. */
+#define MPTCP_PROXY_MAX_RULES 64
+
+/**
+ * One intercept rule: a SYN toward family/addr/plen (and port, unless 0)
+ * from the subscriber side is proxied. Parsed by the caller (sluice's
+ * [proxy] intercept, app/stage_proxy.c); host bits beyond plen are ignored.
+ */
+struct mptcp_proxy_rule {
+	uint8_t family;   /**< 4 or 6 */
+	uint8_t plen;     /**< prefix length */
+	uint16_t port;    /**< destination port, 0 = any */
+	uint8_t addr[16]; /**< network byte order */
+};
+
+/** What mptcp_proxy_create() builds. */
+struct mptcp_proxy_params {
+	const char *name;            /**< unique per process (engine name) */
+	int socket_id;
+	struct rte_mempool *pool;    /**< frames the proxy builds; also sampled
+				      *   for memory pressure */
+	uint32_t max_conns;          /**< proxied connections (pairs of legs) */
+	uint32_t snd_buf, rcv_buf;   /**< per leg, bytes */
+	uint8_t cc;                  /**< enum tcp_cc (tcp.h) */
+	uint8_t syn_retries;
+	uint64_t idle_timeout_ns;    /**< 0: never */
+	uint64_t fin_wait2_timeout_ns; /**< 0: never */
+	uint64_t persist_timeout_ns; /**< 0: never */
+	/** mbufs of pool the proxy may hold (all workers together): past
+	 *  half of it the receive window of every leg shrinks, to zero at
+	 *  the budget. 0: no limit. */
+	uint32_t mbuf_budget;
+	uint8_t isn_key[16];         /**< ISN and SYN-cookie secret */
+	uint32_t nrules;
+	const struct mptcp_proxy_rule *rules; /**< copied */
+};
+
+/** The proxy's counters (each names a cause; see config/proxy.ini). */
+#define MPTCP_PROXY_CNT_LIST(X) \
+	X(SYN_INTERCEPTED, "syn_intercepted") \
+	X(OPENED,          "connections_opened") \
+	X(REFUSED,         "connections_refused") \
+	X(UNREACHABLE,     "connections_unreachable") \
+	X(RESET,           "connections_reset") \
+	X(CLOSED,          "connections_closed") \
+	X(SYN_DUPLICATE,   "syn_duplicates_dropped") \
+	X(BRIDGED_FULL,    "syn_bridged_table_full") \
+	X(BRIDGED_FAILED,  "syn_bridged_connect_failed") \
+	X(ACCEPT_FAILED,   "accept_failed") \
+	X(RELAY_FAILED,    "relay_failed") \
+	X(SIGNED_BRIDGED,  "syn_bridged_signed") \
+	X(XOPT_CARRIED,    "syn_options_carried") \
+	X(XOPT_DROPPED,    "syn_options_not_carried") \
+	X(ABORTED_AT_EXIT, "aborted_at_exit") \
+	X(NOT_OWNED,       "segments_not_owned") \
+	X(FRAG_PASSED,     "fragments_passed") \
+	X(MALF_PASSED,     "malformed_passed") \
+	X(PRESSURE_MS,     "memory_pressure_ms") \
+	X(BYTES_UP,        "bytes_up") \
+	X(BYTES_DOWN,      "bytes_down")
+
+/** Index of a counter in mptcp_proxy_stats.cnt[]. */
+enum mptcp_proxy_cnt {
+#define MPTCP_PROXY_CNT_ENUM(e, s) MPTCP_PROXY_CNT_##e,
+	MPTCP_PROXY_CNT_LIST(MPTCP_PROXY_CNT_ENUM)
+#undef MPTCP_PROXY_CNT_ENUM
+	MPTCP_PROXY_CNT_MAX
+};
+
+/** A snapshot of the proxy (mptcp_proxy_stats_get()). */
+struct mptcp_proxy_stats {
+	uint64_t cnt[MPTCP_PROXY_CNT_MAX];
+	uint32_t active;       /**< proxied connections now */
+	uint32_t engine_conns; /**< engine connections: legs and TIME-WAIT */
+	uint32_t mbufs_held;   /**< pool mbufs beyond those in use at create */
+	uint32_t rcv_limit;    /**< receive window limit in force */
+};
+
+/**
+ * Build a proxy. Allocates (boot only).
+ * @return the proxy, or NULL with rte_errno set.
+ */
+struct mptcp_proxy *mptcp_proxy_create(const struct mptcp_proxy_params *p);
+
+/**
+ * Take a burst of frames that arrived on one port. Frames of proxied
+ * connections, and SYNs the rules intercept, are consumed; the rest
+ * (other traffic, bridged connections, fragments) pass unchanged.
+ *
+ * @param upstream  true: the frames come from the subscriber side
+ *                  (intercepted SYNs arrive this way).
+ * @param out_port  the port the frames would leave by, bridged: a server
+ *                  leg opened by an intercepted SYN sends out of it.
+ * @return the frames that pass, moved to the front of pkts in order;
+ *         the proxy owns the others.
+ */
+uint16_t mptcp_proxy_input_burst(struct mptcp_proxy *px, struct rte_mbuf **pkts,
+				 uint16_t n, bool upstream, uint16_t out_port,
+				 uint64_t now_ns);
+
+/** Receives what the proxy sends: frames with m->port the port to leave
+ *  by; the callee owns them. */
+typedef void (*mptcp_proxy_emit_fn)(void *arg, struct rte_mbuf **pkts, uint16_t n);
+
+/**
+ * Run timers and memory pressure, and emit every frame waiting to be
+ * sent (by bursts of at most 32).
+ */
+void mptcp_proxy_poll(struct mptcp_proxy *px, uint64_t now_ns,
+		      mptcp_proxy_emit_fn emit, void *arg);
+
+/**
+ * Shutdown: reset both legs of every proxied connection (the ends learn
+ * at once that the proxy is gone, counted as aborted_at_exit) and emit
+ * the RSTs. The proxy stays valid for stats; it passes every frame from
+ * then on.
+ */
+void mptcp_proxy_shutdown(struct mptcp_proxy *px, uint64_t now_ns,
+			  mptcp_proxy_emit_fn emit, void *arg);
+
+/** Copy the counters and gauges (from the owning worker only). */
+void mptcp_proxy_stats_get(const struct mptcp_proxy *px,
+			   struct mptcp_proxy_stats *s);
+
+/** The lib/tcp engine's counters: TCP_CNT_MAX values (tcp.h). */
+const uint64_t *mptcp_proxy_tcp_counters(const struct mptcp_proxy *px);
+
+/** Name of a counter ("syn_intercepted"). */
+const char *mptcp_proxy_cnt_name(enum mptcp_proxy_cnt c);
+
+/** Bytes of state per proxied connection, legs not included. */
+size_t mptcp_proxy_pair_size(void);
+
+/** Free the proxy, its connections and the frames it holds. NULL is fine. */
+void mptcp_proxy_free(struct mptcp_proxy *px);
+
+/**
+ * @name Endpoints
+ * The relay splices two endpoints. An endpoint is a byte stream end that
+ * receives and sends whole segments as mbuf chains: a lib/tcp connection
+ * (mptcp_proxy_tcp_endpoint), later an MPTCP connection. ctx is the
+ * endpoint's own object.
+ * @{
+ */
+struct mptcp_proxy_endpoint_ops {
+	/** Bytes of the first received segment waiting (0: none). */
+	uint32_t (*readable)(void *ctx);
+	/** Take whole received segments of at most max bytes (NULL: none fit). */
+	struct rte_mbuf *(*recv)(void *ctx, uint32_t max, uint64_t now_ns);
+	/** Free send room; less than want: a writable event follows. */
+	uint32_t (*send_space)(void *ctx, uint32_t want);
+	/** Queue a chain to send; bytes taken (> 0), or <= 0 (not taken). */
+	int32_t (*send)(void *ctx, struct rte_mbuf *m, uint64_t now_ns);
+	/** Send FIN after the queued bytes. */
+	void (*shutdown)(void *ctx, uint64_t now_ns);
+	/** Reset. */
+	void (*abort)(void *ctx, uint64_t now_ns);
+};
+
+/** An endpoint: its ops and its object (ctx NULL: none). */
+struct mptcp_proxy_endpoint {
+	const struct mptcp_proxy_endpoint_ops *ops;
+	void *ctx;
+};
+
+/** The ops of a lib/tcp connection (ctx: struct tcp_conn *). */
+extern const struct mptcp_proxy_endpoint_ops mptcp_proxy_tcp_endpoint;
+/** @} */
+
+#ifdef __cplusplus
+}
+#endif
 #endif /* MPTCP_PROXY_H */

@@ -1,23 +1,20 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The transparent-proxy pattern this API is designed for, with three
- * engines in memory: a client C, a proxy P and a server S. P is one engine
- * holding both legs of each relayed connection (their 4-tuples differ:
- * the client leg is server->client, the server leg client->server).
+ * lib/mptcp_proxy's own proxy, driven end to end with two lib/tcp engines
+ * in memory: a client C and a server S, with the proxy P between them as
+ * sluice's proxy stage runs it (mptcp_proxy_input_burst() for what
+ * arrives, mptcp_proxy_poll() for what it sends). What P lets pass
+ * crosses unchanged to the other side, as a bridge.
  *
  *   C --port 0-- P --port 1-- S
  *
- * 1. C's SYN reaches P, which has no connection and no listener:
- *    tcp_input() says TCP_INPUT_NO_CONN and the proxy holds the SYN.
- * 2. The proxy opens the server leg from the client's own address and
- *    port (tcp_connect()), announcing the client's MSS.
- * 3. When S accepts (TCP_EV_CONNECTED), the proxy accepts the held SYN
- *    (tcp_accept()); if S refuses (TCP_EV_REFUSED), it answers the held
- *    SYN with tcp_reply_rst(), so C sees what it would see without P.
- * 4. Bytes move with tcp_recv_mbuf() / tcp_send_mbuf(), bounded by the
- *    other leg's send buffer; TCP_EV_WRITABLE resumes a stalled side.
- * 5. A FIN (TCP_EV_PEER_FIN) becomes tcp_shutdown() on the other leg once
- *    its bytes are relayed; a reset becomes tcp_abort().
+ * 1. C's SYN to a prefix P intercepts is held; P opens the server leg
+ *    from the client's own address and port, announcing the client's MSS.
+ * 2. When S accepts, P answers the held SYN as S; if S refuses, P answers
+ *    it with a RST, so C sees what it would see without P.
+ * 3. Bytes cross through the relay, bounded by the other leg's send
+ *    buffer; a FIN is passed on once its bytes are; a reset resets the
+ *    other leg.
  */
 
 #include <setjmp.h>
@@ -29,25 +26,12 @@
 #include <cmocka.h>
 
 #include "tcp_test_util.h"
+#include "mptcp_proxy.h"
 
 #define SNDBUF (128 * 1024)
 
-struct pair;
-struct leg {
-	struct pair *pair;
-	int server;            /* 1: the leg toward S */
-	struct tcp_conn *conn;
-	int peer_fin;          /* FIN received, still to pass on */
-	int closed;
-};
-
-struct pair {
-	struct leg cl, sv;     /* client leg, server leg */
-	struct rte_mbuf *held_syn;
-	int refused;
-};
-
-static struct tcp_engine *C, *P, *S;
+static struct tcp_engine *C, *S;
+static struct mptcp_proxy *P;
 /* Options S's SYN-ACK carries: set, S holds SYNs and accepts them itself
  * (as a proxy's client leg does) with these; the first SYN S and C see
  * are copied into syn_at_s and synack_at_c. */
@@ -57,7 +41,6 @@ static int s_holds;
 static uint8_t syn_at_s[128], synack_at_c[128];
 static uint32_t syn_at_s_len, synack_at_c_len;
 static struct app app_c, app_s;
-static struct pair pr;
 static uint64_t now;
 
 struct qframe { struct rte_mbuf *m; uint64_t due; int dst; }; /* 0 C, 1 P, 2 S */
@@ -72,6 +55,15 @@ enqueue(struct rte_mbuf *m, int dst)
 	q[qn].due = now + MS(2);
 	q[qn].dst = dst;
 	qn++;
+}
+
+/* What P sends leaves by m->port: port 0 faces C, port 1 S. */
+static void
+p_emit(void *arg, struct rte_mbuf **pk, uint16_t n)
+{
+	(void)arg;
+	for (uint16_t i = 0; i < n; i++)
+		enqueue(pk[i], pk[i]->port == 0 ? 0 : 2);
 }
 
 static void
@@ -90,89 +82,18 @@ collect(void)
 			pk[i]->port = 1;
 			enqueue(pk[i], 1);
 		}
-	while ((n = tcp_tx_burst(P, pk, 64)) > 0)
-		for (uint16_t i = 0; i < n; i++)
-			enqueue(pk[i], pk[i]->port == 0 ? 0 : 2);
 }
 
-static struct leg *
-other(struct leg *l)
+static struct mptcp_proxy_stats
+stats(void)
 {
-	return l->server ? &l->pair->cl : &l->pair->sv;
+	struct mptcp_proxy_stats s;
+
+	mptcp_proxy_stats_get(P, &s);
+	return s;
 }
 
-/* Move what src holds into dst's send buffer; pass a FIN on after it. */
-static void
-relay(struct leg *src)
-{
-	struct leg *dst = other(src);
-	struct tcp_conn_info i;
-
-	if (src->conn == NULL || dst->conn == NULL)
-		return;
-	for (;;) {
-		uint32_t need = tcp_recv_next_len(src->conn), room;
-		struct rte_mbuf *m;
-
-		if (need == 0)
-			break;
-		/* Not enough room: TCP_EV_WRITABLE on dst will call us. */
-		room = tcp_send_space(dst->conn, need);
-		if (room < need)
-			break;
-		m = tcp_recv_mbuf(src->conn, room, now);
-		assert_non_null(m);
-		assert_true(tcp_send_mbuf(dst->conn, m, now) > 0);
-	}
-	tcp_conn_get_info(src->conn, &i);
-	if (src->peer_fin && i.rcv_queued == 0) {
-		src->peer_fin = 0;
-		tcp_shutdown(dst->conn, now);
-	}
-}
-
-static void
-proxy_cb(struct tcp_conn *c, void *arg, uint32_t ev, uint64_t t)
-{
-	struct leg *l = arg;
-	struct pair *p = l->pair;
-
-	(void)t;
-	if ((ev & TCP_EV_CONNECTED) && l->server) {
-		/* The server accepted: now answer the client as the server,
-		 * with its MSS and the options its SYN-ACK carried. */
-		struct tcp_accept_opts ao;
-
-		l->conn = c;
-		memset(&ao, 0, sizeof(ao));
-		ao.mss = tcp_conn_peer_mss(c);
-		ao.xopt_len = (uint8_t)tcp_conn_peer_xopts(c, ao.xopt);
-		p->cl.conn = tcp_accept_opts(P, p->held_syn, &ao, &p->cl, now);
-		assert_non_null(p->cl.conn);
-		p->held_syn = NULL;
-	} else if (ev & TCP_EV_CONNECTED) {
-		l->conn = c;
-		relay(&p->sv); /* anything the server already said */
-	}
-	if (ev & TCP_EV_REFUSED && l->server) {
-		p->refused = 1;
-		assert_int_equal(tcp_reply_rst(P, p->held_syn, now), 0);
-		rte_pktmbuf_free(p->held_syn);
-		p->held_syn = NULL;
-	}
-	if (ev & TCP_EV_PEER_FIN)
-		l->peer_fin = 1;
-	if (ev & (TCP_EV_READABLE | TCP_EV_PEER_FIN))
-		relay(l);
-	if (ev & TCP_EV_WRITABLE)
-		relay(other(l));
-	if ((ev & (TCP_EV_RESET | TCP_EV_TIMEOUT)) && other(l)->conn)
-		tcp_abort(other(l)->conn, now);
-	if (ev & TCP_EV_CLOSED) {
-		l->conn = NULL;
-		l->closed = 1;
-	}
-}
+#define CNT(name) (stats().cnt[MPTCP_PROXY_CNT_##name])
 
 static void
 deliver_due(void)
@@ -187,7 +108,17 @@ deliver_due(void)
 			q[k++] = f;
 			continue;
 		}
-		if (f.dst != 1) {
+		if (f.dst == 1) {
+			/* Through P; what it lets pass crosses unchanged. */
+			uint16_t port = f.m->port;
+
+			if (mptcp_proxy_input_burst(P, &f.m, 1, port == 0,
+						    (uint16_t)(port ^ 1), now) == 0)
+				continue;
+			f.dst = port == 0 ? 2 : 0;
+			pkt_parse(f.m, pkt_meta(f.m), 0);
+		}
+		{
 			const struct pkt_meta *pm = pkt_meta(f.m);
 			const uint8_t *th = rte_pktmbuf_mtod_offset(f.m, const uint8_t *, pm->l4_off);
 			uint8_t *keep = f.dst == 0 ? synack_at_c : syn_at_s;
@@ -200,42 +131,16 @@ deliver_due(void)
 		}
 		if (f.dst == 0) {
 			r = tcp_input(C, f.m, now);
-		} else if (f.dst == 2) {
+		} else {
 			r = tcp_input(S, f.m, now);
 			if (r == TCP_INPUT_NO_CONN && s_holds) {
 				assert_non_null(tcp_accept_xopts(S, f.m, s_xopt, s_xopt_len,
 								 &app_s, now));
 				continue;
 			}
-		} else {
-			r = tcp_input(P, f.m, now);
-			if (r == TCP_INPUT_NO_CONN && pr.held_syn == NULL &&
-			    pr.sv.conn == NULL && !pr.sv.closed) {
-				/* Intercept: hold the SYN, open the server leg
-				 * from the client's address and port. */
-				const struct pkt_meta *pm = pkt_meta(f.m);
-				struct tcp_seg_in s;
-				struct tcp_endpoints ep;
-
-				assert_int_equal(tcp_seg_parse(f.m, pm, &s, 1), 0);
-				assert_int_equal(s.flags, TCP_FL_SYN);
-				memset(&ep, 0, sizeof(ep));
-				ep.family = pm->l3 == PKT_L3_IPV4 ? 4 : 6;
-				memcpy(ep.laddr, pm->src, 16);
-				memcpy(ep.raddr, pm->dst, 16);
-				ep.lport = pm->sport;
-				ep.rport = pm->dport;
-				ep.port = 1;
-				ep.mss = s.mss;
-				ep.xopt_len = (uint8_t)tcp_syn_xopts(f.m, ep.xopt,
-								     TCP_XOPT_MAX, NULL);
-				pr.held_syn = f.m;
-				assert_non_null(tcp_connect(P, &ep, &pr.sv, now));
-				continue;
-			}
 		}
 		if (r != TCP_INPUT_CONSUMED) {
-			tcp_reply_rst(f.dst == 0 ? C : f.dst == 2 ? S : P, f.m, now);
+			tcp_reply_rst(f.dst == 0 ? C : S, f.m, now);
 			rte_pktmbuf_free(f.m);
 		}
 	}
@@ -248,40 +153,56 @@ step(void)
 	collect();
 	deliver_due();
 	tcp_timers_run(C, now);
-	tcp_timers_run(P, now);
 	tcp_timers_run(S, now);
+	mptcp_proxy_poll(P, now, p_emit, NULL);
 	collect();
 	now += US(500);
 }
 
 static struct tcp_engine *
-engine(const char *name, struct app *a, tcp_event_cb cb)
+engine(const char *name, struct app *a)
 {
 	struct tcp_engine_params p;
 
 	wire_params(&p, name, a);
-	p.cb = cb;
 	p.snd_buf = SNDBUF;
 	return tcp_engine_create(&p);
 }
 
 static void teardown_three(void);
 
+/* P intercepts 198.18.1.0/24 (S is 198.18.1.2), every port unless
+ * port is set; it holds at most max_conns connections. */
 static void
-setup_three(int server_listens)
+setup_proxy(int server_listens, uint16_t port, uint32_t max_conns)
 {
+	struct mptcp_proxy_rule rule = { .family = 4, .plen = 24, .port = port,
+					 .addr = { 198, 18, 1, 77 } }; /* host bits: ignored */
+	struct mptcp_proxy_params pp;
+
 	if (C != NULL)
 		teardown_three(); /* a failed test skipped it */
-	memset(&pr, 0, sizeof(pr));
-	pr.cl.pair = pr.sv.pair = &pr;
-	pr.sv.server = 1;
 	memset(&app_c, 0, sizeof(app_c));
 	memset(&app_s, 0, sizeof(app_s));
 	app_c.rx_hash = app_s.rx_hash = FNV_INIT;
 	app_c.auto_read = app_s.auto_read = 1;
-	C = engine("c", &app_c, app_cb);
-	P = engine("p", NULL, proxy_cb);
-	S = engine("s", &app_s, app_cb);
+	C = engine("c", &app_c);
+	S = engine("s", &app_s);
+	memset(&pp, 0, sizeof(pp));
+	pp.name = "p";
+	pp.socket_id = SOCKET_ID_ANY;
+	pp.pool = test_pool;
+	pp.max_conns = max_conns;
+	pp.snd_buf = SNDBUF;
+	pp.rcv_buf = 256 * 1024;
+	pp.cc = TCP_CC_CUBIC;
+	pp.syn_retries = 6;
+	pp.mbuf_budget = 8000;
+	for (int i = 0; i < 16; i++)
+		pp.isn_key[i] = (uint8_t)('p' + i);
+	pp.nrules = 1;
+	pp.rules = &rule;
+	P = mptcp_proxy_create(&pp);
 	assert_non_null(C);
 	assert_non_null(P);
 	assert_non_null(S);
@@ -294,17 +215,22 @@ setup_three(int server_listens)
 }
 
 static void
+setup_three(int server_listens)
+{
+	setup_proxy(server_listens, 0, 16);
+}
+
+static void
 teardown_three(void)
 {
 	for (uint32_t i = 0; i < qn; i++)
 		rte_pktmbuf_free(q[i].m);
 	qn = 0;
-	rte_pktmbuf_free(pr.held_syn);
-	pr.held_syn = NULL;
 	tcp_engine_free(C);
-	tcp_engine_free(P);
+	mptcp_proxy_free(P);
 	tcp_engine_free(S);
-	C = P = S = NULL;
+	C = S = NULL;
+	P = NULL;
 }
 
 static inline uint8_t
@@ -348,7 +274,7 @@ a_proxied_connection_relays_both_ways_and_closes_cleanly(void **state)
 	cc = tcp_connect(C, &ep, &app_c, now);
 	app_c.conn = cc;
 	while (now < MS(20000) && (app_c.n_closed == 0 || app_s.n_closed == 0 ||
-				    !pr.cl.closed || !pr.sv.closed)) {
+				    CNT(CLOSED) == 0)) {
 		if (app_c.conn && (app_c.events & TCP_EV_CONNECTED)) {
 			push(app_c.conn, total, &offc, &hc, 0);
 			if (offc == total && !shut_c) {
@@ -386,7 +312,10 @@ a_proxied_connection_relays_both_ways_and_closes_cleanly(void **state)
 	assert_true(app_c.events & TCP_EV_PEER_FIN);
 	assert_true(app_s.events & TCP_EV_PEER_FIN);
 	assert_false((app_c.events | app_s.events) & (TCP_EV_RESET | TCP_EV_REFUSED));
-	assert_true(pr.cl.closed && pr.sv.closed);
+	assert_int_equal(CNT(CLOSED), 1);
+	assert_int_equal(stats().active, 0);
+	assert_int_equal(CNT(BYTES_UP), total);
+	assert_int_equal(CNT(BYTES_DOWN), total);
 	print_message("proxied 2 x %llu bytes in %.2f virtual s\n",
 		      (unsigned long long)total, (double)(now - MS(1000)) / 1e9);
 	teardown_three();
@@ -403,12 +332,13 @@ a_refused_server_connection_looks_refused_to_the_client(void **state)
 	app_c.conn = tcp_connect(C, &ep, &app_c, now);
 	for (int i = 0; i < 100; i++)
 		step();
-	assert_true(pr.refused);
+	assert_int_equal(CNT(REFUSED), 1);
 	assert_true(app_c.events & TCP_EV_REFUSED);
 	assert_int_equal(app_c.n_closed, 1);
 	/* P never answered C with a SYN-ACK: no client leg was made. */
-	assert_null(pr.cl.conn);
-	assert_int_equal(tcp_engine_conn_count(P), 0);
+	assert_int_equal(CNT(OPENED), 0);
+	assert_int_equal(stats().engine_conns, 0);
+	assert_int_equal(CNT(CLOSED), 1);
 	teardown_three();
 }
 
@@ -429,7 +359,9 @@ a_server_reset_reaches_the_client_as_a_reset(void **state)
 	for (int i = 0; i < 100; i++)
 		step();
 	assert_true(app_c.events & TCP_EV_RESET);
-	assert_true(pr.cl.closed && pr.sv.closed);
+	assert_int_equal(CNT(RESET), 1);
+	assert_int_equal(CNT(CLOSED), 1);
+	assert_int_equal(stats().active, 0);
 	teardown_three();
 }
 
@@ -509,7 +441,6 @@ the_client_is_offered_the_mss_the_server_announced(void **state)
 	 * its way in) announces 1200. */
 	tcp_engine_free(S);
 	wire_params(&p, "s1200", &app_s);
-	p.cb = app_cb;
 	p.snd_buf = SNDBUF;
 	p.mss = 1200;
 	S = tcp_engine_create(&p);
@@ -563,6 +494,80 @@ tcp_syn_xopts_keeps_whole_options_that_fit_and_counts_the_rest(void **state)
 	rte_pktmbuf_free(m);
 }
 
+static void
+a_syn_to_a_port_the_rules_do_not_name_is_bridged_untouched(void **state)
+{
+	struct tcp_endpoints ep;
+
+	(void)state;
+	setup_proxy(1, 443, 16); /* only port 443 is intercepted; S is on 80 */
+	wire_ep_v4(&ep);
+	app_c.conn = tcp_connect(C, &ep, &app_c, now);
+	for (int i = 0; i < 100; i++)
+		step();
+	/* C and S speak to each other directly: P holds nothing. */
+	assert_true(app_c.events & TCP_EV_CONNECTED);
+	assert_non_null(app_s.conn);
+	assert_int_equal(CNT(SYN_INTERCEPTED), 0);
+	assert_int_equal(CNT(NOT_OWNED), 0);
+	assert_int_equal(stats().engine_conns, 0);
+	teardown_three();
+}
+
+static void
+a_syn_that_finds_the_table_full_is_bridged_and_counted(void **state)
+{
+	struct tcp_endpoints ep;
+	struct app app_c2;
+	struct tcp_conn *c2;
+
+	(void)state;
+	setup_proxy(1, 0, 1);
+	wire_ep_v4(&ep);
+	app_c.conn = tcp_connect(C, &ep, &app_c, now);
+	for (int i = 0; i < 100; i++)
+		step();
+	assert_int_equal(CNT(OPENED), 1);
+	/* A second connection from another port: no pair left for it. */
+	memset(&app_c2, 0, sizeof(app_c2));
+	app_c2.rx_hash = FNV_INIT;
+	ep.lport = 40001;
+	c2 = tcp_connect(C, &ep, &app_c2, now);
+	assert_non_null(c2);
+	for (int i = 0; i < 100; i++)
+		step();
+	assert_int_equal(CNT(BRIDGED_FULL), 1);
+	assert_int_equal(CNT(SYN_INTERCEPTED), 1);
+	/* The bridged one reached S itself (S answers to app_s). */
+	assert_true(app_c2.events & TCP_EV_CONNECTED);
+	teardown_three();
+}
+
+static void
+shutdown_resets_both_ends_of_every_proxied_connection(void **state)
+{
+	struct tcp_endpoints ep;
+
+	(void)state;
+	setup_three(1);
+	wire_ep_v4(&ep);
+	app_c.conn = tcp_connect(C, &ep, &app_c, now);
+	for (int i = 0; i < 100; i++)
+		step();
+	assert_true(app_c.events & TCP_EV_CONNECTED);
+	assert_non_null(app_s.conn);
+	mptcp_proxy_shutdown(P, now, p_emit, NULL);
+	assert_int_equal(CNT(ABORTED_AT_EXIT), 1);
+	assert_int_equal(stats().active, 0);
+	/* After shutdown P passes everything and keeps its counters. */
+	assert_true(mptcp_proxy_tcp_counters(P) != NULL);
+	for (int i = 0; i < 20; i++)
+		step();
+	assert_true(app_c.events & TCP_EV_RESET);
+	assert_true(app_s.events & TCP_EV_RESET);
+	teardown_three();
+}
+
 int
 main(void)
 {
@@ -573,9 +578,12 @@ main(void)
 		cmocka_unit_test(tfo_and_unknown_options_cross_the_proxy_mptcp_does_not),
 		cmocka_unit_test(the_client_is_offered_the_mss_the_server_announced),
 		cmocka_unit_test(tcp_syn_xopts_keeps_whole_options_that_fit_and_counts_the_rest),
+		cmocka_unit_test(a_syn_to_a_port_the_rules_do_not_name_is_bridged_untouched),
+		cmocka_unit_test(a_syn_that_finds_the_table_full_is_bridged_and_counted),
+		cmocka_unit_test(shutdown_resets_both_ends_of_every_proxied_connection),
 	};
 
-	if (test_eal_init("relay") != 0)
+	if (test_eal_init("proxy_relay") != 0)
 		return 1;
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

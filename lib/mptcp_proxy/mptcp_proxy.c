@@ -1,0 +1,295 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The proxy context: one lib/tcp engine holding both legs of every
+ * proxied connection, and its burst entry points.
+ *
+ *   input  a SYN from the subscriber side whose destination matches a
+ *          rule is held, and the engine opens its own connection to the
+ *          server from the client's address and port (proxy_pair.c).
+ *          Segments of connections the engine holds are fed to it.
+ *          Everything else passes on unchanged.
+ *   poll   memory pressure, the engine's timers, and what it sends.
+ *
+ * Memory pressure: what the proxy holds is estimated as the pool's mbufs
+ * in use beyond those in use at create (rx rings), so queues of other
+ * users of the pool count against it too. Up to half the budget the
+ * windows are whole; from there to the budget the receive window every
+ * leg offers shrinks linearly to zero, so senders stop before the pool
+ * runs dry. Sampled at most once a millisecond.
+ */
+#include <errno.h>
+#include <string.h>
+#include <netinet/in.h>
+
+#include <rte_common.h>
+#include <rte_errno.h>
+#include <rte_malloc.h>
+#include <rte_mempool.h>
+#include <rte_tcp.h>
+
+#include "pkt.h"
+#include "proxy_priv.h"
+
+#define PROXY_TX_BATCH 32
+#define PROXY_PRESSURE_NS 1000000ull /* pool sampled: 1 ms */
+
+static const char *const cnt_names[MPTCP_PROXY_CNT_MAX] = {
+#define MPTCP_PROXY_CNT_NAME(e, s) s,
+	MPTCP_PROXY_CNT_LIST(MPTCP_PROXY_CNT_NAME)
+#undef MPTCP_PROXY_CNT_NAME
+};
+
+const char *
+mptcp_proxy_cnt_name(enum mptcp_proxy_cnt c)
+{
+	return (unsigned)c < MPTCP_PROXY_CNT_MAX ? cnt_names[c] : "?";
+}
+
+size_t
+mptcp_proxy_pair_size(void)
+{
+	return sizeof(struct proxy_pair);
+}
+
+static void
+mask_rule(struct mptcp_proxy_rule *r)
+{
+	unsigned bytes = r->family == 4 ? 4 : 16;
+
+	if (r->plen > bytes * 8)
+		r->plen = (uint8_t)(bytes * 8);
+	for (unsigned i = 0; i < 16; i++) {
+		unsigned bits = r->plen > i * 8 ? r->plen - i * 8 : 0;
+
+		if (i >= bytes)
+			r->addr[i] = 0;
+		else if (bits < 8)
+			r->addr[i] &= (uint8_t)(0xff00u >> bits);
+	}
+}
+
+struct mptcp_proxy *
+mptcp_proxy_create(const struct mptcp_proxy_params *p)
+{
+	struct tcp_engine_params prm;
+	struct mptcp_proxy *px;
+
+	if (p == NULL || p->pool == NULL || p->max_conns == 0 ||
+	    p->nrules > MPTCP_PROXY_MAX_RULES || (p->nrules && p->rules == NULL)) {
+		rte_errno = EINVAL;
+		return NULL;
+	}
+	px = rte_zmalloc_socket("mptcp_proxy",
+				sizeof(*px) + (size_t)p->max_conns * sizeof(px->pairs[0]),
+				RTE_CACHE_LINE_SIZE, p->socket_id);
+	if (px == NULL) {
+		rte_errno = ENOMEM;
+		return NULL;
+	}
+	px->nrules = p->nrules;
+	for (uint32_t i = 0; i < p->nrules; i++) {
+		px->rules[i] = p->rules[i];
+		mask_rule(&px->rules[i]);
+	}
+	px->npairs = p->max_conns;
+	for (uint32_t i = p->max_conns; i-- > 0;) {
+		px->pairs[i].px = px;
+		px->pairs[i].next_free = px->free;
+		px->free = &px->pairs[i];
+	}
+	tcp_engine_params_init(&prm);
+	prm.name = p->name;
+	prm.socket_id = p->socket_id;
+	/* Two legs per connection, and as many again in TIME-WAIT (the
+	 * oldest of which give way when the engine is full). Only live legs
+	 * have segments in flight: records for two legs per connection, at
+	 * the engine's default of 64 each. */
+	prm.max_conns = 4 * p->max_conns;
+	prm.max_tx_segments = 2 * 64 * p->max_conns;
+	prm.pool = p->pool;
+	prm.snd_buf = p->snd_buf;
+	prm.rcv_buf = p->rcv_buf;
+	prm.cc = p->cc;
+	prm.syn_retries = p->syn_retries;
+	prm.idle_timeout_ns = p->idle_timeout_ns;
+	prm.fin_wait2_timeout_ns = p->fin_wait2_timeout_ns;
+	prm.persist_timeout_ns = p->persist_timeout_ns;
+	prm.txq_size = 4096;
+	prm.cb = proxy_pair_event;
+	memcpy(prm.isn_key, p->isn_key, sizeof(prm.isn_key));
+	px->e = tcp_engine_create(&prm);
+	if (px->e == NULL) {
+		int rc = rte_errno;
+
+		rte_free(px);
+		rte_errno = rc ? rc : ENOMEM;
+		return NULL;
+	}
+	px->pool = p->pool;
+	px->pool_base = rte_mempool_in_use_count(p->pool);
+	px->budget = p->mbuf_budget;
+	px->rcv_buf = px->rcv_limit = p->rcv_buf;
+	return px;
+}
+
+uint16_t
+mptcp_proxy_input_burst(struct mptcp_proxy *px, struct rte_mbuf **pkts,
+			uint16_t n, bool upstream, uint16_t out_port,
+			uint64_t now)
+{
+	bool any;
+	uint16_t keep = 0;
+
+	if (px->e == NULL) /* shut down: a bridge */
+		return n;
+	any = tcp_engine_conn_count(px->e) > 0;
+	for (uint16_t i = 0; i < n; i++) {
+		struct rte_mbuf *m = pkts[i];
+		const struct pkt_meta *meta = pkt_meta(m);
+		struct tcp_conn *c;
+		const uint8_t *a;
+		bool syn, whole;
+
+		/* Only TCP of the intercepted prefixes is the engine's
+		 * business. Of that, what no proxied connection owns leaves
+		 * as it came: bridged flows (the table was full, a signed
+		 * SYN, connections older than the proxy) with a wrong
+		 * checksum or a lying header are the ends' to judge. */
+		if (meta->l3 == PKT_L3_NONE || meta->l4_proto != IPPROTO_TCP ||
+		    (meta->flags & PKT_F_PPPOE))
+			goto pass;
+		whole = (meta->flags & (PKT_F_L4 | PKT_F_MALFORMED | PKT_F_FRAGMENT)) ==
+			PKT_F_L4;
+		a = upstream ? meta->dst : meta->src;
+		if (!proxy_policy_match(px, meta->l3, a,
+					!whole ? -1 : upstream ? meta->dport : meta->sport))
+			goto pass;
+		if (!whole) {
+			/* The engine reassembles nothing and parses no
+			 * header cut short: not ours, even on our 4-tuple. */
+			px->cnt[(meta->flags & PKT_F_FRAGMENT) ? MPTCP_PROXY_CNT_FRAG_PASSED
+							       : MPTCP_PROXY_CNT_MALF_PASSED]++;
+			goto pass;
+		}
+		syn = upstream &&
+		      (rte_pktmbuf_mtod(m, const uint8_t *)[meta->l4_off + 13] &
+		       (RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG | RTE_TCP_RST_FLAG)) ==
+		      RTE_TCP_SYN_FLAG;
+		c = any ? tcp_conn_lookup(px->e, m) : NULL;
+		if (c != NULL) {
+			/* Ours: checked, and dropped if it lies, by the
+			 * engine; NO_CONN when TIME-WAIT gave way to a SYN. */
+			if (tcp_input_conn(px->e, c, m, now) == TCP_INPUT_CONSUMED)
+				continue;
+		}
+		/* A SYN is intercepted only if the engine would accept it;
+		 * nothing else without a connection is ours. */
+		if (!syn || tcp_frame_check(m) != 0) {
+			PX_CNT(px, NOT_OWNED)++;
+			goto pass;
+		}
+		if (proxy_pair_intercept(px, m, out_port, now) == 0) {
+			any = true;
+			continue;
+		}
+pass:
+		pkts[keep++] = m;
+	}
+	return keep;
+}
+
+static void
+drain_tx(struct mptcp_proxy *px, mptcp_proxy_emit_fn emit, void *arg)
+{
+	struct rte_mbuf *out[PROXY_TX_BATCH];
+	uint16_t k;
+
+	while ((k = tcp_tx_burst(px->e, out, PROXY_TX_BATCH)) > 0)
+		emit(arg, out, k);
+}
+
+static void
+pressure(struct mptcp_proxy *px, uint64_t now)
+{
+	uint32_t in_use = rte_mempool_in_use_count(px->pool);
+	uint32_t half = px->budget / 2, lim;
+
+	px->pressure_ns = now;
+	px->held = in_use > px->pool_base ? in_use - px->pool_base : 0;
+	if (px->budget == 0 || px->held <= half)
+		lim = px->rcv_buf;
+	else if (px->held >= px->budget)
+		lim = 0;
+	else
+		lim = (uint32_t)((uint64_t)px->rcv_buf * (px->budget - px->held) /
+				 (px->budget - half));
+	if (lim < px->rcv_buf)
+		PX_CNT(px, PRESSURE_MS)++;
+	if (lim != px->rcv_limit) {
+		px->rcv_limit = lim;
+		tcp_engine_set_rcv_limit(px->e, lim);
+	}
+}
+
+void
+mptcp_proxy_poll(struct mptcp_proxy *px, uint64_t now,
+		 mptcp_proxy_emit_fn emit, void *arg)
+{
+	if (px->e == NULL)
+		return;
+	if (now - px->pressure_ns >= PROXY_PRESSURE_NS)
+		pressure(px, now);
+	tcp_timers_run(px->e, now);
+	drain_tx(px, emit, arg);
+}
+
+void
+mptcp_proxy_shutdown(struct mptcp_proxy *px, uint64_t now,
+		     mptcp_proxy_emit_fn emit, void *arg)
+{
+	struct tcp_engine *e = px->e;
+
+	if (e == NULL)
+		return;
+	for (uint32_t i = 0; i < px->npairs; i++) {
+		struct proxy_pair *p = &px->pairs[i];
+
+		if (!p->in_use)
+			continue;
+		PX_CNT(px, ABORTED_AT_EXIT)++;
+		proxy_pair_abort(p, now);
+	}
+	drain_tx(px, emit, arg);
+	/* The engine goes (TIME-WAIT connections and all their mbufs); its
+	 * counters stay, with the RSTs above counted. */
+	memcpy(px->eng_cnt, tcp_engine_counters(e), sizeof(px->eng_cnt));
+	px->e = NULL;
+	tcp_engine_free(e);
+}
+
+void
+mptcp_proxy_stats_get(const struct mptcp_proxy *px, struct mptcp_proxy_stats *s)
+{
+	memcpy(s->cnt, px->cnt, sizeof(s->cnt));
+	s->active = px->active;
+	s->engine_conns = px->e != NULL ? tcp_engine_conn_count(px->e) : 0;
+	s->mbufs_held = px->held;
+	s->rcv_limit = px->rcv_limit;
+}
+
+const uint64_t *
+mptcp_proxy_tcp_counters(const struct mptcp_proxy *px)
+{
+	return px->e != NULL ? tcp_engine_counters(px->e) : px->eng_cnt;
+}
+
+void
+mptcp_proxy_free(struct mptcp_proxy *px)
+{
+	if (px == NULL)
+		return;
+	for (uint32_t i = 0; i < px->npairs; i++)
+		rte_pktmbuf_free(px->pairs[i].held_syn);
+	tcp_engine_free(px->e);
+	rte_free(px);
+}

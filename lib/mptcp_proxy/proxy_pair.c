@@ -1,0 +1,205 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * A proxied connection (a pair of legs), from the held SYN to release.
+ *
+ * Set-up follows lib/tcp/README.md: the proxy answers the client, as the
+ * server, only once the server accepted (tcp_accept_opts() on the held
+ * SYN). A refused server makes the proxy answer the held SYN with the
+ * RST the server sent it (tcp_reply_rst()); an unreachable server (SYN
+ * timeout) leaves the client's SYN unanswered. Either way the client
+ * sees what it would have seen without the proxy.
+ *
+ * MSS: each leg announces what the other side's SYN announced: the
+ * server leg the client's MSS, the client leg the server's (capped at
+ * the engine's 1460 over IPv4, 1440 over IPv6).
+ *
+ * SYN options that the legs do not negotiate themselves (TCP Fast Open,
+ * experiments, unknown kinds) cross from the client's SYN to the server
+ * leg's SYN and from the server's SYN-ACK to the client's.
+ *
+ * A RST or a timeout on one leg aborts the other; the pair is released
+ * once neither leg nor the held SYN is left.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include <rte_errno.h>
+
+#include "pkt.h"
+#include "proxy_priv.h"
+
+static void
+pair_put(struct proxy_pair *p)
+{
+	struct mptcp_proxy *px = p->px;
+
+	p->in_use = 0;
+	p->next_free = px->free;
+	px->free = p;
+	px->active--;
+	PX_CNT(px, CLOSED)++;
+}
+
+static void
+pair_maybe_put(struct proxy_pair *p)
+{
+	if (p->in_use && p->held_syn == NULL && p->sv.ep.ctx == NULL &&
+	    p->cl.ep.ctx == NULL)
+		pair_put(p);
+}
+
+int
+proxy_pair_intercept(struct mptcp_proxy *px, struct rte_mbuf *m,
+		     uint16_t out_port, uint64_t now)
+{
+	const struct pkt_meta *meta = pkt_meta(m);
+	const uint8_t *d = rte_pktmbuf_mtod(m, const uint8_t *);
+	struct tcp_endpoints ep;
+	struct proxy_pair *p = px->free;
+	struct tcp_conn *c;
+	uint32_t left;
+	bool sig;
+
+	if (p == NULL) {
+		PX_CNT(px, BRIDGED_FULL)++;
+		return -1;
+	}
+	memset(&ep, 0, sizeof(ep));
+	ep.mss = proxy_syn_scan(d + meta->l4_off, meta->l4_len, &sig);
+	if (sig) {
+		/* A signature covers the segment and a key the proxy does
+		 * not hold: only the real ends can speak this connection. */
+		PX_CNT(px, SIGNED_BRIDGED)++;
+		return -1;
+	}
+	ep.family = meta->l3 == PKT_L3_IPV4 ? 4 : 6;
+	memcpy(ep.laddr, meta->src, 16);
+	memcpy(ep.raddr, meta->dst, 16);
+	ep.lport = meta->sport;
+	ep.rport = meta->dport;
+	/* The client's frame as it was: same MACs and tags, other port. */
+	memcpy(&ep.lmac, d + 6, 6);
+	memcpy(&ep.rmac, d, 6);
+	ep.port = out_port;
+	ep.vlan_count = meta->vlan_count > 2 ? 2 : meta->vlan_count;
+	for (unsigned t = 0; t < ep.vlan_count; t++) {
+		ep.vlan_tpid[t] = (uint16_t)(d[12 + 4 * t] << 8 | d[13 + 4 * t]);
+		ep.vlan_tci[t] = meta->vlan_tci[t];
+	}
+	/* TFO, experiments and unknown kinds ride on our SYN to the server
+	 * (tcp_syn_xopts() says which); the server's answer rides back on
+	 * our SYN-ACK to the client (proxy_pair_event()). */
+	ep.xopt_len = (uint8_t)tcp_syn_xopts(m, ep.xopt, TCP_XOPT_MAX, &left);
+
+	memset(&p->cl, 0, sizeof(p->cl));
+	memset(&p->sv, 0, sizeof(p->sv));
+	p->sv.server = 1;
+	c = tcp_connect(px->e, &ep, &p->sv, now);
+	if (c == NULL) {
+		if (rte_errno == EEXIST) {
+			/* A retransmitted SYN while the server leg opens. */
+			PX_CNT(px, SYN_DUPLICATE)++;
+			rte_pktmbuf_free(m);
+			return 0;
+		}
+		PX_CNT(px, BRIDGED_FAILED)++;
+		return -1;
+	}
+	if (ep.xopt_len)
+		PX_CNT(px, XOPT_CARRIED)++;
+	if (left)
+		PX_CNT(px, XOPT_DROPPED)++;
+	px->free = p->next_free;
+	p->in_use = 1;
+	p->held_syn = m;
+	proxy_leg_set_tcp(&p->sv, c);
+	px->active++;
+	PX_CNT(px, SYN_INTERCEPTED)++;
+	return 0;
+}
+
+/* The server accepted: now answer the client as it, with what the
+ * server's SYN-ACK carried for it, its MSS included. */
+static int
+server_accepted(struct proxy_pair *p, struct tcp_conn *c, uint64_t now)
+{
+	struct mptcp_proxy *px = p->px;
+	struct tcp_accept_opts ao;
+	struct tcp_conn *cc;
+
+	memset(&ao, 0, sizeof(ao));
+	ao.mss = tcp_conn_peer_mss(c);
+	ao.xopt_len = (uint8_t)tcp_conn_peer_xopts(c, ao.xopt);
+	cc = tcp_accept_opts(px->e, p->held_syn, &ao, &p->cl, now);
+	if (cc == NULL) {
+		PX_CNT(px, ACCEPT_FAILED)++;
+		rte_pktmbuf_free(p->held_syn);
+		p->held_syn = NULL;
+		tcp_abort(c, now); /* its CLOSED releases the pair */
+		return -1;
+	}
+	p->held_syn = NULL;
+	proxy_leg_set_tcp(&p->cl, cc);
+	PX_CNT(px, OPENED)++;
+	return 0;
+}
+
+void
+proxy_pair_event(struct tcp_conn *c, void *arg, uint32_t ev, uint64_t now)
+{
+	struct proxy_leg *l = arg;
+	struct proxy_pair *p = proxy_leg_pair(l);
+	struct mptcp_proxy *px = p->px;
+	struct proxy_leg *o;
+
+	if (ev & TCP_EV_CONNECTED) {
+		proxy_leg_set_tcp(l, c);
+		if (l->server && p->held_syn != NULL) {
+			if (server_accepted(p, c, now) < 0)
+				return;
+		} else if (!l->server) {
+			proxy_relay(&p->sv, now); /* what the server already said */
+		}
+	}
+	if ((ev & TCP_EV_REFUSED) && l->server && p->held_syn != NULL) {
+		PX_CNT(px, REFUSED)++;
+		(void)tcp_reply_rst(px->e, p->held_syn, now);
+		rte_pktmbuf_free(p->held_syn);
+		p->held_syn = NULL;
+	}
+	if ((ev & TCP_EV_TIMEOUT) && l->server && p->held_syn != NULL) {
+		/* Unreachable: the client's own SYN retries time out too. */
+		PX_CNT(px, UNREACHABLE)++;
+		rte_pktmbuf_free(p->held_syn);
+		p->held_syn = NULL;
+	}
+	if (ev & TCP_EV_PEER_FIN)
+		l->peer_fin = 1;
+	if (ev & (TCP_EV_READABLE | TCP_EV_PEER_FIN))
+		proxy_relay(l, now);
+	if (ev & TCP_EV_WRITABLE)
+		proxy_relay(proxy_other(l), now);
+	if (ev & (TCP_EV_RESET | TCP_EV_TIMEOUT)) {
+		if (ev & TCP_EV_RESET)
+			PX_CNT(px, RESET)++;
+		o = proxy_other(l);
+		if (o->ep.ctx != NULL)
+			o->ep.ops->abort(o->ep.ctx, now);
+	}
+	if (ev & TCP_EV_CLOSED) {
+		l->ep.ctx = NULL;
+		pair_maybe_put(p);
+	}
+}
+
+void
+proxy_pair_abort(struct proxy_pair *p, uint64_t now)
+{
+	rte_pktmbuf_free(p->held_syn);
+	p->held_syn = NULL;
+	if (p->sv.ep.ctx != NULL)
+		p->sv.ep.ops->abort(p->sv.ep.ctx, now);
+	if (p->in_use && p->cl.ep.ctx != NULL)
+		p->cl.ep.ops->abort(p->cl.ep.ctx, now);
+	pair_maybe_put(p);
+}
