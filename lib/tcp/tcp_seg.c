@@ -92,6 +92,8 @@ tcp_seg_parse(const struct rte_mbuf *m, const struct pkt_meta *meta,
 	s->wnd = rd16(th + 14);
 	s->payload_off = meta->payload_off;
 	s->len = end - meta->payload_off;
+	s->opt_off = (uint16_t)(meta->l4_off + 20);
+	s->opt_len = (uint8_t)(meta->l4_len - 20);
 
 	if (meta->l4_len == 20)
 		return 0;
@@ -148,6 +150,7 @@ tcp_seg_opt_len(const struct tcp_seg_out *o)
 		n += 4;  /* NOP WS */
 	if ((o->opts & TCP_SO_SACK) && o->nsack)
 		n += 4 + 8u * o->nsack; /* NOP NOP SACK */
+	n += o->hopt_len;
 	if (o->xopt_len)
 		n += (o->xopt_len + 3u) & ~3u; /* NOPs, then the options */
 	return n;
@@ -241,6 +244,10 @@ write_opts(uint8_t *p, const struct tcp_seg_out *o)
 			wr32(p + 4, o->sack[b].right);
 			p += 8;
 		}
+	}
+	if (o->hopt_len) {
+		memcpy(p, o->hopt, o->hopt_len);
+		p += o->hopt_len;
 	}
 	if (o->xopt_len) {
 		for (unsigned int pad = (4u - (o->xopt_len & 3u)) & 3u; pad; pad--)
