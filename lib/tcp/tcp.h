@@ -430,6 +430,9 @@ struct tcp_accept_opts {
 	uint8_t xopt_len;           /**< bytes used in xopt */
 	uint8_t xopt[TCP_XOPT_MAX]; /**< whole options the SYN-ACK carries
 	                                 after the engine's own */
+	const struct tcp_conn_hooks *hooks; /**< set before the SYN-ACK is
+	                                 built (tcp_conn_set_hooks()), or NULL */
+	void *hook_owner;           /**< their owner */
 };
 
 /**
@@ -507,6 +510,20 @@ int tcp_reply_rst(struct tcp_engine *e, const struct rte_mbuf *m,
 struct tcp_conn *tcp_connect(struct tcp_engine *e,
 			     const struct tcp_endpoints *ep, void *arg,
 			     uint64_t now_ns);
+
+struct tcp_conn_hooks;
+
+/**
+ * tcp_connect() with the connection's hooks set before its SYN is built
+ * (tcp_conn_set_hooks()), so they see and write the SYN's options.
+ *
+ * @param hooks hooks, or NULL.
+ * @param owner their owner.
+ */
+struct tcp_conn *tcp_connect_hooked(struct tcp_engine *e,
+				    const struct tcp_endpoints *ep,
+				    const struct tcp_conn_hooks *hooks,
+				    void *owner, void *arg, uint64_t now_ns);
 
 /**
  * Queue bytes for sending. Accepts as much as fits in the send buffer;
