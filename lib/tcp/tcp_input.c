@@ -399,14 +399,16 @@ challenge_ack(struct tcp_conn *c)
 static void
 hook_opts_in(struct tcp_conn *c, const struct rte_mbuf *m, const struct tcp_seg_in *s)
 {
+	const struct pkt_meta *meta = pkt_meta((struct rte_mbuf *)(uintptr_t)m);
 	struct tcp_hook_seg hs = {
 		.seq = s->seq, .ack = (s->flags & TCP_FL_ACK) ? s->ack : 0,
 		.len = s->len, .flags = s->flags,
 	};
 
+	/* tcp_seg_parse() checked the header is whole in the first mbuf. */
 	c->hooks->opts_in(c->hook_owner, c, &hs,
-			  rte_pktmbuf_mtod_offset(m, const uint8_t *, s->opt_off),
-			  s->opt_len, c->eng->now);
+			  rte_pktmbuf_mtod_offset(m, const uint8_t *, meta->l4_off + 20u),
+			  (uint32_t)meta->l4_len - 20u, c->eng->now);
 }
 
 static void

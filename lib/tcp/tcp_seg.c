@@ -92,8 +92,6 @@ tcp_seg_parse(const struct rte_mbuf *m, const struct pkt_meta *meta,
 	s->wnd = rd16(th + 14);
 	s->payload_off = meta->payload_off;
 	s->len = end - meta->payload_off;
-	s->opt_off = (uint16_t)(meta->l4_off + 20);
-	s->opt_len = (uint8_t)(meta->l4_len - 20);
 
 	if (meta->l4_len == 20)
 		return 0;

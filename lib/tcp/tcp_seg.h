@@ -48,8 +48,6 @@ struct tcp_seg_in {
 	uint8_t ws;            /* window scale shift offered */
 	uint8_t nsack;
 	uint16_t mss;
-	uint16_t opt_off;      /* option area, from the frame start */
-	uint8_t opt_len;       /* its length, 0..40 */
 	uint32_t tsval, tsecr;
 	struct tcp_sack_blk sack[TCP_SACK_MAX];
 };

@@ -224,8 +224,8 @@ frame_opts(struct rte_mbuf *m, struct tcp_seg_in *s, const uint8_t **opt)
 {
 	pkt_parse(m, pkt_meta(m), 0);
 	assert_int_equal(tcp_seg_parse(m, pkt_meta(m), s, 1), 0);
-	*opt = rte_pktmbuf_mtod_offset(m, const uint8_t *, s->opt_off);
-	return s->opt_len;
+	*opt = rte_pktmbuf_mtod_offset(m, const uint8_t *, pkt_meta(m)->l4_off + 20u);
+	return (uint32_t)pkt_meta(m)->l4_len - 20u;
 }
 
 static int
