@@ -395,8 +395,9 @@ challenge_ack(struct tcp_conn *c)
 	oow_ack(c);
 }
 
-/* The owner's look at a segment's options (tcp_conn_hooks.opts_in). */
-static void
+/* The owner's look at a segment's options (tcp_conn_hooks.opts_in). Out
+ * of line, as every hook path: plain connections only test c->hooks. */
+static __rte_noinline void
 hook_opts_in(struct tcp_conn *c, const struct rte_mbuf *m, const struct tcp_seg_in *s)
 {
 	const struct pkt_meta *meta = pkt_meta((struct rte_mbuf *)(uintptr_t)m);
@@ -436,7 +437,7 @@ syn_sent_input(struct tcp_conn *c, const struct rte_mbuf *m, const struct tcp_se
 	}
 	if (!(s->flags & TCP_FL_SYN))
 		return;
-	if (c->hooks != NULL && c->hooks->opts_in != NULL)
+	if (unlikely(c->hooks != NULL) && c->hooks->opts_in != NULL)
 		hook_opts_in(c, m, s);
 	c->irs = s->seq;
 	c->rcv_nxt = s->seq + 1;
@@ -568,6 +569,31 @@ tcp_recovery_on_loss(struct tcp_conn *c, uint32_t delivered)
 	prr_update(c, delivered);
 }
 
+/* Coupled congestion avoidance (tcp_cc_group). */
+static __rte_noinline void
+coupled_increase(struct tcp_conn *c, uint32_t acked)
+{
+	c->ccg_frac += c->ccg->increase(c->ccg, c, acked);
+	c->cc.cwnd += (uint32_t)(c->ccg_frac >> 16);
+	c->ccg_frac &= 0xffff;
+}
+
+/* The window opened: let a scheduler fill it (tcp_conn_hooks). Events
+ * its tcp_send() raises wait for the entry point's own delivery, as in
+ * the event callback. */
+static __rte_noinline void
+hook_writable(struct tcp_conn *c)
+{
+	uint32_t room = tcp_conn_send_room(c);
+	uint32_t in_cb = c->flags & TCP_CF_IN_CB;
+
+	if (room == 0)
+		return;
+	c->flags |= TCP_CF_IN_CB;
+	c->hooks->writable(c->hook_owner, c, room, c->eng->now);
+	c->flags = (c->flags & ~TCP_CF_IN_CB) | in_cb;
+}
+
 /* An ACK that advances SND.UNA. */
 static void
 new_ack(struct tcp_conn *c, const struct tcp_seg_in *s)
@@ -631,11 +657,8 @@ new_ack(struct tcp_conn *c, const struct tcp_seg_in *s)
 			c->cc.cwnd = c->cc.cwnd > acked ? c->cc.cwnd - acked : 0;
 			c->cc.cwnd += c->mss;
 		}
-	} else if (c->ccg != NULL && c->cc.cwnd >= c->cc.ssthresh) {
-		/* Coupled congestion avoidance (tcp_cc_group). */
-		c->ccg_frac += c->ccg->increase(c->ccg, c, acked);
-		c->cc.cwnd += (uint32_t)(c->ccg_frac >> 16);
-		c->ccg_frac &= 0xffff;
+	} else if (unlikely(c->ccg != NULL) && c->cc.cwnd >= c->cc.ssthresh) {
+		coupled_increase(c, acked);
 	} else {
 		e->cc->on_ack(&c->cc, acked, e->now, c->srtt_ns);
 	}
@@ -740,7 +763,7 @@ tcp_conn_input(struct tcp_conn *c, struct rte_mbuf *m, struct tcp_seg_in *s)
 		return;
 	}
 	tcp_keepalive_touch(c);
-	if (c->hooks != NULL && c->hooks->opts_in != NULL)
+	if (unlikely(c->hooks != NULL) && c->hooks->opts_in != NULL)
 		hook_opts_in(c, m, s);
 	/* RFC 7323 4.3: TS.Recent from segments that start at or before the
 	 * left edge of the window. */
@@ -897,19 +920,7 @@ tcp_conn_input(struct tcp_conn *c, struct rte_mbuf *m, struct tcp_seg_in *s)
 		rcv_fin(c);
 	if (c->state != TCP_CLOSED)
 		tcp_output(c);
-	/* The window opened: let a scheduler fill it (tcp_conn_hooks). */
-	if (c->hooks != NULL && c->hooks->writable != NULL &&
-	    (c->snd_una != prior_una || c->snd_wnd != prior_wnd)) {
-		uint32_t room = tcp_conn_send_room(c);
-
-		if (room > 0) {
-			/* Events its tcp_send() raises wait for the entry
-			 * point's own delivery, as in the event callback. */
-			uint32_t in_cb = c->flags & TCP_CF_IN_CB;
-
-			c->flags |= TCP_CF_IN_CB;
-			c->hooks->writable(c->hook_owner, c, room, e->now);
-			c->flags = (c->flags & ~TCP_CF_IN_CB) | in_cb;
-		}
-	}
+	if (unlikely(c->hooks != NULL) && c->hooks->writable != NULL &&
+	    (c->snd_una != prior_una || c->snd_wnd != prior_wnd))
+		hook_writable(c);
 }

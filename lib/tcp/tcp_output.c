@@ -30,6 +30,19 @@ tcp_flight(const struct tcp_conn *c)
 }
 
 /* Receive window = free receive buffer, so a slow reader closes it. */
+/* A connection-level window shared by subflows: never more than this
+ * connection can hold itself. Out of line: plain connections skip it. */
+static __rte_noinline uint32_t
+rcv_window_hooked(struct tcp_conn *c, uint32_t w)
+{
+	if (c->hooks->rcv_wnd != NULL) {
+		uint32_t ow = c->hooks->rcv_wnd(c->hook_owner, c, w);
+
+		w = MIN2(w, ow);
+	}
+	return w;
+}
+
 uint32_t
 tcp_rcv_window(struct tcp_conn *c)
 {
@@ -39,13 +52,8 @@ tcp_rcv_window(struct tcp_conn *c)
 	uint32_t lim = c->eng->rcv_limit;
 	uint32_t w = c->rcvq.bytes >= lim ? 0 : lim - c->rcvq.bytes;
 
-	/* A connection-level window shared by subflows: never more than
-	 * this connection can hold itself. */
-	if (c->hooks != NULL && c->hooks->rcv_wnd != NULL) {
-		uint32_t ow = c->hooks->rcv_wnd(c->hook_owner, c, w);
-
-		w = MIN2(w, ow);
-	}
+	if (unlikely(c->hooks != NULL))
+		w = rcv_window_hooked(c, w);
 	return w;
 }
 
@@ -76,8 +84,9 @@ tcp_hook_room(struct tcp_conn *c, uint8_t kind, uint32_t len)
 	return MIN2(want, cap);
 }
 
-/* Let the hook write its options for the segment o describes. */
-static void
+/* Let the hook write its options for the segment o describes (out of
+ * line: only for connections with hooks). */
+static __rte_noinline void
 hook_opts(struct tcp_conn *c, struct tcp_seg_out *o, uint8_t kind, uint32_t room,
 	  uint32_t len, uint8_t *buf)
 {
@@ -100,10 +109,10 @@ hook_opts(struct tcp_conn *c, struct tcp_seg_out *o, uint8_t kind, uint32_t room
 	o->hopt_len = (uint8_t)n;
 }
 
-/* The window field to announce, moving rcv_adv (the right edge) forward
+/* The window field to announce (inlined into hdr_init()), moving rcv_adv (the right edge) forward
  * only by at least min(RCV.BUFF/2, MSS) (receiver SWS avoidance, RFC 9293
  * 3.8.6.2.2) and never backward (3.8.6.2.2: do not shrink). */
-static uint16_t
+static __rte_always_inline uint16_t
 announce_window(struct tcp_conn *c, int syn)
 {
 	uint32_t w = tcp_rcv_window(c);
@@ -183,7 +192,7 @@ hdr_init(struct tcp_conn *c, struct tcp_seg_out *o, uint32_t seq, uint8_t flags,
 
 /* Build and queue o with len payload bytes from off in the send buffer;
  * a segment of the given kind, with hroom option bytes for the hook. */
-static int
+static inline int
 emit(struct tcp_conn *c, struct tcp_seg_out *o, uint32_t off, uint32_t len,
      uint8_t kind, uint32_t hroom)
 {
@@ -191,7 +200,7 @@ emit(struct tcp_conn *c, struct tcp_seg_out *o, uint32_t off, uint32_t len,
 	uint8_t hbuf[TCP_OPT_SPACE];
 	struct rte_mbuf *m;
 
-	if (hroom != 0)
+	if (unlikely(hroom != 0))
 		hook_opts(c, o, kind, hroom, len, hbuf);
 
 	m = tcp_seg_build(e->p.pool, &c->ep, o, c->sndq.head, off, len);
@@ -259,7 +268,7 @@ static void
 send_bare(struct tcp_conn *c, uint32_t seq, uint8_t flags, uint8_t kind)
 {
 	struct tcp_seg_out o;
-	uint32_t hroom = c->hooks != NULL ? tcp_hook_room(c, kind, 0) : 0;
+	uint32_t hroom = unlikely(c->hooks != NULL) ? tcp_hook_room(c, kind, 0) : 0;
 
 	hdr_init(c, &o, seq, flags, hroom);
 	if (flags & TCP_FL_RST) {
@@ -366,7 +375,7 @@ xmit(struct tcp_conn *c, uint32_t seq, uint32_t len, int fin, uint32_t hroom)
 	if (len && seq + len == c->snd_una + c->sndq.bytes)
 		flags |= TCP_FL_PSH;
 	if (hroom == TCP_HOOK_ASK)
-		hroom = c->hooks != NULL ? tcp_hook_room(c, kind, len) : 0;
+		hroom = unlikely(c->hooks != NULL) ? tcp_hook_room(c, kind, len) : 0;
 	hdr_init(c, &o, seq, flags, hroom);
 	/* Keep room for SACK blocks off data segments: they are only for
 	 * ACKs of out-of-order data and would steal payload. */
@@ -498,7 +507,7 @@ tcp_output(struct tcp_conn *c)
 				break;
 			}
 			/* The hook's options come off the payload. */
-			if (c->hooks != NULL)
+			if (unlikely(c->hooks != NULL))
 				hroom = tcp_hook_room(c, TCP_SEG_DATA, 0);
 			len = MIN2(avail, (uint32_t)c->mss - hroom);
 			len = MIN2(len, wnd - inflight);
