@@ -803,8 +803,10 @@ struct tcp_conn_hooks {
 	uint32_t (*opts_space)(void *owner, struct tcp_conn *c, uint8_t kind);
 	/**
 	 * Write options into a segment being built (called right after
-	 * opts_space() granted room > 0). Write whole options; the engine
-	 * pads what is left of a 4-byte word with NOPs.
+	 * opts_space() granted room > 0). Write whole, well-formed options
+	 * (the engine copies them unchecked: a malformed one makes the peer
+	 * drop the segment); the engine pads what is left of a 4-byte word
+	 * with NOPs.
 	 *
 	 * @param owner owner.
 	 * @param c     connection.
