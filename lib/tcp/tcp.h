@@ -430,6 +430,9 @@ struct tcp_accept_opts {
 	uint8_t xopt_len;           /**< bytes used in xopt */
 	uint8_t xopt[TCP_XOPT_MAX]; /**< whole options the SYN-ACK carries
 	                                 after the engine's own */
+	const struct tcp_conn_hooks *hooks; /**< set before the SYN-ACK is
+	                                 built (tcp_conn_set_hooks()), or NULL */
+	void *hook_owner;           /**< their owner */
 };
 
 /**
@@ -507,6 +510,20 @@ int tcp_reply_rst(struct tcp_engine *e, const struct rte_mbuf *m,
 struct tcp_conn *tcp_connect(struct tcp_engine *e,
 			     const struct tcp_endpoints *ep, void *arg,
 			     uint64_t now_ns);
+
+struct tcp_conn_hooks;
+
+/**
+ * tcp_connect() with the connection's hooks set before its SYN is built
+ * (tcp_conn_set_hooks()), so they see and write the SYN's options.
+ *
+ * @param hooks hooks, or NULL.
+ * @param owner their owner.
+ */
+struct tcp_conn *tcp_connect_hooked(struct tcp_engine *e,
+				    const struct tcp_endpoints *ep,
+				    const struct tcp_conn_hooks *hooks,
+				    void *owner, void *arg, uint64_t now_ns);
 
 /**
  * Queue bytes for sending. Accepts as much as fits in the send buffer;
@@ -690,6 +707,258 @@ size_t tcp_conn_size(void);
  *         (its line in tcp_engine.c).
  */
 int tcp_conn_check(const struct tcp_conn *c);
+
+/**
+ * @defgroup tcp_hooks Extension points for a layer above the engine
+ *
+ * What a protocol built on TCP subflows (Multipath TCP, RFC 8684) needs
+ * from the engine, and nothing specific to it: options in and out of
+ * every segment, a receive window set by the owner, a receive queue that
+ * keeps segment boundaries, an event when the congestion window opens,
+ * and congestion control coupled across connections. A connection with
+ * no hooks pays one predictable branch per hook site.
+ *
+ * Hooks run inside the engine's entry points, on the connection's
+ * worker. Unless said otherwise they must not call the engine on the
+ * same connection (they record, the owner acts from its own event
+ * callback or after the entry point returns).
+ * @{
+ */
+
+/** Whole TCP option area: 40 bytes (RFC 9293 3.1, data offset <= 15). */
+#define TCP_OPT_SPACE 40
+
+/** Kinds of segment the option hooks are asked about (tcp_hook_seg.kind). */
+enum tcp_seg_kind {
+	TCP_SEG_SYN = 0,   /**< our SYN (active open) */
+	TCP_SEG_SYN_ACK,   /**< our SYN-ACK (passive open) */
+	TCP_SEG_ACK,       /**< a segment without payload: pure ACK, the
+	                        third ACK of an active open, window update,
+	                        FIN without data, zero-window or keepalive
+	                        probe */
+	TCP_SEG_DATA,      /**< a segment with payload (new or resent) */
+	TCP_SEG_RST,       /**< a reset the connection sends (tcp_abort(),
+	                        a timeout); not the RSTs the engine sends for
+	                        segments without a connection */
+};
+
+/** A segment as the hooks see it (host order). */
+struct tcp_hook_seg {
+	uint32_t seq;   /**< first sequence number (the SYN's own on a SYN) */
+	uint32_t ack;   /**< acknowledgment number (0 without ACK) */
+	uint32_t len;   /**< payload bytes (SYN and FIN not counted) */
+	uint8_t flags;  /**< TCP header flags: FIN 0x01, SYN 0x02, RST 0x04,
+	                     PSH 0x08, ACK 0x10 */
+	uint8_t kind;   /**< enum tcp_seg_kind (outgoing segments) */
+	uint8_t retransmit; /**< outgoing: the range was sent before */
+};
+
+/**
+ * Per-connection hooks (tcp_conn_set_hooks()). Any pointer may be NULL.
+ * The table is not copied: it must live as long as the connection uses
+ * it (one static table per owner type is the intended use).
+ */
+struct tcp_conn_hooks {
+	/**
+	 * Options of a received segment, called once the segment passed
+	 * PAWS and the sequence acceptability check (RFC 9293 3.10.7.4
+	 * step 1), before RST, SYN, ACK and text are processed; on an
+	 * active open, for the SYN-ACK that establishes it. Not called for
+	 * segments the engine discards before that point.
+	 *
+	 * @param owner  tcp_conn_set_hooks()'s owner.
+	 * @param c      connection.
+	 * @param seg    the segment's sequence range and flags (kind unset).
+	 * @param opt    the raw option area (after the 20-byte header).
+	 * @param optlen its length, 0..40.
+	 * @param now_ns time of the entry point.
+	 */
+	void (*opts_in)(void *owner, struct tcp_conn *c,
+			const struct tcp_hook_seg *seg, const uint8_t *opt,
+			uint32_t optlen, uint64_t now_ns);
+	/**
+	 * Option bytes the owner wants on a segment of this kind, asked
+	 * before the segment is sized: for data, before its payload length
+	 * is chosen, so payload plus options stay within the MSS. The
+	 * engine rounds it up to a multiple of 4 and grants at most what is
+	 * left of 40 bytes after its own options, in this order:
+	 *  - SYN, SYN-ACK: MSS, SACK-permitted, timestamps and window scale
+	 *    (at most 20 bytes) first, then the hook (so it gets at least
+	 *    20), then carried options (tcp_endpoints.xopt) if they still
+	 *    fit, else none of them (counted syn_options_not_carried);
+	 *  - other segments: timestamps (12) first, then the hook (so at
+	 *    least 28), then as many SACK blocks as fit in the rest: with
+	 *    timestamps 3 blocks with no hook, 2 with a hook of up to 8
+	 *    bytes, 1 up to 16, none beyond (20, 24, 28); without them 4
+	 *    up to 4, 3 up to 12, 2 up to 20, 1 up to 28, none beyond.
+	 * A data segment resent later is given the same room again as long
+	 * as the hook asks for the same space; if it asks more than the
+	 * segment left when it was first sized, it gets only that.
+	 *
+	 * @param owner owner.
+	 * @param c     connection.
+	 * @param kind  enum tcp_seg_kind.
+	 * @return bytes wanted (0: none).
+	 */
+	uint32_t (*opts_space)(void *owner, struct tcp_conn *c, uint8_t kind);
+	/**
+	 * Write options into a segment being built (called right after
+	 * opts_space() granted room > 0). Write whole, well-formed options
+	 * (the engine copies them unchecked: a malformed one makes the peer
+	 * drop the segment); the engine pads what is left of a 4-byte word
+	 * with NOPs.
+	 *
+	 * @param owner owner.
+	 * @param c     connection.
+	 * @param seg   the segment (kind and retransmit set).
+	 * @param buf   where to write.
+	 * @param room  bytes granted (a multiple of 4, at most 40).
+	 * @return bytes written, at most room.
+	 */
+	uint32_t (*opts_out)(void *owner, struct tcp_conn *c,
+			     const struct tcp_hook_seg *seg, uint8_t *buf,
+			     uint32_t room);
+	/**
+	 * The receive window the owner can take (a shared, connection-level
+	 * window over several subflows). The engine announces the smaller
+	 * of it and its own free buffer, so it never offers more than the
+	 * connection itself can store; and, as with its own window, a right
+	 * edge once announced is never taken back (RFC 9293 3.8.6.2.2).
+	 *
+	 * @param owner owner.
+	 * @param c     connection.
+	 * @param own   the window the engine would announce on its own.
+	 * @return bytes (larger than own means own).
+	 */
+	uint32_t (*rcv_wnd)(void *owner, struct tcp_conn *c, uint32_t own);
+	/**
+	 * The congestion or send window opened: called after an ACK that
+	 * advanced SND.UNA or moved the send window was processed and the
+	 * engine sent what it had, when tcp_conn_send_room() is > 0. A
+	 * scheduler then picks what to queue. It may call tcp_send(),
+	 * tcp_send_mbuf() and tcp_conn_send_room() on this connection.
+	 *
+	 * @param owner  owner.
+	 * @param c      connection.
+	 * @param room   tcp_conn_send_room(c).
+	 * @param now_ns time of the entry point.
+	 */
+	void (*writable)(void *owner, struct tcp_conn *c, uint32_t room,
+			 uint64_t now_ns);
+};
+
+/**
+ * Set (or with NULL clear) a connection's hooks and their owner.
+ *
+ * @param c     connection.
+ * @param h     hooks, or NULL.
+ * @param owner first argument of every hook.
+ */
+void tcp_conn_set_hooks(struct tcp_conn *c, const struct tcp_conn_hooks *h,
+			void *owner);
+
+/**
+ * Keep segment boundaries in the receive queue: received segments are
+ * never merged into one mbuf (normally a small segment is copied into
+ * the tail of the one before), and under memory pressure the queues are
+ * not collapsed either (the out-of-order queue is pruned, then the
+ * segment dropped, both counted; the sender resends). Each mbuf of the
+ * receive queue is then one segment's payload, or a piece of one (a
+ * segment that arrived in several mbufs, or whose overlap with bytes
+ * already held was trimmed). Read them with tcp_recv_seg(). Set it
+ * before data arrives.
+ *
+ * @param c  connection.
+ * @param on true to keep boundaries.
+ */
+void tcp_conn_keep_segments(struct tcp_conn *c, bool on);
+
+/**
+ * Take the first mbuf of the receive queue, with the sequence number
+ * of its first byte: with tcp_conn_keep_segments(), one received
+ * segment (or piece of one) as it arrived.
+ *
+ * @param c      connection.
+ * @param seq    set to the sequence number of its first byte.
+ * @param now_ns current time.
+ * @return one mbuf (pkt_len = data_len, nb_segs 1; the caller owns it),
+ *         or NULL when the queue is empty.
+ */
+struct rte_mbuf *tcp_recv_seg(struct tcp_conn *c, uint32_t *seq,
+			      uint64_t now_ns);
+
+/**
+ * Bytes of new data the engine would send right now if they were
+ * queued: the room the congestion window (cwnd less the bytes in
+ * flight) and the peer's window (less what is sent and unacknowledged)
+ * leave, less the bytes queued and not yet sent. The engine has no
+ * pacing, so nothing else limits it. Exact while no segment waits to be
+ * resent (those go first); 0 in states that send no data.
+ *
+ * @param c connection.
+ * @return bytes.
+ */
+uint32_t tcp_conn_send_room(const struct tcp_conn *c);
+
+/** Congestion window, bytes. */
+uint32_t tcp_conn_cwnd(const struct tcp_conn *c);
+
+/** Smoothed RTT, ns (0 before the first sample). */
+uint64_t tcp_conn_srtt_ns(const struct tcp_conn *c);
+
+/** Payload bytes per full segment the connection sends (its MSS). */
+uint32_t tcp_conn_mss(const struct tcp_conn *c);
+
+/** Connections one congestion-control group can couple. */
+#define TCP_CC_GROUP_MAX 8
+
+/**
+ * Coupled congestion control (RFC 6356): connections of one group share
+ * the congestion-avoidance increase. The group is the caller's memory
+ * (for MPTCP, in the meta-connection); all members belong to one engine.
+ * In congestion avoidance (cwnd >= ssthresh, outside loss recovery), an
+ * ACK of a member grows its cwnd by increase() instead of the engine's
+ * algorithm; slow start, the reduction on loss and on RTO stay the
+ * algorithm's (NewReno halves, as RFC 6356 asks; CUBIC reduces by 0.7).
+ */
+struct tcp_cc_group {
+	/**
+	 * Congestion-avoidance increase for member c on an ACK of acked
+	 * bytes, in 1/65536 byte (the engine carries the fraction to the
+	 * next ACK). May read every member's tcp_conn_cwnd(),
+	 * tcp_conn_srtt_ns() and tcp_conn_mss(). tcp_cc_lia_increase()
+	 * is RFC 6356's.
+	 */
+	uint64_t (*increase)(const struct tcp_cc_group *g,
+			     const struct tcp_conn *c, uint32_t acked);
+	void *owner;                             /**< for increase() */
+	struct tcp_conn *member[TCP_CC_GROUP_MAX]; /**< n members */
+	uint32_t n;
+};
+
+/**
+ * Make c a member of g (at most TCP_CC_GROUP_MAX), leaving any group it
+ * was in. A closing connection leaves its group by itself.
+ *
+ * @return 0, or -ENOSPC.
+ */
+int tcp_cc_group_join(struct tcp_cc_group *g, struct tcp_conn *c);
+
+/** Take c out of its group, if it is in one. */
+void tcp_cc_group_leave(struct tcp_conn *c);
+
+/**
+ * RFC 6356 section 3 (LIA) as a tcp_cc_group.increase: for an ACK of
+ * acked bytes on subflow i,
+ *   min(alpha * acked * MSS_i / cwnd_total, acked * MSS_i / cwnd_i),
+ *   alpha = cwnd_total * max_k(cwnd_k / rtt_k^2) / (sum_k cwnd_k / rtt_k)^2,
+ * over the group's members (a member without an RTT sample yet counts
+ * with the largest RTT of the others, or 1 ms if none has one).
+ */
+uint64_t tcp_cc_lia_increase(const struct tcp_cc_group *g,
+			     const struct tcp_conn *c, uint32_t acked);
+
+/** @} */
 
 #ifdef __cplusplus
 }

@@ -198,6 +198,7 @@ tcp_conn_release(struct tcp_conn *c)
 
 	tcp_timer_cancel(c);
 	tcp_backlog_leave(c);
+	tcp_cc_group_leave(c);
 	if (c->flags & TCP_CF_TW_LISTED)
 		TAILQ_REMOVE(&e->tw, c, tw_link);
 	tcp_rq_free_all(c);
@@ -439,6 +440,10 @@ tcp_conn_deliver(struct tcp_conn *c)
 	}
 	c->ev_pending = 0;
 	if (c->flags & TCP_CF_DETACHED) {
+		/* The owner may free what its hooks point to once it was
+		 * told the connection closed: TIME-WAIT runs without them. */
+		c->hooks = NULL;
+		tcp_cc_group_leave(c);
 		if (c->state == TCP_CLOSED) {
 			tcp_conn_release(c);
 		} else {
@@ -592,3 +597,120 @@ tcp_engine_counters(const struct tcp_engine *e)
 	return e->cnt;
 }
 
+
+/* ---- extension points (tcp.h, "tcp_hooks") */
+
+void
+tcp_conn_set_hooks(struct tcp_conn *c, const struct tcp_conn_hooks *h, void *owner)
+{
+	c->hooks = h;
+	c->hook_owner = owner;
+}
+
+void
+tcp_conn_keep_segments(struct tcp_conn *c, bool on)
+{
+	if (on)
+		c->flags |= TCP_CF_KEEP_SEGS;
+	else
+		c->flags &= ~TCP_CF_KEEP_SEGS;
+}
+
+uint32_t
+tcp_conn_cwnd(const struct tcp_conn *c)
+{
+	return c->cc.cwnd;
+}
+
+uint64_t
+tcp_conn_srtt_ns(const struct tcp_conn *c)
+{
+	return c->srtt_ns;
+}
+
+uint32_t
+tcp_conn_mss(const struct tcp_conn *c)
+{
+	return c->mss;
+}
+
+/* What tcp_output() would let out of new data: the same arithmetic. */
+uint32_t
+tcp_conn_send_room(const struct tcp_conn *c)
+{
+	uint32_t off = c->snd_nxt - c->snd_una, inflight, wnd, room, unsent;
+
+	if (c->state != TCP_ESTABLISHED && c->state != TCP_CLOSE_WAIT)
+		return 0;
+	if (c->sacked_bytes == 0 && !(c->flags & TCP_CF_HAS_LOST))
+		inflight = off;
+	else
+		inflight = tcp_rq_pipe(c);
+	wnd = MIN2(c->snd_wnd, c->cc.cwnd);
+	if (inflight >= wnd || off >= c->snd_wnd)
+		return 0;
+	room = MIN2(wnd - inflight, c->snd_wnd - off);
+	unsent = c->sndq.bytes > off ? c->sndq.bytes - off : 0;
+	return room > unsent ? room - unsent : 0;
+}
+
+int
+tcp_cc_group_join(struct tcp_cc_group *g, struct tcp_conn *c)
+{
+	if (c->ccg == g)
+		return 0;
+	if (g->n >= TCP_CC_GROUP_MAX)
+		return -ENOSPC;
+	tcp_cc_group_leave(c);
+	g->member[g->n++] = c;
+	c->ccg = g;
+	c->ccg_frac = 0;
+	return 0;
+}
+
+void
+tcp_cc_group_leave(struct tcp_conn *c)
+{
+	struct tcp_cc_group *g = c->ccg;
+
+	if (g == NULL)
+		return;
+	for (uint32_t i = 0; i < g->n; i++) {
+		if (g->member[i] == c) {
+			g->member[i] = g->member[--g->n];
+			break;
+		}
+	}
+	c->ccg = NULL;
+}
+
+uint64_t
+tcp_cc_lia_increase(const struct tcp_cc_group *g, const struct tcp_conn *c,
+		    uint32_t acked)
+{
+	double total = 0, best = 0, sum = 0, alpha, a, b, rtt_dflt = 0;
+
+	for (uint32_t k = 0; k < g->n; k++)
+		if ((double)g->member[k]->srtt_ns > rtt_dflt)
+			rtt_dflt = (double)g->member[k]->srtt_ns;
+	if (rtt_dflt == 0)
+		rtt_dflt = 1e6;
+	for (uint32_t k = 0; k < g->n; k++) {
+		const struct tcp_conn *m = g->member[k];
+		double w = m->cc.cwnd;
+		double r = m->srtt_ns ? (double)m->srtt_ns : rtt_dflt;
+
+		total += w;
+		if (w / (r * r) > best)
+			best = w / (r * r);
+		sum += w / r;
+	}
+	if (total == 0 || sum == 0 || c->cc.cwnd == 0)
+		return 0;
+	/* RFC 6356 section 3, in bytes: alpha, then the smaller of the
+	 * coupled and the uncoupled (Reno) increase. */
+	alpha = total * best / (sum * sum);
+	a = alpha * acked * c->mss / total;
+	b = (double)acked * c->mss / c->cc.cwnd;
+	return (uint64_t)((a < b ? a : b) * 65536.0);
+}

@@ -112,6 +112,7 @@ struct tcp_txrec {
 #define TCP_CF_HAS_LOST  0x2000000 /* some record may be marked lost */
 #define TCP_CF_XOPT_PEER 0x4000000 /* ep.xopt holds the peer's SYN-ACK's */
 #define TCP_CF_TW_LISTED 0x8000000 /* on the engine's TIME-WAIT list */
+#define TCP_CF_KEEP_SEGS 0x10000000 /* tcp_conn_keep_segments(): no merging */
 
 struct tcp_conn {
 	/* identity */
@@ -180,6 +181,11 @@ struct tcp_conn {
 	uint64_t retransmits;
 
 	struct tcp_cc cc;
+	/* extension points (tcp_conn_set_hooks(), tcp_cc_group_join()) */
+	const struct tcp_conn_hooks *hooks;
+	void *hook_owner;
+	struct tcp_cc_group *ccg;
+	uint64_t ccg_frac;      /* increase carried over, 1/65536 byte */
 	struct tcp_mq sndq;     /* bytes from snd_una on */
 	struct tcp_mq rcvq;     /* in-order bytes not yet read */
 	struct tcp_ooo ooo[TCP_OOO_MAX];
@@ -250,7 +256,10 @@ int tcp_send_rst_for(struct tcp_engine *e, const struct tcp_endpoints *ep,
 void tcp_rto_arm(struct tcp_conn *c);
 void tcp_rtt_sample(struct tcp_conn *c, uint64_t rtt_ns);
 void tcp_timer_fire(struct tcp_conn *c);
-uint32_t tcp_rcv_window(const struct tcp_conn *c);
+uint32_t tcp_rcv_window(struct tcp_conn *c);
+/* Option bytes granted to the hooks on a segment of this kind carrying
+ * len payload bytes (len 0 when sizing a new data segment). */
+uint32_t tcp_hook_room(struct tcp_conn *c, uint8_t kind, uint32_t len);
 uint32_t tcp_ts_now(const struct tcp_conn *c);
 uint32_t tcp_flight(const struct tcp_conn *c);
 void tcp_arm_rtx(struct tcp_conn *c);

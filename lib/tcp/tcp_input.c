@@ -52,6 +52,17 @@ wscale(const struct tcp_conn *c)
 
 /* ---- receive side */
 
+/* Append q2 to q: merging a small segment into the last mbuf, unless
+ * the owner keeps segment boundaries (tcp_conn_keep_segments()). */
+static inline void
+rcv_concat(const struct tcp_conn *c, struct tcp_mq *q, struct tcp_mq *q2)
+{
+	if (c->flags & TCP_CF_KEEP_SEGS)
+		tcp_mq_concat_raw(q, q2);
+	else
+		tcp_mq_concat(q, q2);
+}
+
 static void
 ooo_free_all(struct tcp_conn *c)
 {
@@ -118,9 +129,9 @@ ooo_insert(struct tcp_conn *c, uint32_t seq, struct rte_mbuf *chain,
 	if (i > 0 && c->ooo[i - 1].seq + c->ooo[i - 1].q.bytes == seq) {
 		struct tcp_ooo *prev = &c->ooo[i - 1];
 
-		tcp_mq_concat(&prev->q, &nq);
+		rcv_concat(c, &prev->q, &nq);
 		if (i < c->ooo_n && prev->seq + prev->q.bytes == c->ooo[i].seq) {
-			tcp_mq_concat(&prev->q, &c->ooo[i].q);
+			rcv_concat(c, &prev->q, &c->ooo[i].q);
 			memmove(&c->ooo[i], &c->ooo[i + 1],
 				(c->ooo_n - i - 1) * sizeof(c->ooo[0]));
 			c->ooo_n--;
@@ -129,7 +140,7 @@ ooo_insert(struct tcp_conn *c, uint32_t seq, struct rte_mbuf *chain,
 		return;
 	}
 	if (i < c->ooo_n && end == c->ooo[i].seq) {
-		tcp_mq_concat(&nq, &c->ooo[i].q);
+		rcv_concat(c, &nq, &c->ooo[i].q);
 		c->ooo[i].q = nq;
 		c->ooo[i].seq = seq;
 		c->ooo_recent = seq;
@@ -159,7 +170,7 @@ ooo_drain(struct tcp_conn *c)
 
 		if (tcp_seq_gt(re, c->rcv_nxt)) {
 			tcp_mq_drop_front(&r->q, c->rcv_nxt - r->seq);
-			tcp_mq_concat(&c->rcvq, &r->q);
+			rcv_concat(c, &c->rcvq, &r->q);
 			c->rcv_nxt = re;
 			moved = 1;
 		} else {
@@ -201,12 +212,17 @@ rcv_mem_room(struct tcp_conn *c, uint32_t seq, uint32_t need)
 
 	if (rcv_mem(c) + need <= lim)
 		return 1;
-	TCP_CNT(e, RCV_COLLAPSE);
-	if (tcp_mq_collapse(&c->rcvq, e->p.pool) != 0)
-		TCP_CNT(e, MBUF_ALLOC_FAIL);
-	for (unsigned int i = 0; i < c->ooo_n; i++)
-		if (tcp_mq_collapse(&c->ooo[i].q, e->p.pool) != 0)
+	/* Collapsing merges segments: an owner that keeps their
+	 * boundaries (subflow mappings) gets pruning and drops instead,
+	 * both counted, and the sender resends. */
+	if (!(c->flags & TCP_CF_KEEP_SEGS)) {
+		TCP_CNT(e, RCV_COLLAPSE);
+		if (tcp_mq_collapse(&c->rcvq, e->p.pool) != 0)
 			TCP_CNT(e, MBUF_ALLOC_FAIL);
+		for (unsigned int i = 0; i < c->ooo_n; i++)
+			if (tcp_mq_collapse(&c->ooo[i].q, e->p.pool) != 0)
+				TCP_CNT(e, MBUF_ALLOC_FAIL);
+	}
 	while (rcv_mem(c) + need > lim && c->ooo_n > 0 &&
 	       tcp_seq_gt(c->ooo[c->ooo_n - 1].seq, seq)) {
 		c->ooo_n--;
@@ -271,7 +287,7 @@ rcv_data(struct tcp_conn *c, struct rte_mbuf *m, const struct tcp_seg_in *s)
 		struct tcp_mq q = { 0 };
 
 		tcp_mq_append(&q, chain);
-		tcp_mq_concat(&c->rcvq, &q);
+		rcv_concat(c, &c->rcvq, &q);
 	}
 	c->rcv_nxt += len;
 	tcp_conn_event(c, TCP_EV_READABLE);
@@ -318,6 +334,7 @@ enter_time_wait(struct tcp_conn *c)
 {
 	c->state = TCP_TIME_WAIT;
 	c->delack_at = 0;
+	tcp_cc_group_leave(c);
 	c->rtx_at = c->eng->now + c->eng->p.time_wait_ns;
 	tcp_time_wait_list(c);
 	tcp_conn_event(c, TCP_EV_CLOSED);
@@ -378,8 +395,25 @@ challenge_ack(struct tcp_conn *c)
 	oow_ack(c);
 }
 
+/* The owner's look at a segment's options (tcp_conn_hooks.opts_in). Out
+ * of line, as every hook path: plain connections only test c->hooks. */
+static __rte_noinline void
+hook_opts_in(struct tcp_conn *c, const struct rte_mbuf *m, const struct tcp_seg_in *s)
+{
+	const struct pkt_meta *meta = pkt_meta((struct rte_mbuf *)(uintptr_t)m);
+	struct tcp_hook_seg hs = {
+		.seq = s->seq, .ack = (s->flags & TCP_FL_ACK) ? s->ack : 0,
+		.len = s->len, .flags = s->flags,
+	};
+
+	/* tcp_seg_parse() checked the header is whole in the first mbuf. */
+	c->hooks->opts_in(c->hook_owner, c, &hs,
+			  rte_pktmbuf_mtod_offset(m, const uint8_t *, meta->l4_off + 20u),
+			  (uint32_t)meta->l4_len - 20u, c->eng->now);
+}
+
 static void
-syn_sent_input(struct tcp_conn *c, const struct tcp_seg_in *s)
+syn_sent_input(struct tcp_conn *c, const struct rte_mbuf *m, const struct tcp_seg_in *s)
 {
 	struct tcp_engine *e = c->eng;
 	int ack = s->flags & TCP_FL_ACK;
@@ -403,6 +437,8 @@ syn_sent_input(struct tcp_conn *c, const struct tcp_seg_in *s)
 	}
 	if (!(s->flags & TCP_FL_SYN))
 		return;
+	if (unlikely(c->hooks != NULL) && c->hooks->opts_in != NULL)
+		hook_opts_in(c, m, s);
 	c->irs = s->seq;
 	c->rcv_nxt = s->seq + 1;
 	c->rcv_adv = c->rcv_nxt;
@@ -533,6 +569,31 @@ tcp_recovery_on_loss(struct tcp_conn *c, uint32_t delivered)
 	prr_update(c, delivered);
 }
 
+/* Coupled congestion avoidance (tcp_cc_group). */
+static __rte_noinline void
+coupled_increase(struct tcp_conn *c, uint32_t acked)
+{
+	c->ccg_frac += c->ccg->increase(c->ccg, c, acked);
+	c->cc.cwnd += (uint32_t)(c->ccg_frac >> 16);
+	c->ccg_frac &= 0xffff;
+}
+
+/* The window opened: let a scheduler fill it (tcp_conn_hooks). Events
+ * its tcp_send() raises wait for the entry point's own delivery, as in
+ * the event callback. */
+static __rte_noinline void
+hook_writable(struct tcp_conn *c)
+{
+	uint32_t room = tcp_conn_send_room(c);
+	uint32_t in_cb = c->flags & TCP_CF_IN_CB;
+
+	if (room == 0)
+		return;
+	c->flags |= TCP_CF_IN_CB;
+	c->hooks->writable(c->hook_owner, c, room, c->eng->now);
+	c->flags = (c->flags & ~TCP_CF_IN_CB) | in_cb;
+}
+
 /* An ACK that advances SND.UNA. */
 static void
 new_ack(struct tcp_conn *c, const struct tcp_seg_in *s)
@@ -596,6 +657,8 @@ new_ack(struct tcp_conn *c, const struct tcp_seg_in *s)
 			c->cc.cwnd = c->cc.cwnd > acked ? c->cc.cwnd - acked : 0;
 			c->cc.cwnd += c->mss;
 		}
+	} else if (unlikely(c->ccg != NULL) && c->cc.cwnd >= c->cc.ssthresh) {
+		coupled_increase(c, acked);
 	} else {
 		e->cc->on_ack(&c->cc, acked, e->now, c->srtt_ns);
 	}
@@ -646,11 +709,11 @@ tcp_conn_input(struct tcp_conn *c, struct rte_mbuf *m, struct tcp_seg_in *s)
 {
 	struct tcp_engine *e = c->eng;
 	uint32_t seglen;
-	uint32_t prior_una, prior_sacked;
+	uint32_t prior_una, prior_wnd, prior_sacked;
 	int64_t delivered;
 
 	if (c->state == TCP_SYN_SENT) {
-		syn_sent_input(c, s);
+		syn_sent_input(c, m, s);
 		if (c->state == TCP_ESTABLISHED)
 			keep_peer_xopts(c, m);
 		rte_pktmbuf_free(m);
@@ -700,6 +763,8 @@ tcp_conn_input(struct tcp_conn *c, struct rte_mbuf *m, struct tcp_seg_in *s)
 		return;
 	}
 	tcp_keepalive_touch(c);
+	if (unlikely(c->hooks != NULL) && c->hooks->opts_in != NULL)
+		hook_opts_in(c, m, s);
 	/* RFC 7323 4.3: TS.Recent from segments that start at or before the
 	 * left edge of the window. */
 	if ((c->flags & TCP_CF_TS) && (s->opts & TCP_SO_TS) &&
@@ -763,6 +828,7 @@ tcp_conn_input(struct tcp_conn *c, struct rte_mbuf *m, struct tcp_seg_in *s)
 		return;
 	}
 	prior_una = c->snd_una;
+	prior_wnd = c->snd_wnd;
 	prior_sacked = c->sacked_bytes;
 	/* Cumulative ACK first, then SACK blocks: RACK sees deliveries in
 	 * sequence order, as RFC 8985 6.2 step 3 compares them. */
@@ -854,4 +920,7 @@ tcp_conn_input(struct tcp_conn *c, struct rte_mbuf *m, struct tcp_seg_in *s)
 		rcv_fin(c);
 	if (c->state != TCP_CLOSED)
 		tcp_output(c);
+	if (unlikely(c->hooks != NULL) && c->hooks->writable != NULL &&
+	    (c->snd_una != prior_una || c->snd_wnd != prior_wnd))
+		hook_writable(c);
 }

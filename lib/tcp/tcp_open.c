@@ -15,6 +15,14 @@ struct tcp_conn *
 tcp_connect(struct tcp_engine *e, const struct tcp_endpoints *ep, void *arg,
 	    uint64_t now_ns)
 {
+	return tcp_connect_hooked(e, ep, NULL, NULL, arg, now_ns);
+}
+
+struct tcp_conn *
+tcp_connect_hooked(struct tcp_engine *e, const struct tcp_endpoints *ep,
+		   const struct tcp_conn_hooks *hooks, void *owner, void *arg,
+		   uint64_t now_ns)
+{
 	struct tcp_conn *c;
 
 	e->now = now_ns;
@@ -26,6 +34,8 @@ tcp_connect(struct tcp_engine *e, const struct tcp_endpoints *ep, void *arg,
 	if (c == NULL)
 		return NULL;
 	c->state = TCP_SYN_SENT;
+	c->hooks = hooks;
+	c->hook_owner = owner;
 	c->snd_nxt = c->snd_max = c->iss + 1;
 	c->flags |= TCP_CF_RTT_TIMING;
 	c->rtt_seq = c->iss + 1;
@@ -76,6 +86,10 @@ passive_open(struct tcp_engine *e, struct rte_mbuf *m, const struct tcp_seg_in *
 		return NULL;
 	c->state = TCP_SYN_RECEIVED;
 	c->flags |= TCP_CF_PASSIVE;
+	if (ao != NULL) {
+		c->hooks = ao->hooks;
+		c->hook_owner = ao->hook_owner;
+	}
 	c->irs = s->seq;
 	c->rcv_nxt = s->seq + 1;
 	c->rcv_adv = c->rcv_nxt;

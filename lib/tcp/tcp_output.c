@@ -30,21 +30,89 @@ tcp_flight(const struct tcp_conn *c)
 }
 
 /* Receive window = free receive buffer, so a slow reader closes it. */
+/* A connection-level window shared by subflows: never more than this
+ * connection can hold itself. Out of line: plain connections skip it. */
+static __rte_noinline uint32_t
+rcv_window_hooked(struct tcp_conn *c, uint32_t w)
+{
+	if (c->hooks->rcv_wnd != NULL) {
+		uint32_t ow = c->hooks->rcv_wnd(c->hook_owner, c, w);
+
+		w = MIN2(w, ow);
+	}
+	return w;
+}
+
 uint32_t
-tcp_rcv_window(const struct tcp_conn *c)
+tcp_rcv_window(struct tcp_conn *c)
 {
 	/* Under memory pressure the owner lowers rcv_limit: the window
 	 * offered shrinks as data arrives (the edge already announced
 	 * stays, announce_window()). */
 	uint32_t lim = c->eng->rcv_limit;
+	uint32_t w = c->rcvq.bytes >= lim ? 0 : lim - c->rcvq.bytes;
 
-	return c->rcvq.bytes >= lim ? 0 : lim - c->rcvq.bytes;
+	if (unlikely(c->hooks != NULL))
+		w = rcv_window_hooked(c, w);
+	return w;
 }
 
-/* The window field to announce, moving rcv_adv (the right edge) forward
+/* The 40 option bytes are shared in a fixed order (tcp.h, opts_space):
+ * on SYNs the engine's own options, then the hook, then carried ones;
+ * on other segments timestamps, then the hook, then SACK blocks. For
+ * data, what the hook takes also comes off the payload, so the segment
+ * stays within the MSS the peer announced (RFC 6691). */
+uint32_t
+tcp_hook_room(struct tcp_conn *c, uint8_t kind, uint32_t len)
+{
+	uint32_t want, cap;
+
+	if (c->hooks == NULL || c->hooks->opts_space == NULL)
+		return 0;
+	want = c->hooks->opts_space(c->hook_owner, c, kind);
+	want = (want + 3u) & ~3u;
+	cap = TCP_OPT_SPACE - ((c->flags & TCP_CF_TS) ? 12u : 0u);
+	if (kind == TCP_SEG_DATA) {
+		/* c->mss is the payload room with timestamps already off: a
+		 * new segment keeps at least 64 bytes of payload, a resent
+		 * one has its length and gets what that leaves. */
+		uint32_t keep = len != 0 ? len : 64u;
+		uint32_t left = c->mss > keep ? (c->mss - keep) & ~3u : 0;
+
+		cap = MIN2(cap, left);
+	}
+	return MIN2(want, cap);
+}
+
+/* Let the hook write its options for the segment o describes (out of
+ * line: only for connections with hooks). */
+static __rte_noinline void
+hook_opts(struct tcp_conn *c, struct tcp_seg_out *o, uint8_t kind, uint32_t room,
+	  uint32_t len, uint8_t *buf)
+{
+	struct tcp_hook_seg hs = {
+		.seq = o->seq, .ack = o->ack, .len = len, .flags = o->flags,
+		.kind = kind, .retransmit = tcp_seq_lt(o->seq, c->snd_max) &&
+					    kind == TCP_SEG_DATA,
+	};
+	uint32_t n = 0;
+
+	if (c->hooks->opts_out != NULL)
+		n = c->hooks->opts_out(c->hook_owner, c, &hs, buf, room);
+	if (n > room)
+		n = room;
+	if (n == 0)
+		return;
+	while (n & 3u)
+		buf[n++] = 1; /* NOP */
+	o->hopt = buf;
+	o->hopt_len = (uint8_t)n;
+}
+
+/* The window field to announce (inlined into hdr_init()), moving rcv_adv (the right edge) forward
  * only by at least min(RCV.BUFF/2, MSS) (receiver SWS avoidance, RFC 9293
  * 3.8.6.2.2) and never backward (3.8.6.2.2: do not shrink). */
-static uint16_t
+static __rte_always_inline uint16_t
 announce_window(struct tcp_conn *c, int syn)
 {
 	uint32_t w = tcp_rcv_window(c);
@@ -65,14 +133,18 @@ announce_window(struct tcp_conn *c, int syn)
 	return (uint16_t)field;
 }
 
-static void
-hdr_init(struct tcp_conn *c, struct tcp_seg_out *o, uint32_t seq, uint8_t flags)
+/* hroom: option bytes granted to the hook (SACK blocks get what is left).
+ * Inlined: on the per-segment path the call cost more than the body. */
+static __rte_always_inline void
+hdr_init(struct tcp_conn *c, struct tcp_seg_out *o, uint32_t seq, uint8_t flags,
+	 uint32_t hroom)
 {
 	o->seq = seq;
 	o->flags = flags;
 	o->opts = 0;
 	o->nsack = 0;
 	o->xopt_len = 0;
+	o->hopt_len = 0;
 	if (flags & TCP_FL_ACK) {
 		o->ack = c->rcv_nxt;
 		c->flags &= ~TCP_CF_ACK_NOW;
@@ -89,10 +161,15 @@ hdr_init(struct tcp_conn *c, struct tcp_seg_out *o, uint32_t seq, uint8_t flags)
 	}
 	if ((c->flags & TCP_CF_SACK) && (c->ooo_n || (c->flags & TCP_CF_DSACK)) &&
 	    (flags & TCP_FL_ACK) && !(flags & TCP_FL_SYN)) {
-		unsigned int max = (c->flags & TCP_CF_TS) ? 3 : 4, first = 0;
+		/* What timestamps and the hook leave: 4 bytes of header
+		 * (NOP NOP kind len) and 8 per block. */
+		uint32_t left = TCP_OPT_SPACE - ((c->flags & TCP_CF_TS) ? 12u : 0u) - hroom;
+		unsigned int max = left >= 12 ? (left - 4) / 8 : 0, first = 0;
 
+		if (max > TCP_SACK_MAX)
+			max = TCP_SACK_MAX;
 		/* RFC 2883: a duplicate we received goes first, once. */
-		if (c->flags & TCP_CF_DSACK) {
+		if ((c->flags & TCP_CF_DSACK) && max > 0) {
 			c->flags &= ~TCP_CF_DSACK;
 			o->sack[o->nsack].left = c->dsack_left;
 			o->sack[o->nsack++].right = c->dsack_right;
@@ -108,15 +185,23 @@ hdr_init(struct tcp_conn *c, struct tcp_seg_out *o, uint32_t seq, uint8_t flags)
 			o->sack[o->nsack].left = c->ooo[i].seq;
 			o->sack[o->nsack++].right = c->ooo[i].seq + c->ooo[i].q.bytes;
 		}
-		o->opts |= TCP_SO_SACK;
+		if (o->nsack)
+			o->opts |= TCP_SO_SACK;
 	}
 }
 
-static int
-emit(struct tcp_conn *c, const struct tcp_seg_out *o, uint32_t off, uint32_t len)
+/* Build and queue o with len payload bytes from off in the send buffer;
+ * a segment of the given kind, with hroom option bytes for the hook. */
+static inline int
+emit(struct tcp_conn *c, struct tcp_seg_out *o, uint32_t off, uint32_t len,
+     uint8_t kind, uint32_t hroom)
 {
 	struct tcp_engine *e = c->eng;
+	uint8_t hbuf[TCP_OPT_SPACE];
 	struct rte_mbuf *m;
+
+	if (unlikely(hroom != 0))
+		hook_opts(c, o, kind, hroom, len, hbuf);
 
 	m = tcp_seg_build(e->p.pool, &c->ep, o, c->sndq.head, off, len);
 	if (m == NULL) {
@@ -133,8 +218,10 @@ tcp_send_syn(struct tcp_conn *c)
 	struct tcp_engine *e = c->eng;
 	struct tcp_seg_out o;
 	int passive = c->state == TCP_SYN_RECEIVED;
+	uint8_t kind = passive ? TCP_SEG_SYN_ACK : TCP_SEG_SYN;
+	uint32_t hroom = 0;
 
-	hdr_init(c, &o, c->iss, passive ? TCP_FL_SYN | TCP_FL_ACK : TCP_FL_SYN);
+	hdr_init(c, &o, c->iss, passive ? TCP_FL_SYN | TCP_FL_ACK : TCP_FL_SYN, 0);
 	o.opts |= TCP_SO_MSS;
 	o.mss = c->rcv_mss;
 	if (passive) {
@@ -158,31 +245,50 @@ tcp_send_syn(struct tcp_conn *c)
 			o.tsecr = 0;
 		}
 	}
-	/* What the caller carries over from a proxy's other leg. */
+	/* The hook after the engine's own options (at most 20 bytes, so
+	 * it has at least 20), then what the caller carries over from a
+	 * proxy's other leg, if it still fits. */
+	if (c->hooks != NULL) {
+		uint32_t used = tcp_seg_opt_len(&o);
+
+		hroom = tcp_hook_room(c, kind, 0);
+		hroom = MIN2(hroom, TCP_OPT_SPACE - used);
+	}
 	o.xopt_len = c->ep.xopt_len;
 	o.xopt = c->ep.xopt;
-	emit(c, &o, 0, 0);
+	if (hroom != 0 && tcp_seg_opt_len(&o) + hroom > TCP_OPT_SPACE) {
+		o.xopt_len = 0;
+		TCP_CNT(e, XOPT_NOT_CARRIED);
+	}
+	emit(c, &o, 0, 0, kind, hroom);
+}
+
+/* A segment without payload: the hook's room, then the header. */
+static void
+send_bare(struct tcp_conn *c, uint32_t seq, uint8_t flags, uint8_t kind)
+{
+	struct tcp_seg_out o;
+	uint32_t hroom = unlikely(c->hooks != NULL) ? tcp_hook_room(c, kind, 0) : 0;
+
+	hdr_init(c, &o, seq, flags, hroom);
+	if (flags & TCP_FL_RST) {
+		o.opts &= (uint8_t)~TCP_SO_SACK;
+		o.nsack = 0;
+		o.wnd = 0;
+	}
+	emit(c, &o, 0, 0, kind, hroom);
 }
 
 void
 tcp_send_ack(struct tcp_conn *c)
 {
-	struct tcp_seg_out o;
-
-	hdr_init(c, &o, c->snd_nxt, TCP_FL_ACK);
-	emit(c, &o, 0, 0);
+	send_bare(c, c->snd_nxt, TCP_FL_ACK, TCP_SEG_ACK);
 }
 
 void
 tcp_send_rst(struct tcp_conn *c)
 {
-	struct tcp_seg_out o;
-
-	hdr_init(c, &o, c->snd_max, TCP_FL_RST | TCP_FL_ACK);
-	o.opts &= (uint8_t)~TCP_SO_SACK;
-	o.nsack = 0;
-	o.wnd = 0;
-	emit(c, &o, 0, 0);
+	send_bare(c, c->snd_max, TCP_FL_RST | TCP_FL_ACK, TCP_SEG_RST);
 	TCP_CNT(c->eng, RST_SENT);
 }
 
@@ -252,18 +358,25 @@ tcp_rtt_sample(struct tcp_conn *c, uint64_t r)
 		c->rto_ns = p->rto_max_ns;
 }
 
-/* Send [seq, seq+len) of the send buffer (or the FIN at fin_seq). */
+/* Ask the hook for its room on this segment (xmit()). */
+#define TCP_HOOK_ASK UINT32_MAX
+
+/* Send [seq, seq+len) of the send buffer (or the FIN at fin_seq), with
+ * hroom option bytes for the hook (TCP_HOOK_ASK: ask it now). */
 static int
-xmit(struct tcp_conn *c, uint32_t seq, uint32_t len, int fin)
+xmit(struct tcp_conn *c, uint32_t seq, uint32_t len, int fin, uint32_t hroom)
 {
 	struct tcp_seg_out o;
 	uint8_t flags = TCP_FL_ACK;
+	uint8_t kind = len ? TCP_SEG_DATA : TCP_SEG_ACK;
 
 	if (fin)
 		flags |= TCP_FL_FIN;
 	if (len && seq + len == c->snd_una + c->sndq.bytes)
 		flags |= TCP_FL_PSH;
-	hdr_init(c, &o, seq, flags);
+	if (hroom == TCP_HOOK_ASK)
+		hroom = unlikely(c->hooks != NULL) ? tcp_hook_room(c, kind, len) : 0;
+	hdr_init(c, &o, seq, flags, hroom);
 	/* Keep room for SACK blocks off data segments: they are only for
 	 * ACKs of out-of-order data and would steal payload. */
 	if (len) {
@@ -277,7 +390,7 @@ xmit(struct tcp_conn *c, uint32_t seq, uint32_t len, int fin)
 		if ((c->flags & TCP_CF_RTT_TIMING) && tcp_seq_lt(seq, c->rtt_seq))
 			c->flags &= ~TCP_CF_RTT_TIMING;
 	}
-	return emit(c, &o, seq - c->snd_una, len);
+	return emit(c, &o, seq - c->snd_una, len, kind, hroom);
 }
 
 static int
@@ -305,7 +418,7 @@ retransmit_lost(struct tcp_conn *c, uint32_t *inflight)
 
 		if (!(r->flags & TCP_TR_LOST))
 			continue;
-		if (xmit(c, r->seq, size - (uint32_t)fin, fin) != 0)
+		if (xmit(c, r->seq, size - (uint32_t)fin, fin, TCP_HOOK_ASK) != 0)
 			break;
 		r->flags = (r->flags & ~TCP_TR_LOST) | TCP_TR_RETRANS;
 		r->xmit_ns = tcp_xmit_clock(e);
@@ -377,7 +490,7 @@ tcp_output(struct tcp_conn *c)
 	for (;;) {
 		uint32_t off = c->snd_nxt - c->snd_una;
 		uint32_t wnd = MIN2(c->snd_wnd, c->cc.cwnd);
-		uint32_t avail, len;
+		uint32_t avail, len, hroom = 0;
 		int fin = 0;
 
 		if ((c->flags & TCP_CF_FIN_SENT) && tcp_seq_gt(c->snd_nxt, c->fin_seq))
@@ -393,12 +506,15 @@ tcp_output(struct tcp_conn *c)
 				blocked = 1;
 				break;
 			}
-			len = MIN2(avail, (uint32_t)c->mss);
+			/* The hook's options come off the payload. */
+			if (unlikely(c->hooks != NULL))
+				hroom = tcp_hook_room(c, TCP_SEG_DATA, 0);
+			len = MIN2(avail, (uint32_t)c->mss - hroom);
 			len = MIN2(len, wnd - inflight);
 			len = MIN2(len, c->snd_wnd - off);
 			/* Sender SWS avoidance (RFC 9293 3.8.6.2.1); no Nagle:
 			 * the proxy relays what it has as soon as it can. */
-			if (len < c->mss && len < avail && len < c->max_snd_wnd / 2 &&
+			if (len < c->mss - hroom && len < avail && len < c->max_snd_wnd / 2 &&
 			    !(c->flags & TCP_CF_FORCE)) {
 				blocked = 1;
 				break;
@@ -408,7 +524,8 @@ tcp_output(struct tcp_conn *c)
 		}
 		if (tcp_rq_add(c, c->snd_nxt, c->snd_nxt + len + (uint32_t)fin, fin) != 0)
 			break;
-		if (xmit(c, c->snd_nxt, len, fin) != 0) {
+		if (xmit(c, c->snd_nxt, len, fin,
+			 len != 0 ? hroom : TCP_HOOK_ASK) != 0) {
 			/* Recorded but not sent: it goes out as a loss. */
 			tcp_rq_last(c)->flags |= TCP_TR_LOST;
 			c->flags |= TCP_CF_HAS_LOST;
@@ -476,7 +593,7 @@ tlp_fire(struct tcp_conn *c)
 		if (r != NULL) {
 			int fin = !!(r->flags & TCP_TR_FIN);
 
-			xmit(c, r->seq, r->end - r->seq - (uint32_t)fin, fin);
+			xmit(c, r->seq, r->end - r->seq - (uint32_t)fin, fin, TCP_HOOK_ASK);
 			r->flags = (r->flags & ~TCP_TR_LOST) | TCP_TR_RETRANS;
 			r->xmit_ns = tcp_xmit_clock(e);
 		}
@@ -520,10 +637,7 @@ rtx_fire(struct tcp_conn *c)
 	if (c->flags & TCP_CF_PERSIST) {
 		/* Zero-window probe: an old sequence number makes the peer
 		 * answer with an ACK carrying its current window. */
-		struct tcp_seg_out o;
-
-		hdr_init(c, &o, c->snd_una - 1, TCP_FL_ACK);
-		emit(c, &o, 0, 0);
+		send_bare(c, c->snd_una - 1, TCP_FL_ACK, TCP_SEG_ACK);
 		TCP_CNT(e, ZWP);
 		if (c->backoff < 16)
 			c->backoff++;
@@ -591,7 +705,6 @@ static void
 keepalive_fire(struct tcp_conn *c)
 {
 	struct tcp_engine *e = c->eng;
-	struct tcp_seg_out o;
 
 	c->ka_at = 0;
 	if (c->state != TCP_ESTABLISHED && c->state != TCP_CLOSE_WAIT &&
@@ -605,8 +718,7 @@ keepalive_fire(struct tcp_conn *c)
 		enter_timeout(c);
 		return;
 	}
-	hdr_init(c, &o, c->snd_una - 1, TCP_FL_ACK);
-	emit(c, &o, 0, 0);
+	send_bare(c, c->snd_una - 1, TCP_FL_ACK, TCP_SEG_ACK);
 	TCP_CNT(e, KEEPALIVE);
 	c->ka_probes++;
 	c->ka_at = e->now + e->p.keepalive_intvl_ns;

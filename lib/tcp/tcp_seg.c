@@ -148,6 +148,7 @@ tcp_seg_opt_len(const struct tcp_seg_out *o)
 		n += 4;  /* NOP WS */
 	if ((o->opts & TCP_SO_SACK) && o->nsack)
 		n += 4 + 8u * o->nsack; /* NOP NOP SACK */
+	n += o->hopt_len;
 	if (o->xopt_len)
 		n += (o->xopt_len + 3u) & ~3u; /* NOPs, then the options */
 	return n;
@@ -241,6 +242,10 @@ write_opts(uint8_t *p, const struct tcp_seg_out *o)
 			wr32(p + 4, o->sack[b].right);
 			p += 8;
 		}
+	}
+	if (o->hopt_len) {
+		memcpy(p, o->hopt, o->hopt_len);
+		p += o->hopt_len;
 	}
 	if (o->xopt_len) {
 		for (unsigned int pad = (4u - (o->xopt_len & 3u)) & 3u; pad; pad--)

@@ -63,6 +63,9 @@ struct tcp_seg_out {
 	uint16_t mss;
 	uint8_t xopt_len;      /* bytes at xopt, written after the rest */
 	const uint8_t *xopt;   /* whole options carried for a peer (SYNs) */
+	uint8_t hopt_len;      /* bytes at hopt (a multiple of 4), written
+	                          after SACK and before xopt */
+	const uint8_t *hopt;   /* options from the connection's hooks */
 	uint32_t tsval, tsecr;
 	struct tcp_sack_blk sack[TCP_SACK_MAX];
 };

@@ -179,6 +179,31 @@ tcp_recv_mbuf(struct tcp_conn *c, uint32_t max, uint64_t now_ns)
 	return head;
 }
 
+struct rte_mbuf *
+tcp_recv_seg(struct tcp_conn *c, uint32_t *seq, uint64_t now_ns)
+{
+	struct rte_mbuf *m = c->rcvq.head;
+	uint32_t before;
+
+	c->eng->now = now_ns;
+	if (m == NULL)
+		return NULL;
+	/* The queue ends at RCV.NXT, less the peer's FIN if it counted. */
+	*seq = c->rcv_nxt - !!(c->flags & TCP_CF_PEER_FIN) - c->rcvq.bytes;
+	before = c->rcv_adv - c->rcv_nxt;
+	c->rcvq.head = m->next;
+	if (c->rcvq.head == NULL)
+		c->rcvq.tail = NULL;
+	c->rcvq.bytes -= m->data_len;
+	c->rcvq.mbufs--;
+	c->rcvq.mem -= m->buf_len;
+	m->next = NULL;
+	m->nb_segs = 1;
+	m->pkt_len = m->data_len;
+	after_read(c, before);
+	return m;
+}
+
 int
 tcp_shutdown(struct tcp_conn *c, uint64_t now_ns)
 {

@@ -22,7 +22,10 @@
  *   10    time step: n ms, or (n & 0x7f) x 100 ms with 0x80
  *   11    timestamp value step, signed
  *   12-15 SACK blocks or raw options
- *   16    application: read, read whole mbufs, write, shutdown, abort
+ *   16    application: read, read whole mbufs, write, shutdown, abort,
+ *         set the extension hooks (lib/tcp tcp_hooks: options in and
+ *         out of (op >> 4) * 4 bytes, an owner window, the writable
+ *         event, segment boundaries kept), read one segment
  *
  * After every segment and timer run the target aborts when:
  *   - a frame the engine sends does not parse or has a bad checksum;
@@ -90,6 +93,73 @@ struct harness {
 	uint32_t tsval;
 	uint32_t rcv_nxt, snd_una; /* the engine's, last known */
 	uint32_t rcv_mem;          /* the engine's bound */
+	uint32_t hook_space;       /* what opts_space asks for */
+};
+
+/* The extension hooks check what the engine gives them. */
+static void
+h_opts_in(void *owner, struct tcp_conn *c, const struct tcp_hook_seg *seg,
+	  const uint8_t *opt, uint32_t optlen, uint64_t now)
+{
+	uint32_t sum = 0;
+
+	(void)owner;
+	(void)c;
+	(void)now;
+	CHECK(optlen <= TCP_OPT_SPACE);
+	for (uint32_t i = 0; i < optlen; i++)
+		sum += opt[i]; /* readable (ASan) */
+	CHECK(sum <= 255 * TCP_OPT_SPACE);
+	CHECK(seg->len <= 65535);
+}
+
+static uint32_t
+h_opts_space(void *owner, struct tcp_conn *c, uint8_t kind)
+{
+	(void)c;
+	CHECK(kind <= TCP_SEG_RST);
+	return ((struct harness *)owner)->hook_space;
+}
+
+static uint32_t
+h_opts_out(void *owner, struct tcp_conn *c, const struct tcp_hook_seg *seg,
+	   uint8_t *buf, uint32_t room)
+{
+	(void)owner;
+	(void)c;
+	(void)seg;
+	CHECK(room <= TCP_OPT_SPACE && room % 4 == 0);
+	if (room < 8)
+		return 0;
+	/* An experimental option (RFC 6994: at least kind, length and a
+	 * 2-byte ExID) one byte short of the room: the engine pads a NOP. */
+	buf[0] = 253;
+	buf[1] = (uint8_t)(room - 1);
+	memset(buf + 2, 0xee, room - 3);
+	return room - 1;
+}
+
+static uint32_t
+h_rcv_wnd(void *owner, struct tcp_conn *c, uint32_t own)
+{
+	(void)c;
+	(void)own;
+	return ((struct harness *)owner)->hook_space * 300;
+}
+
+static void
+h_writable(void *owner, struct tcp_conn *c, uint32_t room, uint64_t now)
+{
+	static const uint8_t bytes[4096];
+
+	(void)owner;
+	CHECK(room > 0 && room == tcp_conn_send_room(c));
+	(void)tcp_send(c, bytes, room < sizeof(bytes) ? room : sizeof(bytes), now);
+}
+
+static const struct tcp_conn_hooks fuzz_hooks = {
+	.opts_in = h_opts_in, .opts_space = h_opts_space, .opts_out = h_opts_out,
+	.rcv_wnd = h_rcv_wnd, .writable = h_writable,
 };
 
 static void
@@ -239,6 +309,27 @@ app(struct harness *h, uint8_t op)
 		if ((op >> 4) == 0xf)
 			tcp_abort(h->c, h->now);
 		break;
+	case 8:
+		h->hook_space = (uint32_t)(op >> 4) * 4;
+		tcp_conn_set_hooks(h->c, &fuzz_hooks, h);
+		tcp_conn_keep_segments(h->c, true);
+		break;
+	case 9: {
+		struct tcp_conn_info i;
+		uint32_t seq;
+
+		tcp_conn_get_info(h->c, &i);
+		m = tcp_recv_seg(h->c, &seq, h->now);
+		if (m != NULL) {
+			/* The first queued byte, RCV.NXT less what is queued
+			 * (and the peer's FIN, which counts one). */
+			CHECK(seq + i.rcv_queued == i.rcv_nxt ||
+			      seq + i.rcv_queued + 1 == i.rcv_nxt);
+			CHECK(m->nb_segs == 1 && m->pkt_len == m->data_len);
+			rte_pktmbuf_free(m);
+		}
+		break;
+	}
 	default:
 		break;
 	}
