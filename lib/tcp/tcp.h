@@ -84,7 +84,8 @@ enum tcp_state {
  * not be used again.
  *
  * @param c      connection.
- * @param arg    the connection's argument (tcp_conn_set_arg()).
+ * @param arg    the argument given when the connection was opened or
+ *               accepted (tcp_conn_arg()).
  * @param events TCP_EV_* mask.
  * @param now_ns time of the entry point that raised the events.
  */
@@ -644,9 +645,6 @@ uint32_t tcp_timers_run(struct tcp_engine *e, uint64_t now_ns);
 uint16_t tcp_tx_burst(struct tcp_engine *e, struct rte_mbuf **pkts,
 		      uint16_t max);
 
-/** Set a connection's callback argument. */
-void tcp_conn_set_arg(struct tcp_conn *c, void *arg);
-
 /** A connection's callback argument. */
 void *tcp_conn_arg(const struct tcp_conn *c);
 
@@ -686,9 +684,6 @@ const uint64_t *tcp_engine_counters(const struct tcp_engine *e);
 
 /** Name of a counter ("bad_checksum"), "invalid" out of range. */
 const char *tcp_cnt_name(enum tcp_cnt cnt);
-
-/** Name of a state ("established"), "invalid" out of range. */
-const char *tcp_state_name(enum tcp_state st);
 
 /** Bytes of engine-owned state per connection (payload buffers excluded). */
 size_t tcp_conn_size(void);

@@ -25,22 +25,10 @@ static const char *const cnt_names[] = {
 #undef TCP_CNT_NAME
 };
 
-static const char *const state_names[] = {
-#define TCP_STATE_NAME(e, s) s,
-	TCP_STATE_LIST(TCP_STATE_NAME)
-#undef TCP_STATE_NAME
-};
-
 const char *
 tcp_cnt_name(enum tcp_cnt cnt)
 {
 	return (unsigned int)cnt < TCP_CNT_MAX ? cnt_names[cnt] : "invalid";
-}
-
-const char *
-tcp_state_name(enum tcp_state st)
-{
-	return (unsigned int)st < TCP_STATE_MAX ? state_names[st] : "invalid";
 }
 
 size_t
@@ -453,12 +441,6 @@ tcp_conn_deliver(struct tcp_conn *c)
 			tcp_mq_free(&c->sndq);
 		}
 	}
-}
-
-void
-tcp_conn_set_arg(struct tcp_conn *c, void *arg)
-{
-	c->arg = arg;
 }
 
 void *
