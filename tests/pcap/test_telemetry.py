@@ -60,7 +60,9 @@ class Sluice:
         args += ["--", "-c", cpath]
         self.p = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                   text=True, stdin=subprocess.DEVNULL)
-        for _ in range(200):
+        # An ASan build on a busy machine can take many seconds to start.
+        deadline = time.time() + 60
+        while time.time() < deadline:
             try:
                 if telemetry.query(self.prefix, "/sluice/totals").get("/sluice/totals"):
                     return
