@@ -99,7 +99,8 @@ victims_intact() {
 		rx=$(cut -d' ' -f1,2 "$E2E_TMP/$1.$v.rx" 2>/dev/null)
 		tx=$(cut -d' ' -f1,2 "$E2E_TMP/$1.$v.tx" 2>/dev/null)
 		if [ -z "$rx" ] || [ "$rx" != "$tx" ] || [ "${rx#* }" != "$ADV_VICTIM" ]; then
-			E2E_WHY="$v victim: sent '$tx' received '$rx'"
+			E2E_WHY="$v victim: sender said '$(tail -1 "$E2E_TMP/$1.$v.tx" 2>/dev/null | head -c 120)'"
+			E2E_WHY="$E2E_WHY, receiver '$(tail -1 "$E2E_TMP/$1.$v.rx" 2>/dev/null | head -c 120)'"
 			return 1
 		fi
 		E2E_WHY="$E2E_WHY$v $(cut -d' ' -f3 "$E2E_TMP/$1.$v.rx")s "
