@@ -116,13 +116,14 @@ walk(sys.argv[1], json.load(sys.stdin))' "$c"
 STOP=$E2E_TMP/stop
 echo start >"$E2E_TMP/phase"
 sampler() {
-	local t0 u r
+	local t0 u r p
 	t0=$(date +%s)
 	echo "seconds,phase,mbufs_in_use,rss_kb" >"$CSV"
 	while kill -0 "$SLUICE_PID" 2>/dev/null; do
 		u=$(e2e_tel /sluice/totals mempool_in_use 2>/dev/null)
 		r=$(awk '/^VmRSS:/ { print $2 }' "/proc/$SLUICE_PID/status" 2>/dev/null)
-		[ -n "$u" ] && echo "$(( $(date +%s) - t0 )),$(cat "$E2E_TMP/phase"),$u,${r:-0}" >>"$CSV"
+		p=$(cat "$E2E_TMP/phase")
+		[ -n "$u" ] && echo "$(( $(date +%s) - t0 )),${p:-?},$u,${r:-0}" >>"$CSV"
 		sleep 1
 	done
 }

@@ -165,8 +165,7 @@ attack_result() {
 }
 
 attack_mix() {
-	local n
-	n=$(cli "$E2E_PY" "$ADV" mixpcap "$E2E_TMP/mix.pcap" "$CLIMAC" "$SRVMAC" "$CLI4" "$SRV4" "$PX" 2>"$E2E_TMP/mix.err")
+	local n=$MIXN
 	[ -n "$n" ] || { echo "1 mixpcap: $(tail -1 "$E2E_TMP/mix.err")"; return; }
 	cli timeout --foreground 30 tcpreplay -i "$CLI_IF" --pps=20000 --loop=10 \
 		"$E2E_TMP/mix.pcap" >"$E2E_TMP/mix.out" 2>&1
@@ -216,10 +215,13 @@ attack_syn_flood() {
 # pps TCPREPLAY.OUT: the rate tcpreplay reports it reached.
 pps() { sed -n 's/^Rated: .*, \([0-9.]*\) pps.*/\1/p' "$1" | head -1; }
 
+# Built before the attack starts (scapy takes seconds), so that the
+# victims run while it is replayed.
+MIXN=$(cli "$E2E_PY" "$ADV" mixpcap "$E2E_TMP/mix.pcap" "$CLIMAC" "$SRVMAC" "$CLI4" "$SRV4" "$PX" 2>"$E2E_TMP/mix.err")
 e2e_start_sluice "$CFG" || e2e_die "sluice start: $E2E_WHY"
 sampler &
 E2E_PIDS+=($!)
-phase mix 0.3 attack_mix
+phase mix 0.2 attack_mix
 phase ooo 0.3 attack_ooo
 phase zero_window 2 attack_zero_window
 phase syn_flood 3 attack_syn_flood
