@@ -131,8 +131,10 @@ sampler() {
 # iperf3 loops: bridged and proxied, 20 s each, alternating direction.
 iperf_loop() {
 	local port=$1 n=0 ok=0 rev= spid
-	srv timeout --foreground $((DURATION + 120)) iperf3 -s -B "$SRV4" -p "$port" \
-		</dev/null >/dev/null 2>&1 &
+	# Not through srv(), a shell function: $! must be timeout's own PID
+	# (ip netns exec execs it) for the kill below to reach the server.
+	ip netns exec "$NS_SRV" timeout --foreground $((DURATION + 120)) iperf3 -s -B "$SRV4" \
+		-p "$port" </dev/null >/dev/null 2>&1 &
 	spid=$!
 	e2e_wait_listen "$port"
 	while [ ! -e "$STOP" ]; do
