@@ -42,6 +42,10 @@ PORT_CONN=7003   # the after-attack connection
 PORT_OOO=7004
 PORT_ZW=7002
 PORT_SYN=7001
+# The mix aims at a proxied port of its own: a SYN it sends in fragments is
+# reassembled by the server's kernel, which may then hold a connection on
+# that port, and the victims' servers accept once.
+PORT_MIX=7005
 
 e2e_require_tools tcpreplay sha256sum
 e2e_setup
@@ -60,7 +64,7 @@ cat >"$CFG" <<EOF
 mbufs = $MBUFS
 
 [proxy]
-intercept = $SRV4:$PX, $SRV4:$PORT_SYN, $SRV4:$PORT_ZW, $SRV4:$PORT_CONN, $SRV4:$PORT_OOO
+intercept = $SRV4:$PX, $SRV4:$PORT_SYN, $SRV4:$PORT_ZW, $SRV4:$PORT_CONN, $SRV4:$PORT_OOO, $SRV4:$PORT_MIX
 EOF
 
 # Sampler: "PHASE IN_USE RSS_KB" every 0.2 s; PHASE from the file phase.
@@ -217,7 +221,7 @@ pps() { sed -n 's/^Rated: .*, \([0-9.]*\) pps.*/\1/p' "$1" | head -1; }
 
 # Built before the attack starts (scapy takes seconds), so that the
 # victims run while it is replayed.
-MIXN=$(cli "$E2E_PY" "$ADV" mixpcap "$E2E_TMP/mix.pcap" "$CLIMAC" "$SRVMAC" "$CLI4" "$SRV4" "$PX" 2>"$E2E_TMP/mix.err")
+MIXN=$(cli "$E2E_PY" "$ADV" mixpcap "$E2E_TMP/mix.pcap" "$CLIMAC" "$SRVMAC" "$CLI4" "$SRV4" "$PORT_MIX" 2>"$E2E_TMP/mix.err")
 e2e_start_sluice "$CFG" || e2e_die "sluice start: $E2E_WHY"
 sampler &
 E2E_PIDS+=($!)
