@@ -42,9 +42,13 @@ PORT_CONN=7003   # the after-attack connection
 PORT_OOO=7004
 PORT_ZW=7002
 PORT_SYN=7001
-# The mix aims at a proxied port of its own: a SYN it sends in fragments is
-# reassembled by the server's kernel, which may then hold a connection on
-# that port, and the victims' servers accept once.
+# The mix aims at a proxied port of its own. net_af_packet joins its
+# sockets to a PACKET_FANOUT group with the defrag flag, so the kernel
+# reassembles IP fragments before sluice sees them: a SYN the mix sends in
+# fragments reaches the proxy whole, is intercepted as it should be, and
+# would take the one accept() of a victim's server on the same port. (On a
+# real NIC sluice sees the fragments, and tests/pcap/test_proxy.py checks
+# that they pass unchanged.)
 PORT_MIX=7005
 
 e2e_require_tools tcpreplay sha256sum
