@@ -755,8 +755,21 @@ tcp_conn_input(struct tcp_conn *c, struct rte_mbuf *m, struct tcp_seg_in *s)
 			TCP_CNT(e, RST_IGNORED);
 		} else {
 			TCP_CNT(e, UNACCEPTABLE);
-			if (s->len > 0 && tcp_seq_le(s->seq + s->len, c->rcv_nxt))
+			if (s->len > 0 && tcp_seq_le(s->seq + s->len, c->rcv_nxt)) {
 				dsack_note(c, s->seq, s->seq + s->len);
+				/* A resend of data we hold that ends within a
+				 * receive buffer of RCV.NXT is what a real
+				 * sender's spurious retransmission looks like:
+				 * RFC 2883 wants its D-SACK at once, and a
+				 * blind spoofer must land that close, as for
+				 * any accepted segment. Older ones share the
+				 * rate limit. */
+				if (tcp_seq_ge(s->seq + s->len, c->rcv_nxt - e->p.rcv_buf)) {
+					tcp_send_ack(c);
+					rte_pktmbuf_free(m);
+					return;
+				}
+			}
 			oow_ack(c);
 		}
 		rte_pktmbuf_free(m);
