@@ -67,6 +67,8 @@ struct proxy_conf {
 	uint64_t fin_wait2_ns; /* 0: never */
 	uint64_t persist_ns;   /* 0: never */
 	uint32_t mbuf_budget;  /* all workers together; 0: auto */
+	bool mptcp;            /* terminate MPTCP */
+	uint8_t mptcp_max_subflows;
 	uint32_t pool_mbufs;   /* [sluice] mbufs */
 };
 
@@ -241,6 +243,10 @@ static const struct ini_key proxy_keys[] = {
 	{ "mbuf_budget", INI_KIND_CUSTOM, INI_AT(struct proxy_conf, mbuf_budget),
 	  .parse = parse_budget, .def = "auto", .unit = "mbufs",
 	  .doc = "pool mbufs all proxies may hold; auto: half of [sluice] mbufs, at most 3/4" },
+	{ "mptcp", INI_KIND_BOOL, INI_AT(struct proxy_conf, mptcp),
+	  .def = "on", .doc = "terminate Multipath TCP (RFC 8684) on intercepted SYNs that ask for it" },
+	{ "mptcp_max_subflows", INI_KIND_UINT, INI_AT(struct proxy_conf, mptcp_max_subflows), 1, 8,
+	  .def = "8", .unit = "subflows", .doc = "subflows per MPTCP connection; a join beyond gets RST" },
 };
 
 /* [sluice] mbufs as the file sets it (config.c has checked it already),
@@ -450,6 +456,12 @@ proxy_stage_create(const void *conf, const struct stage_env *env,
 		prm.mbuf_budget = env->pool->size * 3 / 4;
 	prm.nrules = c->ic.nrules;
 	prm.rules = c->ic.rules;
+	prm.mptcp = c->mptcp;
+	prm.max_subflows = c->mptcp_max_subflows;
+	/* Tokens name their worker: enough low bits for every worker. */
+	while ((1u << prm.worker_bits) < env->nb_workers)
+		prm.worker_bits++;
+	prm.worker_id = (uint16_t)env->worker;
 	k0 = rte_rand();
 	k1 = rte_rand();
 	memcpy(prm.isn_key, &k0, 8);
@@ -492,11 +504,11 @@ proxy_stage_create(const void *conf, const struct stage_env *env,
 static void
 sum_counters(void *const *ctxs, unsigned nb_workers,
 	     uint64_t px[MPTCP_PROXY_CNT_MAX], uint64_t eng[TCP_CNT_MAX],
-	     uint64_t *active)
+	     uint64_t *active, uint64_t *mp_active, uint64_t *mp_sf)
 {
 	memset(px, 0, sizeof(uint64_t) * MPTCP_PROXY_CNT_MAX);
 	memset(eng, 0, sizeof(uint64_t) * TCP_CNT_MAX);
-	*active = 0;
+	*active = *mp_active = *mp_sf = 0;
 	for (unsigned w = 0; w < nb_workers; w++) {
 		const struct proxy_stage *st = ctxs[w];
 
@@ -508,6 +520,8 @@ sum_counters(void *const *ctxs, unsigned nb_workers,
 		for (unsigned k = 0; k < TCP_CNT_MAX; k++)
 			eng[k] += st->eng_cnt[k];
 		*active += st->pub.active;
+		*mp_active += st->pub.mptcp_active;
+		*mp_sf += st->pub.mptcp_subflows;
 	}
 }
 
@@ -516,11 +530,12 @@ proxy_telemetry(void *const *ctxs, unsigned nb_workers, const char *params,
 		struct rte_tel_data *d)
 {
 	uint64_t px[MPTCP_PROXY_CNT_MAX], eng[TCP_CNT_MAX], active, legs = 0;
+	uint64_t mp_active, mp_sf;
 	uint64_t held = 0, lim = 0;
 	char key[64];
 
 	(void)params;
-	sum_counters(ctxs, nb_workers, px, eng, &active);
+	sum_counters(ctxs, nb_workers, px, eng, &active, &mp_active, &mp_sf);
 	for (unsigned w = 0; w < nb_workers; w++) {
 		const struct proxy_stage *st = ctxs[w];
 
@@ -532,6 +547,9 @@ proxy_telemetry(void *const *ctxs, unsigned nb_workers, const char *params,
 	}
 	rte_tel_data_start_dict(d);
 	rte_tel_data_add_dict_u64(d, "connections_active", active);
+	rte_tel_data_add_dict_u64(d, "mptcp_connections_active", mp_active);
+	rte_tel_data_add_dict_u64(d, "mptcp_subflows_active", mp_sf);
+	rte_tel_data_add_dict_u64(d, "mptcp_state_bytes_2_subflows", mptcp_proxy_mptcp_conn_size(2));
 	rte_tel_data_add_dict_u64(d, "mbufs_held", held);
 	rte_tel_data_add_dict_u64(d, "rcv_window_limit", nb_workers ? lim / nb_workers : 0);
 	/* Memory accounting (perf/bench.sh proxy): state of the engine
@@ -554,10 +572,11 @@ proxy_telemetry(void *const *ctxs, unsigned nb_workers, const char *params,
 static void
 proxy_report(void *const *ctxs, unsigned nb_workers, FILE *out)
 {
-	uint64_t px[MPTCP_PROXY_CNT_MAX], eng[TCP_CNT_MAX], active;
+	uint64_t px[MPTCP_PROXY_CNT_MAX], eng[TCP_CNT_MAX], active, mp_active, mp_sf;
 
-	sum_counters(ctxs, nb_workers, px, eng, &active);
-	fprintf(out, "proxy connections_active=%" PRIu64, active);
+	sum_counters(ctxs, nb_workers, px, eng, &active, &mp_active, &mp_sf);
+	fprintf(out, "proxy connections_active=%" PRIu64 " mptcp_connections_active=%" PRIu64
+		" mptcp_subflows_active=%" PRIu64, active, mp_active, mp_sf);
 	for (unsigned k = 0; k < MPTCP_PROXY_CNT_MAX; k++)
 		fprintf(out, " %s=%" PRIu64, mptcp_proxy_cnt_name((enum mptcp_proxy_cnt)k), px[k]);
 	fprintf(out, "\nproxy tcp");

@@ -24,6 +24,7 @@
 #include <rte_common.h>
 #include <rte_errno.h>
 #include <rte_malloc.h>
+#include <rte_mbuf_dyn.h>
 #include <rte_mempool.h>
 #include <rte_tcp.h>
 
@@ -49,6 +50,79 @@ size_t
 mptcp_proxy_pair_size(void)
 {
 	return sizeof(struct proxy_pair);
+}
+
+size_t
+mptcp_proxy_mptcp_conn_size(unsigned n)
+{
+	return sizeof(struct mptcp_meta) + n * sizeof(struct mptcp_subflow);
+}
+
+/* lib/tcp's callback: the argument is a leg of a pair or a subflow. */
+static void
+proxy_tcp_event(struct tcp_conn *c, void *arg, uint32_t ev, uint64_t now)
+{
+	if (*(const uint8_t *)arg == PX_OBJ_SUBFLOW)
+		mptcp_sf_event(arg, c, ev, now);
+	else
+		proxy_pair_event(c, arg, ev, now);
+}
+
+static int
+mptcp_setup(struct mptcp_proxy *px, const struct mptcp_proxy_params *p)
+{
+	static const struct rte_mbuf_dynfield dsn_field = {
+		.name = "sluice_mptcp_dsn",
+		.size = sizeof(uint64_t),
+		.align = __alignof__(uint64_t),
+	};
+	uint32_t nsf;
+
+	px->mptcp_on = p->mptcp;
+	px->max_subflows = p->max_subflows == 0 || p->max_subflows > MPTCP_SUBFLOWS_MAX ?
+			   MPTCP_SUBFLOWS_MAX : p->max_subflows;
+	px->worker_bits = p->worker_bits;
+	px->worker_id = p->worker_id;
+	if (p->worker_bits > MPTCP_KEY_WORKER_BITS_MAX ||
+	    p->worker_id >= (1u << p->worker_bits))
+		return -EINVAL;
+	px->dsn_off = rte_mbuf_dynfield_register(&dsn_field);
+	if (px->dsn_off < 0)
+		return -rte_errno;
+	px->metas = rte_zmalloc_socket("mptcp_metas", (size_t)p->max_conns * sizeof(*px->metas),
+				       RTE_CACHE_LINE_SIZE, p->socket_id);
+	nsf = p->max_conns * RTE_MIN(px->max_subflows, 4u);
+	px->sfs = rte_zmalloc_socket("mptcp_subflows", (size_t)nsf * sizeof(*px->sfs),
+				     RTE_CACHE_LINE_SIZE, p->socket_id);
+	if (px->metas == NULL || px->sfs == NULL ||
+	    mptcp_token_init(&px->tok, p->max_conns, p->socket_id) != 0)
+		return -ENOMEM;
+	for (uint32_t i = p->max_conns; i-- > 0;) {
+		px->metas[i].flags = MT_FREED;
+		px->metas[i].next = px->meta_free;
+		px->meta_free = &px->metas[i];
+	}
+	for (uint32_t i = nsf; i-- > 0;) {
+		px->sfs[i].next_free = px->sf_free;
+		px->sf_free = &px->sfs[i];
+	}
+	return 0;
+}
+
+static void
+mptcp_teardown(struct mptcp_proxy *px)
+{
+	for (struct mptcp_meta *mt = px->meta_active; mt != NULL; mt = mt->next) {
+		rte_pktmbuf_free(mt->rq_head);
+		rte_pktmbuf_free(mt->ooo_head);
+		rte_pktmbuf_free(mt->sq_head);
+		mt->rq_head = mt->ooo_head = mt->sq_head = NULL;
+	}
+	mptcp_token_fini(&px->tok);
+	rte_free(px->metas);
+	rte_free(px->sfs);
+	px->metas = NULL;
+	px->sfs = NULL;
 }
 
 static void
@@ -91,6 +165,12 @@ mptcp_proxy_create(const struct mptcp_proxy_params *p)
 		px->rules[i] = p->rules[i];
 		mask_rule(&px->rules[i]);
 	}
+	if (mptcp_setup(px, p) != 0) {
+		mptcp_teardown(px);
+		rte_free(px);
+		rte_errno = EINVAL;
+		return NULL;
+	}
 	px->npairs = p->max_conns;
 	for (uint32_t i = p->max_conns; i-- > 0;) {
 		px->pairs[i].px = px;
@@ -115,12 +195,13 @@ mptcp_proxy_create(const struct mptcp_proxy_params *p)
 	prm.fin_wait2_timeout_ns = p->fin_wait2_timeout_ns;
 	prm.persist_timeout_ns = p->persist_timeout_ns;
 	prm.txq_size = 4096;
-	prm.cb = proxy_pair_event;
+	prm.cb = proxy_tcp_event;
 	memcpy(prm.isn_key, p->isn_key, sizeof(prm.isn_key));
 	px->e = tcp_engine_create(&prm);
 	if (px->e == NULL) {
 		int rc = rte_errno;
 
+		mptcp_teardown(px);
 		rte_free(px);
 		rte_errno = rc ? rc : ENOMEM;
 		return NULL;
@@ -129,7 +210,38 @@ mptcp_proxy_create(const struct mptcp_proxy_params *p)
 	px->pool_base = rte_mempool_in_use_count(p->pool);
 	px->budget = p->mbuf_budget;
 	px->rcv_buf = px->rcv_limit = p->rcv_buf;
+	px->snd_buf = p->snd_buf;
+	/* libcrypto sets up its per-thread generator on the first draw. */
+	(void)mptcp_nonce_generate(&(uint32_t){ 0 });
 	return px;
+}
+
+/* A SYN carrying MP_JOIN joins one of our MPTCP connections, or is
+ * refused: 0 consumed, -1 not a join. */
+static int
+join_syn(struct mptcp_proxy *px, struct rte_mbuf *m, uint64_t now)
+{
+	const struct pkt_meta *meta = pkt_meta(m);
+	const uint8_t *th = rte_pktmbuf_mtod(m, const uint8_t *) + meta->l4_off;
+	unsigned hlen = (unsigned)(th[12] >> 4) * 4;
+	struct mptcp_opts o;
+
+	if (hlen <= 20 || hlen > meta->l4_len)
+		return -1;
+	(void)mptcp_opts_parse(th + 20, hlen - 20, th[13], &o, NULL);
+	if (!(o.present & (1u << MPTCP_SUB_MP_JOIN)) || o.join.u.join.form != MPTCP_FORM_SYN)
+		return -1;
+	if (px->worker_bits &&
+	    (o.join.u.join.token & ((1u << px->worker_bits) - 1)) != px->worker_id) {
+		/* Another worker's connection: RSS brought its join here.
+		 * Handing it over is the app's (not yet done): refuse it,
+		 * the client keeps its other subflows. */
+		PX_CNT(px, MPTCP_JOIN_OTHER_WORKER)++;
+		(void)tcp_reply_rst(px->e, m, now);
+		rte_pktmbuf_free(m);
+		return 0;
+	}
+	return mptcp_join_syn(px, m, &o.join, now);
 }
 
 uint16_t
@@ -188,6 +300,10 @@ mptcp_proxy_input_burst(struct mptcp_proxy *px, struct rte_mbuf **pkts,
 			PX_CNT(px, NOT_OWNED)++;
 			goto pass;
 		}
+		if (px->mptcp_on && join_syn(px, m, now) == 0) {
+			any = true;
+			continue;
+		}
 		if (proxy_pair_intercept(px, m, out_port, now) == 0) {
 			any = true;
 			continue;
@@ -195,6 +311,8 @@ mptcp_proxy_input_burst(struct mptcp_proxy *px, struct rte_mbuf **pkts,
 pass:
 		pkts[keep++] = m;
 	}
+	if (px->dirty != NULL)
+		mptcp_flush(px, now);
 	return keep;
 }
 
@@ -240,6 +358,9 @@ mptcp_proxy_poll(struct mptcp_proxy *px, uint64_t now,
 	if (now - px->pressure_ns >= PROXY_PRESSURE_NS)
 		pressure(px, now);
 	tcp_timers_run(px->e, now);
+	mptcp_meta_tick(px, now);
+	if (px->dirty != NULL)
+		mptcp_flush(px, now);
 	drain_tx(px, emit, arg);
 }
 
@@ -259,6 +380,7 @@ mptcp_proxy_shutdown(struct mptcp_proxy *px, uint64_t now,
 		PX_CNT(px, ABORTED_AT_EXIT)++;
 		proxy_pair_abort(p, now);
 	}
+	mptcp_flush(px, now);
 	drain_tx(px, emit, arg);
 	/* The engine goes (TIME-WAIT connections and all their mbufs); its
 	 * counters stay, with the RSTs above counted. */
@@ -275,6 +397,8 @@ mptcp_proxy_stats_get(const struct mptcp_proxy *px, struct mptcp_proxy_stats *s)
 	s->engine_conns = px->e != NULL ? tcp_engine_conn_count(px->e) : 0;
 	s->mbufs_held = px->held;
 	s->rcv_limit = px->rcv_limit;
+	s->mptcp_active = px->mptcp_active;
+	s->mptcp_subflows = px->sf_active;
 }
 
 const uint64_t *
@@ -291,5 +415,6 @@ mptcp_proxy_free(struct mptcp_proxy *px)
 	for (uint32_t i = 0; i < px->npairs; i++)
 		rte_pktmbuf_free(px->pairs[i].held_syn);
 	tcp_engine_free(px->e);
+	mptcp_teardown(px);
 	rte_free(px);
 }

@@ -72,6 +72,13 @@ struct mptcp_proxy_params {
 	 *  the budget. 0: no limit. */
 	uint32_t mbuf_budget;
 	uint8_t isn_key[16];         /**< ISN and SYN-cookie secret */
+	/** Terminate MPTCP (RFC 8684) on intercepted SYNs that ask for it;
+	 *  false: answer them as plain TCP (counted). */
+	bool mptcp;
+	uint8_t max_subflows;        /**< per MPTCP connection, 1..8 (0: 8) */
+	/** Token bits naming the worker (mptcp_crypto.h), and this worker. */
+	uint8_t worker_bits;
+	uint16_t worker_id;
 	uint32_t nrules;
 	const struct mptcp_proxy_rule *rules; /**< copied */
 };
@@ -98,7 +105,42 @@ struct mptcp_proxy_params {
 	X(MALF_PASSED,     "malformed_passed") \
 	X(PRESSURE_MS,     "memory_pressure_ms") \
 	X(BYTES_UP,        "bytes_up") \
-	X(BYTES_DOWN,      "bytes_down")
+	X(BYTES_DOWN,      "bytes_down") \
+	X(MPTCP_SYN,       "mptcp_syn_mp_capable") \
+	X(MPTCP_ESTABLISHED, "mptcp_connections_established") \
+	X(MPTCP_FALLBACK_OFF, "mptcp_answered_plain_mptcp_off") \
+	X(MPTCP_FALLBACK_CSUM, "mptcp_fallback_checksum_requested") \
+	X(MPTCP_FALLBACK_NO_MPC_ACK, "mptcp_fallback_no_mp_capable_ack") \
+	X(MPTCP_FALLBACK_NO_DSS, "mptcp_fallback_data_without_dss") \
+	X(MPTCP_FALLBACK_INFINITE, "mptcp_fallback_infinite_mapping") \
+	X(MPTCP_TABLE_FULL, "mptcp_answered_plain_table_full") \
+	X(MPTCP_KEY_FAIL,  "mptcp_key_generation_failed") \
+	X(MPTCP_BAD_KEY,   "mptcp_mp_capable_wrong_key") \
+	X(MPTCP_JOIN_SYN,  "mptcp_join_syn_accepted") \
+	X(MPTCP_JOIN_OK,   "mptcp_joins_established") \
+	X(MPTCP_JOIN_BAD_TOKEN, "mptcp_joins_unknown_token") \
+	X(MPTCP_JOIN_BAD_HMAC, "mptcp_joins_bad_hmac") \
+	X(MPTCP_JOIN_OVER_LIMIT, "mptcp_joins_over_limit") \
+	X(MPTCP_JOIN_OTHER_WORKER, "mptcp_joins_other_worker") \
+	X(MPTCP_OPT_ERR,   "mptcp_options_malformed") \
+	X(MPTCP_NO_MAPPING, "mptcp_bytes_without_mapping") \
+	X(MPTCP_TX_NO_MAPPING, "mptcp_segments_sent_without_mapping") \
+	X(MPTCP_DUP_BYTES, "mptcp_bytes_duplicate") \
+	X(MPTCP_RCV_DROPPED, "mptcp_bytes_dropped_beyond_window") \
+	X(MPTCP_REINJECTED, "mptcp_bytes_reinjected") \
+	X(MPTCP_NO_MBUF,   "mptcp_mbuf_alloc_failed") \
+	X(MPTCP_SF_STALE,  "mptcp_subflows_stale") \
+	X(MPTCP_SF_RESET,  "mptcp_subflows_reset") \
+	X(MPTCP_SF_TIMEOUT, "mptcp_subflows_timed_out") \
+	X(MPTCP_ADD_ADDR,  "mptcp_add_addr_received") \
+	X(MPTCP_RM_ADDR,   "mptcp_remove_addr_received") \
+	X(MPTCP_PRIO,      "mptcp_mp_prio_received") \
+	X(MPTCP_FASTCLOSE_IN, "mptcp_fastclose_received") \
+	X(MPTCP_FASTCLOSE_OUT, "mptcp_fastclose_sent") \
+	X(MPTCP_TCPRST_IN, "mptcp_tcprst_received") \
+	X(MPTCP_FAIL_IN,   "mptcp_mp_fail_received") \
+	X(MPTCP_DATA_FIN_IN, "mptcp_data_fin_received") \
+	X(MPTCP_DATA_FIN_OUT, "mptcp_data_fin_sent")
 
 /** Index of a counter in mptcp_proxy_stats.cnt[]. */
 enum mptcp_proxy_cnt {
@@ -115,6 +157,8 @@ struct mptcp_proxy_stats {
 	uint32_t engine_conns; /**< engine connections: legs and TIME-WAIT */
 	uint32_t mbufs_held;   /**< pool mbufs beyond those in use at create */
 	uint32_t rcv_limit;    /**< receive window limit in force */
+	uint32_t mptcp_active; /**< MPTCP connections now */
+	uint32_t mptcp_subflows; /**< their subflows now */
 };
 
 /**
@@ -171,6 +215,10 @@ const char *mptcp_proxy_cnt_name(enum mptcp_proxy_cnt c);
 
 /** Bytes of state per proxied connection, legs not included. */
 size_t mptcp_proxy_pair_size(void);
+
+/** Bytes of state of an MPTCP connection with n subflows, the engine's
+ *  connections and payload not included. */
+size_t mptcp_proxy_mptcp_conn_size(unsigned n);
 
 /** Free the proxy, its connections and the frames it holds. NULL is fine. */
 void mptcp_proxy_free(struct mptcp_proxy *px);

@@ -48,6 +48,41 @@ pair_maybe_put(struct proxy_pair *p)
 		pair_put(p);
 }
 
+/* Does the client's SYN ask for MPTCP, and do we answer it as MPTCP?
+ * Either way the server leg's SYN carries no MPTCP option (kind 30 is
+ * never carried, tcp_syn_xopts()): the server sees plain TCP. */
+static void
+syn_mptcp(struct mptcp_proxy *px, struct proxy_pair *p, const uint8_t *th,
+	  unsigned l4len)
+{
+	unsigned hlen = (unsigned)(th[12] >> 4) * 4;
+	struct mptcp_opts o;
+
+	if (hlen <= 20 || hlen > l4len)
+		return;
+	if (mptcp_opts_parse(th + 20, hlen - 20, th[13], &o, &px->opt_err) == 0 &&
+	    o.n_err == 0)
+		return;
+	if (o.n_err)
+		PX_CNT(px, MPTCP_OPT_ERR)++;
+	if (!(o.present & (1u << MPTCP_SUB_MP_CAPABLE)))
+		return; /* version 0, no HMAC-SHA256: plain TCP (RFC 8684 3.1) */
+	PX_CNT(px, MPTCP_SYN)++;
+	if (!px->mptcp_on) {
+		PX_CNT(px, MPTCP_FALLBACK_OFF)++;
+		return;
+	}
+	if (o.mpc.u.mpc.flags & MPTCP_MPC_FLAG_A) {
+		/* DSS checksums are not implemented: answer as plain TCP,
+		 * which the client accepts (RFC 8684 3.1, no MP_CAPABLE in
+		 * the SYN-ACK), rather than corrupt a checked stream. */
+		PX_CNT(px, MPTCP_FALLBACK_CSUM)++;
+		return;
+	}
+	p->mptcp = 1;
+	p->mpc = o.mpc;
+}
+
 int
 proxy_pair_intercept(struct mptcp_proxy *px, struct rte_mbuf *m,
 		     uint16_t out_port, uint64_t now)
@@ -93,7 +128,11 @@ proxy_pair_intercept(struct mptcp_proxy *px, struct rte_mbuf *m,
 
 	memset(&p->cl, 0, sizeof(p->cl));
 	memset(&p->sv, 0, sizeof(p->sv));
+	p->cl.obj = p->sv.obj = PX_OBJ_LEG;
 	p->sv.server = 1;
+	p->meta = NULL;
+	p->mptcp = 0;
+	syn_mptcp(px, p, d + meta->l4_off, meta->l4_len);
 	c = tcp_connect(px->e, &ep, &p->sv, now);
 	if (c == NULL) {
 		if (rte_errno == EEXIST) {
@@ -119,29 +158,96 @@ proxy_pair_intercept(struct mptcp_proxy *px, struct rte_mbuf *m,
 }
 
 /* The server accepted: now answer the client as it, with what the
- * server's SYN-ACK carried for it, its MSS included. */
+ * server's SYN-ACK carried for it, its MSS included. An MPTCP client is
+ * answered by a meta-connection's first subflow, whose hooks put our
+ * MP_CAPABLE on the SYN-ACK. */
 static int
 server_accepted(struct proxy_pair *p, struct tcp_conn *c, uint64_t now)
 {
 	struct mptcp_proxy *px = p->px;
 	struct tcp_accept_opts ao;
+	struct mptcp_meta *mt = NULL;
+	struct mptcp_subflow *sf = NULL;
 	struct tcp_conn *cc;
+	void *arg = &p->cl;
 
 	memset(&ao, 0, sizeof(ao));
 	ao.mss = tcp_conn_peer_mss(c);
 	ao.xopt_len = (uint8_t)tcp_conn_peer_xopts(c, ao.xopt);
-	cc = tcp_accept_opts(px->e, p->held_syn, &ao, &p->cl, now);
+	if (p->mptcp) {
+		mt = mptcp_meta_new(px, p, now);
+		if (mt != NULL && mptcp_meta_open(mt, &p->mpc, NULL, now) == 0)
+			sf = mptcp_sf_new(mt, NULL);
+		if (sf != NULL) {
+			sf->flags |= SF_MPC;
+			ao.hooks = &mptcp_subflow_hooks;
+			ao.hook_owner = sf;
+			arg = sf;
+		} else {
+			/* Out of MPTCP state: the client gets plain TCP. */
+			PX_CNT(px, MPTCP_TABLE_FULL)++;
+			if (mt != NULL) {
+				mt->pair = NULL;
+				mptcp_meta_abort(mt, now);
+			}
+			mt = NULL;
+		}
+	}
+	cc = tcp_accept_opts(px->e, p->held_syn, &ao, arg, now);
 	if (cc == NULL) {
 		PX_CNT(px, ACCEPT_FAILED)++;
+		if (mt != NULL) {
+			mt->pair = NULL;
+			sf->flags |= SF_CLOSED;
+			mptcp_meta_sf_gone(mt, sf, now);
+		}
 		rte_pktmbuf_free(p->held_syn);
 		p->held_syn = NULL;
 		tcp_abort(c, now); /* its CLOSED releases the pair */
 		return -1;
 	}
 	p->held_syn = NULL;
-	proxy_leg_set_tcp(&p->cl, cc);
+	if (mt != NULL) {
+		mptcp_sf_attach(sf, cc);
+		p->meta = mt;
+		p->cl.ep.ops = &mptcp_meta_endpoint;
+		p->cl.ep.ctx = mt;
+	} else {
+		proxy_leg_set_tcp(&p->cl, cc);
+	}
 	PX_CNT(px, OPENED)++;
 	return 0;
+}
+
+/* What the two kinds of leg share: data, FIN, reset, close. */
+void
+proxy_leg_event(struct proxy_leg *l, uint32_t ev, uint64_t now)
+{
+	struct proxy_pair *p = proxy_leg_pair(l);
+	struct mptcp_proxy *px = p->px;
+	struct proxy_leg *o;
+
+	if (ev & TCP_EV_PEER_FIN)
+		l->peer_fin = 1;
+	if (ev & (TCP_EV_READABLE | TCP_EV_PEER_FIN))
+		proxy_relay(l, now);
+	if (ev & TCP_EV_WRITABLE)
+		proxy_relay(proxy_other(l), now);
+	if (ev & (TCP_EV_RESET | TCP_EV_TIMEOUT)) {
+		if (ev & TCP_EV_RESET)
+			PX_CNT(px, RESET)++;
+		o = proxy_other(l);
+		if (o->ep.ctx != NULL)
+			o->ep.ops->abort(o->ep.ctx, now);
+	}
+	if (ev & TCP_EV_CLOSED) {
+		l->ep.ctx = NULL;
+		if (!l->server && p->meta != NULL) {
+			p->meta->pair = NULL;
+			p->meta = NULL;
+		}
+		pair_maybe_put(p);
+	}
 }
 
 void
@@ -150,7 +256,6 @@ proxy_pair_event(struct tcp_conn *c, void *arg, uint32_t ev, uint64_t now)
 	struct proxy_leg *l = arg;
 	struct proxy_pair *p = proxy_leg_pair(l);
 	struct mptcp_proxy *px = p->px;
-	struct proxy_leg *o;
 
 	if (ev & TCP_EV_CONNECTED) {
 		proxy_leg_set_tcp(l, c);
@@ -173,23 +278,7 @@ proxy_pair_event(struct tcp_conn *c, void *arg, uint32_t ev, uint64_t now)
 		rte_pktmbuf_free(p->held_syn);
 		p->held_syn = NULL;
 	}
-	if (ev & TCP_EV_PEER_FIN)
-		l->peer_fin = 1;
-	if (ev & (TCP_EV_READABLE | TCP_EV_PEER_FIN))
-		proxy_relay(l, now);
-	if (ev & TCP_EV_WRITABLE)
-		proxy_relay(proxy_other(l), now);
-	if (ev & (TCP_EV_RESET | TCP_EV_TIMEOUT)) {
-		if (ev & TCP_EV_RESET)
-			PX_CNT(px, RESET)++;
-		o = proxy_other(l);
-		if (o->ep.ctx != NULL)
-			o->ep.ops->abort(o->ep.ctx, now);
-	}
-	if (ev & TCP_EV_CLOSED) {
-		l->ep.ctx = NULL;
-		pair_maybe_put(p);
-	}
+	proxy_leg_event(l, ev, now);
 }
 
 void

@@ -895,6 +895,27 @@ struct rte_mbuf *tcp_recv_seg(struct tcp_conn *c, uint32_t *seq,
  */
 uint32_t tcp_conn_send_room(const struct tcp_conn *c);
 
+/**
+ * Send a pure ACK now, with the current window and the hooks' options
+ * (kind TCP_SEG_ACK): for an owner whose options changed and must reach
+ * the peer without waiting for the next segment (a connection-level
+ * acknowledgment, a DATA_FIN, the ACK that completes a join). Not from
+ * inside a hook of the same connection.
+ *
+ * @param c      connection.
+ * @param now_ns current time.
+ * @return 0, or -ENOTCONN in a state that sends no ACK.
+ */
+int tcp_conn_send_ack(struct tcp_conn *c, uint64_t now_ns);
+
+/** The connection's state (enum tcp_state). */
+uint8_t tcp_conn_state(const struct tcp_conn *c);
+
+/** Consecutive retransmission timeouts of the oldest unacknowledged
+ *  segment (0 after any ACK of new data): a path that stopped answering
+ *  shows here first. */
+uint32_t tcp_conn_rto_streak(const struct tcp_conn *c);
+
 /** Congestion window, bytes. */
 uint32_t tcp_conn_cwnd(const struct tcp_conn *c);
 

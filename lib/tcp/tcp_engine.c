@@ -598,6 +598,33 @@ tcp_conn_keep_segments(struct tcp_conn *c, bool on)
 		c->flags &= ~TCP_CF_KEEP_SEGS;
 }
 
+int
+tcp_conn_send_ack(struct tcp_conn *c, uint64_t now_ns)
+{
+	uint8_t st = c->state;
+
+	if (st != TCP_ESTABLISHED && st != TCP_CLOSE_WAIT && st != TCP_FIN_WAIT_1 &&
+	    st != TCP_FIN_WAIT_2 && st != TCP_CLOSING && st != TCP_LAST_ACK)
+		return -ENOTCONN;
+	c->eng->now = now_ns;
+	tcp_send_ack(c);
+	tcp_timer_update(c);
+	tcp_conn_deliver(c);
+	return 0;
+}
+
+uint8_t
+tcp_conn_state(const struct tcp_conn *c)
+{
+	return c->state;
+}
+
+uint32_t
+tcp_conn_rto_streak(const struct tcp_conn *c)
+{
+	return c->retries;
+}
+
 uint32_t
 tcp_conn_cwnd(const struct tcp_conn *c)
 {

@@ -13,9 +13,11 @@
 
 #include <rte_common.h>
 #include <rte_mbuf.h>
+#include <rte_mbuf_dyn.h>
 
 #include "mptcp_proxy.h"
 #include "tcp.h"
+#include "mptcp_priv.h"
 
 #define PX_CNT(px, c) ((px)->cnt[MPTCP_PROXY_CNT_##c])
 
@@ -26,9 +28,11 @@ struct proxy_pair;
  * closed. Its pair is found from server (proxy_leg_pair()), not a
  * pointer: 16 bytes less per connection. */
 struct proxy_leg {
-	struct mptcp_proxy_endpoint ep;
+	uint8_t obj;      /* PX_OBJ_LEG (mptcp_priv.h): lib/tcp's callback
+			   * argument is a leg or a subflow */
 	uint8_t server;   /* 1: the leg toward the server */
 	uint8_t peer_fin; /* FIN received, not yet passed on */
+	struct mptcp_proxy_endpoint ep;
 };
 
 struct proxy_pair {
@@ -36,7 +40,10 @@ struct proxy_pair {
 	struct proxy_leg cl, sv;
 	struct rte_mbuf *held_syn;
 	struct proxy_pair *next_free;
+	struct mptcp_meta *meta; /* the client leg is MPTCP (ep.ctx once open) */
+	struct mptcp_opt mpc;    /* the held SYN's MP_CAPABLE */
 	uint8_t in_use;
+	uint8_t mptcp;           /* the held SYN asked for MPTCP */
 };
 
 struct mptcp_proxy {
@@ -45,6 +52,7 @@ struct mptcp_proxy {
 	uint32_t pool_base;   /* mbufs in use when the proxy was made */
 	uint32_t budget;      /* mbuf_budget, 0: none */
 	uint32_t rcv_buf;
+	uint32_t snd_buf;
 	uint32_t rcv_limit;   /* window limit in force (rcv_buf: none) */
 	uint32_t held;        /* mbufs in use beyond pool_base, last sample */
 	uint64_t pressure_ns; /* last sample */
@@ -55,6 +63,21 @@ struct mptcp_proxy {
 	uint64_t cnt[MPTCP_PROXY_CNT_MAX];
 	uint64_t eng_cnt[TCP_CNT_MAX]; /* the engine's, kept when it goes */
 	struct mptcp_proxy_rule rules[MPTCP_PROXY_MAX_RULES];
+	/* MPTCP (mptcp_priv.h) */
+	uint8_t mptcp_on;
+	uint8_t max_subflows;
+	uint8_t worker_bits;
+	uint16_t worker_id;
+	int dsn_off;                 /* mbuf dynfield: a segment's DSN */
+	uint64_t tick_ns;            /* last mptcp_meta_tick() */
+	struct mptcp_meta *metas;    /* max_conns */
+	struct mptcp_meta *meta_free, *meta_active;
+	struct mptcp_meta *dirty;
+	struct mptcp_subflow *sfs;   /* 2 * max_conns */
+	struct mptcp_subflow *sf_free;
+	struct mptcp_token_table tok;
+	struct mptcp_opt_counters opt_err;
+	uint32_t mptcp_active, sf_active;
 	struct proxy_pair pairs[];
 };
 
@@ -75,6 +98,9 @@ void proxy_pair_event(struct tcp_conn *c, void *arg, uint32_t ev, uint64_t now);
 /* Reset both legs and drop the held SYN (shutdown). */
 void proxy_pair_abort(struct proxy_pair *p, uint64_t now);
 
+/* The events of a leg, from lib/tcp or from an MPTCP connection. */
+void proxy_leg_event(struct proxy_leg *l, uint32_t ev, uint64_t now);
+
 /* proxy_relay.c */
 static inline struct proxy_pair *
 proxy_leg_pair(struct proxy_leg *l)
@@ -92,6 +118,8 @@ proxy_other(struct proxy_leg *l)
 }
 /* Move what src holds to the other leg; pass a FIN on after it. */
 void proxy_relay(struct proxy_leg *src, uint64_t now);
+/* The DSN an MPTCP connection stored in a segment it holds. */
+#define MPTCP_DSN(px, m) (*RTE_MBUF_DYNFIELD((m), (px)->dsn_off, uint64_t *))
 /* The endpoint of a lib/tcp connection (NULL: none). */
 void proxy_leg_set_tcp(struct proxy_leg *l, struct tcp_conn *c);
 

@@ -1,0 +1,793 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The MPTCP connection level (RFC 8684 §3.3): one meta-connection per
+ * proxied MPTCP client, spliced by the relay onto the plain TCP leg
+ * toward the server.
+ *
+ * Receive (client to server). Subflows keep segment boundaries
+ * (tcp_conn_keep_segments()); each in-order segment a subflow delivers
+ * is given its data sequence number (DSN) by the subflow's mappings
+ * (mptcp_sf_dsn_of()) and goes into the reassembly: straight to the
+ * in-order queue the relay reads when it is the next DSN, else into a
+ * DSN-sorted out-of-order list (the DSN rides in an mbuf dynamic field).
+ * Bytes already received are trimmed; the queues together hold at most
+ * rcv_buf (the shared window every subflow announces is what is left,
+ * through the rcv_wnd hook), beyond which a segment is dropped and
+ * counted. The peer's DATA_FIN is delivered as the leg's FIN once every
+ * byte before it was.
+ *
+ * Send (server to client). The relay appends whole segments to a queue
+ * kept from the oldest byte the client has not DATA_ACKed; the scheduler
+ * (mptcp_sched.c) hands chunks of it to subflows as indirect mbufs (no
+ * copy), each chunk one DSS mapping. A DATA_ACK frees the front. A
+ * shutdown becomes a DATA_FIN once every byte was handed out, carried on
+ * a pure ACK and resent until acknowledged.
+ *
+ * Close: once both DATA_FINs are acknowledged the subflows are shut down;
+ * the meta goes when its last subflow closed. A reset from the server
+ * leg resets every subflow with MP_FASTCLOSE (RFC 8684 §3.5); an
+ * MP_FASTCLOSE from the client, or the loss of every subflow, resets the
+ * server leg.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include <rte_common.h>
+#include <rte_mbuf.h>
+
+#include "proxy_priv.h"
+
+#define META_TICK_NS      10000000ull  /* stale subflows, DATA_FIN resend */
+#define DATA_FIN_RTO_MIN  200000000ull
+
+void
+mptcp_meta_mark(struct mptcp_meta *mt)
+{
+	struct mptcp_proxy *px = mt->px;
+
+	if (mt->flags & (MT_DIRTY | MT_FREED))
+		return;
+	mt->flags |= MT_DIRTY;
+	mt->dirty_next = px->dirty;
+	px->dirty = mt;
+}
+
+struct mptcp_meta *
+mptcp_meta_new(struct mptcp_proxy *px, struct proxy_pair *p, uint64_t now)
+{
+	struct mptcp_meta *mt = px->meta_free;
+
+	if (mt == NULL)
+		return NULL;
+	px->meta_free = mt->next;
+	memset(mt, 0, sizeof(*mt));
+	mt->px = px;
+	mt->pair = p;
+	mt->rcv_buf = px->rcv_buf;
+	mt->snd_buf = px->snd_buf;
+	mt->data_ack_ns = now;
+	mt->cc.increase = tcp_cc_lia_increase;
+	mt->cc.owner = mt;
+	mt->next = px->meta_active;
+	if (px->meta_active != NULL)
+		px->meta_active->prev = mt;
+	px->meta_active = mt;
+	px->mptcp_active++;
+	return mt;
+}
+
+static bool
+token_taken(void *arg, uint32_t token)
+{
+	return mptcp_token_find(arg, token) != NULL;
+}
+
+int
+mptcp_meta_open(struct mptcp_meta *mt, const struct mptcp_opt *mpc,
+		struct tcp_conn *c, uint64_t now)
+{
+	struct mptcp_proxy *px = mt->px;
+	struct mptcp_keygen_params kp = {
+		.worker_bits = px->worker_bits,
+		.worker_id = px->worker_id,
+		.taken = token_taken,
+		.taken_arg = px,
+	};
+
+	RTE_SET_USED(mpc);
+	RTE_SET_USED(c);
+	RTE_SET_USED(now);
+	if (mptcp_key_generate(&kp, &mt->local) != 0) {
+		PX_CNT(px, MPTCP_KEY_FAIL)++;
+		return -1;
+	}
+	mptcp_token_add(px, mt);
+	mt->snd_una = mt->snd_nxt = mt->snd_end = mt->local.idsn + 1;
+	mt->reinj_lo = mt->reinj_hi = mt->snd_una;
+	return 0;
+}
+
+uint32_t
+mptcp_meta_rcv_space(const struct mptcp_meta *mt)
+{
+	uint32_t held = mt->rq_bytes + mt->ooo_bytes;
+
+	return held >= mt->rcv_buf ? 0 : mt->rcv_buf - held;
+}
+
+/* ------------------------------------------------------------------ */
+/* Receive                                                             */
+
+static void
+chain_free(struct rte_mbuf *m)
+{
+	while (m != NULL) {
+		struct rte_mbuf *n = m->next;
+
+		m->next = NULL;
+		m->nb_segs = 1;
+		rte_pktmbuf_free_seg(m);
+		m = n;
+	}
+}
+
+static void
+rq_append(struct mptcp_meta *mt, struct rte_mbuf *m)
+{
+	m->next = NULL;
+	if (mt->rq_tail != NULL)
+		mt->rq_tail->next = m;
+	else
+		mt->rq_head = m;
+	mt->rq_tail = m;
+	mt->rq_bytes += m->data_len;
+	mt->rcv_nxt += m->data_len;
+}
+
+/* Move what the out-of-order list now continues to the in-order queue. */
+static void
+ooo_drain(struct mptcp_meta *mt)
+{
+	struct mptcp_proxy *px = mt->px;
+	struct rte_mbuf *m;
+
+	while ((m = mt->ooo_head) != NULL && MPTCP_DSN(px, m) <= mt->rcv_nxt) {
+		uint64_t dsn = MPTCP_DSN(px, m);
+
+		mt->ooo_head = m->next;
+		if (mt->ooo_head == NULL)
+			mt->ooo_tail = NULL;
+		mt->ooo_bytes -= m->data_len;
+		m->next = NULL;
+		if (dsn + m->data_len <= mt->rcv_nxt) {
+			PX_CNT(px, MPTCP_DUP_BYTES) += m->data_len;
+			rte_pktmbuf_free_seg(m);
+			continue;
+		}
+		rte_pktmbuf_adj(m, (uint16_t)(mt->rcv_nxt - dsn));
+		rq_append(mt, m);
+	}
+}
+
+static void
+check_fin(struct mptcp_meta *mt)
+{
+	if ((mt->flags & (MT_RCV_FIN | MT_RCV_FIN_IN)) == MT_RCV_FIN &&
+	    mt->rcv_nxt == mt->rcv_fin_dsn) {
+		mt->rcv_nxt++;
+		mt->flags |= MT_RCV_FIN_IN | MT_PEER_FIN_EV;
+		for (unsigned i = 0; i < MPTCP_SUBFLOWS_MAX; i++)
+			if (mt->sf[i] != NULL && (mt->sf[i]->flags & SF_ESTAB))
+				mt->sf[i]->flags |= SF_ACK_NOW; /* DATA_ACK it */
+		mptcp_meta_mark(mt);
+	}
+}
+
+/* One segment (single mbuf) whose first byte is dsn. */
+static void
+rx_insert(struct mptcp_meta *mt, struct rte_mbuf *m, uint64_t dsn)
+{
+	struct mptcp_proxy *px = mt->px;
+	uint32_t len = m->data_len;
+	struct rte_mbuf *prev, *cur;
+
+	if (len == 0 || dsn + len <= mt->rcv_nxt) {
+		PX_CNT(px, MPTCP_DUP_BYTES) += len;
+		rte_pktmbuf_free_seg(m);
+		return;
+	}
+	if (dsn < mt->rcv_nxt) {
+		uint32_t cut = (uint32_t)(mt->rcv_nxt - dsn);
+
+		PX_CNT(px, MPTCP_DUP_BYTES) += cut;
+		rte_pktmbuf_adj(m, (uint16_t)cut);
+		dsn += cut;
+		len -= cut;
+	}
+	if (mt->rq_bytes + mt->ooo_bytes + len > mt->rcv_buf + mt->rcv_buf / 4 ||
+	    dsn - mt->rcv_nxt > 2ull * mt->rcv_buf + (1u << 20)) {
+		/* Far beyond the window we announced: the sender ignores
+		 * it, or the mapping lies. The peer resends at data level. */
+		PX_CNT(px, MPTCP_RCV_DROPPED) += len;
+		rte_pktmbuf_free_seg(m);
+		return;
+	}
+	if (dsn == mt->rcv_nxt) {
+		rq_append(mt, m);
+		ooo_drain(mt);
+		mt->flags |= MT_READABLE;
+		check_fin(mt);
+		mptcp_meta_mark(mt);
+		return;
+	}
+	MPTCP_DSN(px, m) = dsn;
+	m->next = NULL;
+	if (mt->ooo_tail == NULL || MPTCP_DSN(px, mt->ooo_tail) < dsn) {
+		/* The usual case: each subflow delivers in DSN order. */
+		if (mt->ooo_tail != NULL)
+			mt->ooo_tail->next = m;
+		else
+			mt->ooo_head = m;
+		mt->ooo_tail = m;
+		mt->ooo_bytes += len;
+		return;
+	}
+	for (prev = NULL, cur = mt->ooo_head; cur != NULL; prev = cur, cur = cur->next)
+		if (MPTCP_DSN(px, cur) >= dsn)
+			break;
+	if (cur != NULL && MPTCP_DSN(px, cur) == dsn && cur->data_len >= len) {
+		PX_CNT(px, MPTCP_DUP_BYTES) += len;
+		rte_pktmbuf_free_seg(m);
+		return;
+	}
+	m->next = cur;
+	if (prev != NULL)
+		prev->next = m;
+	else
+		mt->ooo_head = m;
+	if (cur == NULL)
+		mt->ooo_tail = m;
+	mt->ooo_bytes += len;
+}
+
+/* Split m after off bytes; the tail is an indirect mbuf (NULL: no mbuf). */
+static struct rte_mbuf *
+seg_split(struct rte_mempool *mp, struct rte_mbuf *m, uint32_t off)
+{
+	struct rte_mbuf *t = rte_pktmbuf_alloc(mp);
+
+	if (t == NULL)
+		return NULL;
+	rte_pktmbuf_attach(t, m);
+	rte_pktmbuf_adj(t, (uint16_t)off);
+	rte_pktmbuf_trim(m, (uint16_t)(m->data_len - off));
+	return t;
+}
+
+void
+mptcp_meta_rx_segs(struct mptcp_subflow *sf, uint64_t now)
+{
+	struct mptcp_meta *mt = sf->meta;
+	struct mptcp_proxy *px = mt->px;
+	struct rte_mbuf *m;
+	uint32_t seq;
+
+	while ((m = tcp_recv_seg(sf->c, &seq, now)) != NULL) {
+		uint32_t rel = seq - sf->irs;
+
+		while (m != NULL) {
+			uint32_t left = 0, len = m->data_len;
+			uint64_t dsn = 0;
+			struct rte_mbuf *tail = NULL;
+
+			if (mt->flags & MT_FALLBACK) {
+				dsn = mt->rcv_nxt; /* one subflow, in order */
+				left = len;
+			} else if (mt->flags & MT_ESTAB) {
+				dsn = mptcp_sf_dsn_of(sf, rel, &left);
+			}
+			if (left == 0 && !(mt->flags & MT_FALLBACK) &&
+			    (sf->flags & SF_MPC) && !(sf->flags & SF_SAW_DSS) &&
+			    mt->nsf == 1) {
+				/* Data with no mapping on the first subflow
+				 * before any mapping: something between strips
+				 * MPTCP options (RFC 8684 3.7): plain TCP from
+				 * here, the stream kept whole. */
+				mptcp_meta_fallback(mt, MPTCP_PROXY_CNT_MPTCP_FALLBACK_NO_DSS);
+				dsn = mt->rcv_nxt;
+				left = len;
+			}
+			if (left == 0) {
+				PX_CNT(px, MPTCP_NO_MAPPING) += len;
+				rte_pktmbuf_free_seg(m);
+				break;
+			}
+			if (left < len) {
+				tail = seg_split(px->pool, m, left);
+				if (tail == NULL) {
+					PX_CNT(px, MPTCP_RCV_DROPPED) += len;
+					rte_pktmbuf_free_seg(m);
+					break;
+				}
+			}
+			rx_insert(mt, m, dsn);
+			rel += left;
+			m = tail;
+		}
+	}
+}
+
+void
+mptcp_meta_peer_data_fin(struct mptcp_meta *mt, uint64_t fin_dsn)
+{
+	if (mt->flags & MT_RCV_FIN)
+		return;
+	PX_CNT(mt->px, MPTCP_DATA_FIN_IN)++;
+	mt->flags |= MT_RCV_FIN;
+	mt->rcv_fin_dsn = fin_dsn;
+	check_fin(mt);
+}
+
+/* ------------------------------------------------------------------ */
+/* Send                                                                */
+
+static void
+sq_drop(struct mptcp_meta *mt, uint64_t n)
+{
+	while (n > 0 && mt->sq_head != NULL) {
+		struct rte_mbuf *m = mt->sq_head;
+
+		if (n < m->data_len) {
+			rte_pktmbuf_adj(m, (uint16_t)n);
+			return;
+		}
+		n -= m->data_len;
+		mt->sq_head = m->next;
+		m->next = NULL;
+		m->nb_segs = 1;
+		rte_pktmbuf_free_seg(m);
+	}
+	if (mt->sq_head == NULL)
+		mt->sq_tail = NULL;
+}
+
+void
+mptcp_meta_data_ack(struct mptcp_meta *mt, uint64_t ack, uint64_t now)
+{
+	uint64_t top = mt->snd_end + ((mt->flags & MT_SND_FIN) && mt->fin_sent_ns ? 1 : 0);
+
+	if (ack <= mt->snd_una || ack > top)
+		return; /* old, or beyond what was sent: ignored */
+	if (ack == mt->snd_end + 1) {
+		mt->flags |= MT_SND_FIN_ACK;
+		ack = mt->snd_end;
+		mptcp_meta_mark(mt);
+	}
+	if (ack > mt->snd_una) {
+		sq_drop(mt, ack - mt->snd_una);
+		mt->snd_una = ack;
+		mt->data_ack_ns = now;
+		if (mt->snd_nxt < ack)
+			mt->snd_nxt = ack;
+		if (mt->reinj_lo < ack)
+			mt->reinj_lo = RTE_MIN(ack, mt->reinj_hi);
+		if ((mt->flags & MT_WANT_WRITE) &&
+		    mt->snd_buf - (uint32_t)(mt->snd_end - mt->snd_una) >= mt->want_space) {
+			mt->flags &= ~MT_WANT_WRITE;
+			mt->flags |= MT_WRITABLE_EV;
+			mptcp_meta_mark(mt);
+		}
+	}
+}
+
+/* Indirect mbufs for [dsn, dsn + len) of the send queue (NULL: no mbuf). */
+
+struct rte_mbuf *
+mptcp_sq_clone(struct mptcp_meta *mt, uint64_t dsn, uint32_t len)
+{
+	struct rte_mbuf *m = mt->sq_head, *head = NULL, *tail = NULL;
+	uint64_t off = dsn - mt->snd_una;
+	uint32_t got = 0;
+	uint16_t segs = 0;
+
+	while (m != NULL && off >= m->data_len) {
+		off -= m->data_len;
+		m = m->next;
+	}
+	while (m != NULL && got < len) {
+		uint32_t take = RTE_MIN((uint32_t)(m->data_len - off), len - got);
+		struct rte_mbuf *mi = rte_pktmbuf_alloc(mt->px->pool);
+
+		if (mi == NULL) {
+			chain_free(head);
+			return NULL;
+		}
+		rte_pktmbuf_attach(mi, m);
+		mi->data_off = (uint16_t)(mi->data_off + off);
+		mi->data_len = (uint16_t)take;
+		mi->pkt_len = take;
+		mi->next = NULL;
+		if (tail != NULL)
+			tail->next = mi;
+		else
+			head = mi;
+		tail = mi;
+		got += take;
+		segs++;
+		off = 0;
+		m = m->next;
+	}
+	if (head == NULL || got < len) {
+		chain_free(head);
+		return NULL;
+	}
+	head->pkt_len = got;
+	head->nb_segs = segs;
+	return head;
+}
+
+/* ------------------------------------------------------------------ */
+/* The endpoint the relay sees                                          */
+
+static uint32_t
+meta_readable(void *ctx)
+{
+	struct mptcp_meta *mt = ctx;
+
+	return mt->rq_head != NULL ? mt->rq_head->data_len : 0;
+}
+
+static struct rte_mbuf *
+meta_recv(void *ctx, uint32_t max, uint64_t now)
+{
+	struct mptcp_meta *mt = ctx;
+	struct rte_mbuf *head = mt->rq_head, *last = NULL, *m = head;
+	uint32_t before = mptcp_meta_rcv_space(mt), got = 0;
+	uint16_t segs = 0;
+
+	RTE_SET_USED(now);
+	while (m != NULL && got + m->data_len <= max) {
+		got += m->data_len;
+		segs++;
+		last = m;
+		m = m->next;
+	}
+	if (last == NULL)
+		return NULL;
+	mt->rq_head = m;
+	if (m == NULL)
+		mt->rq_tail = NULL;
+	last->next = NULL;
+	mt->rq_bytes -= got;
+	head->pkt_len = got;
+	head->nb_segs = segs;
+	/* A window that had closed below half reopens: say so at once
+	 * (the subflows send no window update of their own for it). */
+	if (before < mt->rcv_buf / 2 && mptcp_meta_rcv_space(mt) >= mt->rcv_buf / 2) {
+		for (unsigned i = 0; i < MPTCP_SUBFLOWS_MAX; i++)
+			if (mt->sf[i] != NULL && (mt->sf[i]->flags & SF_ESTAB) &&
+			    !(mt->sf[i]->flags & SF_DEAD))
+				mt->sf[i]->flags |= SF_ACK_NOW;
+		mptcp_meta_mark(mt);
+	}
+	return head;
+}
+
+static uint32_t
+meta_send_space(void *ctx, uint32_t want)
+{
+	struct mptcp_meta *mt = ctx;
+	uint32_t used = (uint32_t)(mt->snd_end - mt->snd_una);
+	uint32_t room = used >= mt->snd_buf ? 0 : mt->snd_buf - used;
+
+	if (room < want) {
+		mt->flags |= MT_WANT_WRITE;
+		mt->want_space = RTE_MIN(want, mt->snd_buf);
+	}
+	return room;
+}
+
+static int32_t
+meta_send(void *ctx, struct rte_mbuf *m, uint64_t now)
+{
+	struct mptcp_meta *mt = ctx;
+	uint32_t len = rte_pktmbuf_pkt_len(m);
+	struct rte_mbuf *last = m;
+
+	if (mt->flags & (MT_ABORTED | MT_SND_FIN))
+		return -EPIPE;
+	if (len > mt->snd_buf)
+		return -EMSGSIZE;
+	if ((uint32_t)(mt->snd_end - mt->snd_una) + len > mt->snd_buf) {
+		mt->flags |= MT_WANT_WRITE;
+		mt->want_space = len;
+		return 0;
+	}
+	/* Keep each mbuf a segment of its own: the send queue is a list of
+	 * single mbufs, the clones point into them. */
+	while (last->next != NULL)
+		last = last->next;
+	for (struct rte_mbuf *s = m; s != NULL; s = s->next) {
+		s->nb_segs = 1;
+		s->pkt_len = s->data_len;
+	}
+	if (mt->sq_tail != NULL)
+		mt->sq_tail->next = m;
+	else
+		mt->sq_head = m;
+	mt->sq_tail = last;
+	mt->snd_end += len;
+	mptcp_sched_push(mt, now);
+	return (int32_t)len;
+}
+
+static void
+meta_shutdown(void *ctx, uint64_t now)
+{
+	struct mptcp_meta *mt = ctx;
+
+	RTE_SET_USED(now);
+	mt->flags |= MT_SND_FIN;
+	mptcp_meta_mark(mt);
+}
+
+static void
+meta_abort_op(void *ctx, uint64_t now)
+{
+	mptcp_meta_abort(ctx, now);
+}
+
+const struct mptcp_proxy_endpoint_ops mptcp_meta_endpoint = {
+	.readable = meta_readable,
+	.recv = meta_recv,
+	.send_space = meta_send_space,
+	.send = meta_send,
+	.shutdown = meta_shutdown,
+	.abort = meta_abort_op,
+};
+
+/* ------------------------------------------------------------------ */
+/* Fallback, abort, subflows gone                                       */
+
+void
+mptcp_meta_fallback(struct mptcp_meta *mt, unsigned cause)
+{
+	if (mt->flags & MT_FALLBACK)
+		return;
+	mt->flags |= MT_FALLBACK;
+	mt->px->cnt[cause]++;
+	mt->fallback_cause = (uint8_t)cause;
+	/* One subflow carries the stream from here: the others go. */
+	for (unsigned i = 0; i < MPTCP_SUBFLOWS_MAX; i++) {
+		struct mptcp_subflow *sf = mt->sf[i];
+
+		if (sf != NULL && !(sf->flags & SF_MPC))
+			sf->flags |= SF_DEAD | SF_RESET;
+	}
+	mptcp_meta_mark(mt);
+}
+
+void
+mptcp_meta_abort(struct mptcp_meta *mt, uint64_t now)
+{
+	if (mt->flags & MT_ABORTED)
+		return;
+	mt->flags |= MT_ABORTED;
+	if (mt->flags & MT_ESTAB)
+		PX_CNT(mt->px, MPTCP_FASTCLOSE_OUT)++;
+	for (unsigned i = 0; i < MPTCP_SUBFLOWS_MAX; i++) {
+		struct mptcp_subflow *sf = mt->sf[i];
+
+		if (sf != NULL && sf->c != NULL && !(sf->flags & SF_CLOSED)) {
+			sf->flags |= SF_DEAD;
+			tcp_abort(sf->c, now); /* its RST carries MP_FASTCLOSE */
+		}
+	}
+	mptcp_meta_mark(mt);
+}
+
+void
+mptcp_meta_sf_gone(struct mptcp_meta *mt, struct mptcp_subflow *sf, uint64_t now)
+{
+	struct mptcp_proxy *px = mt->px;
+
+	RTE_SET_USED(now);
+	if (!(mt->flags & (MT_ABORTED | MT_FALLBACK)))
+		mptcp_sched_reinject_sf(mt, sf);
+	mt->sf[sf->id] = NULL;
+	mt->nsf--;
+	sf->c = NULL;
+	sf->next_free = px->sf_free;
+	px->sf_free = sf;
+	px->sf_active--;
+	mptcp_meta_mark(mt);
+}
+
+static void
+meta_release(struct mptcp_meta *mt, uint64_t now)
+{
+	struct mptcp_proxy *px = mt->px;
+	struct proxy_pair *p = mt->pair;
+	bool clean = (mt->flags & (MT_SND_FIN_ACK | MT_RCV_FIN_IN)) ==
+		     (MT_SND_FIN_ACK | MT_RCV_FIN_IN) ||
+		     ((mt->flags & MT_FALLBACK) && (mt->flags & MT_SND_FIN) &&
+		      (mt->flags & MT_RCV_FIN_IN));
+
+	if (mt->local.token != 0 || mt->local.key != 0)
+		mptcp_token_del(px, mt);
+	chain_free(mt->rq_head);
+	chain_free(mt->ooo_head);
+	chain_free(mt->sq_head);
+	mt->rq_head = mt->rq_tail = mt->ooo_head = mt->ooo_tail = NULL;
+	mt->sq_head = mt->sq_tail = NULL;
+	if (mt->prev != NULL)
+		mt->prev->next = mt->next;
+	else
+		px->meta_active = mt->next;
+	if (mt->next != NULL)
+		mt->next->prev = mt->prev;
+	px->mptcp_active--;
+	mt->flags |= MT_FREED;
+	mt->next = px->meta_free;
+	px->meta_free = mt;
+	if (p != NULL) {
+		mt->pair = NULL;
+		p->meta = NULL;
+		/* A connection that did not end with both DATA_FINs is a
+		 * reset for the server leg. */
+		proxy_leg_event(&p->cl, TCP_EV_CLOSED | (clean ? 0 : TCP_EV_RESET), now);
+	}
+}
+
+/* What hooks and callbacks recorded, done with the engine at hand. */
+static void
+meta_process(struct mptcp_meta *mt, uint64_t now)
+{
+	struct mptcp_proxy *px = mt->px;
+	struct proxy_pair *p = mt->pair;
+	uint32_t ev = 0;
+
+	if ((mt->flags & MT_FASTCLOSE_RCVD) && !(mt->flags & MT_ABORTED)) {
+		PX_CNT(px, MPTCP_FASTCLOSE_IN)++;
+		mptcp_meta_abort(mt, now);
+	}
+	for (unsigned i = 0; i < MPTCP_SUBFLOWS_MAX; i++) {
+		struct mptcp_subflow *sf = mt->sf[i];
+
+		if (sf == NULL || sf->c == NULL || (sf->flags & SF_CLOSED))
+			continue;
+		if ((sf->flags & SF_RESET) && !(mt->flags & MT_ABORTED)) {
+			/* Removed, refused or superseded: reset it. */
+			sf->flags &= (uint16_t)~(SF_RESET | SF_ACK_NOW);
+			sf->flags |= SF_DEAD;
+			tcp_abort(sf->c, now);
+			continue;
+		}
+		if (sf->flags & SF_ACK_NOW) {
+			sf->flags &= (uint16_t)~SF_ACK_NOW;
+			(void)tcp_conn_send_ack(sf->c, now);
+		}
+	}
+	if (p != NULL && !(mt->flags & MT_ABORTED)) {
+		if (mt->flags & MT_READABLE)
+			ev |= TCP_EV_READABLE;
+		if (mt->flags & MT_PEER_FIN_EV)
+			ev |= TCP_EV_PEER_FIN;
+		if (mt->flags & MT_WRITABLE_EV)
+			ev |= TCP_EV_WRITABLE;
+		mt->flags &= ~(MT_READABLE | MT_PEER_FIN_EV | MT_WRITABLE_EV);
+		if (ev)
+			proxy_leg_event(&p->cl, ev, now);
+	}
+	if (mt->pair == NULL && !(mt->flags & MT_ABORTED) && mt->nsf > 0) {
+		/* The server leg is gone without a FIN (its reset). */
+		mptcp_meta_abort(mt, now);
+	}
+	if (!(mt->flags & MT_ABORTED))
+		mptcp_sched_push(mt, now);
+	/* DATA_FIN once every byte was handed to a subflow. */
+	if ((mt->flags & (MT_SND_FIN | MT_SND_FIN_ACK | MT_ABORTED)) == MT_SND_FIN &&
+	    (mt->flags & MT_ESTAB) && mt->snd_nxt == mt->snd_end &&
+	    mt->reinj_lo >= mt->reinj_hi) {
+		if (mt->flags & MT_FALLBACK) {
+			struct mptcp_subflow *sf = NULL;
+
+			for (unsigned i = 0; i < MPTCP_SUBFLOWS_MAX && sf == NULL; i++)
+				if (mt->sf[i] != NULL && (mt->sf[i]->flags & SF_MPC))
+					sf = mt->sf[i];
+			if (sf != NULL && sf->c != NULL && !(sf->flags & SF_CLOSED))
+				(void)tcp_shutdown(sf->c, now);
+			mt->flags |= MT_SND_FIN_ACK;
+			mt->fin_sent_ns = now;
+		} else if (mt->fin_sent_ns == 0) {
+			mptcp_meta_send_data_fin(mt, now);
+		}
+	}
+	if (!(mt->flags & (MT_CLOSING | MT_ABORTED | MT_FALLBACK)) &&
+	    (mt->flags & (MT_SND_FIN_ACK | MT_RCV_FIN_IN)) ==
+	    (MT_SND_FIN_ACK | MT_RCV_FIN_IN)) {
+		mt->flags |= MT_CLOSING;
+		for (unsigned i = 0; i < MPTCP_SUBFLOWS_MAX; i++)
+			if (mt->sf[i] != NULL && mt->sf[i]->c != NULL &&
+			    !(mt->sf[i]->flags & SF_CLOSED))
+				(void)tcp_shutdown(mt->sf[i]->c, now);
+	}
+	if (mt->nsf == 0 && !(mt->flags & MT_FREED))
+		meta_release(mt, now);
+}
+
+void
+mptcp_meta_send_data_fin(struct mptcp_meta *mt, uint64_t now)
+{
+	struct mptcp_subflow *best = NULL;
+
+	for (unsigned i = 0; i < MPTCP_SUBFLOWS_MAX; i++) {
+		struct mptcp_subflow *sf = mt->sf[i];
+
+		if (sf == NULL || !(sf->flags & SF_ESTAB) ||
+		    (sf->flags & (SF_DEAD | SF_CLOSED)))
+			continue;
+		if (best == NULL || ((best->flags & SF_STALE) && !(sf->flags & SF_STALE)))
+			best = sf;
+	}
+	if (best == NULL)
+		return;
+	if (mt->fin_sent_ns == 0)
+		PX_CNT(mt->px, MPTCP_DATA_FIN_OUT)++;
+	mt->fin_sent_ns = now;
+	(void)tcp_conn_send_ack(best->c, now); /* its DSS carries DATA_FIN */
+}
+
+void
+mptcp_flush(struct mptcp_proxy *px, uint64_t now)
+{
+	struct mptcp_meta *mt;
+
+	while ((mt = px->dirty) != NULL) {
+		px->dirty = mt->dirty_next;
+		mt->dirty_next = NULL;
+		mt->flags &= ~MT_DIRTY;
+		meta_process(mt, now);
+	}
+}
+
+/* Every 10 ms: subflows whose oldest segment timed out are stale (their
+ * data goes out again on the others at once); a DATA_FIN not yet
+ * acknowledged is sent again. */
+void
+mptcp_meta_tick(struct mptcp_proxy *px, uint64_t now)
+{
+	if (now - px->tick_ns < META_TICK_NS)
+		return;
+	px->tick_ns = now;
+	for (struct mptcp_meta *mt = px->meta_active; mt != NULL; mt = mt->next) {
+		uint64_t rto = DATA_FIN_RTO_MIN;
+
+		if (!(mt->flags & MT_ESTAB) || (mt->flags & (MT_ABORTED | MT_FALLBACK)))
+			continue;
+		for (unsigned i = 0; i < MPTCP_SUBFLOWS_MAX; i++) {
+			struct mptcp_subflow *sf = mt->sf[i];
+			uint32_t streak;
+
+			if (sf == NULL || sf->c == NULL || (sf->flags & SF_CLOSED))
+				continue;
+			streak = tcp_conn_rto_streak(sf->c);
+			if (streak > 0 && !(sf->flags & SF_STALE) &&
+			    sf->tx_una_rel != sf->tx_end_rel) {
+				sf->flags |= SF_STALE;
+				PX_CNT(px, MPTCP_SF_STALE)++;
+				mptcp_sched_reinject_sf(mt, sf);
+				mptcp_meta_mark(mt);
+			} else if (streak == 0 && (sf->flags & SF_STALE)) {
+				sf->flags &= (uint16_t)~SF_STALE;
+				mptcp_meta_mark(mt);
+			}
+			if (2 * tcp_conn_srtt_ns(sf->c) > rto)
+				rto = 2 * tcp_conn_srtt_ns(sf->c);
+		}
+		if ((mt->flags & (MT_SND_FIN | MT_SND_FIN_ACK)) == MT_SND_FIN &&
+		    mt->fin_sent_ns != 0 && now - mt->fin_sent_ns > rto)
+			mptcp_meta_send_data_fin(mt, now);
+	}
+	mptcp_flush(px, now);
+}

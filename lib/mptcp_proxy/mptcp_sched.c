@@ -1,0 +1,222 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Which subflow carries the next bytes of an MPTCP connection.
+ *
+ * The scheduler hands out chunks of the connection's send queue, each
+ * one DSS mapping of at most MPTCP_CHUNK_MAX bytes, as indirect mbufs
+ * (the queue keeps the payload until DATA_ACK; the subflow's clones go
+ * when the subflow is acknowledged). Bytes to send again (reinjection)
+ * go before new ones.
+ *
+ * The subflow: among the established ones that are neither stale (a
+ * retransmission timeout in a row) nor dead, with a free mapping slot and
+ * less than a congestion window plus one segment queued, the one with
+ * the lowest smoothed RTT. Backup subflows (MP_JOIN B flag, MP_PRIO) are
+ * used only when no other subflow is usable at all, stale ones included.
+ * A subflow that has a congestion window's worth queued waits for its
+ * ACKs (the writable hook brings us back), so a slow path never holds
+ * more than about one window of the stream: the head-of-line block a
+ * slow subflow can cause is bounded by it, and what it held goes out
+ * again on the others once it turns stale.
+ *
+ * Congestion control is coupled (LIA, RFC 6356) through the connection's
+ * tcp_cc_group: subflows join it when established.
+ */
+#include <rte_common.h>
+#include <rte_mbuf.h>
+
+#include "proxy_priv.h"
+
+static uint32_t
+sf_budget(const struct mptcp_subflow *sf)
+{
+	uint32_t queued = sf->tx_end_rel - sf->tx_una_rel;
+	uint32_t cap = tcp_conn_cwnd(sf->c) + tcp_conn_mss(sf->c);
+
+	if (sf->tx_n >= MPTCP_TX_MAPS || queued >= cap)
+		return 0;
+	return cap - queued;
+}
+
+static bool
+usable(const struct mptcp_subflow *sf)
+{
+	return sf != NULL && sf->c != NULL && (sf->flags & SF_ESTAB) &&
+	       !(sf->flags & (SF_DEAD | SF_CLOSED | SF_RESET));
+}
+
+static struct mptcp_subflow *
+pick(struct mptcp_meta *mt, uint32_t *budget)
+{
+	struct mptcp_subflow *best = NULL, *bk = NULL;
+	uint64_t best_rtt = UINT64_MAX, bk_rtt = UINT64_MAX;
+	bool active_alive = false;
+
+	for (unsigned i = 0; i < MPTCP_SUBFLOWS_MAX; i++) {
+		struct mptcp_subflow *sf = mt->sf[i];
+		uint64_t rtt;
+		uint32_t b;
+
+		if (!usable(sf))
+			continue;
+		if (!(sf->flags & SF_BACKUP))
+			active_alive = true;
+		if (sf->flags & SF_STALE)
+			continue;
+		b = sf_budget(sf);
+		if (b == 0)
+			continue;
+		rtt = tcp_conn_srtt_ns(sf->c);
+		if (rtt == 0)
+			rtt = UINT64_MAX / 2; /* no sample yet: last */
+		if (sf->flags & SF_BACKUP) {
+			if (rtt < bk_rtt) {
+				bk = sf;
+				bk_rtt = rtt;
+			}
+		} else if (rtt < best_rtt) {
+			best = sf;
+			best_rtt = rtt;
+		}
+	}
+	if (best == NULL && !active_alive)
+		best = bk;
+	if (best == NULL) {
+		/* Every active subflow is stale: the backup, else the
+		 * least bad stale one, keeps the stream moving. */
+		if (bk != NULL)
+			best = bk;
+	}
+	if (best != NULL)
+		*budget = sf_budget(best);
+	return best;
+}
+
+static void
+push_fallback(struct mptcp_meta *mt, uint64_t now)
+{
+	struct mptcp_subflow *sf = NULL;
+
+	for (unsigned i = 0; i < MPTCP_SUBFLOWS_MAX && sf == NULL; i++)
+		if (usable(mt->sf[i]) && (mt->sf[i]->flags & SF_MPC))
+			sf = mt->sf[i];
+	while (sf != NULL && mt->snd_nxt < mt->snd_end) {
+		uint32_t len = (uint32_t)RTE_MIN(mt->snd_end - mt->snd_nxt,
+						 (uint64_t)MPTCP_CHUNK_MAX);
+		uint32_t room = tcp_send_space(sf->c, len);
+		struct rte_mbuf *m;
+
+		len = RTE_MIN(len, room);
+		if (len == 0)
+			break;
+		m = mptcp_sq_clone(mt, mt->snd_nxt, len);
+		if (m == NULL)
+			break;
+		if (tcp_send_mbuf(sf->c, m, now) <= 0) {
+			rte_pktmbuf_free(m);
+			break;
+		}
+		/* Plain TCP: the subflow's ACK is the connection's. */
+		mt->snd_nxt += len;
+		mptcp_meta_data_ack(mt, mt->snd_nxt, now);
+	}
+}
+
+void
+mptcp_sched_push(struct mptcp_meta *mt, uint64_t now)
+{
+	if (!(mt->flags & MT_ESTAB) || (mt->flags & MT_ABORTED))
+		return;
+	if (mt->flags & MT_FALLBACK) {
+		push_fallback(mt, now);
+		return;
+	}
+	for (;;) {
+		struct mptcp_subflow *sf;
+		struct mptcp_map *mp;
+		struct rte_mbuf *m;
+		uint64_t lo, hi;
+		uint32_t budget = 0, len, room;
+		bool reinj = false;
+		int32_t rc;
+
+		if (mt->reinj_lo < mt->snd_una)
+			mt->reinj_lo = RTE_MIN(mt->snd_una, mt->reinj_hi);
+		if (mt->reinj_lo < mt->reinj_hi) {
+			lo = mt->reinj_lo;
+			hi = RTE_MIN(mt->reinj_hi, mt->snd_nxt);
+			reinj = true;
+			if (lo >= hi) {
+				mt->reinj_lo = mt->reinj_hi = mt->snd_una;
+				continue;
+			}
+		} else if (mt->snd_nxt < mt->snd_end) {
+			lo = mt->snd_nxt;
+			hi = mt->snd_end;
+		} else {
+			break;
+		}
+		sf = pick(mt, &budget);
+		if (sf == NULL)
+			break;
+		len = (uint32_t)RTE_MIN(hi - lo, (uint64_t)MPTCP_CHUNK_MAX);
+		len = RTE_MIN(len, RTE_MAX(budget, tcp_conn_mss(sf->c)));
+		room = tcp_send_space(sf->c, len);
+		len = RTE_MIN(len, room);
+		if (len == 0)
+			break;
+		m = mptcp_sq_clone(mt, lo, len);
+		if (m == NULL) {
+			PX_CNT(mt->px, MPTCP_NO_MBUF)++;
+			break;
+		}
+		/* The mapping first: the engine may send at once, and asks
+		 * the hook for the segment's DSS. */
+		mp = &sf->tx[(sf->tx_first + sf->tx_n) % MPTCP_TX_MAPS];
+		mp->dsn = lo;
+		mp->ssn = sf->tx_end_rel;
+		mp->len = (uint16_t)len;
+		mp->flags = 0;
+		sf->tx_n++;
+		sf->tx_end_rel += len;
+		rc = tcp_send_mbuf(sf->c, m, now);
+		if (rc <= 0) {
+			sf->tx_n--;
+			sf->tx_end_rel -= len;
+			rte_pktmbuf_free(m);
+			break;
+		}
+		if (reinj) {
+			PX_CNT(mt->px, MPTCP_REINJECTED) += len;
+			mt->reinj_lo = lo + len;
+		} else {
+			mt->snd_nxt = lo + len;
+		}
+	}
+}
+
+/* What sf was given and the client has not DATA_ACKed goes out again on
+ * the other subflows. */
+void
+mptcp_sched_reinject_sf(struct mptcp_meta *mt, struct mptcp_subflow *sf)
+{
+	uint64_t lo = UINT64_MAX, hi = 0;
+
+	for (uint32_t k = 0; k < sf->tx_n; k++) {
+		const struct mptcp_map *mp = &sf->tx[(sf->tx_first + k) % MPTCP_TX_MAPS];
+
+		if (mp->dsn + mp->len <= mt->snd_una)
+			continue;
+		lo = RTE_MIN(lo, RTE_MAX(mp->dsn, mt->snd_una));
+		hi = RTE_MAX(hi, mp->dsn + mp->len);
+	}
+	if (lo >= hi)
+		return;
+	if (mt->reinj_lo < mt->reinj_hi) {
+		lo = RTE_MIN(lo, mt->reinj_lo);
+		hi = RTE_MAX(hi, mt->reinj_hi);
+	}
+	mt->reinj_lo = lo;
+	mt->reinj_hi = hi;
+	mptcp_meta_mark(mt);
+}

@@ -1,0 +1,553 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * MPTCP subflows: lib/tcp connections whose hooks read and write the
+ * MPTCP options (RFC 8684), and the handshakes that make them.
+ *
+ * - MP_CAPABLE (§3.1): the client's SYN asked; the first subflow's
+ *   SYN-ACK carries our key, the client's third ACK (or first data)
+ *   both keys. From then data flows with DSS mappings.
+ * - MP_JOIN (§3.2): a SYN whose token names one of our connections is
+ *   answered with the truncated HMAC and our nonce; the third ACK's full
+ *   HMAC is checked before the subflow carries anything, and a wrong one
+ *   resets it. An unknown token is answered with RST at once.
+ * - Every segment we send carries a DSS: a DATA_ACK (64 bits) always,
+ *   the mapping of its bytes on data, the DATA_FIN when it is due.
+ * - Path management (§3.4): we announce nothing. REMOVE_ADDR resets the
+ *   subflows of that address (their data goes out again on the others),
+ *   MP_PRIO sets a subflow's backup flag, ADD_ADDR is counted (we open no
+ *   subflow toward the client: it sits behind its operator's NAT).
+ * - Hooks only record; the owner acts from the event callback and from
+ *   mptcp_flush().
+ */
+#include <errno.h>
+#include <string.h>
+
+#include <rte_common.h>
+#include <rte_errno.h>
+#include <rte_mbuf.h>
+
+#include "pkt.h"
+#include "proxy_priv.h"
+
+#define DSS_ACK_LEN   12 /* DSS with an 8-byte DATA_ACK */
+#define DSS_FULL_LEN  28 /* ... and an 8-byte DSN mapping (26, padded) */
+
+struct mptcp_subflow *
+mptcp_sf_new(struct mptcp_meta *mt, struct tcp_conn *c)
+{
+	struct mptcp_proxy *px = mt->px;
+	struct mptcp_subflow *sf = px->sf_free;
+	unsigned id;
+
+	if (sf == NULL || mt->nsf >= px->max_subflows)
+		return NULL;
+	for (id = 0; id < MPTCP_SUBFLOWS_MAX; id++)
+		if (mt->sf[id] == NULL)
+			break;
+	if (id == MPTCP_SUBFLOWS_MAX)
+		return NULL;
+	px->sf_free = sf->next_free;
+	memset(sf, 0, sizeof(*sf));
+	sf->obj = PX_OBJ_SUBFLOW;
+	sf->id = (uint8_t)id;
+	sf->meta = mt;
+	sf->c = c;
+	sf->tx_una_rel = sf->tx_end_rel = 1;
+	mt->sf[id] = sf;
+	mt->nsf++;
+	px->sf_active++;
+	return sf;
+}
+
+/* The DSN of the byte at relative subflow sequence rel, and how many
+ * bytes from there the same mapping covers (*left 0: none covers it). */
+uint64_t
+mptcp_sf_dsn_of(const struct mptcp_subflow *sf, uint32_t rel, uint32_t *left)
+{
+	*left = 0;
+	for (unsigned k = 0; k < MPTCP_RX_MAPS; k++) {
+		const struct mptcp_map *mp =
+			&sf->rx[(sf->rx_head - 1 - k) % MPTCP_RX_MAPS];
+		uint32_t off = rel - mp->ssn;
+
+		if (mp->len == 0)
+			continue;
+		if (off < mp->len) {
+			*left = mp->len - off;
+			return mp->dsn + off;
+		}
+	}
+	return 0;
+}
+
+static void
+rx_map_add(struct mptcp_subflow *sf, uint64_t dsn, uint32_t ssn, uint16_t len)
+{
+	struct mptcp_map *last = &sf->rx[(sf->rx_head - 1) % MPTCP_RX_MAPS];
+
+	if (len == 0)
+		return;
+	if (last->len == len && last->ssn == ssn && last->dsn == dsn)
+		return; /* repeated on every segment of a large mapping */
+	for (unsigned k = 0; k < MPTCP_RX_MAPS; k++) {
+		struct mptcp_map *mp = &sf->rx[k];
+
+		if (mp->len == len && mp->ssn == ssn && mp->dsn == dsn)
+			return;
+	}
+	sf->rx[sf->rx_head % MPTCP_RX_MAPS] =
+		(struct mptcp_map){ .dsn = dsn, .ssn = ssn, .len = len };
+	sf->rx_head++;
+}
+
+/* The peer acknowledged subflow bytes up to relative sequence una. */
+static void
+tx_acked(struct mptcp_subflow *sf, uint32_t una)
+{
+	if (!rel_lt(sf->tx_una_rel, una) || rel_lt(sf->tx_end_rel, una))
+		return;
+	sf->tx_una_rel = una;
+	while (sf->tx_n > 0) {
+		struct mptcp_map *mp = &sf->tx[sf->tx_first % MPTCP_TX_MAPS];
+
+		if (rel_lt(una, mp->ssn + mp->len))
+			break;
+		sf->tx_first++;
+		sf->tx_n--;
+	}
+}
+
+static const struct mptcp_map *
+tx_find(const struct mptcp_subflow *sf, uint32_t rel)
+{
+	for (uint32_t k = 0; k < sf->tx_n; k++) {
+		const struct mptcp_map *mp = &sf->tx[(sf->tx_first + k) % MPTCP_TX_MAPS];
+
+		if (rel - mp->ssn < mp->len)
+			return mp;
+	}
+	return NULL;
+}
+
+/* The client's keys arrived (third ACK, or first data): data may flow. */
+static void
+meta_keys(struct mptcp_meta *mt, uint64_t key_remote)
+{
+	uint32_t token;
+	uint64_t idsn;
+
+	mptcp_key_token_idsn(key_remote, &token, &idsn);
+	mt->key_remote = key_remote;
+	mt->token_remote = token;
+	mt->idsn_remote = idsn;
+	mt->rcv_nxt = idsn + 1;
+	mt->flags |= MT_ESTAB;
+	PX_CNT(mt->px, MPTCP_ESTABLISHED)++;
+	mptcp_meta_mark(mt);
+}
+
+static void
+remove_addr(struct mptcp_meta *mt, const struct mptcp_opt *o)
+{
+	for (unsigned i = 0; i < o->u.rm_addr.n; i++)
+		for (unsigned k = 0; k < MPTCP_SUBFLOWS_MAX; k++) {
+			struct mptcp_subflow *sf = mt->sf[k];
+
+			if (sf != NULL && sf->addr_id == o->u.rm_addr.ids[i] &&
+			    !(sf->flags & SF_CLOSED)) {
+				sf->flags |= SF_DEAD | SF_RESET;
+				mptcp_sched_reinject_sf(mt, sf);
+			}
+		}
+	mptcp_meta_mark(mt);
+}
+
+static void
+sf_opts_in(void *owner, struct tcp_conn *c, const struct tcp_hook_seg *seg,
+	   const uint8_t *opt, uint32_t optlen, uint64_t now)
+{
+	struct mptcp_subflow *sf = owner;
+	struct mptcp_meta *mt = sf->meta;
+	struct mptcp_proxy *px = mt->px;
+	struct mptcp_opts o;
+
+	RTE_SET_USED(c);
+	if (seg->flags & 0x10) /* ACK: what the client has of our bytes */
+		tx_acked(sf, seg->ack - sf->iss);
+	if (optlen == 0 || (mptcp_opts_parse(opt, optlen, seg->flags, &o, &px->opt_err) == 0 &&
+			    o.n_err == 0))
+		return;
+	if (o.n_err)
+		PX_CNT(px, MPTCP_OPT_ERR)++;
+	if ((o.present & (1u << MPTCP_SUB_MP_CAPABLE)) && (sf->flags & SF_MPC) &&
+	    !(mt->flags & MT_FALLBACK) &&
+	    (o.mpc.u.mpc.form == MPTCP_FORM_ACK || o.mpc.u.mpc.form == MPTCP_FORM_DATA)) {
+		/* The third ACK, and data until the client saw a DSS from us
+		 * (the first mapping: DSN IDSN + 1, subflow sequence 1). */
+		if (o.mpc.u.mpc.key_rcv != mt->local.key) {
+			PX_CNT(px, MPTCP_BAD_KEY)++;
+		} else {
+			if (!(mt->flags & MT_ESTAB))
+				meta_keys(mt, o.mpc.u.mpc.key_snd);
+			if (o.mpc.u.mpc.form == MPTCP_FORM_DATA &&
+			    o.mpc.u.mpc.key_snd == mt->key_remote) {
+				sf->flags |= SF_SAW_DSS;
+				rx_map_add(sf, mt->idsn_remote + 1, 1, o.mpc.u.mpc.data_len);
+			}
+		}
+	}
+	if ((o.present & (1u << MPTCP_SUB_MP_JOIN)) && (sf->flags & SF_JOIN) &&
+	    !(sf->flags & SF_ESTAB) && o.join.u.join.form == MPTCP_FORM_ACK) {
+		uint8_t h[MPTCP_HMAC_LEN];
+
+		mptcp_join_hmac(mt->key_remote, mt->local.key, sf->nonce_remote,
+				sf->nonce_local, h);
+		if (memcmp(h, o.join.u.join.hmac, MPTCP_JOIN_ACK_HMAC_LEN) == 0)
+			sf->flags |= SF_JOIN_OK; /* SF_ESTAB on CONNECTED */
+		else
+			sf->flags |= SF_JOIN_BAD;
+	}
+	if ((o.present & (1u << MPTCP_SUB_DSS)) && (mt->flags & MT_ESTAB) &&
+	    !(mt->flags & MT_FALLBACK)) {
+		const struct mptcp_opt *d = &o.dss;
+		uint8_t f = d->u.dss.flags;
+
+		if (f & MPTCP_DSS_DATA_ACK)
+			mptcp_meta_data_ack(mt, (f & MPTCP_DSS_ACK64) ? d->u.dss.data_ack :
+					    mptcp_expand_seq(mt->snd_una, (uint32_t)d->u.dss.data_ack),
+					    now);
+		if (f & MPTCP_DSS_MAP) {
+			uint64_t dsn = (f & MPTCP_DSS_DSN64) ? d->u.dss.dsn :
+				       mptcp_expand_seq(mt->rcv_nxt, (uint32_t)d->u.dss.dsn);
+			uint16_t len = d->u.dss.data_len;
+
+			if (len == 0) {
+				/* The infinite mapping: the peer fell back. */
+				if (mt->nsf == 1 && (sf->flags & SF_MPC))
+					mptcp_meta_fallback(mt, MPTCP_PROXY_CNT_MPTCP_FALLBACK_INFINITE);
+			} else {
+				sf->flags |= SF_SAW_DSS;
+				if (f & MPTCP_DSS_DATA_FIN) {
+					mptcp_meta_peer_data_fin(mt, dsn + len - 1);
+					len--;
+				}
+				if (len > 0 && d->u.dss.ssn != 0)
+					rx_map_add(sf, dsn, d->u.dss.ssn, len);
+			}
+		}
+	}
+	if (o.present & (1u << MPTCP_SUB_ADD_ADDR))
+		PX_CNT(px, MPTCP_ADD_ADDR)++;
+	if (o.present & (1u << MPTCP_SUB_REMOVE_ADDR)) {
+		PX_CNT(px, MPTCP_RM_ADDR)++;
+		remove_addr(mt, &o.rm_addr);
+	}
+	if (o.present & (1u << MPTCP_SUB_MP_PRIO)) {
+		PX_CNT(px, MPTCP_PRIO)++;
+		for (unsigned k = 0; k < MPTCP_SUBFLOWS_MAX; k++) {
+			struct mptcp_subflow *s = mt->sf[k];
+
+			if (s == NULL || (o.prio.u.prio.has_addr_id ?
+					  s->addr_id != o.prio.u.prio.addr_id : s != sf))
+				continue;
+			if (o.prio.u.prio.backup)
+				s->flags |= SF_BACKUP;
+			else
+				s->flags &= (uint16_t)~SF_BACKUP;
+		}
+		mptcp_meta_mark(mt);
+	}
+	if ((o.present & (1u << MPTCP_SUB_MP_FASTCLOSE)) &&
+	    o.fastclose.u.fastclose.key_rcv == mt->local.key) {
+		mt->flags |= MT_FASTCLOSE_RCVD;
+		mptcp_meta_mark(mt);
+	}
+	if (o.present & (1u << MPTCP_SUB_MP_TCPRST))
+		PX_CNT(px, MPTCP_TCPRST_IN)++;
+	if (o.present & (1u << MPTCP_SUB_MP_FAIL)) {
+		/* We use no checksums, so nothing we sent can fail one:
+		 * the subflow is reset (RFC 8684 3.7). */
+		PX_CNT(px, MPTCP_FAIL_IN)++;
+		sf->flags |= SF_RESET;
+		mptcp_meta_mark(mt);
+	}
+}
+
+static bool
+data_fin_due(const struct mptcp_meta *mt)
+{
+	return (mt->flags & (MT_SND_FIN | MT_SND_FIN_ACK)) == MT_SND_FIN &&
+	       mt->fin_sent_ns != 0 && mt->snd_nxt == mt->snd_end;
+}
+
+static uint32_t
+sf_opts_space(void *owner, struct tcp_conn *c, uint8_t kind)
+{
+	struct mptcp_subflow *sf = owner;
+	struct mptcp_meta *mt = sf->meta;
+
+	RTE_SET_USED(c);
+	switch (kind) {
+	case TCP_SEG_SYN_ACK:
+		return (sf->flags & SF_JOIN) ? 16 : 12;
+	case TCP_SEG_ACK:
+		if (!(mt->flags & MT_ESTAB) || (mt->flags & MT_FALLBACK))
+			return 0;
+		return data_fin_due(mt) ? DSS_FULL_LEN : DSS_ACK_LEN;
+	case TCP_SEG_DATA:
+		return (mt->flags & MT_FALLBACK) ? 0 : DSS_FULL_LEN;
+	case TCP_SEG_RST:
+		if (!(mt->flags & MT_ESTAB) || (mt->flags & MT_FALLBACK))
+			return 0;
+		return (mt->flags & MT_ABORTED) ? 16 : 4;
+	default:
+		return 0;
+	}
+}
+
+static uint32_t
+put(const struct mptcp_opt *o, uint8_t *buf, uint32_t room)
+{
+	int n = mptcp_opt_write(o, buf, room);
+
+	return n > 0 ? (uint32_t)n : 0;
+}
+
+static uint32_t
+sf_opts_out(void *owner, struct tcp_conn *c, const struct tcp_hook_seg *seg,
+	    uint8_t *buf, uint32_t room)
+{
+	struct mptcp_subflow *sf = owner;
+	struct mptcp_meta *mt = sf->meta;
+	struct mptcp_opt o;
+	uint32_t n = 0;
+
+	RTE_SET_USED(c);
+	memset(&o, 0, sizeof(o));
+	switch (seg->kind) {
+	case TCP_SEG_SYN_ACK:
+		if (sf->flags & SF_JOIN) {
+			o.sub = MPTCP_SUB_MP_JOIN;
+			o.u.join.form = MPTCP_FORM_SYNACK;
+			o.u.join.addr_id = 0;
+			o.u.join.nonce = sf->nonce_local;
+			o.u.join.hmac64 = mptcp_join_hmac_trunc(mt->local.key, mt->key_remote,
+								sf->nonce_local, sf->nonce_remote);
+		} else {
+			o.sub = MPTCP_SUB_MP_CAPABLE;
+			o.u.mpc.form = MPTCP_FORM_SYNACK;
+			o.u.mpc.version = MPTCP_VERSION_1;
+			o.u.mpc.flags = MPTCP_MPC_FLAG_H;
+			o.u.mpc.key_snd = mt->local.key;
+		}
+		return put(&o, buf, room);
+	case TCP_SEG_ACK:
+	case TCP_SEG_DATA:
+		if (!(mt->flags & MT_ESTAB) || (mt->flags & MT_FALLBACK))
+			return 0;
+		o.sub = MPTCP_SUB_DSS;
+		o.u.dss.flags = MPTCP_DSS_DATA_ACK | MPTCP_DSS_ACK64;
+		o.u.dss.data_ack = mt->rcv_nxt;
+		if (seg->kind == TCP_SEG_DATA) {
+			const struct mptcp_map *mp = tx_find(sf, seg->seq - sf->iss);
+
+			if (mp != NULL) {
+				o.u.dss.flags |= MPTCP_DSS_MAP | MPTCP_DSS_DSN64;
+				o.u.dss.dsn = mp->dsn;
+				o.u.dss.ssn = mp->ssn;
+				o.u.dss.data_len = mp->len;
+			} else {
+				PX_CNT(mt->px, MPTCP_TX_NO_MAPPING)++;
+			}
+		} else if (room >= DSS_FULL_LEN && data_fin_due(mt)) {
+			o.u.dss.flags |= MPTCP_DSS_MAP | MPTCP_DSS_DSN64 | MPTCP_DSS_DATA_FIN;
+			o.u.dss.dsn = mt->snd_end;
+			o.u.dss.ssn = 0;
+			o.u.dss.data_len = 1;
+		}
+		return put(&o, buf, room);
+	case TCP_SEG_RST:
+		if (!(mt->flags & MT_ESTAB) || (mt->flags & MT_FALLBACK))
+			return 0;
+		if (mt->flags & MT_ABORTED) {
+			o.sub = MPTCP_SUB_MP_FASTCLOSE;
+			o.u.fastclose.key_rcv = mt->key_remote;
+			n = put(&o, buf, room);
+			memset(&o, 0, sizeof(o));
+		}
+		o.sub = MPTCP_SUB_MP_TCPRST;
+		o.u.tcprst.reason = sf->rst_reason;
+		return n + put(&o, buf + n, room - n);
+	default:
+		return 0;
+	}
+}
+
+static uint32_t
+sf_rcv_wnd(void *owner, struct tcp_conn *c, uint32_t own)
+{
+	struct mptcp_subflow *sf = owner;
+
+	RTE_SET_USED(c);
+	RTE_SET_USED(own);
+	return mptcp_meta_rcv_space(sf->meta);
+}
+
+static void
+sf_writable(void *owner, struct tcp_conn *c, uint32_t room, uint64_t now)
+{
+	struct mptcp_subflow *sf = owner;
+
+	RTE_SET_USED(c);
+	RTE_SET_USED(room);
+	RTE_SET_USED(now);
+	mptcp_meta_mark(sf->meta);
+}
+
+const struct tcp_conn_hooks mptcp_subflow_hooks = {
+	.opts_in = sf_opts_in,
+	.opts_space = sf_opts_space,
+	.opts_out = sf_opts_out,
+	.rcv_wnd = sf_rcv_wnd,
+	.writable = sf_writable,
+};
+
+static void
+sf_bases(struct mptcp_subflow *sf, struct tcp_conn *c)
+{
+	struct tcp_conn_info ci;
+
+	tcp_conn_get_info(c, &ci);
+	sf->iss = ci.iss;
+	sf->irs = ci.irs;
+	sf->mss = ci.mss;
+}
+
+void
+mptcp_sf_attach(struct mptcp_subflow *sf, struct tcp_conn *c)
+{
+	sf->c = c;
+	tcp_conn_keep_segments(c, true);
+	sf_bases(sf, c);
+}
+
+void
+mptcp_sf_event(struct mptcp_subflow *sf, struct tcp_conn *c, uint32_t ev,
+	       uint64_t now)
+{
+	struct mptcp_meta *mt = sf->meta;
+	struct mptcp_proxy *px = mt->px;
+
+	if (ev & TCP_EV_CONNECTED) {
+		sf_bases(sf, c);
+		if (sf->flags & SF_JOIN) {
+			if ((sf->flags & SF_JOIN_BAD) || !(sf->flags & SF_JOIN_OK)) {
+				/* Wrong HMAC (or none): never accepted. */
+				PX_CNT(px, MPTCP_JOIN_BAD_HMAC)++;
+				sf->rst_reason = MPTCP_TCPRST_MPTCP_ERROR;
+				sf->flags |= SF_DEAD;
+				tcp_abort(c, now);
+				ev &= TCP_EV_CLOSED;
+			} else {
+				sf->flags |= SF_ESTAB | SF_ACK_NOW; /* the fourth ACK */
+				PX_CNT(px, MPTCP_JOIN_OK)++;
+				(void)tcp_cc_group_join(&mt->cc, c);
+			}
+		} else {
+			sf->flags |= SF_ESTAB;
+			if (!(mt->flags & MT_ESTAB))
+				/* A third ACK without our MP_CAPABLE: something
+				 * between strips it; plain TCP (RFC 8684 3.1). */
+				mptcp_meta_fallback(mt, MPTCP_PROXY_CNT_MPTCP_FALLBACK_NO_MPC_ACK);
+			else
+				(void)tcp_cc_group_join(&mt->cc, c);
+			if (mt->pair != NULL)
+				proxy_leg_event(&mt->pair->sv, TCP_EV_READABLE, now);
+		}
+		mptcp_meta_mark(mt);
+	}
+	if (ev & TCP_EV_READABLE)
+		mptcp_meta_rx_segs(sf, now);
+	if (ev & TCP_EV_PEER_FIN) {
+		if (mt->flags & MT_FALLBACK) {
+			/* Plain TCP: the subflow's FIN is the stream's. */
+			mptcp_meta_peer_data_fin(mt, mt->rcv_nxt);
+		} else if (!(sf->flags & SF_CLOSED)) {
+			/* The client closes this subflow: close our side. */
+			sf->flags |= SF_DEAD;
+			if (!(mt->flags & MT_CLOSING))
+				mptcp_sched_reinject_sf(mt, sf);
+			(void)tcp_shutdown(c, now);
+		}
+		mptcp_meta_mark(mt);
+	}
+	if (ev & TCP_EV_WRITABLE)
+		mptcp_meta_mark(mt);
+	if (ev & (TCP_EV_RESET | TCP_EV_TIMEOUT)) {
+		if (ev & TCP_EV_RESET)
+			PX_CNT(px, MPTCP_SF_RESET)++;
+		else
+			PX_CNT(px, MPTCP_SF_TIMEOUT)++;
+		sf->flags |= SF_DEAD;
+		if ((mt->flags & MT_FALLBACK) && (sf->flags & SF_MPC))
+			mptcp_meta_abort(mt, now); /* the stream itself reset */
+	}
+	if (ev & TCP_EV_CLOSED) {
+		sf->flags |= SF_CLOSED | SF_DEAD;
+		mptcp_meta_sf_gone(mt, sf, now);
+	}
+}
+
+int
+mptcp_join_syn(struct mptcp_proxy *px, struct rte_mbuf *m,
+	       const struct mptcp_opt *join, uint64_t now)
+{
+	struct mptcp_meta *mt = mptcp_token_find(px, join->u.join.token);
+	struct tcp_accept_opts ao;
+	struct mptcp_subflow *sf;
+	struct tcp_conn *c;
+
+	if (mt == NULL || !(mt->flags & MT_ESTAB) ||
+	    (mt->flags & (MT_ABORTED | MT_FALLBACK | MT_CLOSING))) {
+		PX_CNT(px, MPTCP_JOIN_BAD_TOKEN)++;
+		goto refuse;
+	}
+	sf = mptcp_sf_new(mt, NULL);
+	if (sf == NULL) {
+		PX_CNT(px, MPTCP_JOIN_OVER_LIMIT)++;
+		goto refuse;
+	}
+	if (mptcp_nonce_generate(&sf->nonce_local) != 0) {
+		sf->flags |= SF_CLOSED;
+		mptcp_meta_sf_gone(mt, sf, now);
+		PX_CNT(px, MPTCP_KEY_FAIL)++;
+		goto refuse;
+	}
+	sf->flags |= SF_JOIN | (join->u.join.backup ? SF_BACKUP : 0);
+	sf->nonce_remote = join->u.join.nonce;
+	sf->addr_id = join->u.join.addr_id;
+	memset(&ao, 0, sizeof(ao));
+	ao.hooks = &mptcp_subflow_hooks;
+	ao.hook_owner = sf;
+	c = tcp_accept_opts(px->e, m, &ao, sf, now);
+	if (c == NULL) {
+		int err = rte_errno;
+
+		sf->flags |= SF_CLOSED;
+		mptcp_meta_sf_gone(mt, sf, now);
+		if (err == EEXIST) {
+			PX_CNT(px, SYN_DUPLICATE)++;
+			rte_pktmbuf_free(m);
+			return 0;
+		}
+		PX_CNT(px, MPTCP_JOIN_OVER_LIMIT)++;
+		goto refuse;
+	}
+	mptcp_sf_attach(sf, c);
+	PX_CNT(px, MPTCP_JOIN_SYN)++;
+	return 0;
+refuse:
+	(void)tcp_reply_rst(px->e, m, now);
+	rte_pktmbuf_free(m);
+	return 0;
+}
