@@ -751,6 +751,19 @@ mptcp_flush(struct mptcp_proxy *px, uint64_t now)
 	}
 }
 
+static bool
+all_delivered(const struct mptcp_meta *mt)
+{
+	for (unsigned i = 0; i < MPTCP_SUBFLOWS_MAX; i++) {
+		const struct mptcp_subflow *sf = mt->sf[i];
+
+		if (sf != NULL && sf->c != NULL && !(sf->flags & SF_CLOSED) &&
+		    sf->tx_una_rel != sf->tx_end_rel)
+			return false;
+	}
+	return true;
+}
+
 /* Every 10 ms: subflows whose oldest segment timed out are stale (their
  * data goes out again on the others at once); a DATA_FIN not yet
  * acknowledged is sent again. */
@@ -788,6 +801,18 @@ mptcp_meta_tick(struct mptcp_proxy *px, uint64_t now)
 		if ((mt->flags & (MT_SND_FIN | MT_SND_FIN_ACK)) == MT_SND_FIN &&
 		    mt->fin_sent_ns != 0 && now - mt->fin_sent_ns > rto)
 			mptcp_meta_send_data_fin(mt, now);
+		/* Data-level retransmission: every subflow delivered what it
+		 * carried, yet the DATA_ACK stands still (the client dropped
+		 * bytes after acknowledging them on a subflow): send again
+		 * what it lacks. */
+		if (mt->snd_una < mt->snd_nxt && now - mt->data_ack_ns > 4 * rto &&
+		    mt->reinj_lo >= mt->reinj_hi && all_delivered(mt)) {
+			PX_CNT(px, MPTCP_DATA_RTO)++;
+			mt->reinj_lo = mt->snd_una;
+			mt->reinj_hi = mt->snd_nxt;
+			mt->data_ack_ns = now;
+			mptcp_meta_mark(mt);
+		}
 	}
 	mptcp_flush(px, now);
 }

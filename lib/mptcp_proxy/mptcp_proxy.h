@@ -128,6 +128,7 @@ struct mptcp_proxy_params {
 	X(MPTCP_DUP_BYTES, "mptcp_bytes_duplicate") \
 	X(MPTCP_RCV_DROPPED, "mptcp_bytes_dropped_beyond_window") \
 	X(MPTCP_REINJECTED, "mptcp_bytes_reinjected") \
+	X(MPTCP_DATA_RTO,  "mptcp_data_level_retransmissions") \
 	X(MPTCP_NO_MBUF,   "mptcp_mbuf_alloc_failed") \
 	X(MPTCP_SF_STALE,  "mptcp_subflows_stale") \
 	X(MPTCP_SF_RESET,  "mptcp_subflows_reset") \

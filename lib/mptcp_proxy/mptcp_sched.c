@@ -9,14 +9,15 @@
  * go before new ones.
  *
  * The subflow: among the established ones that are neither stale (a
- * retransmission timeout in a row) nor dead, with a free mapping slot and
- * less than a congestion window plus one segment queued, the one with
- * the lowest smoothed RTT. Backup subflows (MP_JOIN B flag, MP_PRIO) are
- * used only when no other subflow is usable at all, stale ones included.
- * A subflow that has a congestion window's worth queued waits for its
- * ACKs (the writable hook brings us back), so a slow path never holds
- * more than about one window of the stream: the head-of-line block a
- * slow subflow can cause is bounded by it, and what it held goes out
+ * retransmission timeout in a row) nor dead, with a free mapping slot,
+ * nothing queued unsent and room in its windows now, the one with the
+ * lowest smoothed RTT; the chunk is what that room lets out at once
+ * (tcp_conn_send_room(), at least one segment). Backup subflows
+ * (MP_JOIN B flag, MP_PRIO) are used only when no other subflow is
+ * usable at all, stale ones included. A subflow whose window is full
+ * gets nothing until its ACKs open it (the writable hook and every ACK
+ * bring us back), so no data waits in a slow subflow's queue while a
+ * faster one could send it; what a subflow holds in flight goes out
  * again on the others once it turns stale.
  *
  * Congestion control is coupled (LIA, RFC 6356) through the connection's
@@ -27,15 +28,15 @@
 
 #include "proxy_priv.h"
 
+/* New bytes the subflow takes now: what its windows let out at once, and
+ * only once everything queued before went out, so that no segment spans
+ * two chunks (two mappings; tcp_conn_unsent()). 0: not now. */
 static uint32_t
 sf_budget(const struct mptcp_subflow *sf)
 {
-	uint32_t queued = sf->tx_end_rel - sf->tx_una_rel;
-	uint32_t cap = tcp_conn_cwnd(sf->c) + tcp_conn_mss(sf->c);
-
-	if (sf->tx_n >= MPTCP_TX_MAPS || queued >= cap)
+	if (sf->tx_n >= MPTCP_TX_MAPS || tcp_conn_unsent(sf->c) != 0)
 		return 0;
-	return cap - queued;
+	return tcp_conn_send_room(sf->c);
 }
 
 static bool

@@ -115,6 +115,7 @@ tx_acked(struct mptcp_subflow *sf, uint32_t una)
 		sf->tx_first++;
 		sf->tx_n--;
 	}
+	mptcp_meta_mark(sf->meta); /* room for the scheduler */
 }
 
 static const struct mptcp_map *

@@ -908,6 +908,12 @@ uint32_t tcp_conn_send_room(const struct tcp_conn *c);
  */
 int tcp_conn_send_ack(struct tcp_conn *c, uint64_t now_ns);
 
+/** Bytes queued (tcp_send(), tcp_send_mbuf()) and not yet sent once. A
+ *  segment never spans two sends queued while this is 0: an owner that
+ *  appends only then keeps its own records (MPTCP mappings) aligned with
+ *  segments, retransmissions included (they resend what was sent). */
+uint32_t tcp_conn_unsent(const struct tcp_conn *c);
+
 /** The connection's state (enum tcp_state). */
 uint8_t tcp_conn_state(const struct tcp_conn *c);
 

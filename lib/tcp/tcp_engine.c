@@ -613,6 +613,14 @@ tcp_conn_send_ack(struct tcp_conn *c, uint64_t now_ns)
 	return 0;
 }
 
+uint32_t
+tcp_conn_unsent(const struct tcp_conn *c)
+{
+	uint32_t off = c->snd_nxt - c->snd_una;
+
+	return c->sndq.bytes > off ? c->sndq.bytes - off : 0;
+}
+
 uint8_t
 tcp_conn_state(const struct tcp_conn *c)
 {
