@@ -204,10 +204,15 @@ rx_insert(struct mptcp_meta *mt, struct rte_mbuf *m, uint64_t dsn)
 		dsn += cut;
 		len -= cut;
 	}
-	if (mt->rq_bytes + mt->ooo_bytes + len > mt->rcv_buf + mt->rcv_buf / 4 ||
-	    dsn - mt->rcv_nxt > 2ull * mt->rcv_buf + (1u << 20)) {
-		/* Far beyond the window we announced: the sender ignores
-		 * it, or the mapping lies. The peer resends at data level. */
+	/* Each subflow keeps the right edge it once announced (lib/tcp takes
+	 * none back), while the other subflows' data moves the DATA_ACK:
+	 * together they may let the client send up to a window per subflow
+	 * beyond it. Beyond that the sender ignores our windows or the
+	 * mapping lies: dropped, and the peer resends at data level. */
+	uint64_t lim = (uint64_t)mt->rcv_buf * RTE_MAX(mt->nsf, (uint8_t)1) + mt->rcv_buf / 4;
+
+	if ((uint64_t)mt->rq_bytes + mt->ooo_bytes + len > lim ||
+	    dsn + len - mt->rcv_nxt > lim) {
 		PX_CNT(px, MPTCP_RCV_DROPPED) += len;
 		rte_pktmbuf_free_seg(m);
 		return;

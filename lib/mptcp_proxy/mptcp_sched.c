@@ -51,19 +51,17 @@ pick(struct mptcp_meta *mt, uint32_t *budget)
 {
 	struct mptcp_subflow *best = NULL, *bk = NULL;
 	uint64_t best_rtt = UINT64_MAX, bk_rtt = UINT64_MAX;
-	bool active_alive = false;
+	bool active_fresh = false;
 
 	for (unsigned i = 0; i < MPTCP_SUBFLOWS_MAX; i++) {
 		struct mptcp_subflow *sf = mt->sf[i];
 		uint64_t rtt;
 		uint32_t b;
 
-		if (!usable(sf))
+		if (!usable(sf) || (sf->flags & SF_STALE))
 			continue;
 		if (!(sf->flags & SF_BACKUP))
-			active_alive = true;
-		if (sf->flags & SF_STALE)
-			continue;
+			active_fresh = true;
 		b = sf_budget(sf);
 		if (b == 0)
 			continue;
@@ -80,14 +78,10 @@ pick(struct mptcp_meta *mt, uint32_t *budget)
 			best_rtt = rtt;
 		}
 	}
-	if (best == NULL && !active_alive)
+	/* Backups only when no active subflow is left that is not stale:
+	 * an active one whose window is full is waited for. */
+	if (best == NULL && !active_fresh)
 		best = bk;
-	if (best == NULL) {
-		/* Every active subflow is stale: the backup, else the
-		 * least bad stale one, keeps the stream moving. */
-		if (bk != NULL)
-			best = bk;
-	}
 	if (best != NULL)
 		*budget = sf_budget(best);
 	return best;
