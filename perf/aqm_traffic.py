@@ -3,7 +3,7 @@
 """Traffic and subscriber table for `perf/bench.sh aqm`.
 
     aqm_traffic.py OUTDIR [--flows N] [--subscribers S] [--size B]
-                          [--rate R] [--seed X]
+                          [--rate R] [--seed X] [--queues Q [--by owner]]
 
 Writes, deterministically (same arguments, same bytes):
 
@@ -20,6 +20,15 @@ OUTDIR/subscribers.csv
                      198.18.(i >> 8).(i & 255)/32 with rate R both ways.
                      Row i (after the header) is pipe i; sched_fwd reads the
                      same file, so both give a subscriber the same pipe.
+
+With --queues Q (perf/bench.sh scale), the same frames also go into
+OUTDIR/down-q0.pcap .. down-q<Q-1>.pcap, one per rx queue, as a NIC's RSS
+would spread them: queue = symmetric Toeplitz hash (sluice's key, 0x6d5a
+repeated) of the IPv4 addresses and UDP ports, modulo Q (the default
+redirection table). With --by owner a subscriber's frames all go to the
+queue of the worker that owns its pipe (app/handoff.h handoff_owner() of
+the pipe id, row i + PIPE_ID_BASE), so none crosses a hand-off ring: the
+baseline that shows what the hand-off costs.
 
 Pure Python (no scapy) so that it takes well under a second; the headers
 are built by hand and the IPv4 checksum is computed. Check a file with
@@ -40,6 +49,38 @@ def ip_checksum(hdr):
     while s >> 16:
         s = (s & 0xFFFF) + (s >> 16)
     return (~s) & 0xFFFF
+
+
+RSS_KEY = bytes([0x6D, 0x5A] * 20)
+PIPE_ID_BASE = 1  # pipe ids of the subscriber table start after id 0
+
+
+def toeplitz(key, data):
+    """The Toeplitz hash of data (RSS), 32 bits."""
+    k = int.from_bytes(key, "big")
+    klen = len(key) * 8
+    h = 0
+    for i, byte in enumerate(data):
+        for b in range(8):
+            if byte & (0x80 >> b):
+                bit = i * 8 + b
+                h ^= (k >> (klen - 32 - bit)) & 0xFFFFFFFF
+    return h
+
+
+def handoff_owner(key, workers):
+    """app/handoff.h: a multiplicative hash of the key scaled to workers."""
+    h = ((key + 1) * 0x9E3779B1) & 0xFFFFFFFF
+    return (h * workers) >> 32
+
+
+def flow_queue(f, subs, queues, by):
+    if by == "owner":
+        return handoff_owner(f % subs + PIPE_ID_BASE, queues)
+    src = bytes((198, 19, (f >> 8) & 255, f & 255))
+    dst = sub_addr(f % subs)
+    ports = struct.pack("!HH", 1024 + f % 50000, 443)
+    return toeplitz(RSS_KEY, src + dst + ports) % queues
 
 
 def sub_addr(i):
@@ -66,6 +107,8 @@ def main():
     ap.add_argument("--size", type=int, default=64)
     ap.add_argument("--rate", default="10gbit")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--queues", type=int, default=0)
+    ap.add_argument("--by", choices=("rss", "owner"), default="rss")
     a = ap.parse_args()
     if not 1 <= a.subscribers <= 65536 or a.flows < a.subscribers or a.flows > 65536:
         sys.exit("aqm_traffic: want 1 <= subscribers <= flows <= 65536")
@@ -82,6 +125,23 @@ def main():
             out.write(struct.pack("<IIII", n // 1000000, n % 1000000,
                                   len(fr), len(fr)))
             out.write(fr)
+    if a.queues > 0:
+        outs = [open(os.path.join(a.outdir, "down-q%d.pcap" % q), "wb")
+                for q in range(a.queues)]
+        counts = [0] * a.queues
+        for out in outs:
+            out.write(struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 1))
+        for f in order:
+            q = flow_queue(f, a.subscribers, a.queues, a.by)
+            fr = frame(f, a.subscribers, a.size)
+            n = counts[q]
+            counts[q] += 1
+            outs[q].write(struct.pack("<IIII", n // 1000000, n % 1000000,
+                                      len(fr), len(fr)))
+            outs[q].write(fr)
+        for out in outs:
+            out.close()
+        print("aqm_traffic: flows per queue (%s): %s" % (a.by, " ".join(map(str, counts))))
     with open(os.path.join(a.outdir, "subscribers.csv"), "w") as out:
         out.write("# perf/bench.sh aqm: %d subscribers, row i = pipe i\n"
                   % a.subscribers)

@@ -45,6 +45,12 @@ REPORT_CYCLES=0                    # a mode sets 1 to print cycles/packet,
 CYCLES_BASE=""                     # and the contender to compare them with
 STAGE_ACCOUNT=()                   # "contender stage baseline" triples: see stage_account()
 STAGE_RUNS=${BENCH_STAGE_RUNS:-5}  # runs of each with stage_cycles = on
+INSTR=0                            # --instructions: count under callgrind
+INSTR_SECS=${BENCH_INSTR_SECS:-4}  # forwarding under callgrind, seconds
+INSTR_TOP=${BENCH_INSTR_TOP:-12}   # sluice's costliest functions to print
+VALGRIND=${VALGRIND_BIN:-valgrind}
+START_TIMEOUT_SET=${BENCH_START_TIMEOUT:+1}
+STOP_TRIES=200                     # 0.1 s waits for a SIGTERM'd contender
 
 usage() {
 	cat <<EOF
@@ -78,6 +84,25 @@ Modes:
                 by default (--duration sets the seconds); last two lines:
                 ratio proxy_conn_rate_vs_bridge <proxy conn/s / bridge conn/s>
                 ratio proxy_vs_bridge <proxy Mbit/s / bridge Mbit/s>
+  scale         1 worker against 2 workers (both lcores of --lcores; the
+                main lcore is worker 0): pass-through on net_null with 2
+                queues per port (RSS configured), testpmd io given the same
+                cores (1 and 2 forwarding lcores), and the aqm traffic split
+                over 2 rx queues as symmetric RSS would split it, and split
+                by pipe owner (no hand-off) for comparison; prints the share
+                of packets that crossed a hand-off ring; last two lines:
+                ratio scale_passthrough_2v1 <2 workers pps / 1 worker pps>
+                ratio scale_aqm_2v1 <2 workers pps / 1 worker pps>
+
+  --instructions MODE
+                the same traffic, each contender run once under valgrind's
+                callgrind for BENCH_INSTR_SECS (4) seconds: prints
+                "instructions <contender> <v> per packet", sluice's
+                costliest functions ("top ..." lines), and for every ratio
+                of the mode "iratio <name> <v>" = the instructions per
+                packet of the denominator / those of the numerator (proxy:
+                per data segment of a fixed iperf3 upload, BENCH_PROXY_BYTES,
+                40M; 4M with --quick; needs root)
 
 Options (environment variable in brackets):
   --rounds N      runs of each contender, alternating     [BENCH_ROUNDS=$ROUNDS]
@@ -99,6 +124,9 @@ BENCH_CPU_HZ (TSC rate for cycles/packet), BENCH_STAGE_RUNS (tcpopt mode's
 runs with stage_cycles, 5). aqm mode: BENCH_AQM_FLOWS (10000),
 BENCH_AQM_SUBSCRIBERS (1000), BENCH_AQM_RATE (10gbit), BENCH_AQM_SIZE (64),
 BENCH_AQM_BYPASS (on; off queues every packet, as before the bypass).
+--instructions: BENCH_INSTR_SECS (4; 1 with --quick), BENCH_INSTR_TOP (12
+functions), VALGRIND_BIN, BENCH_TELEMETRY_TIMEOUT (20 s under valgrind),
+BENCH_PROXY_BYTES (40M; 4M with --quick).
 EOF
 }
 
@@ -112,6 +140,7 @@ while [ $# -gt 0 ]; do
 	--duration) DURATION=${2:?}; DURATION_SET=1; shift ;;
 	--warmup) WARMUP=${2:?}; shift ;;
 	--quick) ROUNDS=1; DURATION=1; WARMUP=0.5; QUICK=1; ROUNDS_SET=1 ;;
+	--instructions) INSTR=1 ;;
 	--order) ORDER=${2:?}; shift ;;
 	--burst) BURST=${2:?}; shift ;;
 	--lcores) CTRL_LCORE=${2%%,*}; FWD_LCORE=${2##*,}; shift ;;
@@ -163,7 +192,7 @@ stop_pid() {
 	STOP_RC=0
 	if pid_alive "$pid"; then
 		kill -TERM "$pid" 2>/dev/null
-		for ((i = 0; i < 200; i++)); do
+		for ((i = 0; i < STOP_TRIES; i++)); do
 			pid_alive "$pid" || break
 			sleep 0.1
 		done
@@ -216,9 +245,24 @@ RUN_SEQ=0
 launch() {
 	local label=$1; shift
 	APP_LOG="$LOGDIR/$(printf '%02d' "$RUN_SEQ")-$label.log"
-	printf '%q ' "$@" >"$APP_LOG"
+	local -a wrap=()
+	if [ "$INSTR" = 1 ]; then
+		# Count only the forwarding: sluice's worker_main (the worker
+		# loop, PMD rx and tx included) and sched_fwd's forward_loop;
+		# testpmd is stripped, so each of its threads gets a file and
+		# the forwarding lcore's thread is read.
+		APP_CG="$LOGDIR/$(printf '%02d' "$RUN_SEQ")-$label.callgrind"
+		# --fair-sched: the telemetry thread gets its turn.
+		wrap=("$VALGRIND" --tool=callgrind --fair-sched=yes --callgrind-out-file="$APP_CG")
+		case "$1" in
+		"$SLUICE") wrap+=(--toggle-collect=worker_main) ;;
+		"$SCHED_FWD") wrap+=(--toggle-collect=forward_loop) ;;
+		*) wrap+=(--separate-threads=yes) ;;
+		esac
+	fi
+	printf '%q ' "${wrap[@]+"${wrap[@]}"}" "$@" >"$APP_LOG"
 	echo >>"$APP_LOG"
-	"$@" </dev/null >>"$APP_LOG" 2>&1 &
+	"${wrap[@]+"${wrap[@]}"}" "$@" </dev/null >>"$APP_LOG" 2>&1 &
 	APP_PID=$!
 	STARTED_PIDS+=("$APP_PID")
 	STARTED_PREFIXES+=("$APP_PREFIX")
@@ -232,13 +276,15 @@ new_prefix() {
 
 # start_sluice LABEL [CONFIG]: sluice on one lcore (the forwarding lcore;
 # the main lcore is also the only worker), no config = pass-through.
+# SLUICE_LCORES, when set, is its -l instead (scale mode: one worker each).
+SLUICE_LCORES=""
 start_sluice() {
 	local label=$1 config=${2:-}
 	local -a args=()
 	[ -n "$config" ] && args=(-c "$config")
 	new_prefix
 	eal_common "$APP_PREFIX"
-	launch "$label" "$SLUICE" "${EAL[@]}" -l "$FWD_LCORE" -- "${args[@]+"${args[@]}"}"
+	launch "$label" "$SLUICE" "${EAL[@]}" -l "${SLUICE_LCORES:-$FWD_LCORE}" -- "${args[@]+"${args[@]}"}"
 	APP_KIND=sluice
 }
 
@@ -466,6 +512,96 @@ EOF
 	TRAFFIC_DESC="net_pcap1 infinite_rx=1 replaying $AQM_FLOWS UDP flows to $AQM_SUBS subscribers ($AQM_SIZE B, downstream) into net_null0 (no rx); $MBUFS mbufs; [aqm] bypass = $AQM_BYPASS"
 }
 
+# scale: the same datapaths with 1 and with 2 workers. Worker i polls rx
+# queue i of every port (README.md, "Workers and queues"), so 2 workers
+# need 2 rx queues per port: net_null makes frames on every queue, and the
+# aqm traffic is split into one pcap per queue by perf/aqm_traffic.py
+# --queues 2, as symmetric RSS would split it (by 5-tuple: a subscriber's
+# 10 flows land on both queues, so about half of its packets arrive on the
+# worker that does not own its pipes and cross a hand-off ring), and once
+# more by owner (every packet on its pipe's owner: no hand-off). With 2
+# workers the main lcore (the first of -l, CTRL_LCORE) is worker 0; its
+# control duties run inside its loop every 100 us. testpmd gets the same
+# cores: 1 forwarding lcore on FWD_LCORE (main lcore on CTRL_LCORE, as in
+# passthrough), then 2 forwarding lcores on CTRL_LCORE and FWD_LCORE with
+# its main lcore sharing CTRL_LCORE (it sleeps: --stats-period).
+start_testpmd_2c() {
+	local label=$1; shift
+	new_prefix
+	eal_common "$APP_PREFIX"
+	launch "$label" "$TESTPMD" "${EAL[@]}" \
+		--lcores "0@$CTRL_LCORE,1@$CTRL_LCORE,2@$FWD_LCORE" --main-lcore 0 -- \
+		--nb-cores=2 --rxq=2 --txq=2 --burst="$BURST" \
+		--total-num-mbufs="$MBUFS" --mbcache="$MBUF_CACHE" \
+		--no-mlockall --stats-period 86400 "$@"
+	APP_KIND=testpmd
+}
+start_pt_sluice_1w() { VDEVS=(); SLUICE_LCORES=$FWD_LCORE; start_sluice_passthrough "$1"; }
+start_pt_sluice_2w() { VDEVS=(); SLUICE_LCORES=$CTRL_LCORE,$FWD_LCORE; start_sluice_passthrough "$1"; }
+start_pt_testpmd_1c() { VDEVS=(); start_testpmd "$1" --forward-mode=io; }
+start_pt_testpmd_2c() { VDEVS=(); start_testpmd_2c "$1" --forward-mode=io; }
+start_aqm_sluice_1w() {
+	VDEVS=("net_null0,no-rx=1" "net_pcap1,rx_pcap=$AQM_DIR/down.pcap,infinite_rx=1")
+	SLUICE_LCORES=$FWD_LCORE
+	start_sluice "$1" "$AQM_DIR/sluice-aqm.ini"
+}
+aqm_2w() { # label split
+	VDEVS=("net_null0,no-rx=1" "net_pcap1,rx_pcap=$AQM_DIR/$2/down-q0.pcap,rx_pcap=$AQM_DIR/$2/down-q1.pcap,infinite_rx=1")
+	SLUICE_LCORES=$CTRL_LCORE,$FWD_LCORE
+	start_sluice "$1" "$AQM_DIR/sluice-aqm.ini"
+}
+start_aqm_sluice_2w() { aqm_2w "$1" rss; }
+start_aqm_sluice_2w_owner() { aqm_2w "$1" owner; }
+
+mode_scale() {
+	local by
+	mode_aqm # its traffic, configuration and pool size
+	CONTENDERS=(pt_sluice_1w pt_sluice_2w pt_testpmd_1c pt_testpmd_2c
+		    aqm_sluice_1w aqm_sluice_2w aqm_sluice_2w_owner)
+	EXTRA_RATIOS=(scale_testpmd_2v1 pt_testpmd_2c pt_testpmd_1c
+		      passthrough_vs_testpmd_1w pt_sluice_1w pt_testpmd_1c
+		      passthrough_vs_testpmd_2w pt_sluice_2w pt_testpmd_2c
+		      scale_aqm_owner_2v1 aqm_sluice_2w_owner aqm_sluice_1w
+		      aqm_handoff_vs_owner aqm_sluice_2w aqm_sluice_2w_owner
+		      scale_passthrough_2v1 pt_sluice_2w pt_sluice_1w)
+	RATIO_NAME=scale_aqm_2v1
+	RATIO_NUM=aqm_sluice_2w
+	RATIO_DEN=aqm_sluice_1w
+	REPORT_CYCLES=0
+	for by in rss owner; do
+		"$PY" "$HERE/aqm_traffic.py" "$AQM_DIR/$by" --flows "$AQM_FLOWS" \
+			--subscribers "$AQM_SUBS" --rate "$AQM_RATE" --size "$AQM_SIZE" \
+			--queues 2 --by "$by" >/dev/null || die "cannot write the aqm traffic split by $by"
+	done
+	POST_ROUNDS=scale_handoffs
+	TRAFFIC_DESC="passthrough: net_null0/1, 1 or 2 queues each; aqm: $AQM_FLOWS UDP flows to $AQM_SUBS subscribers ($AQM_SIZE B) replayed by net_pcap1 (1 queue, or 2 split by symmetric RSS or by pipe owner) into net_null0 (no rx); $MBUFS mbufs; 1 worker on lcore $FWD_LCORE, 2 workers on lcores $CTRL_LCORE,$FWD_LCORE (main lcore = worker 0 on $CTRL_LCORE)"
+}
+
+# What share of the aqm traffic crossed a hand-off ring with 2 workers:
+# the exit reports' "aqm dir=down ... handoffs=" against "totals rx=".
+scale_handoffs() {
+	local c f
+	for c in aqm_sluice_2w aqm_sluice_2w_owner; do
+		cat "$LOGDIR"/*-"$c".log 2>/dev/null | "$PY" -c '
+import re, sys
+ho = rx = drops = 0
+for line in sys.stdin:
+    m = re.search(r"^aqm dir=down .*\bhandoffs=(\d+) .*\bhandoff_drops=(\d+)", line)
+    if m:
+        ho += int(m.group(1)); drops += int(m.group(2))
+    m = re.match(r"^totals rx=(\d+)", line)
+    if m:
+        rx += int(m.group(1))
+if rx:
+    print("handoff %-22s %5.1f%% of the packets received were for the other worker\x27s pipes: %.1f%% crossed a hand-off ring, %.1f%% were dropped at a full one (handoffs %d, handoff_drops %d, rx %d)"
+          % (sys.argv[1], 100.0 * (ho + drops) / rx, 100.0 * ho / rx, 100.0 * drops / rx, ho, drops, rx))
+else:
+    print("handoff %-22s no exit report" % sys.argv[1])
+' "$c"
+	done
+}
+POST_ROUNDS=""
+
 # Other busy processes share the lcores and skew both contenders; say so.
 busy_others() {
 	ps -eo pid=,pcpu=,comm= --sort=-pcpu 2>/dev/null |
@@ -476,19 +612,122 @@ busy_others() {
 mode_proxy() {
 	# shellcheck source=bench_proxy.sh
 	. "$HERE/bench_proxy.sh"
-	proxy_main
+	if [ "$INSTR" = 1 ]; then
+		proxy_instructions
+	else
+		proxy_main
+	fi
 	exit 0
+}
+
+# ------------------------------------------------------ instruction counts
+# cg_total FILE: the instructions a callgrind output file counted.
+cg_total() { sed -n 's/^totals: *\([0-9]*\).*/\1/p' "$1" | tail -n 1; }
+
+# cg_top FILE PACKETS CONTENDER [UNIT]: the INSTR_TOP functions with the
+# most instructions of their own, per packet (or UNIT). A file callgrind
+# dumped while running also charges the callers on the stack at the dump
+# with everything: those lines (all of the total) are left out.
+cg_top() {
+	[ "$INSTR_TOP" -gt 0 ] 2>/dev/null || return 0
+	command -v callgrind_annotate >/dev/null || return 0
+	callgrind_annotate --threshold=100 "$1" 2>/dev/null |
+		"$PY" -c '
+import re, sys
+n, pkts, c, unit = int(sys.argv[1]), float(sys.argv[2]), sys.argv[3], sys.argv[4]
+total = float("inf")
+for line in sys.stdin:
+    m = re.match(r"^\s*([\d,]+)\s+(?:\([\s\d.]+%\)\s+)?(\S.*?)\s*$", line)
+    if not m:
+        continue
+    ir = int(m.group(1).replace(",", ""))
+    if "PROGRAM TOTALS" in line:
+        total = ir
+        continue
+    if ":" not in m.group(2) or ir >= 0.999 * total:
+        continue
+    o = re.search(r" \[([^]]*)\]$", m.group(2))
+    fn = re.sub(r" \[[^]]*\]$", "", m.group(2)).split(":", 1)[1]
+    if fn.startswith("0x"):  # a stripped library: name the object
+        fn = "%s in %s" % (hex(int(fn, 16)), o.group(1).rsplit("/", 1)[-1] if o else "?")
+    if ir / pkts < 0.05:
+        break
+    print("top %-22s %8.1f per %s  %s" % (c, ir / pkts, unit, fn))
+    n -= 1
+    if n == 0:
+        break
+' "$INSTR_TOP" "$2" "$3" "${4:-packet}"
+}
+
+# instr_one CONTENDER: run it under callgrind for INSTR_SECS seconds of
+# forwarding and print its instructions per packet sent: the
+# instructions counted / the packets its exit report says it sent over
+# the whole run (both counted from its first to its last packet).
+instr_one() {
+	local c=$1 pkts ir f t
+	start_forwarding "$c" "$c-callgrind"
+	sleep "$INSTR_SECS"
+	stop_run "$c"
+	case "$APP_KIND" in
+	sluice) pkts=$(sed -n 's/^totals rx=[0-9]* tx=\([0-9]*\).*/\1/p' "$APP_LOG" | tail -n 1)
+		ir=$(cg_total "$APP_CG") ;;
+	sched_fwd) pkts=$(sed -n 's/^sched_fwd: rx=[0-9]* tx=\([0-9]*\).*/\1/p' "$APP_LOG" | tail -n 1)
+		ir=$(cg_total "$APP_CG") ;;
+	testpmd) pkts=$(sed -n 's/^ *TX-packets: *\([0-9]*\).*/\1/p' "$APP_LOG" | tail -n 1)
+		# Thread 1 is the main lcore (start-up, stats); the forwarding
+		# lcore is the busiest of the others.
+		ir=0
+		for f in "$APP_CG"-[0-9]*; do
+			[ "${f##*-}" = 01 ] && continue
+			t=$(cg_total "$f")
+			[ "${t:-0}" -gt "$ir" ] && ir=$t
+		done ;;
+	esac
+	[ -n "$pkts" ] && [ "$pkts" -gt 0 ] && [ -n "$ir" ] && [ "$ir" -gt 0 ] ||
+		die "$c: no packet or instruction count under callgrind (log: $APP_LOG)"
+	IPP[$c]=$("$PY" "$HERE/stats.py" ratio "$ir" "$pkts" 1)
+	printf 'instructions %-22s %8s per packet  (%d instructions over %d packets)\n' \
+		"$c" "${IPP[$c]}" "$ir" "$pkts"
+	[ "$APP_KIND" = sluice ] && cg_top "$APP_CG" "$pkts" "$c"
+	return 0
+}
+
+instr_main() {
+	local c i
+	command -v "$VALGRIND" >/dev/null || die "no $VALGRIND (apt-get install valgrind)"
+	declare -gA IPP=()
+	echo "bench: mode $MODE under callgrind, $INSTR_SECS s of forwarding per contender, burst $BURST"
+	echo "bench: ${TRAFFIC_DESC:-net_null0/1$NULL_ARGS}"
+	echo "bench: counted: sluice's worker_main, sched_fwd's forward_loop, testpmd's forwarding thread; per packet sent"
+	for c in "${CONTENDERS[@]}"; do instr_one "$c"; done
+	[ "$KEEP_LOGS" = 1 ] && echo "bench: logs and callgrind files in $LOGDIR"
+	# Instructions are a cost, so the ratio is den / num: like pps.
+	for ((i = 0; i + 2 < ${#EXTRA_RATIOS[@]}; i += 3)); do
+		echo "iratio ${EXTRA_RATIOS[$i]} $("$PY" "$HERE/stats.py" ratio "${IPP[${EXTRA_RATIOS[$((i + 2))]}]}" "${IPP[${EXTRA_RATIOS[$((i + 1))]}]}")"
+	done
+	echo "iratio $RATIO_NAME $("$PY" "$HERE/stats.py" ratio "${IPP[$RATIO_DEN]}" "${IPP[$RATIO_NUM]}")"
 }
 
 case "$MODE" in
 passthrough) mode_passthrough ;;
 tcpopt) mode_tcpopt ;;
 aqm) mode_aqm ;;
+scale) mode_scale ;;
 proxy) mode_proxy ;;
 *) misuse "unknown mode '$MODE'" ;;
 esac
 if [[ " ${CONTENDERS[*]} " == *" testpmd"* ]]; then
 	command -v "$TESTPMD" >/dev/null || die "no $TESTPMD (apt-get install dpdk, or use --testpmd PATH)"
+fi
+
+if [ "$INSTR" = 1 ]; then
+	# Under valgrind a start takes tens of seconds, and so can a stop.
+	[ -n "$START_TIMEOUT_SET" ] || START_TIMEOUT=300
+	export BENCH_TELEMETRY_TIMEOUT=${BENCH_TELEMETRY_TIMEOUT:-20}
+	STOP_TRIES=1200
+	[ -z "$QUICK" ] || INSTR_SECS=${BENCH_INSTR_SECS:-1}
+	instr_main
+	exit 0
 fi
 
 # ------------------------------------------------------------------- run
@@ -585,6 +824,7 @@ print("stage %s %s %.2f cycles/packet in the stage as a pass of its own (median 
          base_cyc / (base_cyc + min(per))))
 PYEOF
 }
+[ -n "$POST_ROUNDS" ] && "$POST_ROUNDS"
 for ((i = 0; i + 2 < ${#STAGE_ACCOUNT[@]}; i += 3)); do
 	stage_account "${STAGE_ACCOUNT[$i]}" "${STAGE_ACCOUNT[$((i + 1))]}" "${STAGE_ACCOUNT[$((i + 2))]}"
 done

@@ -208,8 +208,8 @@ print("memory after close: connections_active %d, engine connections %d (TIME-WA
 PY
 }
 
-proxy_main() {
-	local r c i name
+# px_setup: the configuration, the namespaces and the load server.
+px_setup() {
 	# Defaults of this mode where the user gave none: each round runs two
 	# sluices and five measurements each, so fewer and longer than pps.
 	[ -n "$ROUNDS_SET" ] || ROUNDS=5
@@ -267,7 +267,11 @@ proxy_main() {
 		"$PROXY_LOAD_PORT" </dev/null >"$E2E_TMP/load-server.log" 2>&1 &
 	E2E_PIDS+=("$!")
 	e2e_wait_listen "$PROXY_LOAD_PORT" || die "proxy_load.py server did not listen"
+}
 
+proxy_main() {
+	local r c i name
+	px_setup
 	echo "bench: mode proxy, $ROUNDS round(s) of bridge and proxy, ${PROXY_SECS} s per measurement"
 	echo "bench: sluice on lcore $E2E_LCORE (net_af_packet, $E2E_AFP_ARGS), clients and servers on CPU(s) ${E2E_LOAD_CPUS:-any}; proxy config ${PROXY_CONF_BASE#"$ROOT"/}, max_connections $PX_MAXCONN${PROXY_MAXCONN:+ (BENCH_PROXY_MAXCONN)}"
 	local cap=""
@@ -305,4 +309,155 @@ proxy_main() {
 	[ "$KEEP_LOGS" = 1 ] && echo "bench: logs in $LOGDIR"
 	echo "ratio proxy_conn_rate_vs_bridge $("$PY" "$HERE/stats.py" ratio "${M[proxy_rate]}" "${M[bridge_rate]}")"
 	echo "ratio proxy_vs_bridge $("$PY" "$HERE/stats.py" ratio "${M[proxy_goodput]}" "${M[bridge_goodput]}")"
+}
+
+# ------------------------------------------------------ instruction counts
+# perf/bench.sh --instructions proxy: one iperf3 upload of PROXY_BYTES
+# through each contender running under callgrind (sluice's worker_main
+# only). sluice busy-polls, and under callgrind it is slow enough that
+# a loop finds no frame more often than not. What a loop costs without a
+# frame is measured in two idle seconds before the transfer, and every
+# loop of the transfer is charged that much less: what is left is the work
+# the segments made (parse, relay, ACKs both ways), not the polling. Per
+# segment = per data segment the sender put on the wire (frames received
+# on port 0), the ACKs and any retransmission included.
+PROXY_BYTES=${BENCH_PROXY_BYTES:-40M}
+
+# px_cg_dump: have callgrind write what it counted since the last zero or
+# dump into a new file; sets PX_CG_LAST to that file.
+px_cg_dump() {
+	local n
+	callgrind_control -d "$SLUICE_PID" >/dev/null 2>&1 || die "callgrind_control -d $SLUICE_PID failed"
+	n=$(ls "$PX_CG".* 2>/dev/null | sed 's/.*\.//' | sort -n | tail -n 1)
+	PX_CG_LAST=$PX_CG.$n
+	[ -n "$(cg_total "$PX_CG_LAST")" ] || die "no total in $PX_CG_LAST"
+}
+
+# px_cg_loops FILE: the worker's loops in a callgrind file: its calls of
+# the function it calls most, the PMD's rx burst, once per rx queue (2)
+# per loop. Telemetry cannot say: under valgrind it answers late, and the
+# loops go on meanwhile.
+px_cg_loops() {
+	"$PY" - "$1" <<'PY'
+import re, sys
+names, calls, cur, cfn = {}, {}, None, None
+for line in open(sys.argv[1]):
+    m = re.match(r"^(c?fn)=\((\d+)\)(?: (.*))?$", line.rstrip("\n"))
+    if m:
+        kind, i, name = m.groups()
+        if name:
+            names[i] = name
+        if kind == "fn":
+            cur, cfn = names.get(i, ""), None
+        else:
+            cfn = names.get(i, "")
+        continue
+    m = re.match(r"^calls=(\d+)", line)
+    if m and cur.startswith("worker_main") and cfn is not None:
+        calls[cfn] = calls.get(cfn, 0) + int(m.group(1))
+print(max(calls.values()) // 2 if calls else 0)
+PY
+}
+
+# px_rx0: frames port 0 has received (from the client: the data segments
+# of an upload), from telemetry.
+px_rx0() {
+	local i j
+	for i in 1 2 3 4 5; do
+		j=$(px_tel /ethdev/stats,0 ipackets 2>/dev/null) && [ -n "$j" ] && { echo "$j"; return 0; }
+		sleep 1
+	done
+	return 1
+}
+
+px_instr_run() {
+	local c=$1 cfg="" wrapper idle_cg cg f0 f1 out spid i port=5299
+	[ "$c" = proxy ] && cfg=$PROXY_CONF
+	PX_CG=$LOGDIR/$c.callgrind
+	rm -f "$PX_CG" "$PX_CG".*
+	wrapper=$LOGDIR/sluice-callgrind-$c.sh
+	printf '#!/bin/sh\nexec %q --tool=callgrind --fair-sched=yes --callgrind-out-file=%q --toggle-collect=worker_main %q "$@"\n' \
+		"$VALGRIND" "$PX_CG" "$PX_SLUICE" >"$wrapper"
+	chmod +x "$wrapper"
+	SLUICE=$wrapper
+	e2e_start_sluice "$cfg" || die "$c: sluice did not start under callgrind: $E2E_WHY"
+	# Under valgrind an echo may come back late: one answer is enough.
+	for i in $(seq 1 10); do
+		cli ping -4 -c 1 -W 3 "$SRV4" >/dev/null 2>&1 && break
+		[ "$i" = 10 ] && die "$c: no ping through sluice under callgrind"
+	done
+	# Two idle seconds: the cost of a loop that finds no frame.
+	callgrind_control -z "$SLUICE_PID" >/dev/null 2>&1 || die "callgrind_control -z $SLUICE_PID failed"
+	sleep 2
+	px_cg_dump
+	idle_cg=$PX_CG_LAST
+	# The transfer.
+	srv timeout --foreground $((PX_IPERF_TIMEOUT + 30)) iperf3 -s -1 -B "$SRV4" -p "$port" \
+		</dev/null >"$E2E_TMP/iperf-server-cg.log" 2>&1 &
+	spid=$!
+	E2E_PIDS+=("$spid")
+	e2e_wait_listen "$port" || die "$c: iperf3 server did not listen"
+	f0=$(px_rx0) || die "$c: no /ethdev/stats,0"
+	callgrind_control -z "$SLUICE_PID" >/dev/null 2>&1 || die "callgrind_control -z $SLUICE_PID failed"
+	e2e_run cli timeout --foreground "$PX_IPERF_TIMEOUT" iperf3 -c "$SRV4" -p "$port" -J \
+		-n "$PROXY_BYTES" --connect-timeout 20000 </dev/null \
+		>"$LOGDIR/iperf-cg-$c.json" 2>"$LOGDIR/iperf-cg-$c.err" ||
+		die "$c: iperf3 failed: $(tail -n 2 "$LOGDIR/iperf-cg-$c.err")"
+	px_cg_dump
+	cg=$PX_CG_LAST
+	# The server (-1) ends with the test; stop it if it did not.
+	for i in $(seq 1 50); do
+		kill -0 "$spid" 2>/dev/null || break
+		sleep 0.1
+	done
+	_e2e_kill_child "$spid" TERM
+	wait "$spid" 2>/dev/null
+	f1=$(px_rx0) || die "$c: no /ethdev/stats,0"
+	out=$("$PY" -c 'import json, sys
+j = json.load(open(sys.argv[1]))
+print(j.get("error", "") or ("" if "sum_sent" in j.get("end", {}) else "no result"))' "$LOGDIR/iperf-cg-$c.json" 2>&1)
+	[ -z "$out" ] || die "$c: iperf3: $out"
+	e2e_stop_sluice || die "$c: $E2E_WHY"
+	SLUICE=$PX_SLUICE
+	out=$("$PY" - "$c" "$(cg_total "$cg")" "$(px_cg_loops "$cg")" \
+		"$(cg_total "$idle_cg")" "$(px_cg_loops "$idle_cg")" "$((f1 - f0))" \
+		"$LOGDIR/iperf-cg-$c.json" <<'PY'
+import json, sys
+c = sys.argv[1]
+ir, loops, idle_ir, idle_loops, segs = (int(x) for x in sys.argv[2:7])
+end = json.load(open(sys.argv[7]))["end"]
+per_loop = idle_ir / idle_loops if idle_loops else 0.0
+net = ir - loops * per_loop
+if segs <= 0:
+    sys.exit("no segment received on port 0")
+print("instructions %-22s %8.1f per segment  (%d instructions, less %d loops x %.0f (a loop without a frame) = %.1f%%, over %d segments received from the sender; %d bytes sent, %d retransmitted segments; %.1f per segment with the loops)"
+      % (c, net / segs, ir, loops, per_loop, 100.0 * loops * per_loop / ir if ir else 0,
+         segs, end["sum_sent"]["bytes"], end["sum_sent"].get("retransmits", -1), ir / segs))
+print("%.1f" % (net / segs))
+PY
+) || die "$c: $out"
+	PX_IPS[$c]=${out##*$'\n'}
+	echo "${out%$'\n'*}"
+	cg_top "$cg" "$((f1 - f0))" "$c" segment
+}
+
+proxy_instructions() {
+	local c
+	command -v "$VALGRIND" >/dev/null || die "no $VALGRIND (apt-get install valgrind)"
+	command -v callgrind_control >/dev/null || die "no callgrind_control (valgrind)"
+	[ -z "$QUICK" ] || PROXY_BYTES=${BENCH_PROXY_BYTES:-4M}
+	# A transfer that stalls must not hold CI for long.
+	PX_IPERF_TIMEOUT=900
+	[ -z "$QUICK" ] || PX_IPERF_TIMEOUT=240
+	PX_SLUICE=$SLUICE
+	declare -gA PX_IPS=()
+	# A start under callgrind takes far longer than the 20 s e2e allows.
+	E2E_START_TRIES=3000
+	E2E_STOP_TRIES=1200
+	px_setup
+	echo "bench: mode proxy under callgrind: one iperf3 upload of $PROXY_BYTES (1 stream) through each contender"
+	echo "bench: sluice on lcore $E2E_LCORE (net_af_packet, $E2E_AFP_ARGS); proxy config ${PROXY_CONF_BASE#"$ROOT"/}; counted: sluice's worker_main"
+	for c in bridge proxy; do px_instr_run "$c"; done
+	[ "$KEEP_LOGS" = 1 ] && echo "bench: logs and callgrind files in $LOGDIR"
+	echo "iratio proxy_vs_bridge $("$PY" "$HERE/stats.py" ratio "${PX_IPS[bridge]}" "${PX_IPS[proxy]}" 4)"
 }

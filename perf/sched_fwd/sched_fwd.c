@@ -449,6 +449,57 @@ static inline void classify(struct rte_sched_port *sp, const struct rte_lpm *lpm
 				 queue, RTE_COLOR_GREEN);
 }
 
+/*
+ * The forwarding loop, until SIGINT or SIGTERM: rx, classify, enqueue into
+ * the output port's scheduler, dequeue, tx. A function of its own so that
+ * perf/bench.sh --instructions can count its instructions alone
+ * (valgrind --toggle-collect=forward_loop), without the start-up.
+ */
+static __attribute__((noinline)) void
+forward_loop(struct rte_sched_port **sched, const struct rte_lpm *lpm,
+	     uint16_t nports, unsigned int burst, uint32_t nsubs)
+{
+	struct rte_mbuf *pkts[MAX_BURST];
+	uint16_t p;
+
+	while (!quit) {
+		bool busy = false;
+
+		for (p = 0; p < nports; p++) {
+			uint16_t out = p ^ 1;
+			uint16_t n = rte_eth_rx_burst(p, 0, pkts, (uint16_t)burst);
+			int en;
+
+			if (n == 0)
+				continue;
+			busy = true;
+			cnt.rx += n;
+			for (uint16_t i = 0; i < n; i++)
+				classify(sched[out], lpm, pkts[i], out % 2,
+					 nsubs);
+			en = rte_sched_port_enqueue(sched[out], pkts, n);
+			cnt.enq += (uint64_t)en;
+			cnt.enq_dropped += n - (uint64_t)en;
+		}
+		for (p = 0; p < nports; p++) {
+			int n = rte_sched_port_dequeue(sched[p], pkts, burst);
+			uint16_t sent;
+
+			if (n <= 0)
+				continue;
+			busy = true;
+			sent = rte_eth_tx_burst(p, 0, pkts, (uint16_t)n);
+			cnt.tx += sent;
+			if (unlikely(sent < n)) {
+				cnt.tx_dropped += (uint64_t)(n - sent);
+				rte_pktmbuf_free_bulk(&pkts[sent], (unsigned int)(n - sent));
+			}
+		}
+		cnt.loops++;
+		cnt.busy_loops += busy;
+	}
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option lo[] = {
@@ -467,7 +518,6 @@ int main(int argc, char **argv)
 		.desc = 1024, .red = true,
 	};
 	struct rte_sched_port *sched[MAX_PORTS] = { NULL };
-	struct rte_mbuf *pkts[MAX_BURST];
 	struct rte_lpm_config lc;
 	struct rte_mempool *pool;
 	struct rte_lpm *lpm;
@@ -570,42 +620,7 @@ int main(int argc, char **argv)
 	       o.burst, rte_lcore_id());
 	fflush(stdout);
 
-	while (!quit) {
-		bool busy = false;
-
-		for (p = 0; p < nports; p++) {
-			uint16_t out = p ^ 1;
-			uint16_t n = rte_eth_rx_burst(p, 0, pkts, (uint16_t)o.burst);
-			int en;
-
-			if (n == 0)
-				continue;
-			busy = true;
-			cnt.rx += n;
-			for (uint16_t i = 0; i < n; i++)
-				classify(sched[out], lpm, pkts[i], out % 2,
-					 (uint32_t)nsubs);
-			en = rte_sched_port_enqueue(sched[out], pkts, n);
-			cnt.enq += (uint64_t)en;
-			cnt.enq_dropped += n - (uint64_t)en;
-		}
-		for (p = 0; p < nports; p++) {
-			int n = rte_sched_port_dequeue(sched[p], pkts, o.burst);
-			uint16_t sent;
-
-			if (n <= 0)
-				continue;
-			busy = true;
-			sent = rte_eth_tx_burst(p, 0, pkts, (uint16_t)n);
-			cnt.tx += sent;
-			if (unlikely(sent < n)) {
-				cnt.tx_dropped += (uint64_t)(n - sent);
-				rte_pktmbuf_free_bulk(&pkts[sent], (unsigned int)(n - sent));
-			}
-		}
-		cnt.loops++;
-		cnt.busy_loops += busy;
-	}
+	forward_loop(sched, lpm, nports, o.burst, (uint32_t)nsubs);
 
 	/* rte_sched's own drop counters (read-and-clear, so only here, on
 	 * the lcore that owns the scheduler): RED drops vs full queues. */

@@ -28,6 +28,9 @@ E2E_MIN_MBPS=${E2E_MIN_MBPS:-50}   # sane floor; a testpmd bridge does ~2000
 # under iperf3 (about 7% of frames lost, invisible in sluice's counters and
 # in dev_imissed); 4096 frames makes the bridge lossless here.
 E2E_AFP_ARGS=${E2E_AFP_ARGS-framecnt=4096}
+# e2e_start_sluice and e2e_stop_sluice wait this many 0.1 s steps for
+# sluice to start (200) and to exit after SIGTERM (150); a sluice under
+# valgrind (perf/bench.sh --instructions proxy) needs more.
 
 NS_CLI=sle2e-cli-$E2E_ID
 NS_SRV=sle2e-srv-$E2E_ID
@@ -231,7 +234,7 @@ e2e_start_sluice() {
 	SLUICE_PID=$!
 	E2E_PIDS+=("$SLUICE_PID")
 	local i
-	for i in $(seq 1 200); do
+	for i in $(seq 1 "${E2E_START_TRIES:-200}"); do
 		if ! kill -0 "$SLUICE_PID" 2>/dev/null; then
 			wait "$SLUICE_PID"; SLUICE_RC=$?
 			e2e_log "sluice log:"; sed 's/^/  | /' "$SLUICE_LOG" >&2
@@ -245,7 +248,7 @@ e2e_start_sluice() {
 		fi
 		sleep 0.1
 	done
-	E2E_WHY="sluice not ready after 20 s (log: $SLUICE_LOG)"
+	E2E_WHY="sluice not ready after $(( ${E2E_START_TRIES:-200} / 10 )) s (log: $SLUICE_LOG)"
 	return 1
 }
 
@@ -256,7 +259,7 @@ e2e_stop_sluice() {
 	E2E_WHY=
 	[ -n "$SLUICE_PID" ] || { E2E_WHY="sluice not running"; return 1; }
 	kill -TERM "$SLUICE_PID" 2>/dev/null
-	for i in $(seq 1 150); do
+	for i in $(seq 1 "${E2E_STOP_TRIES:-150}"); do
 		kill -0 "$SLUICE_PID" 2>/dev/null || break
 		sleep 0.1
 	done
@@ -264,7 +267,7 @@ e2e_stop_sluice() {
 		kill -KILL "$SLUICE_PID" 2>/dev/null
 		wait "$SLUICE_PID" 2>/dev/null
 		SLUICE_PID=
-		E2E_WHY="sluice still running 15 s after SIGTERM (killed)"
+		E2E_WHY="sluice still running $(( ${E2E_STOP_TRIES:-150} / 10 )) s after SIGTERM (killed)"
 		return 1
 	fi
 	wait "$SLUICE_PID"; SLUICE_RC=$?

@@ -282,6 +282,85 @@ received_mbufs_relay_back_without_copying(void **state)
 	assert_int_equal(rte_mempool_in_use_count(test_pool), 0);
 }
 
+/* The relay leg (B to A) loses the first transmission of every data
+ * segment; each retransmission is let through. */
+struct first_tx {
+	uint32_t seq[1024];
+	uint32_t n;
+	uint32_t dropped_since_scribble;
+};
+
+static int
+drop_first_relayed_tx(struct wire *w, int to_b, const struct tcp_seg_in *s)
+{
+	struct first_tx *f = w->drop_arg;
+
+	if (to_b || s->len == 0)
+		return 0;
+	for (uint32_t i = 0; i < f->n; i++)
+		if (f->seq[i] == s->seq)
+			return 0;
+	assert_true(f->n < RTE_DIM(f->seq));
+	f->seq[f->n++] = s->seq;
+	f->dropped_since_scribble++;
+	return 1;
+}
+
+/* Take every free mbuf of the pool, fill its whole buffer with 0xee and
+ * give it back: whatever a freed frame held is overwritten, as when the
+ * pool hands its mbufs to the other leg's next packets. */
+static void
+scribble_free_mbufs(void)
+{
+	static struct rte_mbuf *all[16384];
+	unsigned int n = 0;
+
+	while (n < RTE_DIM(all) && (all[n] = rte_pktmbuf_alloc(test_pool)) != NULL) {
+		memset(all[n]->buf_addr, 0xee, all[n]->buf_len);
+		n++;
+	}
+	rte_pktmbuf_free_bulk(all, n);
+}
+
+/* B relays A's bytes back with tcp_recv_mbuf() and tcp_send_mbuf(), and
+ * every first transmission of the relay is lost. Each time frames were
+ * dropped, the pool's free mbufs, among them the dropped frames', are
+ * reused and overwritten before the retransmissions go out. The
+ * retransmissions must still carry the relayed bytes: whatever the relay
+ * transmits from must stay its own until A has acknowledged it. */
+static void
+a_retransmission_after_the_relayed_mbufs_were_reused_sends_the_relayed_bytes(void **state)
+{
+	static struct first_tx f;
+	struct wire *w;
+	uint64_t off = 0, h = FNV_INIT;
+	const uint64_t total = 64 * 1024;
+
+	(void)state;
+	memset(&f, 0, sizeof(f));
+	wire_params(&pa, "a", NULL);
+	wire_params(&pb, "b", NULL);
+	pb.cb = echo_cb;
+	w = wire_new(&pa, &pb);
+	wire_connect(w);
+	w->drop = drop_first_relayed_tx;
+	w->drop_arg = &f;
+	while (w->app_a.rx_bytes < total && w->now < MS(30000)) {
+		push(w, w->app_a.conn, total, &off, &h);
+		wire_run(w, MS(1));
+		if (f.dropped_since_scribble) {
+			scribble_free_mbufs();
+			f.dropped_since_scribble = 0;
+		}
+	}
+	assert_int_equal(w->app_b.rx_bytes, total);
+	assert_int_equal(w->app_a.rx_bytes, total);
+	assert_true(w->app_a.rx_hash == h);
+	assert_true(f.n >= total / 1460); /* every relayed segment was lost once */
+	wire_free(w);
+	assert_int_equal(rte_mempool_in_use_count(test_pool), 0);
+}
+
 static void
 tiny_segments_neither_pile_up_mbufs_nor_take_the_segment_pool(void **state)
 {
@@ -377,6 +456,7 @@ main(void)
 		cmocka_unit_test(after_a_half_close_the_other_direction_still_flows),
 		cmocka_unit_test(data_queued_before_the_handshake_goes_out_once_connected),
 		cmocka_unit_test(received_mbufs_relay_back_without_copying),
+		cmocka_unit_test(a_retransmission_after_the_relayed_mbufs_were_reused_sends_the_relayed_bytes),
 		cmocka_unit_test(tiny_segments_neither_pile_up_mbufs_nor_take_the_segment_pool),
 		cmocka_unit_test(a_transfer_over_qinq_answers_with_the_same_tags),
 		cmocka_unit_test(sequence_numbers_wrap_around_zero_without_a_hitch),
