@@ -143,7 +143,7 @@ GAUGE = re.compile(
     r"|_pipe_id|_connections_active|_engine_connections|_state_bytes_in_use"
     r"|_conn_state_bytes|_pair_state_bytes|_impair_pending|_impair_limit"
     r"|_impair_seed|_delay_us|_jitter_us|_reorder_gap_us|_jitter_reorder"
-    r"|_ppm|_info)$")
+    r"|_ppm|_codel_target_us|_codel_interval_us|_info)$")
 
 
 def _clean(s):

@@ -135,6 +135,7 @@ exporter_labels_pipes_ports_and_directions() {
 		{ E2E_WHY="no per-subscriber pipe sample for 198.18.0.0/24"; return 1; }
 	grep -q '^sluice_malformed_total{reason="truncated_l2"}' "$m" || { E2E_WHY="no malformed reason label"; return 1; }
 	grep -q '^# TYPE sluice_aqm_sojourn_p99_us gauge' "$m" || { E2E_WHY="sojourn is not a gauge"; return 1; }
+	grep -q '^# TYPE sluice_aqm_pipe_codel_target_us gauge' "$m" || { E2E_WHY="codel_target_us is not a gauge"; return 1; }
 	if command -v promtool >/dev/null; then
 		promtool check metrics <"$m" >"$E2E_TMP/promtool.out" 2>&1
 		# Lint notes (abbreviated units: _us, _pkts) are allowed; errors are not.
@@ -211,6 +212,31 @@ PY
 )
 }
 e2e_check grafana_dashboard_names_only_exported_metrics grafana_dashboard_names_only_exported_metrics
+
+# The other way round: every metric the exporter serves (every stage is on
+# here) is graphed by a panel or listed, with its reason, in
+# docs/grafana/not-shown.txt; and every line there still matches a metric.
+grafana_dashboard_shows_or_lists_every_exported_metric() {
+	E2E_WHY=$("$E2E_PY" - "$DASHBOARD" "$ROOT/docs/grafana/not-shown.txt" "$E2E_TMP/metrics.txt" <<'PY'
+import fnmatch, json, re, sys
+d = json.load(open(sys.argv[1]))
+globs = [l.split("#")[0].strip() for l in open(sys.argv[2])]
+globs = [g for g in globs if g]
+have = {l.split("{")[0].split(" ")[0] for l in open(sys.argv[3]) if l.strip() and l[:1] != "#"}
+shown = set(re.findall(r"\bsluice_[a-z0-9_]+", json.dumps(d)))
+unlisted = sorted(m for m in have - shown
+                  if not any(fnmatch.fnmatchcase(m, g) for g in globs))
+stale = [g for g in globs if not any(fnmatch.fnmatchcase(m, g) for m in have)]
+if unlisted or stale:
+    print("neither graphed nor in not-shown.txt: %s; stale not-shown lines: %s"
+          % (" ".join(unlisted) or "-", " ".join(stale) or "-"))
+    sys.exit(1)
+print("%d metrics: %d graphed, %d listed as not shown"
+      % (len(have), len(have & shown), len(have - shown)))
+PY
+)
+}
+e2e_check grafana_dashboard_shows_or_lists_every_exported_metric grafana_dashboard_shows_or_lists_every_exported_metric
 
 # Prometheus and the exporter stop first, as systemd orders the units
 # (sluice-exporter.service is After=sluice.service). A telemetry query that
