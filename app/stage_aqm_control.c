@@ -98,17 +98,19 @@ aqm_ctl_apply(void *ctx, struct ctl_change *cc, char *err, size_t errlen)
 /* ------------------------------------------------------------------ */
 /* Control side: posting changes, reload, telemetry.                   */
 
+/* One line under sluice.aqm (app/log.h) at level (RTE_LOG_INFO ...). */
 void
-aqm_log(const char *fmt, ...)
+aqm_log(uint32_t level, const char *fmt, ...)
 {
+	char line[1024];
 	va_list ap;
 
+	if (!rte_log_can_log((uint32_t)sl_logtype_aqm, level))
+		return;
 	va_start(ap, fmt);
-	fputs("sluice: aqm: ", stdout);
-	vfprintf(stdout, fmt, ap);
-	fputc('\n', stdout);
+	vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
-	fflush(stdout);
+	rte_log(level, (uint32_t)sl_logtype_aqm, "sluice: aqm: %s\n", line);
 }
 
 static bool
@@ -280,7 +282,7 @@ aqm_reload(void)
 	if (rc < 0)
 		goto bad;
 	aqm_g.reloads++;
-	aqm_log("reloaded %s: %u subscribers (%u new%s), default rates down=%" PRIu64 " up=%" PRIu64 " bit/s; no queued packet touched",
+	aqm_log(RTE_LOG_INFO, "reloaded %s: %u subscribers (%u new%s), default rates down=%" PRIu64 " up=%" PRIu64 " bit/s; no queued packet touched",
 		rc_->path, nsubs, fresh,
 		absent ? ", some running ones absent from the file keep their pipes" : "",
 		nc->val[AK_RATE_DOWN], nc->val[AK_RATE_UP]);
@@ -289,7 +291,7 @@ aqm_reload(void)
 bad:
 	aqm_g.reload_errors++;
 	snprintf(aqm_g.last_error, sizeof(aqm_g.last_error), "%s", err);
-	aqm_log("reload rejected, nothing changed: %s", err);
+	aqm_log(RTE_LOG_WARNING, "reload rejected, nothing changed: %s", err);
 	aqm_conf_free(nc);
 	ini_free(f);
 }
@@ -553,6 +555,7 @@ tel_set(const char *cmd, const char *params, struct rte_tel_data *d)
 	}
 	if (rc == 0) {
 		aqm_g.tel_changes++;
+		aqm_log(RTE_LOG_INFO, "aqm_set %.80s: applied", params);
 	} else {
 		snprintf(msg, sizeof(msg), "aqm_set %.80s: %s", params, err);
 		memcpy(aqm_g.last_error, msg, sizeof(msg));
@@ -616,8 +619,8 @@ aqm_ctl_worker_ready(struct aqm_worker *w, const struct aqm_conf *c,
 	rc |= telemetry_register_cmd("/sluice/aqm_set", tel_set,
 		"Set rates: prefix,down,up[,profile] or default,down,up");
 	if (rc != 0)
-		aqm_log("could not register /sluice/aqm_pipe and /sluice/aqm_set");
-	aqm_log("%u subscriber(s), unknown addresses %s, default rates down=%" PRIu64 " up=%" PRIu64 " bit/s, %s, ack_filter %s, ack_hold %" PRIu64 " us, bypass %s, codel_rate_aware %s, blue %s, %u worker(s)",
+		aqm_log(RTE_LOG_WARNING, "could not register /sluice/aqm_pipe and /sluice/aqm_set");
+	aqm_log(RTE_LOG_INFO, "%u subscriber(s), unknown addresses %s, default rates down=%" PRIu64 " up=%" PRIu64 " bit/s, %s, ack_filter %s, ack_hold %" PRIu64 " us, bypass %s, codel_rate_aware %s, blue %s, %u worker(s)",
 		c->nsubs,
 		c->val[AK_DEFAULT] == AQM_DEFAULT_PIPE ? "go to the default pipe" : "pass unshaped",
 		c->val[AK_RATE_DOWN], c->val[AK_RATE_UP],

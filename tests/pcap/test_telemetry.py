@@ -51,7 +51,7 @@ class Sluice:
         with open(cpath, "w") as f:
             f.write(config)
         args = [h.SLUICE, "--no-huge", "-m", "512", "--no-pci", "-l", "0",
-                "--file-prefix", self.prefix, "--log-level=warning"]
+                "--file-prefix", self.prefix, "--log-level=lib.*:warning"]
         for p in range(2):
             fin = os.path.join(self.tmp, "in%d.pcap" % p)
             h.write_pcap(fin, [])
@@ -182,18 +182,21 @@ def test_queries_during_shutdown_never_crash_sluice():
     for rnd in range(5):
         prefix = "pcaptel%d_%d" % (os.getpid(), rnd)
         args = [h.SLUICE, "--no-huge", "-m", "512", "--no-pci", "-l", "0",
-                "--file-prefix", prefix, "--log-level=warning",
+                "--file-prefix", prefix, "--log-level=lib.*:warning",
                 "--vdev", "net_null0", "--vdev", "net_null1", "--"]
         p = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                              stdin=subprocess.DEVNULL, text=True)
         sock = os.path.join(h.eal_runtime_dir(prefix), "dpdk_telemetry.v2")
-        stop, answers, threads, lines = threading.Event(), [], [], []
+        stop, answers, threads, lines, log = threading.Event(), [], [], [], []
         reader = threading.Thread(target=lambda: lines.extend(p.stdout))
         reader.start()
+        # The log (stderr, app/log.h) says when start-up is over.
+        log_reader = threading.Thread(target=lambda: log.extend(p.stderr))
+        log_reader.start()
         try:
             # Signals are handled once sluice says how many workers run.
             deadline = time.time() + 30
-            while not any("worker(s)" in l for l in lines) and time.time() < deadline:
+            while not any("worker(s)" in l for l in log) and time.time() < deadline:
                 assert p.poll() is None, "sluice exited during start-up"
                 time.sleep(0.05)
             assert os.path.exists(sock), "no telemetry socket"
@@ -214,7 +217,8 @@ def test_queries_during_shutdown_never_crash_sluice():
                 p.kill()
                 p.wait()
             reader.join()
-            err = p.stderr.read()
+            log_reader.join()
+            err = "".join(log)
             shutil.rmtree(h.eal_runtime_dir(prefix), ignore_errors=True)
         assert p.returncode == 0, "round %d: exit %d\n%s" % (rnd, p.returncode, err[-2000:])
         out = "".join(lines)
