@@ -143,6 +143,40 @@ def test_aqm_pipe_answers_null_to_junk_and_to_unknown_pipes():
     _with_sluice(body)
 
 
+def test_aqm_pipes_pages_through_every_subscriber_and_refuses_junk():
+    """/sluice/aqm_pipes,<first id> gives 128 pipes per call in columns and
+    the id to ask next, so a client reads 300 subscribers in three calls;
+    the pipe the CSV lists first is id 1, the last is id 300."""
+    subs = "".join("198.18.%d.%d/32,20mbit,5mbit\n" % (i >> 8, i & 255)
+                   for i in range(1, 301))
+    cfg = CFG.replace("subscribers = subs.csv\n",
+                      "subscribers = subs.csv\nmax_subscribers = 300\n")
+    s = Sluice(cfg, {"subs.csv": subs})
+    try:
+        ids, first, calls = [], 1, 0
+        while first:
+            page = s.ask("/sluice/aqm_pipes,%d" % first)
+            assert page is not None and page["first"] == first, (first, page)
+            assert page["subscribers"] == 300, page
+            cols = [page[c] for c in ("id", "sent_bytes_down", "sent_bytes_up",
+                                      "drops_down", "drops_up")]
+            assert len({len(c) for c in cols}) == 1, page
+            assert len(cols[0]) == min(128, 301 - first), (first, len(cols[0]))
+            ids += cols[0]
+            first, calls = page["next"], calls + 1
+        assert ids == list(range(1, 301)) and calls == 3, (calls, ids[:3], ids[-3:])
+        assert s.ask("/sluice/aqm_pipes")["id"][:2] == [1, 2]
+        past = s.ask("/sluice/aqm_pipes,301")
+        assert past["id"] == [] and past["next"] == 0, past
+        for junk in JUNK + ["0", "1,2", "0x1", " 1"]:
+            assert s.ask("/sluice/aqm_pipes," + junk) is None, junk
+        # The full reply of the last pipe, by id, is found at once.
+        assert s.ask("/sluice/aqm_pipe,300")["prefix"] == "198.18.1.44/32"
+    finally:
+        r = s.stop()
+    h.assert_clean_exit(r)
+
+
 def test_ports_impair_and_tcpopt_answer_null_to_a_parameter_that_is_not_a_pair_or_port():
     def body(s):
         for cmd in ("/sluice/ports", "/sluice/impair", "/sluice/tcpopt"):
