@@ -88,8 +88,9 @@ import sluice_telemetry as st
 t = st.Telemetry.open(sys.argv[2])
 # Read the telemetry here, not through the exporter's own snapshot().
 snap = {}
+# aqm_pipes repeats the pipes' bytes and drops in columns, for ranking.
 for c in t.query("/"):
-    if c.startswith("/sluice/") and not c.endswith("_set"):
+    if c.startswith("/sluice/") and not c.endswith("_set") and c != "/sluice/aqm_pipes":
         v = t.query(c)
         if v is not None:
             snap[c] = v
@@ -145,6 +146,26 @@ exporter_labels_pipes_ports_and_directions() {
 	fi
 }
 e2e_check exporter_labels_pipes_ports_and_directions exporter_labels_pipes_ports_and_directions
+
+# Past --pipes N subscribers, only the busiest pipes are exported in full:
+# with --pipes 1, pipe 1 (the client's, which the test's traffic went
+# through) and none of the idle others, and the exporter says it showed
+# one; by default (--pipes 100) it shows every one of the few here.
+exporter_with_more_subscribers_than_pipes_shows_the_busiest() {
+	mid "$E2E_PY" "$EXPORTER" --once --file-prefix "$SLUICE_PREFIX" --pipes 1 \
+		>"$E2E_TMP/metrics-top1.txt" 2>"$E2E_TMP/exporter-top1.log" ||
+		{ E2E_WHY="--once --pipes 1 failed: $(tail -2 "$E2E_TMP/exporter-top1.log")"; return 1; }
+	local m=$E2E_TMP/metrics-top1.txt pipes
+	pipes=$(grep -o '^sluice_aqm_pipe_rate_down{[^}]*}' "$m" | grep -o 'pipe="[0-9]*"' | sort -u | tr '\n' ' ')
+	[ "$pipes" = 'pipe="0" pipe="1" ' ] || { E2E_WHY="pipes exported: '$pipes', want the default (0) and 1"; return 1; }
+	grep -qx 'sluice_exporter_pipes_shown 1' "$m" || { E2E_WHY="no 'sluice_exporter_pipes_shown 1'"; return 1; }
+	local n
+	n=$(awk '$1 == "sluice_aqm_subscribers" { print $2 }' "$E2E_TMP/metrics.txt")
+	[ "${n:-0}" -ge 2 ] && grep -qx "sluice_exporter_pipes_shown $n" "$E2E_TMP/metrics.txt" ||
+		{ E2E_WHY="the default (--pipes 100) did not show all ${n:-?} subscribers' pipes"; return 1; }
+	E2E_WHY="--pipes 1 of $n subscribers: $pipes"
+}
+e2e_check exporter_with_more_subscribers_than_pipes_shows_the_busiest exporter_with_more_subscribers_than_pipes_shows_the_busiest
 
 prometheus_scrapes_the_exporter() {
 	local i v
