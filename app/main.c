@@ -29,6 +29,9 @@ struct sl_app sl_app;
 
 #define EXIT_CONFIG 2
 
+/* " sluice.main sluice.config ...", from the one list in log.h. */
+#define SL_LOG_TYPE_NAME(c) " sluice." #c
+
 static void
 usage(FILE *out, const char *prog)
 {
@@ -49,6 +52,10 @@ usage(FILE *out, const char *prog)
 "                      doc, then exit (the files of config/ document the same)\n"
 "  -h, --help          this text\n"
 "  -V, --version       print the version\n"
+"\n"
+"Logs: one DPDK log type per component, info by default; set them with the\n"
+"EAL option, e.g. --log-level=sluice.aqm:debug or --log-level='sluice.*:warning'.\n"
+"Types:" SL_LOG_COMPONENTS(SL_LOG_TYPE_NAME) "\n"
 "\n"
 "Example (two pcap files, bridged):\n"
 "  %s --no-huge -m 512 --no-pci -l 0 \\\n"

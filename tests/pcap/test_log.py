@@ -42,3 +42,11 @@ def test_warning_level_hides_info_lines_but_not_the_exit_report():
     assert "sluice: aqm: 0 subscriber(s)" not in r.stderr, r.stderr
     assert "sluice: final counters" in r.stdout, r.stdout
     r.counter("totals", "rx")
+
+
+def test_help_names_the_log_types_and_how_to_set_them():
+    rc, out, _ = h.run_cli(["--help"])
+    assert rc == 0, out
+    assert "--log-level=sluice.aqm:debug" in out, out
+    for c in ("main", "config", "aqm", "tcpopt", "proxy", "telemetry"):
+        assert " sluice.%s" % c in out, (c, out)
