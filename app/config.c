@@ -10,6 +10,7 @@
 #include <strings.h>
 
 #include "config.h"
+#include "log.h"
 #include "stages.h"
 
 /* [sluice]: the worker, its ports and its pool. Defaults as written in
@@ -62,9 +63,28 @@ sl_config_defaults(struct sl_config *c)
 			      err, sizeof(err)) < 0 ||
 	    ini_keys_defaults("policy", policy_keys, RTE_DIM(policy_keys), c,
 			      err, sizeof(err)) < 0) {
-		fprintf(stderr, "sluice: built-in default broken: %s\n", err);
+		SL_LOG(config, CRIT, "sluice: built-in default broken: %s", err);
 		abort();
 	}
+}
+
+void
+sl_config_log(const struct sl_config *c)
+{
+	char stages[128] = "";
+	size_t n = 0;
+
+	for (unsigned m = 0; sl_stage_modules[m] != NULL && c->stages != NULL; m++)
+		if (c->stages->conf[m] != NULL && n < sizeof(stages))
+			n += (size_t)snprintf(stages + n, sizeof(stages) - n, " %s",
+					      sl_stage_modules[m]->name);
+	SL_LOG(config, DEBUG, "sluice: config: %s: burst %u, tx_drain_us %u, mbufs %u (cache %u), descriptors rx %u tx %u, max_frame %u, drain_timeout_ms %u, tx_retries %u, stage_cycles %s, non_ip %s, malformed %s; stages:%s",
+	       c->path[0] ? c->path : "built-in defaults", c->burst, c->tx_drain_us,
+	       c->mbufs, c->mbuf_cache, c->rx_desc, c->tx_desc, c->max_frame,
+	       c->drain_timeout_ms, c->tx_retries, c->stage_cycles ? "on" : "off",
+	       c->non_ip == SL_ACTION_DROP ? "drop" : "forward",
+	       c->malformed == SL_ACTION_DROP ? "drop" : "forward",
+	       n ? stages : " none (a bridge)");
 }
 
 void

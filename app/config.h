@@ -49,6 +49,12 @@ int sl_config_load(struct sl_config *c, const char *path, char *err,
 		   size_t errlen);
 
 /**
+ * Log, under sluice.config at DEBUG, what the configuration in force sets
+ * (called once the EAL has applied --log-level).
+ */
+void sl_config_log(const struct sl_config *c);
+
+/**
  * Print every key sluice knows, with its default, kind, range and doc, one
  * line each (sluice --config-keys); the reference files in config/ are checked against it.
  */

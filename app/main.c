@@ -21,12 +21,16 @@
 
 #include "app.h"
 #include "control.h"
+#include "log.h"
 #include "stages.h"
 #include "version.h"
 
 struct sl_app sl_app;
 
 #define EXIT_CONFIG 2
+
+/* " sluice.main sluice.config ...", from the one list in log.h. */
+#define SL_LOG_TYPE_NAME(c) " sluice." #c
 
 static void
 usage(FILE *out, const char *prog)
@@ -48,6 +52,10 @@ usage(FILE *out, const char *prog)
 "                      doc, then exit (the files of config/ document the same)\n"
 "  -h, --help          this text\n"
 "  -V, --version       print the version\n"
+"\n"
+"Logs: one DPDK log type per component, info by default; set them with the\n"
+"EAL option, e.g. --log-level=sluice.aqm:debug or --log-level='sluice.*:warning'.\n"
+"Types:" SL_LOG_COMPONENTS(SL_LOG_TYPE_NAME) "\n"
 "\n"
 "Example (two pcap files, bridged):\n"
 "  %s --no-huge -m 512 --no-pci -l 0 \\\n"
@@ -88,8 +96,8 @@ parse_args(int argc, char **argv, struct opts *o)
 			unsigned long long v = strtoull(optarg, &end, 10);
 			if (errno || *end || optarg[0] == '-' || v == 0 ||
 			    v > 86400000ULL) {
-				fprintf(stderr, "sluice: --idle-exit: '%s' is not a time in milliseconds (1..86400000)\n",
-					optarg);
+				SL_LOG(main, ERR, "sluice: --idle-exit: '%s' is not a time in milliseconds (1..86400000)",
+				       optarg);
 				return -1;
 			}
 			o->idle_exit_ms = v;
@@ -105,17 +113,17 @@ parse_args(int argc, char **argv, struct opts *o)
 			printf("sluice %s\n", SLUICE_VERSION_LONG);
 			return 1;
 		case ':':
-			fprintf(stderr, "sluice: option '%s' needs a value\n",
-				argv[optind - 1]);
+			SL_LOG(main, ERR, "sluice: option '%s' needs a value",
+			       argv[optind - 1]);
 			return -1;
 		default:
-			fprintf(stderr, "sluice: unknown option '%s' (try --help)\n",
-				argv[optind - 1]);
+			SL_LOG(main, ERR, "sluice: unknown option '%s' (try --help)",
+			       argv[optind - 1]);
 			return -1;
 		}
 	}
 	if (optind < argc) {
-		fprintf(stderr, "sluice: unexpected argument '%s'\n", argv[optind]);
+		SL_LOG(main, ERR, "sluice: unexpected argument '%s'", argv[optind]);
 		return -1;
 	}
 	return 0;
@@ -262,24 +270,26 @@ main(int argc, char **argv)
 	sl_config_defaults(&sl_app.cfg);
 	if (o.config != NULL &&
 	    sl_config_load(&sl_app.cfg, o.config, err, sizeof(err)) < 0) {
-		fprintf(stderr, "sluice: %s\n", err);
+		SL_LOG(config, ERR, "sluice: %s", err);
 		return EXIT_CONFIG;
 	}
 
 	rc = rte_eal_init(sep ? sep : argc, argv);
 	if (rc < 0) {
-		fprintf(stderr, "sluice: EAL init failed: %s\n",
-			rte_strerror(rte_errno));
+		SL_LOG(main, ERR, "sluice: EAL init failed: %s",
+		       rte_strerror(rte_errno));
 		return 1;
 	}
+
+	sl_config_log(&sl_app.cfg);
 
 	sl_app.nb_ports = rte_eth_dev_count_avail();
 	if (sl_app.nb_ports < 2 || sl_app.nb_ports % 2 != 0 ||
 	    sl_app.nb_ports > SL_MAX_PORTS) {
-		fprintf(stderr,
-			"sluice: need an even number of ports (2..%u), found %u; "
-			"add ports with -a PCI or --vdev (see --help)\n",
-			SL_MAX_PORTS, sl_app.nb_ports);
+		SL_LOG(main, ERR,
+		       "sluice: need an even number of ports (2..%u), found %u; "
+		       "add ports with -a PCI or --vdev (see --help)",
+		       SL_MAX_PORTS, sl_app.nb_ports);
 		rte_eal_cleanup();
 		return 1;
 	}
@@ -307,7 +317,7 @@ main(int argc, char **argv)
 			       sizeof(err)) < 0)
 			goto fail;
 		const struct port_info *pi = &sl_app.ports[p];
-		printf("sluice: port %u (%s) faces %s: %u rx / %u tx queues, mtu %u%s%s\n",
+		SL_LOG(main, INFO, "sluice: port %u (%s) faces %s: %u rx / %u tx queues, mtu %u%s%s",
 		       p, pi->driver, p % 2 ? "internet" : "subscribers",
 		       pi->nb_rxq, pi->nb_txq, pi->mtu, pi->rss ? ", symmetric RSS" : "",
 		       pi->scatter ? ", scatter" : "");
@@ -319,7 +329,7 @@ main(int argc, char **argv)
 	/* dpdk-dumpcap attaches as a secondary process; needs shared memory
 	 * (hugepages), so this is best-effort under --no-huge. */
 	if (rte_pdump_init() < 0)
-		printf("sluice: packet capture (pdump) unavailable: %s\n",
+		SL_LOG(main, WARNING, "sluice: packet capture (pdump) unavailable: %s",
 		       rte_strerror(rte_errno));
 	(void)telemetry_register(); /* names each failure itself */
 
@@ -331,12 +341,11 @@ main(int argc, char **argv)
 	signal(SIGHUP, on_signal);
 
 	sl_app.pool_baseline = rte_mempool_in_use_count(sl_app.pool);
-	printf("sluice %s: %u worker(s), %u port pair(s)%s%s\n",
+	SL_LOG(main, INFO, "sluice %s: %u worker(s), %u port pair(s)%s%s",
 	       SLUICE_VERSION_LONG,
 	       sl_app.nb_workers, sl_app.nb_ports / 2,
 	       sl_app.cfg.path[0] ? ", config " : ", built-in defaults (bridge)",
 	       sl_app.cfg.path);
-	fflush(stdout);
 
 	const struct stage_module *active[SL_MAX_STAGES];
 	unsigned nb_active = 0;
@@ -344,7 +353,7 @@ main(int argc, char **argv)
 		if (sl_app.cfg.stages != NULL && sl_app.cfg.stages->conf[m] != NULL)
 			active[nb_active++] = sl_stage_modules[m];
 	if (ctl_thread_start(active, nb_active) < 0)
-		printf("sluice: no control thread: SIGHUP reloads are off\n");
+		SL_LOG(control, WARNING, "sluice: no control thread: SIGHUP reloads are off");
 
 	uint64_t t0 = worker_now_ns(sl_app.workers[0]);
 	rte_eal_mp_remote_launch(launch_worker, NULL, CALL_MAIN);
@@ -374,7 +383,7 @@ main(int argc, char **argv)
 	rte_eal_cleanup();
 	return 0;
 fail:
-	fprintf(stderr, "sluice: %s\n", err);
+	SL_LOG(main, ERR, "sluice: %s", err);
 	rte_eal_cleanup();
 	return 1;
 }

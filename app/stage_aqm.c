@@ -21,6 +21,7 @@
  * a pipe, handoff_owner(id) (app/handoff.h), ever queues packets in it.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 
 #include <rte_common.h>
@@ -255,7 +256,7 @@ aqm_create(const void *conf, const struct stage_env *env, struct stage *out)
 		if (rc < 0)
 			return rc;
 		if (c->val[AK_PORTS] != UINT64_MAX && (c->val[AK_PORTS] >> env->nb_pairs) != 0)
-			aqm_log("[aqm] ports lists a pair this run does not have (%u pair(s)); it is ignored",
+			aqm_log(RTE_LOG_WARNING, "[aqm] ports lists a pair this run does not have (%u pair(s)); it is ignored",
 				env->nb_pairs);
 	}
 	w = rte_zmalloc_socket("aqm_worker", sizeof(*w) +
@@ -308,7 +309,7 @@ aqm_create(const void *conf, const struct stage_env *env, struct stage *out)
 	}
 	char err[192];
 	if (c->nsubs && aqm_subs_apply(w->subs, c->subs, c->nsubs, err, sizeof(err)) < 0) {
-		aqm_log("%s: %s", c->subs_path, err);
+		aqm_log(RTE_LOG_ERR, "%s: %s", c->subs_path, err);
 		aqm_subs_free(w->subs);
 		rte_ring_free(w->mailbox);
 		rte_free(w);
@@ -316,6 +317,9 @@ aqm_create(const void *conf, const struct stage_env *env, struct stage *out)
 	}
 	out->ops = &aqm_stage_ops;
 	out->ctx = w;
+	aqm_log(RTE_LOG_DEBUG, "worker %u: pipes for %u subscriber(s) of at most %u (%u IPv6), %u flow queues each, queues hold at most %u packets per direction, hand-off ring %" PRIu64 " slots",
+		env->worker, c->nsubs, sp.max_subs, sp.max_v6_subs,
+		sp.pipe.fq.flows, maxq, c->val[AK_HANDOFF_RING]);
 	aqm_ctl_worker_ready(w, c, env);
 	return 0;
 }

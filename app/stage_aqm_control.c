@@ -39,10 +39,17 @@ struct aqm_change {
 	uint64_t default_down, default_up;
 };
 
-/* One row of the control plane's view of the table: prefix -> pipe id. */
+/*
+ * One row of the control plane's view of the table: prefix -> pipe id.
+ * Rows are never removed and ids are handed out in order from 1, so row i
+ * holds id i + 1; an open-addressing index finds a prefix's row, so that
+ * boot, reload and telemetry stay linear in the subscribers (100k of
+ * them took 71 s to start with a scan per prefix).
+ */
 struct aqm_mirror {
 	struct aqm_sub_entry e;
 	uint32_t id;
+	uint32_t seen;  /* the reload that last found this row in its file */
 };
 
 /* Owned by the control side (telemetry thread, control thread), under lock. */
@@ -55,7 +62,9 @@ static struct {
 	struct aqm_conf *running;        /* copy: fixed keys + current rates */
 	struct aqm_mirror *mirror;
 	uint32_t nmirror, cap_mirror;
+	uint32_t *slot;                  /* row + 1 per slot, 0 empty; 2 x cap_mirror */
 	uint32_t next_id;
+	uint32_t generation;             /* of the reloads, for aqm_mirror.seen */
 	uint64_t reloads, reload_errors, tel_changes;
 	char last_error[600];
 } aqm_g = { .lock = PTHREAD_MUTEX_INITIALIZER };
@@ -98,17 +107,19 @@ aqm_ctl_apply(void *ctx, struct ctl_change *cc, char *err, size_t errlen)
 /* ------------------------------------------------------------------ */
 /* Control side: posting changes, reload, telemetry.                   */
 
+/* One line under sluice.aqm (app/log.h) at level (RTE_LOG_INFO ...). */
 void
-aqm_log(const char *fmt, ...)
+aqm_log(uint32_t level, const char *fmt, ...)
 {
+	char line[1024];
 	va_list ap;
 
+	if (!rte_log_can_log((uint32_t)sl_logtype_aqm, level))
+		return;
 	va_start(ap, fmt);
-	fputs("sluice: aqm: ", stdout);
-	vfprintf(stdout, fmt, ap);
-	fputc('\n', stdout);
+	vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
-	fflush(stdout);
+	rte_log(level, (uint32_t)sl_logtype_aqm, "sluice: aqm: %s\n", line);
 }
 
 static bool
@@ -118,13 +129,49 @@ same_prefix(const struct aqm_sub_entry *a, const struct aqm_sub_entry *b)
 	       memcmp(a->addr, b->addr, a->family == 4 ? 4 : 16) == 0;
 }
 
+/* FNV-1a over what same_prefix() compares. */
+static uint32_t
+prefix_hash(const struct aqm_sub_entry *e)
+{
+	uint32_t h = 2166136261u;
+	unsigned len = e->family == 4 ? 4 : 16;
+
+	h = (h ^ e->family) * 16777619u;
+	h = (h ^ e->depth) * 16777619u;
+	for (unsigned i = 0; i < len; i++)
+		h = (h ^ e->addr[i]) * 16777619u;
+	return h;
+}
+
+/* The index has 2 x cap_mirror slots (a power of two), at most half full. */
+static uint32_t *
+mirror_slot(const struct aqm_sub_entry *e)
+{
+	uint32_t mask = 2 * aqm_g.cap_mirror - 1;
+	uint32_t i = prefix_hash(e) & mask;
+
+	while (aqm_g.slot[i] != 0 &&
+	       !same_prefix(&aqm_g.mirror[aqm_g.slot[i] - 1].e, e))
+		i = (i + 1) & mask;
+	return &aqm_g.slot[i];
+}
+
 static struct aqm_mirror *
 mirror_find(const struct aqm_sub_entry *e)
 {
-	for (uint32_t i = 0; i < aqm_g.nmirror; i++)
-		if (same_prefix(&aqm_g.mirror[i].e, e))
-			return &aqm_g.mirror[i];
-	return NULL;
+	if (aqm_g.slot == NULL)
+		return NULL;
+	uint32_t row = *mirror_slot(e);
+	return row ? &aqm_g.mirror[row - 1] : NULL;
+}
+
+/* The row of pipe id, or NULL. */
+static struct aqm_mirror *
+mirror_by_id(unsigned long id)
+{
+	if (id == 0 || id > aqm_g.nmirror || aqm_g.mirror[id - 1].id != id)
+		return NULL;
+	return &aqm_g.mirror[id - 1];
 }
 
 /* Room for n more rows, so that mirror_apply() cannot fail. */
@@ -132,17 +179,27 @@ static int
 mirror_reserve(uint32_t n)
 {
 	uint32_t cap = aqm_g.cap_mirror ? aqm_g.cap_mirror : 64;
+	uint32_t *slot;
 	void *p;
 
 	if ((uint64_t)aqm_g.nmirror + n <= aqm_g.cap_mirror)
 		return 0;
 	while (cap < aqm_g.nmirror + n)
 		cap *= 2;
-	p = realloc(aqm_g.mirror, (size_t)cap * sizeof(*aqm_g.mirror));
-	if (p == NULL)
+	slot = calloc(2 * (size_t)cap, sizeof(*slot));
+	if (slot == NULL)
 		return -ENOMEM;
+	p = realloc(aqm_g.mirror, (size_t)cap * sizeof(*aqm_g.mirror));
+	if (p == NULL) {
+		free(slot);
+		return -ENOMEM;
+	}
 	aqm_g.mirror = p;
 	aqm_g.cap_mirror = cap;
+	free(aqm_g.slot);
+	aqm_g.slot = slot;
+	for (uint32_t i = 0; i < aqm_g.nmirror; i++)
+		*mirror_slot(&aqm_g.mirror[i].e) = i + 1;
 	return 0;
 }
 
@@ -155,13 +212,14 @@ static void
 mirror_apply(const struct aqm_sub_entry *e, uint32_t n)
 {
 	for (uint32_t i = 0; i < n; i++) {
-		struct aqm_mirror *m = mirror_find(&e[i]);
-		if (m != NULL) {
-			m->e = e[i];
+		uint32_t *slot = mirror_slot(&e[i]);
+		if (*slot != 0) {
+			aqm_g.mirror[*slot - 1].e = e[i];
 			continue;
 		}
-		aqm_g.mirror[aqm_g.nmirror].e = e[i];
-		aqm_g.mirror[aqm_g.nmirror++].id = aqm_g.next_id++;
+		aqm_g.mirror[aqm_g.nmirror] = (struct aqm_mirror){
+			.e = e[i], .id = aqm_g.next_id++ };
+		*slot = ++aqm_g.nmirror;
 	}
 }
 
@@ -256,21 +314,23 @@ aqm_reload(void)
 			goto bad;
 		}
 	}
-	uint32_t fresh = 0;
-	for (uint32_t i = 0; i < nc->nsubs; i++)
-		fresh += mirror_find(&nc->subs[i]) == NULL;
+	uint32_t fresh = 0, present = 0;
+	aqm_g.generation++;
+	for (uint32_t i = 0; i < nc->nsubs; i++) {
+		struct aqm_mirror *m = mirror_find(&nc->subs[i]);
+		if (m == NULL) {
+			fresh++;
+		} else if (m->seen != aqm_g.generation) {
+			m->seen = aqm_g.generation;
+			present++;
+		}
+	}
 	if (aqm_g.nmirror + fresh > rc_->val[AK_MAX_SUBS]) {
 		snprintf(err, sizeof(err), "%s: [%s] subscribers: %u subscribers would exceed max_subscribers = %" PRIu64 " (subscribers are never removed at run time)",
 			 f->path, AQM_SECTION, aqm_g.nmirror + fresh, rc_->val[AK_MAX_SUBS]);
 		goto bad;
 	}
-	uint32_t absent = 0;
-	for (uint32_t i = 0; i < aqm_g.nmirror; i++) {
-		bool found = false;
-		for (uint32_t j = 0; j < nc->nsubs && !found; j++)
-			found = same_prefix(&aqm_g.mirror[i].e, &nc->subs[j]);
-		absent += !found;
-	}
+	uint32_t absent = aqm_g.nmirror - present;
 	ini_free(f);
 	f = NULL;
 	uint32_t nsubs = nc->nsubs;
@@ -280,7 +340,7 @@ aqm_reload(void)
 	if (rc < 0)
 		goto bad;
 	aqm_g.reloads++;
-	aqm_log("reloaded %s: %u subscribers (%u new%s), default rates down=%" PRIu64 " up=%" PRIu64 " bit/s; no queued packet touched",
+	aqm_log(RTE_LOG_INFO, "reloaded %s: %u subscribers (%u new%s), default rates down=%" PRIu64 " up=%" PRIu64 " bit/s; no queued packet touched",
 		rc_->path, nsubs, fresh,
 		absent ? ", some running ones absent from the file keep their pipes" : "",
 		nc->val[AK_RATE_DOWN], nc->val[AK_RATE_UP]);
@@ -289,7 +349,7 @@ aqm_reload(void)
 bad:
 	aqm_g.reload_errors++;
 	snprintf(aqm_g.last_error, sizeof(aqm_g.last_error), "%s", err);
-	aqm_log("reload rejected, nothing changed: %s", err);
+	aqm_log(RTE_LOG_WARNING, "reload rejected, nothing changed: %s", err);
 	aqm_conf_free(nc);
 	ini_free(f);
 }
@@ -449,9 +509,7 @@ tel_pipe(const char *cmd, const char *params, struct rte_tel_data *d)
 		char *end;
 		unsigned long n = strtoul(params, &end, 10);
 		if (*end == '\0') {
-			for (uint32_t i = 0; i < aqm_g.nmirror && m == NULL; i++)
-				if (aqm_g.mirror[i].id == n)
-					m = &aqm_g.mirror[i];
+			m = mirror_by_id(n);
 		} else {
 			int l = snprintf(line, sizeof(line), "%s,1mbit,1mbit", params);
 			if (l < (int)sizeof(line) &&
@@ -495,6 +553,75 @@ tel_pipe(const char *cmd, const char *params, struct rte_tel_data *d)
 		}
 		rte_tel_data_add_dict_container(d, dir_name[dir], c, 0);
 	}
+	return 0;
+}
+
+/*
+ * /sluice/aqm_pipes,<first id>: what a client needs to rank every
+ * subscriber, AQM_PIPES_PAGE of them per call, in columns (a telemetry
+ * reply holds at most 16 KB: 128 rows of five 64-bit numbers fit). "next"
+ * is the id to ask for next, 0 after the last. sluice-exporter and
+ * sluice-top read the whole table this way in n / 128 calls, then ask
+ * /sluice/aqm_pipe for the few pipes they show in full.
+ */
+#define AQM_PIPES_PAGE 128
+
+static int
+tel_pipes(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	static const char *const col[] = { "id", "sent_bytes_down", "sent_bytes_up",
+					   "drops_down", "drops_up" };
+	struct rte_tel_data *c[RTE_DIM(col)];
+	unsigned long first = 1;
+	uint32_t last, n;
+	char why[128];
+
+	(void)cmd;
+	if (params != NULL && *params != '\0') {
+		char *end;
+		errno = 0;
+		first = strtoul(params, &end, 10);
+		if (*params < '0' || *params > '9' || *end != '\0' || first == 0 ||
+		    errno != 0)
+			return -EINVAL;
+	}
+	pthread_mutex_lock(&aqm_g.lock);
+	(void)ctl_catch_up(aqm_g.bus, why, sizeof(why));
+	n = aqm_g.nmirror;  /* rows are never removed: ids 1..n stay valid */
+	pthread_mutex_unlock(&aqm_g.lock);
+	last = first > n ? 0 : (uint32_t)RTE_MIN((uint64_t)n, first + AQM_PIPES_PAGE - 1);
+
+	rte_tel_data_start_dict(d);
+	rte_tel_data_add_dict_u64(d, "subscribers", n);
+	rte_tel_data_add_dict_u64(d, "first", first);
+	rte_tel_data_add_dict_u64(d, "next", last != 0 && last < n ? last + 1 : 0);
+	for (unsigned k = 0; k < RTE_DIM(col); k++) {
+		c[k] = rte_tel_data_alloc();
+		if (c[k] == NULL) {
+			while (k--)
+				rte_tel_data_free(c[k]);
+			return -ENOMEM;
+		}
+		rte_tel_data_start_array(c[k], RTE_TEL_U64_VAL);
+	}
+	for (uint32_t id = (uint32_t)first; last != 0 && id <= last; id++) {
+		uint64_t v[RTE_DIM(col)] = { id, 0, 0, 0, 0 };
+		for (int dir = 0; dir < 2; dir++)
+			for (unsigned i = 0; i < aqm_g.nb_workers; i++) {
+				struct aqm_pipe_stats one;
+				if (aqm_sched_pipe_stats(aqm_subs_sched(aqm_g.w[i]->subs,
+									(enum aqm_dir)dir),
+							 id, &one) != 0)
+					continue;
+				v[1 + dir] += one.tx_bytes;
+				for (int r = 0; r < AQM_DROP_MAX; r++)
+					v[3 + dir] += one.drops[r];
+			}
+		for (unsigned k = 0; k < RTE_DIM(col); k++)
+			rte_tel_data_add_array_u64(c[k], v[k]);
+	}
+	for (unsigned k = 0; k < RTE_DIM(col); k++)
+		rte_tel_data_add_dict_container(d, col[k], c[k], 0);
 	return 0;
 }
 
@@ -553,6 +680,7 @@ tel_set(const char *cmd, const char *params, struct rte_tel_data *d)
 	}
 	if (rc == 0) {
 		aqm_g.tel_changes++;
+		aqm_log(RTE_LOG_INFO, "aqm_set %.80s: applied", params);
 	} else {
 		snprintf(msg, sizeof(msg), "aqm_set %.80s: %s", params, err);
 		memcpy(aqm_g.last_error, msg, sizeof(msg));
@@ -613,11 +741,13 @@ aqm_ctl_worker_ready(struct aqm_worker *w, const struct aqm_conf *c,
 		return;
 	rc = telemetry_register_cmd("/sluice/aqm_pipe", tel_pipe,
 		"One pipe, both directions. Param: prefix, pipe id or default");
+	rc |= telemetry_register_cmd("/sluice/aqm_pipes", tel_pipes,
+		"Pipe ids, sent bytes, drops per dir, 128 per call. Param: first id; reply's next: the id to ask next (0: done)");
 	rc |= telemetry_register_cmd("/sluice/aqm_set", tel_set,
 		"Set rates: prefix,down,up[,profile] or default,down,up");
 	if (rc != 0)
-		aqm_log("could not register /sluice/aqm_pipe and /sluice/aqm_set");
-	aqm_log("%u subscriber(s), unknown addresses %s, default rates down=%" PRIu64 " up=%" PRIu64 " bit/s, %s, ack_filter %s, ack_hold %" PRIu64 " us, bypass %s, codel_rate_aware %s, blue %s, %u worker(s)",
+		aqm_log(RTE_LOG_WARNING, "could not register /sluice/aqm_pipe, /sluice/aqm_pipes and /sluice/aqm_set");
+	aqm_log(RTE_LOG_INFO, "%u subscriber(s), unknown addresses %s, default rates down=%" PRIu64 " up=%" PRIu64 " bit/s, %s, ack_filter %s, ack_hold %" PRIu64 " us, bypass %s, codel_rate_aware %s, blue %s, %u worker(s)",
 		c->nsubs,
 		c->val[AK_DEFAULT] == AQM_DEFAULT_PIPE ? "go to the default pipe" : "pass unshaped",
 		c->val[AK_RATE_DOWN], c->val[AK_RATE_UP],

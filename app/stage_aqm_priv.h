@@ -24,6 +24,7 @@
 #include "control.h"
 #include "handoff.h"
 #include "ini.h"
+#include "log.h"
 #include "stages.h"
 #include "worker.h"
 
@@ -163,7 +164,7 @@ struct aqm_worker {
 /* ------------------------------------------------------------------ */
 /* Control side (stage_aqm_control.c).                                 */
 
-void aqm_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void aqm_log(uint32_t level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Boot, worker 0 first: the running conf, the mirror, the mailboxes. */
 int aqm_ctl_boot(const struct aqm_conf *c, unsigned nb_workers);
 /* The conf workers read: boot's fixed keys and the current rates. */

@@ -31,6 +31,7 @@
 
 #include "config.h"
 #include "impair.h"
+#include "log.h"
 #include "stage_impair.h"
 #include "stages.h"
 
@@ -466,18 +467,20 @@ impair_stage_create(const void *conf, const struct stage_env *env,
 				if (!c->active[p][d])
 					continue;
 				describe(&c->dir[p][d], desc, sizeof(desc));
-				printf("impair: pair %u %s: %s\n", p, dir_name[d], desc);
+				SL_LOG(impair, INFO, "impair: pair %u %s: %s", p, dir_name[d], desc);
 			}
 		if (nb_pairs < IMPAIR_MAX_PAIRS && (c->pairs_named >> nb_pairs) != 0)
-			printf("impair: a section names a port pair this run does not have (%u pair(s)); it is ignored\n",
+			SL_LOG(impair, WARNING, "impair: a section names a port pair this run does not have (%u pair(s)); it is ignored",
 			       env->nb_pairs);
 		/* The queues may hold this many mbufs at once; warn when
 		 * that could starve rx. */
 		if (env->pool != NULL &&
 		    held_max * env->nb_workers > env->pool->size / 2)
-			printf("impair: limits allow %" PRIu64 " held packets, more than half of the %u-mbuf pool: rx may run dry (raise [sluice] mbufs or lower limit)\n",
+			SL_LOG(impair, WARNING, "impair: limits allow %" PRIu64 " held packets, more than half of the %u-mbuf pool: rx may run dry (raise [sluice] mbufs or lower limit)",
 			       held_max * env->nb_workers, env->pool->size);
 	}
+	SL_LOG(impair, DEBUG, "impair: worker %u: %u impaired direction(s), at most %" PRIu64 " held packets",
+	       env->worker, st->nb_dirs, held_max);
 	out->ops = &impair_stage_ops;
 	out->ctx = st;
 	return 0;

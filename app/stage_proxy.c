@@ -36,6 +36,7 @@
 #include <rte_telemetry.h>
 
 #include "config.h"
+#include "log.h"
 #include "mptcp_proxy.h"
 #include "pkt.h"
 #include "stage_proxy.h"
@@ -481,18 +482,20 @@ proxy_stage_create(const void *conf, const struct stage_env *env,
 		uint64_t worst = (uint64_t)env->nb_workers * c->max_conns * 2 *
 				 ((c->snd_buf + c->rcv_buf + PROXY_SEG_BYTES - 1) / PROXY_SEG_BYTES);
 
-		printf("proxy: intercepting %u prefix(es) from the subscriber side, "
+		SL_LOG(proxy, INFO, "proxy: intercepting %u prefix(es) from the subscriber side, "
 		       "%u connections per worker, snd_buf %u, rcv_buf %u, %s, "
-		       "mbuf_budget %u of %u\n",
+		       "mbuf_budget %u of %u",
 		       c->ic.nrules, c->max_conns, c->snd_buf, c->rcv_buf,
 		       c->cc == TCP_CC_NEWRENO ? "newreno" : "cubic", prm.mbuf_budget,
 		       env->pool->size);
 		if (worst > prm.mbuf_budget)
-			printf("proxy: warning: [proxy] max_connections x 2 legs x "
+			SL_LOG(proxy, WARNING, "proxy: warning: [proxy] max_connections x 2 legs x "
 			       "(snd_buf + rcv_buf) could hold %" PRIu64 " mbufs, more than "
 			       "mbuf_budget (%u): windows shrink from half the budget on, "
-			       "and are closed at the budget\n", worst, prm.mbuf_budget);
+			       "and are closed at the budget", worst, prm.mbuf_budget);
 	}
+	SL_LOG(proxy, DEBUG, "proxy: worker %u: %u connection pairs, mbuf_budget %u",
+	       env->worker, c->max_conns, prm.mbuf_budget);
 	out->ops = &proxy_stage_ops;
 	out->ctx = st;
 	return 0;

@@ -12,6 +12,7 @@
 #include <rte_telemetry.h>
 
 #include "config.h"
+#include "log.h"
 #include "stage_tcpopt.h"
 #include "tcpopt.h"
 
@@ -262,6 +263,35 @@ static const struct stage_ops tcpopt_stage_ops = {
 	.destroy = tcpopt_stage_destroy,
 };
 
+/* What the stage does to pair p: INFO, once (worker 0). */
+static void
+log_policy(uint16_t p, const struct tcpopt_params *prm)
+{
+	static const char *const act[TCPOPT_ACT_MAX] = { "preserve", "strip", "drop" };
+	char kinds[2][512];
+	size_t n[2] = { 0, 0 };
+
+	kinds[0][0] = kinds[1][0] = '\0';
+	for (unsigned k = 0; k < 256; k++) {
+		uint8_t a = prm->kind_action[k];
+		if (a == TCPOPT_ACT_PRESERVE || a >= TCPOPT_ACT_MAX)
+			continue;
+		unsigned i = a == TCPOPT_ACT_STRIP ? 0 : 1;
+		if (n[i] < sizeof(kinds[i]))
+			n[i] += (size_t)snprintf(kinds[i] + n[i], sizeof(kinds[i]) - n[i],
+						 " %u", k);
+	}
+	char clamp[48] = "no MSS clamp";
+
+	if (prm->mtu)
+		snprintf(clamp, sizeof(clamp), "MSS clamped to fit MTU %u", prm->mtu);
+	else if (prm->mss_clamp)
+		snprintf(clamp, sizeof(clamp), "MSS clamped to %u", prm->mss_clamp);
+	SL_LOG(tcpopt, INFO, "tcpopt: pair %u: %s, strip kinds:%s, drop segments with kinds:%s, malformed options: %s",
+	       p, clamp, n[0] ? kinds[0] : " none", n[1] ? kinds[1] : " none",
+	       act[prm->malformed_action < TCPOPT_ACT_MAX ? prm->malformed_action : 0]);
+}
+
 static int
 tcpopt_stage_create(const void *conf, const struct stage_env *env,
 		    struct stage *out)
@@ -288,10 +318,16 @@ tcpopt_stage_create(const void *conf, const struct stage_env *env,
 		if (st->ctx[p] == NULL) {
 			int rc = -rte_errno;
 
+			SL_LOG(tcpopt, ERR, "tcpopt: worker %u pair %u: %s",
+			       env->worker, p, rte_strerror(rte_errno));
 			tcpopt_stage_destroy(st);
 			return rc;
 		}
+		if (env->worker == 0)
+			log_policy(p, &prm);
 	}
+	SL_LOG(tcpopt, DEBUG, "tcpopt: worker %u: one policy context per pair, %u pair(s)",
+	       env->worker, nb_pairs);
 	out->ops = &tcpopt_stage_ops;
 	out->ctx = st;
 	return 0;

@@ -15,6 +15,7 @@
 #include <rte_telemetry.h>
 
 #include "app.h"
+#include "log.h"
 #include "stages.h"
 
 struct totals {
@@ -319,7 +320,7 @@ telemetry_register_cmd(const char *cmd, telemetry_cb fn, const char *help)
 
 	if (tel_ncmds == SL_TEL_MAX_CMDS ||
 	    strlen(cmd) >= sizeof(tel_cmds[0].cmd)) {
-		printf("sluice: telemetry command %s not registered: table full\n", cmd);
+		SL_LOG(telemetry, WARNING, "sluice: telemetry command %s not registered: table full", cmd);
 		return -ENOSPC;
 	}
 	/* The entry is complete before the command can be called. */
@@ -328,8 +329,10 @@ telemetry_register_cmd(const char *cmd, telemetry_cb fn, const char *help)
 	__atomic_store_n(&tel_ncmds, tel_ncmds + 1, __ATOMIC_RELEASE);
 	rc = rte_telemetry_register_cmd(cmd, tel_gate, help);
 	if (rc != 0)
-		printf("sluice: telemetry command %s not registered: %s\n", cmd,
+		SL_LOG(telemetry, WARNING, "sluice: telemetry command %s not registered: %s", cmd,
 		       rte_strerror(-rc));
+	else
+		SL_LOG(telemetry, DEBUG, "sluice: telemetry: %s registered", cmd);
 	return rc;
 }
 

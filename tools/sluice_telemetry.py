@@ -7,6 +7,7 @@ Shared by sluice-exporter and sluice-top. Standard library only.
     t.commands()                             # every /sluice/... command
     t.query("/sluice/ports")                 # the reply's value, or None
     snapshot(t)                              # {command: reply} for all
+    snapshot(t, pipes=Busiest(100))          # ... but only the busiest pipes
     samples(snap)                            # flat (name, labels, value)
 
 The socket is DPDK's telemetry v2: SOCK_SEQPACKET, a JSON greeting on
@@ -14,16 +15,22 @@ connect, then one command per message and one JSON object per reply,
 {"<command>": <value>}. A command that needs a parameter it was not given
 answers null.
 """
+import heapq
 import json
 import os
 import re
 import socket
+import threading
 
 # Commands never read by a scrape: they change state.
 MUTATING = re.compile(r"_set$")
 # Per-subscriber pipes: "/sluice/aqm_pipe,<id>" for id 1..subscribers (ids
 # are handed out in order and never reused), plus the default pipe.
 PIPE_CMD = "/sluice/aqm_pipe"
+# Every pipe's sent bytes and drops in columns, 128 pipes per call: what
+# ranking the subscribers needs, without one call per subscriber.
+PIPES_CMD = "/sluice/aqm_pipes"
+PIPES_COLS = ("sent_bytes_down", "sent_bytes_up", "drops_down", "drops_up")
 # The NIC's own counters (bytes, which sluice's per-port counters lack),
 # read for every port /sluice/ports lists.
 ETHDEV_CMD = "/ethdev/stats"
@@ -69,13 +76,66 @@ class Telemetry:
         self.s.close()
 
 
+def pipe_rows(t):
+    """{id: (sent_bytes_down, sent_bytes_up, drops_down, drops_up)} for
+    every subscriber pipe, read page by page from /sluice/aqm_pipes."""
+    rows, first = {}, 1
+    while first:
+        v = t.query("%s,%d" % (PIPES_CMD, first))
+        if not isinstance(v, dict):
+            break
+        cols = [v.get(c) or [] for c in PIPES_COLS]
+        for i, pid in enumerate(v.get("id") or []):
+            rows[int(pid)] = tuple(int(c[i]) for c in cols)
+        nxt = int(v.get("next") or 0)
+        first = nxt if nxt > first else 0
+    return rows
+
+
+def busiest(rows, prev, n):
+    """Ids of the n pipes that sent the most bytes since prev (rows of an
+    earlier pipe_rows(); None: since start), and of the n that dropped the
+    most (only those that dropped), in one sorted list. Ties go to the
+    lower id, so an idle table always gives the same pipes."""
+    zero = (0, 0, 0, 0)
+    d = {}
+    for pid, r in rows.items():
+        p = (prev or {}).get(pid, zero)
+        if any(a < b for a, b in zip(r, p)):  # restarted sluice
+            p = zero
+        d[pid] = (r[0] + r[1] - p[0] - p[1], r[2] + r[3] - p[2] - p[3])
+    top = heapq.nlargest(n, d, key=lambda k: (d[k][0], -k))
+    drops = heapq.nlargest(n, d, key=lambda k: (d[k][1], -k))
+    return sorted(set(top) | {k for k in drops if d[k][1] > 0})
+
+
+class Busiest:
+    """Which subscriber pipes a snapshot reads in full: every one while
+    there are at most n subscribers, else busiest(n) since the previous
+    snapshot made with this object (the first one ranks by totals since
+    start). Safe to share between threads."""
+
+    def __init__(self, n):
+        self.n, self.prev, self.lock = n, None, threading.Lock()
+
+    def choose(self, t, cmds, nsubs):
+        if nsubs <= self.n or PIPES_CMD not in cmds:
+            return range(1, nsubs + 1)
+        rows = pipe_rows(t)
+        with self.lock:
+            prev, self.prev = self.prev, rows
+        return busiest(rows, prev, self.n)
+
+
 def snapshot(t, pipes=True):
-    """{command: reply} for every readable /sluice/ command; with pipes,
-    "/sluice/aqm_pipe,<id>" for the default pipe and every subscriber."""
+    """{command: reply} for every readable /sluice/ command. pipes: True
+    reads "/sluice/aqm_pipe,<id>" for the default pipe and every
+    subscriber, False none, a Busiest the default pipe and the subscribers
+    it chooses."""
     snap = {}
     cmds = t.commands()
     for c in cmds:
-        if MUTATING.search(c) or c == PIPE_CMD:
+        if MUTATING.search(c) or c in (PIPE_CMD, PIPES_CMD):
             continue
         v = t.query(c)
         if v is not None:
@@ -87,7 +147,8 @@ def snapshot(t, pipes=True):
                 k: x for k, x in v.items() if not k.startswith("q_")}
     if pipes and PIPE_CMD in cmds:
         n = int((snap.get("/sluice/aqm") or {}).get("subscribers", 0))
-        for pid in ["default"] + [str(i) for i in range(1, n + 1)]:
+        ids = range(1, n + 1) if pipes is True else pipes.choose(t, cmds, n)
+        for pid in ["default"] + [str(i) for i in ids]:
             v = t.query("%s,%s" % (PIPE_CMD, pid))
             if v is not None:
                 snap["%s,%s" % (PIPE_CMD, pid)] = v
@@ -143,7 +204,7 @@ GAUGE = re.compile(
     r"|_pipe_id|_connections_active|_engine_connections|_state_bytes_in_use"
     r"|_conn_state_bytes|_pair_state_bytes|_impair_pending|_impair_limit"
     r"|_impair_seed|_delay_us|_jitter_us|_reorder_gap_us|_jitter_reorder"
-    r"|_ppm|_info)$")
+    r"|_ppm|_codel_target_us|_codel_interval_us|_info)$")
 
 
 def _clean(s):

@@ -73,7 +73,7 @@ def run(inputs, config=None, extra=None, idle_ms=300, pairs=1, timeout=60,
         nports = 2 * pairs
         args = [SLUICE, "--no-huge", "-m", "512", "--no-pci", "-l", "0",
                 "--file-prefix", prefix,
-                "--log-level=warning"]
+                "--log-level=lib.*:warning"]
         if eal_extra:
             args += eal_extra
         for p in range(nports):

@@ -80,7 +80,7 @@ def run(inputs, config, lcores="0", idle_ms=300, keep=False, files=None,
     try:
         args = [h.SLUICE, "--no-huge", "-m", "512", "--no-pci", "-l", lcores,
                 "--file-prefix", prefix,
-                "--log-level=warning"]
+                "--log-level=lib.*:warning"]
         for p in range(2):
             if queues == 1:
                 fin = os.path.join(tmp, "in%d.pcap" % p)
@@ -429,7 +429,7 @@ def test_two_workers_hand_packets_to_the_owner_and_account_for_every_one():
     import time
     prefix = "aqmnull%d" % os.getpid()
     args = [h.SLUICE, "--no-huge", "-m", "512", "--no-pci", "-l", "0,1",
-            "--file-prefix", prefix, "--log-level=warning",
+            "--file-prefix", prefix, "--log-level=lib.*:warning",
             "--vdev", "net_null0", "--vdev", "net_null1", "--", "-c",
             os.path.join(EXAMPLES, "fq_codel-10mbit.ini")]
     p = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,

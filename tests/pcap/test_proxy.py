@@ -166,11 +166,11 @@ def test_a_worst_case_beyond_the_mbuf_budget_is_named_at_start():
     r = h.run([[], []], config="[proxy]\nintercept = 198.18.0.0/15\n")
     h.assert_clean_exit(r)
     assert re.search(r"warning: \[proxy\] max_connections x 2 legs x \(snd_buf \+ rcv_buf\)"
-                     r" could hold 743424 mbufs, more than mbuf_budget \(8191\)", r.stdout), r.stdout
+                     r" could hold 743424 mbufs, more than mbuf_budget \(8191\)", r.stderr), r.stderr
     r = h.run([[], []], config="[proxy]\nintercept = 198.18.0.0/15\nmax_connections = 4\n"
                                "snd_buf = 64k\nrcv_buf = 64k\n")
     h.assert_clean_exit(r)
-    assert "warning" not in r.stdout, r.stdout  # 4 x 2 x 91 mbufs fit
+    assert "warning" not in r.stderr, r.stderr  # 4 x 2 x 91 mbufs fit
 
 
 def test_mbuf_budget_auto_is_half_of_the_pool_and_a_number_overrides_it():

@@ -51,7 +51,7 @@ class Sluice:
         with open(cpath, "w") as f:
             f.write(config)
         args = [h.SLUICE, "--no-huge", "-m", "512", "--no-pci", "-l", "0",
-                "--file-prefix", self.prefix, "--log-level=warning"]
+                "--file-prefix", self.prefix, "--log-level=lib.*:warning"]
         for p in range(2):
             fin = os.path.join(self.tmp, "in%d.pcap" % p)
             h.write_pcap(fin, [])
@@ -143,6 +143,40 @@ def test_aqm_pipe_answers_null_to_junk_and_to_unknown_pipes():
     _with_sluice(body)
 
 
+def test_aqm_pipes_pages_through_every_subscriber_and_refuses_junk():
+    """/sluice/aqm_pipes,<first id> gives 128 pipes per call in columns and
+    the id to ask next, so a client reads 300 subscribers in three calls;
+    the pipe the CSV lists first is id 1, the last is id 300."""
+    subs = "".join("198.18.%d.%d/32,20mbit,5mbit\n" % (i >> 8, i & 255)
+                   for i in range(1, 301))
+    cfg = CFG.replace("subscribers = subs.csv\n",
+                      "subscribers = subs.csv\nmax_subscribers = 300\n")
+    s = Sluice(cfg, {"subs.csv": subs})
+    try:
+        ids, first, calls = [], 1, 0
+        while first:
+            page = s.ask("/sluice/aqm_pipes,%d" % first)
+            assert page is not None and page["first"] == first, (first, page)
+            assert page["subscribers"] == 300, page
+            cols = [page[c] for c in ("id", "sent_bytes_down", "sent_bytes_up",
+                                      "drops_down", "drops_up")]
+            assert len({len(c) for c in cols}) == 1, page
+            assert len(cols[0]) == min(128, 301 - first), (first, len(cols[0]))
+            ids += cols[0]
+            first, calls = page["next"], calls + 1
+        assert ids == list(range(1, 301)) and calls == 3, (calls, ids[:3], ids[-3:])
+        assert s.ask("/sluice/aqm_pipes")["id"][:2] == [1, 2]
+        past = s.ask("/sluice/aqm_pipes,301")
+        assert past["id"] == [] and past["next"] == 0, past
+        for junk in JUNK + ["0", "1,2", "0x1", " 1"]:
+            assert s.ask("/sluice/aqm_pipes," + junk) is None, junk
+        # The full reply of the last pipe, by id, is found at once.
+        assert s.ask("/sluice/aqm_pipe,300")["prefix"] == "198.18.1.44/32"
+    finally:
+        r = s.stop()
+    h.assert_clean_exit(r)
+
+
 def test_ports_impair_and_tcpopt_answer_null_to_a_parameter_that_is_not_a_pair_or_port():
     def body(s):
         for cmd in ("/sluice/ports", "/sluice/impair", "/sluice/tcpopt"):
@@ -182,18 +216,21 @@ def test_queries_during_shutdown_never_crash_sluice():
     for rnd in range(5):
         prefix = "pcaptel%d_%d" % (os.getpid(), rnd)
         args = [h.SLUICE, "--no-huge", "-m", "512", "--no-pci", "-l", "0",
-                "--file-prefix", prefix, "--log-level=warning",
+                "--file-prefix", prefix, "--log-level=lib.*:warning",
                 "--vdev", "net_null0", "--vdev", "net_null1", "--"]
         p = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                              stdin=subprocess.DEVNULL, text=True)
         sock = os.path.join(h.eal_runtime_dir(prefix), "dpdk_telemetry.v2")
-        stop, answers, threads, lines = threading.Event(), [], [], []
+        stop, answers, threads, lines, log = threading.Event(), [], [], [], []
         reader = threading.Thread(target=lambda: lines.extend(p.stdout))
         reader.start()
+        # The log (stderr, app/log.h) says when start-up is over.
+        log_reader = threading.Thread(target=lambda: log.extend(p.stderr))
+        log_reader.start()
         try:
             # Signals are handled once sluice says how many workers run.
             deadline = time.time() + 30
-            while not any("worker(s)" in l for l in lines) and time.time() < deadline:
+            while not any("worker(s)" in l for l in log) and time.time() < deadline:
                 assert p.poll() is None, "sluice exited during start-up"
                 time.sleep(0.05)
             assert os.path.exists(sock), "no telemetry socket"
@@ -214,7 +251,8 @@ def test_queries_during_shutdown_never_crash_sluice():
                 p.kill()
                 p.wait()
             reader.join()
-            err = p.stderr.read()
+            log_reader.join()
+            err = "".join(log)
             shutil.rmtree(h.eal_runtime_dir(prefix), ignore_errors=True)
         assert p.returncode == 0, "round %d: exit %d\n%s" % (rnd, p.returncode, err[-2000:])
         out = "".join(lines)
