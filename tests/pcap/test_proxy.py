@@ -177,8 +177,8 @@ def test_mbuf_budget_auto_is_half_of_the_pool_and_a_number_overrides_it():
     r = h.run([[], []], config="[proxy]\nintercept = 198.18.0.0/15\nmbuf_budget = auto\n"
                                "[sluice]\nmbufs = 4095\n")
     h.assert_clean_exit(r)
-    assert re.search(r"mbuf_budget 2047 of \d+", r.stdout), r.stdout
+    assert re.search(r"mbuf_budget 2047 of \d+", r.stderr), r.stderr
     r = h.run([[], []], config="[proxy]\nintercept = 198.18.0.0/15\nmbuf_budget = 3000\n")
     h.assert_clean_exit(r)
-    assert re.search(r"mbuf_budget 3000 of \d+", r.stdout), r.stdout
+    assert re.search(r"mbuf_budget 3000 of \d+", r.stderr), r.stderr
     h.assert_config_error("[proxy]\nmbuf_budget = half\n", 2, "mbuf_budget", "not a non-negative integer")
