@@ -57,8 +57,7 @@ enum prtt_dir {
 	X(owd_samples,     "upstream one-way-delay samples") \
 	X(flows_inserted,  "flows that took a table slot") \
 	X(evictions,       "flows evicted by a newer one (table full in that bucket)") \
-	X(bad_sub,         "segments of a subscriber id out of range (ignored)") \
-	X(bad_options,     "segments whose TCP options did not parse (no timestamp used)")
+	X(bad_sub,         "segments of a subscriber id out of range (ignored)")
 
 /** Instance counters. */
 struct prtt_counters {
