@@ -8,31 +8,34 @@
 #include "prtt.h"
 
 #define WAYS 4
+#define TS_SLOTS 4 /* timestamp samples in flight per flow */
 
 /* Flow flags. */
-#define F_TS_PENDING  0x01
 #define F_SEQ_PENDING 0x02
 #define F_SND_VALID   0x04
 #define F_ACK_VALID   0x08
 #define F_OWD_VALID   0x10
+#define F_TS_SEEN     0x20
 
-/* One connection: 104 bytes; a bucket is 4 of them. */
+/* One connection: 144 bytes; a bucket is 4 of them. */
 struct prtt_flow {
 	uint64_t key;            /* 0: free */
 	uint64_t used_ns;        /* last segment seen, for LRU eviction */
-	uint64_t ts_t;           /* when ts_val was first sent */
+	uint64_t ts_t[TS_SLOTS]; /* when ts_val[i] was first sent */
 	uint64_t seq_t;          /* when [seq_lo, seq_hi) was sent */
 	int64_t owd_min[2];      /* this window's and the last one's minimum */
 	uint64_t owd_t0;         /* reference instant of the OWD arithmetic */
 	uint64_t owd_win_ns;     /* start of this window */
 	uint32_t sub;
-	uint32_t ts_val;
+	uint32_t ts_val[TS_SLOTS];
 	uint32_t seq_lo, seq_hi;
 	uint32_t snd_max, ack_max;
 	uint32_t owd_ts0, owd_last;
+	uint32_t ts_last;        /* newest TSval sent toward the subscriber */
 	uint8_t flags;
+	uint8_t ts_used;         /* bit i: ts_val[i] is in flight */
 };
-_Static_assert(sizeof(struct prtt_flow) == 104, "flow entry size");
+_Static_assert(sizeof(struct prtt_flow) == 144, "flow entry size");
 
 struct prtt_sub_dir {
 	uint32_t hist[PRTT_HIST_BUCKETS];
@@ -252,10 +255,11 @@ flow_get(struct prtt *t, uint64_t key, uint32_t sub, uint64_t now_ns)
 static void
 expire(struct prtt *t, struct prtt_flow *f, uint64_t now_ns)
 {
-	if ((f->flags & F_TS_PENDING) && now_ns - f->ts_t > t->p.max_age_ns) {
-		f->flags &= (uint8_t)~F_TS_PENDING;
-		t->c.expired++;
-	}
+	for (unsigned i = 0; i < TS_SLOTS; i++)
+		if (((f->ts_used >> i) & 1) && now_ns - f->ts_t[i] > t->p.max_age_ns) {
+			f->ts_used &= (uint8_t)~(1u << i);
+			t->c.expired++;
+		}
 	if ((f->flags & F_SEQ_PENDING) && now_ns - f->seq_t > t->p.max_age_ns) {
 		f->flags &= (uint8_t)~F_SEQ_PENDING;
 		t->c.expired++;
@@ -288,12 +292,21 @@ prtt_down_segment(struct prtt *t, const struct prtt_seg *s, uint64_t now_ns)
 	f->sub = s->sub;
 	expire(t, f, now_ns);
 	if (s->has_ts) {
-		/* Only the first segment with a TSval starts its sample: the
-		 * echo answers the earliest of them (RFC 7323 s. 4.3). */
-		if (!(f->flags & F_TS_PENDING)) {
-			f->flags |= F_TS_PENDING;
-			f->ts_val = s->tsval;
-			f->ts_t = now_ns;
+		/* Only the first segment with a TSval may start its sample:
+		 * the echo answers the earliest of them (RFC 7323 s. 4.3), so
+		 * timing a later one would read short. */
+		bool newer = !(f->flags & F_TS_SEEN) || seq_lt(f->ts_last, s->tsval);
+		if (newer) {
+			f->flags |= F_TS_SEEN;
+			f->ts_last = s->tsval;
+		}
+		/* A receiver echoes only some of the TSvals it gets (the one
+		 * after its last ACK), so keep a few in flight. */
+		unsigned slot = newer ? (unsigned)__builtin_ctz(~(unsigned)f->ts_used) : TS_SLOTS;
+		if (slot < TS_SLOTS) {
+			f->ts_used |= (uint8_t)(1u << slot);
+			f->ts_val[slot] = s->tsval;
+			f->ts_t[slot] = now_ns;
 			t->c.ts_armed++;
 			w->armed++;
 		}
@@ -397,14 +410,16 @@ prtt_up_segment(struct prtt *t, const struct prtt_seg *s, uint64_t now_ns)
 			w->acked_bytes += s->ack - f->ack_max;
 			f->ack_max = s->ack;
 		}
-		if ((f->flags & F_TS_PENDING) && s->has_ts) {
-			if (s->tsecr == f->ts_val) {
-				f->flags &= (uint8_t)~F_TS_PENDING;
+		for (unsigned i = 0; i < TS_SLOTS && s->has_ts; i++) {
+			if (!((f->ts_used >> i) & 1))
+				continue;
+			if (s->tsecr == f->ts_val[i]) {
+				f->ts_used &= (uint8_t)~(1u << i);
 				t->c.ts_samples++;
-				record(t, s->sub, PRTT_DOWN, now_ns - f->ts_t);
-			} else if (seq_lt(f->ts_val, s->tsecr)) {
-				/* The echo of ours never came by: unknowable. */
-				f->flags &= (uint8_t)~F_TS_PENDING;
+				record(t, s->sub, PRTT_DOWN, now_ns - f->ts_t[i]);
+			} else if (seq_lt(f->ts_val[i], s->tsecr)) {
+				/* The echo of this one never came by: unknowable. */
+				f->ts_used &= (uint8_t)~(1u << i);
 				t->c.ts_skipped++;
 			}
 		}

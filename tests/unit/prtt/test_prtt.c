@@ -92,16 +92,72 @@ test_an_ack_that_echoes_the_tsval_gives_the_time_since_that_tsval_was_first_sent
 	(void)state;
 	prtt_down_segment(t, &d1, T0);
 	prtt_down_segment(t, &d2, T0 + 1 * MS);  /* same TSval: keeps T0 */
-	prtt_down_segment(t, &d3, T0 + 2 * MS);  /* a sample is in flight */
+	prtt_down_segment(t, &d3, T0 + 2 * MS);  /* a second one in flight */
 	struct prtt_seg a = ts(ackseg(7, 3896), 91, 500);
 	prtt_up_segment(t, &a, T0 + 37 * MS + 250 * US);
 	assert_int_equal(samples(t, 1, PRTT_DOWN), 1);
 	assert_int_equal(last_down(t, 1), 37 * MS + 250 * US);
 	assert_int_equal(prtt_counters(t)->ts_samples, 1);
-	assert_int_equal(prtt_counters(t)->ts_armed, 1);
+	assert_int_equal(prtt_counters(t)->ts_armed, 2);
 	/* A duplicate echo of the same TSval matches nothing more. */
 	prtt_up_segment(t, &a, T0 + 40 * MS);
 	assert_int_equal(samples(t, 1, PRTT_DOWN), 1);
+	free(t);
+}
+
+static void
+test_a_later_segment_of_a_tick_already_sent_starts_no_sample(void **state)
+{
+	struct prtt *t = make(64, 4);
+	struct prtt_seg d1 = ts(data(7, 1000, 1448), 500, 90);
+	struct prtt_seg d2 = ts(data(7, 2448, 1448), 501, 90);
+	struct prtt_seg d3 = ts(data(7, 3896, 1448), 501, 90);
+	struct prtt_seg d4 = ts(data(7, 5344, 1448), 502, 90);
+	struct prtt_seg a;
+
+	(void)state;
+	prtt_down_segment(t, &d1, T0);           /* sample on 500 */
+	prtt_down_segment(t, &d2, T0 + 1 * MS);  /* 501 first sent here */
+	a = ts(ackseg(7, 2448), 91, 500);
+	prtt_up_segment(t, &a, T0 + 30 * MS);    /* 30 ms */
+	/* More of tick 501 after the sample ended: timing it from here
+	 * would read 5 ms short when the echo of 501 comes. */
+	prtt_down_segment(t, &d3, T0 + 6 * MS + 30 * MS);
+	assert_int_equal(prtt_counters(t)->ts_armed, 2);
+	a = ts(ackseg(7, 5344), 92, 501);
+	prtt_up_segment(t, &a, T0 + 61 * MS);     /* from 501's first: 60 ms */
+	assert_int_equal(samples(t, 1, PRTT_DOWN), 2);
+	assert_int_equal(last_down(t, 1), 60 * MS);
+	prtt_down_segment(t, &d4, T0 + 62 * MS); /* a new tick: a sample */
+	assert_int_equal(prtt_counters(t)->ts_armed, 3);
+	a = ts(ackseg(7, 6792), 93, 502);
+	prtt_up_segment(t, &a, T0 + 92 * MS);
+	assert_int_equal(last_down(t, 1), 30 * MS);
+	free(t);
+}
+
+static void
+test_four_tsvals_are_timed_at_once_and_an_echo_of_any_of_them_matches(void **state)
+{
+	struct prtt *t = make(64, 4);
+	struct prtt_seg d, a;
+
+	(void)state;
+	for (uint32_t i = 0; i < 6; i++) { /* 600..605, 1 ms apart; 4 slots */
+		d = ts(data(7, 1000 + 1448 * i, 1448), 600 + i, 90);
+		prtt_down_segment(t, &d, T0 + i * MS);
+	}
+	assert_int_equal(prtt_counters(t)->ts_armed, 4);
+	/* The receiver echoes 602 (it acked after 601): 600 and 601 can no
+	 * longer be answered, 602 is, 603 stays in flight. */
+	a = ts(ackseg(7, 1000 + 1448 * 3), 91, 602);
+	prtt_up_segment(t, &a, T0 + 40 * MS);
+	assert_int_equal(prtt_counters(t)->ts_skipped, 2);
+	assert_int_equal(last_down(t, 1), 38 * MS);
+	a = ts(ackseg(7, 1000 + 1448 * 5), 92, 603);
+	prtt_up_segment(t, &a, T0 + 41 * MS);
+	assert_int_equal(samples(t, 1, PRTT_DOWN), 2);
+	assert_int_equal(last_down(t, 1), 38 * MS);
 	free(t);
 }
 
@@ -432,7 +488,7 @@ test_the_init_refuses_a_table_that_is_not_a_power_of_two(void **state)
 	p.subs = 0;
 	assert_int_equal(prtt_memsize(&p), 0);
 	p.subs = 8;
-	assert_true(prtt_memsize(&p) >= 1024 * 104);
+	assert_true(prtt_memsize(&p) >= 1024 * 144);
 }
 
 int
@@ -440,6 +496,8 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_an_ack_that_echoes_the_tsval_gives_the_time_since_that_tsval_was_first_sent),
+		cmocka_unit_test(test_a_later_segment_of_a_tick_already_sent_starts_no_sample),
+		cmocka_unit_test(test_four_tsvals_are_timed_at_once_and_an_echo_of_any_of_them_matches),
 		cmocka_unit_test(test_an_echo_newer_than_the_armed_tsval_drops_the_sample_as_unknowable),
 		cmocka_unit_test(test_without_timestamps_the_first_cumulative_ack_covering_the_segment_gives_the_sample),
 		cmocka_unit_test(test_karn_a_resent_range_gives_no_sample),
