@@ -30,6 +30,7 @@
 
 #include <rte_atomic.h>
 #include <rte_common.h>
+#include <rte_cycles.h>
 #include <rte_errno.h>
 #include <rte_malloc.h>
 #include <rte_telemetry.h>
@@ -794,6 +795,10 @@ tel_autorate_log(const char *cmd, const char *params, struct rte_tel_data *d)
 		"t_ns pipe subscriber dir event from_bps to_bps delta_us cap_bps");
 	rte_tel_data_add_dict_container(d, "changes", l, 0);
 	rte_tel_data_add_dict_u64(d, "next_since", next);
+	/* The clock the entries use (the workers' TSC in ns), now: a reader
+	 * maps t_ns to its own clock with it. */
+	rte_tel_data_add_dict_u64(d, "now_ns", (uint64_t)((unsigned __int128)rte_rdtsc() *
+				  1000000000ULL / rte_get_tsc_hz()));
 	rte_tel_data_add_dict_u64(d, "more", n > AR_LOG_PAGE ? n - AR_LOG_PAGE : 0);
 	rte_tel_data_add_dict_u64(d, "rate_changes_total", total);
 	for (int dir = 0; dir < 2; dir++) {

@@ -85,6 +85,7 @@ autorate_tick(struct autorate_state *s, const struct autorate_params *p,
 			s->rate_bps = p->floor_bps;
 			s->cap_bps = 0;
 			s->cutting = false;
+			s->raises = 0;
 			return AUTORATE_STALL;
 		}
 		return AUTORATE_IDLE;
@@ -112,6 +113,7 @@ autorate_tick(struct autorate_state *s, const struct autorate_params *p,
 		if (f > p->cut_max_pm)
 			f = p->cut_max_pm;
 		nr = clamp(base * f / 1000, p);
+		s->raises = 0;
 		if (nr < s->rate_bps) {
 			s->rate_bps = nr;
 			s->cutting = true;
@@ -122,6 +124,7 @@ autorate_tick(struct autorate_state *s, const struct autorate_params *p,
 	/* Clear: let the baseline follow a lengthened path, slowly. */
 	s->baseline_ns += delta >> p->baseline_shift;
 	if (s->cutting) {
+		s->raises = 0;
 		if (delta >= p->bloat_ns / 2)
 			return AUTORATE_HOLD; /* still draining */
 		s->cutting = false;
@@ -134,9 +137,13 @@ autorate_tick(struct autorate_state *s, const struct autorate_params *p,
 	if ((in->backlogged ||
 	     bps(in->sent_bytes, dt) >= s->rate_bps / 1000 * p->load_pm) &&
 	    s->rate_bps < p->ceiling_bps) {
-		uint64_t step = s->rate_bps / 1000 * p->raise_pm;
+		/* 1, 1.5, 2, ... 4 steps: accelerate while the path stays clear. */
+		uint64_t mult2 = 2 + (s->raises < 6 ? s->raises : 6);
+		uint64_t step = s->rate_bps / 1000 * p->raise_pm * mult2 / 2;
 		s->rate_bps = clamp(s->rate_bps + (step ? step : 1), p);
+		s->raises++;
 		return AUTORATE_RAISE;
 	}
+	s->raises = 0;
 	return AUTORATE_HOLD;
 }

@@ -25,7 +25,9 @@
  * - the first clear tick (delta < bloat_ns / 2) after cuts: RECOVER to
  *   cap x cut_max (the queue has drained; go back near the capacity);
  * - clear and saturated (backlogged, or sent >= load of the rate): RAISE
- *   by raise_pm per mille, up to the ceiling;
+ *   by raise_pm per mille, up to the ceiling; each further RAISE in a row
+ *   adds half a step more, up to 4 steps (a link that came back is found
+ *   in a second, not in ten);
  * - otherwise HOLD.
  */
 
@@ -86,6 +88,7 @@ struct autorate_state {
 	uint64_t last_sample_ns; /**< last tick with a sample */
 	uint64_t delta_ns;       /**< last delta, for logs */
 	uint32_t armed_since;    /**< samples started since the last answer */
+	uint32_t raises;         /**< RAISE ticks in a row */
 	bool have_baseline;
 	bool cutting;            /**< cuts since the last clear tick */
 };

@@ -145,11 +145,14 @@ test_a_capacity_drop_from_30_to_6_mbit_cuts_below_6_at_once_then_recovers_to_nin
 	now += TICK;
 	assert_int_equal(autorate_tick(&s, &p, &in, now), AUTORATE_RECOVER);
 	assert_int_equal(s.rate_bps, 5400000);
-	/* Then it probes upward, 5 % per tick while saturated. */
+	/* Then it probes upward while saturated: 5 %, then 7.5 %. */
 	in = busy(21, 5400000);
 	now += TICK;
 	assert_int_equal(autorate_tick(&s, &p, &in, now), AUTORATE_RAISE);
 	assert_int_equal(s.rate_bps, 5670000);
+	now += TICK;
+	assert_int_equal(autorate_tick(&s, &p, &in, now), AUTORATE_RAISE);
+	assert_int_equal(s.rate_bps, 5670000 + 425250);
 }
 
 static void
@@ -184,8 +187,8 @@ test_a_rising_capacity_is_followed_by_raises_up_to_the_ceiling_and_no_further(vo
 		assert_int_equal(autorate_tick(&s, &p, &in, now), AUTORATE_RAISE);
 		raises++;
 	}
-	/* 6 -> 40 Mbit/s at 5 % per tick: ln(40/6)/ln(1.05) = 38.9 ticks. */
-	assert_int_equal(raises, 39);
+	/* 6 -> 40 Mbit/s: steps of 5, 7.5, 10 ... 20 % per tick. */
+	assert_int_equal(raises, 13);
 	assert_int_equal(s.rate_bps, 40 * MBIT);
 	in = busy(20, s.rate_bps);
 	assert_int_equal(autorate_tick(&s, &p, &in, now + TICK), AUTORATE_HOLD);
