@@ -28,6 +28,8 @@ autorate_params_default(struct autorate_params *p)
 	p->raise_pm = 50;
 	p->load_pm = 750;
 	p->baseline_shift = 6;
+	p->spacing_bytes = 4 * 1514;
+	p->calm_raises = 10;
 }
 
 int
@@ -98,7 +100,11 @@ autorate_tick(struct autorate_state *s, const struct autorate_params *p,
 	}
 	delta = in->delay_ns - s->baseline_ns;
 	s->delta_ns = delta;
-	if (delta >= p->bloat_ns) {
+	/* What the samples hold of the wait for the next segments at this
+	 * rate is no queue. */
+	uint64_t bloat = p->bloat_ns +
+		(uint64_t)p->spacing_bytes * 8000000000ULL / s->rate_bps;
+	if (delta >= bloat) {
 		uint64_t del = bps(in->delivered_bytes, dt), base, f;
 		/* Under a standing queue the bottleneck is busy: what it
 		 * delivered is its rate. */
@@ -125,7 +131,7 @@ autorate_tick(struct autorate_state *s, const struct autorate_params *p,
 	s->baseline_ns += delta >> p->baseline_shift;
 	if (s->cutting) {
 		s->raises = 0;
-		if (delta >= p->bloat_ns / 2)
+		if (delta >= bloat / 2)
 			return AUTORATE_HOLD; /* still draining */
 		s->cutting = false;
 		nr = clamp(s->cap_bps * p->cut_max_pm / 1000, p);
@@ -137,8 +143,13 @@ autorate_tick(struct autorate_state *s, const struct autorate_params *p,
 	if ((in->backlogged ||
 	     bps(in->sent_bytes, dt) >= s->rate_bps / 1000 * p->load_pm) &&
 	    s->rate_bps < p->ceiling_bps) {
-		/* 1, 1.5, 2, ... 4 steps: accelerate while the path stays clear. */
-		uint64_t mult2 = 2 + (s->raises < 6 ? s->raises : 6);
+		/* 1, 1.5, 2, ... 4 steps: accelerate while the path stays
+		 * clear; past the capacity last measured, only after
+		 * calm_raises plain steps. */
+		uint32_t n = s->raises;
+		if (s->cap_bps && s->rate_bps >= s->cap_bps)
+			n = n > p->calm_raises ? n - p->calm_raises : 0;
+		uint64_t mult2 = 2 + (n < 6 ? n : 6);
 		uint64_t step = s->rate_bps / 1000 * p->raise_pm * mult2 / 2;
 		s->rate_bps = clamp(s->rate_bps + (step ? step : 1), p);
 		s->raises++;

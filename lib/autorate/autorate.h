@@ -18,7 +18,7 @@
  * - delay = the tick's smallest sample; baseline = the smallest ever seen,
  *   rising by 1/2^baseline_shift of the gap each clear tick (a route may
  *   lengthen); delta = delay - baseline;
- * - delta >= bloat_ns: a queue stands beyond the box, so what was
+ * - delta >= bloat_ns (+ spacing_bytes at the rate): a queue stands beyond the box, so what was
  *   delivered this tick is the bottleneck's rate (cap). CUT to
  *   max(floor, cap x f) if that is below the rate, f = 1 - delta / drain_ns clamped to
  *   [cut_min, cut_max]: the deeper the queue, the faster it drains;
@@ -27,7 +27,8 @@
  * - clear and saturated (backlogged, or sent >= load of the rate): RAISE
  *   by raise_pm per mille, up to the ceiling; each further RAISE in a row
  *   adds half a step more, up to 4 steps (a link that came back is found
- *   in a second, not in ten);
+ *   in a second, not in ten); above the last capacity measured only after
+ *   calm_raises plain steps (probing past it fills the queue beyond);
  * - otherwise HOLD.
  */
 
@@ -67,6 +68,15 @@ struct autorate_params {
 	uint32_t raise_pm;       /**< RAISE step, per mille of the rate */
 	uint32_t load_pm;        /**< saturated: sent >= load_pm/1000 of the rate */
 	uint32_t baseline_shift; /**< baseline rises by 1/2^shift of the gap */
+	/**
+	 * A sample ends at an ACK, and a receiver ACKs every second segment,
+	 * so at a low rate a sample holds the wait for the next segment(s):
+	 * the bloat threshold grows by spacing_bytes at the current rate
+	 * (default 4 x 1514: two flows' pairs of segments; 37 ms at 1.3
+	 * Mbit/s, 2.4 ms at 20 Mbit/s).
+	 */
+	uint32_t spacing_bytes;
+	uint32_t calm_raises;    /**< RAISEs above the last capacity before accelerating */
 };
 
 /** Per-tick measurements. */

@@ -25,6 +25,8 @@ params(void)
 	autorate_params_default(&p);
 	p.floor_bps = 2 * MBIT;
 	p.ceiling_bps = 40 * MBIT;
+	p.spacing_bytes = 0; /* the plain law; see the spacing tests */
+	p.calm_raises = 0;
 	assert_int_equal(autorate_params_check(&p), 0);
 	return p;
 }
@@ -248,6 +250,64 @@ test_the_baseline_follows_a_longer_path_slowly_and_a_shorter_one_at_once(void **
 }
 
 static void
+test_at_a_low_rate_the_wait_for_the_next_segments_is_not_taken_for_a_queue(void **state)
+{
+	struct autorate_params p = params();
+	struct autorate_state s;
+	struct autorate_input in;
+
+	(void)state;
+	p.spacing_bytes = 4 * 1514; /* the default */
+	p.floor_bps = 1 * MBIT;
+	autorate_init(&s, &p, 1300000, T0);
+	in = busy(1, 1300000);
+	autorate_tick(&s, &p, &in, T0 + TICK);
+	/* +30 ms at 1.3 Mbit/s: under 15 + 37.3 ms, no cut. */
+	in = busy(31, 1300000);
+	assert_int_equal(autorate_tick(&s, &p, &in, T0 + 2 * TICK), AUTORATE_RAISE);
+	/* The same rise at 20 Mbit/s (15 + 2.4 ms) is a queue. */
+	autorate_init(&s, &p, 20 * MBIT, T0);
+	in = busy(1, 20 * MBIT);
+	autorate_tick(&s, &p, &in, T0 + TICK);
+	in = busy(31, 10 * MBIT);
+	assert_int_equal(autorate_tick(&s, &p, &in, T0 + 2 * TICK), AUTORATE_CUT);
+}
+
+static void
+test_past_the_last_capacity_the_raises_stay_plain_for_calm_raises_ticks(void **state)
+{
+	struct autorate_params p = params();
+	struct autorate_state s;
+	struct autorate_input in;
+	uint64_t now = T0, prev;
+
+	(void)state;
+	p.calm_raises = 10;
+	autorate_init(&s, &p, 10 * MBIT, T0);
+	in = busy(20, 10 * MBIT);
+	autorate_tick(&s, &p, &in, now += TICK);          /* raise: 10.5 */
+	in = busy(100, 6 * MBIT);
+	assert_int_equal(autorate_tick(&s, &p, &in, now += TICK), AUTORATE_CUT);
+	assert_int_equal(s.cap_bps, 6 * MBIT);
+	in = busy(20, 3 * MBIT);
+	assert_int_equal(autorate_tick(&s, &p, &in, now += TICK), AUTORATE_RECOVER);
+	assert_int_equal(s.rate_bps, 5400000);
+	/* Below 6: accelerating (5 %, 7.5 %); above: plain 5 % steps. */
+	for (int i = 0; i < 12; i++) {
+		prev = s.rate_bps;
+		in = busy(20, s.rate_bps);
+		assert_int_equal(autorate_tick(&s, &p, &in, now += TICK), AUTORATE_RAISE);
+		if (prev >= 6 * MBIT && i < 10)
+			assert_int_equal(s.rate_bps, prev + prev / 1000 * 50);
+	}
+	assert_true(s.rate_bps > 6 * MBIT);
+	/* The eleventh raise in a row above the capacity accelerates. */
+	prev = s.rate_bps;
+	autorate_tick(&s, &p, &in, now += TICK);
+	assert_true(s.rate_bps > prev + prev / 1000 * 50);
+}
+
+static void
 test_parameters_out_of_range_are_refused(void **state)
 {
 	struct autorate_params p = params();
@@ -277,6 +337,8 @@ main(void)
 		cmocka_unit_test(test_a_clear_pipe_that_is_not_saturated_holds_its_rate),
 		cmocka_unit_test(test_cuts_never_go_below_the_floor),
 		cmocka_unit_test(test_the_baseline_follows_a_longer_path_slowly_and_a_shorter_one_at_once),
+		cmocka_unit_test(test_at_a_low_rate_the_wait_for_the_next_segments_is_not_taken_for_a_queue),
+		cmocka_unit_test(test_past_the_last_capacity_the_raises_stay_plain_for_calm_raises_ticks),
 		cmocka_unit_test(test_parameters_out_of_range_are_refused),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
