@@ -144,13 +144,19 @@ autorate_tick(struct autorate_state *s, const struct autorate_params *p,
 	     bps(in->sent_bytes, dt) >= s->rate_bps / 1000 * p->load_pm) &&
 	    s->rate_bps < p->ceiling_bps) {
 		/* 1, 1.5, 2, ... 4 steps: accelerate while the path stays
-		 * clear; past the capacity last measured, only after
-		 * calm_raises plain steps. */
+		 * clear. Past the capacity last measured, quarter steps for
+		 * calm_raises ticks first: the queue beyond shows a rise a
+		 * tick or two late, so probing there must be slow. */
 		uint32_t n = s->raises;
-		if (s->cap_bps && s->rate_bps >= s->cap_bps)
-			n = n > p->calm_raises ? n - p->calm_raises : 0;
-		uint64_t mult2 = 2 + (n < 6 ? n : 6);
-		uint64_t step = s->rate_bps / 1000 * p->raise_pm * mult2 / 2;
+		uint64_t mult4;
+		if (s->cap_bps && s->rate_bps >= s->cap_bps && n < p->calm_raises)
+			mult4 = 1;
+		else {
+			if (s->cap_bps && s->rate_bps >= s->cap_bps)
+				n -= p->calm_raises;
+			mult4 = 4 + 2 * (n < 6 ? n : 6);
+		}
+		uint64_t step = s->rate_bps / 1000 * p->raise_pm * mult4 / 4;
 		s->rate_bps = clamp(s->rate_bps + (step ? step : 1), p);
 		s->raises++;
 		return AUTORATE_RAISE;

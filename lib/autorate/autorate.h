@@ -27,8 +27,9 @@
  * - clear and saturated (backlogged, or sent >= load of the rate): RAISE
  *   by raise_pm per mille, up to the ceiling; each further RAISE in a row
  *   adds half a step more, up to 4 steps (a link that came back is found
- *   in a second, not in ten); above the last capacity measured only after
- *   calm_raises plain steps (probing past it fills the queue beyond);
+ *   in a second, not in ten); above the last capacity measured, quarter
+ *   steps for calm_raises ticks first (probing past it fills the queue
+ *   beyond);
  * - otherwise HOLD.
  */
 
@@ -76,7 +77,7 @@ struct autorate_params {
 	 * Mbit/s, 2.4 ms at 20 Mbit/s).
 	 */
 	uint32_t spacing_bytes;
-	uint32_t calm_raises;    /**< RAISEs above the last capacity before accelerating */
+	uint32_t calm_raises;    /**< quarter-step RAISEs above the last capacity first */
 };
 
 /** Per-tick measurements. */

@@ -274,7 +274,7 @@ test_at_a_low_rate_the_wait_for_the_next_segments_is_not_taken_for_a_queue(void 
 }
 
 static void
-test_past_the_last_capacity_the_raises_stay_plain_for_calm_raises_ticks(void **state)
+test_past_the_last_capacity_the_first_raises_are_quarter_steps(void **state)
 {
 	struct autorate_params p = params();
 	struct autorate_state s;
@@ -292,19 +292,22 @@ test_past_the_last_capacity_the_raises_stay_plain_for_calm_raises_ticks(void **s
 	in = busy(20, 3 * MBIT);
 	assert_int_equal(autorate_tick(&s, &p, &in, now += TICK), AUTORATE_RECOVER);
 	assert_int_equal(s.rate_bps, 5400000);
-	/* Below 6: accelerating (5 %, 7.5 %); above: plain 5 % steps. */
-	for (int i = 0; i < 12; i++) {
+	/* Below 6: accelerating (5 %, 7.5 %); above: quarter steps. */
+	for (int i = 0; i < 10; i++) {
 		prev = s.rate_bps;
 		in = busy(20, s.rate_bps);
 		assert_int_equal(autorate_tick(&s, &p, &in, now += TICK), AUTORATE_RAISE);
-		if (prev >= 6 * MBIT && i < 10)
-			assert_int_equal(s.rate_bps, prev + prev / 1000 * 50);
+		if (prev >= 6 * MBIT)
+			assert_int_equal(s.rate_bps, prev + prev / 1000 * 50 / 4);
 	}
 	assert_true(s.rate_bps > 6 * MBIT);
-	/* The eleventh raise in a row above the capacity accelerates. */
+	/* Ten raises in a row on, it accelerates again from a full step. */
 	prev = s.rate_bps;
 	autorate_tick(&s, &p, &in, now += TICK);
-	assert_true(s.rate_bps > prev + prev / 1000 * 50);
+	assert_int_equal(s.rate_bps, prev + prev / 1000 * 50);
+	prev = s.rate_bps;
+	autorate_tick(&s, &p, &in, now += TICK);
+	assert_int_equal(s.rate_bps, prev + prev / 1000 * 50 * 6 / 4);
 }
 
 static void
@@ -338,7 +341,7 @@ main(void)
 		cmocka_unit_test(test_cuts_never_go_below_the_floor),
 		cmocka_unit_test(test_the_baseline_follows_a_longer_path_slowly_and_a_shorter_one_at_once),
 		cmocka_unit_test(test_at_a_low_rate_the_wait_for_the_next_segments_is_not_taken_for_a_queue),
-		cmocka_unit_test(test_past_the_last_capacity_the_raises_stay_plain_for_calm_raises_ticks),
+		cmocka_unit_test(test_past_the_last_capacity_the_first_raises_are_quarter_steps),
 		cmocka_unit_test(test_parameters_out_of_range_are_refused),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
