@@ -206,10 +206,10 @@ record(struct prtt *t, uint32_t sub, enum prtt_dir dir, uint64_t ns)
 static inline struct prtt_flow *
 bucket_of(const struct prtt *t, uint64_t key)
 {
-	uint64_t h = (key * 0x9E3779B97F4A7C15ULL) >> t->bucket_shift;
+	/* One bucket: a shift by 64 would be undefined. */
+	uint64_t h = t->bucket_shift == 64 ? 0 :
+		     (key * 0x9E3779B97F4A7C15ULL) >> t->bucket_shift;
 
-	if (t->bucket_shift == 64)
-		h = 0;
 	return &t->flows[h * WAYS];
 }
 
