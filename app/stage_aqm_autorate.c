@@ -609,6 +609,15 @@ counters_sum(struct prtt_counters *c, uint64_t *non_tcp, uint64_t *bad_options)
 
 static const char *const ar_dir_name[2] = { "down", "up" };
 
+/* An array string, cut to what telemetry takes (longer ones are refused). */
+static void
+tel_add_line(struct rte_tel_data *l, char *line)
+{
+	if (strlen(line) >= RTE_TEL_MAX_STRING_LEN)
+		line[RTE_TEL_MAX_STRING_LEN - 1] = '\0';
+	rte_tel_data_add_array_string(l, line);
+}
+
 static int
 tel_prtt(const char *cmd, const char *params, struct rte_tel_data *d)
 {
@@ -630,7 +639,7 @@ tel_prtt(const char *cmd, const char *params, struct rte_tel_data *d)
 		struct ar_top top[AR_TOP_MAX];
 		struct rte_tel_data *t = rte_tel_data_alloc();
 		struct rte_tel_data *l = rte_tel_data_alloc();
-		char k[48], line[128];
+		char k[48], line[320];
 
 		if (t == NULL || l == NULL) {
 			rte_tel_data_free(t);
@@ -654,7 +663,7 @@ tel_prtt(const char *cmd, const char *params, struct rte_tel_data *d)
 				 " p50_us=%" PRIu64 " p99_us=%" PRIu64, top[i].pipe, name,
 				 top[i].s.samples, top[i].s.min_ns / 1000,
 				 top[i].s.p50_ns / 1000, top[i].s.p99_ns / 1000);
-			rte_tel_data_add_array_string(l, line);
+			tel_add_line(l, line);
 		}
 		snprintf(k, sizeof(k), "top_%s", ar_dir_name[dir]);
 		rte_tel_data_add_dict_container(d, k, l, 0);
@@ -777,7 +786,7 @@ tel_autorate_log(const char *cmd, const char *params, struct rte_tel_data *d)
 	rte_tel_data_start_array(l, RTE_TEL_STRING_VAL);
 	next = since;
 	for (size_t i = 0; i < n && i < AR_LOG_PAGE; i++) {
-		char line[128];
+		char line[320];
 		char name[48];
 		aqm_ctl_pipe_name(all[i].pipe, name, sizeof(name));
 		snprintf(line, sizeof(line), "%" PRIu64 " %u %s %s %s %" PRIu64 " %" PRIu64
@@ -785,7 +794,7 @@ tel_autorate_log(const char *cmd, const char *params, struct rte_tel_data *d)
 			 all[i].t_ns, all[i].pipe, name, ar_dir_name[all[i].dir & 1],
 			 autorate_event_name((enum autorate_event)all[i].event),
 			 all[i].from_bps, all[i].to_bps, all[i].delta_ns / 1000, all[i].cap_bps);
-		rte_tel_data_add_array_string(l, line);
+		tel_add_line(l, line);
 		next = all[i].t_ns;
 	}
 	for (unsigned w = 0; w < ar_g.nb_workers; w++)
