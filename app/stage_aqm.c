@@ -52,15 +52,25 @@ dir_of_out_port(uint16_t out_port)
  * out[] may only hold slots of packets already taken from the burst.
  */
 static inline uint16_t
-enqueue_local(const struct aqm_worker *w, struct aqm_sched *sched,
-	      const uint32_t *pipes, struct rte_mbuf **local, uint16_t n,
-	      struct rte_mbuf **out, uint64_t now_ns)
+enqueue_local(const struct aqm_worker *w, enum aqm_dir dir,
+	      struct aqm_sched *sched, const uint32_t *pipes,
+	      struct rte_mbuf **local, uint16_t n, struct rte_mbuf **out,
+	      uint64_t now_ns)
 {
-	if (w->bypass)
-		return aqm_sched_enqueue_bypass_burst(sched, pipes, local, n,
-						      now_ns, out);
-	aqm_sched_enqueue_burst(sched, pipes, local, n, now_ns);
-	return 0;
+	uint16_t nb = 0;
+
+	/* Passive RTT: the subscriber's segments before sluice's own queue. */
+	if (w->ar != NULL && dir == AQM_DIR_UP)
+		aqm_ar_up(w->ar, local, pipes, n, now_ns);
+	if (!w->bypass) {
+		aqm_sched_enqueue_burst(sched, pipes, local, n, now_ns);
+		return 0;
+	}
+	nb = aqm_sched_enqueue_bypass_burst(sched, pipes, local, n, now_ns, out);
+	/* ... and toward the subscriber as they leave it. */
+	if (w->ar != NULL && dir == AQM_DIR_DOWN && nb)
+		aqm_ar_down(w->ar, w->subs, out, nb, now_ns);
+	return nb;
 }
 
 static uint16_t
@@ -107,8 +117,8 @@ aqm_stage_burst(void *ctx, const struct stage_burst *b,
 			local[nl] = m;
 			pipes[nl++] = (uint32_t)id;
 			if (nl == AQM_BATCH) {
-				keep += enqueue_local(w, sched, pipes, local, nl,
-						      pkts + keep, now_ns);
+				keep += enqueue_local(w, dir, sched, pipes, local,
+						      nl, pkts + keep, now_ns);
 				nl = 0;
 			}
 		} else {
@@ -118,8 +128,8 @@ aqm_stage_burst(void *ctx, const struct stage_burst *b,
 		}
 	}
 	if (nl)
-		keep += enqueue_local(w, sched, pipes, local, nl, pkts + keep,
-				      now_ns);
+		keep += enqueue_local(w, dir, sched, pipes, local, nl,
+				      pkts + keep, now_ns);
 	if (away.n)
 		handoff_stage_flush(&w->hp, &away, &st->handoffs,
 				    &st->handoff_drops);
@@ -151,7 +161,7 @@ aqm_take_inputs(struct aqm_worker *w, struct stage_emitter *em, uint64_t now_ns)
 			if (np[d] == 0)
 				continue;
 			w->st[d].handoff_in += np[d];
-			uint16_t nb = enqueue_local(w,
+			uint16_t nb = enqueue_local(w, (enum aqm_dir)d,
 				aqm_subs_sched(w->subs, (enum aqm_dir)d),
 				pipes[d], pk[d], np[d], pk[d], now_ns);
 			for (uint16_t i = 0; i < nb; i++)
@@ -167,10 +177,14 @@ aqm_stage_poll(void *ctx, struct stage_emitter *em, uint64_t now_ns)
 	struct rte_mbuf *pkts[AQM_BATCH];
 
 	aqm_take_inputs(w, em, now_ns);
+	if (w->ar != NULL)
+		aqm_ar_poll(w->ar, w, now_ns);
 	for (int d = 0; d < 2; d++) {
 		for (int b = 0; b < AQM_POLL_BATCHES; b++) {
 			uint16_t n = aqm_subs_dequeue_burst(w->subs, (enum aqm_dir)d,
 							    pkts, AQM_BATCH, now_ns);
+			if (w->ar != NULL && d == AQM_DIR_DOWN && n)
+				aqm_ar_down(w->ar, w->subs, pkts, n, now_ns);
 			for (uint16_t i = 0; i < n; i++)
 				stage_emit(em, pkt_meta(pkts[i])->user16, pkts[i]);
 			if (n < AQM_BATCH)
@@ -209,6 +223,7 @@ aqm_stage_destroy(void *ctx)
 
 	if (w == NULL)
 		return;
+	aqm_ar_free(w->ar);
 	aqm_subs_free(w->subs);
 	rte_free(w);
 }
@@ -315,6 +330,13 @@ aqm_create(const void *conf, const struct stage_env *env, struct stage *out)
 		rte_free(w);
 		return -EINVAL;
 	}
+	rc = aqm_ar_create(w, &c->ar, sp.max_subs, env, &w->ar);
+	if (rc < 0) {
+		aqm_subs_free(w->subs);
+		rte_ring_free(w->mailbox);
+		rte_free(w);
+		return rc;
+	}
 	out->ops = &aqm_stage_ops;
 	out->ctx = w;
 	aqm_log(RTE_LOG_DEBUG, "worker %u: pipes for %u subscriber(s) of at most %u (%u IPv6), %u flow queues each, queues hold at most %u packets per direction, hand-off ring %" PRIu64 " slots",
@@ -334,4 +356,6 @@ const struct stage_module sl_stage_aqm = {
 	.telemetry_help = "AQM totals per direction, reload counters. No parameters.",
 	.report = aqm_report,
 	.reload = aqm_module_reload,
+	/* Only the passive RTT / autorate keys are on a lib/ini table so far. */
+	.print_keys = aqm_ar_print_keys,
 };

@@ -284,6 +284,9 @@ aqm_conf_parse(struct ini_file *f, bool strict, struct aqm_conf **out,
 	for (int k = 0; k < AK_MAX; k++)
 		c->val[k] = aqm_keys[k].def;
 	c->fifo_in_ms = true;
+	/* Passive RTT and autorate keys: their own table (stage_aqm_autorate.c). */
+	if (aqm_ar_conf_parse(f, &c->ar, 0, err, errlen) < 0)
+		goto fail;
 
 	/* Lines in file order, except that profile goes first so explicit
 	 * overhead/mpu/framing lines win wherever they are. */
@@ -293,6 +296,8 @@ aqm_conf_parse(struct ini_file *f, bool strict, struct aqm_conf **out,
 			if (strcmp(e->section, AQM_SECTION) != 0)
 				continue;
 			int k = aqm_conf_key(e->key);
+			if (k < 0 && aqm_ar_key(e->key))
+				continue; /* applied above */
 			if (k < 0) {
 				if (strict && pass == 1) {
 					sl_config_err(err, errlen, f, e, "unknown key");

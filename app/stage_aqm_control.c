@@ -314,6 +314,11 @@ aqm_reload(void)
 			goto bad;
 		}
 	}
+	if (memcmp(&nc->ar, &rc_->ar, sizeof(nc->ar)) != 0) {
+		snprintf(err, sizeof(err), "%s: [%s] passive_rtt, prtt_* and autorate* keys cannot change at run time (restart sluice)",
+			 f->path, AQM_SECTION);
+		goto bad;
+	}
 	uint32_t fresh = 0, present = 0;
 	aqm_g.generation++;
 	for (uint32_t i = 0; i < nc->nsubs; i++) {
@@ -466,6 +471,19 @@ prefix_str(const struct aqm_sub_entry *e, char *buf, size_t len)
 
 	inet_ntop(e->family == 4 ? AF_INET : AF_INET6, e->addr, a, sizeof(a));
 	snprintf(buf, len, "%s/%u", a, e->depth);
+}
+
+void
+aqm_ctl_pipe_name(uint32_t id, char *buf, size_t len)
+{
+	snprintf(buf, len, id == 0 ? "default" : "pipe %u", id);
+	pthread_mutex_lock(&aqm_g.lock);
+	for (uint32_t i = 0; i < aqm_g.nmirror; i++)
+		if (aqm_g.mirror[i].id == id) {
+			prefix_str(&aqm_g.mirror[i].e, buf, len);
+			break;
+		}
+	pthread_mutex_unlock(&aqm_g.lock);
 }
 
 /*
@@ -793,4 +811,5 @@ aqm_report(void *const *ctxs, unsigned nb_workers, FILE *out)
 		" reload_errors=%" PRIu64 " telemetry_changes=%" PRIu64 "\n",
 		aqm_g.nmirror, aqm_g.reloads, aqm_g.reload_errors,
 		aqm_g.tel_changes);
+	aqm_ar_report(out);
 }

@@ -26,6 +26,7 @@
 #include "ini.h"
 #include "log.h"
 #include "stages.h"
+#include "stage_aqm_autorate.h"
 #include "worker.h"
 
 #define AQM_SECTION "aqm"
@@ -115,6 +116,7 @@ struct aqm_conf {
 	char subs_path[512];         /* resolved against the file's directory */
 	struct aqm_sub_entry *subs;  /* malloc'ed, nsubs entries */
 	uint32_t nsubs;
+	struct aqm_ar_conf ar;       /* passive RTT, autorate (stage_aqm_autorate.c) */
 };
 
 /*
@@ -159,6 +161,7 @@ struct aqm_worker {
 	struct aqm_dir_stats st[2] __rte_cache_aligned;
 	uint64_t changes_applied;
 	uint64_t change_errors;
+	struct aqm_ar *ar;               /* passive RTT + autorate, or NULL */
 };
 
 /* ------------------------------------------------------------------ */
@@ -177,6 +180,8 @@ void aqm_ctl_worker_ready(struct aqm_worker *w, const struct aqm_conf *c,
 /* On a worker, from ctl_mailbox_take(): apply one change, whole or not. */
 int aqm_ctl_apply(void *ctx, struct ctl_change *cc, char *err, size_t errlen);
 void aqm_module_reload(void);
+/* "198.18.0.2/32", "default" or "pipe N" for a pipe id (control side). */
+void aqm_ctl_pipe_name(uint32_t id, char *buf, size_t len);
 int aqm_telemetry(void *const *ctxs, unsigned nb_workers, const char *params,
 		  struct rte_tel_data *d);
 void aqm_report(void *const *ctxs, unsigned nb_workers, FILE *out);

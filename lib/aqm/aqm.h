@@ -235,6 +235,15 @@ int aqm_sched_pipe_set_shaper(struct aqm_sched *s, uint32_t pipe,
 			      const struct aqm_shaper_params *sp);
 
 /**
+ * The shaper a pipe runs with now. rate_bps is recomputed from the
+ * per-byte cost the pipe keeps (Q24 ns), so it may differ from the rate
+ * last set: by nothing up to about 1 Gbit/s, by 2e-7 at 100 Gbit/s.
+ * @return 0, or -EINVAL (bad pipe id).
+ */
+int aqm_sched_pipe_shaper(const struct aqm_sched *s, uint32_t pipe,
+			  struct aqm_shaper_params *sp);
+
+/**
  * The CoDel parameters pipe runs with now: the configured ones, or with
  * fq.codel_rate_aware those raised for its current rate.
  * @return 0 or -EINVAL.

@@ -267,6 +267,24 @@ aqm_sched_pipe_set_shaper(struct aqm_sched *s, uint32_t pipe,
 }
 
 int
+aqm_sched_pipe_shaper(const struct aqm_sched *s, uint32_t pipe,
+		      struct aqm_shaper_params *sp)
+{
+	const struct aqm_pipe *p;
+
+	if (pipe >= s->npipes)
+		return -EINVAL;
+	p = &s->pipes[pipe];
+	/* The inverse of aqm_shaper_apply(), rounded to the nearest bit/s. */
+	sp->rate_bps = p->ns_per_byte ?
+		((8000000000ULL << 24) + p->ns_per_byte / 2) / p->ns_per_byte : 0;
+	sp->overhead = p->overhead;
+	sp->mpu = p->mpu == 1 ? 0 : p->mpu;
+	sp->framing = p->framing;
+	return 0;
+}
+
+int
 aqm_sched_pipe_codel_params(const struct aqm_sched *s, uint32_t pipe,
 			    struct aqm_codel_params *cp)
 {

@@ -131,6 +131,11 @@ def _reference(path):
     return out
 
 
+# Sections whose keys are only partly on typed tables yet: [aqm]'s passive
+# RTT and autorate keys are; the rest of [aqm] still has its own parser.
+PARTLY_ON_TABLES = {"aqm"}
+
+
 def test_reference_files_list_every_key_of_the_tables_with_its_default():
     """config/*.ini and the code's key tables (sluice --config-keys) say the
     same: every key a table knows is in a reference file with the table's
@@ -153,5 +158,7 @@ def test_reference_files_list_every_key_of_the_tables_with_its_default():
         for k, d in keys.items():
             assert k in ref[sec], "[%s] %s is not documented in config/" % (sec, k)
             assert ref[sec][k] == d, "[%s] %s: config/ says %r, the code %r" % (sec, k, ref[sec][k], d)
+        if sec in PARTLY_ON_TABLES:
+            continue
         extra = set(ref[sec]) - set(keys)
         assert not extra, "[%s]: config/ documents keys the code does not know: %s" % (sec, sorted(extra))

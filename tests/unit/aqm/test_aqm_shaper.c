@@ -82,6 +82,37 @@ test_shaper_output_is_within_half_a_percent_of_the_rate_from_1mbit_to_40gbit(voi
 }
 
 static void
+test_a_pipe_reads_back_the_shaper_it_was_given_within_a_millionth(void **state)
+{
+	static const uint64_t rates[] = { 64000ULL, 2999999ULL, 30000000ULL,
+					  1000000000ULL, 100000000000ULL };
+	struct aqm_pipe_params pp;
+	struct aqm_shaper_params sp, got;
+	struct aqm_sched *s;
+
+	(void)state;
+	aqm_pipe_params_default(&pp);
+	pp.shaper.rate_bps = 10000000;
+	s = test_sched(&pp, 1);
+	assert_non_null(s);
+	assert_int_equal(aqm_shaper_profile("adsl-pppoe", &sp), 0);
+	for (size_t i = 0; i < RTE_DIM(rates); i++) {
+		sp.rate_bps = rates[i];
+		assert_int_equal(aqm_sched_pipe_set_shaper(s, 0, &sp), 0);
+		assert_int_equal(aqm_sched_pipe_shaper(s, 0, &got), 0);
+		/* The pipe keeps ns per byte in Q24: exact to 1 Gbit/s,
+		 * 2e-7 off at 100 Gbit/s. */
+		assert_in_range(got.rate_bps, rates[i] - rates[i] / 1000000,
+				rates[i] + rates[i] / 1000000);
+		assert_int_equal(got.overhead, sp.overhead);
+		assert_int_equal(got.mpu, sp.mpu);
+		assert_int_equal(got.framing, sp.framing);
+	}
+	assert_int_equal(aqm_sched_pipe_shaper(s, 1, &got), -EINVAL);
+	aqm_sched_free(s);
+}
+
+static void
 test_shaper_counts_atm_cells_on_the_wire(void **state)
 {
 	double got;
@@ -286,6 +317,7 @@ main(void)
 		cmocka_unit_test(test_an_idle_pipe_earns_no_burst),
 		cmocka_unit_test(test_many_pipes_each_get_their_own_rate),
 		cmocka_unit_test(test_sojourn_percentiles_come_from_a_log_scale_histogram),
+		cmocka_unit_test(test_a_pipe_reads_back_the_shaper_it_was_given_within_a_millionth),
 	};
 
 	if (test_eal_init("shaper", 16383, 256) != 0)

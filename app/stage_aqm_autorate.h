@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef SLUICE_APP_STAGE_AQM_AUTORATE_H
+#define SLUICE_APP_STAGE_AQM_AUTORATE_H
+
+/*
+ * The aqm stage's passive RTT (lib/prtt) and autorate (lib/autorate):
+ * its [aqm] keys (a lib/ini typed table of their own, applied before the
+ * rest of [aqm]), the per-worker state, the datapath hooks, telemetry
+ * (/sluice/prtt, /sluice/prtt_sub, /sluice/autorate_log) and the report.
+ * Everything lives in stage_aqm_autorate.c; stage_aqm*.c only call these.
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <rte_mbuf.h>
+
+#include "aqm_subs.h"
+#include "ini.h"
+#include "stages.h"
+
+/* The keys of the table (see config/aqm.ini). */
+struct aqm_ar_conf {
+	bool passive_rtt;
+	uint32_t prtt_flows;
+	uint64_t prtt_max_age;
+	uint64_t prtt_ts_tick;
+	uint32_t prtt_top;
+	uint8_t autorate;          /* bits 1 << enum aqm_dir */
+	uint64_t floor_down, floor_up, ceiling_down, ceiling_up;
+	uint64_t interval, bloat, drain, stall;
+	double raise, cut_min, cut_max, load;
+	uint32_t log_size;
+};
+
+struct aqm_worker;
+struct aqm_ar;
+
+/* Apply the table to [aqm] of f (marks its entries used). 0 or -1 + err. */
+int aqm_ar_conf_parse(struct ini_file *f, struct aqm_ar_conf *c,
+		      uint64_t max_subs, char *err, size_t errlen);
+/* Whether name is one of the table's keys (the rest of [aqm] skips them). */
+bool aqm_ar_key(const char *name);
+/* The reference of the table ("sluice --config-keys" once [aqm] prints). */
+void aqm_ar_print_keys(FILE *out);
+
+/* Per worker, at create; NULL when both are off. -errno on failure. */
+int aqm_ar_create(struct aqm_worker *w, const struct aqm_ar_conf *c,
+		  uint32_t max_subs, const struct stage_env *env,
+		  struct aqm_ar **out);
+void aqm_ar_free(struct aqm_ar *a);
+
+/* Datapath: packets from the subscriber about to be queued in pipes[]. */
+void aqm_ar_up(struct aqm_ar *a, struct rte_mbuf **pkts, const uint32_t *pipes,
+	       uint16_t n, uint64_t now_ns);
+/* Datapath: packets leaving toward the subscriber now. */
+void aqm_ar_down(struct aqm_ar *a, struct aqm_subs *subs, struct rte_mbuf **pkts,
+		 uint16_t n, uint64_t now_ns);
+/* Poll: autorate ticks of the pipes this worker owns. */
+void aqm_ar_poll(struct aqm_ar *a, struct aqm_worker *w, uint64_t now_ns);
+
+/* Control side: after the last worker; telemetry commands. */
+void aqm_ar_ready(void *const *ctxs_unused, unsigned nb_workers);
+void aqm_ar_report(FILE *out);
+
+#endif

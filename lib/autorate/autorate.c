@@ -1,0 +1,166 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The autorate control law; see autorate.h and README.md. */
+#include "autorate.h"
+
+static const char *const event_names[] = {
+#define AUTORATE_EV_NAME(e, s) s,
+	AUTORATE_EVENT_LIST(AUTORATE_EV_NAME)
+#undef AUTORATE_EV_NAME
+};
+
+const char *
+autorate_event_name(enum autorate_event e)
+{
+	return (unsigned)e < AUTORATE_EVENT_MAX ? event_names[e] : "?";
+}
+
+void
+autorate_params_default(struct autorate_params *p)
+{
+	p->floor_bps = 1000000;
+	p->ceiling_bps = 100000000;
+	p->interval_ns = 50000000;
+	p->bloat_ns = 15000000;
+	p->drain_ns = 100000000;
+	p->stall_ns = 1000000000;
+	p->cut_min_pm = 500;
+	p->cut_max_pm = 900;
+	p->raise_pm = 50;
+	p->load_pm = 750;
+	p->baseline_shift = 6;
+	p->spacing_bytes = 4 * 1514;
+	p->calm_raises = 10;
+}
+
+int
+autorate_params_check(const struct autorate_params *p)
+{
+	if (p->floor_bps == 0 || p->ceiling_bps < p->floor_bps ||
+	    p->interval_ns == 0 || p->drain_ns == 0 || p->bloat_ns == 0 ||
+	    p->cut_min_pm == 0 || p->cut_min_pm > p->cut_max_pm ||
+	    p->cut_max_pm >= 1000 || p->raise_pm == 0 || p->raise_pm > 1000 ||
+	    p->load_pm == 0 || p->load_pm > 1000 || p->baseline_shift > 20)
+		return -1;
+	return 0;
+}
+
+static uint64_t
+clamp(uint64_t v, const struct autorate_params *p)
+{
+	return v < p->floor_bps ? p->floor_bps :
+	       v > p->ceiling_bps ? p->ceiling_bps : v;
+}
+
+void
+autorate_init(struct autorate_state *s, const struct autorate_params *p,
+	      uint64_t rate_bps, uint64_t now_ns)
+{
+	*s = (struct autorate_state){ 0 };
+	s->rate_bps = clamp(rate_bps, p);
+	s->last_ns = now_ns;
+	s->last_sample_ns = now_ns;
+}
+
+/* bytes over dt ns as bit/s, without overflow for any real figure. */
+static uint64_t
+bps(uint64_t bytes, uint64_t dt_ns)
+{
+	if (dt_ns == 0)
+		return 0;
+	return (uint64_t)((unsigned __int128)bytes * 8000000000ULL / dt_ns);
+}
+
+enum autorate_event
+autorate_tick(struct autorate_state *s, const struct autorate_params *p,
+	      const struct autorate_input *in, uint64_t now_ns)
+{
+	uint64_t dt = now_ns - s->last_ns, delta, nr;
+
+	s->last_ns = now_ns;
+	s->armed_since += in->armed;
+	if (in->samples == 0) {
+		/* Data went out and nothing came back for stall_ns: the link
+		 * beyond has stopped (or is far slower than anything we
+		 * measured). Park at the floor until answers come back. */
+		if (s->armed_since > 0 && now_ns - s->last_sample_ns >= p->stall_ns &&
+		    s->rate_bps > p->floor_bps) {
+			s->rate_bps = p->floor_bps;
+			s->cap_bps = 0;
+			s->cutting = false;
+			s->raises = 0;
+			return AUTORATE_STALL;
+		}
+		return AUTORATE_IDLE;
+	}
+	s->last_sample_ns = now_ns;
+	s->armed_since = 0;
+	if (!s->have_baseline || in->delay_ns < s->baseline_ns) {
+		s->baseline_ns = in->delay_ns;
+		s->have_baseline = true;
+	}
+	delta = in->delay_ns - s->baseline_ns;
+	s->delta_ns = delta;
+	/* What the samples hold of the wait for the next segments at this
+	 * rate is no queue. */
+	uint64_t bloat = p->bloat_ns +
+		(uint64_t)p->spacing_bytes * 8000000000ULL / s->rate_bps;
+	if (delta >= bloat) {
+		uint64_t del = bps(in->delivered_bytes, dt), base, f;
+		/* Under a standing queue the bottleneck is busy: what it
+		 * delivered is its rate. */
+		if (del > 0)
+			s->cap_bps = del;
+		/* Relative to the capacity, not to our own rate: while the
+		 * queue beyond drains, more cuts do not compound. */
+		base = s->cap_bps ? s->cap_bps : s->rate_bps;
+		f = delta >= p->drain_ns ? 0 : 1000 - delta * 1000 / p->drain_ns;
+		if (f < p->cut_min_pm)
+			f = p->cut_min_pm;
+		if (f > p->cut_max_pm)
+			f = p->cut_max_pm;
+		nr = clamp(base * f / 1000, p);
+		s->raises = 0;
+		if (nr < s->rate_bps) {
+			s->rate_bps = nr;
+			s->cutting = true;
+			return AUTORATE_CUT;
+		}
+		return AUTORATE_HOLD;
+	}
+	/* Clear: let the baseline follow a lengthened path, slowly. */
+	s->baseline_ns += delta >> p->baseline_shift;
+	if (s->cutting) {
+		s->raises = 0;
+		if (delta >= bloat / 2)
+			return AUTORATE_HOLD; /* still draining */
+		s->cutting = false;
+		nr = clamp(s->cap_bps * p->cut_max_pm / 1000, p);
+		if (s->cap_bps && nr > s->rate_bps) {
+			s->rate_bps = nr;
+			return AUTORATE_RECOVER;
+		}
+	}
+	if ((in->backlogged ||
+	     bps(in->sent_bytes, dt) >= s->rate_bps / 1000 * p->load_pm) &&
+	    s->rate_bps < p->ceiling_bps) {
+		/* 1, 1.5, 2, ... 4 steps: accelerate while the path stays
+		 * clear. Past the capacity last measured, quarter steps for
+		 * calm_raises ticks first: the queue beyond shows a rise a
+		 * tick or two late, so probing there must be slow. */
+		uint32_t n = s->raises;
+		uint64_t mult4;
+		if (s->cap_bps && s->rate_bps >= s->cap_bps && n < p->calm_raises)
+			mult4 = 1;
+		else {
+			if (s->cap_bps && s->rate_bps >= s->cap_bps)
+				n -= p->calm_raises;
+			mult4 = 4 + 2 * (n < 6 ? n : 6);
+		}
+		uint64_t step = s->rate_bps / 1000 * p->raise_pm * mult4 / 4;
+		s->rate_bps = clamp(s->rate_bps + (step ? step : 1), p);
+		s->raises++;
+		return AUTORATE_RAISE;
+	}
+	s->raises = 0;
+	return AUTORATE_HOLD;
+}

@@ -1,0 +1,183 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef SLUICE_PRTT_H
+#define SLUICE_PRTT_H
+
+/**
+ * @file
+ * Passive delay measurement per subscriber, in the spirit of pping: no
+ * probes, only the subscribers' own TCP traffic as it crosses the box.
+ *
+ * - Downstream RTT: from a data segment leaving toward the subscriber to
+ *   the first ACK from the subscriber that covers it. With TCP timestamps
+ *   (RFC 7323) the ACK's TSecr must equal the TSval the segment carried;
+ *   without them the ACK's cumulative acknowledgment, or a SACK block
+ *   (RFC 2018), must cover the segment's sequence range. Karn: a sequence
+ *   sample is dropped when any part of it is sent again.
+ * - Upstream one-way-delay variation: each subscriber segment with a
+ *   timestamp gives (arrival - TSval x tick) against that flow's minimum
+ *   over the last two windows. Only the rise is meaningful: the sender's
+ *   clock offset cancels.
+ *
+ * Flows live in a set-associative table of a fixed size (4 ways per
+ * bucket, least recently used evicted): a flood of flows costs samples,
+ * never memory. Subscribers are the caller's dense ids (sluice: pipe ids).
+ * The caller allocates prtt_memsize() bytes once and passes the time in;
+ * nothing allocates, locks or reads a clock. One owner (one lcore) per
+ * instance.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Directions, relative to the subscriber. */
+enum prtt_dir {
+	PRTT_DOWN = 0, /**< RTT beyond the box toward the subscriber */
+	PRTT_UP = 1,   /**< one-way-delay rise of the subscriber's segments */
+};
+
+/** Log histogram: 16 linear buckets of 1.024 us, then 8 per octave. */
+#define PRTT_HIST_BUCKETS 160
+
+/** Counters of one instance; every one is exported by the caller. */
+#define PRTT_COUNTER_LIST(X) \
+	X(segments,        "TCP segments looked at") \
+	X(ts_armed,        "timestamp samples started (a new TSval toward the subscriber)") \
+	X(seq_armed,       "sequence samples started (new data, no timestamps)") \
+	X(ts_samples,      "RTT samples matched by TSecr") \
+	X(seq_samples,     "RTT samples matched by a cumulative ACK") \
+	X(sack_samples,    "RTT samples matched by a SACK block") \
+	X(karn_discarded,  "sequence samples dropped: the range was sent again") \
+	X(ts_skipped,      "timestamp samples dropped: a newer TSecr came first") \
+	X(expired,         "samples dropped: no answer within max_age") \
+	X(owd_samples,     "upstream one-way-delay samples") \
+	X(flows_inserted,  "flows that took a table slot") \
+	X(evictions,       "flows evicted by a newer one (table full in that bucket)") \
+	X(bad_sub,         "segments of a subscriber id out of range (ignored)")
+
+/** Instance counters. */
+struct prtt_counters {
+#define PRTT_CNT_FIELD(n, d) uint64_t n;
+	PRTT_COUNTER_LIST(PRTT_CNT_FIELD)
+#undef PRTT_CNT_FIELD
+};
+
+/** Parameters, fixed at init. */
+struct prtt_params {
+	uint32_t flows;       /**< table slots, a power of two >= 4 */
+	uint32_t subs;        /**< subscriber ids 0..subs-1 */
+	uint64_t max_age_ns;  /**< a sample not answered by then is dropped */
+	uint64_t ts_tick_ns;  /**< the peers' TSval clock tick (Linux: 1 ms) */
+	uint64_t owd_window_ns; /**< upstream baseline: min over 2 such windows */
+};
+
+/** One TCP segment as the library needs it (prtt_tcp_parse() fills most). */
+struct prtt_seg {
+	uint64_t flow;       /**< the same for both directions of a connection; not 0 */
+	uint32_t sub;        /**< subscriber id */
+	uint32_t seq, ack;
+	uint32_t payload;    /**< payload bytes */
+	uint32_t wire_len;   /**< frame bytes, for delivered-rate accounting */
+	uint32_t tsval, tsecr;
+	uint8_t flags;       /**< TCP flags byte (FIN 0x01, SYN 0x02, ACK 0x10) */
+	uint8_t has_ts;
+	uint8_t nsack;       /**< SACK blocks, at most 4 */
+	uint32_t sack[4][2]; /**< [left, right) edges */
+};
+
+/** What a subscriber's delay looked like (prtt_sub_summary()). */
+struct prtt_summary {
+	uint64_t samples;
+	uint64_t min_ns, p50_ns, p99_ns, last_ns; /**< 0 without samples */
+};
+
+/**
+ * What accumulated for one subscriber and direction since the last
+ * prtt_sub_window_take(): what a controller needs each tick.
+ */
+struct prtt_window {
+	uint32_t samples;
+	uint32_t armed;          /**< samples started (DOWN) */
+	uint64_t min_ns;         /**< smallest sample (UINT64_MAX: none) */
+	uint64_t acked_bytes;    /**< DOWN: payload bytes the subscriber acknowledged */
+	uint64_t sent_payload;   /**< DOWN: payload bytes sent toward the subscriber */
+	uint64_t sent_wire;      /**< DOWN: frame bytes of those segments */
+};
+
+struct prtt;
+
+/** Defaults: 16384 flows, 1024 subscribers, 4 s, 1 ms tick, 10 s window. */
+void prtt_params_default(struct prtt_params *p);
+
+/** Bytes an instance with p needs, or 0 if p is invalid. */
+size_t prtt_memsize(const struct prtt_params *p);
+
+/**
+ * Build an instance in mem (prtt_memsize() bytes, 64-byte aligned, any
+ * content). @return the handle (== mem), or NULL if p is invalid.
+ */
+struct prtt *prtt_init(void *mem, const struct prtt_params *p);
+
+/**
+ * A data segment (or SYN/FIN) leaves toward the subscriber at now_ns:
+ * start a sample if none is in flight for its flow; Karn's rule on resends.
+ */
+void prtt_down_segment(struct prtt *t, const struct prtt_seg *s, uint64_t now_ns);
+
+/**
+ * A segment from the subscriber arrives at now_ns: match its ACK against
+ * the flow's sample in flight; with a timestamp, an upstream OWD sample.
+ */
+void prtt_up_segment(struct prtt *t, const struct prtt_seg *s, uint64_t now_ns);
+
+/**
+ * Parse a TCP header (hdr, hdr_len bytes: the data offset's worth) into
+ * s: seq, ack, flags, timestamps and SACK blocks. flow, sub, payload and
+ * wire_len are left to the caller.
+ * @return 0, or -1 if the header or its options are malformed (then s
+ *   holds seq/ack/flags when they could be read, has_ts = nsack = 0).
+ */
+int prtt_tcp_parse(const uint8_t *hdr, uint32_t hdr_len, struct prtt_seg *s);
+
+/** Summary of one subscriber and direction (all samples since init). */
+int prtt_sub_summary(const struct prtt *t, uint32_t sub, enum prtt_dir dir,
+		     struct prtt_summary *out);
+
+/** Take (and reset) one subscriber's window. @return 0 or -1 (bad sub). */
+int prtt_sub_window_take(struct prtt *t, uint32_t sub, enum prtt_dir dir,
+			 struct prtt_window *out);
+
+/** The instance's counters. */
+const struct prtt_counters *prtt_counters(const struct prtt *t);
+
+/** The subscriber capacity it was built with. */
+uint32_t prtt_subs(const struct prtt *t);
+
+/**
+ * The histogram of one subscriber and direction (PRTT_HIST_BUCKETS
+ * counts), e.g. to add several workers' together. NULL if sub is bad.
+ */
+const uint32_t *prtt_sub_hist(const struct prtt *t, uint32_t sub, enum prtt_dir dir);
+
+/** Percentile pct (1..100) of a histogram: the bucket's middle, in ns; 0 if empty. */
+uint64_t prtt_hist_percentile(const uint32_t *hist, unsigned pct);
+
+/** Histogram bucket of a delay in ns (exposed for tests). */
+unsigned prtt_hist_bucket(uint64_t ns);
+
+/** Lower edge of bucket b, in ns. */
+uint64_t prtt_hist_lower_ns(unsigned b);
+
+/** Names and descriptions of the counters, in struct order. */
+extern const char *const prtt_counter_names[];
+/** Number of counters. */
+#define PRTT_NB_COUNTERS (sizeof(struct prtt_counters) / sizeof(uint64_t))
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* SLUICE_PRTT_H */

@@ -1,0 +1,98 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""Passive RTT and autorate in the aqm stage, on pcap files.
+
+net_pcap feeds both ports at once and sluice reads the clock, so which of
+a data segment and its ACK is seen first is not fixed here: these tests
+check what does not depend on timing (samples started, one-way-delay
+samples, counters, config errors, frames unchanged). Exact RTT values are
+checked on a virtual clock in tests/unit/prtt/. Addresses only from
+198.18.0.0/15.
+"""
+import os
+
+from scapy.all import IP, TCP, UDP, Ether, Raw
+
+import harness as h
+
+REPO = os.path.normpath(os.path.join(os.path.dirname(__file__), "..", ".."))
+CFG = open(os.path.join(REPO, "config", "examples", "fq_codel-10mbit.ini")).read()
+CFG_PRTT = CFG.rstrip("\n") + "\nblue = off\npassive_rtt = on\n"
+C_MAC, S_MAC = "02:00:00:00:00:01", "02:00:00:00:00:02"
+SUB, NET = "198.18.0.1", "198.19.0.1"
+
+
+def down(sport, seq, tsval=None, size=500):
+    opts = [("NOP", None), ("NOP", None), ("Timestamp", (tsval, 7))] if tsval is not None else []
+    return bytes(Ether(src=S_MAC, dst=C_MAC) / IP(src=NET, dst=SUB) /
+                 TCP(sport=443, dport=sport, flags="PA", seq=seq, ack=1, options=opts) /
+                 Raw(b"d" * size))
+
+
+def up(sport, seq, tsval, size=100):
+    return bytes(Ether(src=C_MAC, dst=S_MAC) / IP(src=SUB, dst=NET) /
+                 TCP(sport=sport, dport=5001, flags="PA", seq=seq, ack=1,
+                     options=[("NOP", None), ("NOP", None), ("Timestamp", (tsval, 9))]) /
+                 Raw(b"u" * size))
+
+
+def test_passive_rtt_starts_one_sample_per_flow_and_leaves_every_frame_unchanged():
+    d = []
+    for f in range(4):        # with timestamps: the same TSval three times
+        d += [down(41000 + f, 1000 + 500 * i, tsval=77) for i in range(3)]
+    for f in range(2):        # without: new data, one sample in flight
+        d += [down(42000 + f, 5000 + 500 * i) for i in range(3)]
+    u = [up(43000, 100 * i, tsval) for i, tsval in enumerate([300, 300, 301, 302])]
+    u.append(bytes(Ether(src=C_MAC, dst=S_MAC) / IP(src=SUB, dst=NET) /
+                   UDP(sport=43001, dport=53) / Raw(b"q" * 40)))
+    r = h.run([u, d], config=CFG_PRTT)
+    h.assert_clean_exit(r)
+    assert sorted(r.outs[0]) == sorted(d), "frames toward the subscriber changed"
+    assert sorted(r.outs[1]) == sorted(u), "frames toward the internet changed"
+    assert r.counter("prtt", "ts_armed") == 4, r.stdout
+    assert r.counter("prtt", "seq_armed") == 2, r.stdout
+    # First sight of the flow, then TSvals 301 and 302; the second 300 is
+    # the same tick and gives none.
+    assert r.counter("prtt", "owd_samples") == 3, r.stdout
+    assert r.counter("prtt", "segments") == 22, r.stdout
+    assert r.counter("prtt", "non_tcp") == 1, r.stdout
+    assert r.counter("prtt", "flows_inserted") == 7, r.stdout
+    assert r.counter("prtt dir=up", "subscribers_sampled") == 1, r.stdout
+    assert "prtt_top dir=up rank=1 pipe=0 subscriber=default samples=3" in r.stdout, r.stdout
+
+
+def test_autorate_without_passive_rtt_is_refused_naming_the_key():
+    h.assert_config_error(CFG.rstrip("\n") + "\nautorate = down\n",
+                          CFG.rstrip("\n").count("\n") + 2, "autorate",
+                          "needs passive_rtt = on")
+
+
+def test_a_table_size_that_is_not_a_power_of_two_is_refused():
+    h.assert_config_error(CFG_PRTT + "prtt_flows = 1000\n",
+                          CFG_PRTT.count("\n") + 1, "prtt_flows", "power of two")
+
+
+def test_autorate_ticks_the_pipe_and_reports_every_kind_of_tick():
+    d = [down(41000, 1000 + 500 * i, tsval=77) for i in range(20)]
+    r = h.run([[], d], config=CFG_PRTT + "autorate = both\n", idle_ms=400)
+    h.assert_clean_exit(r)
+    assert sorted(r.outs[0]) == sorted(d)
+    for dr in ("down", "up"):
+        line = [l for l in r.stdout.splitlines() if l.startswith("autorate dir=%s " % dr)]
+        assert line, r.stdout
+        for k in ("idle", "hold", "raise", "cut", "recover", "stall", "rate_changes"):
+            assert " %s=" % k in line[0], line[0]
+    # No answer ever came, but the run is shorter than the 1 s stall time.
+    assert r.counter("autorate dir=down", "idle") > 0, r.stdout
+    assert r.counter("autorate dir=down", "rate_changes") == 0, r.stdout
+
+
+def test_a_segment_whose_timestamp_option_is_malformed_is_counted_and_timed_by_sequence():
+    bad = bytes(Ether(src=S_MAC, dst=C_MAC) / IP(src=NET, dst=SUB) /
+                TCP(sport=443, dport=44000, flags="PA", seq=1, ack=1,
+                    options=[(8, b"\x00" * 7)]) / Raw(b"d" * 100))
+    r = h.run([[], [bad]], config=CFG_PRTT)
+    h.assert_clean_exit(r)
+    assert r.outs[0] == [bad], "the frame must leave unchanged"
+    assert r.counter("prtt", "bad_options") == 1, r.stdout
+    assert r.counter("prtt", "ts_armed") == 0, r.stdout
+    assert r.counter("prtt", "seq_armed") == 1, r.stdout

@@ -1,0 +1,348 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * lib/autorate's control law on a virtual clock: step responses to a
+ * capacity drop and rise, idle and stall, the floor and the ceiling.
+ * Every rate is exact.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "autorate.h"
+
+#define MS 1000000ULL
+#define MBIT 1000000ULL
+#define T0 (7 * 1000000000ULL)
+#define TICK (50 * MS)
+
+static struct autorate_params
+params(void)
+{
+	struct autorate_params p;
+
+	autorate_params_default(&p);
+	p.floor_bps = 2 * MBIT;
+	p.ceiling_bps = 40 * MBIT;
+	p.spacing_bytes = 0; /* the plain law; see the spacing tests */
+	p.calm_raises = 0;
+	assert_int_equal(autorate_params_check(&p), 0);
+	return p;
+}
+
+/* Bytes a link of bps delivers in one tick. */
+static uint64_t
+tick_bytes(uint64_t bps)
+{
+	return bps / 8 * TICK / 1000000000ULL;
+}
+
+static struct autorate_input
+busy(uint64_t delay_ms, uint64_t delivered_bps)
+{
+	struct autorate_input in = {
+		.samples = 10, .armed = 10, .delay_ns = delay_ms * MS,
+		.delivered_bytes = tick_bytes(delivered_bps),
+		.sent_bytes = tick_bytes(delivered_bps), .backlogged = true,
+	};
+	return in;
+}
+
+static void
+test_an_idle_pipe_without_samples_keeps_its_rate_for_ever(void **state)
+{
+	struct autorate_params p = params();
+	struct autorate_state s;
+	struct autorate_input none = { 0 };
+
+	(void)state;
+	autorate_init(&s, &p, 30 * MBIT, T0);
+	for (uint64_t i = 1; i <= 1000; i++)
+		assert_int_equal(autorate_tick(&s, &p, &none, T0 + i * TICK), AUTORATE_IDLE);
+	assert_int_equal(s.rate_bps, 30 * MBIT);
+}
+
+static void
+test_samples_that_stop_while_data_goes_out_park_the_rate_at_the_floor_after_the_stall_time(void **state)
+{
+	struct autorate_params p = params();
+	struct autorate_state s;
+	struct autorate_input in = busy(20, 30 * MBIT), dark = { .armed = 3,
+		.sent_bytes = tick_bytes(30 * MBIT), .backlogged = true };
+	uint64_t now = T0 + TICK;
+
+	(void)state;
+	autorate_init(&s, &p, 30 * MBIT, T0);
+	in.backlogged = false;
+	in.sent_bytes = 0;
+	assert_int_equal(autorate_tick(&s, &p, &in, now), AUTORATE_HOLD);
+	/* 19 dark ticks: 950 ms, no change yet. */
+	for (int i = 0; i < 19; i++) {
+		now += TICK;
+		assert_int_equal(autorate_tick(&s, &p, &dark, now), AUTORATE_IDLE);
+	}
+	assert_int_equal(s.rate_bps, 30 * MBIT);
+	now += TICK; /* 1 s since the last answer */
+	assert_int_equal(autorate_tick(&s, &p, &dark, now), AUTORATE_STALL);
+	assert_int_equal(s.rate_bps, 2 * MBIT);
+	now += TICK;
+	assert_int_equal(autorate_tick(&s, &p, &dark, now), AUTORATE_IDLE);
+	/* Answers again, clear and saturated: it climbs from the floor. */
+	now += TICK;
+	in = busy(20, 2 * MBIT);
+	assert_int_equal(autorate_tick(&s, &p, &in, now), AUTORATE_RAISE);
+	assert_int_equal(s.rate_bps, 2100000);
+}
+
+static void
+test_a_pipe_sending_no_tcp_never_stalls(void **state)
+{
+	struct autorate_params p = params();
+	struct autorate_state s;
+	struct autorate_input udp = { .sent_bytes = tick_bytes(30 * MBIT),
+				      .backlogged = true };
+
+	(void)state;
+	autorate_init(&s, &p, 30 * MBIT, T0);
+	for (uint64_t i = 1; i <= 100; i++)
+		assert_int_equal(autorate_tick(&s, &p, &udp, T0 + i * TICK), AUTORATE_IDLE);
+	assert_int_equal(s.rate_bps, 30 * MBIT);
+}
+
+static void
+test_a_capacity_drop_from_30_to_6_mbit_cuts_below_6_at_once_then_recovers_to_nine_tenths(void **state)
+{
+	struct autorate_params p = params();
+	struct autorate_state s;
+	struct autorate_input in;
+	uint64_t now = T0;
+
+	(void)state;
+	autorate_init(&s, &p, 30 * MBIT, T0);
+	in = busy(20, 30 * MBIT);
+	now += TICK;
+	assert_int_equal(autorate_tick(&s, &p, &in, now), AUTORATE_RAISE);
+	assert_int_equal(s.rate_bps, 31500000);
+	assert_int_equal(s.baseline_ns, 20 * MS);
+	/* The link beyond drops to 6 Mbit/s: 60 ms of queue after a tick.
+	 * f = 1 - 60/100 = 0.4, held at cut_min = 0.5 of the 6 delivered. */
+	in = busy(80, 6 * MBIT);
+	now += TICK;
+	assert_int_equal(autorate_tick(&s, &p, &in, now), AUTORATE_CUT);
+	assert_int_equal(s.rate_bps, 3 * MBIT);
+	assert_int_equal(s.cap_bps, 6 * MBIT);
+	/* Draining: 30 ms left, f = 0.7 of 6 = 4.2 > 3: no second cut. */
+	in = busy(50, 6 * MBIT);
+	now += TICK;
+	assert_int_equal(autorate_tick(&s, &p, &in, now), AUTORATE_HOLD);
+	assert_int_equal(s.rate_bps, 3 * MBIT);
+	/* 10 ms above the baseline: clear, but not yet half the threshold. */
+	in = busy(30, 6 * MBIT);
+	now += TICK;
+	assert_int_equal(autorate_tick(&s, &p, &in, now), AUTORATE_HOLD);
+	assert_int_equal(s.rate_bps, 3 * MBIT);
+	/* Drained: back to 0.9 of the capacity measured. */
+	in = busy(21, 3 * MBIT);
+	now += TICK;
+	assert_int_equal(autorate_tick(&s, &p, &in, now), AUTORATE_RECOVER);
+	assert_int_equal(s.rate_bps, 5400000);
+	/* Then it probes upward while saturated: 5 %, then 7.5 %. */
+	in = busy(21, 5400000);
+	now += TICK;
+	assert_int_equal(autorate_tick(&s, &p, &in, now), AUTORATE_RAISE);
+	assert_int_equal(s.rate_bps, 5670000);
+	now += TICK;
+	assert_int_equal(autorate_tick(&s, &p, &in, now), AUTORATE_RAISE);
+	assert_int_equal(s.rate_bps, 5670000 + 425250);
+}
+
+static void
+test_a_small_rise_above_the_threshold_cuts_the_delivered_rate_in_proportion_to_the_rise(void **state)
+{
+	struct autorate_params p = params();
+	struct autorate_state s;
+	struct autorate_input in = busy(20, 30 * MBIT);
+
+	(void)state;
+	autorate_init(&s, &p, 30 * MBIT, T0);
+	autorate_tick(&s, &p, &in, T0 + TICK);
+	in = busy(36, 20 * MBIT); /* delta 16 ms: f = 0.84 */
+	assert_int_equal(autorate_tick(&s, &p, &in, T0 + 2 * TICK), AUTORATE_CUT);
+	assert_int_equal(s.rate_bps, 16800000);
+}
+
+static void
+test_a_rising_capacity_is_followed_by_raises_up_to_the_ceiling_and_no_further(void **state)
+{
+	struct autorate_params p = params();
+	struct autorate_state s;
+	struct autorate_input in;
+	uint64_t now = T0;
+	int raises = 0;
+
+	(void)state;
+	autorate_init(&s, &p, 6 * MBIT, T0);
+	while (s.rate_bps < p.ceiling_bps && raises < 1000) {
+		in = busy(20, s.rate_bps);
+		now += TICK;
+		assert_int_equal(autorate_tick(&s, &p, &in, now), AUTORATE_RAISE);
+		raises++;
+	}
+	/* 6 -> 40 Mbit/s: steps of 5, 7.5, 10 ... 20 % per tick. */
+	assert_int_equal(raises, 13);
+	assert_int_equal(s.rate_bps, 40 * MBIT);
+	in = busy(20, s.rate_bps);
+	assert_int_equal(autorate_tick(&s, &p, &in, now + TICK), AUTORATE_HOLD);
+	assert_int_equal(s.rate_bps, 40 * MBIT);
+}
+
+static void
+test_a_clear_pipe_that_is_not_saturated_holds_its_rate(void **state)
+{
+	struct autorate_params p = params();
+	struct autorate_state s;
+	struct autorate_input in = busy(20, 10 * MBIT);
+
+	(void)state;
+	autorate_init(&s, &p, 30 * MBIT, T0);
+	in.backlogged = false; /* 10 of 30 Mbit/s: under 75 % */
+	assert_int_equal(autorate_tick(&s, &p, &in, T0 + TICK), AUTORATE_HOLD);
+	in.sent_bytes = tick_bytes(22500000); /* exactly 75 % */
+	assert_int_equal(autorate_tick(&s, &p, &in, T0 + 2 * TICK), AUTORATE_RAISE);
+}
+
+static void
+test_cuts_never_go_below_the_floor(void **state)
+{
+	struct autorate_params p = params();
+	struct autorate_state s;
+	struct autorate_input in = busy(20, 30 * MBIT);
+
+	(void)state;
+	autorate_init(&s, &p, 30 * MBIT, T0);
+	autorate_tick(&s, &p, &in, T0 + TICK);
+	in = busy(500, 1 * MBIT);
+	assert_int_equal(autorate_tick(&s, &p, &in, T0 + 2 * TICK), AUTORATE_CUT);
+	assert_int_equal(s.rate_bps, 2 * MBIT);
+	assert_int_equal(autorate_tick(&s, &p, &in, T0 + 3 * TICK), AUTORATE_HOLD);
+	assert_int_equal(s.rate_bps, 2 * MBIT);
+}
+
+static void
+test_the_baseline_follows_a_longer_path_slowly_and_a_shorter_one_at_once(void **state)
+{
+	struct autorate_params p = params();
+	struct autorate_state s;
+	struct autorate_input in = busy(20, 30 * MBIT);
+
+	(void)state;
+	autorate_init(&s, &p, 30 * MBIT, T0);
+	in.backlogged = false;
+	in.sent_bytes = 0;
+	autorate_tick(&s, &p, &in, T0 + TICK);
+	in.delay_ns = 30 * MS; /* 10 ms longer: 1/64 of it per tick */
+	autorate_tick(&s, &p, &in, T0 + 2 * TICK);
+	assert_int_equal(s.baseline_ns, 20 * MS + 10 * MS / 64);
+	in.delay_ns = 12 * MS;
+	autorate_tick(&s, &p, &in, T0 + 3 * TICK);
+	assert_int_equal(s.baseline_ns, 12 * MS);
+}
+
+static void
+test_at_a_low_rate_the_wait_for_the_next_segments_is_not_taken_for_a_queue(void **state)
+{
+	struct autorate_params p = params();
+	struct autorate_state s;
+	struct autorate_input in;
+
+	(void)state;
+	p.spacing_bytes = 4 * 1514; /* the default */
+	p.floor_bps = 1 * MBIT;
+	autorate_init(&s, &p, 1300000, T0);
+	in = busy(1, 1300000);
+	autorate_tick(&s, &p, &in, T0 + TICK);
+	/* +30 ms at 1.3 Mbit/s: under 15 + 37.3 ms, no cut. */
+	in = busy(31, 1300000);
+	assert_int_equal(autorate_tick(&s, &p, &in, T0 + 2 * TICK), AUTORATE_RAISE);
+	/* The same rise at 20 Mbit/s (15 + 2.4 ms) is a queue. */
+	autorate_init(&s, &p, 20 * MBIT, T0);
+	in = busy(1, 20 * MBIT);
+	autorate_tick(&s, &p, &in, T0 + TICK);
+	in = busy(31, 10 * MBIT);
+	assert_int_equal(autorate_tick(&s, &p, &in, T0 + 2 * TICK), AUTORATE_CUT);
+}
+
+static void
+test_past_the_last_capacity_the_first_raises_are_quarter_steps(void **state)
+{
+	struct autorate_params p = params();
+	struct autorate_state s;
+	struct autorate_input in;
+	uint64_t now = T0, prev;
+
+	(void)state;
+	p.calm_raises = 10;
+	autorate_init(&s, &p, 10 * MBIT, T0);
+	in = busy(20, 10 * MBIT);
+	autorate_tick(&s, &p, &in, now += TICK);          /* raise: 10.5 */
+	in = busy(100, 6 * MBIT);
+	assert_int_equal(autorate_tick(&s, &p, &in, now += TICK), AUTORATE_CUT);
+	assert_int_equal(s.cap_bps, 6 * MBIT);
+	in = busy(20, 3 * MBIT);
+	assert_int_equal(autorate_tick(&s, &p, &in, now += TICK), AUTORATE_RECOVER);
+	assert_int_equal(s.rate_bps, 5400000);
+	/* Below 6: accelerating (5 %, 7.5 %); above: quarter steps. */
+	for (int i = 0; i < 10; i++) {
+		prev = s.rate_bps;
+		in = busy(20, s.rate_bps);
+		assert_int_equal(autorate_tick(&s, &p, &in, now += TICK), AUTORATE_RAISE);
+		if (prev >= 6 * MBIT)
+			assert_int_equal(s.rate_bps, prev + prev / 1000 * 50 / 4);
+	}
+	assert_true(s.rate_bps > 6 * MBIT);
+	/* Ten raises in a row on, it accelerates again from a full step. */
+	prev = s.rate_bps;
+	autorate_tick(&s, &p, &in, now += TICK);
+	assert_int_equal(s.rate_bps, prev + prev / 1000 * 50);
+	prev = s.rate_bps;
+	autorate_tick(&s, &p, &in, now += TICK);
+	assert_int_equal(s.rate_bps, prev + prev / 1000 * 50 * 6 / 4);
+}
+
+static void
+test_parameters_out_of_range_are_refused(void **state)
+{
+	struct autorate_params p = params();
+
+	(void)state;
+	p.floor_bps = 50 * MBIT;
+	assert_int_equal(autorate_params_check(&p), -1);
+	p = params();
+	p.cut_max_pm = 1000;
+	assert_int_equal(autorate_params_check(&p), -1);
+	p = params();
+	p.cut_min_pm = 950;
+	assert_int_equal(autorate_params_check(&p), -1);
+	assert_string_equal(autorate_event_name(AUTORATE_STALL), "stall");
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_an_idle_pipe_without_samples_keeps_its_rate_for_ever),
+		cmocka_unit_test(test_samples_that_stop_while_data_goes_out_park_the_rate_at_the_floor_after_the_stall_time),
+		cmocka_unit_test(test_a_pipe_sending_no_tcp_never_stalls),
+		cmocka_unit_test(test_a_capacity_drop_from_30_to_6_mbit_cuts_below_6_at_once_then_recovers_to_nine_tenths),
+		cmocka_unit_test(test_a_small_rise_above_the_threshold_cuts_the_delivered_rate_in_proportion_to_the_rise),
+		cmocka_unit_test(test_a_rising_capacity_is_followed_by_raises_up_to_the_ceiling_and_no_further),
+		cmocka_unit_test(test_a_clear_pipe_that_is_not_saturated_holds_its_rate),
+		cmocka_unit_test(test_cuts_never_go_below_the_floor),
+		cmocka_unit_test(test_the_baseline_follows_a_longer_path_slowly_and_a_shorter_one_at_once),
+		cmocka_unit_test(test_at_a_low_rate_the_wait_for_the_next_segments_is_not_taken_for_a_queue),
+		cmocka_unit_test(test_past_the_last_capacity_the_first_raises_are_quarter_steps),
+		cmocka_unit_test(test_parameters_out_of_range_are_refused),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
