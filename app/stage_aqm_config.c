@@ -408,6 +408,7 @@ aqm_conf_pipe(const struct aqm_conf *c, bool subscriber, struct aqm_pipe_params 
 		p->fq.blue.interval_ns = c->val[AK_BLUE_INTERVAL];
 		p->fq.blue.inc = (uint16_t)c->val[AK_BLUE_INC];
 		p->fq.blue.dec = (uint16_t)c->val[AK_BLUE_DEC];
+		p->fq.blue.min_queue = (uint16_t)c->val[AK_BLUE_MIN_QUEUE];
 	}
 	/* RFC 8290 section 4.1.1: perturb the flow hash per instance, so
 	 * flows that share a queue by bad luck do not share it every run. */

@@ -87,7 +87,8 @@ enum aqm_key_kind { K_PORTS, K_QDISC, K_FIFO, K_TIME, K_U64, K_SIZE, K_BOOL,
 	X(BLUE_THRESHOLD, "blue_threshold",        K_TIME,    400000000, AQM_BLUE_THRESHOLD_MIN, AQM_BLUE_THRESHOLD_MAX, 0) \
 	X(BLUE_INTERVAL, "blue_interval",          K_TIME,    10000000, AQM_BLUE_INTERVAL_MIN, AQM_BLUE_INTERVAL_MAX, 0) \
 	X(BLUE_INC,     "blue_inc",                K_U64,     1024, 1, 65535, 0) \
-	X(BLUE_DEC,     "blue_dec",                K_U64,     64, 1, 65535, 0)
+	X(BLUE_DEC,     "blue_dec",                K_U64,     64, 1, 65535, 0) \
+	X(BLUE_MIN_QUEUE, "blue_min_queue",        K_U64,     24, 0, 65535, 0)
 
 enum aqm_key {
 #define AQM_KEY_ENUM(e, n, k, d, lo, hi, r) AK_##e,

@@ -79,9 +79,21 @@ struct aqm_blue_params {
 	uint64_t threshold_ns; /**< raise p when a packet's sojourn exceeds this
 				*   (400 ms); 1 ms .. 4 s, in whole ms */
 	uint64_t interval_ns;  /**< least time between two changes of p (10 ms);
-				*   1 ms .. 250 ms, counted in 2^20 ns ticks */
+				*   a change is one step per interval elapsed
+				*   since the last (at most 16); 1 ms .. 250 ms,
+				*   counted in 2^20 ns ticks */
 	uint16_t inc;          /**< step up, Q0.16 (1024 = 1/64); 0 = BLUE off */
 	uint16_t dec;          /**< step down, Q0.16 (64 = 1/1024) */
+	/**
+	 * Raise p for a long sojourn only while the flow also holds more
+	 * than this many codel.mtu of bytes behind the packet (0: at any
+	 * backlog; the app uses 24). A window-based sender's queue is
+	 * bounded in packets, so where a flow's share of the rate is low a
+	 * responsive flow's couple of dozen packets already wait longer than
+	 * threshold_ns: the threshold in force is max(threshold_ns, the time
+	 * min_queue packets take at the flow's share).
+	 */
+	uint16_t min_queue;
 };
 
 /** Bounds of aqm_blue_params (ns). */

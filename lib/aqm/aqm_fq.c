@@ -62,30 +62,42 @@ flow_append(struct aqm_sched *s, struct aqm_flow *f, struct rte_mbuf *m)
 
 /*
  * BLUE (COBALT's second half): p is a flow's drop probability, Q0.16. It
- * rises by blue_inc when the flow overflows a limit or a packet of it waited
- * longer than blue_threshold_ms, and falls by blue_dec when the flow's queue
- * empties or a packet leaves it below CoDel's target; at most one change
- * per blue_ticks ticks, except that a rise from 0 is never held back. The
- * tick stamp is 8 bits: after 256 ticks (268 ms) without a change the next
- * one may wait up to blue_ticks longer than it should, never less.
+ * rises when the flow overflows a limit, or when a packet of it waited
+ * longer than blue_threshold_ms while more than blue_min_bytes stay queued
+ * behind it; it falls when the flow's queue empties or a packet leaves it
+ * below CoDel's target. A change waits at least blue_ticks ticks after the
+ * last one (a rise from 0 never waits), and is inc (dec) per blue_ticks
+ * elapsed, at most BLUE_STEPS_MAX of them at once: p moves at the same
+ * speed whether the flow's packets are seen every millisecond or, at a
+ * small share of a slow pipe, every hundred. The tick stamp is 8 bits:
+ * after 256 ticks (268 ms) without a change the elapsed time reads short,
+ * so a change may come later or smaller than it should, never sooner or
+ * larger.
  */
-static inline bool
-blue_may_change(const struct aqm_pipe *p, const struct aqm_flow *f, uint64_t now)
-{
-	uint8_t tick = (uint8_t)(now >> AQM_BLUE_TICK_SHIFT);
+#define BLUE_STEPS_MAX 16
 
-	return (uint8_t)(tick - f->cv.blue_when) >= p->blue_ticks;
+static inline unsigned int
+blue_steps(const struct aqm_pipe *p, const struct aqm_flow *f, uint64_t now)
+{
+	uint8_t elapsed = (uint8_t)((uint8_t)(now >> AQM_BLUE_TICK_SHIFT) -
+				    f->cv.blue_when);
+
+	/* Runs only when p may change: at most once per blue_ticks. */
+	return RTE_MIN((unsigned int)(elapsed / p->blue_ticks), (unsigned int)BLUE_STEPS_MAX);
 }
 
 static inline void
 blue_raise(struct aqm_pipe *p, struct aqm_flow *f, uint64_t now)
 {
+	unsigned int steps = 1;
 	uint32_t v;
 
-	if (p->blue_inc == 0 || (f->cv.blue_p != 0 && !blue_may_change(p, f, now)))
+	if (p->blue_inc == 0)
+		return;
+	if (f->cv.blue_p != 0 && (steps = blue_steps(p, f, now)) == 0)
 		return;
 	p->blue_flows += f->cv.blue_p == 0;
-	v = (uint32_t)f->cv.blue_p + p->blue_inc;
+	v = (uint32_t)f->cv.blue_p + steps * p->blue_inc;
 	f->cv.blue_p = (uint16_t)RTE_MIN(v, (uint32_t)UINT16_MAX);
 	f->cv.blue_when = (uint8_t)(now >> AQM_BLUE_TICK_SHIFT);
 }
@@ -93,10 +105,13 @@ blue_raise(struct aqm_pipe *p, struct aqm_flow *f, uint64_t now)
 static inline void
 blue_lower(struct aqm_pipe *p, struct aqm_flow *f, uint64_t now)
 {
-	if (f->cv.blue_p == 0 || !blue_may_change(p, f, now))
+	unsigned int steps;
+	uint32_t d;
+
+	if (f->cv.blue_p == 0 || (steps = blue_steps(p, f, now)) == 0)
 		return;
-	f->cv.blue_p = f->cv.blue_p > p->blue_dec ?
-		(uint16_t)(f->cv.blue_p - p->blue_dec) : 0;
+	d = steps * p->blue_dec;
+	f->cv.blue_p = f->cv.blue_p > d ? (uint16_t)(f->cv.blue_p - d) : 0;
 	p->blue_flows -= f->cv.blue_p == 0;
 	f->cv.blue_when = (uint8_t)(now >> AQM_BLUE_TICK_SHIFT);
 }
@@ -232,7 +247,11 @@ blue_head(struct codel_ctx *c, struct rte_mbuf *m)
 	struct aqm_flow *f = c->f;
 	uint64_t sojourn = c->now - pkt_meta(m)->user64;
 
-	if (sojourn > p->blue_threshold_ms * 1000000ULL)
+	/* Long sojourn with a long queue: a window-based sender's queue is
+	 * bounded in packets, so at a small share of a slow pipe a flow that
+	 * answers marks may wait long, but it does not also queue much. */
+	if (sojourn > p->blue_threshold_ms * 1000000ULL &&
+	    f->backlog > p->blue_min_bytes)
 		blue_raise(p, f, c->now);
 	else if (sojourn < p->codel.target_ns || f->head == NULL)
 		blue_lower(p, f, c->now);

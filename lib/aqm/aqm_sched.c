@@ -217,6 +217,8 @@ aqm_sched_pipe_add(struct aqm_sched *s, const struct aqm_pipe_params *pp)
 		p->blue_inc = fq->blue.inc;
 		p->blue_dec = fq->blue.dec;
 		p->blue_threshold_ms = (uint16_t)((fq->blue.threshold_ns + 500000) / 1000000);
+		p->blue_min_bytes = (uint32_t)RTE_MIN((uint64_t)fq->blue.min_queue *
+						      fq->codel.mtu, (uint64_t)UINT32_MAX);
 		/* Whole ticks, rounded up: never less than asked for. */
 		p->blue_ticks = (uint8_t)((fq->blue.interval_ns +
 					   (1ULL << AQM_BLUE_TICK_SHIFT) - 1) >>

@@ -119,6 +119,10 @@ struct aqm_pipe {
 	uint64_t byp_bytes;
 	uint64_t byp_mark;
 	uint32_t byp_hist;
+	/* FQ-CoDel: a long sojourn raises BLUE's p only while the flow holds
+	 * more than this many bytes. Read only past blue_threshold_ms, so it
+	 * lives in the last line's spare bytes. */
+	uint32_t blue_min_bytes;
 } __rte_cache_aligned;
 
 struct aqm_sched {
