@@ -172,6 +172,22 @@ parse_value(struct aqm_conf *c, int k, const struct ini_entry *e,
 			return -1;
 		}
 		break;
+	case K_ISOLATION:
+		/* CAKE's names (tc-cake(8)); see config/aqm.ini. */
+		if (strcasecmp(v, "flows") == 0)
+			x = AQM_ISO_FLOWS;
+		else if (strcasecmp(v, "dual-srchost") == 0)
+			x = AQM_ISO_SRCHOST;
+		else if (strcasecmp(v, "dual-dsthost") == 0)
+			x = AQM_ISO_DSTHOST;
+		else if (strcasecmp(v, "triple-isolate") == 0)
+			x = AQM_ISO_TRIPLE;
+		else {
+			snprintf(why, whylen,
+				 "'%s' is not an isolation (flows, dual-srchost, dual-dsthost or triple-isolate)", v);
+			return -1;
+		}
+		break;
 	case K_POLICY:
 		if (strcasecmp(v, "pass") == 0)
 			x = AQM_DEFAULT_PASS;
@@ -332,6 +348,10 @@ aqm_conf_parse(struct ini_file *f, bool strict, struct aqm_conf **out,
 		AQM_FAIL(AK_TARGET, "must be below interval");
 	if (c->val[AK_ACK_HOLD] != 0 && c->val[AK_ACK_FILTER] == 0)
 		AQM_FAIL(AK_ACK_HOLD, "works with the ACK filter: set ack_filter (up, down or both) or ack_hold = 0");
+	if (c->val[AK_ISOLATION] != AQM_ISO_FLOWS &&
+	    (c->val[AK_FLOWS] > AQM_ISO_FLOWS_MAX || c->val[AK_SUB_FLOWS] > AQM_ISO_FLOWS_MAX))
+		AQM_FAIL(AK_ISOLATION, "host isolation works with at most %u flows per pipe: lower flows/subscriber_flows or set isolation = flows",
+			 AQM_ISO_FLOWS_MAX);
 	if (c->line[AK_MAX_V6_SUBS] == 0 && c->val[AK_MAX_V6_SUBS] > c->val[AK_MAX_SUBS])
 		c->val[AK_MAX_V6_SUBS] = c->val[AK_MAX_SUBS];
 	if (c->val[AK_MAX_V6_SUBS] > c->val[AK_MAX_SUBS])
@@ -403,6 +423,7 @@ aqm_conf_pipe(const struct aqm_conf *c, bool subscriber, struct aqm_pipe_params 
 	p->fq.codel.ce_threshold_ns = c->val[AK_CE_THRESHOLD];
 	p->fq.codel.ecn = c->val[AK_ECN] != 0;
 	p->fq.codel_rate_aware = c->val[AK_CODEL_RATE_AWARE] != 0;
+	p->fq.isolation = (uint8_t)c->val[AK_ISOLATION];
 	if (c->val[AK_BLUE]) {
 		p->fq.blue.threshold_ns = c->val[AK_BLUE_THRESHOLD];
 		p->fq.blue.interval_ns = c->val[AK_BLUE_INTERVAL];

@@ -48,7 +48,8 @@
 /* Configuration (stage_aqm_config.c).                                 */
 
 enum aqm_key_kind { K_PORTS, K_QDISC, K_FIFO, K_TIME, K_U64, K_SIZE, K_BOOL,
-		    K_RATE, K_POLICY, K_PROFILE, K_INT, K_FRAMING, K_PATH, K_DIRS };
+		    K_RATE, K_POLICY, K_PROFILE, K_INT, K_FRAMING, K_PATH, K_DIRS,
+		    K_ISOLATION };
 
 #define AQM_KEYS(X) \
 	X(PORTS,        "ports",                   K_PORTS,   UINT64_MAX, 0, 0, 0) \
@@ -88,7 +89,8 @@ enum aqm_key_kind { K_PORTS, K_QDISC, K_FIFO, K_TIME, K_U64, K_SIZE, K_BOOL,
 	X(BLUE_INTERVAL, "blue_interval",          K_TIME,    10000000, AQM_BLUE_INTERVAL_MIN, AQM_BLUE_INTERVAL_MAX, 0) \
 	X(BLUE_INC,     "blue_inc",                K_U64,     1024, 1, 65535, 0) \
 	X(BLUE_DEC,     "blue_dec",                K_U64,     64, 1, 65535, 0) \
-	X(BLUE_MIN_QUEUE, "blue_min_queue",        K_U64,     24, 0, 65535, 0)
+	X(BLUE_MIN_QUEUE, "blue_min_queue",        K_U64,     24, 0, 65535, 0) \
+	X(ISOLATION,    "isolation",               K_ISOLATION, AQM_ISO_TRIPLE, 0, 0, 0)
 
 enum aqm_key {
 #define AQM_KEY_ENUM(e, n, k, d, lo, hi, r) AK_##e,

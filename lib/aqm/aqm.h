@@ -102,6 +102,24 @@ struct aqm_blue_params {
 #define AQM_BLUE_INTERVAL_MIN 1000000ULL
 #define AQM_BLUE_INTERVAL_MAX 250000000ULL
 
+/**
+ * Host isolation inside one FQ-CoDel instance (CAKE's modes and names):
+ * DRR++ shares the rate between hosts first, then between each host's
+ * flows, so a host does not get more by opening more flows. A flow's
+ * quantum is divided by the number of bulk flows of its source host
+ * (SRCHOST), of its destination host (DSTHOST), or by the larger of the
+ * two (TRIPLE). See "Host isolation" in lib/aqm/README.md.
+ */
+enum aqm_isolation {
+	AQM_ISO_FLOWS = 0,   /**< "flows": fairness per flow only */
+	AQM_ISO_SRCHOST = 1, /**< "dual-srchost" */
+	AQM_ISO_DSTHOST = 2, /**< "dual-dsthost" */
+	AQM_ISO_TRIPLE = 3,  /**< "triple-isolate": both */
+};
+
+/** Most flows of an instance with host isolation. */
+#define AQM_ISO_FLOWS_MAX 32768
+
 /** FQ-CoDel parameters (RFC 8290 section 5). */
 struct aqm_fq_params {
 	uint32_t flows;        /**< power of two, 1..AQM_FLOWS_MAX (1024) */
@@ -127,6 +145,9 @@ struct aqm_fq_params {
 	 * See aqm_ack_supersedes() for exactly when.
 	 */
 	bool ack_filter;
+	/** enum aqm_isolation (AQM_ISO_FLOWS); anything else needs a
+	 *  scheduler created with isolation and flows <= AQM_ISO_FLOWS_MAX. */
+	uint8_t isolation;
 };
 
 /** Largest ACK hold table of a scheduler (entries). */
@@ -168,6 +189,11 @@ struct aqm_sched_params {
 	 *  1..AQM_ACK_HOLD_SLOTS_MAX (1024). When full, ACKs are queued at
 	 *  once. Allocated only when ack_hold_ns is set. */
 	uint32_t ack_hold_slots;
+	/**
+	 * Reserve host state (20 bytes per flow slot) so that pipes may use
+	 * fq.isolation (false).
+	 */
+	bool isolation;
 };
 
 /** Buckets of the sojourn histogram: two per octave from 4 us to 68 s. */

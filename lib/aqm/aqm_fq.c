@@ -130,6 +130,149 @@ blue_draw(struct aqm_sched *s)
 	return (uint32_t)(x >> 48);
 }
 
+/*
+ * Host isolation (CAKE's dual-srchost, dual-dsthost, triple-isolate). A
+ * flow that enters the lists takes a reference on the host of its source
+ * and of its destination address, in two small open-addressed tables per
+ * pipe (as many slots as flows: a host is only there while one of its
+ * flows is, so they never fill up); it gives them back when it leaves the
+ * lists. A flow that spent a quantum counts as one of its hosts' bulk
+ * flows, and its refills are the quantum divided by that count: each
+ * host's bulk flows together get one quantum per round.
+ */
+static inline struct aqm_host *
+pipe_hosts(const struct aqm_sched *s, const struct aqm_pipe *p)
+{
+	return &s->hosts[2 * (size_t)(p->flows - s->flow_pool)];
+}
+
+static inline uint32_t *
+flow_host(const struct aqm_sched *s, const struct aqm_pipe *p, uint32_t fi)
+{
+	return &s->flow_host[(size_t)(p->flows - s->flow_pool) + fi];
+}
+
+static inline uint32_t
+host_tag(const uint8_t *addr, unsigned int words, uint32_t seed)
+{
+	uint32_t h = seed;
+
+	for (unsigned int i = 0; i < words; i++) {
+		uint32_t w;
+
+		memcpy(&w, addr + 4 * i, sizeof(w));
+		h = (h ^ w) * 0x9e3779b1u;
+		h ^= h >> 16;
+	}
+	return h;
+}
+
+/* The slot of host tag in table t (mask + 1 slots), with a reference
+ * taken. A host keeps its slot while referenced, and sits within
+ * AQM_HOST_PROBES of its home slot; if those are all taken by others
+ * (more than that many hosts hash close together), it shares its home
+ * slot with whoever holds it. */
+static inline uint32_t
+host_get(struct aqm_host *t, uint32_t mask, uint32_t tag)
+{
+	uint32_t home = (uint32_t)(((uint64_t)tag * (mask + 1)) >> 32);
+	uint32_t probes = RTE_MIN(mask + 1, (uint32_t)AQM_HOST_PROBES);
+	uint32_t slot = AQM_NONE;
+
+	for (uint32_t j = 0; j < probes; j++) {
+		uint32_t i = (home + j) & mask;
+
+		if (t[i].refs == 0) {
+			if (slot == AQM_NONE)
+				slot = i;
+		} else if (t[i].tag == tag) {
+			t[i].refs++;
+			return i;
+		}
+	}
+	if (slot == AQM_NONE)
+		slot = home;
+	else
+		t[slot].tag = tag;
+	t[slot].refs++;
+	return slot;
+}
+
+/* Flow fi of p enters the lists with packet m: bind it to m's hosts. */
+static inline void
+hosts_bind(struct aqm_sched *s, struct aqm_pipe *p, uint32_t fi,
+	   const struct rte_mbuf *m)
+{
+	const struct pkt_meta *meta = rte_mbuf_to_priv((struct rte_mbuf *)(uintptr_t)m);
+	struct aqm_host *t = pipe_hosts(s, p);
+	unsigned int words = meta->l3 == PKT_L3_IPV6 ? 4 : 1;
+	uint32_t src, dst;
+
+	src = host_get(t, p->flow_mask, host_tag(meta->src, words, p->seed));
+	dst = host_get(t + p->flow_mask + 1, p->flow_mask,
+		       host_tag(meta->dst, words, p->seed));
+	*flow_host(s, p, fi) = src | dst << 16;
+}
+
+/* Flow fi leaves the lists: give its hosts back. */
+static inline void
+hosts_release(struct aqm_sched *s, struct aqm_pipe *p, uint32_t fi)
+{
+	struct aqm_host *t = pipe_hosts(s, p);
+	struct aqm_flow *f = &p->flows[fi];
+	uint32_t hb = *flow_host(s, p, fi);
+	struct aqm_host *src = &t[hb & 0xffff];
+	struct aqm_host *dst = &t[p->flow_mask + 1 + (hb >> 16)];
+
+	src->refs--;
+	dst->refs--;
+	if (f->bulk) {
+		src->bulk--;
+		dst->bulk--;
+		f->bulk = 0;
+	}
+}
+
+/* Flow fi leaves the new and old lists. */
+static inline void
+flow_unlist(struct aqm_sched *s, struct aqm_pipe *p, uint32_t fi)
+{
+	p->flows[fi].list = AQM_LIST_NONE;
+	if (p->isolation != AQM_ISO_FLOWS)
+		hosts_release(s, p, fi);
+}
+
+/* What flow fi earns when its deficit is refilled: the quantum, or with
+ * host isolation the quantum over its host's bulk flows (it now being
+ * one of them). */
+static inline int32_t
+flow_quantum(struct aqm_sched *s, struct aqm_pipe *p, uint32_t fi)
+{
+	struct aqm_flow *f = &p->flows[fi];
+	struct aqm_host *t;
+	uint32_t hb, load = 0;
+	uint64_t q;
+
+	if (p->isolation == AQM_ISO_FLOWS)
+		return (int32_t)p->quantum;
+	t = pipe_hosts(s, p);
+	hb = *flow_host(s, p, fi);
+	if (!f->bulk) {
+		f->bulk = 1;
+		t[hb & 0xffff].bulk++;
+		t[p->flow_mask + 1 + (hb >> 16)].bulk++;
+	}
+	if (p->isolation & AQM_ISO_SRCHOST)
+		load = t[hb & 0xffff].bulk;
+	if (p->isolation & AQM_ISO_DSTHOST)
+		load = RTE_MAX(load, (uint32_t)t[p->flow_mask + 1 + (hb >> 16)].bulk);
+	if (load <= 1)
+		return (int32_t)p->quantum;
+	q = load < AQM_HOST_RECIP ? ((uint64_t)p->quantum * s->recip[load]) >> 16 :
+				    p->quantum / load;
+	return q != 0 ? (int32_t)q : 1;
+}
+
 void
 aqm_fq_drop_fattest(struct aqm_sched *s, struct aqm_pipe *p,
 		    enum aqm_drop_reason why, uint64_t now)
@@ -177,6 +320,8 @@ fq_queue(struct aqm_sched *s, struct aqm_pipe *p, uint32_t fi,
 		return;
 	if (f->list == AQM_LIST_NONE) {
 		/* A flow with no queue and no list entry is new (s. 4.1). */
+		if (p->isolation != AQM_ISO_FLOWS)
+			hosts_bind(s, p, fi, m);
 		f->list = AQM_LIST_NEW;
 		f->deficit = (int32_t)p->quantum;
 		list_push(p->flows, &p->new_flows, fi);
@@ -333,7 +478,7 @@ aqm_fq_dequeue(struct aqm_sched *s, struct aqm_pipe *p, uint64_t now)
 		f = &p->flows[fi];
 		if (f->deficit <= 0) {
 			/* Spent its quantum: refill, go to the back of the old list. */
-			f->deficit += (int32_t)p->quantum;
+			f->deficit += flow_quantum(s, p, fi);
 			list_pop(p->flows, l);
 			f->list = AQM_LIST_OLD;
 			list_push(p->flows, &p->old_flows, fi);
@@ -352,7 +497,7 @@ aqm_fq_dequeue(struct aqm_sched *s, struct aqm_pipe *p, uint64_t now)
 				f->list = AQM_LIST_OLD;
 				list_push(p->flows, &p->old_flows, fi);
 			} else {
-				f->list = AQM_LIST_NONE;
+				flow_unlist(s, p, fi);
 			}
 			continue;
 		}
@@ -366,30 +511,31 @@ aqm_fq_dequeue(struct aqm_sched *s, struct aqm_pipe *p, uint64_t now)
  * is positive (it would go round the old list), and visiting an empty
  * flow ends CoDel's dropping state; then it leaves the list. */
 static inline void
-idle_list(struct aqm_flow *flows, struct aqm_list *l, int32_t quantum)
+idle_list(struct aqm_sched *s, struct aqm_pipe *p, struct aqm_list *l)
 {
 	uint32_t fi = l->head;
 
 	while (fi != AQM_NONE) {
-		struct aqm_flow *f = &flows[fi];
+		struct aqm_flow *f = &p->flows[fi];
+		uint32_t i = fi;
 
 		fi = f->next;
 		while (f->deficit <= 0)
-			f->deficit += quantum;
+			f->deficit += flow_quantum(s, p, i);
 		f->cv.dropping = 0;
 		f->cv.first_above_ns = 0;
-		f->list = AQM_LIST_NONE;
+		flow_unlist(s, p, i);
 	}
 	l->head = l->tail = AQM_NONE;
 }
 
 void
-aqm_fq_idle(struct aqm_pipe *p)
+aqm_fq_idle(struct aqm_sched *s, struct aqm_pipe *p)
 {
 	if (p->qdisc == AQM_QDISC_FIFO)
 		return;
-	idle_list(p->flows, &p->new_flows, (int32_t)p->quantum);
-	idle_list(p->flows, &p->old_flows, (int32_t)p->quantum);
+	idle_list(s, p, &p->new_flows);
+	idle_list(s, p, &p->old_flows);
 }
 
 struct rte_mbuf *
@@ -413,6 +559,6 @@ aqm_fq_flush_one(struct aqm_sched *s, struct aqm_pipe *p)
 		if (m != NULL)
 			return m;
 		list_pop(p->flows, l);
-		p->flows[fi].list = AQM_LIST_NONE;
+		flow_unlist(s, p, fi);
 	}
 }

@@ -94,6 +94,13 @@ aqm_subs_create(const struct aqm_subs_params *p)
 		sp.max_pipes = p->max_subs + 1;
 		sp.max_flows = def_flows + p->max_subs *
 			(p->pipe.qdisc == AQM_QDISC_FIFO ? 1 : p->pipe.fq.flows);
+		/* Host state only where a pipe isolates hosts. */
+		sp.isolation = sp.isolation ||
+			(p->pipe.qdisc == AQM_QDISC_FQ_CODEL &&
+			 p->pipe.fq.isolation != AQM_ISO_FLOWS) ||
+			(p->default_policy == AQM_DEFAULT_PIPE &&
+			 p->default_pipe.qdisc == AQM_QDISC_FQ_CODEL &&
+			 p->default_pipe.fq.isolation != AQM_ISO_FLOWS);
 		/* The hold works with the filter: only where it is on. */
 		if (!((p->ack_filter_dirs >> d) & 1))
 			sp.ack_hold_ns = 0;
