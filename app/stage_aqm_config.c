@@ -172,22 +172,17 @@ parse_value(struct aqm_conf *c, int k, const struct ini_entry *e,
 			return -1;
 		}
 		break;
-	case K_ISOLATION:
-		/* CAKE's names (tc-cake(8)); see config/aqm.ini. */
-		if (strcasecmp(v, "flows") == 0)
-			x = AQM_ISO_FLOWS;
-		else if (strcasecmp(v, "dual-srchost") == 0)
-			x = AQM_ISO_SRCHOST;
-		else if (strcasecmp(v, "dual-dsthost") == 0)
-			x = AQM_ISO_DSTHOST;
-		else if (strcasecmp(v, "triple-isolate") == 0)
-			x = AQM_ISO_TRIPLE;
-		else {
+	case K_ISOLATION: {
+		enum aqm_isolation iso;
+
+		if (aqm_parse_isolation(v, &iso) != 0) {
 			snprintf(why, whylen,
 				 "'%s' is not an isolation (flows, dual-srchost, dual-dsthost or triple-isolate)", v);
 			return -1;
 		}
+		x = iso;
 		break;
+	}
 	case K_POLICY:
 		if (strcasecmp(v, "pass") == 0)
 			x = AQM_DEFAULT_PASS;
@@ -368,6 +363,11 @@ aqm_conf_parse(struct ini_file *f, bool strict, struct aqm_conf **out,
 		uint32_t v6 = 0;
 		for (uint32_t i = 0; i < c->nsubs; i++)
 			v6 += v[i].family == 6;
+		for (uint32_t i = 0; i < c->nsubs; i++)
+			if (v[i].has_isolation && v[i].isolation != AQM_ISO_FLOWS &&
+			    c->val[AK_ISOLATION] == AQM_ISO_FLOWS)
+				AQM_FAIL(AK_SUBSCRIBERS, "%.300s:%u: a subscriber's own host isolation needs [aqm] isolation other than flows (host state is reserved only then)",
+					 c->subs_path, v[i].line);
 		if (c->nsubs > c->val[AK_MAX_SUBS])
 			AQM_FAIL(AK_SUBSCRIBERS, "%u subscribers in %.300s, more than max_subscribers = %" PRIu64,
 				 c->nsubs, c->subs_path, c->val[AK_MAX_SUBS]);

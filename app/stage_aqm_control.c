@@ -498,7 +498,7 @@ tel_pipe(const char *cmd, const char *params, struct rte_tel_data *d)
 	return 0;
 }
 
-/* /sluice/aqm_set,<prefix>,<down>,<up>[,<profile>] or ,default,<down>,<up> */
+/* /sluice/aqm_set,<prefix>,<down>,<up>[,<profile>[,<isolation>]] or ,default,<down>,<up> */
 static int
 tel_set(const char *cmd, const char *params, struct rte_tel_data *d)
 {
@@ -524,8 +524,8 @@ tel_set(const char *cmd, const char *params, struct rte_tel_data *d)
 		} else if (tel_parse_sub(line, &e, why, sizeof(why)) != 0) {
 			snprintf(err, sizeof(err), "%s (want default,down,up)", why);
 			rc = -EINVAL;
-		} else if (e.has_profile) {
-			snprintf(err, sizeof(err), "the default pipe takes no profile: its overhead, mpu and framing come from [aqm] (want default,down,up)");
+		} else if (e.has_profile || e.has_isolation) {
+			snprintf(err, sizeof(err), "the default pipe takes no profile or isolation: they come from [aqm] (want default,down,up)");
 			rc = -EINVAL;
 		} else if (aqm_g.running->val[AK_DEFAULT] != AQM_DEFAULT_PIPE) {
 			snprintf(err, sizeof(err), "no default pipe: [aqm] default = pass");
@@ -534,7 +534,11 @@ tel_set(const char *cmd, const char *params, struct rte_tel_data *d)
 			rc = post_change(NULL, 0, true, e.down_bps, e.up_bps, err, sizeof(err));
 		}
 	} else if (tel_parse_sub(params, &e, why, sizeof(why)) != 0) {
-		snprintf(err, sizeof(err), "%s (want prefix,down,up[,profile])", why);
+		snprintf(err, sizeof(err), "%s (want prefix,down,up[,profile[,isolation]])", why);
+		rc = -EINVAL;
+	} else if (e.has_isolation && e.isolation != AQM_ISO_FLOWS &&
+		   aqm_g.running->val[AK_ISOLATION] == AQM_ISO_FLOWS) {
+		snprintf(err, sizeof(err), "[aqm] isolation = flows reserves no host state: a subscriber cannot isolate hosts");
 		rc = -EINVAL;
 	} else if (mirror_find(&e) == NULL &&
 		   aqm_g.nmirror >= aqm_g.running->val[AK_MAX_SUBS]) {
@@ -614,7 +618,7 @@ aqm_ctl_worker_ready(struct aqm_worker *w, const struct aqm_conf *c,
 	rc = telemetry_register_cmd("/sluice/aqm_pipe", tel_pipe,
 		"One pipe, both directions. Param: prefix, pipe id or default");
 	rc |= telemetry_register_cmd("/sluice/aqm_set", tel_set,
-		"Set rates: prefix,down,up[,profile] or default,down,up");
+		"Set rates: prefix,down,up[,profile[,isolation]] or default,down,up");
 	if (rc != 0)
 		aqm_log("could not register /sluice/aqm_pipe and /sluice/aqm_set");
 	aqm_log("%u subscriber(s), unknown addresses %s, default rates down=%" PRIu64 " up=%" PRIu64 " bit/s, %s, ack_filter %s, ack_hold %" PRIu64 " us, bypass %s, codel_rate_aware %s, blue %s, %u worker(s)",

@@ -146,7 +146,8 @@ struct aqm_fq_params {
 	 */
 	bool ack_filter;
 	/** enum aqm_isolation (AQM_ISO_FLOWS); anything else needs a
-	 *  scheduler created with isolation and flows <= AQM_ISO_FLOWS_MAX. */
+	 *  scheduler created with isolation and flows <= AQM_ISO_FLOWS_MAX
+	 *  (such pipes track their flows' hosts in every mode). */
 	uint8_t isolation;
 };
 
@@ -271,6 +272,18 @@ int aqm_sched_pipe_truncate(struct aqm_sched *s, uint32_t npipes);
  */
 int aqm_sched_pipe_set_shaper(struct aqm_sched *s, uint32_t pipe,
 			      const struct aqm_shaper_params *sp);
+
+/**
+ * Change a pipe's host isolation at run time (enum aqm_isolation). Queued
+ * packets stay, in order; flows' next refills follow the new mode. A pipe
+ * tracks its flows' hosts whenever its scheduler was created with
+ * isolation and it has at most AQM_ISO_FLOWS_MAX flows, whatever its mode,
+ * so any change is safe.
+ * @return 0, or -EINVAL (bad pipe id or mode, or the pipe tracks no hosts
+ *         and the mode is not AQM_ISO_FLOWS).
+ */
+int aqm_sched_pipe_set_isolation(struct aqm_sched *s, uint32_t pipe,
+				 enum aqm_isolation iso);
 
 /**
  * The CoDel parameters pipe runs with now: the configured ones, or with
@@ -408,6 +421,13 @@ uint32_t aqm_wire_len(const struct aqm_shaper_params *sp, uint32_t len);
  * @return 0, or -ENOENT for an unknown name.
  */
 int aqm_shaper_profile(const char *name, struct aqm_shaper_params *sp);
+
+/**
+ * Parse a host isolation by CAKE's name: "flows", "dual-srchost",
+ * "dual-dsthost" or "triple-isolate" (any case).
+ * @return 0, or -EINVAL.
+ */
+int aqm_parse_isolation(const char *s, enum aqm_isolation *iso);
 
 /**
  * Parse a rate: a decimal number with an optional k/m/g/t multiplier

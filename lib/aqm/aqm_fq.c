@@ -4,6 +4,9 @@
  * the pipe's slice of the flow pool; DRR++ serves the new-flow list before
  * the old-flow list (section 4.2), and each flow runs its own CoDel.
  */
+#include <errno.h>
+#include <strings.h>
+
 #include "aqm_priv.h"
 
 static inline void
@@ -238,7 +241,7 @@ static inline void
 flow_unlist(struct aqm_sched *s, struct aqm_pipe *p, uint32_t fi)
 {
 	p->flows[fi].list = AQM_LIST_NONE;
-	if (p->isolation != AQM_ISO_FLOWS)
+	if (p->isolation & AQM_ISO_TRACKED)
 		hosts_release(s, p, fi);
 }
 
@@ -253,7 +256,7 @@ flow_quantum(struct aqm_sched *s, struct aqm_pipe *p, uint32_t fi)
 	uint32_t hb, load = 0;
 	uint64_t q;
 
-	if (p->isolation == AQM_ISO_FLOWS)
+	if (!(p->isolation & AQM_ISO_TRACKED))
 		return (int32_t)p->quantum;
 	t = pipe_hosts(s, p);
 	hb = *flow_host(s, p, fi);
@@ -320,7 +323,7 @@ fq_queue(struct aqm_sched *s, struct aqm_pipe *p, uint32_t fi,
 		return;
 	if (f->list == AQM_LIST_NONE) {
 		/* A flow with no queue and no list entry is new (s. 4.1). */
-		if (p->isolation != AQM_ISO_FLOWS)
+		if (p->isolation & AQM_ISO_TRACKED)
 			hosts_bind(s, p, fi, m);
 		f->list = AQM_LIST_NEW;
 		f->deficit = (int32_t)p->quantum;
@@ -561,4 +564,23 @@ aqm_fq_flush_one(struct aqm_sched *s, struct aqm_pipe *p)
 		list_pop(p->flows, l);
 		flow_unlist(s, p, fi);
 	}
+}
+
+int
+aqm_parse_isolation(const char *s, enum aqm_isolation *iso)
+{
+	static const char *const names[] = {
+		[AQM_ISO_FLOWS] = "flows",
+		[AQM_ISO_SRCHOST] = "dual-srchost",
+		[AQM_ISO_DSTHOST] = "dual-dsthost",
+		[AQM_ISO_TRIPLE] = "triple-isolate",
+	};
+
+	for (unsigned int i = 0; i < RTE_DIM(names); i++) {
+		if (strcasecmp(s, names[i]) == 0) {
+			*iso = (enum aqm_isolation)i;
+			return 0;
+		}
+	}
+	return -EINVAL;
 }

@@ -234,7 +234,9 @@ aqm_sched_pipe_add(struct aqm_sched *s, const struct aqm_pipe_params *pp)
 		p->codel_interval_cfg = (uint32_t)fq->codel.interval_ns;
 		p->codel_rate_aware = fq->codel_rate_aware;
 		p->isolation = fq->isolation;
-		if (p->isolation != AQM_ISO_FLOWS)
+		if (s->hosts != NULL && flows <= AQM_ISO_FLOWS_MAX)
+			p->isolation |= AQM_ISO_TRACKED;
+		if (p->isolation & AQM_ISO_TRACKED)
 			memset(&s->hosts[2 * (size_t)s->flows_used], 0,
 			       2 * (size_t)flows * sizeof(struct aqm_host));
 		p->blue_inc = fq->blue.inc;
@@ -288,6 +290,23 @@ aqm_sched_pipe_set_shaper(struct aqm_sched *s, uint32_t pipe,
 	 */
 	aqm_shaper_apply(p, sp);
 	fifo_size(p);
+	return 0;
+}
+
+int
+aqm_sched_pipe_set_isolation(struct aqm_sched *s, uint32_t pipe,
+			     enum aqm_isolation iso)
+{
+	struct aqm_pipe *p;
+
+	if (pipe >= s->npipes || (unsigned int)iso > AQM_ISO_TRIPLE)
+		return -EINVAL;
+	p = &s->pipes[pipe];
+	if (p->qdisc != AQM_QDISC_FQ_CODEL)
+		return 0; /* a FIFO has no flows to isolate */
+	if (iso != AQM_ISO_FLOWS && !(p->isolation & AQM_ISO_TRACKED))
+		return -EINVAL;
+	p->isolation = (uint8_t)((p->isolation & ~AQM_ISO_MODE) | iso);
 	return 0;
 }
 

@@ -46,6 +46,12 @@ struct aqm_host {
 	uint16_t bulk;
 };
 
+/* aqm_pipe.isolation: the mode (enum aqm_isolation) in the low bits, and
+ * whether the pipe tracks its flows' hosts (in every mode, so that the
+ * mode can change at run time). */
+#define AQM_ISO_MODE 0x03
+#define AQM_ISO_TRACKED 0x80
+
 /* Slots probed for a host (from its home slot on). */
 #define AQM_HOST_PROBES 8
 /* Host loads with a precomputed reciprocal; above, a division. */
@@ -104,7 +110,7 @@ struct aqm_pipe {
 	uint64_t mem_limit;
 	uint32_t limit_pkts;
 	uint16_t drop_batch;
-	uint8_t isolation;     /* enum aqm_isolation (FQ-CoDel only) */
+	uint8_t isolation;     /* AQM_ISO_* bits (FQ-CoDel only) */
 	uint32_t held;         /* ACKs of this pipe in the hold */
 	uint32_t blue_flows;   /* flows whose BLUE p is not 0 */
 	union {

@@ -38,6 +38,11 @@ struct iso_run {
 	unsigned int nflows;
 	struct iso_flow f[MAX_FLOWS];
 	uint64_t tx[2];   /* bytes sent, per host, from 1 s on */
+	/* With switch_mode set: the mode becomes switch_to at 5 s, and tx
+	 * counts from 6 s on, tx_before over 1..5 s. */
+	bool switch_mode;
+	enum aqm_isolation switch_to;
+	uint64_t tx_before[2];
 };
 
 /* A frame of flow i: addresses as given, ports from i (flow hash too). */
@@ -147,6 +152,12 @@ iso_simulate(struct iso_run *r, unsigned int na, unsigned int nb,
 				r->f[i].queued++;
 			}
 		}
+		if (r->switch_mode && now == T0 + 5000 * MS) {
+			memcpy(r->tx_before, r->tx, sizeof(r->tx));
+			assert_int_equal(aqm_sched_pipe_set_isolation(s, 0, r->switch_to), 0);
+		}
+		if (r->switch_mode && now == T0 + 6000 * MS)
+			r->tx[0] = r->tx[1] = 0;
 		n = aqm_sched_dequeue_burst(s, out, 16, now);
 		for (uint16_t k = 0; k < n; k++) {
 			unsigned int i = pkt_meta(out[k])->sport - 3000u;
@@ -177,8 +188,9 @@ iso_simulate(struct iso_run *r, unsigned int na, unsigned int nb,
 		assert_int_equal(s->hosts[i].refs, 0);
 		assert_int_equal(s->hosts[i].bulk, 0);
 	}
-	print_message("isolation %d%s: %u + %u flows: host A %.1f%%, host B %.1f%%\n",
-		      (int)r->iso, r->v6 ? " (IPv6)" : "", na, nb,
+	print_message("isolation %d%s%s: %u + %u flows: host A %.1f%%, host B %.1f%%\n",
+		      (int)r->iso, r->v6 ? " (IPv6)" : "",
+		      r->switch_mode ? " (after the switch)" : "", na, nb,
 		      100.0 * (double)r->tx[0] / (double)(r->tx[0] + r->tx[1]),
 		      100.0 * (double)r->tx[1] / (double)(r->tx[0] + r->tx[1]));
 	aqm_sched_free(s);
@@ -275,6 +287,30 @@ test_dual_srchost_tells_ipv6_hosts_of_one_prefix_apart(void **state)
 	assert_link_full(&r);
 }
 
+/* A pipe tracks its flows' hosts in every mode, so the mode can change
+ * while it is busy: its hosts' shares follow from the next refills, and
+ * the tables stay consistent (iso_simulate() checks they empty). */
+static void
+test_isolation_changes_on_a_busy_pipe_from_flows_to_dual_srchost(void **state)
+{
+	static struct iso_run r = { .iso = AQM_ISO_FLOWS, .switch_mode = true,
+				    .switch_to = AQM_ISO_SRCHOST };
+	double before;
+
+	(void)state;
+	iso_simulate(&r, 8, 1, 1, 100, false, 2, 100);
+	before = 100.0 * (double)r.tx_before[1] / (double)(r.tx_before[0] + r.tx_before[1]);
+	assert_true(before > 100.0 / 9 - 1 && before < 100.0 / 9 + 1);
+	assert_true(share_b(&r) > 49 && share_b(&r) < 51);
+	/* And back: from host fairness to flow fairness. */
+	r.iso = AQM_ISO_TRIPLE;
+	r.switch_to = AQM_ISO_FLOWS;
+	iso_simulate(&r, 8, 1, 1, 100, false, 2, 101);
+	before = 100.0 * (double)r.tx_before[1] / (double)(r.tx_before[0] + r.tx_before[1]);
+	assert_true(before > 49 && before < 51);
+	assert_true(share_b(&r) > 100.0 / 9 - 1 && share_b(&r) < 100.0 / 9 + 1);
+}
+
 static void
 test_isolation_needs_a_scheduler_with_host_state(void **state)
 {
@@ -298,11 +334,18 @@ test_isolation_needs_a_scheduler_with_host_state(void **state)
 	pp.shaper.rate_bps = RATE;
 	pp.fq.isolation = AQM_ISO_TRIPLE;
 	assert_int_equal(aqm_sched_pipe_add(s, &pp), 0);
+	/* Nor can a pipe of a scheduler without host state get a mode. */
+	pp.qdisc = AQM_QDISC_FQ_CODEL;
+	pp.fq.isolation = AQM_ISO_FLOWS;
+	assert_int_equal(aqm_sched_pipe_add(s, &pp), 1);
+	assert_int_equal(aqm_sched_pipe_set_isolation(s, 1, AQM_ISO_SRCHOST), -EINVAL);
+	assert_int_equal(aqm_sched_pipe_set_isolation(s, 1, AQM_ISO_FLOWS), 0);
+	assert_int_equal(aqm_sched_pipe_set_isolation(s, 2, AQM_ISO_FLOWS), -EINVAL);
 	aqm_sched_free(s);
 	sp.isolation = true;
 	s = aqm_sched_create(&sp);
 	assert_non_null(s);
-	pp.qdisc = AQM_QDISC_FQ_CODEL;
+	pp.fq.isolation = AQM_ISO_TRIPLE;
 	pp.fq.flows = 65536;
 	assert_int_equal(aqm_sched_pipe_add(s, &pp), -EINVAL);
 	pp.fq.flows = 64;
@@ -320,6 +363,7 @@ main(void)
 		cmocka_unit_test(test_triple_isolate_gives_a_host_with_sixteen_flows_and_one_with_one_equal_shares),
 		cmocka_unit_test(test_triple_isolate_falls_back_to_flow_fairness_when_all_flows_share_a_destination),
 		cmocka_unit_test(test_dual_srchost_tells_ipv6_hosts_of_one_prefix_apart),
+		cmocka_unit_test(test_isolation_changes_on_a_busy_pipe_from_flows_to_dual_srchost),
 		cmocka_unit_test(test_isolation_needs_a_scheduler_with_host_state),
 	};
 
