@@ -334,6 +334,7 @@ tel_dir(struct rte_tel_data *d, const struct aqm_pipe_stats *ps,
 		rte_tel_data_add_dict_u64(d, "handoffs", ds->handoffs);
 		rte_tel_data_add_dict_u64(d, "handoff_in", ds->handoff_in);
 		rte_tel_data_add_dict_u64(d, "handoff_drops", ds->handoff_drops);
+		rte_tel_data_add_dict_u64(d, "host_shared", ds->host_shared);
 	}
 }
 
@@ -356,6 +357,7 @@ sum_dir(void *const *ctxs, unsigned nb, enum aqm_dir d,
 		ds->handoffs += w->st[d].handoffs;
 		ds->handoff_in += w->st[d].handoff_in;
 		ds->handoff_drops += w->st[d].handoff_drops;
+		ds->host_shared += aqm_sched_host_shared(aqm_subs_sched(w->subs, d));
 	}
 }
 
@@ -646,6 +648,7 @@ aqm_report(void *const *ctxs, unsigned nb_workers, FILE *out)
 			" ce_marked=%" PRIu64
 			" ce_threshold=%" PRIu64 " ack_filtered=%" PRIu64
 			" bypassed=%" PRIu64 " ack_held=%" PRIu64
+			" host_shared=%" PRIu64
 			" backlog_pkts=%" PRIu64 " backlog_bytes=%" PRIu64
 			" held_pkts=%" PRIu64 " passed=%" PRIu64
 			" malformed_passed=%" PRIu64 " handoffs=%" PRIu64
@@ -655,7 +658,8 @@ aqm_report(void *const *ctxs, unsigned nb_workers, FILE *out)
 			ps.drops[AQM_DROP_CODEL], ps.drops[AQM_DROP_OVERFLOW],
 			ps.drops[AQM_DROP_MEMORY], ps.drops[AQM_DROP_BLUE],
 			ps.ce_marks + ps.ce_threshold_marks, ps.ce_threshold_marks,
-			ps.ack_filtered, ps.bypassed, ps.ack_held, ps.backlog_pkts,
+			ps.ack_filtered, ps.bypassed, ps.ack_held, ds.host_shared,
+			ps.backlog_pkts,
 			ps.backlog_bytes, ps.held_pkts,
 			ds.passed, ds.malformed,
 			ds.handoffs, ds.handoff_in, ds.handoff_drops,

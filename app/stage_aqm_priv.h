@@ -147,6 +147,7 @@ struct aqm_dir_stats {
 	uint64_t handoffs;      /* sent to the owning worker's ring */
 	uint64_t handoff_in;    /* received from other workers */
 	uint64_t handoff_drops; /* owner's ring full: freed, counted */
+	uint64_t host_shared;   /* filled in from lib/aqm: aqm_sched_host_shared() */
 };
 
 struct aqm_worker {

@@ -365,6 +365,13 @@ int aqm_sched_pipe_stats(const struct aqm_sched *s, uint32_t pipe,
 /** Sum the counters of all pipes into st (histograms included). */
 void aqm_sched_stats(const struct aqm_sched *s, struct aqm_pipe_stats *st);
 
+/**
+ * Host isolation: how many times a host found no slot of its own within
+ * its probe window and shared another host's (its flows then share that
+ * host's quantum). Counted per scheduler: a pipe has no room for it.
+ */
+uint64_t aqm_sched_host_shared(const struct aqm_sched *s);
+
 /** Add the counters of s to t (histogram buckets saturate at UINT32_MAX). */
 void aqm_pipe_stats_add(struct aqm_pipe_stats *t, const struct aqm_pipe_stats *s);
 

@@ -176,7 +176,7 @@ host_tag(const uint8_t *addr, unsigned int words, uint32_t seed)
  * (more than that many hosts hash close together), it shares its home
  * slot with whoever holds it. */
 static inline uint32_t
-host_get(struct aqm_host *t, uint32_t mask, uint32_t tag)
+host_get(struct aqm_host *t, uint32_t mask, uint32_t tag, uint64_t *shared)
 {
 	uint32_t home = (uint32_t)(((uint64_t)tag * (mask + 1)) >> 32);
 	uint32_t probes = RTE_MIN(mask + 1, (uint32_t)AQM_HOST_PROBES);
@@ -193,10 +193,12 @@ host_get(struct aqm_host *t, uint32_t mask, uint32_t tag)
 			return i;
 		}
 	}
-	if (slot == AQM_NONE)
+	if (slot == AQM_NONE) {
 		slot = home;
-	else
+		(*shared)++;
+	} else {
 		t[slot].tag = tag;
+	}
 	t[slot].refs++;
 	return slot;
 }
@@ -211,9 +213,10 @@ hosts_bind(struct aqm_sched *s, struct aqm_pipe *p, uint32_t fi,
 	unsigned int words = meta->l3 == PKT_L3_IPV6 ? 4 : 1;
 	uint32_t src, dst;
 
-	src = host_get(t, p->flow_mask, host_tag(meta->src, words, p->seed));
+	src = host_get(t, p->flow_mask, host_tag(meta->src, words, p->seed),
+		       &s->host_shared);
 	dst = host_get(t + p->flow_mask + 1, p->flow_mask,
-		       host_tag(meta->dst, words, p->seed));
+		       host_tag(meta->dst, words, p->seed), &s->host_shared);
 	*flow_host(s, p, fi) = src | dst << 16;
 }
 

@@ -713,6 +713,12 @@ aqm_sched_pending(const struct aqm_sched *s)
 	return s->pending;
 }
 
+uint64_t
+aqm_sched_host_shared(const struct aqm_sched *s)
+{
+	return s->host_shared;
+}
+
 uint32_t
 aqm_sched_pipe_count(const struct aqm_sched *s)
 {

@@ -181,6 +181,7 @@ struct aqm_sched {
 	struct aqm_host *hosts;
 	uint32_t *flow_host;
 	uint32_t recip[AQM_HOST_RECIP]; /* 65536 / load */
+	uint64_t host_shared;     /* aqm_sched_host_shared() */
 	int socket_id;
 	char name[32];
 } __rte_cache_aligned;

@@ -22,7 +22,7 @@
 #define STEP (100 * US)
 #define PKT_LEN 1514
 #define RATE 10000000ULL
-#define MAX_FLOWS 40
+#define MAX_FLOWS 64
 
 /* One simulated flow: its addresses, and how many packets it has queued. */
 struct iso_flow {
@@ -311,6 +311,74 @@ test_isolation_changes_on_a_busy_pipe_from_flows_to_dual_srchost(void **state)
 	assert_true(share_b(&r) > 100.0 / 9 - 1 && share_b(&r) < 100.0 / 9 + 1);
 }
 
+/*
+ * A full host table: 64 flows of 64 different source hosts fill a pipe's
+ * 64 flow queues. Every host either holds a slot of its own or, when the
+ * 8 slots from its home are all taken, shares its home slot, counted in
+ * aqm_sched_host_shared().
+ */
+static void
+test_a_host_without_a_slot_of_its_own_shares_one_and_is_counted(void **state)
+{
+	static struct iso_run r = { .iso = AQM_ISO_SRCHOST };
+	struct aqm_pipe_params pp;
+	struct aqm_sched_params sp;
+	struct aqm_sched *s;
+	struct aqm_pipe *p;
+	uint64_t used = 0;
+	uint32_t own = 0;
+
+	(void)state;
+	r.nflows = 64;
+	for (unsigned int i = 0; i < 64; i++) {
+		iso_addr(&r, r.f[i].src, (uint8_t)(10 + i));
+		iso_addr(&r, r.f[i].dst, 100);
+	}
+	aqm_pipe_params_default(&pp);
+	pp.shaper.rate_bps = RATE;
+	pp.fq.flows = 64;
+	pp.fq.isolation = AQM_ISO_SRCHOST;
+	aqm_sched_params_default(&sp);
+	sp.max_flows = 64;
+	sp.isolation = true;
+	s = aqm_sched_create(&sp);
+	assert_non_null(s);
+	assert_int_equal(aqm_sched_pipe_add(s, &pp), 0);
+	p = &s->pipes[0];
+	/* Host i takes the first port whose flow queue is still free. */
+	for (unsigned int i = 0; i < 64; i++) {
+		for (uint16_t port = 5000;; port++) {
+			struct rte_mbuf *m = iso_pkt(&r, i);
+			struct pkt_meta *meta = pkt_meta(m);
+			uint32_t a, b, fi;
+
+			meta->sport = port;
+			memcpy(&a, meta->src, 4);
+			memcpy(&b, meta->dst, 4);
+			meta->flow_hash = test_tuple_hash(a, b, meta->sport, meta->dport);
+			fi = aqm_flow_index(meta->flow_hash, p->seed, p->flow_mask);
+			if (used & (1ULL << fi)) {
+				rte_pktmbuf_free(m);
+				continue;
+			}
+			used |= 1ULL << fi;
+			assert_int_equal(aqm_sched_pipe_enqueue_burst(s, 0, &m, 1, T0), 1);
+			break;
+		}
+	}
+	for (uint32_t k = 0; k <= p->flow_mask; k++)
+		own += s->hosts[k].refs != 0;
+	print_message("64 hosts: %u in slots of their own, %" PRIu64 " shared\n",
+		      own, aqm_sched_host_shared(s));
+	assert_true(aqm_sched_host_shared(s) > 0);
+	assert_int_equal(own + aqm_sched_host_shared(s), 64);
+	/* The one destination host holds one slot, with every flow. */
+	for (uint32_t k = 0; k <= p->flow_mask; k++)
+		assert_true(s->hosts[p->flow_mask + 1 + k].refs == 0 ||
+			    s->hosts[p->flow_mask + 1 + k].refs == 64);
+	aqm_sched_free(s);
+}
+
 static void
 test_isolation_needs_a_scheduler_with_host_state(void **state)
 {
@@ -364,6 +432,7 @@ main(void)
 		cmocka_unit_test(test_triple_isolate_falls_back_to_flow_fairness_when_all_flows_share_a_destination),
 		cmocka_unit_test(test_dual_srchost_tells_ipv6_hosts_of_one_prefix_apart),
 		cmocka_unit_test(test_isolation_changes_on_a_busy_pipe_from_flows_to_dual_srchost),
+		cmocka_unit_test(test_a_host_without_a_slot_of_its_own_shares_one_and_is_counted),
 		cmocka_unit_test(test_isolation_needs_a_scheduler_with_host_state),
 	};
 
