@@ -4,9 +4,6 @@
  * the pipe's slice of the flow pool; DRR++ serves the new-flow list before
  * the old-flow list (section 4.2), and each flow runs its own CoDel.
  */
-#include <errno.h>
-#include <strings.h>
-
 #include "aqm_priv.h"
 
 static inline void
@@ -567,23 +564,4 @@ aqm_fq_flush_one(struct aqm_sched *s, struct aqm_pipe *p)
 		list_pop(p->flows, l);
 		flow_unlist(s, p, fi);
 	}
-}
-
-int
-aqm_parse_isolation(const char *s, enum aqm_isolation *iso)
-{
-	static const char *const names[] = {
-		[AQM_ISO_FLOWS] = "flows",
-		[AQM_ISO_SRCHOST] = "dual-srchost",
-		[AQM_ISO_DSTHOST] = "dual-dsthost",
-		[AQM_ISO_TRIPLE] = "triple-isolate",
-	};
-
-	for (unsigned int i = 0; i < RTE_DIM(names); i++) {
-		if (strcasecmp(s, names[i]) == 0) {
-			*iso = (enum aqm_isolation)i;
-			return 0;
-		}
-	}
-	return -EINVAL;
 }

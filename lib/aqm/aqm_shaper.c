@@ -88,6 +88,27 @@ aqm_parse_rate(const char *s, uint64_t *bps)
 	return 0;
 }
 
+/* Here with the other text parsers (the CSV reader and its fuzz target
+ * link this file, not the queue's). */
+int
+aqm_parse_isolation(const char *s, enum aqm_isolation *iso)
+{
+	static const char *const names[] = {
+		[AQM_ISO_FLOWS] = "flows",
+		[AQM_ISO_SRCHOST] = "dual-srchost",
+		[AQM_ISO_DSTHOST] = "dual-dsthost",
+		[AQM_ISO_TRIPLE] = "triple-isolate",
+	};
+
+	for (unsigned int i = 0; i < RTE_DIM(names); i++) {
+		if (strcasecmp(s, names[i]) == 0) {
+			*iso = (enum aqm_isolation)i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
 uint32_t
 aqm_wire_len(const struct aqm_shaper_params *sp, uint32_t len)
 {
