@@ -623,7 +623,7 @@ aqm_ctl_worker_ready(struct aqm_worker *w, const struct aqm_conf *c,
 		"Set rates: prefix,down,up[,profile[,isolation]] or default,down,up");
 	if (rc != 0)
 		aqm_log("could not register /sluice/aqm_pipe and /sluice/aqm_set");
-	aqm_log("%u subscriber(s), unknown addresses %s, default rates down=%" PRIu64 " up=%" PRIu64 " bit/s, %s, ack_filter %s, ack_hold %" PRIu64 " us, bypass %s, codel_rate_aware %s, blue %s, %u worker(s)",
+	aqm_log("%u subscriber(s), unknown addresses %s, default rates down=%" PRIu64 " up=%" PRIu64 " bit/s, %s, ack_filter %s, ack_hold %" PRIu64 " us, bypass %s, codel_rate_aware %s, blue %s, isolation %s, %u worker(s)",
 		c->nsubs,
 		c->val[AK_DEFAULT] == AQM_DEFAULT_PIPE ? "go to the default pipe" : "pass unshaped",
 		c->val[AK_RATE_DOWN], c->val[AK_RATE_UP],
@@ -631,7 +631,9 @@ aqm_ctl_worker_ready(struct aqm_worker *w, const struct aqm_conf *c,
 		ackf[c->val[AK_ACK_FILTER] & 3], c->val[AK_ACK_HOLD] / 1000,
 		c->val[AK_BYPASS] ? "on" : "off",
 		c->val[AK_CODEL_RATE_AWARE] ? "on" : "off",
-		c->val[AK_BLUE] ? "on" : "off", env->nb_workers);
+		c->val[AK_BLUE] ? "on" : "off",
+		aqm_isolation_name((enum aqm_isolation)c->val[AK_ISOLATION]),
+		env->nb_workers);
 }
 
 void

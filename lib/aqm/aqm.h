@@ -436,6 +436,9 @@ int aqm_shaper_profile(const char *name, struct aqm_shaper_params *sp);
  */
 int aqm_parse_isolation(const char *s, enum aqm_isolation *iso);
 
+/** CAKE's name of a host isolation, e.g. "triple-isolate". */
+const char *aqm_isolation_name(enum aqm_isolation iso);
+
 /**
  * Parse a rate: a decimal number with an optional k/m/g/t multiplier
  * (powers of 1000) and an optional "bit" or "bps" (bits) suffix, e.g.
