@@ -172,6 +172,17 @@ parse_value(struct aqm_conf *c, int k, const struct ini_entry *e,
 			return -1;
 		}
 		break;
+	case K_ISOLATION: {
+		enum aqm_isolation iso;
+
+		if (aqm_parse_isolation(v, &iso) != 0) {
+			snprintf(why, whylen,
+				 "'%s' is not an isolation (flows, dual-srchost, dual-dsthost or triple-isolate)", v);
+			return -1;
+		}
+		x = iso;
+		break;
+	}
 	case K_POLICY:
 		if (strcasecmp(v, "pass") == 0)
 			x = AQM_DEFAULT_PASS;
@@ -337,6 +348,10 @@ aqm_conf_parse(struct ini_file *f, bool strict, struct aqm_conf **out,
 		AQM_FAIL(AK_TARGET, "must be below interval");
 	if (c->val[AK_ACK_HOLD] != 0 && c->val[AK_ACK_FILTER] == 0)
 		AQM_FAIL(AK_ACK_HOLD, "works with the ACK filter: set ack_filter (up, down or both) or ack_hold = 0");
+	if (c->val[AK_ISOLATION] != AQM_ISO_FLOWS &&
+	    (c->val[AK_FLOWS] > AQM_ISO_FLOWS_MAX || c->val[AK_SUB_FLOWS] > AQM_ISO_FLOWS_MAX))
+		AQM_FAIL(AK_ISOLATION, "host isolation works with at most %u flows per pipe: lower flows/subscriber_flows or set isolation = flows",
+			 AQM_ISO_FLOWS_MAX);
 	if (c->line[AK_MAX_V6_SUBS] == 0 && c->val[AK_MAX_V6_SUBS] > c->val[AK_MAX_SUBS])
 		c->val[AK_MAX_V6_SUBS] = c->val[AK_MAX_SUBS];
 	if (c->val[AK_MAX_V6_SUBS] > c->val[AK_MAX_SUBS])
@@ -353,6 +368,11 @@ aqm_conf_parse(struct ini_file *f, bool strict, struct aqm_conf **out,
 		uint32_t v6 = 0;
 		for (uint32_t i = 0; i < c->nsubs; i++)
 			v6 += v[i].family == 6;
+		for (uint32_t i = 0; i < c->nsubs; i++)
+			if (v[i].has_isolation && v[i].isolation != AQM_ISO_FLOWS &&
+			    c->val[AK_ISOLATION] == AQM_ISO_FLOWS)
+				AQM_FAIL(AK_SUBSCRIBERS, "%.300s:%u: a subscriber's own host isolation needs [aqm] isolation other than flows (host state is reserved only then)",
+					 c->subs_path, v[i].line);
 		if (c->nsubs > c->val[AK_MAX_SUBS])
 			AQM_FAIL(AK_SUBSCRIBERS, "%u subscribers in %.300s, more than max_subscribers = %" PRIu64,
 				 c->nsubs, c->subs_path, c->val[AK_MAX_SUBS]);
@@ -408,11 +428,13 @@ aqm_conf_pipe(const struct aqm_conf *c, bool subscriber, struct aqm_pipe_params 
 	p->fq.codel.ce_threshold_ns = c->val[AK_CE_THRESHOLD];
 	p->fq.codel.ecn = c->val[AK_ECN] != 0;
 	p->fq.codel_rate_aware = c->val[AK_CODEL_RATE_AWARE] != 0;
+	p->fq.isolation = (uint8_t)c->val[AK_ISOLATION];
 	if (c->val[AK_BLUE]) {
 		p->fq.blue.threshold_ns = c->val[AK_BLUE_THRESHOLD];
 		p->fq.blue.interval_ns = c->val[AK_BLUE_INTERVAL];
 		p->fq.blue.inc = (uint16_t)c->val[AK_BLUE_INC];
 		p->fq.blue.dec = (uint16_t)c->val[AK_BLUE_DEC];
+		p->fq.blue.min_queue = (uint16_t)c->val[AK_BLUE_MIN_QUEUE];
 	}
 	/* RFC 8290 section 4.1.1: perturb the flow hash per instance, so
 	 * flows that share a queue by bad luck do not share it every run. */

@@ -399,6 +399,7 @@ tel_dir(struct rte_tel_data *d, const struct aqm_pipe_stats *ps,
 		rte_tel_data_add_dict_u64(d, "handoffs", ds->handoffs);
 		rte_tel_data_add_dict_u64(d, "handoff_in", ds->handoff_in);
 		rte_tel_data_add_dict_u64(d, "handoff_drops", ds->handoff_drops);
+		rte_tel_data_add_dict_u64(d, "host_shared", ds->host_shared);
 	}
 }
 
@@ -421,6 +422,7 @@ sum_dir(void *const *ctxs, unsigned nb, enum aqm_dir d,
 		ds->handoffs += w->st[d].handoffs;
 		ds->handoff_in += w->st[d].handoff_in;
 		ds->handoff_drops += w->st[d].handoff_drops;
+		ds->host_shared += aqm_sched_host_shared(aqm_subs_sched(w->subs, d));
 	}
 }
 
@@ -643,7 +645,7 @@ tel_pipes(const char *cmd, const char *params, struct rte_tel_data *d)
 	return 0;
 }
 
-/* /sluice/aqm_set,<prefix>,<down>,<up>[,<profile>] or ,default,<down>,<up> */
+/* /sluice/aqm_set,<prefix>,<down>,<up>[,<profile>[,<isolation>]] or ,default,<down>,<up> */
 static int
 tel_set(const char *cmd, const char *params, struct rte_tel_data *d)
 {
@@ -669,8 +671,8 @@ tel_set(const char *cmd, const char *params, struct rte_tel_data *d)
 		} else if (tel_parse_sub(line, &e, why, sizeof(why)) != 0) {
 			snprintf(err, sizeof(err), "%s (want default,down,up)", why);
 			rc = -EINVAL;
-		} else if (e.has_profile) {
-			snprintf(err, sizeof(err), "the default pipe takes no profile: its overhead, mpu and framing come from [aqm] (want default,down,up)");
+		} else if (e.has_profile || e.has_isolation) {
+			snprintf(err, sizeof(err), "the default pipe takes no profile or isolation: they come from [aqm] (want default,down,up)");
 			rc = -EINVAL;
 		} else if (aqm_g.running->val[AK_DEFAULT] != AQM_DEFAULT_PIPE) {
 			snprintf(err, sizeof(err), "no default pipe: [aqm] default = pass");
@@ -679,7 +681,11 @@ tel_set(const char *cmd, const char *params, struct rte_tel_data *d)
 			rc = post_change(NULL, 0, true, e.down_bps, e.up_bps, err, sizeof(err));
 		}
 	} else if (tel_parse_sub(params, &e, why, sizeof(why)) != 0) {
-		snprintf(err, sizeof(err), "%s (want prefix,down,up[,profile])", why);
+		snprintf(err, sizeof(err), "%s (want prefix,down,up[,profile[,isolation]])", why);
+		rc = -EINVAL;
+	} else if (e.has_isolation && e.isolation != AQM_ISO_FLOWS &&
+		   aqm_g.running->val[AK_ISOLATION] == AQM_ISO_FLOWS) {
+		snprintf(err, sizeof(err), "[aqm] isolation = flows reserves no host state: a subscriber cannot isolate hosts");
 		rc = -EINVAL;
 	} else if (mirror_find(&e) == NULL &&
 		   aqm_g.nmirror >= aqm_g.running->val[AK_MAX_SUBS]) {
@@ -762,10 +768,10 @@ aqm_ctl_worker_ready(struct aqm_worker *w, const struct aqm_conf *c,
 	rc |= telemetry_register_cmd("/sluice/aqm_pipes", tel_pipes,
 		"Pipe ids, sent bytes, drops per dir, 128 per call. Param: first id; reply's next: the id to ask next (0: done)");
 	rc |= telemetry_register_cmd("/sluice/aqm_set", tel_set,
-		"Set rates: prefix,down,up[,profile] or default,down,up");
+		"Set rates: prefix,down,up[,profile[,isolation]] or default,down,up");
 	if (rc != 0)
 		aqm_log(RTE_LOG_WARNING, "could not register /sluice/aqm_pipe, /sluice/aqm_pipes and /sluice/aqm_set");
-	aqm_log(RTE_LOG_INFO, "%u subscriber(s), unknown addresses %s, default rates down=%" PRIu64 " up=%" PRIu64 " bit/s, %s, ack_filter %s, ack_hold %" PRIu64 " us, bypass %s, codel_rate_aware %s, blue %s, %u worker(s)",
+	aqm_log(RTE_LOG_INFO, "%u subscriber(s), unknown addresses %s, default rates down=%" PRIu64 " up=%" PRIu64 " bit/s, %s, ack_filter %s, ack_hold %" PRIu64 " us, bypass %s, codel_rate_aware %s, blue %s, isolation %s, %u worker(s)",
 		c->nsubs,
 		c->val[AK_DEFAULT] == AQM_DEFAULT_PIPE ? "go to the default pipe" : "pass unshaped",
 		c->val[AK_RATE_DOWN], c->val[AK_RATE_UP],
@@ -773,7 +779,9 @@ aqm_ctl_worker_ready(struct aqm_worker *w, const struct aqm_conf *c,
 		ackf[c->val[AK_ACK_FILTER] & 3], c->val[AK_ACK_HOLD] / 1000,
 		c->val[AK_BYPASS] ? "on" : "off",
 		c->val[AK_CODEL_RATE_AWARE] ? "on" : "off",
-		c->val[AK_BLUE] ? "on" : "off", env->nb_workers);
+		c->val[AK_BLUE] ? "on" : "off",
+		aqm_isolation_name((enum aqm_isolation)c->val[AK_ISOLATION]),
+		env->nb_workers);
 }
 
 void
@@ -790,6 +798,7 @@ aqm_report(void *const *ctxs, unsigned nb_workers, FILE *out)
 			" ce_marked=%" PRIu64
 			" ce_threshold=%" PRIu64 " ack_filtered=%" PRIu64
 			" bypassed=%" PRIu64 " ack_held=%" PRIu64
+			" host_shared=%" PRIu64
 			" backlog_pkts=%" PRIu64 " backlog_bytes=%" PRIu64
 			" held_pkts=%" PRIu64 " passed=%" PRIu64
 			" malformed_passed=%" PRIu64 " handoffs=%" PRIu64
@@ -799,7 +808,8 @@ aqm_report(void *const *ctxs, unsigned nb_workers, FILE *out)
 			ps.drops[AQM_DROP_CODEL], ps.drops[AQM_DROP_OVERFLOW],
 			ps.drops[AQM_DROP_MEMORY], ps.drops[AQM_DROP_BLUE],
 			ps.ce_marks + ps.ce_threshold_marks, ps.ce_threshold_marks,
-			ps.ack_filtered, ps.bypassed, ps.ack_held, ps.backlog_pkts,
+			ps.ack_filtered, ps.bypassed, ps.ack_held, ds.host_shared,
+			ps.backlog_pkts,
 			ps.backlog_bytes, ps.held_pkts,
 			ds.passed, ds.malformed,
 			ds.handoffs, ds.handoff_in, ds.handoff_drops,

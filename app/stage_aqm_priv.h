@@ -50,7 +50,8 @@
 /* Configuration (stage_aqm_config.c).                                 */
 
 enum aqm_key_kind { K_PORTS, K_QDISC, K_FIFO, K_TIME, K_U64, K_SIZE, K_BOOL,
-		    K_RATE, K_POLICY, K_PROFILE, K_INT, K_FRAMING, K_PATH, K_DIRS };
+		    K_RATE, K_POLICY, K_PROFILE, K_INT, K_FRAMING, K_PATH, K_DIRS,
+		    K_ISOLATION };
 
 #define AQM_KEYS(X) \
 	X(PORTS,        "ports",                   K_PORTS,   UINT64_MAX, 0, 0, 0) \
@@ -89,7 +90,9 @@ enum aqm_key_kind { K_PORTS, K_QDISC, K_FIFO, K_TIME, K_U64, K_SIZE, K_BOOL,
 	X(BLUE_THRESHOLD, "blue_threshold",        K_TIME,    400000000, AQM_BLUE_THRESHOLD_MIN, AQM_BLUE_THRESHOLD_MAX, 0) \
 	X(BLUE_INTERVAL, "blue_interval",          K_TIME,    10000000, AQM_BLUE_INTERVAL_MIN, AQM_BLUE_INTERVAL_MAX, 0) \
 	X(BLUE_INC,     "blue_inc",                K_U64,     1024, 1, 65535, 0) \
-	X(BLUE_DEC,     "blue_dec",                K_U64,     64, 1, 65535, 0)
+	X(BLUE_DEC,     "blue_dec",                K_U64,     64, 1, 65535, 0) \
+	X(BLUE_MIN_QUEUE, "blue_min_queue",        K_U64,     24, 0, 65535, 0) \
+	X(ISOLATION,    "isolation",               K_ISOLATION, AQM_ISO_TRIPLE, 0, 0, 0)
 
 enum aqm_key {
 #define AQM_KEY_ENUM(e, n, k, d, lo, hi, r) AK_##e,
@@ -147,6 +150,7 @@ struct aqm_dir_stats {
 	uint64_t handoffs;      /* sent to the owning worker's ring */
 	uint64_t handoff_in;    /* received from other workers */
 	uint64_t handoff_drops; /* owner's ring full: freed, counted */
+	uint64_t host_shared;   /* filled in from lib/aqm: aqm_sched_host_shared() */
 };
 
 struct aqm_worker {

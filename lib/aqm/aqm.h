@@ -79,9 +79,21 @@ struct aqm_blue_params {
 	uint64_t threshold_ns; /**< raise p when a packet's sojourn exceeds this
 				*   (400 ms); 1 ms .. 4 s, in whole ms */
 	uint64_t interval_ns;  /**< least time between two changes of p (10 ms);
-				*   1 ms .. 250 ms, counted in 2^20 ns ticks */
+				*   a change is one step per interval elapsed
+				*   since the last (at most 16); 1 ms .. 250 ms,
+				*   counted in 2^20 ns ticks */
 	uint16_t inc;          /**< step up, Q0.16 (1024 = 1/64); 0 = BLUE off */
 	uint16_t dec;          /**< step down, Q0.16 (64 = 1/1024) */
+	/**
+	 * Raise p for a long sojourn only while the flow also holds more
+	 * than this many codel.mtu of bytes behind the packet (0: at any
+	 * backlog; the app uses 24). A window-based sender's queue is
+	 * bounded in packets, so where a flow's share of the rate is low a
+	 * responsive flow's couple of dozen packets already wait longer than
+	 * threshold_ns: the threshold in force is max(threshold_ns, the time
+	 * min_queue packets take at the flow's share).
+	 */
+	uint16_t min_queue;
 };
 
 /** Bounds of aqm_blue_params (ns). */
@@ -89,6 +101,24 @@ struct aqm_blue_params {
 #define AQM_BLUE_THRESHOLD_MAX 4000000000ULL
 #define AQM_BLUE_INTERVAL_MIN 1000000ULL
 #define AQM_BLUE_INTERVAL_MAX 250000000ULL
+
+/**
+ * Host isolation inside one FQ-CoDel instance (CAKE's modes and names):
+ * DRR++ shares the rate between hosts first, then between each host's
+ * flows, so a host does not get more by opening more flows. A flow's
+ * quantum is divided by the number of bulk flows of its source host
+ * (SRCHOST), of its destination host (DSTHOST), or by the larger of the
+ * two (TRIPLE). See "Host isolation" in lib/aqm/README.md.
+ */
+enum aqm_isolation {
+	AQM_ISO_FLOWS = 0,   /**< "flows": fairness per flow only */
+	AQM_ISO_SRCHOST = 1, /**< "dual-srchost" */
+	AQM_ISO_DSTHOST = 2, /**< "dual-dsthost" */
+	AQM_ISO_TRIPLE = 3,  /**< "triple-isolate": both */
+};
+
+/** Most flows of an instance with host isolation. */
+#define AQM_ISO_FLOWS_MAX 32768
 
 /** FQ-CoDel parameters (RFC 8290 section 5). */
 struct aqm_fq_params {
@@ -115,6 +145,10 @@ struct aqm_fq_params {
 	 * See aqm_ack_supersedes() for exactly when.
 	 */
 	bool ack_filter;
+	/** enum aqm_isolation (AQM_ISO_FLOWS); anything else needs a
+	 *  scheduler created with isolation and flows <= AQM_ISO_FLOWS_MAX
+	 *  (such pipes track their flows' hosts in every mode). */
+	uint8_t isolation;
 };
 
 /** Largest ACK hold table of a scheduler (entries). */
@@ -156,6 +190,11 @@ struct aqm_sched_params {
 	 *  1..AQM_ACK_HOLD_SLOTS_MAX (1024). When full, ACKs are queued at
 	 *  once. Allocated only when ack_hold_ns is set. */
 	uint32_t ack_hold_slots;
+	/**
+	 * Reserve host state (20 bytes per flow slot) so that pipes may use
+	 * fq.isolation (false).
+	 */
+	bool isolation;
 };
 
 /** Buckets of the sojourn histogram: two per octave from 4 us to 68 s. */
@@ -244,6 +283,18 @@ int aqm_sched_pipe_shaper(const struct aqm_sched *s, uint32_t pipe,
 			  struct aqm_shaper_params *sp);
 
 /**
+ * Change a pipe's host isolation at run time (enum aqm_isolation). Queued
+ * packets stay, in order; flows' next refills follow the new mode. A pipe
+ * tracks its flows' hosts whenever its scheduler was created with
+ * isolation and it has at most AQM_ISO_FLOWS_MAX flows, whatever its mode,
+ * so any change is safe.
+ * @return 0, or -EINVAL (bad pipe id or mode, or the pipe tracks no hosts
+ *         and the mode is not AQM_ISO_FLOWS).
+ */
+int aqm_sched_pipe_set_isolation(struct aqm_sched *s, uint32_t pipe,
+				 enum aqm_isolation iso);
+
+/**
  * The CoDel parameters pipe runs with now: the configured ones, or with
  * fq.codel_rate_aware those raised for its current rate.
  * @return 0 or -EINVAL.
@@ -323,6 +374,13 @@ int aqm_sched_pipe_stats(const struct aqm_sched *s, uint32_t pipe,
 /** Sum the counters of all pipes into st (histograms included). */
 void aqm_sched_stats(const struct aqm_sched *s, struct aqm_pipe_stats *st);
 
+/**
+ * Host isolation: how many times a host found no slot of its own within
+ * its probe window and shared another host's (its flows then share that
+ * host's quantum). Counted per scheduler: a pipe has no room for it.
+ */
+uint64_t aqm_sched_host_shared(const struct aqm_sched *s);
+
 /** Add the counters of s to t (histogram buckets saturate at UINT32_MAX). */
 void aqm_pipe_stats_add(struct aqm_pipe_stats *t, const struct aqm_pipe_stats *s);
 
@@ -379,6 +437,16 @@ uint32_t aqm_wire_len(const struct aqm_shaper_params *sp, uint32_t len);
  * @return 0, or -ENOENT for an unknown name.
  */
 int aqm_shaper_profile(const char *name, struct aqm_shaper_params *sp);
+
+/**
+ * Parse a host isolation by CAKE's name: "flows", "dual-srchost",
+ * "dual-dsthost" or "triple-isolate" (any case).
+ * @return 0, or -EINVAL.
+ */
+int aqm_parse_isolation(const char *s, enum aqm_isolation *iso);
+
+/** CAKE's name of a host isolation, e.g. "triple-isolate". */
+const char *aqm_isolation_name(enum aqm_isolation iso);
 
 /**
  * Parse a rate: a decimal number with an optional k/m/g/t multiplier

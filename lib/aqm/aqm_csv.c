@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Subscriber CSV: "prefix,down,up[,profile]". Errors name file, line and
+ * Subscriber CSV: "prefix,down,up[,profile[,isolation]]". Errors name file, line and
  * reason; a file with any error yields nothing (never half a table).
  */
 #include <arpa/inet.h>
@@ -14,7 +14,7 @@
 
 #include "aqm_subs.h"
 
-#define CSV_FIELDS 4
+#define CSV_FIELDS 5
 
 static char *
 trim(char *s)
@@ -99,7 +99,7 @@ aqm_subs_csv_parse_line(const char *line, struct aqm_sub_entry *e,
 	if (strcasecmp(f[0], "prefix") == 0)
 		goto nothing;
 	if (nf < 3) {
-		snprintf(why, whylen, "expected prefix,down,up[,profile]");
+		snprintf(why, whylen, "expected prefix,down,up[,profile[,isolation]]");
 		return -EINVAL;
 	}
 	memset(e, 0, sizeof(*e));
@@ -120,12 +120,24 @@ aqm_subs_csv_parse_line(const char *line, struct aqm_sub_entry *e,
 		snprintf(why, whylen, "rate out of range 64kbit..100gbit");
 		return -EINVAL;
 	}
-	if (nf == 4 && *f[3] != '\0') {
+	if (nf >= 4 && *f[3] != '\0') {
 		if (aqm_shaper_profile(f[3], &e->profile) != 0) {
 			snprintf(why, whylen, "unknown overhead profile '%s'", f[3]);
 			return -EINVAL;
 		}
 		e->has_profile = true;
+	}
+	if (nf == 5 && *f[4] != '\0') {
+		enum aqm_isolation iso;
+
+		if (aqm_parse_isolation(f[4], &iso) != 0) {
+			snprintf(why, whylen,
+				 "unknown isolation '%s' (flows, dual-srchost, dual-dsthost, triple-isolate)",
+				 f[4]);
+			return -EINVAL;
+		}
+		e->has_isolation = true;
+		e->isolation = (uint8_t)iso;
 	}
 	return 0;
 nothing:

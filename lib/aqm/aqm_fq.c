@@ -62,30 +62,42 @@ flow_append(struct aqm_sched *s, struct aqm_flow *f, struct rte_mbuf *m)
 
 /*
  * BLUE (COBALT's second half): p is a flow's drop probability, Q0.16. It
- * rises by blue_inc when the flow overflows a limit or a packet of it waited
- * longer than blue_threshold_ms, and falls by blue_dec when the flow's queue
- * empties or a packet leaves it below CoDel's target; at most one change
- * per blue_ticks ticks, except that a rise from 0 is never held back. The
- * tick stamp is 8 bits: after 256 ticks (268 ms) without a change the next
- * one may wait up to blue_ticks longer than it should, never less.
+ * rises when the flow overflows a limit, or when a packet of it waited
+ * longer than blue_threshold_ms while more than blue_min_bytes stay queued
+ * behind it; it falls when the flow's queue empties or a packet leaves it
+ * below CoDel's target. A change waits at least blue_ticks ticks after the
+ * last one (a rise from 0 never waits), and is inc (dec) per blue_ticks
+ * elapsed, at most BLUE_STEPS_MAX of them at once: p moves at the same
+ * speed whether the flow's packets are seen every millisecond or, at a
+ * small share of a slow pipe, every hundred. The tick stamp is 8 bits:
+ * after 256 ticks (268 ms) without a change the elapsed time reads short,
+ * so a change may come later or smaller than it should, never sooner or
+ * larger.
  */
-static inline bool
-blue_may_change(const struct aqm_pipe *p, const struct aqm_flow *f, uint64_t now)
-{
-	uint8_t tick = (uint8_t)(now >> AQM_BLUE_TICK_SHIFT);
+#define BLUE_STEPS_MAX 16
 
-	return (uint8_t)(tick - f->cv.blue_when) >= p->blue_ticks;
+static inline unsigned int
+blue_steps(const struct aqm_pipe *p, const struct aqm_flow *f, uint64_t now)
+{
+	uint8_t elapsed = (uint8_t)((uint8_t)(now >> AQM_BLUE_TICK_SHIFT) -
+				    f->cv.blue_when);
+
+	/* Runs only when p may change: at most once per blue_ticks. */
+	return RTE_MIN((unsigned int)(elapsed / p->blue_ticks), (unsigned int)BLUE_STEPS_MAX);
 }
 
 static inline void
 blue_raise(struct aqm_pipe *p, struct aqm_flow *f, uint64_t now)
 {
+	unsigned int steps = 1;
 	uint32_t v;
 
-	if (p->blue_inc == 0 || (f->cv.blue_p != 0 && !blue_may_change(p, f, now)))
+	if (p->blue_inc == 0)
+		return;
+	if (f->cv.blue_p != 0 && (steps = blue_steps(p, f, now)) == 0)
 		return;
 	p->blue_flows += f->cv.blue_p == 0;
-	v = (uint32_t)f->cv.blue_p + p->blue_inc;
+	v = (uint32_t)f->cv.blue_p + steps * p->blue_inc;
 	f->cv.blue_p = (uint16_t)RTE_MIN(v, (uint32_t)UINT16_MAX);
 	f->cv.blue_when = (uint8_t)(now >> AQM_BLUE_TICK_SHIFT);
 }
@@ -93,10 +105,13 @@ blue_raise(struct aqm_pipe *p, struct aqm_flow *f, uint64_t now)
 static inline void
 blue_lower(struct aqm_pipe *p, struct aqm_flow *f, uint64_t now)
 {
-	if (f->cv.blue_p == 0 || !blue_may_change(p, f, now))
+	unsigned int steps;
+	uint32_t d;
+
+	if (f->cv.blue_p == 0 || (steps = blue_steps(p, f, now)) == 0)
 		return;
-	f->cv.blue_p = f->cv.blue_p > p->blue_dec ?
-		(uint16_t)(f->cv.blue_p - p->blue_dec) : 0;
+	d = steps * p->blue_dec;
+	f->cv.blue_p = f->cv.blue_p > d ? (uint16_t)(f->cv.blue_p - d) : 0;
 	p->blue_flows -= f->cv.blue_p == 0;
 	f->cv.blue_when = (uint8_t)(now >> AQM_BLUE_TICK_SHIFT);
 }
@@ -113,6 +128,152 @@ blue_draw(struct aqm_sched *s)
 	x ^= x << 17;
 	s->rng = x;
 	return (uint32_t)(x >> 48);
+}
+
+/*
+ * Host isolation (CAKE's dual-srchost, dual-dsthost, triple-isolate). A
+ * flow that enters the lists takes a reference on the host of its source
+ * and of its destination address, in two small open-addressed tables per
+ * pipe (as many slots as flows: a host is only there while one of its
+ * flows is, so they never fill up); it gives them back when it leaves the
+ * lists. A flow that spent a quantum counts as one of its hosts' bulk
+ * flows, and its refills are the quantum divided by that count: each
+ * host's bulk flows together get one quantum per round.
+ */
+static inline struct aqm_host *
+pipe_hosts(const struct aqm_sched *s, const struct aqm_pipe *p)
+{
+	return &s->hosts[2 * (size_t)(p->flows - s->flow_pool)];
+}
+
+static inline uint32_t *
+flow_host(const struct aqm_sched *s, const struct aqm_pipe *p, uint32_t fi)
+{
+	return &s->flow_host[(size_t)(p->flows - s->flow_pool) + fi];
+}
+
+static inline uint32_t
+host_tag(const uint8_t *addr, unsigned int words, uint32_t seed)
+{
+	uint32_t h = seed;
+
+	for (unsigned int i = 0; i < words; i++) {
+		uint32_t w;
+
+		memcpy(&w, addr + 4 * i, sizeof(w));
+		h = (h ^ w) * 0x9e3779b1u;
+		h ^= h >> 16;
+	}
+	return h;
+}
+
+/* The slot of host tag in table t (mask + 1 slots), with a reference
+ * taken. A host keeps its slot while referenced, and sits within
+ * AQM_HOST_PROBES of its home slot; if those are all taken by others
+ * (more than that many hosts hash close together), it shares its home
+ * slot with whoever holds it. */
+static inline uint32_t
+host_get(struct aqm_host *t, uint32_t mask, uint32_t tag, uint64_t *shared)
+{
+	uint32_t home = (uint32_t)(((uint64_t)tag * (mask + 1)) >> 32);
+	uint32_t probes = RTE_MIN(mask + 1, (uint32_t)AQM_HOST_PROBES);
+	uint32_t slot = AQM_NONE;
+
+	for (uint32_t j = 0; j < probes; j++) {
+		uint32_t i = (home + j) & mask;
+
+		if (t[i].refs == 0) {
+			if (slot == AQM_NONE)
+				slot = i;
+		} else if (t[i].tag == tag) {
+			t[i].refs++;
+			return i;
+		}
+	}
+	if (slot == AQM_NONE) {
+		slot = home;
+		(*shared)++;
+	} else {
+		t[slot].tag = tag;
+	}
+	t[slot].refs++;
+	return slot;
+}
+
+/* Flow fi of p enters the lists with packet m: bind it to m's hosts. */
+static inline void
+hosts_bind(struct aqm_sched *s, struct aqm_pipe *p, uint32_t fi,
+	   const struct rte_mbuf *m)
+{
+	const struct pkt_meta *meta = rte_mbuf_to_priv((struct rte_mbuf *)(uintptr_t)m);
+	struct aqm_host *t = pipe_hosts(s, p);
+	unsigned int words = meta->l3 == PKT_L3_IPV6 ? 4 : 1;
+	uint32_t src, dst;
+
+	src = host_get(t, p->flow_mask, host_tag(meta->src, words, p->seed),
+		       &s->host_shared);
+	dst = host_get(t + p->flow_mask + 1, p->flow_mask,
+		       host_tag(meta->dst, words, p->seed), &s->host_shared);
+	*flow_host(s, p, fi) = src | dst << 16;
+}
+
+/* Flow fi leaves the lists: give its hosts back. */
+static inline void
+hosts_release(struct aqm_sched *s, struct aqm_pipe *p, uint32_t fi)
+{
+	struct aqm_host *t = pipe_hosts(s, p);
+	struct aqm_flow *f = &p->flows[fi];
+	uint32_t hb = *flow_host(s, p, fi);
+	struct aqm_host *src = &t[hb & 0xffff];
+	struct aqm_host *dst = &t[p->flow_mask + 1 + (hb >> 16)];
+
+	src->refs--;
+	dst->refs--;
+	if (f->bulk) {
+		src->bulk--;
+		dst->bulk--;
+		f->bulk = 0;
+	}
+}
+
+/* Flow fi leaves the new and old lists. */
+static inline void
+flow_unlist(struct aqm_sched *s, struct aqm_pipe *p, uint32_t fi)
+{
+	p->flows[fi].list = AQM_LIST_NONE;
+	if (p->isolation & AQM_ISO_TRACKED)
+		hosts_release(s, p, fi);
+}
+
+/* What flow fi earns when its deficit is refilled: the quantum, or with
+ * host isolation the quantum over its host's bulk flows (it now being
+ * one of them). */
+static inline int32_t
+flow_quantum(struct aqm_sched *s, struct aqm_pipe *p, uint32_t fi)
+{
+	struct aqm_flow *f = &p->flows[fi];
+	struct aqm_host *t;
+	uint32_t hb, load = 0;
+	uint64_t q;
+
+	if (!(p->isolation & AQM_ISO_TRACKED))
+		return (int32_t)p->quantum;
+	t = pipe_hosts(s, p);
+	hb = *flow_host(s, p, fi);
+	if (!f->bulk) {
+		f->bulk = 1;
+		t[hb & 0xffff].bulk++;
+		t[p->flow_mask + 1 + (hb >> 16)].bulk++;
+	}
+	if (p->isolation & AQM_ISO_SRCHOST)
+		load = t[hb & 0xffff].bulk;
+	if (p->isolation & AQM_ISO_DSTHOST)
+		load = RTE_MAX(load, (uint32_t)t[p->flow_mask + 1 + (hb >> 16)].bulk);
+	if (load <= 1)
+		return (int32_t)p->quantum;
+	q = load < AQM_HOST_RECIP ? ((uint64_t)p->quantum * s->recip[load]) >> 16 :
+				    p->quantum / load;
+	return q != 0 ? (int32_t)q : 1;
 }
 
 void
@@ -162,6 +323,8 @@ fq_queue(struct aqm_sched *s, struct aqm_pipe *p, uint32_t fi,
 		return;
 	if (f->list == AQM_LIST_NONE) {
 		/* A flow with no queue and no list entry is new (s. 4.1). */
+		if (p->isolation & AQM_ISO_TRACKED)
+			hosts_bind(s, p, fi, m);
 		f->list = AQM_LIST_NEW;
 		f->deficit = (int32_t)p->quantum;
 		list_push(p->flows, &p->new_flows, fi);
@@ -232,7 +395,11 @@ blue_head(struct codel_ctx *c, struct rte_mbuf *m)
 	struct aqm_flow *f = c->f;
 	uint64_t sojourn = c->now - pkt_meta(m)->user64;
 
-	if (sojourn > p->blue_threshold_ms * 1000000ULL)
+	/* Long sojourn with a long queue: a window-based sender's queue is
+	 * bounded in packets, so at a small share of a slow pipe a flow that
+	 * answers marks may wait long, but it does not also queue much. */
+	if (sojourn > p->blue_threshold_ms * 1000000ULL &&
+	    f->backlog > p->blue_min_bytes)
 		blue_raise(p, f, c->now);
 	else if (sojourn < p->codel.target_ns || f->head == NULL)
 		blue_lower(p, f, c->now);
@@ -314,7 +481,7 @@ aqm_fq_dequeue(struct aqm_sched *s, struct aqm_pipe *p, uint64_t now)
 		f = &p->flows[fi];
 		if (f->deficit <= 0) {
 			/* Spent its quantum: refill, go to the back of the old list. */
-			f->deficit += (int32_t)p->quantum;
+			f->deficit += flow_quantum(s, p, fi);
 			list_pop(p->flows, l);
 			f->list = AQM_LIST_OLD;
 			list_push(p->flows, &p->old_flows, fi);
@@ -333,7 +500,7 @@ aqm_fq_dequeue(struct aqm_sched *s, struct aqm_pipe *p, uint64_t now)
 				f->list = AQM_LIST_OLD;
 				list_push(p->flows, &p->old_flows, fi);
 			} else {
-				f->list = AQM_LIST_NONE;
+				flow_unlist(s, p, fi);
 			}
 			continue;
 		}
@@ -347,30 +514,31 @@ aqm_fq_dequeue(struct aqm_sched *s, struct aqm_pipe *p, uint64_t now)
  * is positive (it would go round the old list), and visiting an empty
  * flow ends CoDel's dropping state; then it leaves the list. */
 static inline void
-idle_list(struct aqm_flow *flows, struct aqm_list *l, int32_t quantum)
+idle_list(struct aqm_sched *s, struct aqm_pipe *p, struct aqm_list *l)
 {
 	uint32_t fi = l->head;
 
 	while (fi != AQM_NONE) {
-		struct aqm_flow *f = &flows[fi];
+		struct aqm_flow *f = &p->flows[fi];
+		uint32_t i = fi;
 
 		fi = f->next;
 		while (f->deficit <= 0)
-			f->deficit += quantum;
+			f->deficit += flow_quantum(s, p, i);
 		f->cv.dropping = 0;
 		f->cv.first_above_ns = 0;
-		f->list = AQM_LIST_NONE;
+		flow_unlist(s, p, i);
 	}
 	l->head = l->tail = AQM_NONE;
 }
 
 void
-aqm_fq_idle(struct aqm_pipe *p)
+aqm_fq_idle(struct aqm_sched *s, struct aqm_pipe *p)
 {
 	if (p->qdisc == AQM_QDISC_FIFO)
 		return;
-	idle_list(p->flows, &p->new_flows, (int32_t)p->quantum);
-	idle_list(p->flows, &p->old_flows, (int32_t)p->quantum);
+	idle_list(s, p, &p->new_flows);
+	idle_list(s, p, &p->old_flows);
 }
 
 struct rte_mbuf *
@@ -394,6 +562,6 @@ aqm_fq_flush_one(struct aqm_sched *s, struct aqm_pipe *p)
 		if (m != NULL)
 			return m;
 		list_pop(p->flows, l);
-		p->flows[fi].list = AQM_LIST_NONE;
+		flow_unlist(s, p, fi);
 	}
 }

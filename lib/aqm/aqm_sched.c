@@ -101,6 +101,18 @@ aqm_sched_create(const struct aqm_sched_params *p)
 				     RTE_CACHE_LINE_SIZE, p->socket_id);
 	if (s->pipes == NULL || s->flow_pool == NULL || s->wheel == NULL)
 		goto nomem;
+	if (p->isolation) {
+		s->hosts = rte_malloc_socket("aqm_hosts",
+					     (size_t)p->max_flows * 2 * sizeof(struct aqm_host),
+					     RTE_CACHE_LINE_SIZE, p->socket_id);
+		s->flow_host = rte_malloc_socket("aqm_flow_host",
+						 (size_t)p->max_flows * sizeof(uint32_t),
+						 RTE_CACHE_LINE_SIZE, p->socket_id);
+		if (s->hosts == NULL || s->flow_host == NULL)
+			goto nomem;
+		for (uint32_t l = 1; l < AQM_HOST_RECIP; l++)
+			s->recip[l] = 65536 / l;
+	}
 	if (p->ack_hold_ns != 0) {
 		s->hold = rte_zmalloc_socket("aqm_hold",
 					     (size_t)p->ack_hold_slots * sizeof(struct aqm_hold),
@@ -131,6 +143,8 @@ nomem:
 		rte_free(s->flow_pool);
 		rte_free(s->wheel);
 		rte_free(s->hold);
+		rte_free(s->hosts);
+		rte_free(s->flow_host);
 		rte_free(s);
 	}
 	rte_errno = ENOMEM;
@@ -151,6 +165,8 @@ aqm_sched_free(struct aqm_sched *s)
 	rte_free(s->flow_pool);
 	rte_free(s->wheel);
 	rte_free(s->hold);
+	rte_free(s->hosts);
+	rte_free(s->flow_host);
 	rte_free(s);
 }
 
@@ -179,6 +195,9 @@ aqm_sched_pipe_add(struct aqm_sched *s, const struct aqm_pipe_params *pp)
 	     fq->drop_batch == 0 || fq->codel.interval_ns == 0 ||
 	     fq->codel.interval_ns >= (1ULL << 32) ||
 	     (fq->codel_rate_aware && fq->codel.target_ns >= (1ULL << 32)) ||
+	     fq->isolation > AQM_ISO_TRIPLE ||
+	     (fq->isolation != AQM_ISO_FLOWS &&
+	      (s->hosts == NULL || flows > AQM_ISO_FLOWS_MAX)) ||
 	     (fq->blue.inc != 0 &&
 	      (fq->blue.threshold_ns < AQM_BLUE_THRESHOLD_MIN ||
 	       fq->blue.threshold_ns > AQM_BLUE_THRESHOLD_MAX ||
@@ -202,7 +221,7 @@ aqm_sched_pipe_add(struct aqm_sched *s, const struct aqm_pipe_params *pp)
 	p->quantum = fq->quantum;
 	p->mem_limit = fq->memory_limit ? fq->memory_limit : UINT64_MAX;
 	p->limit_pkts = fq->limit_pkts;
-	p->drop_batch = fq->drop_batch;
+	p->drop_batch = (uint16_t)RTE_MIN(fq->drop_batch, (uint32_t)UINT16_MAX);
 	p->codel = fq->codel;
 	p->ack_filter = pp->qdisc == AQM_QDISC_FQ_CODEL && fq->ack_filter ?
 		AQM_ACKF_FILTER | (s->hold_ns != 0 ? AQM_ACKF_HOLD : 0) : 0;
@@ -214,9 +233,17 @@ aqm_sched_pipe_add(struct aqm_sched *s, const struct aqm_pipe_params *pp)
 		p->codel_target_cfg = (uint32_t)fq->codel.target_ns;
 		p->codel_interval_cfg = (uint32_t)fq->codel.interval_ns;
 		p->codel_rate_aware = fq->codel_rate_aware;
+		p->isolation = fq->isolation;
+		if (s->hosts != NULL && flows <= AQM_ISO_FLOWS_MAX)
+			p->isolation |= AQM_ISO_TRACKED;
+		if (p->isolation & AQM_ISO_TRACKED)
+			memset(&s->hosts[2 * (size_t)s->flows_used], 0,
+			       2 * (size_t)flows * sizeof(struct aqm_host));
 		p->blue_inc = fq->blue.inc;
 		p->blue_dec = fq->blue.dec;
 		p->blue_threshold_ms = (uint16_t)((fq->blue.threshold_ns + 500000) / 1000000);
+		p->blue_min_bytes = (uint32_t)RTE_MIN((uint64_t)fq->blue.min_queue *
+						      fq->codel.mtu, (uint64_t)UINT32_MAX);
 		/* Whole ticks, rounded up: never less than asked for. */
 		p->blue_ticks = (uint8_t)((fq->blue.interval_ns +
 					   (1ULL << AQM_BLUE_TICK_SHIFT) - 1) >>
@@ -281,6 +308,23 @@ aqm_sched_pipe_shaper(const struct aqm_sched *s, uint32_t pipe,
 	sp->overhead = p->overhead;
 	sp->mpu = p->mpu == 1 ? 0 : p->mpu;
 	sp->framing = p->framing;
+	return 0;
+}
+
+int
+aqm_sched_pipe_set_isolation(struct aqm_sched *s, uint32_t pipe,
+			     enum aqm_isolation iso)
+{
+	struct aqm_pipe *p;
+
+	if (pipe >= s->npipes || (unsigned int)iso > AQM_ISO_TRIPLE)
+		return -EINVAL;
+	p = &s->pipes[pipe];
+	if (p->qdisc != AQM_QDISC_FQ_CODEL)
+		return 0; /* a FIFO has no flows to isolate */
+	if (iso != AQM_ISO_FLOWS && !(p->isolation & AQM_ISO_TRACKED))
+		return -EINVAL;
+	p->isolation = (uint8_t)((p->isolation & ~AQM_ISO_MODE) | iso);
 	return 0;
 }
 
@@ -631,7 +675,7 @@ aqm_sched_dequeue_burst(struct aqm_sched *s, struct rte_mbuf **pkts,
 			if (p->backlog_pkts == 0) {
 				/* Empty: tidy the lists directly rather than
 				 * dequeue once more to find nothing. */
-				aqm_fq_idle(p);
+				aqm_fq_idle(s, p);
 				break;
 			}
 		}
@@ -685,6 +729,12 @@ uint32_t
 aqm_sched_pending(const struct aqm_sched *s)
 {
 	return s->pending;
+}
+
+uint64_t
+aqm_sched_host_shared(const struct aqm_sched *s)
+{
+	return s->host_shared;
 }
 
 uint32_t

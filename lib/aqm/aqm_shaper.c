@@ -88,6 +88,34 @@ aqm_parse_rate(const char *s, uint64_t *bps)
 	return 0;
 }
 
+/* Here with the other text parsers (the CSV reader and its fuzz target
+ * link this file, not the queue's). CAKE's names. */
+static const char *const aqm_isolation_names[] = {
+	[AQM_ISO_FLOWS] = "flows",
+	[AQM_ISO_SRCHOST] = "dual-srchost",
+	[AQM_ISO_DSTHOST] = "dual-dsthost",
+	[AQM_ISO_TRIPLE] = "triple-isolate",
+};
+
+int
+aqm_parse_isolation(const char *s, enum aqm_isolation *iso)
+{
+	for (unsigned int i = 0; i < RTE_DIM(aqm_isolation_names); i++) {
+		if (strcasecmp(s, aqm_isolation_names[i]) == 0) {
+			*iso = (enum aqm_isolation)i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+const char *
+aqm_isolation_name(enum aqm_isolation iso)
+{
+	return (unsigned int)iso < RTE_DIM(aqm_isolation_names) ?
+		aqm_isolation_names[iso] : "unknown";
+}
+
 uint32_t
 aqm_wire_len(const struct aqm_shaper_params *sp, uint32_t len)
 {

@@ -33,6 +33,7 @@ struct aqm_subs {
 	enum aqm_default_policy policy;
 	struct aqm_pipe_params pipe; /* template */
 	uint8_t ack_filter_dirs;     /* 1 << enum aqm_dir */
+	bool hosts;                  /* schedulers keep host state */
 };
 
 /* A prefix as the hash knows it: host bits clear, unused bytes zero. */
@@ -121,6 +122,14 @@ aqm_subs_create(const struct aqm_subs_params *p)
 		sp.max_pipes = p->max_subs + 1;
 		sp.max_flows = def_flows + p->max_subs *
 			(p->pipe.qdisc == AQM_QDISC_FIFO ? 1 : p->pipe.fq.flows);
+		/* Host state only where a pipe isolates hosts. */
+		sp.isolation = sp.isolation ||
+			(p->pipe.qdisc == AQM_QDISC_FQ_CODEL &&
+			 p->pipe.fq.isolation != AQM_ISO_FLOWS) ||
+			(p->default_policy == AQM_DEFAULT_PIPE &&
+			 p->default_pipe.qdisc == AQM_QDISC_FQ_CODEL &&
+			 p->default_pipe.fq.isolation != AQM_ISO_FLOWS);
+		s->hosts = sp.isolation;
 		/* The hold works with the filter: only where it is on. */
 		if (!((p->ack_filter_dirs >> d) & 1))
 			sp.ack_hold_ns = 0;
@@ -206,6 +215,12 @@ entry_check(const struct aqm_subs *s, const struct aqm_sub_entry *e)
 		return -EINVAL;
 	if (e->family == 6 && s->lpm6 == NULL)
 		return -ENOSPC;
+	/* A subscriber's own isolation needs host state, which the
+	 * schedulers have when the template isolates hosts. */
+	if (e->has_isolation && e->isolation > AQM_ISO_TRIPLE)
+		return -EINVAL;
+	if (e->has_isolation && e->isolation != AQM_ISO_FLOWS && !s->hosts)
+		return -EPERM;
 	entry_shaper(s, e, e->down_bps, &sp);
 	if (aqm_shaper_check(&sp) != 0)
 		return -EINVAL;
@@ -273,6 +288,8 @@ entry_insert(struct aqm_subs *s, const struct aqm_sub_entry *e)
 	if (s->nsubs >= s->max_subs || (e->family == 6 && s->nv6 >= s->max_v6))
 		return -ENOSPC;
 	pp = s->pipe;
+	if (e->has_isolation)
+		pp.fq.isolation = e->isolation;
 	entry_shaper(s, e, e->down_bps, &pp.shaper);
 	pp.fq.ack_filter = (s->ack_filter_dirs >> AQM_DIR_DOWN) & 1;
 	rc = aqm_sched_pipe_add(down, &pp);
@@ -323,6 +340,11 @@ entry_rerate(struct aqm_subs *s, const struct aqm_sub_entry *e, uint32_t id)
 	aqm_sched_pipe_set_shaper(s->sched[AQM_DIR_DOWN], id, &sp);
 	entry_shaper(s, e, e->up_bps, &sp);
 	aqm_sched_pipe_set_shaper(s->sched[AQM_DIR_UP], id, &sp);
+	/* entry_check() made sure the pipes can take it. */
+	for (int d = 0; d < 2; d++)
+		aqm_sched_pipe_set_isolation(s->sched[d], id,
+					     (enum aqm_isolation)(e->has_isolation ?
+						e->isolation : s->pipe.fq.isolation));
 }
 
 int
@@ -366,6 +388,7 @@ aqm_subs_apply(struct aqm_subs *s, const struct aqm_sub_entry *e, uint32_t n,
 		if (rc < 0) {
 			entry_err(err, errlen, &e[i], i,
 				  rc == -ENOSPC ? "no IPv6 table" :
+				  rc == -EPERM ? "host isolation needs [aqm] isolation other than flows (no host state reserved)" :
 				  "bad prefix or rate out of range");
 			return rc;
 		}

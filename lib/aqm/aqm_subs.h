@@ -47,6 +47,8 @@ struct aqm_sub_entry {
 	uint64_t up_bps;       /**< upstream rate */
 	bool has_profile;      /**< overhead/mpu/framing given */
 	struct aqm_shaper_params profile; /**< rate_bps unused */
+	bool has_isolation;    /**< isolation given (else the template's) */
+	uint8_t isolation;     /**< enum aqm_isolation of both pipes */
 	uint32_t line;         /**< source line, for messages */
 };
 
@@ -85,7 +87,9 @@ void aqm_subs_free(struct aqm_subs *s);
  * Add a subscriber, or, if the exact prefix exists, change its rates and
  * profile in place (queued packets are kept, in order). A failed add
  * changes nothing (its pipes are given back).
- * @return the subscriber's pipe id (>= 1), or -EINVAL / -ENOSPC.
+ * @return the subscriber's pipe id (>= 1), or -EINVAL / -ENOSPC, or
+ *         -EPERM if e asks for host isolation on a table whose
+ *         schedulers keep no host state (the template isolates none).
  */
 int aqm_subs_add(struct aqm_subs *s, const struct aqm_sub_entry *e);
 
@@ -96,7 +100,7 @@ int aqm_subs_add(struct aqm_subs *s, const struct aqm_sub_entry *e);
  * in list order; a prefix listed twice takes its last line's rates.
  * @param err  receives "line N: reason" (or "entry N: ..." for entries
  *             with no line) on failure (may be NULL).
- * @return number applied, or a negative errno (-EINVAL, -ENOSPC).
+ * @return number applied, or a negative errno (-EINVAL, -ENOSPC, -EPERM).
  */
 int aqm_subs_apply(struct aqm_subs *s, const struct aqm_sub_entry *e,
 		   uint32_t n, char *err, size_t errlen);

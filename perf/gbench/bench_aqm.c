@@ -34,7 +34,7 @@ struct fixture {
 
 static int
 fixture_init(struct fixture *fx, uint32_t flows, uint32_t pipes,
-	     uint32_t flows_per_pipe)
+	     uint32_t flows_per_pipe, enum aqm_isolation iso)
 {
 	struct aqm_sched_params sp;
 	struct aqm_pipe_params pp;
@@ -44,6 +44,7 @@ fixture_init(struct fixture *fx, uint32_t flows, uint32_t pipes,
 	aqm_sched_params_default(&sp);
 	sp.max_pipes = pipes;
 	sp.max_flows = pipes * flows_per_pipe;
+	sp.isolation = iso != AQM_ISO_FLOWS;
 	fx->s = aqm_sched_create(&sp);
 	fx->ring = calloc(npkts, sizeof(*fx->ring));
 	if (fx->s == NULL || fx->ring == NULL)
@@ -51,6 +52,7 @@ fixture_init(struct fixture *fx, uint32_t flows, uint32_t pipes,
 	aqm_pipe_params_default(&pp);
 	pp.fq.flows = flows_per_pipe;
 	pp.shaper.rate_bps = AQM_RATE_MAX;
+	pp.fq.isolation = (uint8_t)iso;
 	for (uint32_t i = 0; i < pipes; i++)
 		aqm_sched_pipe_add(fx->s, &pp);
 	for (uint32_t i = 0; i < npkts; i++) {
@@ -69,6 +71,13 @@ fixture_init(struct fixture *fx, uint32_t flows, uint32_t pipes,
 		meta->l3_off = 14;
 		meta->flow_hash = f * 0x9e3779b1u;
 		meta->sport = (uint16_t)(f % pipes); /* pipe of this packet */
+		/* Four flows per source host, one destination (isolation). */
+		meta->src[0] = 198;
+		meta->src[1] = 18;
+		meta->src[2] = (uint8_t)(f >> 10);
+		meta->src[3] = (uint8_t)(f >> 2);
+		meta->dst[0] = 198;
+		meta->dst[1] = 19;
 	}
 	fx->size = npkts;
 	return 0;
@@ -91,14 +100,15 @@ fixture_fini(struct fixture *fx)
 }
 
 static void
-run(struct cbench_state *st, uint32_t flows, uint32_t pipes, uint32_t fpp)
+run(struct cbench_state *st, uint32_t flows, uint32_t pipes, uint32_t fpp,
+    enum aqm_isolation iso)
 {
 	struct fixture fx;
 	struct rte_mbuf *in[BURST], *out[BURST];
 	uint32_t pipe_ids[BURST];
 	uint64_t now = 1000000000ULL;
 
-	if (fixture_init(&fx, flows, pipes, fpp) < 0) {
+	if (fixture_init(&fx, flows, pipes, fpp, iso) < 0) {
 		cbench_skip_with_error(st, "fixture set-up failed");
 		fixture_fini(&fx);
 		return;
@@ -125,16 +135,21 @@ run(struct cbench_state *st, uint32_t flows, uint32_t pipes, uint32_t fpp)
 	fixture_fini(&fx);
 }
 
-static void BM_aqm_1_flow(struct cbench_state *st) { run(st, 1, 1, 1024); }
-static void BM_aqm_1k_flows(struct cbench_state *st) { run(st, 1024, 1, 1024); }
-static void BM_aqm_64k_flows(struct cbench_state *st) { run(st, 65536, 1, 65536); }
-static void BM_aqm_10k_flows_1k_pipes(struct cbench_state *st) { run(st, 10240, 1000, 16); }
+static void BM_aqm_1_flow(struct cbench_state *st) { run(st, 1, 1, 1024, AQM_ISO_FLOWS); }
+static void BM_aqm_1k_flows(struct cbench_state *st) { run(st, 1024, 1, 1024, AQM_ISO_FLOWS); }
+static void BM_aqm_64k_flows(struct cbench_state *st) { run(st, 65536, 1, 65536, AQM_ISO_FLOWS); }
+static void BM_aqm_10k_flows_1k_pipes(struct cbench_state *st) { run(st, 10240, 1000, 16, AQM_ISO_FLOWS); }
+/* The same with host isolation (triple-isolate, four flows per host). */
+static void BM_aqm_1k_flows_triple(struct cbench_state *st) { run(st, 1024, 1, 1024, AQM_ISO_TRIPLE); }
+static void BM_aqm_10k_flows_1k_pipes_triple(struct cbench_state *st) { run(st, 10240, 1000, 16, AQM_ISO_TRIPLE); }
 
 static const struct cbench_def benches[] = {
 	{ CBENCH(BM_aqm_1_flow) },
 	{ CBENCH(BM_aqm_1k_flows) },
 	{ CBENCH(BM_aqm_64k_flows) },
 	{ CBENCH(BM_aqm_10k_flows_1k_pipes) },
+	{ CBENCH(BM_aqm_1k_flows_triple) },
+	{ CBENCH(BM_aqm_10k_flows_1k_pipes_triple) },
 };
 
 int

@@ -246,6 +246,64 @@ def test_order_within_each_flow_is_preserved():
     assert len(last) == 6
 
 
+# Host isolation: CoDel and BLUE out of the way, so the order packets
+# leave in is the scheduler's alone.
+CFG_ISO = ("[aqm]\nports = 0\nqdisc = fq_codel\ndefault = pipe\n"
+           "rate_down = 10mbit\nrate_up = 10mbit\ntarget = 1s\ninterval = 3s\n"
+           "blue = off\nisolation = %s\n")
+HOST_B = "198.18.0.2"
+
+
+def _hosts_input(b_server=NET4):
+    """Host A (198.18.0.1) uploads on 8 flows to one server, host B
+    (198.18.0.2) on 1 to b_server, all at once: 8 x 100 and 400 packets
+    of 1000 bytes, interleaved as they would arrive."""
+    frames = []
+    for i in range(100):
+        for k in range(8):
+            frames.append(up4(sport=40000 + k, seq=i))
+        for k in range(4):
+            f = up4(sport=45000, seq=4 * i + k, src=HOST_B)
+            f[IP].dst = b_server
+            frames.append(f)
+    return frames
+
+
+def _host_b_share(isolation, b_server=NET4):
+    """Host B's packets among packets 100..499 that left: both hosts are
+    backlogged then, and past the first rounds, where every flow still
+    had its first quantum as a new flow."""
+    r = run([_hosts_input(b_server), []], CFG_ISO % isolation)
+    h.assert_clean_exit(r)
+    assert len(r.outs[1]) == 1200, len(r.outs[1])
+    return sum(1 for f in r.outs[1][100:500] if Ether(f)[IP].src == HOST_B)
+
+
+def test_dual_srchost_gives_a_host_with_eight_flows_and_a_host_with_one_equal_shares():
+    # Each host gets half: DRR++ refills each of A's bulk flows with an
+    # eighth of the quantum.
+    b = _host_b_share("dual-srchost")
+    assert 198 <= b <= 202, "host B sent %d of packets 100..499" % b
+
+
+def test_flow_fairness_gives_a_host_with_eight_flows_eight_ninths():
+    b = _host_b_share("flows")
+    assert 42 <= b <= 47, "host B sent %d of packets 100..499" % b
+
+
+def test_triple_isolate_gives_each_host_half_when_they_use_different_servers():
+    # The default mode: A's 8 flows to one server, B's flow to another.
+    b = _host_b_share("triple-isolate", b_server="198.19.0.2")
+    assert 198 <= b <= 202, "host B sent %d of packets 100..499" % b
+
+
+def test_triple_isolate_shares_per_flow_when_every_flow_goes_to_one_server():
+    # CAKE's rule: the busier of a flow's two hosts sets its share, and the
+    # one server has all 9 bulk flows.
+    b = _host_b_share("triple-isolate")
+    assert 42 <= b <= 47, "host B sent %d of packets 100..499" % b
+
+
 # CoDel is kept out of the way (target 1 s; everything leaves in < 1 s),
 # so every missing ACK is the filter's doing.
 CFG_ACKF = ("[aqm]\nports = 0\nqdisc = fq_codel\ndefault = pipe\n"

@@ -35,6 +35,28 @@ struct aqm_hold {
 	uint32_t flow;        /* flow index in the pipe */
 };
 
+/*
+ * One host of a pipe's host table (host isolation). A flow in the new or
+ * old list holds a reference on its source and its destination host;
+ * bulk counts those of its flows that spent a quantum (in the old list).
+ */
+struct aqm_host {
+	uint32_t tag;  /* hash of the address; meaningful while refs > 0 */
+	uint16_t refs;
+	uint16_t bulk;
+};
+
+/* aqm_pipe.isolation: the mode (enum aqm_isolation) in the low bits, and
+ * whether the pipe tracks its flows' hosts (in every mode, so that the
+ * mode can change at run time). */
+#define AQM_ISO_MODE 0x03
+#define AQM_ISO_TRACKED 0x80
+
+/* Slots probed for a host (from its home slot on). */
+#define AQM_HOST_PROBES 8
+/* Host loads with a precomputed reciprocal; above, a division. */
+#define AQM_HOST_RECIP 256
+
 /* A singly linked list of flow or pipe indices. */
 struct aqm_list {
 	uint32_t head;
@@ -49,7 +71,8 @@ struct aqm_flow {
 	uint32_t backlog;  /* bytes queued */
 	int32_t deficit;   /* DRR++ credit, bytes */
 	uint32_t next;     /* link in the new or old list */
-	uint32_t list : 8; /* enum aqm_list_id */
+	uint32_t list : 7; /* enum aqm_list_id */
+	uint32_t bulk : 1; /* counted in its hosts' bulk (host isolation) */
 	uint32_t hold : 24; /* 1 + the ACK hold slot of the flow's held ACK, or 0 */
 };
 static_assert(sizeof(struct aqm_flow) <= AQM_FLOW_STATE_BYTES,
@@ -86,7 +109,8 @@ struct aqm_pipe {
 	uint64_t mem;          /* mbuf memory held, bytes */
 	uint64_t mem_limit;
 	uint32_t limit_pkts;
-	uint32_t drop_batch;
+	uint16_t drop_batch;
+	uint8_t isolation;     /* AQM_ISO_* bits (FQ-CoDel only) */
 	uint32_t held;         /* ACKs of this pipe in the hold */
 	uint32_t blue_flows;   /* flows whose BLUE p is not 0 */
 	union {
@@ -119,6 +143,10 @@ struct aqm_pipe {
 	uint64_t byp_bytes;
 	uint64_t byp_mark;
 	uint32_t byp_hist;
+	/* FQ-CoDel: a long sojourn raises BLUE's p only while the flow holds
+	 * more than this many bytes. Read only past blue_threshold_ms, so it
+	 * lives in the last line's spare bytes. */
+	uint32_t blue_min_bytes;
 } __rte_cache_aligned;
 
 struct aqm_sched {
@@ -146,6 +174,14 @@ struct aqm_sched {
 	uint32_t hold_tail;
 	uint32_t held;
 	uint64_t rng;             /* xorshift64 state: BLUE's draws */
+	/* Host isolation (NULL when the scheduler has none): per flow slot
+	 * i, flow_host[i] = its source host | its destination host << 16;
+	 * the pipe whose flows start at slot b has its source hosts at
+	 * hosts[2b..], its destination hosts right after them. */
+	struct aqm_host *hosts;
+	uint32_t *flow_host;
+	uint32_t recip[AQM_HOST_RECIP]; /* 65536 / load */
+	uint64_t host_shared;     /* aqm_sched_host_shared() */
 	int socket_id;
 	char name[32];
 } __rte_cache_aligned;
@@ -275,7 +311,7 @@ struct rte_mbuf *aqm_fq_dequeue(struct aqm_sched *s, struct aqm_pipe *p,
 struct rte_mbuf *aqm_fq_flush_one(struct aqm_sched *s, struct aqm_pipe *p);
 /* The pipe just sent its last packet: leave the flow lists exactly as one
  * more aqm_fq_dequeue() would (it would only walk them clean). */
-void aqm_fq_idle(struct aqm_pipe *p);
+void aqm_fq_idle(struct aqm_sched *s, struct aqm_pipe *p);
 void aqm_fq_drop_fattest(struct aqm_sched *s, struct aqm_pipe *p,
 			 enum aqm_drop_reason why, uint64_t now);
 

@@ -8,7 +8,8 @@
  * the loader's own fopen/fgets path runs. The target aborts when:
  *   - the load fails without "PATH:LINE: reason", or names a line that
  *     is not the first bad one (a NUL byte, or a line the line parser
- *     rejects: over 511 bytes, fields, prefix, rates, profile), or
+ *     rejects: over 511 bytes, fields, prefix, rates, profile,
+ *     isolation), or
  *     returns entries with the error;
  *   - the load succeeds although a line is bad, or its table is not
  *     exactly the entries of the good lines in order, each with its line
@@ -73,6 +74,8 @@ check_entry(const struct aqm_sub_entry *e)
 	CHECK(e->up_bps >= AQM_RATE_MIN && e->up_bps <= AQM_RATE_MAX);
 	if (e->has_profile)
 		CHECK(e->profile.framing <= AQM_FRAMING_PTM);
+	if (e->has_isolation)
+		CHECK(e->isolation <= AQM_ISO_TRIPLE);
 }
 
 static void
@@ -131,6 +134,8 @@ check_load(const uint8_t *data, size_t size)
 			CHECK(memcmp(v[k].addr, want[k].addr, sizeof(v[k].addr)) == 0);
 			CHECK(v[k].down_bps == want[k].down_bps && v[k].up_bps == want[k].up_bps);
 			CHECK(v[k].has_profile == want[k].has_profile);
+			CHECK(v[k].has_isolation == want[k].has_isolation &&
+			      v[k].isolation == want[k].isolation);
 		}
 	}
 	free(v);

@@ -76,9 +76,11 @@ pipe_params(uint32_t i, struct aqm_pipe_params *pp)
 		pp->fq.blue.interval_ns = 1 * MS;
 		pp->fq.blue.inc = 4096;
 		pp->fq.blue.dec = 1024;
+		pp->fq.isolation = AQM_ISO_TRIPLE; /* all flows share a dst host */
 		break;
 	case 2: /* ECN, and a CE threshold */
 		pp->shaper.rate_bps = 5000000;
+		pp->fq.isolation = AQM_ISO_DSTHOST;
 		pp->fq.codel.ecn = true;
 		pp->fq.codel.ce_threshold_ns = 1 * MS;
 		break;
@@ -106,6 +108,7 @@ pipe_params(uint32_t i, struct aqm_pipe_params *pp)
 		pp->shaper.rate_bps = 4000000;
 		assert_int_equal(aqm_shaper_profile("adsl-pppoe", &pp->shaper), 0);
 		pp->fq.memory_limit = 3 * 2500;
+		pp->fq.isolation = AQM_ISO_SRCHOST;
 		break;
 	default: /* fast, rarely holds anything */
 		pp->shaper.rate_bps = 1000000000;
@@ -126,6 +129,7 @@ make_sched(uint32_t limit_pkts)
 	sp.limit_pkts = limit_pkts;
 	sp.max_lag_ns = 250 * US;
 	sp.ack_hold_ns = with_hold ? 3 * MS : 0;
+	sp.isolation = true; /* pipes 1, 2 and 6 isolate hosts */
 	s = aqm_sched_create(&sp);
 	assert_non_null(s);
 	for (uint32_t i = 0; i < NPIPES; i++) {

@@ -188,18 +188,25 @@ test_blue_probability_returns_to_zero_once_the_sender_slows_down(void **state)
 }
 
 /*
- * A window-based sender (Reno with ECN, RFC 3168): slow start, then one
- * more packet per round trip; a CE-marked packet echoed back halves the
- * window, at most once per round trip. Base RTT 10 ms.
+ * Window-based senders (Reno-like with ECN, RFC 3168): slow start from an
+ * initial window, then one more packet per round trip; a CE mark echoed
+ * back multiplies the window by beta (1/2 for Reno, 0.7 for CUBIC), at
+ * most once per round trip and never below two packets. A lost packet is
+ * never acknowledged, so it keeps its place in the window (the simulation
+ * has no retransmission): a responsive flow must lose nothing. Optionally
+ * one extra flow ignores every signal and sends at a fixed rate (a flood,
+ * or BBR v1 with ECN seen from the queue).
  */
+#define SIM_FLOWS_MAX 17
+
 struct reno {
 	uint32_t flow;
 	double cwnd;
 	bool slow_start;
 	uint64_t in_flight;
-	uint64_t recover_until; /* no second halving before this */
+	uint32_t sent;          /* sequence number of the next packet */
+	uint32_t recover;       /* CE on packets before this one is ignored */
 	uint64_t start;
-	uint64_t acked;
 };
 
 #define ACK_RING 8192
@@ -207,18 +214,59 @@ struct ack_ring {
 	uint64_t at[ACK_RING];
 	uint32_t flow[ACK_RING];
 	bool ce[ACK_RING];
+	uint32_t seq[ACK_RING];
 	uint32_t head, tail;
 };
 
+struct sim_cfg {
+	uint64_t rate;        /* pipe rate, bit/s */
+	unsigned int nflows;  /* responsive flows 1..nflows */
+	uint64_t base_rtt;    /* ns, plus the queue */
+	uint64_t dur;         /* ns */
+	uint64_t stagger;     /* start of flow i: i * stagger */
+	double iw, beta;
+	uint64_t flood_bps;   /* 0, or flow nflows + 1 floods at this rate */
+	uint64_t blue_threshold; /* ns; 0 = BLUE off */
+	uint16_t blue_min_queue; /* aqm_blue_params.min_queue */
+	bool rate_aware;      /* codel_rate_aware */
+};
+
+struct sim_out {
+	struct aqm_pipe_stats st;
+	uint64_t tx_bytes[SIM_FLOWS_MAX + 1]; /* by flow id */
+	uint64_t max_soj[SIM_FLOWS_MAX + 1];
+	uint32_t max_pkts[SIM_FLOWS_MAX + 1]; /* most packets queued */
+	uint64_t flood_p99;   /* sojourn p99 of the flood from 2 s on */
+	uint64_t total_tx;
+	uint32_t blue_flows;   /* flows with p > 0 at the end */
+};
+
+/* The simulated sender's sequence number, in the UDP payload. */
 static void
-reno_on_ack(struct reno *r, bool ce, uint64_t now, uint64_t rtt)
+set_seq(struct rte_mbuf *m, uint32_t seq)
+{
+	memcpy(rte_pktmbuf_mtod_offset(m, uint8_t *, 42), &seq, sizeof(seq));
+}
+
+static uint32_t
+get_seq(const struct rte_mbuf *m)
+{
+	uint32_t seq;
+
+	memcpy(&seq, rte_pktmbuf_mtod_offset(m, const uint8_t *, 42), sizeof(seq));
+	return seq;
+}
+
+static void
+reno_on_ack(struct reno *r, bool ce, uint32_t seq, double beta)
 {
 	r->in_flight--;
-	r->acked++;
-	if (ce && now >= r->recover_until) {
-		r->cwnd = r->cwnd / 2 < 2 ? 2 : r->cwnd / 2;
+	if (ce && (int32_t)(seq - r->recover) >= 0) {
+		/* One reduction per window (RFC 3168 s. 6.1.2): marks on
+		 * packets sent before it are not answered again. */
+		r->cwnd = r->cwnd * beta < 2 ? 2 : r->cwnd * beta;
 		r->slow_start = false;
-		r->recover_until = now + rtt;
+		r->recover = r->sent;
 	} else if (r->slow_start) {
 		r->cwnd += 1;
 	} else {
@@ -227,74 +275,213 @@ reno_on_ack(struct reno *r, bool ce, uint64_t now, uint64_t rtt)
 }
 
 static void
-test_responsive_ecn_senders_lose_no_packet_to_blue_or_codel(void **state)
+simulate(const struct sim_cfg *cfg, struct sim_out *o)
 {
-	enum { NFLOWS = 4 };
-	const uint64_t rate = 10000000, dur = 20000 * MS, base_rtt = 10 * MS;
 	static struct ack_ring ring;
-	struct reno r[NFLOWS];
-	struct aqm_pipe_stats st;
-	struct aqm_sched *s = cobalt_sched(rate, true);
-	uint64_t max_soj = 0, tx_bytes = 0;
+	static uint64_t flood_soj[65536];
+	struct reno r[SIM_FLOWS_MAX];
+	struct aqm_pipe_params pp;
+	struct aqm_sched *s;
+	const unsigned int flood = cfg->flood_bps ? cfg->nflows + 1 : 0;
+	const uint64_t flood_gap = cfg->flood_bps ?
+		PKT_LEN * 8 * 1000000000ULL / cfg->flood_bps : 0;
+	uint64_t next_flood = T0;
+	unsigned int nflood = 0;
+	uint32_t fidx[SIM_FLOWS_MAX + 1] = { 0 };
 
-	(void)state;
-	assert_non_null(s);
+	assert_true(cfg->nflows + (flood != 0) <= SIM_FLOWS_MAX);
+	memset(o, 0, sizeof(*o));
 	memset(&ring, 0, sizeof(ring));
-	for (int i = 0; i < NFLOWS; i++) {
-		/* Staggered starts, each in slow start from 10 packets. */
-		r[i] = (struct reno){ .flow = (uint32_t)i + 1, .cwnd = 10,
-				      .slow_start = true,
-				      .start = T0 + (uint64_t)i * 500 * MS };
+	aqm_pipe_params_default(&pp);
+	pp.shaper.rate_bps = cfg->rate;
+	pp.fq.flows = 64;
+	pp.fq.codel_rate_aware = cfg->rate_aware;
+	if (cfg->blue_threshold != 0) {
+		pp.fq.blue.threshold_ns = cfg->blue_threshold;
+		pp.fq.blue.interval_ns = 10 * MS;
+		pp.fq.blue.inc = 1024;
+		pp.fq.blue.dec = 64;
+		pp.fq.blue.min_queue = cfg->blue_min_queue;
 	}
-	for (uint64_t now = T0; now < T0 + dur; now += STEP) {
+	s = test_sched(&pp, 1);
+	assert_non_null(s);
+	for (unsigned int f = 1; f <= cfg->nflows + (flood != 0); f++) {
+		struct rte_mbuf *m = test_pkt4(f, PKT_LEN, ECT0);
+
+		assert_non_null(m);
+		fidx[f] = aqm_flow_index(pkt_flow_hash(pkt_meta(m)), s->pipes[0].seed,
+					 s->pipes[0].flow_mask);
+		rte_pktmbuf_free(m);
+	}
+	for (unsigned int i = 0; i < cfg->nflows; i++)
+		r[i] = (struct reno){ .flow = i + 1, .cwnd = cfg->iw,
+				      .slow_start = true,
+				      .start = T0 + i * cfg->stagger };
+	for (uint64_t now = T0; now < T0 + cfg->dur; now += STEP) {
 		struct rte_mbuf *out[16];
 		uint16_t n;
 
 		while (ring.head != ring.tail && ring.at[ring.head % ACK_RING] <= now) {
 			uint32_t k = ring.head++ % ACK_RING;
 
-			reno_on_ack(&r[ring.flow[k] - 1], ring.ce[k], now, base_rtt);
+			if (ring.flow[k] != flood)
+				reno_on_ack(&r[ring.flow[k] - 1], ring.ce[k],
+					    ring.seq[k], cfg->beta);
 		}
-		for (int i = 0; i < NFLOWS; i++) {
+		for (unsigned int i = 0; i < cfg->nflows; i++) {
 			while (now >= r[i].start && r[i].in_flight < (uint64_t)r[i].cwnd) {
 				struct rte_mbuf *m = test_pkt4(r[i].flow, PKT_LEN, ECT0);
 
 				assert_non_null(m);
+				set_seq(m, r[i].sent++);
 				aqm_sched_pipe_enqueue_burst(s, 0, &m, 1, now);
 				r[i].in_flight++;
 			}
 		}
+		while (flood && next_flood <= now) {
+			struct rte_mbuf *m = test_pkt4(flood, PKT_LEN, ECT0);
+
+			assert_non_null(m);
+			aqm_sched_pipe_enqueue_burst(s, 0, &m, 1, next_flood);
+			next_flood += flood_gap;
+		}
+		for (unsigned int f = 1; f <= cfg->nflows + (flood != 0); f++) {
+			uint32_t q = s->pipes[0].flows[fidx[f]].backlog / PKT_LEN;
+
+			if (q > o->max_pkts[f])
+				o->max_pkts[f] = q;
+		}
 		n = aqm_sched_dequeue_burst(s, out, 16, now);
 		for (uint16_t i = 0; i < n; i++) {
 			uint64_t soj = now - pkt_meta(out[i])->user64;
+			uint32_t f = (uint32_t)(pkt_meta(out[i])->sport - 1000);
 			uint32_t k = ring.tail++ % ACK_RING;
 
+			assert_true(f >= 1 && f <= SIM_FLOWS_MAX);
 			assert_true(ring.tail - ring.head <= ACK_RING);
-			ring.at[k] = now + base_rtt;
-			ring.flow[k] = (uint32_t)(pkt_meta(out[i])->sport - 1000);
+			ring.at[k] = now + cfg->base_rtt;
+			ring.flow[k] = f;
 			ring.ce[k] = ecn_of(out[i]) == CE;
-			tx_bytes += rte_pktmbuf_pkt_len(out[i]);
-			if (soj > max_soj)
-				max_soj = soj;
+			ring.seq[k] = get_seq(out[i]);
+			o->tx_bytes[f] += rte_pktmbuf_pkt_len(out[i]);
+			o->total_tx += rte_pktmbuf_pkt_len(out[i]);
+			if (soj > o->max_soj[f])
+				o->max_soj[f] = soj;
+			if (f == flood && now >= T0 + 2000 * MS &&
+			    nflood < RTE_DIM(flood_soj))
+				flood_soj[nflood++] = soj;
 		}
 		rte_pktmbuf_free_bulk(out, n);
 	}
-	assert_int_equal(aqm_sched_pipe_stats(s, 0, &st), 0);
-	print_message("responsive: sent %" PRIu64 " ce %" PRIu64
-		      " drops %" PRIu64 "/%" PRIu64 "/%" PRIu64 "/%" PRIu64
-		      " max sojourn %" PRIu64 " us\n", st.tx_pkts, st.ce_marks,
-		      st.drops[AQM_DROP_CODEL], st.drops[AQM_DROP_OVERFLOW],
-		      st.drops[AQM_DROP_MEMORY], st.drops[AQM_DROP_BLUE],
-		      (uint64_t)(max_soj / US));
-	assert_true(st.ce_marks > 0);
-	for (int d = 0; d < AQM_DROP_MAX; d++)
-		assert_int_equal(st.drops[d], 0);
-	for (uint32_t fi = 0; fi <= s->pipes[0].flow_mask; fi++)
-		assert_int_equal(s->pipes[0].flows[fi].cv.blue_p, 0);
-	/* The link stays busy: at least 95% of 10 Mbit/s over the 20 s. */
-	assert_true(tx_bytes * 8 >= rate * 20 * 95 / 100);
+	assert_int_equal(aqm_sched_pipe_stats(s, 0, &o->st), 0);
+	o->blue_flows = s->pipes[0].blue_flows;
+	if (nflood != 0) {
+		qsort(flood_soj, nflood, sizeof(flood_soj[0]), cmp_u64);
+		o->flood_p99 = flood_soj[nflood * 99 / 100];
+	}
+	print_message("sim %" PRIu64 " bit/s, %u flows%s: sent %" PRIu64
+		      " ce %" PRIu64 " drops codel %" PRIu64 " overflow %" PRIu64
+		      " blue %" PRIu64 "; max sojourn", cfg->rate, cfg->nflows,
+		      flood ? " + flood" : "", o->st.tx_pkts, o->st.ce_marks,
+		      o->st.drops[AQM_DROP_CODEL], o->st.drops[AQM_DROP_OVERFLOW],
+		      o->st.drops[AQM_DROP_BLUE]);
+	for (unsigned int f = 1; f <= cfg->nflows + (flood != 0); f++)
+		print_message(" %" PRIu64 " (%u pkts)", (uint64_t)(o->max_soj[f] / MS),
+			      o->max_pkts[f]);
+	print_message(" ms; flood p99 %" PRIu64 " ms\n", (uint64_t)(o->flood_p99 / MS));
 	flush_free(s);
 	aqm_sched_free(s);
+}
+
+static void
+test_responsive_ecn_senders_lose_no_packet_to_blue_or_codel(void **state)
+{
+	const struct sim_cfg cfg = {
+		.rate = 10000000, .nflows = 4, .base_rtt = 10 * MS,
+		.dur = 20000 * MS, .stagger = 500 * MS, .iw = 10, .beta = 0.5,
+		.blue_threshold = 400 * MS,
+	};
+	struct sim_out o;
+
+	(void)state;
+	simulate(&cfg, &o);
+	assert_true(o.st.ce_marks > 0);
+	for (int d = 0; d < AQM_DROP_MAX; d++)
+		assert_int_equal(o.st.drops[d], 0);
+	assert_int_equal(o.blue_flows, 0);
+	/* The link stays busy: at least 95% of 10 Mbit/s over the 20 s. */
+	assert_true(o.total_tx * 8 >= cfg.rate * 20 * 95 / 100);
+}
+
+/*
+ * At 0.5 Mbit/s one full-size frame takes 24.2 ms, and with four flows
+ * each one's packets leave once every 97 ms: the ten packets of a flow's
+ * initial window, and what slow start adds before the first CE mark comes
+ * back, wait a second (12 to 13 packets here), well over the 400 ms
+ * threshold, though every flow answers its marks. BLUE must leave them
+ * alone: a flow that answers marks holds no more than a couple of dozen
+ * packets, which min_queue (24) allows.
+ */
+static void
+test_responsive_ecn_senders_at_half_a_megabit_lose_no_packet_to_blue(void **state)
+{
+	struct sim_cfg cfg = {
+		.rate = 500000, .nflows = 4, .base_rtt = 20 * MS,
+		.dur = 30000 * MS, .iw = 10, .beta = 0.7,
+		.blue_threshold = 400 * MS, .blue_min_queue = 24,
+		.rate_aware = true,
+	};
+	struct sim_out o;
+
+	(void)state;
+	/* All four start at once, then one after another 0.5 s apart (the
+	 * first one alone in slow start reaches 18 packets, 0.95 s). */
+	for (int run = 0; run < 2; run++) {
+		cfg.stagger = run * 500 * MS;
+		simulate(&cfg, &o);
+		assert_true(o.st.ce_marks > 0);
+		for (int d = 0; d < AQM_DROP_MAX; d++)
+			assert_int_equal(o.st.drops[d], 0);
+		assert_int_equal(o.blue_flows, 0);
+		assert_true(o.max_soj[1] > 400 * MS);
+		/* The link stays busy: 95% of the rate over the 30 s. */
+		assert_true(o.total_tx * 8 >= cfg.rate * 30 * 95 / 100);
+	}
+}
+
+/*
+ * Next to three such flows, a flow that ignores marks and sends at the
+ * pipe's whole rate (four times its share) is held by BLUE: once its own
+ * queue passes 24 packets, p rises by 1/64 per 10 ms however rarely its
+ * packets are served (one every 97 ms here) and reaches the 3/4 that
+ * stops the queue growing within a second; the queue peaks under 64
+ * packets, then stays below 24. The responsive flows lose nothing and
+ * keep their share. (With p rising by one step per packet served, and
+ * the 400 ms threshold alone, the flood's queue reached 127 packets and
+ * its sojourn p99 2.96 s.)
+ */
+static void
+test_mark_ignoring_flood_at_half_a_megabit_is_held_by_blue(void **state)
+{
+	const struct sim_cfg cfg = {
+		.rate = 500000, .nflows = 3, .base_rtt = 20 * MS,
+		.dur = 30000 * MS, .iw = 10, .beta = 0.7, .flood_bps = 500000,
+		.blue_threshold = 400 * MS, .blue_min_queue = 24,
+		.rate_aware = true,
+	};
+	struct sim_out o;
+
+	(void)state;
+	simulate(&cfg, &o);
+	assert_true(o.st.drops[AQM_DROP_BLUE] > 0);
+	assert_int_equal(o.st.drops[AQM_DROP_CODEL], 0);
+	assert_int_equal(o.st.drops[AQM_DROP_OVERFLOW], 0);
+	assert_true(o.max_pkts[4] < 64);
+	assert_true(o.flood_p99 < 1000 * MS);
+	/* Every packet BLUE dropped was the flood's: the three responsive
+	 * flows each got 90% of a quarter of the rate or more. */
+	for (unsigned int f = 1; f <= 3; f++)
+		assert_true(o.tx_bytes[f] * 8 >= cfg.rate * 30 / 4 * 90 / 100);
 }
 
 /* A flow that overflows the pipe's packet limit gets a BLUE probability. */
@@ -430,6 +617,8 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_responsive_ecn_senders_at_half_a_megabit_lose_no_packet_to_blue),
+		cmocka_unit_test(test_mark_ignoring_flood_at_half_a_megabit_is_held_by_blue),
 		cmocka_unit_test(test_unresponsive_ecn_sender_at_twice_the_rate_is_bounded_by_blue_drops),
 		cmocka_unit_test(test_responsive_ecn_senders_lose_no_packet_to_blue_or_codel),
 		cmocka_unit_test(test_overflowing_flow_gets_a_drop_probability_that_empty_queues_take_back),

@@ -72,6 +72,65 @@ test_csv_lines_parse_prefixes_rates_and_profiles(void **state)
 	assert_int_equal(aqm_subs_csv_parse_line("198.18.0.1,1M,1k", &e, why, sizeof(why)), -EINVAL);
 	assert_int_equal(aqm_subs_csv_parse_line("198.18.0.1,1M,1M,dialup", &e, why, sizeof(why)), -EINVAL);
 	assert_string_equal(why, "unknown overhead profile 'dialup'");
+	/* A fifth column: the subscriber's own host isolation. */
+	e = entry("198.18.0.1,1M,1M,,dual-srchost");
+	assert_false(e.has_profile);
+	assert_true(e.has_isolation);
+	assert_int_equal(e.isolation, AQM_ISO_SRCHOST);
+	e = entry("198.18.0.1,1M,1M,ethernet,Triple-Isolate");
+	assert_true(e.has_profile);
+	assert_int_equal(e.isolation, AQM_ISO_TRIPLE);
+	e = entry("198.18.0.1,1M,1M,ethernet,");
+	assert_false(e.has_isolation);
+	assert_int_equal(aqm_subs_csv_parse_line("198.18.0.1,1M,1M,,hosts", &e, why, sizeof(why)), -EINVAL);
+	assert_string_equal(why, "unknown isolation 'hosts' (flows, dual-srchost, dual-dsthost, triple-isolate)");
+	assert_int_equal(aqm_subs_csv_parse_line("198.18.0.1,1M,1M,,flows,x", &e, why, sizeof(why)), -EINVAL);
+	assert_string_equal(why, "more than 5 fields");
+}
+
+/*
+ * A subscriber's isolation column sets its two pipes' mode, at add and on
+ * every re-apply (a reload without the column goes back to the
+ * template's); a table whose template isolates no hosts keeps no host
+ * state, so a subscriber cannot ask for it there.
+ */
+static void
+test_a_subscribers_isolation_column_overrides_the_template(void **state)
+{
+	struct aqm_subs_params p;
+	struct aqm_sub_entry e;
+	struct aqm_subs *s;
+	char err[128];
+
+	(void)state;
+	aqm_subs_params_default(&p);
+	p.name = "iso_flows";
+	p.max_subs = 4;
+	p.max_v6_subs = 0;
+	s = aqm_subs_create(&p);
+	assert_non_null(s);
+	e = entry("198.18.0.1,1M,1M,,dual-srchost");
+	assert_int_equal(aqm_subs_add(s, &e), -EPERM);
+	assert_int_equal(aqm_subs_apply(s, &e, 1, err, sizeof(err)), -EPERM);
+	assert_non_null(strstr(err, "host isolation needs [aqm] isolation"));
+	e = entry("198.18.0.1,1M,1M,,flows");
+	assert_int_equal(aqm_subs_add(s, &e), 1);
+	aqm_subs_free(s);
+
+	p.name = "iso_triple";
+	p.pipe.fq.isolation = AQM_ISO_TRIPLE;
+	s = aqm_subs_create(&p);
+	assert_non_null(s);
+	e = entry("198.18.0.1,1M,1M,,dual-srchost");
+	assert_int_equal(aqm_subs_add(s, &e), 1);
+	e = entry("198.18.0.2,1M,1M");
+	assert_int_equal(aqm_subs_add(s, &e), 2);
+	/* Re-applied: subscriber 1 without its column, 2 with one. */
+	e = entry("198.18.0.1,2M,2M");
+	assert_int_equal(aqm_subs_add(s, &e), 1);
+	e = entry("198.18.0.2,2M,2M,,flows");
+	assert_int_equal(aqm_subs_add(s, &e), 2);
+	aqm_subs_free(s);
 }
 
 static void
@@ -470,6 +529,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_csv_lines_parse_prefixes_rates_and_profiles),
+		cmocka_unit_test(test_a_subscribers_isolation_column_overrides_the_template),
 		cmocka_unit_test(test_csv_errors_name_the_file_and_line),
 		cmocka_unit_test(test_the_line_parser_leaves_a_reason_string_on_every_return),
 		cmocka_unit_test(test_a_nul_byte_in_the_csv_is_an_error_on_its_line),
