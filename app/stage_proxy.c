@@ -370,6 +370,21 @@ emit_frames(void *arg, struct rte_mbuf **pkts, uint16_t n)
 	}
 }
 
+/* The workers' stages, for stage_proxy_mptcp_synacks() (written at
+ * create, before the workers run; read from their published copies). */
+static struct proxy_stage *proxy_stages[RTE_MAX_LCORE];
+
+uint64_t
+stage_proxy_mptcp_synacks(void)
+{
+	uint64_t n = 0;
+
+	for (unsigned w = 0; w < RTE_MAX_LCORE; w++)
+		if (proxy_stages[w] != NULL)
+			n += proxy_stages[w]->pub.cnt[MPTCP_PROXY_CNT_MPTCP_SYNACK_SENT];
+	return n;
+}
+
 static void
 publish(struct proxy_stage *st, uint64_t now_ns)
 {
@@ -413,6 +428,9 @@ proxy_stage_destroy(void *ctx)
 
 	if (st == NULL)
 		return;
+	for (unsigned w = 0; w < RTE_MAX_LCORE; w++)
+		if (proxy_stages[w] == st)
+			proxy_stages[w] = NULL;
 	mptcp_proxy_free(st->px);
 	rte_free(st);
 }
@@ -475,6 +493,8 @@ proxy_stage_create(const void *conf, const struct stage_env *env,
 		return rc ? rc : -ENOMEM;
 	}
 	publish(st, 0);
+	if (env->worker < RTE_MAX_LCORE)
+		proxy_stages[env->worker] = st;
 	if (env->worker == 0) {
 		/* The worst case of the configuration, in mbufs of full-sized
 		 * segments: every connection's two legs with both buffers

@@ -18,4 +18,9 @@
 
 extern const struct stage_module sl_stage_proxy;
 
+/* SYN-ACKs with MP_CAPABLE the proxy sent itself (MPTCP termination),
+ * all workers: they do not cross the tcpopt stage, which adds them to its
+ * MPTCP health pair so that it stays true. */
+uint64_t stage_proxy_mptcp_synacks(void);
+
 #endif

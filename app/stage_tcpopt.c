@@ -13,6 +13,7 @@
 
 #include "config.h"
 #include "log.h"
+#include "stage_proxy.h"
 #include "stage_tcpopt.h"
 #include "tcpopt.h"
 
@@ -418,7 +419,10 @@ tcpopt_telemetry(void *const *ctxs, unsigned int nb_workers,
 		rte_tel_data_add_dict_u64(d, key, c->malformed[k]);
 	}
 	rte_tel_data_add_dict_u64(d, "syn_mp_capable", c->syn_mp_capable);
-	rte_tel_data_add_dict_u64(d, "synack_mp_capable", c->synack_mp_capable);
+	/* SYN/ACKs sluice answered itself (MPTCP termination) count too:
+	 * the client got MP_CAPABLE. Per pair they are not told apart. */
+	rte_tel_data_add_dict_u64(d, "synack_mp_capable", c->synack_mp_capable +
+				  (pair < 0 ? stage_proxy_mptcp_synacks() : 0));
 	for (s = 0; s < TCPOPT_SEG_MAX; s++) {
 		struct rte_tel_data *o = rte_tel_data_alloc();
 		struct rte_tel_data *m = rte_tel_data_alloc();
@@ -463,7 +467,7 @@ tcpopt_report(void *const *ctxs, unsigned int nb_workers, FILE *out)
 		" synack_mp_capable=%" PRIu64,
 		c->segments[TCPOPT_SEG_SYN], c->segments[TCPOPT_SEG_SYNACK],
 		c->segments[TCPOPT_SEG_OTHER], c->syn_mp_capable,
-		c->synack_mp_capable);
+		c->synack_mp_capable + stage_proxy_mptcp_synacks());
 	for (k = 0; k < TCPOPT_EV_MAX; k++)
 		fprintf(out, " %s=%" PRIu64,
 			tcpopt_event_name((enum tcpopt_event)k), c->event[k]);

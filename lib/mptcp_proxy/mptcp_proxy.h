@@ -108,6 +108,7 @@ struct mptcp_proxy_params {
 	X(BYTES_DOWN,      "bytes_down") \
 	X(MPTCP_SYN,       "mptcp_syn_mp_capable") \
 	X(MPTCP_ESTABLISHED, "mptcp_connections_established") \
+	X(MPTCP_SYNACK_SENT, "mptcp_synack_mp_capable_sent") \
 	X(MPTCP_FALLBACK_OFF, "mptcp_answered_plain_mptcp_off") \
 	X(MPTCP_FALLBACK_CSUM, "mptcp_fallback_checksum_requested") \
 	X(MPTCP_FALLBACK_NO_MPC_ACK, "mptcp_fallback_no_mp_capable_ack") \

@@ -340,6 +340,7 @@ sf_opts_out(void *owner, struct tcp_conn *c, const struct tcp_hook_seg *seg,
 			o.u.mpc.version = MPTCP_VERSION_1;
 			o.u.mpc.flags = MPTCP_MPC_FLAG_H;
 			o.u.mpc.key_snd = mt->local.key;
+			PX_CNT(mt->px, MPTCP_SYNACK_SENT)++;
 		}
 		return put(&o, buf, room);
 	case TCP_SEG_ACK:
