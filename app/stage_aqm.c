@@ -235,7 +235,7 @@ aqm_shared_init(const struct aqm_conf *c, const struct stage_env *env)
 	if (rc < 0)
 		return rc;
 	aqm_mesh = handoff_mesh_create("aqm_h", env->nb_workers,
-				       (uint32_t)c->val[AK_HANDOFF_RING]);
+				       c->handoff_ring);
 	if (aqm_mesh == NULL)
 		return rte_errno ? -rte_errno : -ENOMEM;
 	return 0;
@@ -254,7 +254,7 @@ aqm_create(const void *conf, const struct stage_env *env, struct stage *out)
 		rc = aqm_shared_init(c, env);
 		if (rc < 0)
 			return rc;
-		if (c->val[AK_PORTS] != UINT64_MAX && (c->val[AK_PORTS] >> env->nb_pairs) != 0)
+		if (c->ports != UINT64_MAX && (c->ports >> env->nb_pairs) != 0)
 			aqm_log("[aqm] ports lists a pair this run does not have (%u pair(s)); it is ignored",
 				env->nb_pairs);
 	}
@@ -265,8 +265,8 @@ aqm_create(const void *conf, const struct stage_env *env, struct stage *out)
 		return -ENOMEM;
 	w->index = env->worker;
 	w->nb_workers = env->nb_workers;
-	w->pairs = c->val[AK_PORTS];
-	w->bypass = c->val[AK_BYPASS] != 0;
+	w->pairs = c->ports;
+	w->bypass = c->bypass;
 	w->conf = aqm_ctl_running();
 	handoff_port_init(aqm_mesh, env->worker, &w->hp,
 			  (struct rte_ring **)(w + 1));
@@ -281,22 +281,22 @@ aqm_create(const void *conf, const struct stage_env *env, struct stage *out)
 	snprintf(name, sizeof(name), "aqm_w%u", env->worker);
 	sp.name = name;
 	sp.socket_id = env->socket;
-	sp.max_subs = (uint32_t)c->val[AK_MAX_SUBS];
-	sp.max_v6_subs = (uint32_t)c->val[AK_MAX_V6_SUBS];
+	sp.max_subs = c->max_subs;
+	sp.max_v6_subs = c->max_v6_subs;
 	aqm_conf_pipe(c, true, &sp.pipe);
-	sp.default_policy = (enum aqm_default_policy)c->val[AK_DEFAULT];
+	sp.default_policy = (enum aqm_default_policy)c->default_policy;
 	aqm_conf_pipe(c, false, &sp.default_pipe);
-	sp.default_up_bps = c->val[AK_RATE_UP];
-	sp.ack_filter_dirs = (uint8_t)c->val[AK_ACK_FILTER];
-	sp.sched.ack_hold_ns = c->val[AK_ACK_HOLD];
+	sp.default_up_bps = c->rate_up;
+	sp.ack_filter_dirs = c->ack_filter;
+	sp.sched.ack_hold_ns = c->ack_hold_ns;
 	sp.sched.ack_hold_slots = AQM_ACK_HOLD_SLOTS;
 	/* Keep a share of the mempool free for rx: queues may hold at most
 	 * half of it, split over workers and directions. */
-	uint32_t maxq = (uint32_t)c->val[AK_MAX_QUEUED];
+	uint32_t maxq = c->max_queued;
 	if (maxq == 0 && env->pool != NULL)
 		maxq = RTE_MAX(env->pool->size / 2 / (2 * env->nb_workers), 64u);
 	sp.sched.limit_pkts = maxq;
-	sp.sched.max_lag_ns = c->val[AK_MAX_LAG];
+	sp.sched.max_lag_ns = c->max_lag_ns;
 	/* BLUE's draws: a different sequence per worker and run. */
 	sp.sched.rng_seed = rte_rand() | 1;
 	w->subs = aqm_subs_create(&sp);
@@ -324,6 +324,7 @@ const struct stage_module sl_stage_aqm = {
 	.name = "aqm",
 	.parse = aqm_parse,
 	.conf_free = aqm_conf_free,
+	.print_keys = aqm_print_keys,
 	.owns_section = aqm_owns_section,
 	.create = aqm_create,
 	.telemetry = aqm_telemetry,
