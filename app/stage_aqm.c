@@ -10,7 +10,7 @@
  *            unshaped or go to the default pipe, as configured.
  *   poll     apply pending control changes (mailbox), enqueue hand-offs,
  *            dequeue what the shapers allow and emit each packet toward
- *            the port remembered at enqueue (pkt_meta.user16).
+ *            the port remembered at enqueue (pkt_meta.out_port).
  *   control  stage_aqm_control.c: reload and telemetry post changes to
  *            every worker's mailbox (app/control.h); each worker applies
  *            them here, in its own poll, so no other thread ever writes
@@ -98,7 +98,7 @@ aqm_stage_burst(void *ctx, const struct stage_burst *b,
 			pkts[keep++] = m;
 			continue;
 		}
-		meta->user16 = b->out_port;
+		meta->out_port = b->out_port;
 		/* Pipe ids are the same on every worker; one owns each. */
 		unsigned owner = nb_workers == 1 ? 0 :
 				 handoff_owner((uint32_t)id, nb_workers);
@@ -111,7 +111,7 @@ aqm_stage_burst(void *ctx, const struct stage_burst *b,
 				nl = 0;
 			}
 		} else {
-			meta->user64 = (uint64_t)id;
+			meta->pipe = (uint32_t)id;
 			handoff_stage_add(&w->hp, &away, m, owner,
 					  &st->handoffs, &st->handoff_drops);
 		}
@@ -142,9 +142,9 @@ aqm_take_inputs(struct aqm_worker *w, struct stage_emitter *em, uint64_t now_ns)
 		for (unsigned i = 0; i < n; i++) {
 			struct rte_mbuf *m = in[i];
 			const struct pkt_meta *meta = pkt_meta(m);
-			enum aqm_dir d = dir_of_out_port(meta->user16);
+			enum aqm_dir d = dir_of_out_port(meta->out_port);
 			pk[d][np[d]] = m;
-			pipes[d][np[d]++] = (uint32_t)meta->user64;
+			pipes[d][np[d]++] = meta->pipe;
 		}
 		for (int d = 0; d < 2; d++) {
 			if (np[d] == 0)
@@ -154,7 +154,7 @@ aqm_take_inputs(struct aqm_worker *w, struct stage_emitter *em, uint64_t now_ns)
 				aqm_subs_sched(w->subs, (enum aqm_dir)d),
 				pipes[d], pk[d], np[d], pk[d], now_ns);
 			for (uint16_t i = 0; i < nb; i++)
-				stage_emit(em, pkt_meta(pk[d][i])->user16, pk[d][i]);
+				stage_emit(em, pkt_meta(pk[d][i])->out_port, pk[d][i]);
 		}
 	}
 }
@@ -171,7 +171,7 @@ aqm_stage_poll(void *ctx, struct stage_emitter *em, uint64_t now_ns)
 			uint16_t n = aqm_subs_dequeue_burst(w->subs, (enum aqm_dir)d,
 							    pkts, AQM_BATCH, now_ns);
 			for (uint16_t i = 0; i < n; i++)
-				stage_emit(em, pkt_meta(pkts[i])->user16, pkts[i]);
+				stage_emit(em, pkt_meta(pkts[i])->out_port, pkts[i]);
 			if (n < AQM_BATCH)
 				break;
 		}
@@ -198,7 +198,7 @@ aqm_stage_flush(void *ctx, struct stage_emitter *em, uint64_t now_ns)
 		while ((n = aqm_subs_flush_burst(w->subs, (enum aqm_dir)d, pkts,
 						 AQM_BATCH)) > 0)
 			for (uint16_t i = 0; i < n; i++)
-				stage_emit(em, pkt_meta(pkts[i])->user16, pkts[i]);
+				stage_emit(em, pkt_meta(pkts[i])->out_port, pkts[i]);
 }
 
 static void

@@ -101,8 +101,17 @@ struct pkt_meta {
 	uint8_t  src[16];
 	uint8_t  dst[16];
 	uint16_t in_port;    /**< port the frame arrived on */
-	uint16_t user16;     /**< free for the owning stage */
-	uint64_t user64;     /**< free for the owning stage (e.g. enqueue time) */
+	/*
+	 * Scratch fields: the parser never writes them, and each has exactly
+	 * one owner, the only code that writes it (lib/pkt/README.md). A new
+	 * user adds a field of its own rather than borrow one.
+	 */
+	uint16_t out_port;   /**< owner app/stage_aqm: the port a packet it
+			      *   queued or handed off leaves by */
+	uint32_t pipe;       /**< owner app/stage_aqm: the pipe id of a packet
+			      *   handed to the worker that owns the pipe */
+	uint64_t enq_ns;     /**< owner lib/aqm: when the packet was queued;
+			      *   valid while it is and when it leaves */
 } __rte_aligned(8);
 
 /** Bytes of mbuf private area sluice reserves (rounded for mempools). */

@@ -99,7 +99,7 @@ test_unresponsive_ecn_sender_at_twice_the_rate_is_bounded_by_blue_drops(void **s
 		}
 		n = aqm_sched_dequeue_burst(s, out, 16, now);
 		for (uint16_t i = 0; i < n; i++) {
-			uint64_t soj = now - pkt_meta(out[i])->user64;
+			uint64_t soj = now - pkt_meta(out[i])->enq_ns;
 
 			tx_bytes += rte_pktmbuf_pkt_len(out[i]);
 			/* Steady state: from 2 s on. */
@@ -266,7 +266,7 @@ test_responsive_ecn_senders_lose_no_packet_to_blue_or_codel(void **state)
 		}
 		n = aqm_sched_dequeue_burst(s, out, 16, now);
 		for (uint16_t i = 0; i < n; i++) {
-			uint64_t soj = now - pkt_meta(out[i])->user64;
+			uint64_t soj = now - pkt_meta(out[i])->enq_ns;
 			uint32_t k = ring.tail++ % ACK_RING;
 
 			assert_true(ring.tail - ring.head <= ACK_RING);
