@@ -29,6 +29,7 @@
 
 #include <rte_mbuf.h>
 
+struct pkt_classify;
 struct sl_config;
 struct stage_emitter;
 
@@ -47,14 +48,6 @@ struct stage_burst {
 	uint8_t  stopping;
 };
 
-/** The worker's parse duties, for a stage that parses (parse_burst). */
-struct stage_parse {
-	uint32_t max_frame;  /**< [sluice] max_frame: stop before a longer frame */
-	uint64_t *err_count; /**< [PKT_ERR_MAX]: +1 per frame pkt_parse()
-			      *   rejects, at its enum pkt_err */
-	uint64_t *non_ip;    /**< +1 per frame parsed without error, not IP */
-};
-
 /** Operations of a stage. Every callback but burst may be NULL. */
 struct stage_ops {
 	const char *name;
@@ -65,22 +58,24 @@ struct stage_ops {
 	uint16_t (*burst)(void *ctx, const struct stage_burst *b,
 			  struct rte_mbuf **pkts, uint16_t n, uint64_t now_ns);
 	/**
-	 * Optional, and called only for the first stage of a pipeline: parse
-	 * pkts[0..n), which come straight from rx, with pkt_parse() and
-	 * handle them as burst() would, in the same pass over the burst. The
-	 * worker calls it instead of its own parse loop and burst() when no
-	 * [policy] drops malformed or non-IP frames and [sluice]
-	 * stage_cycles is off (which times each stage on its own).
+	 * Optional, and called only for the first stage of a pipeline: do
+	 * the worker's classification of pkts[0..n), which come straight
+	 * from rx (lib/pkt's pkt_classify_burst(), with c), and handle them
+	 * as burst() would, in the same pass over the burst. The worker
+	 * calls it instead of its own pass and burst() when no [policy]
+	 * drops malformed or non-IP frames and [sluice] stage_cycles is off
+	 * (which times each stage on its own).
 	 *
-	 * It stops before the first frame that is chained or longer than
-	 * p->max_frame and leaves the rest to the worker, which parses them
-	 * its general way and hands them to burst(). Returns k: pkts[0..k)
-	 * go on, compacted in order, and pkts[k..k + *rest) are the frames
-	 * it did not look at, in order.
+	 * It stops where pkt_classify_burst() would (pkt_classify_stops():
+	 * a chained frame or one longer than c->max_frame) and leaves the
+	 * rest to the worker, which classifies them its general way and
+	 * hands them to burst(). Returns k: pkts[0..k) go on, compacted in
+	 * order, and pkts[k..k + *rest) are the frames it did not look at,
+	 * in order.
 	 */
 	uint16_t (*parse_burst)(void *ctx, const struct stage_burst *b,
 				struct rte_mbuf **pkts, uint16_t n,
-				const struct stage_parse *p, uint16_t *rest);
+				const struct pkt_classify *c, uint16_t *rest);
 	/** Called every loop iteration: release what is due via stage_emit(). */
 	void (*poll)(void *ctx, struct stage_emitter *em, uint64_t now_ns);
 	/** Packets the stage holds right now (0 when drained). */

@@ -10,7 +10,7 @@
  *            unshaped or go to the default pipe, as configured.
  *   poll     apply pending control changes (mailbox), enqueue hand-offs,
  *            dequeue what the shapers allow and emit each packet toward
- *            the port remembered at enqueue (pkt_meta.user16).
+ *            the port remembered at enqueue (pkt_meta.out_port).
  *   control  stage_aqm_control.c: reload and telemetry post changes to
  *            every worker's mailbox (app/control.h); each worker applies
  *            them here, in its own poll, so no other thread ever writes
@@ -109,7 +109,7 @@ aqm_stage_burst(void *ctx, const struct stage_burst *b,
 			pkts[keep++] = m;
 			continue;
 		}
-		meta->user16 = b->out_port;
+		meta->out_port = b->out_port;
 		/* Pipe ids are the same on every worker; one owns each. */
 		unsigned owner = nb_workers == 1 ? 0 :
 				 handoff_owner((uint32_t)id, nb_workers);
@@ -122,7 +122,7 @@ aqm_stage_burst(void *ctx, const struct stage_burst *b,
 				nl = 0;
 			}
 		} else {
-			meta->user64 = (uint64_t)id;
+			meta->pipe = (uint32_t)id;
 			handoff_stage_add(&w->hp, &away, m, owner,
 					  &st->handoffs, &st->handoff_drops);
 		}
@@ -153,9 +153,9 @@ aqm_take_inputs(struct aqm_worker *w, struct stage_emitter *em, uint64_t now_ns)
 		for (unsigned i = 0; i < n; i++) {
 			struct rte_mbuf *m = in[i];
 			const struct pkt_meta *meta = pkt_meta(m);
-			enum aqm_dir d = dir_of_out_port(meta->user16);
+			enum aqm_dir d = dir_of_out_port(meta->out_port);
 			pk[d][np[d]] = m;
-			pipes[d][np[d]++] = (uint32_t)meta->user64;
+			pipes[d][np[d]++] = meta->pipe;
 		}
 		for (int d = 0; d < 2; d++) {
 			if (np[d] == 0)
@@ -165,7 +165,7 @@ aqm_take_inputs(struct aqm_worker *w, struct stage_emitter *em, uint64_t now_ns)
 				aqm_subs_sched(w->subs, (enum aqm_dir)d),
 				pipes[d], pk[d], np[d], pk[d], now_ns);
 			for (uint16_t i = 0; i < nb; i++)
-				stage_emit(em, pkt_meta(pk[d][i])->user16, pk[d][i]);
+				stage_emit(em, pkt_meta(pk[d][i])->out_port, pk[d][i]);
 		}
 	}
 }
@@ -186,7 +186,7 @@ aqm_stage_poll(void *ctx, struct stage_emitter *em, uint64_t now_ns)
 			if (w->ar != NULL && d == AQM_DIR_DOWN && n)
 				aqm_ar_down(w->ar, w->subs, pkts, n, now_ns);
 			for (uint16_t i = 0; i < n; i++)
-				stage_emit(em, pkt_meta(pkts[i])->user16, pkts[i]);
+				stage_emit(em, pkt_meta(pkts[i])->out_port, pkts[i]);
 			if (n < AQM_BATCH)
 				break;
 		}
@@ -213,7 +213,7 @@ aqm_stage_flush(void *ctx, struct stage_emitter *em, uint64_t now_ns)
 		while ((n = aqm_subs_flush_burst(w->subs, (enum aqm_dir)d, pkts,
 						 AQM_BATCH)) > 0)
 			for (uint16_t i = 0; i < n; i++)
-				stage_emit(em, pkt_meta(pkts[i])->user16, pkts[i]);
+				stage_emit(em, pkt_meta(pkts[i])->out_port, pkts[i]);
 }
 
 static void
@@ -251,7 +251,7 @@ aqm_shared_init(const struct aqm_conf *c, const struct stage_env *env)
 	if (rc < 0)
 		return rc;
 	aqm_mesh = handoff_mesh_create("aqm_h", env->nb_workers,
-				       (uint32_t)c->val[AK_HANDOFF_RING]);
+				       c->handoff_ring);
 	if (aqm_mesh == NULL)
 		return rte_errno ? -rte_errno : -ENOMEM;
 	return 0;
@@ -270,7 +270,7 @@ aqm_create(const void *conf, const struct stage_env *env, struct stage *out)
 		rc = aqm_shared_init(c, env);
 		if (rc < 0)
 			return rc;
-		if (c->val[AK_PORTS] != UINT64_MAX && (c->val[AK_PORTS] >> env->nb_pairs) != 0)
+		if (c->ports != UINT64_MAX && (c->ports >> env->nb_pairs) != 0)
 			aqm_log(RTE_LOG_WARNING, "[aqm] ports lists a pair this run does not have (%u pair(s)); it is ignored",
 				env->nb_pairs);
 	}
@@ -281,8 +281,8 @@ aqm_create(const void *conf, const struct stage_env *env, struct stage *out)
 		return -ENOMEM;
 	w->index = env->worker;
 	w->nb_workers = env->nb_workers;
-	w->pairs = c->val[AK_PORTS];
-	w->bypass = c->val[AK_BYPASS] != 0;
+	w->pairs = c->ports;
+	w->bypass = c->bypass;
 	w->conf = aqm_ctl_running();
 	handoff_port_init(aqm_mesh, env->worker, &w->hp,
 			  (struct rte_ring **)(w + 1));
@@ -297,22 +297,22 @@ aqm_create(const void *conf, const struct stage_env *env, struct stage *out)
 	snprintf(name, sizeof(name), "aqm_w%u", env->worker);
 	sp.name = name;
 	sp.socket_id = env->socket;
-	sp.max_subs = (uint32_t)c->val[AK_MAX_SUBS];
-	sp.max_v6_subs = (uint32_t)c->val[AK_MAX_V6_SUBS];
+	sp.max_subs = c->max_subs;
+	sp.max_v6_subs = c->max_v6_subs;
 	aqm_conf_pipe(c, true, &sp.pipe);
-	sp.default_policy = (enum aqm_default_policy)c->val[AK_DEFAULT];
+	sp.default_policy = (enum aqm_default_policy)c->default_policy;
 	aqm_conf_pipe(c, false, &sp.default_pipe);
-	sp.default_up_bps = c->val[AK_RATE_UP];
-	sp.ack_filter_dirs = (uint8_t)c->val[AK_ACK_FILTER];
-	sp.sched.ack_hold_ns = c->val[AK_ACK_HOLD];
+	sp.default_up_bps = c->rate_up;
+	sp.ack_filter_dirs = c->ack_filter;
+	sp.sched.ack_hold_ns = c->ack_hold_ns;
 	sp.sched.ack_hold_slots = AQM_ACK_HOLD_SLOTS;
 	/* Keep a share of the mempool free for rx: queues may hold at most
 	 * half of it, split over workers and directions. */
-	uint32_t maxq = (uint32_t)c->val[AK_MAX_QUEUED];
+	uint32_t maxq = c->max_queued;
 	if (maxq == 0 && env->pool != NULL)
 		maxq = RTE_MAX(env->pool->size / 2 / (2 * env->nb_workers), 64u);
 	sp.sched.limit_pkts = maxq;
-	sp.sched.max_lag_ns = c->val[AK_MAX_LAG];
+	sp.sched.max_lag_ns = c->max_lag_ns;
 	/* BLUE's draws: a different sequence per worker and run. */
 	sp.sched.rng_seed = rte_rand() | 1;
 	w->subs = aqm_subs_create(&sp);
@@ -339,9 +339,9 @@ aqm_create(const void *conf, const struct stage_env *env, struct stage *out)
 	}
 	out->ops = &aqm_stage_ops;
 	out->ctx = w;
-	aqm_log(RTE_LOG_DEBUG, "worker %u: pipes for %u subscriber(s) of at most %u (%u IPv6), %u flow queues each, queues hold at most %u packets per direction, hand-off ring %" PRIu64 " slots",
+	aqm_log(RTE_LOG_DEBUG, "worker %u: pipes for %u subscriber(s) of at most %u (%u IPv6), %u flow queues each, queues hold at most %u packets per direction, hand-off ring %u slots",
 		env->worker, c->nsubs, sp.max_subs, sp.max_v6_subs,
-		sp.pipe.fq.flows, maxq, c->val[AK_HANDOFF_RING]);
+		sp.pipe.fq.flows, maxq, c->handoff_ring);
 	aqm_ctl_worker_ready(w, c, env);
 	return 0;
 }
@@ -350,12 +350,11 @@ const struct stage_module sl_stage_aqm = {
 	.name = "aqm",
 	.parse = aqm_parse,
 	.conf_free = aqm_conf_free,
+	.print_keys = aqm_print_keys,
 	.owns_section = aqm_owns_section,
 	.create = aqm_create,
 	.telemetry = aqm_telemetry,
 	.telemetry_help = "AQM totals per direction, reload counters. No parameters.",
 	.report = aqm_report,
 	.reload = aqm_module_reload,
-	/* Only the passive RTT / autorate keys are on a lib/ini table so far. */
-	.print_keys = aqm_ar_print_keys,
 };

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * [aqm]: one table of keys (AQM_KEYS in stage_aqm_priv.h), parsed into
- * struct aqm_conf's vals[], the cross-checks lib/aqm would otherwise only
- * refuse at boot, and the subscriber CSV. See config/aqm.ini.
+ * [aqm]: one lib/ini key table parsed into struct aqm_conf, the
+ * cross-checks lib/aqm would otherwise only refuse at boot, and the
+ * subscriber CSV. See config/aqm.ini.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -17,34 +17,18 @@
 #include "config.h"
 #include "stage_aqm_priv.h"
 
-const struct aqm_key_desc aqm_keys[AK_MAX] = {
-#define AQM_KEY_DESC(e, n, k, d, lo, hi, r) \
-	[AK_##e] = { n, k, (uint64_t)(d), (uint64_t)(lo), (uint64_t)(hi), r },
-	AQM_KEYS(AQM_KEY_DESC)
-#undef AQM_KEY_DESC
-};
-
-static int
-aqm_conf_key(const char *name)
-{
-	for (int k = 0; k < AK_MAX; k++)
-		if (strcmp(aqm_keys[k].name, name) == 0)
-			return k;
-	return -1;
-}
-
 /* "all" or a list of pair indices: "0", "0,2", "0 1". */
 static int
-parse_ports(const char *v, uint64_t *mask, char *why, size_t whylen)
+parse_ports(const char *v, void *dst, char *why, size_t whylen)
 {
 	char buf[128], *save = NULL;
+	uint64_t mask = 0;
 
 	if (strcasecmp(v, "all") == 0) {
-		*mask = UINT64_MAX;
+		*(uint64_t *)dst = UINT64_MAX;
 		return 0;
 	}
 	snprintf(buf, sizeof(buf), "%s", v);
-	*mask = 0;
 	for (char *t = strtok_r(buf, ", \t", &save); t != NULL;
 	     t = strtok_r(NULL, ", \t", &save)) {
 		char *end;
@@ -56,198 +40,285 @@ parse_ports(const char *v, uint64_t *mask, char *why, size_t whylen)
 				 t, AQM_MAX_PAIRS - 1);
 			return -1;
 		}
-		*mask |= 1ULL << p;
+		mask |= 1ULL << p;
 	}
-	if (*mask == 0) {
+	if (mask == 0) {
 		snprintf(why, whylen, "empty list: give pair indices or 'all'");
 		return -1;
 	}
+	*(uint64_t *)dst = mask;
 	return 0;
 }
 
+/* A time ("1s", "500ms") means that long at the shaped rate; anything
+ * else is a size in bytes ("256kb", "1mb", "65536"). */
 static int
-parse_value(struct aqm_conf *c, int k, const struct ini_entry *e,
-	    const char *dir, char *why, size_t whylen)
+parse_fifo_limit(const char *v, void *dst, char *why, size_t whylen)
 {
-	const struct aqm_key_desc *d = &aqm_keys[k];
-	const char *v = e->value;
-	uint64_t x = 0;
-	bool b;
+	struct aqm_fifo_limit *fl = dst;
+	size_t l = strlen(v);
+	uint64_t x;
 
-	switch (d->kind) {
-	case K_PORTS:
-		return parse_ports(v, &c->val[k], why, whylen);
-	case K_QDISC:
-		if (strcasecmp(v, "fq_codel") == 0)
-			x = AQM_QDISC_FQ_CODEL;
-		else if (strcasecmp(v, "fifo") == 0)
-			x = AQM_QDISC_FIFO;
-		else {
-			snprintf(why, whylen, "'%s' is not a qdisc (fq_codel or fifo)", v);
-			return -1;
-		}
-		break;
-	case K_FIFO: {
-		/* A time ("1s", "500ms") means that long at the shaped rate;
-		 * anything else is a size in bytes ("256kb", "1mb", "65536"). */
-		size_t l = strlen(v);
-		if (l > 0 && (v[l - 1] == 's' || v[l - 1] == 'S')) {
-			if (ini_parse_time_ns(v, 1000000, &x, why, whylen) < 0)
-				return -1;
-			x /= 1000000;
-			if (x < 1 || x > 60000) {
-				snprintf(why, whylen, "'%s' out of range [1ms, 60s]", v);
-				return -1;
-			}
-			c->fifo_in_ms = true;
-		} else {
-			if (ini_parse_size(v, &x, why, whylen) < 0) {
-				snprintf(why, whylen,
-					 "'%s' is neither a time at the shaped rate (1s, 200ms) nor a size (1514, 64kb, 1mb)", v);
-				return -1;
-			}
-			if (x < 64 || x > (1ULL << 34)) {
-				snprintf(why, whylen, "'%s' out of range [64 bytes, 16gb]", v);
-				return -1;
-			}
-			c->fifo_in_ms = false;
-		}
-		break;
-	}
-	case K_TIME:
+	if (l > 0 && (v[l - 1] == 's' || v[l - 1] == 'S')) {
 		if (ini_parse_time_ns(v, 1000000, &x, why, whylen) < 0)
 			return -1;
-		if ((x < d->min || x > d->max) &&
-		    !((k == AK_CE_THRESHOLD || k == AK_ACK_HOLD) && x == 0)) {
-			snprintf(why, whylen, "'%s' out of range [%" PRIu64 "us, %" PRIu64 "ms]",
-				 v, d->min / 1000, d->max / 1000000);
+		x /= 1000000;
+		if (x < 1 || x > 60000) {
+			snprintf(why, whylen, "'%s' out of range [1ms, 60s]", v);
 			return -1;
 		}
-		break;
-	case K_U64:
-		if (ini_parse_u64(v, d->min, d->max, &x, why, whylen) < 0)
-			return -1;
-		if ((k == AK_FLOWS || k == AK_SUB_FLOWS) && !rte_is_power_of_2((uint32_t)x)) {
-			snprintf(why, whylen, "%" PRIu64 " is not a power of two", x);
-			return -1;
-		}
-		break;
-	case K_SIZE:
-		if (ini_parse_size(v, &x, why, whylen) < 0)
-			return -1;
-		if (x > d->max) {
-			snprintf(why, whylen, "'%s' is larger than 1tb", v);
-			return -1;
-		}
-		break;
-	case K_BOOL:
-		if (ini_parse_bool(v, &b, why, whylen) < 0)
-			return -1;
-		x = b;
-		break;
-	case K_RATE:
-		if (strcmp(v, "0") == 0 || strcasecmp(v, "unshaped") == 0) {
-			x = 0;
-			break;
-		}
-		if (ini_parse_rate_bps(v, &x, why, whylen) < 0)
-			return -1;
-		if (x < AQM_RATE_MIN || x > AQM_RATE_MAX) {
-			snprintf(why, whylen, "'%s' out of range 64kbit..100gbit (or 0 = unshaped)", v);
-			return -1;
-		}
-		break;
-	case K_DIRS:
-		/* Bits 1 << enum aqm_dir. */
-		if (strcasecmp(v, "off") == 0)
-			x = 0;
-		else if (strcasecmp(v, "up") == 0)
-			x = 1u << AQM_DIR_UP;
-		else if (strcasecmp(v, "down") == 0)
-			x = 1u << AQM_DIR_DOWN;
-		else if (strcasecmp(v, "both") == 0)
-			x = (1u << AQM_DIR_UP) | (1u << AQM_DIR_DOWN);
-		else {
-			snprintf(why, whylen, "'%s' is not a direction (off, up, down or both)", v);
-			return -1;
-		}
-		break;
-	case K_ISOLATION: {
-		enum aqm_isolation iso;
-
-		if (aqm_parse_isolation(v, &iso) != 0) {
-			snprintf(why, whylen,
-				 "'%s' is not an isolation (flows, dual-srchost, dual-dsthost or triple-isolate)", v);
-			return -1;
-		}
-		x = iso;
-		break;
+		fl->value = x;
+		fl->in_ms = 1;
+		return 0;
 	}
-	case K_POLICY:
-		if (strcasecmp(v, "pass") == 0)
-			x = AQM_DEFAULT_PASS;
-		else if (strcasecmp(v, "pipe") == 0)
-			x = AQM_DEFAULT_PIPE;
-		else {
-			snprintf(why, whylen, "'%s' is not a policy (pass or pipe)", v);
-			return -1;
-		}
-		break;
-	case K_PROFILE: {
-		struct aqm_shaper_params sp = { 0 };
-		if (aqm_shaper_profile(v, &sp) != 0) {
-			snprintf(why, whylen,
-				 "unknown profile '%s' (none, ethernet, vdsl2, vdsl2-bridged, adsl-pppoe, adsl-pppoa, docsis, lte)", v);
-			return -1;
-		}
-		/* Explicit overhead/mpu/framing lines override the profile. */
-		if (c->line[AK_OVERHEAD] == 0)
-			c->val[AK_OVERHEAD] = (uint64_t)(int64_t)sp.overhead;
-		if (c->line[AK_MPU] == 0)
-			c->val[AK_MPU] = sp.mpu;
-		if (c->line[AK_FRAMING] == 0)
-			c->val[AK_FRAMING] = sp.framing;
-		x = 1;
-		break;
+	if (ini_parse_size(v, &x, why, whylen) < 0) {
+		snprintf(why, whylen,
+			 "'%s' is neither a time at the shaped rate (1s, 200ms) nor a size (1514, 64kb, 1mb)", v);
+		return -1;
 	}
-	case K_INT: {
-		char *end;
-		long n = strtol(v, &end, 10);
-		if (*v == '\0' || *end != '\0' || n < -64 || n > 256) {
-			snprintf(why, whylen, "'%s' is not an overhead in bytes, -64..256", v);
-			return -1;
-		}
-		x = (uint64_t)(int64_t)n;
-		break;
+	if (x < 64 || x > (1ULL << 34)) {
+		snprintf(why, whylen, "'%s' out of range [64 bytes, 16gb]", v);
+		return -1;
 	}
-	case K_FRAMING:
-		if (strcasecmp(v, "none") == 0)
-			x = AQM_FRAMING_NONE;
-		else if (strcasecmp(v, "atm") == 0)
-			x = AQM_FRAMING_ATM;
-		else if (strcasecmp(v, "ptm") == 0)
-			x = AQM_FRAMING_PTM;
-		else {
-			snprintf(why, whylen, "'%s' is not a framing (none, atm or ptm)", v);
-			return -1;
-		}
-		break;
-	case K_PATH: {
-		int n;
-		if (v[0] == '/')
-			n = snprintf(c->subs_path, sizeof(c->subs_path), "%s", v);
-		else
-			n = snprintf(c->subs_path, sizeof(c->subs_path), "%s/%s", dir, v);
-		if (v[0] == '\0' || n >= (int)sizeof(c->subs_path)) {
-			snprintf(why, whylen, "empty or too long path");
-			return -1;
-		}
-		x = 1;
-		break;
-	}
-	}
-	c->val[k] = x;
+	fl->value = x;
+	fl->in_ms = 0;
 	return 0;
+}
+
+/* A pipe rate, or 0 / "unshaped". */
+static int
+parse_rate(const char *v, void *dst, char *why, size_t whylen)
+{
+	uint64_t x;
+
+	if (strcmp(v, "0") == 0 || strcasecmp(v, "unshaped") == 0) {
+		*(uint64_t *)dst = 0;
+		return 0;
+	}
+	if (ini_parse_rate_bps(v, &x, why, whylen) < 0)
+		return -1;
+	if (x < AQM_RATE_MIN || x > AQM_RATE_MAX) {
+		snprintf(why, whylen, "'%s' out of range 64kbit..100gbit (or 0 = unshaped)", v);
+		return -1;
+	}
+	*(uint64_t *)dst = x;
+	return 0;
+}
+
+/* lib/aqm's link-layer profiles (aqm_shaper_profile()), by index. */
+static const char *const profile_names[] = {
+	"none", "ethernet", "vdsl2", "vdsl2-bridged", "adsl-pppoe",
+	"adsl-pppoa", "docsis", "lte",
+};
+
+static int
+parse_profile(const char *v, void *dst, char *why, size_t whylen)
+{
+	struct aqm_shaper_params sp = { 0 };
+
+	for (unsigned i = 0; i < RTE_DIM(profile_names); i++) {
+		if (strcasecmp(v, profile_names[i]) == 0 &&
+		    aqm_shaper_profile(profile_names[i], &sp) == 0) {
+			*(uint8_t *)dst = (uint8_t)i;
+			return 0;
+		}
+	}
+	snprintf(why, whylen,
+		 "unknown profile '%s' (none, ethernet, vdsl2, vdsl2-bridged, adsl-pppoe, adsl-pppoa, docsis, lte)", v);
+	return -1;
+}
+
+/* Bytes added to each frame, -64..256. */
+static int
+parse_overhead(const char *v, void *dst, char *why, size_t whylen)
+{
+	char *end;
+	long n = strtol(v, &end, 10);
+
+	if (*v == '\0' || *end != '\0' || n < -64 || n > 256) {
+		snprintf(why, whylen, "'%s' is not an overhead in bytes, -64..256", v);
+		return -1;
+	}
+	*(int16_t *)dst = (int16_t)n;
+	return 0;
+}
+
+/* The subscriber CSV as written; resolved against the file's directory
+ * and loaded by aqm_conf_parse(). */
+static int
+parse_path(const char *v, void *dst, char *why, size_t whylen)
+{
+	if (strlen(v) >= sizeof(((struct aqm_conf *)0)->subscribers)) {
+		snprintf(why, whylen, "path too long");
+		return -1;
+	}
+	snprintf(dst, sizeof(((struct aqm_conf *)0)->subscribers), "%s", v);
+	return 0;
+}
+
+static const struct ini_enum qdisc_names[] = {
+	{ "fq_codel", AQM_QDISC_FQ_CODEL }, { "fifo", AQM_QDISC_FIFO }, { NULL, 0 },
+};
+/* Bits 1 << enum aqm_dir. */
+static const struct ini_enum dirs_names[] = {
+	{ "off", 0 }, { "up", 1 << AQM_DIR_UP }, { "down", 1 << AQM_DIR_DOWN },
+	{ "both", (1 << AQM_DIR_UP) | (1 << AQM_DIR_DOWN) }, { NULL, 0 },
+};
+static const struct ini_enum policy_names[] = {
+	{ "pass", AQM_DEFAULT_PASS }, { "pipe", AQM_DEFAULT_PIPE }, { NULL, 0 },
+};
+static const struct ini_enum framing_names[] = {
+	{ "none", AQM_FRAMING_NONE }, { "atm", AQM_FRAMING_ATM },
+	{ "ptm", AQM_FRAMING_PTM }, { NULL, 0 },
+};
+
+static int
+parse_isolation(const char *v, void *dst, char *why, size_t whylen)
+{
+	enum aqm_isolation iso;
+
+	if (aqm_parse_isolation(v, &iso) != 0) {
+		snprintf(why, whylen,
+			 "'%s' is not an isolation (flows, dual-srchost, dual-dsthost or triple-isolate)", v);
+		return -1;
+	}
+	*(uint8_t *)dst = (uint8_t)iso;
+	return 0;
+}
+
+/* The keys the parse looks at by index. */
+enum {
+	AK_PORTS, AK_QDISC, AK_FIFO_LIMIT, AK_TARGET, AK_INTERVAL,
+	AK_CE_THRESHOLD, AK_ECN, AK_CODEL_RATE_AWARE, AK_BLUE,
+	AK_BLUE_THRESHOLD, AK_BLUE_MIN_QUEUE, AK_BLUE_INTERVAL, AK_BLUE_INC,
+	AK_BLUE_DEC, AK_ISOLATION, AK_QUANTUM, AK_DROP_BATCH, AK_ACK_FILTER, AK_ACK_HOLD, AK_FLOWS,
+	AK_LIMIT, AK_MEMORY_LIMIT, AK_DEFAULT, AK_RATE_DOWN, AK_RATE_UP,
+	AK_PROFILE, AK_OVERHEAD, AK_MPU, AK_FRAMING, AK_SUBSCRIBERS,
+	AK_MAX_SUBS, AK_MAX_V6_SUBS, AK_SUB_FLOWS, AK_SUB_LIMIT, AK_SUB_MEMORY,
+	AK_HANDOFF_RING, AK_MAX_QUEUED, AK_MAX_LAG, AK_BYPASS, AK_MAX
+};
+
+/*
+ * [aqm], in the order of config/aqm.ini. Defaults as written there
+ * (tests/pcap/test_config.py checks it); a bare time is in ms. Only
+ * rate_down, rate_up and subscribers reload.
+ */
+#define AC(f) INI_AT(struct aqm_conf, f)
+#define AQM_TIME INI_KIND_TIME
+#define MS 1000000ULL
+static const struct ini_key aqm_keys[AK_MAX] = {
+	[AK_PORTS] = { "ports", INI_KIND_CUSTOM, AC(ports), .parse = parse_ports,
+		.def = "all", .doc = "port pairs shaped: all, or pair indices (0, 0,2)" },
+	[AK_QDISC] = { "qdisc", INI_KIND_ENUM, AC(qdisc), .names = qdisc_names,
+		.def = "fq_codel", .doc = "queue discipline of every pipe: fq_codel or fifo" },
+	[AK_FIFO_LIMIT] = { "fifo_limit", INI_KIND_CUSTOM, AC(fifo_limit),
+		.parse = parse_fifo_limit, .def = "1000ms",
+		.doc = "FIFO size: a time at the pipe's rate (1ms..60s), or bytes (64..16gb)" },
+	[AK_TARGET] = { "target", AQM_TIME, AC(target_ns), 1000, 1000 * MS, MS,
+		.def = "5ms", .unit = "ms", .doc = "CoDel target; below interval" },
+	[AK_INTERVAL] = { "interval", AQM_TIME, AC(interval_ns), 1000, 4000 * MS, MS,
+		.def = "100ms", .unit = "ms", .doc = "CoDel interval" },
+	[AK_CE_THRESHOLD] = { "ce_threshold", AQM_TIME, AC(ce_threshold_ns), 0,
+		10000 * MS, MS, .def = "0", .unit = "ms",
+		.doc = "CE-mark ECT packets whose sojourn exceeds this; 0: off; below interval" },
+	[AK_ECN] = { "ecn", INI_KIND_BOOL, AC(ecn), .def = "on",
+		.doc = "mark CE instead of dropping ECN-capable packets" },
+	[AK_CODEL_RATE_AWARE] = { "codel_rate_aware", INI_KIND_BOOL,
+		AC(codel_rate_aware), .def = "on",
+		.doc = "raise target and interval on pipes too slow for them (CAKE's rule)" },
+	[AK_BLUE] = { "blue", INI_KIND_BOOL, AC(blue), .def = "on",
+		.doc = "BLUE next to CoDel, for flows that ignore CE marks" },
+	[AK_BLUE_THRESHOLD] = { "blue_threshold", AQM_TIME, AC(blue_threshold_ns),
+		AQM_BLUE_THRESHOLD_MIN, AQM_BLUE_THRESHOLD_MAX, MS, .def = "400ms",
+		.unit = "ms", .doc = "sojourn beyond which BLUE raises a flow's drop probability" },
+	[AK_BLUE_MIN_QUEUE] = { "blue_min_queue", INI_KIND_UINT, AC(blue_min_queue), 0, 65535,
+		.def = "24", .unit = "packets",
+		.doc = "BLUE acts on a long sojourn only with more than this queued in the flow; 0: any" },
+	[AK_BLUE_INTERVAL] = { "blue_interval", AQM_TIME, AC(blue_interval_ns),
+		AQM_BLUE_INTERVAL_MIN, AQM_BLUE_INTERVAL_MAX, MS, .def = "10ms",
+		.unit = "ms", .doc = "BLUE changes a flow's probability at most once per this" },
+	[AK_BLUE_INC] = { "blue_inc", INI_KIND_UINT, AC(blue_inc), 1, 65535,
+		.def = "1024", .unit = "1/65536", .doc = "BLUE's step up" },
+	[AK_BLUE_DEC] = { "blue_dec", INI_KIND_UINT, AC(blue_dec), 1, 65535,
+		.def = "64", .unit = "1/65536", .doc = "BLUE's step down" },
+	[AK_ISOLATION] = { "isolation", INI_KIND_CUSTOM, AC(isolation),
+		.parse = parse_isolation, .def = "triple-isolate",
+		.doc = "fairness between a pipe's hosts: flows, dual-srchost, dual-dsthost or triple-isolate" },
+	[AK_QUANTUM] = { "quantum", INI_KIND_UINT, AC(quantum), 64, 65536,
+		.def = "1514", .unit = "bytes", .doc = "DRR++ quantum" },
+	[AK_DROP_BATCH] = { "drop_batch", INI_KIND_UINT, AC(drop_batch), 1, 4096,
+		.def = "64", .unit = "packets", .doc = "most packets dropped from the fattest flow per overflow" },
+	[AK_ACK_FILTER] = { "ack_filter", INI_KIND_ENUM, AC(ack_filter),
+		.names = dirs_names, .def = "off",
+		.doc = "drop pure ACKs a newer one makes redundant: off, up, down or both" },
+	[AK_ACK_HOLD] = { "ack_hold", AQM_TIME, AC(ack_hold_ns), 100000, 1000 * MS,
+		MS, .def = "0", .unit = "ms", .zero_off = true,
+		.doc = "hold pure ACKs of a backlogged pipe this long for the filter; 0: off" },
+	[AK_FLOWS] = { "flows", INI_KIND_UINT, AC(flows), 1, AQM_FLOWS_MAX,
+		.def = "1024", .unit = "flows", .doc = "flow queues of the default pipe, a power of two" },
+	[AK_LIMIT] = { "limit", INI_KIND_UINT, AC(limit), 1, 1000000,
+		.def = "10240", .unit = "packets", .doc = "packets the default pipe may hold" },
+	[AK_MEMORY_LIMIT] = { "memory_limit", INI_KIND_SIZE, AC(memory_limit), 0,
+		1ULL << 40, .def = "32mb", .unit = "bytes",
+		.doc = "mbuf memory the default pipe may hold" },
+	[AK_DEFAULT] = { "default", INI_KIND_ENUM, AC(default_policy),
+		.names = policy_names, .def = "pass",
+		.doc = "addresses of no subscriber: pass unshaped, or pipe (the default pipe)" },
+	[AK_RATE_DOWN] = { "rate_down", INI_KIND_CUSTOM, AC(rate_down),
+		.parse = parse_rate, .def = "0", .unit = "bit/s", .reload = true,
+		.doc = "default pipe rate downstream, 64kbit..100gbit; 0: unshaped" },
+	[AK_RATE_UP] = { "rate_up", INI_KIND_CUSTOM, AC(rate_up),
+		.parse = parse_rate, .def = "0", .unit = "bit/s", .reload = true,
+		.doc = "default pipe rate upstream, 64kbit..100gbit; 0: unshaped" },
+	[AK_PROFILE] = { "profile", INI_KIND_CUSTOM, AC(profile),
+		.parse = parse_profile, .def = "none",
+		.doc = "link-layer accounting profile; overhead, mpu and framing override it" },
+	[AK_OVERHEAD] = { "overhead", INI_KIND_CUSTOM, AC(overhead),
+		.parse = parse_overhead, .def = "0", .unit = "bytes",
+		.doc = "bytes added to each frame, -64..256" },
+	[AK_MPU] = { "mpu", INI_KIND_UINT, AC(mpu), 0, 4096, .def = "0",
+		.unit = "bytes", .doc = "minimum packet unit after overhead" },
+	[AK_FRAMING] = { "framing", INI_KIND_ENUM, AC(framing),
+		.names = framing_names, .def = "none",
+		.doc = "link framing: none, atm or ptm" },
+	[AK_SUBSCRIBERS] = { "subscribers", INI_KIND_CUSTOM, AC(subscribers),
+		.parse = parse_path, .def = "", .reload = true,
+		.doc = "subscriber CSV (prefix,down,up[,profile[,isolation]]), relative to this file; empty: none" },
+	[AK_MAX_SUBS] = { "max_subscribers", INI_KIND_UINT, AC(max_subs), 1, 1000000,
+		.def = "1024", .unit = "subscribers", .doc = "subscriber table size" },
+	[AK_MAX_V6_SUBS] = { "max_v6_subscribers", INI_KIND_UINT, AC(max_v6_subs), 0,
+		1000000, .def = "1024", .unit = "subscribers",
+		.doc = "of which IPv6; at most max_subscribers (unset: min(1024, max_subscribers))" },
+	[AK_SUB_FLOWS] = { "subscriber_flows", INI_KIND_UINT, AC(sub_flows), 1,
+		AQM_FLOWS_MAX, .def = "32", .unit = "flows",
+		.doc = "flow queues of each subscriber pipe, a power of two" },
+	[AK_SUB_LIMIT] = { "subscriber_limit", INI_KIND_UINT, AC(sub_limit), 1,
+		1000000, .def = "1024", .unit = "packets",
+		.doc = "packets each subscriber pipe may hold" },
+	[AK_SUB_MEMORY] = { "subscriber_memory_limit", INI_KIND_SIZE,
+		AC(sub_memory_limit), 0, 1ULL << 40, .def = "4mb", .unit = "bytes",
+		.doc = "mbuf memory each subscriber pipe may hold" },
+	[AK_HANDOFF_RING] = { "handoff_ring", INI_KIND_UINT, AC(handoff_ring), 64,
+		65536, .def = "1024", .unit = "packets",
+		.doc = "slots of each worker-to-worker hand-off ring" },
+	[AK_MAX_QUEUED] = { "max_queued", INI_KIND_UINT, AC(max_queued), 0, 16777215,
+		.def = "0", .unit = "packets",
+		.doc = "packets one worker's pipes may hold per direction; 0: from the pool" },
+	[AK_MAX_LAG] = { "max_lag", AQM_TIME, AC(max_lag_ns), 0, 100 * MS, MS,
+		.def = "4ms", .unit = "ms",
+		.doc = "how far a stalled shaper may catch up, as a burst" },
+	[AK_BYPASS] = { "bypass", INI_KIND_BOOL, AC(bypass), .def = "on",
+		.doc = "a packet its pipe would send at once skips the queue" },
+};
+#undef MS
+#undef AQM_TIME
+#undef AC
+
+void
+aqm_print_keys(FILE *out)
+{
+	ini_keys_print(out, AQM_SECTION, aqm_keys, AK_MAX);
+	aqm_ar_print_keys(out);
 }
 
 void
@@ -259,6 +330,28 @@ aqm_conf_free(void *p)
 		return;
 	free(c->subs);
 	free(c);
+}
+
+/* The line of f that set key k, or NULL (then the default holds). */
+static const struct ini_entry *
+key_entry(struct ini_file *f, unsigned k)
+{
+	return ini_get(f, AQM_SECTION, aqm_keys[k].name);
+}
+
+/* err = "FILE:LINE: [aqm] key: why", or "FILE: [aqm] key: why" when the
+ * key is not in the file. */
+static void
+key_err(struct ini_file *f, unsigned k, const char *why, char *err,
+	size_t errlen)
+{
+	const struct ini_entry *e = key_entry(f, k);
+
+	if (e != NULL)
+		sl_config_err(err, errlen, f, e, why);
+	else
+		snprintf(err, errlen, "%s: [%s] %s: %s", f->path, AQM_SECTION,
+			 aqm_keys[k].name, why);
 }
 
 /*
@@ -274,6 +367,7 @@ aqm_conf_parse(struct ini_file *f, bool strict, struct aqm_conf **out,
 	char why[768], dir[256];
 	bool present = false;
 	const char *slash;
+	uint64_t set = 0;
 
 	*out = NULL;
 	for (unsigned s = 0; s < f->nsections; s++)
@@ -287,80 +381,81 @@ aqm_conf_parse(struct ini_file *f, bool strict, struct aqm_conf **out,
 		return -1;
 	}
 	snprintf(c->path, sizeof(c->path), "%s", f->path);
-	slash = strrchr(f->path, '/');
-	if (slash == NULL)
-		snprintf(dir, sizeof(dir), ".");
-	else
-		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - f->path), f->path);
-	for (int k = 0; k < AK_MAX; k++)
-		c->val[k] = aqm_keys[k].def;
-	c->fifo_in_ms = true;
+	if (ini_keys_defaults(AQM_SECTION, aqm_keys, AK_MAX, c, err, errlen) < 0 ||
+	    ini_apply_section(f, AQM_SECTION, aqm_keys, AK_MAX, c, &set, err,
+			      errlen) < 0)
+		goto fail;
 	/* Passive RTT and autorate keys: their own table (stage_aqm_autorate.c). */
 	if (aqm_ar_conf_parse(f, &c->ar, 0, err, errlen) < 0)
 		goto fail;
-
-	/* Lines in file order, except that profile goes first so explicit
-	 * overhead/mpu/framing lines win wherever they are. */
-	for (int pass = 0; pass < 2; pass++) {
-		for (unsigned i = 0; i < f->count; i++) {
-			struct ini_entry *e = &f->entries[i];
-			if (strcmp(e->section, AQM_SECTION) != 0)
-				continue;
-			int k = aqm_conf_key(e->key);
-			if (k < 0 && aqm_ar_key(e->key))
-				continue; /* applied above */
-			if (k < 0) {
-				if (strict && pass == 1) {
-					sl_config_err(err, errlen, f, e, "unknown key");
-					goto fail;
-				}
-				continue;
-			}
-			if ((pass == 0) != (k == AK_PROFILE))
-				continue;
-			if (parse_value(c, k, e, dir, why, sizeof(why)) < 0) {
-				sl_config_err(err, errlen, f, e, why);
-				goto fail;
-			}
-			c->line[k] = e->line;
-			e->used = true;
+	for (unsigned i = 0; strict && i < f->count; i++) {
+		const struct ini_entry *e = &f->entries[i];
+		if (strcmp(e->section, AQM_SECTION) == 0 && !e->used &&
+		    !aqm_ar_key(e->key)) {
+			sl_config_err(err, errlen, f, e, "unknown key");
+			goto fail;
 		}
 	}
 
+	/* The profile gives overhead, mpu and framing; lines that set them
+	 * win, wherever they are. */
+	struct aqm_shaper_params sp = { 0 };
+	aqm_shaper_profile(profile_names[c->profile], &sp);
+	if (!(set & (1ULL << AK_OVERHEAD)))
+		c->overhead = sp.overhead;
+	if (!(set & (1ULL << AK_MPU)))
+		c->mpu = sp.mpu;
+	if (!(set & (1ULL << AK_FRAMING)))
+		c->framing = sp.framing;
+
 	/* Cross-checks the library would otherwise only refuse at boot. */
-	struct ini_entry at = { .section = AQM_SECTION };
 #define AQM_FAIL(k, ...) do { \
-		at.key = aqm_keys[k].name; at.line = c->line[k]; \
 		snprintf(why, sizeof(why), __VA_ARGS__); \
-		if (at.line) sl_config_err(err, errlen, f, &at, why); \
-		else snprintf(err, errlen, "%s: [%s] %s: %s", f->path, \
-			      AQM_SECTION, at.key, why); \
+		key_err(f, k, why, err, errlen); \
 		goto fail; \
 	} while (0)
-	if (c->val[AK_QDISC] == AQM_QDISC_FIFO && c->fifo_in_ms &&
-	    c->val[AK_DEFAULT] == AQM_DEFAULT_PIPE &&
-	    (c->val[AK_RATE_DOWN] == 0 || c->val[AK_RATE_UP] == 0))
+	if (!rte_is_power_of_2(c->flows))
+		AQM_FAIL(AK_FLOWS, "%u is not a power of two", c->flows);
+	if (!rte_is_power_of_2(c->sub_flows))
+		AQM_FAIL(AK_SUB_FLOWS, "%u is not a power of two", c->sub_flows);
+	if (c->qdisc == AQM_QDISC_FIFO && c->fifo_limit.in_ms &&
+	    c->default_policy == AQM_DEFAULT_PIPE &&
+	    (c->rate_down == 0 || c->rate_up == 0))
 		AQM_FAIL(AK_FIFO_LIMIT,
 			 "a FIFO sized in time needs rate_down and rate_up (or give a size in bytes)");
-	if (c->val[AK_CE_THRESHOLD] != 0 && c->val[AK_CE_THRESHOLD] >= c->val[AK_INTERVAL])
+	if (c->ce_threshold_ns != 0 && c->ce_threshold_ns >= c->interval_ns)
 		AQM_FAIL(AK_CE_THRESHOLD, "must be below interval");
-	if (c->val[AK_TARGET] >= c->val[AK_INTERVAL])
+	if (c->target_ns >= c->interval_ns)
 		AQM_FAIL(AK_TARGET, "must be below interval");
-	if (c->val[AK_ACK_HOLD] != 0 && c->val[AK_ACK_FILTER] == 0)
+	if (c->ack_hold_ns != 0 && c->ack_filter == 0)
 		AQM_FAIL(AK_ACK_HOLD, "works with the ACK filter: set ack_filter (up, down or both) or ack_hold = 0");
-	if (c->val[AK_ISOLATION] != AQM_ISO_FLOWS &&
-	    (c->val[AK_FLOWS] > AQM_ISO_FLOWS_MAX || c->val[AK_SUB_FLOWS] > AQM_ISO_FLOWS_MAX))
+	if (!(set & (1ULL << AK_MAX_V6_SUBS)) && c->max_v6_subs > c->max_subs)
+		c->max_v6_subs = c->max_subs;
+	if (c->max_v6_subs > c->max_subs)
+		AQM_FAIL(AK_MAX_V6_SUBS, "must be at most max_subscribers");
+	if (c->isolation != AQM_ISO_FLOWS &&
+	    (c->flows > AQM_ISO_FLOWS_MAX || c->sub_flows > AQM_ISO_FLOWS_MAX))
 		AQM_FAIL(AK_ISOLATION, "host isolation works with at most %u flows per pipe: lower flows/subscriber_flows or set isolation = flows",
 			 AQM_ISO_FLOWS_MAX);
-	if (c->line[AK_MAX_V6_SUBS] == 0 && c->val[AK_MAX_V6_SUBS] > c->val[AK_MAX_SUBS])
-		c->val[AK_MAX_V6_SUBS] = c->val[AK_MAX_SUBS];
-	if (c->val[AK_MAX_V6_SUBS] > c->val[AK_MAX_SUBS])
-		AQM_FAIL(AK_MAX_V6_SUBS, "must be at most max_subscribers");
 
-	if (c->val[AK_SUBSCRIBERS]) {
+	if (c->subscribers[0] != '\0') {
 		char cerr[384];
 		struct aqm_sub_entry *v = NULL;
-		int n = aqm_subs_csv_load(c->subs_path, &v, cerr, sizeof(cerr));
+		int n;
+
+		slash = strrchr(f->path, '/');
+		if (slash == NULL)
+			snprintf(dir, sizeof(dir), ".");
+		else
+			snprintf(dir, sizeof(dir), "%.*s", (int)(slash - f->path), f->path);
+		if (c->subscribers[0] == '/')
+			n = snprintf(c->subs_path, sizeof(c->subs_path), "%s", c->subscribers);
+		else
+			n = snprintf(c->subs_path, sizeof(c->subs_path), "%s/%s", dir,
+				     c->subscribers);
+		if (n >= (int)sizeof(c->subs_path))
+			AQM_FAIL(AK_SUBSCRIBERS, "path too long");
+		n = aqm_subs_csv_load(c->subs_path, &v, cerr, sizeof(cerr));
 		if (n < 0)
 			AQM_FAIL(AK_SUBSCRIBERS, "%s", cerr);
 		c->subs = v;
@@ -370,15 +465,15 @@ aqm_conf_parse(struct ini_file *f, bool strict, struct aqm_conf **out,
 			v6 += v[i].family == 6;
 		for (uint32_t i = 0; i < c->nsubs; i++)
 			if (v[i].has_isolation && v[i].isolation != AQM_ISO_FLOWS &&
-			    c->val[AK_ISOLATION] == AQM_ISO_FLOWS)
+			    c->isolation == AQM_ISO_FLOWS)
 				AQM_FAIL(AK_SUBSCRIBERS, "%.300s:%u: a subscriber's own host isolation needs [aqm] isolation other than flows (host state is reserved only then)",
 					 c->subs_path, v[i].line);
-		if (c->nsubs > c->val[AK_MAX_SUBS])
-			AQM_FAIL(AK_SUBSCRIBERS, "%u subscribers in %.300s, more than max_subscribers = %" PRIu64,
-				 c->nsubs, c->subs_path, c->val[AK_MAX_SUBS]);
-		if (v6 > c->val[AK_MAX_V6_SUBS])
-			AQM_FAIL(AK_SUBSCRIBERS, "%u IPv6 subscribers in %.300s, more than max_v6_subscribers = %" PRIu64,
-				 v6, c->subs_path, c->val[AK_MAX_V6_SUBS]);
+		if (c->nsubs > c->max_subs)
+			AQM_FAIL(AK_SUBSCRIBERS, "%u subscribers in %.300s, more than max_subscribers = %u",
+				 c->nsubs, c->subs_path, c->max_subs);
+		if (v6 > c->max_v6_subs)
+			AQM_FAIL(AK_SUBSCRIBERS, "%u IPv6 subscribers in %.300s, more than max_v6_subscribers = %u",
+				 v6, c->subs_path, c->max_v6_subs);
 	}
 #undef AQM_FAIL
 	*out = c;
@@ -386,6 +481,29 @@ aqm_conf_parse(struct ini_file *f, bool strict, struct aqm_conf **out,
 fail:
 	aqm_conf_free(c);
 	return -1;
+}
+
+bool
+aqm_conf_reloadable(const struct aqm_conf *nc, const struct aqm_conf *running,
+		    struct ini_file *f, char *err, size_t errlen)
+{
+	static const char why[] = "cannot change at run time (restart sluice); only rate_down, rate_up and subscribers reload";
+
+	for (unsigned k = 0; k < AK_MAX; k++) {
+		const struct ini_key *key = &aqm_keys[k];
+
+		if (key->reload ||
+		    memcmp((const char *)nc + key->off,
+			   (const char *)running + key->off, key->width) == 0)
+			continue;
+		if (key_entry(f, k) != NULL)
+			key_err(f, k, why, err, errlen);
+		else
+			snprintf(err, errlen, "%s: [%s] %s: removed, %s", f->path,
+				 AQM_SECTION, key->name, why);
+		return false;
+	}
+	return true;
 }
 
 int
@@ -408,43 +526,43 @@ void
 aqm_conf_shaper(const struct aqm_conf *c, uint64_t rate, struct aqm_shaper_params *sp)
 {
 	sp->rate_bps = rate;
-	sp->overhead = (int16_t)(int64_t)c->val[AK_OVERHEAD];
-	sp->mpu = (uint16_t)c->val[AK_MPU];
-	sp->framing = (uint8_t)c->val[AK_FRAMING];
+	sp->overhead = c->overhead;
+	sp->mpu = c->mpu;
+	sp->framing = c->framing;
 }
 
 void
 aqm_conf_pipe(const struct aqm_conf *c, bool subscriber, struct aqm_pipe_params *p)
 {
 	aqm_pipe_params_default(p);
-	p->qdisc = (enum aqm_qdisc)c->val[AK_QDISC];
-	p->fq.flows = (uint32_t)c->val[subscriber ? AK_SUB_FLOWS : AK_FLOWS];
-	p->fq.limit_pkts = (uint32_t)c->val[subscriber ? AK_SUB_LIMIT : AK_LIMIT];
-	p->fq.memory_limit = c->val[subscriber ? AK_SUB_MEMORY : AK_MEMORY_LIMIT];
-	p->fq.quantum = (uint32_t)c->val[AK_QUANTUM];
-	p->fq.drop_batch = (uint32_t)c->val[AK_DROP_BATCH];
-	p->fq.codel.target_ns = c->val[AK_TARGET];
-	p->fq.codel.interval_ns = c->val[AK_INTERVAL];
-	p->fq.codel.ce_threshold_ns = c->val[AK_CE_THRESHOLD];
-	p->fq.codel.ecn = c->val[AK_ECN] != 0;
-	p->fq.codel_rate_aware = c->val[AK_CODEL_RATE_AWARE] != 0;
-	p->fq.isolation = (uint8_t)c->val[AK_ISOLATION];
-	if (c->val[AK_BLUE]) {
-		p->fq.blue.threshold_ns = c->val[AK_BLUE_THRESHOLD];
-		p->fq.blue.interval_ns = c->val[AK_BLUE_INTERVAL];
-		p->fq.blue.inc = (uint16_t)c->val[AK_BLUE_INC];
-		p->fq.blue.dec = (uint16_t)c->val[AK_BLUE_DEC];
-		p->fq.blue.min_queue = (uint16_t)c->val[AK_BLUE_MIN_QUEUE];
+	p->qdisc = (enum aqm_qdisc)c->qdisc;
+	p->fq.flows = subscriber ? c->sub_flows : c->flows;
+	p->fq.limit_pkts = subscriber ? c->sub_limit : c->limit;
+	p->fq.memory_limit = subscriber ? c->sub_memory_limit : c->memory_limit;
+	p->fq.quantum = c->quantum;
+	p->fq.drop_batch = c->drop_batch;
+	p->fq.codel.target_ns = c->target_ns;
+	p->fq.codel.interval_ns = c->interval_ns;
+	p->fq.codel.ce_threshold_ns = c->ce_threshold_ns;
+	p->fq.codel.ecn = c->ecn;
+	p->fq.codel_rate_aware = c->codel_rate_aware;
+	p->fq.isolation = c->isolation;
+	if (c->blue) {
+		p->fq.blue.threshold_ns = c->blue_threshold_ns;
+		p->fq.blue.interval_ns = c->blue_interval_ns;
+		p->fq.blue.inc = c->blue_inc;
+		p->fq.blue.dec = c->blue_dec;
+		p->fq.blue.min_queue = c->blue_min_queue;
 	}
 	/* RFC 8290 section 4.1.1: perturb the flow hash per instance, so
 	 * flows that share a queue by bad luck do not share it every run. */
 	p->fq.seed = (uint32_t)rte_rand();
-	if (c->fifo_in_ms) {
-		p->fifo_limit_ms = (uint32_t)c->val[AK_FIFO_LIMIT];
+	if (c->fifo_limit.in_ms) {
+		p->fifo_limit_ms = (uint32_t)c->fifo_limit.value;
 		p->fifo_limit_bytes = 0;
 	} else {
 		p->fifo_limit_ms = 0;
-		p->fifo_limit_bytes = c->val[AK_FIFO_LIMIT];
+		p->fifo_limit_bytes = c->fifo_limit.value;
 	}
-	aqm_conf_shaper(c, c->val[AK_RATE_DOWN], &p->shaper);
+	aqm_conf_shaper(c, c->rate_down, &p->shaper);
 }

@@ -89,7 +89,7 @@ aqm_ctl_apply(void *ctx, struct ctl_change *cc, char *err, size_t errlen)
 	if (c->nsubs)
 		rc = aqm_subs_apply(w->subs, c->subs, c->nsubs, err, errlen);
 	if (rc >= 0 && c->set_default &&
-	    w->conf->val[AK_DEFAULT] == AQM_DEFAULT_PIPE) {
+	    w->conf->default_policy == AQM_DEFAULT_PIPE) {
 		struct aqm_shaper_params sp;
 		aqm_conf_shaper(w->conf, c->default_down, &sp);
 		aqm_sched_pipe_set_shaper(aqm_subs_sched(w->subs, AQM_DIR_DOWN), 0, &sp);
@@ -231,8 +231,8 @@ change_record(struct ctl_change *cc)
 
 	mirror_apply(c->subs, c->nsubs);
 	if (c->set_default) {
-		aqm_g.running->val[AK_RATE_DOWN] = c->default_down;
-		aqm_g.running->val[AK_RATE_UP] = c->default_up;
+		aqm_g.running->rate_down = c->default_down;
+		aqm_g.running->rate_up = c->default_up;
 	}
 }
 
@@ -297,23 +297,8 @@ aqm_reload(void)
 			 f->path, AQM_SECTION);
 		goto bad;
 	}
-	for (int k = 0; k < AK_MAX; k++) {
-		if (aqm_keys[k].reloadable)
-			continue;
-		if (nc->val[k] != rc_->val[k] ||
-		    (k == AK_FIFO_LIMIT && nc->fifo_in_ms != rc_->fifo_in_ms)) {
-			char why[128];
-			struct ini_entry at = { .section = AQM_SECTION,
-				.key = aqm_keys[k].name, .line = nc->line[k] };
-			snprintf(why, sizeof(why), "cannot change at run time (restart sluice); only rate_down, rate_up and subscribers reload");
-			if (at.line)
-				sl_config_err(err, sizeof(err), f, &at, why);
-			else
-				snprintf(err, sizeof(err), "%s: [%s] %s: removed, %s",
-					 f->path, AQM_SECTION, at.key, why);
-			goto bad;
-		}
-	}
+	if (!aqm_conf_reloadable(nc, rc_, f, err, sizeof(err)))
+		goto bad;
 	if (memcmp(&nc->ar, &rc_->ar, sizeof(nc->ar)) != 0) {
 		snprintf(err, sizeof(err), "%s: [%s] passive_rtt, prtt_* and autorate* keys cannot change at run time (restart sluice)",
 			 f->path, AQM_SECTION);
@@ -330,17 +315,17 @@ aqm_reload(void)
 			present++;
 		}
 	}
-	if (aqm_g.nmirror + fresh > rc_->val[AK_MAX_SUBS]) {
-		snprintf(err, sizeof(err), "%s: [%s] subscribers: %u subscribers would exceed max_subscribers = %" PRIu64 " (subscribers are never removed at run time)",
-			 f->path, AQM_SECTION, aqm_g.nmirror + fresh, rc_->val[AK_MAX_SUBS]);
+	if (aqm_g.nmirror + fresh > rc_->max_subs) {
+		snprintf(err, sizeof(err), "%s: [%s] subscribers: %u subscribers would exceed max_subscribers = %u (subscribers are never removed at run time)",
+			 f->path, AQM_SECTION, aqm_g.nmirror + fresh, rc_->max_subs);
 		goto bad;
 	}
 	uint32_t absent = aqm_g.nmirror - present;
 	ini_free(f);
 	f = NULL;
 	uint32_t nsubs = nc->nsubs;
-	rc = post_change(nc->subs, nc->nsubs, true, nc->val[AK_RATE_DOWN],
-			 nc->val[AK_RATE_UP], err, sizeof(err));
+	rc = post_change(nc->subs, nc->nsubs, true, nc->rate_down,
+			 nc->rate_up, err, sizeof(err));
 	nc->subs = NULL;
 	if (rc < 0)
 		goto bad;
@@ -348,7 +333,7 @@ aqm_reload(void)
 	aqm_log(RTE_LOG_INFO, "reloaded %s: %u subscribers (%u new%s), default rates down=%" PRIu64 " up=%" PRIu64 " bit/s; no queued packet touched",
 		rc_->path, nsubs, fresh,
 		absent ? ", some running ones absent from the file keep their pipes" : "",
-		nc->val[AK_RATE_DOWN], nc->val[AK_RATE_UP]);
+		nc->rate_down, nc->rate_up);
 	aqm_conf_free(nc);
 	return;
 bad:
@@ -459,8 +444,8 @@ aqm_telemetry(void *const *ctxs, unsigned nb_workers, const char *params,
 	rte_tel_data_add_dict_u64(d, "telemetry_changes", aqm_g.tel_changes);
 	rte_tel_data_add_dict_u64(d, "worker_changes_applied", applied);
 	rte_tel_data_add_dict_u64(d, "worker_change_errors", errors);
-	rte_tel_data_add_dict_u64(d, "default_rate_down", aqm_g.running ? aqm_g.running->val[AK_RATE_DOWN] : 0);
-	rte_tel_data_add_dict_u64(d, "default_rate_up", aqm_g.running ? aqm_g.running->val[AK_RATE_UP] : 0);
+	rte_tel_data_add_dict_u64(d, "default_rate_down", aqm_g.running ? aqm_g.running->rate_down : 0);
+	rte_tel_data_add_dict_u64(d, "default_rate_up", aqm_g.running ? aqm_g.running->rate_up : 0);
 	if (aqm_g.last_error[0])
 		rte_tel_data_add_dict_string(d, "last_error", aqm_g.last_error);
 	return 0;
@@ -522,8 +507,8 @@ tel_pipe(const char *cmd, const char *params, struct rte_tel_data *d)
 	(void)ctl_catch_up(aqm_g.bus, why, sizeof(why)); /* else a view one change old */
 	if (strcmp(params, "default") == 0 || strcmp(params, "0") == 0) {
 		id = 0;
-		down = aqm_g.running->val[AK_RATE_DOWN];
-		up = aqm_g.running->val[AK_RATE_UP];
+		down = aqm_g.running->rate_down;
+		up = aqm_g.running->rate_up;
 	} else {
 		char line[160];
 		char *end;
@@ -674,7 +659,7 @@ tel_set(const char *cmd, const char *params, struct rte_tel_data *d)
 		} else if (e.has_profile || e.has_isolation) {
 			snprintf(err, sizeof(err), "the default pipe takes no profile or isolation: they come from [aqm] (want default,down,up)");
 			rc = -EINVAL;
-		} else if (aqm_g.running->val[AK_DEFAULT] != AQM_DEFAULT_PIPE) {
+		} else if (aqm_g.running->default_policy != AQM_DEFAULT_PIPE) {
 			snprintf(err, sizeof(err), "no default pipe: [aqm] default = pass");
 			rc = -EINVAL;
 		} else {
@@ -684,13 +669,13 @@ tel_set(const char *cmd, const char *params, struct rte_tel_data *d)
 		snprintf(err, sizeof(err), "%s (want prefix,down,up[,profile[,isolation]])", why);
 		rc = -EINVAL;
 	} else if (e.has_isolation && e.isolation != AQM_ISO_FLOWS &&
-		   aqm_g.running->val[AK_ISOLATION] == AQM_ISO_FLOWS) {
+		   aqm_g.running->isolation == AQM_ISO_FLOWS) {
 		snprintf(err, sizeof(err), "[aqm] isolation = flows reserves no host state: a subscriber cannot isolate hosts");
 		rc = -EINVAL;
 	} else if (mirror_find(&e) == NULL &&
-		   aqm_g.nmirror >= aqm_g.running->val[AK_MAX_SUBS]) {
-		snprintf(err, sizeof(err), "table full: max_subscribers = %" PRIu64,
-			 aqm_g.running->val[AK_MAX_SUBS]);
+		   aqm_g.nmirror >= aqm_g.running->max_subs) {
+		snprintf(err, sizeof(err), "table full: max_subscribers = %u",
+			 aqm_g.running->max_subs);
 		rc = -ENOSPC;
 	} else {
 		struct aqm_sub_entry *one = malloc(sizeof(*one));
@@ -773,15 +758,14 @@ aqm_ctl_worker_ready(struct aqm_worker *w, const struct aqm_conf *c,
 		aqm_log(RTE_LOG_WARNING, "could not register /sluice/aqm_pipe, /sluice/aqm_pipes and /sluice/aqm_set");
 	aqm_log(RTE_LOG_INFO, "%u subscriber(s), unknown addresses %s, default rates down=%" PRIu64 " up=%" PRIu64 " bit/s, %s, ack_filter %s, ack_hold %" PRIu64 " us, bypass %s, codel_rate_aware %s, blue %s, isolation %s, %u worker(s)",
 		c->nsubs,
-		c->val[AK_DEFAULT] == AQM_DEFAULT_PIPE ? "go to the default pipe" : "pass unshaped",
-		c->val[AK_RATE_DOWN], c->val[AK_RATE_UP],
-		c->val[AK_QDISC] == AQM_QDISC_FIFO ? "fifo" : "fq_codel",
-		ackf[c->val[AK_ACK_FILTER] & 3], c->val[AK_ACK_HOLD] / 1000,
-		c->val[AK_BYPASS] ? "on" : "off",
-		c->val[AK_CODEL_RATE_AWARE] ? "on" : "off",
-		c->val[AK_BLUE] ? "on" : "off",
-		aqm_isolation_name((enum aqm_isolation)c->val[AK_ISOLATION]),
-		env->nb_workers);
+		c->default_policy == AQM_DEFAULT_PIPE ? "go to the default pipe" : "pass unshaped",
+		c->rate_down, c->rate_up,
+		c->qdisc == AQM_QDISC_FIFO ? "fifo" : "fq_codel",
+		ackf[c->ack_filter & 3], c->ack_hold_ns / 1000,
+		c->bypass ? "on" : "off",
+		c->codel_rate_aware ? "on" : "off",
+		c->blue ? "on" : "off",
+		aqm_isolation_name(c->isolation), env->nb_workers);
 }
 
 void

@@ -49,74 +49,50 @@
 /* ------------------------------------------------------------------ */
 /* Configuration (stage_aqm_config.c).                                 */
 
-enum aqm_key_kind { K_PORTS, K_QDISC, K_FIFO, K_TIME, K_U64, K_SIZE, K_BOOL,
-		    K_RATE, K_POLICY, K_PROFILE, K_INT, K_FRAMING, K_PATH, K_DIRS,
-		    K_ISOLATION };
-
-#define AQM_KEYS(X) \
-	X(PORTS,        "ports",                   K_PORTS,   UINT64_MAX, 0, 0, 0) \
-	X(QDISC,        "qdisc",                   K_QDISC,   0, 0, 0, 0) \
-	X(FIFO_LIMIT,   "fifo_limit",              K_FIFO,    1000, 0, 0, 0) \
-	X(TARGET,       "target",                  K_TIME,    5000000, 1000, 1000000000, 0) \
-	X(INTERVAL,     "interval",                K_TIME,    100000000, 1000, 4000000000ULL, 0) \
-	X(CE_THRESHOLD, "ce_threshold",            K_TIME,    0, 0, 10000000000ULL, 0) \
-	X(ECN,          "ecn",                     K_BOOL,    1, 0, 1, 0) \
-	X(QUANTUM,      "quantum",                 K_U64,     1514, 64, 65536, 0) \
-	X(DROP_BATCH,   "drop_batch",              K_U64,     64, 1, 4096, 0) \
-	X(ACK_FILTER,   "ack_filter",              K_DIRS,    0, 0, 0, 0) \
-	X(ACK_HOLD,     "ack_hold",                K_TIME,    0, 100000, 1000000000, 0) \
-	X(FLOWS,        "flows",                   K_U64,     1024, 1, AQM_FLOWS_MAX, 0) \
-	X(LIMIT,        "limit",                   K_U64,     10240, 1, 1000000, 0) \
-	X(MEMORY_LIMIT, "memory_limit",            K_SIZE,    32u << 20, 0, 1ULL << 40, 0) \
-	X(DEFAULT,      "default",                 K_POLICY,  AQM_DEFAULT_PASS, 0, 0, 0) \
-	X(RATE_DOWN,    "rate_down",               K_RATE,    0, 0, 0, 1) \
-	X(RATE_UP,      "rate_up",                 K_RATE,    0, 0, 0, 1) \
-	X(PROFILE,      "profile",                 K_PROFILE, 0, 0, 0, 0) \
-	X(OVERHEAD,     "overhead",                K_INT,     0, 0, 0, 0) \
-	X(MPU,          "mpu",                     K_U64,     0, 0, 4096, 0) \
-	X(FRAMING,      "framing",                 K_FRAMING, AQM_FRAMING_NONE, 0, 0, 0) \
-	X(SUBSCRIBERS,  "subscribers",             K_PATH,    0, 0, 0, 1) \
-	X(MAX_SUBS,     "max_subscribers",         K_U64,     1024, 1, 1000000, 0) \
-	X(MAX_V6_SUBS,  "max_v6_subscribers",      K_U64,     1024, 0, 1000000, 0) \
-	X(SUB_FLOWS,    "subscriber_flows",        K_U64,     32, 1, AQM_FLOWS_MAX, 0) \
-	X(SUB_LIMIT,    "subscriber_limit",        K_U64,     1024, 1, 1000000, 0) \
-	X(SUB_MEMORY,   "subscriber_memory_limit", K_SIZE,    4u << 20, 0, 1ULL << 40, 0) \
-	X(HANDOFF_RING, "handoff_ring",            K_U64,     1024, 64, 65536, 0) \
-	X(MAX_QUEUED,   "max_queued",              K_U64,     0, 0, 16777215, 0) \
-	X(MAX_LAG,      "max_lag",                 K_TIME,    AQM_DEFAULT_MAX_LAG_NS, 0, 100000000, 0) \
-	X(BYPASS,       "bypass",                  K_BOOL,    1, 0, 1, 0) \
-	X(CODEL_RATE_AWARE, "codel_rate_aware",    K_BOOL,    1, 0, 1, 0) \
-	X(BLUE,         "blue",                    K_BOOL,    1, 0, 1, 0) \
-	X(BLUE_THRESHOLD, "blue_threshold",        K_TIME,    400000000, AQM_BLUE_THRESHOLD_MIN, AQM_BLUE_THRESHOLD_MAX, 0) \
-	X(BLUE_INTERVAL, "blue_interval",          K_TIME,    10000000, AQM_BLUE_INTERVAL_MIN, AQM_BLUE_INTERVAL_MAX, 0) \
-	X(BLUE_INC,     "blue_inc",                K_U64,     1024, 1, 65535, 0) \
-	X(BLUE_DEC,     "blue_dec",                K_U64,     64, 1, 65535, 0) \
-	X(BLUE_MIN_QUEUE, "blue_min_queue",        K_U64,     24, 0, 65535, 0) \
-	X(ISOLATION,    "isolation",               K_ISOLATION, AQM_ISO_TRIPLE, 0, 0, 0)
-
-enum aqm_key {
-#define AQM_KEY_ENUM(e, n, k, d, lo, hi, r) AK_##e,
-	AQM_KEYS(AQM_KEY_ENUM)
-#undef AQM_KEY_ENUM
-	AK_MAX
+/* fifo_limit: a time at the pipe's shaped rate, or a size in bytes. */
+struct aqm_fifo_limit {
+	uint64_t value;  /* ms when in_ms, else bytes */
+	uint64_t in_ms;  /* 1: value is ms at the shaped rate (a whole word:
+			  * the reload compares keys byte by byte) */
 };
 
-struct aqm_key_desc {
-	const char *name;
-	enum aqm_key_kind kind;
-	uint64_t def, min, max;
-	bool reloadable;
-};
-
-extern const struct aqm_key_desc aqm_keys[AK_MAX];
-
-/* The parsed [aqm] section. */
+/*
+ * The parsed [aqm] section: one field per key of the table in
+ * stage_aqm_config.c (config/aqm.ini documents each), then what the
+ * parse derives.
+ */
 struct aqm_conf {
-	uint64_t val[AK_MAX];
-	unsigned line[AK_MAX];       /* 0: key not in the file */
-	bool fifo_in_ms;             /* fifo_limit is ms at rate, else bytes */
+	uint64_t ports;               /* bit k: pair k is shaped */
+	int qdisc;                    /* enum aqm_qdisc */
+	struct aqm_fifo_limit fifo_limit;
+	uint64_t target_ns, interval_ns, ce_threshold_ns;
+	bool ecn;
+	uint32_t quantum, drop_batch;
+	uint8_t ack_filter;           /* bits 1 << enum aqm_dir */
+	uint64_t ack_hold_ns;         /* 0: off */
+	uint32_t flows, limit;        /* the default pipe */
+	uint64_t memory_limit;
+	int default_policy;           /* enum aqm_default_policy */
+	uint64_t rate_down, rate_up;  /* the default pipe, bit/s; 0: unshaped */
+	uint8_t profile;              /* index of a link-layer profile */
+	int16_t overhead;             /* profile's, unless the file says */
+	uint16_t mpu;
+	uint8_t framing;              /* enum aqm_framing */
+	char subscribers[256];        /* as written; "" = none */
+	uint32_t max_subs, max_v6_subs;
+	uint32_t sub_flows, sub_limit;
+	uint64_t sub_memory_limit;
+	uint32_t handoff_ring, max_queued;
+	uint64_t max_lag_ns;
+	bool bypass, codel_rate_aware, blue;
+	uint64_t blue_threshold_ns, blue_interval_ns;
+	uint16_t blue_inc, blue_dec;
+	uint16_t blue_min_queue;      /* packets; 0: any */
+	uint8_t isolation;            /* enum aqm_isolation */
+
 	char path[256];              /* the config file, for reloads */
-	char subs_path[512];         /* resolved against the file's directory */
+	char subs_path[512];         /* subscribers, resolved against the
+				      * file's directory */
 	struct aqm_sub_entry *subs;  /* malloc'ed, nsubs entries */
 	uint32_t nsubs;
 	struct aqm_ar_conf ar;       /* passive RTT, autorate (stage_aqm_autorate.c) */
@@ -131,6 +107,14 @@ struct aqm_conf {
 int aqm_conf_parse(struct ini_file *f, bool strict, struct aqm_conf **out,
 		   char *err, size_t errlen);
 void aqm_conf_free(void *p);
+/*
+ * Whether a reload's conf nc changes only keys a reload may change. If
+ * not, err says which key (its line in f, or that it was removed).
+ */
+bool aqm_conf_reloadable(const struct aqm_conf *nc, const struct aqm_conf *running,
+			 struct ini_file *f, char *err, size_t errlen);
+/* The [aqm] table as reference text (sluice --config-keys). */
+void aqm_print_keys(FILE *out);
 /* The stage_module hooks. */
 int aqm_parse(struct ini_file *f, void **conf, char *err, size_t errlen);
 int aqm_owns_section(const char *s);

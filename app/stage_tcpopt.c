@@ -230,18 +230,12 @@ tcpopt_stage_burst(void *ctx, const struct stage_burst *b,
 static uint16_t
 tcpopt_stage_parse_burst(void *ctx, const struct stage_burst *b,
 			 struct rte_mbuf **pkts, uint16_t n,
-			 const struct stage_parse *p, uint16_t *rest)
+			 const struct pkt_classify *c, uint16_t *rest)
 {
 	struct tcpopt_stage *st = ctx;
-	const struct tcpopt_parse_args pa = {
-		.in_port = b->in_port,
-		.max_frame = p->max_frame,
-		.err_count = p->err_count,
-		.non_ip = p->non_ip,
-	};
 
 	return tcpopt_parse_burst(st->ctx[b->pair < st->nb_pairs ? b->pair : 0],
-				  pkts, n, &pa, rest);
+				  pkts, n, c, rest);
 }
 
 static void

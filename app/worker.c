@@ -152,13 +152,25 @@ stage_emit(struct stage_emitter *em, uint16_t out_port, struct rte_mbuf *m)
 	em->pkts[em->n++] = m;
 }
 
+/* The pass of lib/pkt's classification for one rx queue of this worker. */
+static inline struct pkt_classify
+classify_of(struct worker *w, const struct rxq *q)
+{
+	return (struct pkt_classify){
+		.in_port = q->port,
+		.max_frame = w->cfg->max_frame,
+		.err_count = w->stats.malformed,
+		.non_ip = &w->stats.non_ip,
+	};
+}
+
 /* The general case: oversize or chained frames, or a drop policy. */
 static uint16_t
 classify_slow(struct worker *w, const struct rxq *q, struct rte_mbuf **pkts,
 	      uint16_t n, uint16_t start)
 {
 	struct worker_stats *st = &w->stats;
-	const uint32_t max_frame = w->cfg->max_frame;
+	const struct pkt_classify c = classify_of(w, q);
 	const bool drop_malformed = w->cfg->malformed == SL_ACTION_DROP;
 	const bool drop_non_ip = w->cfg->non_ip == SL_ACTION_DROP;
 	uint16_t keep = start;
@@ -170,24 +182,22 @@ classify_slow(struct worker *w, const struct rxq *q, struct rte_mbuf **pkts,
 			st->multiseg++;
 		/* Larger than we promise to carry (a PMD may also have cut
 		 * it short): a documented, counted drop. */
-		if (m->pkt_len > max_frame) {
+		if (m->pkt_len > c.max_frame) {
 			st->dropped_oversize++;
 			drop = true;
 		} else {
-			struct pkt_meta *meta = pkt_meta(m);
-			enum pkt_err e = pkt_parse(m, meta, q->port);
+			uint64_t non_ip = 0;
+			enum pkt_err e = pkt_classify_one(m, &c, &non_ip);
+
+			st->non_ip += non_ip;
 			if (e != PKT_ERR_NONE) {
-				st->malformed[e]++;
 				if (drop_malformed) {
 					st->dropped_malformed++;
 					drop = true;
 				}
-			} else if (meta->l3 == PKT_L3_NONE) {
-				st->non_ip++;
-				if (drop_non_ip) {
-					st->dropped_non_ip++;
-					drop = true;
-				}
+			} else if (non_ip && drop_non_ip) {
+				st->dropped_non_ip++;
+				drop = true;
 			}
 		}
 		if (drop) {
@@ -201,36 +211,20 @@ classify_slow(struct worker *w, const struct rxq *q, struct rte_mbuf **pkts,
 
 /* Parse a burst; apply the non-IP / malformed policy; count. Returns the
  * packets left, compacted. This runs for every packet sluice sees, so the
- * common case (no drop policy, single-segment frames that fit) is a tight
- * loop that never rewrites the array; anything else finishes the burst in
- * classify_slow() from the first packet that needs it. */
+ * common case (no drop policy, single-segment frames that fit) is lib/pkt's
+ * tight pass, which never rewrites the array; anything else finishes the
+ * burst in classify_slow() from the first packet that needs it. */
 static uint16_t
 classify(struct worker *w, const struct rxq *q, struct rte_mbuf **pkts,
 	 uint16_t n)
 {
-	struct worker_stats *st = &w->stats;
-	const uint32_t max_frame = w->cfg->max_frame;
-	const uint16_t port = q->port;
-	uint32_t non_ip = 0;
-	uint16_t i;
-
 	if (unlikely(w->cfg->malformed == SL_ACTION_DROP ||
 		     w->cfg->non_ip == SL_ACTION_DROP))
 		return classify_slow(w, q, pkts, n, 0);
-	for (i = 0; i < n; i++) {
-		struct rte_mbuf *m = pkts[i];
-		if (i + 2 < n)
-			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 2], void *));
-		if (unlikely(m->nb_segs > 1 || m->pkt_len > max_frame))
-			break;
-		struct pkt_meta *meta = pkt_meta(m);
-		enum pkt_err e = pkt_parse(m, meta, port);
-		if (unlikely(e != PKT_ERR_NONE))
-			st->malformed[e]++;
-		else
-			non_ip += meta->l3 == PKT_L3_NONE;
-	}
-	st->non_ip += non_ip;
+
+	const struct pkt_classify c = classify_of(w, q);
+	uint16_t i = pkt_classify_burst(pkts, n, &c);
+
 	if (unlikely(i < n))
 		return classify_slow(w, q, pkts, n, i);
 	return n;
@@ -245,14 +239,10 @@ classify_in_stage(struct worker *w, const struct rxq *q,
 		  uint16_t n, uint64_t now)
 {
 	const struct stage *s = &w->stages[0];
-	const struct stage_parse sp = {
-		.max_frame = w->cfg->max_frame,
-		.err_count = w->stats.malformed,
-		.non_ip = &w->stats.non_ip,
-	};
+	const struct pkt_classify c = classify_of(w, q);
 	uint16_t rest, kept, m;
 
-	kept = s->ops->parse_burst(s->ctx, sb, pkts, n, &sp, &rest);
+	kept = s->ops->parse_burst(s->ctx, sb, pkts, n, &c, &rest);
 	if (likely(rest == 0))
 		return kept;
 	m = classify_slow(w, q, pkts + kept, rest, 0);

@@ -17,9 +17,10 @@
  * shaper's next-send time).
  *
  * Packets must come from a pool with PKT_META_PRIV_SIZE of private area and
- * be parsed (struct pkt_meta valid). While queued, the library owns
- * pkt_meta.user64 (enqueue time) and one 8-byte mbuf dynamic field (the
- * queue link, registered as "sluice_aqm_link").
+ * be parsed (struct pkt_meta valid). The library owns pkt_meta.enq_ns
+ * (enqueue time; lib/pkt/README.md lists every scratch field's owner) and,
+ * while a packet is queued, one 8-byte mbuf dynamic field (the queue
+ * link, registered as "sluice_aqm_link").
  *
  * Time is always passed in as now_ns, nanoseconds of a monotonic clock.
  * Nothing here reads a clock, allocates after create, or locks.

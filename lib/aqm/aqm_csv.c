@@ -3,7 +3,6 @@
  * Subscriber CSV: "prefix,down,up[,profile[,isolation]]". Errors name file, line and
  * reason; a file with any error yields nothing (never half a table).
  */
-#include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
 #include <stdbool.h>
@@ -13,6 +12,7 @@
 #include <strings.h>
 
 #include "aqm_subs.h"
+#include "ini.h"
 
 #define CSV_FIELDS 5
 
@@ -29,36 +29,18 @@ trim(char *s)
 	return s;
 }
 
+/* The one prefix parser (lib/ini); host bits cleared, /0 refused. */
 static int
-parse_prefix(char *s, struct aqm_sub_entry *e)
+parse_prefix(const char *s, struct aqm_sub_entry *e)
 {
-	char *slash = strchr(s, '/');
-	unsigned int max;
+	struct ini_prefix p;
+	char why[128];
 
-	memset(e->addr, 0, sizeof(e->addr));
-	if (slash != NULL)
-		*slash = '\0';
-	if (inet_pton(AF_INET, s, e->addr) == 1) {
-		e->family = 4;
-		max = 32;
-	} else if (inet_pton(AF_INET6, s, e->addr) == 1) {
-		e->family = 6;
-		max = 128;
-	} else {
+	if (ini_parse_prefix(s, false, &p, why, sizeof(why)) < 0)
 		return -EINVAL;
-	}
-	e->depth = (uint8_t)max;
-	if (slash != NULL) {
-		char *end;
-		unsigned long d = strtoul(slash + 1, &end, 10);
-
-		if (end == slash + 1 || *end != '\0' || d > max || d == 0)
-			return -EINVAL;
-		e->depth = (uint8_t)d;
-	}
-	/* Clear host bits so "10.0.0.7/24" and "10.0.0.0/24" are one prefix. */
-	for (unsigned int bit = e->depth; bit < max; bit++)
-		e->addr[bit / 8] &= (uint8_t)~(0x80 >> (bit % 8));
+	e->family = p.family;
+	e->depth = p.depth;
+	memcpy(e->addr, p.addr, sizeof(e->addr));
 	return 0;
 }
 

@@ -312,7 +312,7 @@ fq_queue(struct aqm_sched *s, struct aqm_pipe *p, uint32_t fi,
 	struct aqm_flow *f = &p->flows[fi];
 	uint32_t len = rte_pktmbuf_pkt_len(m);
 
-	pkt_meta(m)->user64 = now;
+	pkt_meta(m)->enq_ns = now;
 	flow_append(s, f, m);
 	f->backlog += len;
 	p->backlog_pkts++;
@@ -393,7 +393,7 @@ blue_head(struct codel_ctx *c, struct rte_mbuf *m)
 {
 	struct aqm_pipe *p = c->p;
 	struct aqm_flow *f = c->f;
-	uint64_t sojourn = c->now - pkt_meta(m)->user64;
+	uint64_t sojourn = c->now - pkt_meta(m)->enq_ns;
 
 	/* Long sojourn with a long queue: a window-based sender's queue is
 	 * bounded in packets, so at a small share of a slow pipe a flow that
@@ -423,7 +423,7 @@ codel_cb_dequeue(void *arg, uint64_t *enq_ns, uint32_t *backlog)
 		if (m == NULL)
 			return NULL;
 	} while (unlikely(c->p->blue_inc != 0) && blue_head(c, m));
-	*enq_ns = pkt_meta(m)->user64;
+	*enq_ns = pkt_meta(m)->enq_ns;
 	*backlog = c->f->backlog;
 	return m;
 }

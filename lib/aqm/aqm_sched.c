@@ -666,7 +666,7 @@ aqm_sched_dequeue_burst(struct aqm_sched *s, struct rte_mbuf **pkts,
 			k++;
 			p->st.tx_pkts++;
 			p->st.tx_bytes += rte_pktmbuf_pkt_len(m);
-			sojourn = now_ns - pkt_meta(m)->user64;
+			sojourn = now_ns - pkt_meta(m)->enq_ns;
 			b = aqm_hist_bucket(sojourn);
 			if (unlikely(++p->st.sojourn_hist[b] == 0x80000000u))
 				aqm_hist_halve(p);

@@ -20,6 +20,7 @@
 
 #include "aqm_priv.h"
 #include "aqm_subs.h"
+#include "aqm_subs_test.h"
 
 struct aqm_subs {
 	struct aqm_sched *sched[2];  /* by enum aqm_dir */

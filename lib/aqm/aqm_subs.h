@@ -84,16 +84,6 @@ struct aqm_subs *aqm_subs_create(const struct aqm_subs_params *p);
 void aqm_subs_free(struct aqm_subs *s);
 
 /**
- * Add a subscriber, or, if the exact prefix exists, change its rates and
- * profile in place (queued packets are kept, in order). A failed add
- * changes nothing (its pipes are given back).
- * @return the subscriber's pipe id (>= 1), or -EINVAL / -ENOSPC, or
- *         -EPERM if e asks for host isolation on a table whose
- *         schedulers keep no host state (the template isolates none).
- */
-int aqm_subs_add(struct aqm_subs *s, const struct aqm_sub_entry *e);
-
-/**
  * Apply a whole list (a reload), all or nothing: if an entry is invalid or
  * a new prefix does not fit (max_subs, max_v6_subs, or room in the LPM),
  * nothing changes: no subscriber, pipe or rate. New prefixes get pipe ids
@@ -133,15 +123,6 @@ int aqm_subs_csv_parse_line(const char *line, struct aqm_sub_entry *e,
 int aqm_subs_lookup(const struct aqm_subs *s, enum aqm_dir dir,
 		    struct rte_mbuf *m);
 
-/**
- * Classify and enqueue a burst. Packets that pass unshaped stay in pkts,
- * compacted in order; the others are consumed (queued or dropped+counted).
- * @return number of packets left in pkts.
- */
-uint16_t aqm_subs_enqueue_burst(struct aqm_subs *s, enum aqm_dir dir,
-				struct rte_mbuf **pkts, uint16_t n,
-				uint64_t now_ns);
-
 /** Dequeue what the shapers of direction dir allow; see aqm_sched_dequeue_burst(). */
 uint16_t aqm_subs_dequeue_burst(struct aqm_subs *s, enum aqm_dir dir,
 				struct rte_mbuf **pkts, uint16_t max,
@@ -154,8 +135,6 @@ uint16_t aqm_subs_flush_burst(struct aqm_subs *s, enum aqm_dir dir,
 /** Packets held in both directions. */
 uint32_t aqm_subs_pending(const struct aqm_subs *s);
 
-/** Subscribers added so far (not counting the default pipe). */
-uint32_t aqm_subs_count(const struct aqm_subs *s);
 
 /** The scheduler of one direction, for counters (aqm_sched_pipe_stats()). */
 struct aqm_sched *aqm_subs_sched(struct aqm_subs *s, enum aqm_dir dir);

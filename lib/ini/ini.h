@@ -121,6 +121,8 @@ struct ini_key {
 	const char *unit;  /**< for the reference: "packets", "ms", ... or NULL */
 	bool reload;       /**< a reload (SIGHUP) may change it */
 	const char *doc;   /**< one line */
+	bool zero_off;     /**< UINT, RATE, TIME, SIZE: 0 is also accepted
+			    *   below min; it means "off" */
 };
 
 /** Table-building helpers: the field, its offset and width in one go. */

@@ -22,15 +22,42 @@ ini_key_find(const struct ini_key *keys, unsigned n, const char *name)
 	return NULL;
 }
 
+/* A bound as the reference writes it: "100us", "10mbit", "64kb", or a
+ * plain number for a count. */
+static void
+fmt_bound(enum ini_kind kind, uint64_t x, char *buf, size_t len)
+{
+	static const struct { enum ini_kind kind; uint64_t mul; const char *u; } units[] = {
+		{ INI_KIND_TIME, 1000000000, "s" }, { INI_KIND_TIME, 1000000, "ms" },
+		{ INI_KIND_TIME, 1000, "us" }, { INI_KIND_TIME, 1, "ns" },
+		{ INI_KIND_RATE, 1000000000, "gbit" }, { INI_KIND_RATE, 1000000, "mbit" },
+		{ INI_KIND_RATE, 1000, "kbit" }, { INI_KIND_RATE, 1, "bit" },
+		{ INI_KIND_SIZE, 1ULL << 30, "gb" }, { INI_KIND_SIZE, 1ULL << 20, "mb" },
+		{ INI_KIND_SIZE, 1ULL << 10, "kb" }, { INI_KIND_SIZE, 1, "" },
+	};
+
+	for (unsigned i = 0; x != 0 && i < sizeof(units) / sizeof(units[0]); i++) {
+		if (units[i].kind == kind && x % units[i].mul == 0) {
+			snprintf(buf, len, "%" PRIu64 "%s", x / units[i].mul, units[i].u);
+			return;
+		}
+	}
+	snprintf(buf, len, "%" PRIu64, x);
+}
+
 static int
 store_uint(const struct ini_key *k, uint64_t x, void *dst, const char *v,
 	   char *why, size_t whylen)
 {
 	uint64_t lim = k->width >= 8 ? UINT64_MAX : (1ULL << (8 * k->width)) - 1;
 
-	if ((k->max != 0 && x > k->max) || x < k->min) {
-		snprintf(why, whylen, "%s is out of range [%" PRIu64 ", %" PRIu64 "]",
-			 v, k->min, k->max != 0 ? k->max : lim);
+	if (((k->max != 0 && x > k->max) || x < k->min) && !(k->zero_off && x == 0)) {
+		char lo[32], hi[32];
+
+		fmt_bound(k->kind, k->min, lo, sizeof(lo));
+		fmt_bound(k->kind, k->max != 0 ? k->max : lim, hi, sizeof(hi));
+		snprintf(why, whylen, "%s is out of range [%s, %s]%s", v, lo, hi,
+			 k->zero_off ? " (or 0: off)" : "");
 		return -1;
 	}
 	if (x > lim) {
@@ -226,8 +253,8 @@ ini_keys_print(FILE *out, const char *section, const struct ini_key *keys,
 		if (k->kind == INI_KIND_UINT || k->kind == INI_KIND_RATE ||
 		    k->kind == INI_KIND_TIME || k->kind == INI_KIND_SIZE) {
 			if (k->max != 0)
-				snprintf(range, sizeof(range), "%" PRIu64 "..%" PRIu64,
-					 k->min, k->max);
+				snprintf(range, sizeof(range), "%s%" PRIu64 "..%" PRIu64,
+					 k->zero_off ? "0," : "", k->min, k->max);
 			else
 				snprintf(range, sizeof(range), "%" PRIu64 "..", k->min);
 		}

@@ -22,6 +22,7 @@
 
 #include <rte_branch_prediction.h>
 #include <rte_mbuf.h>
+#include <rte_prefetch.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -101,8 +102,17 @@ struct pkt_meta {
 	uint8_t  src[16];
 	uint8_t  dst[16];
 	uint16_t in_port;    /**< port the frame arrived on */
-	uint16_t user16;     /**< free for the owning stage */
-	uint64_t user64;     /**< free for the owning stage (e.g. enqueue time) */
+	/*
+	 * Scratch fields: the parser never writes them, and each has exactly
+	 * one owner, the only code that writes it (lib/pkt/README.md). A new
+	 * user adds a field of its own rather than borrow one.
+	 */
+	uint16_t out_port;   /**< owner app/stage_aqm: the port a packet it
+			      *   queued or handed off leaves by */
+	uint32_t pipe;       /**< owner app/stage_aqm: the pipe id of a packet
+			      *   handed to the worker that owns the pipe */
+	uint64_t enq_ns;     /**< owner lib/aqm: when the packet was queued;
+			      *   valid while it is and when it leaves */
 } __rte_aligned(8);
 
 /** Bytes of mbuf private area sluice reserves (rounded for mempools). */
@@ -212,6 +222,83 @@ pkt_flow_hash(struct pkt_meta *meta)
 	}
 	return meta->flow_hash;
 }
+
+/**
+ * @name Classification of received frames
+ * What the worker does to every frame rx gives it, before any stage: parse
+ * it and count what the parse found. A stage that fuses this pass with its
+ * own work (lib/tcpopt's tcpopt_parse_burst()) builds on the same inline
+ * steps, so both count alike and stop at the same frame.
+ * @{
+ */
+
+/** A classification pass: where the frames came from and what it counts. */
+struct pkt_classify {
+	uint16_t in_port;    /**< port the frames arrived on (pkt_meta.in_port) */
+	uint32_t max_frame;  /**< stop before a frame longer than this */
+	uint64_t *err_count; /**< [PKT_ERR_MAX]: +1 per frame pkt_parse()
+			      *   rejects, at its enum pkt_err */
+	uint64_t *non_ip;    /**< +1 per frame parsed without error, not IP */
+};
+
+/**
+ * Whether a pass stops before m: a chained frame or one longer than
+ * max_frame. Such frames are the caller's general path (its size and
+ * segment policy); the pass leaves them, and the ones after, unparsed.
+ */
+static __rte_always_inline bool
+pkt_classify_stops(const struct rte_mbuf *m, uint32_t max_frame)
+{
+	return m->nb_segs > 1 || m->pkt_len > max_frame;
+}
+
+/**
+ * One frame of a pass: parse it into pkt_meta(m) and count it. A frame
+ * pkt_parse() rejects is counted in c->err_count; a non-IP one in
+ * *non_ip, a local the caller adds to *c->non_ip once per burst.
+ * @return pkt_parse()'s verdict.
+ */
+static __rte_always_inline enum pkt_err
+pkt_classify_one(struct rte_mbuf *m, const struct pkt_classify *c,
+		 uint64_t *non_ip)
+{
+	struct pkt_meta *meta = pkt_meta(m);
+	enum pkt_err e = pkt_parse(m, meta, c->in_port);
+
+	if (unlikely(e != PKT_ERR_NONE))
+		c->err_count[e]++;
+	else
+		*non_ip += meta->l3 == PKT_L3_NONE;
+	return e;
+}
+
+/**
+ * Classify a burst as it came from rx: parse and count every frame, in
+ * order, until the first one pkt_classify_stops() at. Nothing is dropped
+ * or moved.
+ * @return k: pkts[0..k) are parsed; pkts[k..n) were not looked at.
+ */
+static inline uint16_t
+pkt_classify_burst(struct rte_mbuf **pkts, uint16_t n,
+		   const struct pkt_classify *c)
+{
+	uint64_t non_ip = 0;
+	uint16_t i;
+
+	for (i = 0; i < n; i++) {
+		struct rte_mbuf *m = pkts[i];
+
+		if (i + 2 < n)
+			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 2], void *));
+		if (unlikely(pkt_classify_stops(m, c->max_frame)))
+			break;
+		pkt_classify_one(m, c, &non_ip);
+	}
+	*c->non_ip += non_ip;
+	return i;
+}
+
+/** @} */
 
 #ifdef __cplusplus
 }

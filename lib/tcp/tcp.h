@@ -380,20 +380,6 @@ enum tcp_input_result tcp_input_conn(struct tcp_engine *e, struct tcp_conn *c,
 int tcp_frame_check(const struct rte_mbuf *m);
 
 /**
- * Feed a burst of received frames (tcp_input() on each). Frames the
- * engine did not take (no connection, not TCP) are compacted to the front
- * of pkts[], in order, for the caller to forward, answer or hold.
- *
- * @param e      engine.
- * @param pkts   parsed frames.
- * @param n      how many.
- * @param now_ns current time.
- * @return frames left in pkts[] (the caller owns them).
- */
-uint16_t tcp_input_burst(struct tcp_engine *e, struct rte_mbuf **pkts,
-			 uint16_t n, uint64_t now_ns);
-
-/**
  * Passive open from a SYN the caller held (the transparent proxy answers
  * the client only once the server accepted). The connection starts in
  * SYN-RECEIVED and the SYN-ACK is queued. The mbuf is consumed on success.

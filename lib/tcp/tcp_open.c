@@ -434,15 +434,3 @@ tcp_input(struct tcp_engine *e, struct rte_mbuf *m, uint64_t now_ns)
 	return TCP_INPUT_NO_CONN;
 }
 
-
-uint16_t
-tcp_input_burst(struct tcp_engine *e, struct rte_mbuf **pkts, uint16_t n,
-		uint64_t now_ns)
-{
-	uint16_t left = 0;
-
-	for (uint16_t i = 0; i < n; i++)
-		if (tcp_input(e, pkts[i], now_ns) != TCP_INPUT_CONSUMED)
-			pkts[left++] = pkts[i];
-	return left;
-}

@@ -36,6 +36,8 @@
 #include <rte_common.h>
 #include <rte_mbuf.h>
 
+#include "pkt.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -437,41 +439,34 @@ enum tcpopt_verdict tcpopt_process_mbuf(struct tcpopt_ctx *ctx,
 uint16_t tcpopt_burst(struct tcpopt_ctx *ctx, struct rte_mbuf **pkts,
 		      uint16_t n);
 
-/** The parse side of tcpopt_parse_burst(): what a caller's own parse loop
- * would do and count. */
-struct tcpopt_parse_args {
-	uint16_t in_port;    /**< pkt_parse()'s in_port */
-	uint32_t max_frame;  /**< stop before a frame longer than this */
-	uint64_t *err_count; /**< [PKT_ERR_MAX]: +1 per frame pkt_parse()
-			      *   rejects, at its enum pkt_err */
-	uint64_t *non_ip;    /**< +1 per frame parsed without error that is
-			      *   not IP */
-};
-
 /**
- * pkt_parse() and tcpopt_burst() in one pass over a burst of frames as
- * they came from rx: the same bytes, counters and survivors as a parse
- * loop followed by tcpopt_burst(), for fewer cycles. Each header is read
- * once, and each segment's metadata is tested while the parser's stores
- * of it are still in flight (perf/README.md, tcpopt).
+ * lib/pkt's classification (pkt_classify_burst()) and tcpopt_burst() in
+ * one pass over a burst of frames as they came from rx: the same bytes,
+ * counters and survivors as pkt_classify_burst() followed by
+ * tcpopt_burst(), for fewer cycles. Each header is read once, and each
+ * segment's metadata is tested while the parser's stores of it are still
+ * in flight (perf/README.md, tcpopt). The classification itself is
+ * lib/pkt's (pkt_classify_stops(), pkt_classify_one()); this only fuses
+ * it with the option pass.
  *
- * The pass stops before the first frame that is chained (nb_segs > 1) or
- * longer than pa->max_frame, and leaves that frame and the ones after it
- * unparsed and untouched, for the caller's general path. Frames that
- * pkt_parse() rejects are counted in pa->err_count and still go through
- * tcpopt_process_mbuf(), as in tcpopt_burst().
+ * The pass stops where pkt_classify_burst() would, before the first frame
+ * that is chained (nb_segs > 1) or longer than c->max_frame, and leaves
+ * that frame and the ones after it unparsed and untouched, for the
+ * caller's general path. Frames that pkt_parse() rejects are counted in
+ * c->err_count and still go through tcpopt_process_mbuf(), as in
+ * tcpopt_burst().
  *
  * @param ctx  context.
  * @param pkts frames, not yet parsed.
  * @param n    number of frames.
- * @param pa   the parse's port, frame limit and counters.
+ * @param c    the classification's port, frame limit and counters.
  * @param rest set to the number of frames not looked at.
  * @return k: pkts[0..k) are the survivors of the frames looked at
  *         (dropped ones are freed and counted), in their original order,
  *         and pkts[k..k + *rest) the frames not looked at, in theirs.
  */
 uint16_t tcpopt_parse_burst(struct tcpopt_ctx *ctx, struct rte_mbuf **pkts,
-			    uint16_t n, const struct tcpopt_parse_args *pa,
+			    uint16_t n, const struct pkt_classify *c,
 			    uint16_t *rest);
 
 /**

@@ -717,29 +717,19 @@ struct tcpopt_parse_acc {
 	uint64_t non_ip;
 };
 
-static inline bool
-tcpopt_frame_stops(const struct rte_mbuf *m, uint32_t max_frame)
-{
-	return m->nb_segs > 1 || m->pkt_len > max_frame;
-}
-
 /* One frame: parsed, counted, maybe clamped. false when it was dropped
  * (and freed). */
 static __rte_always_inline bool
 tcpopt_parse_one(struct tcpopt_ctx *ctx, struct rte_mbuf *m,
-		 const struct tcpopt_parse_args *pa, struct tcpopt_parse_acc *l,
+		 const struct pkt_classify *c, struct tcpopt_parse_acc *l,
 		 struct tcpopt_burst_acc *a, const bool uniform)
 {
 	struct pkt_meta *meta = pkt_meta(m);
-	enum pkt_err e = pkt_parse(m, meta, pa->in_port);
 	uint32_t d;
 	bool cand;
 
-	if (unlikely(e != PKT_ERR_NONE)) {
-		pa->err_count[e]++;
+	if (unlikely(pkt_classify_one(m, c, &l->non_ip) != PKT_ERR_NONE))
 		return tcpopt_walk_other(ctx, m, a, false);
-	}
-	l->non_ip += meta->l3 == PKT_L3_NONE;
 	d = tcpopt_shape_d(m);
 	if ((d & ~(uint32_t)TCPOPT_D_TS) == 0) {
 		l->data++;
@@ -757,12 +747,12 @@ tcpopt_parse_one(struct tcpopt_ctx *ctx, struct rte_mbuf *m,
 
 static __rte_always_inline uint16_t
 tcpopt_parse_loop(struct tcpopt_ctx *ctx, struct rte_mbuf **pkts, uint16_t n,
-		  const struct tcpopt_parse_args *pa, uint16_t *rest,
+		  const struct pkt_classify *c, uint16_t *rest,
 		  const bool uniform)
 {
 	struct tcpopt_burst_acc a = { 0 };
 	struct tcpopt_parse_acc l = { 0 };
-	const uint32_t max_frame = pa->max_frame;
+	const uint32_t max_frame = c->max_frame;
 	struct rte_mbuf *m;
 	uint16_t i, kept;
 
@@ -771,9 +761,9 @@ tcpopt_parse_loop(struct tcpopt_ctx *ctx, struct rte_mbuf **pkts, uint16_t n,
 		m = pkts[i];
 		if (i + 2 < n)
 			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 2], void *));
-		if (unlikely(tcpopt_frame_stops(m, max_frame)))
+		if (unlikely(pkt_classify_stops(m, max_frame)))
 			break;
-		if (unlikely(!tcpopt_parse_one(ctx, m, pa, &l, &a, uniform)))
+		if (unlikely(!tcpopt_parse_one(ctx, m, c, &l, &a, uniform)))
 			goto compact;
 	}
 	kept = i;
@@ -783,9 +773,9 @@ compact:
 		m = pkts[i];
 		if (i + 2 < n)
 			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 2], void *));
-		if (unlikely(tcpopt_frame_stops(m, max_frame)))
+		if (unlikely(pkt_classify_stops(m, max_frame)))
 			break;
-		if (tcpopt_parse_one(ctx, m, pa, &l, &a, uniform))
+		if (tcpopt_parse_one(ctx, m, c, &l, &a, uniform))
 			pkts[kept++] = m;
 	}
 done:
@@ -793,36 +783,22 @@ done:
 	if (unlikely(i < n) && kept < i)
 		memmove(pkts + kept, pkts + i, (size_t)(n - i) * sizeof(*pkts));
 	*rest = (uint16_t)(n - i);
-	*pa->non_ip += l.non_ip;
+	*c->non_ip += l.non_ip;
 	a.other = l.data;
 	a.other_ts = l.ts / TCPOPT_D_TS;
 	tcpopt_burst_account(&ctx->cnt, i, &a, l.synack);
 	return kept;
 }
 
-/* With a per-kind policy every segment takes the walk: parse, then
+/* With a per-kind policy every segment takes the walk: classify, then
  * tcpopt_burst_policy(). */
 static __rte_noinline uint16_t
 tcpopt_parse_policy(struct tcpopt_ctx *ctx, struct rte_mbuf **pkts,
-		    uint16_t n, const struct tcpopt_parse_args *pa,
-		    uint16_t *rest)
+		    uint16_t n, const struct pkt_classify *c, uint16_t *rest)
 {
-	uint16_t i, kept;
+	uint16_t i = pkt_classify_burst(pkts, n, c);
+	uint16_t kept = tcpopt_burst_policy(ctx, pkts, i);
 
-	for (i = 0; i < n; i++) {
-		struct rte_mbuf *m = pkts[i];
-		struct pkt_meta *meta = pkt_meta(m);
-		enum pkt_err e;
-
-		if (tcpopt_frame_stops(m, pa->max_frame))
-			break;
-		e = pkt_parse(m, meta, pa->in_port);
-		if (e != PKT_ERR_NONE)
-			pa->err_count[e]++;
-		else
-			*pa->non_ip += meta->l3 == PKT_L3_NONE;
-	}
-	kept = tcpopt_burst_policy(ctx, pkts, i);
 	if (i < n && kept < i)
 		memmove(pkts + kept, pkts + i, (size_t)(n - i) * sizeof(*pkts));
 	*rest = (uint16_t)(n - i);
@@ -831,12 +807,11 @@ tcpopt_parse_policy(struct tcpopt_ctx *ctx, struct rte_mbuf **pkts,
 
 uint16_t
 tcpopt_parse_burst(struct tcpopt_ctx *ctx, struct rte_mbuf **pkts,
-		   uint16_t n, const struct tcpopt_parse_args *pa,
-		   uint16_t *rest)
+		   uint16_t n, const struct pkt_classify *c, uint16_t *rest)
 {
 	if (unlikely(ctx->has_policy))
-		return tcpopt_parse_policy(ctx, pkts, n, pa, rest);
+		return tcpopt_parse_policy(ctx, pkts, n, c, rest);
 	if (likely(ctx->syn_uniform))
-		return tcpopt_parse_loop(ctx, pkts, n, pa, rest, true);
-	return tcpopt_parse_loop(ctx, pkts, n, pa, rest, false);
+		return tcpopt_parse_loop(ctx, pkts, n, c, rest, true);
+	return tcpopt_parse_loop(ctx, pkts, n, c, rest, false);
 }

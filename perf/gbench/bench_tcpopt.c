@@ -287,7 +287,7 @@ datapath(struct cbench_state *st, enum way way, bool syn)
 				   sizeof(data_opts), 100, mem + b * BURST);
 	}
 	struct tcpopt_ctx *ctx = make_ctx(1400);
-	const struct tcpopt_parse_args pa = { 0, 9018, g_parse_err, &g_non_ip };
+	const struct pkt_classify pa = { 0, 9018, g_parse_err, &g_non_ip };
 	uint16_t rest;
 	size_t b = 0;
 

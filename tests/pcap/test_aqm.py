@@ -478,6 +478,59 @@ def test_the_fifo_example_tail_drops_and_never_marks():
     assert r.aqm("up", "p99_us") > 300000, r.stdout
 
 
+def test_a_reload_applies_rates_and_refuses_a_boot_only_key_by_name():
+    """SIGHUP: a file that changes quantum (boot only) is refused, naming
+    the line and the key, and nothing changes; one that changes rate_down
+    and spells out a default (profile = none) is applied."""
+    import signal
+    import time
+    tmp = tempfile.mkdtemp(prefix="sluice-reload-")
+    prefix = "aqmreload%d" % os.getpid()
+    path = os.path.join(tmp, "aqm.ini")
+    base = "[aqm]\ndefault = pipe\nrate_down = 10mbit\nrate_up = 10mbit\n"
+    try:
+        with open(path, "w") as f:
+            f.write(base)
+        args = [h.SLUICE, "--no-huge", "-m", "512", "--no-pci", "-l", "0,1",
+                "--file-prefix", prefix, "--log-level=warning",
+                "--vdev", "net_null0", "--vdev", "net_null1", "--", "-c", path]
+        p = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True, stdin=subprocess.DEVNULL)
+        seen = []
+
+        def wait_for(what):
+            # Lines until one holds what (sluice prints them as it goes).
+            t0 = time.time()
+            while time.time() - t0 < 30:
+                line = p.stdout.readline()
+                if not line:
+                    break
+                seen.append(line)
+                if what in line:
+                    return
+            raise AssertionError("no %r in: %s" % (what, "".join(seen)))
+
+        wait_for(" worker(s), 1 port pair(s)")  # booted: SIGHUP reloads
+        for text in (base + "quantum = 3000\n",
+                     base.replace("rate_down = 10mbit", "rate_down = 20mbit") + "profile = none\n"):
+            with open(path, "w") as f:
+                f.write(text)
+            p.send_signal(signal.SIGHUP)
+            wait_for("sluice: aqm: reload")
+        p.send_signal(signal.SIGTERM)
+        out, err = p.communicate(timeout=30)
+        out = "".join(seen) + out
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+        shutil.rmtree(h.eal_runtime_dir(prefix), ignore_errors=True)
+    r = h.Run(p.returncode, out, err, [])
+    h.assert_clean_exit(r)
+    assert "reload rejected, nothing changed: %s:5: [aqm] quantum: cannot change at run time" % path in out, out
+    assert re.search(r"reloaded .*default rates down=20000000 up=10000000", out), out
+    assert r.counter("aqm_control", "reloads") == 1, out
+    assert r.counter("aqm_control", "reload_errors") == 1, out
+
+
 def test_two_workers_hand_packets_to_the_owner_and_account_for_every_one():
     # net_null ports with a queue per worker flood both workers. The
     # default pipe belongs to one of them, so the other hands every packet

@@ -131,9 +131,8 @@ def _reference(path):
     return out
 
 
-# Sections whose keys are only partly on typed tables yet: [aqm]'s passive
-# RTT and autorate keys are; the rest of [aqm] still has its own parser.
-PARTLY_ON_TABLES = {"aqm"}
+# Sections whose keys are only partly on typed tables yet: none.
+PARTLY_ON_TABLES = set()
 
 
 def test_reference_files_list_every_key_of_the_tables_with_its_default():

@@ -322,7 +322,7 @@ fuzz_frame(const uint8_t *ctl, const uint8_t *data, size_t size)
 		static uint8_t buf5[sizeof(data_frame)];
 		uint8_t *buf4 = malloc(size);
 		uint64_t err[PKT_ERR_MAX] = { 0 }, non_ip = 0;
-		const struct tcpopt_parse_args pa = {
+		const struct pkt_classify pa = {
 			.in_port = 0, .max_frame = UINT16_MAX,
 			.err_count = err, .non_ip = &non_ip,
 		};

@@ -99,7 +99,7 @@ test_unresponsive_ecn_sender_at_twice_the_rate_is_bounded_by_blue_drops(void **s
 		}
 		n = aqm_sched_dequeue_burst(s, out, 16, now);
 		for (uint16_t i = 0; i < n; i++) {
-			uint64_t soj = now - pkt_meta(out[i])->user64;
+			uint64_t soj = now - pkt_meta(out[i])->enq_ns;
 
 			tx_bytes += rte_pktmbuf_pkt_len(out[i]);
 			/* Steady state: from 2 s on. */
@@ -353,7 +353,7 @@ simulate(const struct sim_cfg *cfg, struct sim_out *o)
 		}
 		n = aqm_sched_dequeue_burst(s, out, 16, now);
 		for (uint16_t i = 0; i < n; i++) {
-			uint64_t soj = now - pkt_meta(out[i])->user64;
+			uint64_t soj = now - pkt_meta(out[i])->enq_ns;
 			uint32_t f = (uint32_t)(pkt_meta(out[i])->sport - 1000);
 			uint32_t k = ring.tail++ % ACK_RING;
 

@@ -34,7 +34,7 @@ struct out {
 	uint32_t ack;
 	uint32_t tsval;
 	uint64_t at;   /* dequeued at */
-	uint64_t enq;  /* when it joined the queue (pkt_meta.user64) */
+	uint64_t enq;  /* when it joined the queue (pkt_meta.enq_ns) */
 };
 
 static struct out outs[MAX_OUT];
@@ -121,7 +121,7 @@ record(struct rte_mbuf **pk, uint16_t n, uint64_t now)
 		outs[nout].ack = ack_of(pk[i]);
 		outs[nout].tsval = tsval_of(pk[i]);
 		outs[nout].at = now;
-		outs[nout].enq = meta->user64;
+		outs[nout].enq = meta->enq_ns;
 		nout++;
 		rte_pktmbuf_free(pk[i]);
 	}
@@ -563,7 +563,7 @@ test_random_traffic_keeps_order_and_accounts_for_everything(void **state)
 			uint16_t k = aqm_sched_enqueue_bypass_burst(s, &pipe, &m, 1, now, o);
 
 			if (k == 1)
-				pkt_meta(o[0])->user64 = now; /* never queued */
+				pkt_meta(o[0])->enq_ns = now; /* never queued */
 			record(o, k, now);
 		} else {
 			aqm_sched_pipe_enqueue_burst(s, pipe, &m, 1, now);

@@ -14,6 +14,7 @@
 #include <rte_malloc.h>
 
 #include "aqm_subs.h"
+#include "aqm_subs_test.h" /* aqm_subs_add, _count, _enqueue_burst */
 #include "aqm_test_util.h"
 
 #define MS 1000000ULL

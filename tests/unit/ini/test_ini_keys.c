@@ -165,6 +165,46 @@ test_the_reference_print_has_default_kind_range_and_doc(void **state)
 }
 
 static void
+test_zero_means_off_below_the_range_of_a_key_that_allows_it(void **state)
+{
+	(void)state;
+	static const struct ini_key k = {
+		"hold", INI_KIND_TIME, INI_AT(struct conf, wait_ns), 100000, 1000000000,
+		1000000, .zero_off = true,
+	};
+	struct conf c = { .wait_ns = 7 };
+	char why[192];
+
+	assert_int_equal(ini_key_parse(&k, "0", &c, why, sizeof(why)), 0);
+	assert_int_equal(c.wait_ns, 0);
+	assert_int_equal(ini_key_parse(&k, "100us", &c, why, sizeof(why)), 0);
+	assert_int_equal(c.wait_ns, 100000);
+	assert_int_equal(ini_key_parse(&k, "50us", &c, why, sizeof(why)), -1);
+	assert_int_equal(c.wait_ns, 100000);
+	/* The bounds read in the key's units, and say that 0 is off. */
+	assert_string_equal(why, "50us is out of range [100us, 1s] (or 0: off)");
+}
+
+static void
+test_range_errors_give_rates_and_sizes_in_their_units(void **state)
+{
+	(void)state;
+	static const struct ini_key rate = {
+		"rate", INI_KIND_RATE, INI_AT(struct conf, rate), 64000, 100000000000ULL, .def = NULL,
+	};
+	static const struct ini_key size = {
+		"size", INI_KIND_SIZE, INI_AT(struct conf, size), 4096, 64 << 20, .def = NULL,
+	};
+	struct conf c;
+	char why[192];
+
+	assert_int_equal(ini_key_parse(&rate, "1kbit", &c, why, sizeof(why)), -1);
+	assert_string_equal(why, "1kbit is out of range [64kbit, 100gbit]");
+	assert_int_equal(ini_key_parse(&size, "1k", &c, why, sizeof(why)), -1);
+	assert_string_equal(why, "1k is out of range [4kb, 64mb]");
+}
+
+static void
 test_prefixes_of_both_families_clear_their_host_bits(void **state)
 {
 	(void)state;
@@ -217,6 +257,8 @@ main(void)
 		cmocka_unit_test(test_bad_values_name_file_line_key_and_reason),
 		cmocka_unit_test(test_a_field_that_does_not_fit_its_kind_is_a_table_error),
 		cmocka_unit_test(test_the_reference_print_has_default_kind_range_and_doc),
+		cmocka_unit_test(test_zero_means_off_below_the_range_of_a_key_that_allows_it),
+		cmocka_unit_test(test_range_errors_give_rates_and_sizes_in_their_units),
 		cmocka_unit_test(test_prefixes_of_both_families_clear_their_host_bits),
 		cmocka_unit_test(test_bad_prefixes_are_refused_with_a_reason),
 	};

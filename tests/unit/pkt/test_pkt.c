@@ -324,6 +324,75 @@ test_error_names_are_stable(void **state)
 	assert_string_equal(pkt_err_name(PKT_ERR_MAX), "unknown");
 }
 
+/* An mbuf without a pool: header, metadata area, then the frame. Enough
+ * for the classification, which reads only these fields. */
+struct fake_mbuf {
+	struct rte_mbuf m;
+	uint8_t priv[PKT_META_PRIV_SIZE];
+	uint8_t data[256];
+};
+
+static struct rte_mbuf *
+fake(struct fake_mbuf *fm, const struct frame *f, uint16_t segs)
+{
+	memset(fm, 0, sizeof(*fm));
+	memcpy(fm->data, f->b, f->len);
+	fm->m.buf_addr = fm->data;
+	fm->m.data_off = 0;
+	fm->m.buf_len = sizeof(fm->data);
+	fm->m.priv_size = PKT_META_PRIV_SIZE;
+	fm->m.data_len = (uint16_t)f->len;
+	fm->m.pkt_len = f->len;
+	fm->m.nb_segs = segs;
+	memset(pkt_meta(&fm->m), 0xee, sizeof(struct pkt_meta));
+	return &fm->m;
+}
+
+static void
+test_classify_parses_and_counts_until_a_chained_or_oversize_frame(void **state)
+{
+	(void)state;
+	static struct fake_mbuf fm[6];
+	struct frame udp4, arp, trunc, big;
+	uint64_t err[PKT_ERR_MAX] = { 0 }, non_ip = 5;
+	const struct pkt_classify c = {
+		.in_port = 7, .max_frame = 100, .err_count = err, .non_ip = &non_ip,
+	};
+
+	eth(&udp4, 0x0800);
+	ipv4(&udp4, 17, 8, 5, 0);
+	udp(&udp4, 40000, 53, 8);
+	eth(&arp, 0x0806);
+	put(&arp, udp4.b, 28);
+	eth(&trunc, 0x0800);
+	put(&trunc, udp4.b + 14, 10);
+	eth(&big, 0x0800);
+	ipv4(&big, 17, 108, 5, 0);
+	udp(&big, 40000, 53, 108);
+	big.len += 100;
+
+	struct rte_mbuf *pkts[6] = {
+		fake(&fm[0], &udp4, 1), fake(&fm[1], &arp, 1), fake(&fm[2], &trunc, 1),
+		fake(&fm[3], &udp4, 2), fake(&fm[4], &udp4, 1), fake(&fm[5], &big, 1),
+	};
+
+	/* Three parsed and counted; the chained fourth stops the pass. */
+	assert_int_equal(pkt_classify_burst(pkts, 6, &c), 3);
+	assert_int_equal(pkt_meta(pkts[0])->l3, PKT_L3_IPV4);
+	assert_int_equal(pkt_meta(pkts[0])->in_port, 7);
+	assert_int_equal(pkt_meta(pkts[1])->l3, PKT_L3_NONE);
+	assert_int_equal(pkt_meta(pkts[2])->err, PKT_ERR_TRUNC_IP);
+	assert_int_equal(non_ip, 6);
+	assert_int_equal(err[PKT_ERR_TRUNC_IP], 1);
+	assert_int_equal(pkt_meta(pkts[3])->in_port, 0xeeee); /* not looked at */
+	/* Past the chained frame: one more, then the oversize one stops it. */
+	assert_int_equal(pkt_classify_burst(pkts + 4, 2, &c), 1);
+	assert_true(pkt_classify_stops(pkts[5], c.max_frame));
+	assert_false(pkt_classify_stops(pkts[4], c.max_frame));
+	assert_int_equal(pkt_meta(pkts[5])->in_port, 0xeeee);
+	assert_int_equal(non_ip, 6);
+}
+
 int
 main(void)
 {
@@ -338,6 +407,7 @@ main(void)
 		cmocka_unit_test(test_tuple_hash_is_the_same_in_both_directions),
 		cmocka_unit_test(test_the_flow_hash_separates_flows_and_joins_directions),
 		cmocka_unit_test(test_error_names_are_stable),
+		cmocka_unit_test(test_classify_parses_and_counts_until_a_chained_or_oversize_frame),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

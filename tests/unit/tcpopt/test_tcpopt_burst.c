@@ -415,7 +415,7 @@ one_burst(unsigned int trial)
 	unsigned int stop;
 	uint64_t err[PKT_ERR_MAX] = { 0 }, err_ref[PKT_ERR_MAX] = { 0 };
 	uint64_t non_ip = 0, non_ip_ref = 0;
-	struct tcpopt_parse_args pa = {
+	struct pkt_classify pa = {
 		.in_port = 0, .max_frame = 9018,
 		.err_count = err, .non_ip = &non_ip,
 	};
