@@ -60,10 +60,24 @@ def test_documented_default_config_loads_and_bridges():
     assert len(r.outs[1]) == 1
 
 
+# Examples written ahead of the keys they need: skipped while this sluice
+# does not know the key (sluice --config-keys), checked like every other
+# example from the moment it does. Remove an entry once its key is in main.
+EXAMPLES_AHEAD_OF_KEYS = {
+    "mptcp-proxy.ini": "[proxy] mptcp = ",   # MPTCP termination (issue 16)
+}
+
+
 def test_every_example_config_is_valid():
     ex = os.path.join(REPO, "config", "examples")
+    rc, keys, _ = h.run_cli(["--config-keys"])
+    assert rc == 0, rc
     for name in sorted(os.listdir(ex)) if os.path.isdir(ex) else []:
         if not name.endswith(".ini"):
+            continue
+        ahead = EXAMPLES_AHEAD_OF_KEYS.get(name)
+        if ahead and not any(l.startswith(ahead) for l in keys.splitlines()):
+            print("skipped %s: this sluice has no key %s yet" % (name, ahead.split(" =")[0]))
             continue
         r = h.run([[bytes(h_frame())], []], config_file=os.path.join(ex, name))
         assert r.rc == 0, "%s: exit %d: %s" % (name, r.rc, r.stderr)
