@@ -78,6 +78,18 @@ Modes:
                 by default (--duration sets the seconds); last two lines:
                 ratio proxy_conn_rate_vs_bridge <proxy conn/s / bridge conn/s>
                 ratio proxy_vs_bridge <proxy Mbit/s / bridge Mbit/s>
+  mptcp         the kernel's MPTCP client over two paths (4 ports as 2
+                pairs, tests/e2e/mptcp_lib.sh; needs root): through a
+                plain sluice bridge (kernel MPTCP end to end) vs through
+                sluice terminating MPTCP (config/examples/mptcp-proxy.ini;
+                "unavailable" while sluice has no [proxy] mptcp). Paths
+                shaped to 20 and 30 Mbit/s: goodput, and the longest stall
+                when path 0 goes down; unshaped: goodput vs single-path
+                TCP through the bridge. 3 rounds, 6 s downloads by default;
+                last three lines, the proxy's figure then the kernel's:
+                ratio mptcp_aggregate_vs_sum <goodput / 50 Mbit/s> kernel <v>
+                result mptcp_failover_stall_s <seconds> kernel <v>
+                ratio mptcp_proxy_vs_bridge <MPTCP Mbit/s / TCP bridged> kernel <v>
 
 Options (environment variable in brackets):
   --rounds N      runs of each contender, alternating     [BENCH_ROUNDS=$ROUNDS]
@@ -480,11 +492,20 @@ mode_proxy() {
 	exit 0
 }
 
+# mptcp: kernel MPTCP over two paths through namespaces; its own file.
+mode_mptcp() {
+	# shellcheck source=bench_mptcp.sh
+	. "$HERE/bench_mptcp.sh"
+	mptcp_main
+	exit 0
+}
+
 case "$MODE" in
 passthrough) mode_passthrough ;;
 tcpopt) mode_tcpopt ;;
 aqm) mode_aqm ;;
 proxy) mode_proxy ;;
+mptcp) mode_mptcp ;;
 *) misuse "unknown mode '$MODE'" ;;
 esac
 if [[ " ${CONTENDERS[*]} " == *" testpmd"* ]]; then

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: BSD-3-Clause
+# shellcheck shell=bash
 #
 # The two-path MPTCP topology of the end-to-end tests and of
 # perf/bench.sh mptcp: source this instead of lib.sh (it sources lib.sh).

@@ -24,13 +24,15 @@ prints one line: "SHA256 BYTES SECONDS key=value...", where the keys are
   source PORT SIZE SEED         accept one, send SIZE bytes, half-close,
                                 wait for EOF, print
   hold PORT                     accept one, read to EOF, close (no output)
-  send HOST PORT SIZE SEED [--at BYTES FILE] [--rate MBIT]
+  send HOST PORT SIZE SEED [--at BYTES FILE] [--rate MBIT] [--tcp]
                                 connect, send, half-close, wait for EOF
-  recv HOST PORT [--at BYTES FILE]
+  recv HOST PORT [--at BYTES FILE] [--tcp]
                                 connect, read to EOF
 
 --at BYTES FILE creates FILE once BYTES have been sent or received, so a
-test can take a path down in the middle of a transfer.
+test can take a path down in the middle of a transfer. --tcp makes the
+client a plain TCP socket (the single-path baseline); --rate MBIT paces
+the sender.
 """
 import hashlib
 import os
@@ -124,9 +126,9 @@ def listen(port):
     return ls, c
 
 
-def connect(host, port):
+def connect(host, port, proto=IPPROTO_MPTCP):
     fam = socket.AF_INET6 if ":" in host else socket.AF_INET
-    c = socket.socket(fam, socket.SOCK_STREAM, IPPROTO_MPTCP)
+    c = socket.socket(fam, socket.SOCK_STREAM, proto)
     c.settimeout(10)
     c.connect((host, port))
     c.settimeout(60)
@@ -170,10 +172,13 @@ def send_stream(c, p, size, seed, t0, rate=0.0):
 
 
 def options(a):
-    at, rate = None, 0.0
+    at, rate, proto = None, 0.0, IPPROTO_MPTCP
     i = 0
     while i < len(a):
-        if a[i] == "--at":
+        if a[i] == "--tcp":
+            proto = 0
+            i += 1
+        elif a[i] == "--at":
             at = (int(a[i + 1]), a[i + 2])
             i += 3
         elif a[i] == "--rate":
@@ -181,7 +186,7 @@ def options(a):
             i += 2
         else:
             sys.exit("unknown option " + a[i])
-    return at, rate
+    return at, rate, proto
 
 
 def main(a):
@@ -202,17 +207,17 @@ def main(a):
             return
         print(line, p.fields(False))
     elif mode == "send":
-        at, rate = options(a[5:])
+        at, rate, proto = options(a[5:])
         t0 = time.monotonic()
-        c = connect(a[1], int(a[2]))
+        c = connect(a[1], int(a[2]), proto)
         p = Probe(c, at)
         p.tick(0)
         line = send_stream(c, p, int(a[3]), int(a[4]), t0, rate)
         print(line, p.fields(True))
     elif mode == "recv":
-        at, _ = options(a[3:])
+        at, _, proto = options(a[3:])
         t0 = time.monotonic()
-        c = connect(a[1], int(a[2]))
+        c = connect(a[1], int(a[2]), proto)
         p = Probe(c, at)
         p.tick(0)
         line = read_to_eof(c, p, t0)
