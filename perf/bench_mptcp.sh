@@ -59,6 +59,7 @@ mb_run() {
 	MB_C=$c
 	[ "$c" = proxy ] && cfg=$MPTCP_CONF
 	e2e_start_sluice "$cfg" || die "$c: sluice did not start: $E2E_WHY"
+	mptcp_warmup || die "$c: $E2E_WHY"
 	mptcp_shape "$SUB_IF" "${MPTCP_RATE0}mbit"
 	mptcp_shape "$SUB1_IF" "${MPTCP_RATE1}mbit"
 	shaped_bytes=$("$PY" -c 'import sys; print(int(float(sys.argv[1]) * (int(sys.argv[2]) + int(sys.argv[3])) * 1e6 / 8))' \

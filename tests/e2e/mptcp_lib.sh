@@ -29,6 +29,7 @@
 #   mptcp_path down|up N    the client's ethN down (a path lost) or up
 #   mptcp_shape DEV RATE    TBF on a sluice-side veth (needs sluice started
 #                           with E2E_AFP_ARGS containing qdisc_bypass=0)
+#   mptcp_warmup            both paths forward (pings), after sluice starts
 #   mptcp_nstat NS NAME     a kernel MPTCP counter (nstat) in cli or srv
 #   mptcp_proxy_supported   whether this sluice knows [proxy] mptcp
 #   mptcp_xfer ...          one sha256-checked transfer (mptcp_peer.py)
@@ -71,6 +72,12 @@ mptcp_setup() {
 			e2e_die "sysctl in $ns failed"
 		ip -n "$ns" mptcp limits set subflows 4 add_addr_accepted 4 ||
 			e2e_die "ip mptcp limits in $ns failed"
+		# A loaded machine can hold a SYN up: the kernel must not take
+		# two lost MP_CAPABLE SYNs for a middlebox that drops MPTCP
+		# (it would fall back to TCP, and with blackhole_timeout keep
+		# doing so for an hour).
+		_e2e_nsx "$ns" sysctl -qw net.mptcp.syn_retrans_before_tcp_fallback=10 \
+			net.mptcp.blackhole_timeout=0 2>/dev/null
 	done
 	_mptcp_routes
 	mptcp_endpoint add $backup
@@ -109,6 +116,29 @@ _mptcp_routes() {
 	ip -n "$NS_SRV" -6 neigh replace "$CLI6" lladdr "$cmac0" dev "$SRV_IF" nud permanent
 }
 
+# mptcp_warmup: after sluice starts, wait (up to 20 s) until both paths
+# carry a ping, IPv4 and IPv6, so that no MP_CAPABLE SYN is the first
+# frame of a path that is not forwarding yet.
+mptcp_warmup() {
+	local i a
+	for a in "$SRV4 $CLI4" "$SRV4 $CLI4B" "$SRV6 $CLI6" "$SRV6 $CLI6B"; do
+		set -- $a
+		for i in $(seq 1 20); do
+			ip netns exec "$NS_CLI" ping -c 1 -W 1 -I "$2" "$1" >/dev/null 2>&1 && continue 2
+		done
+		E2E_WHY="no ping from $2 to $1 through sluice in 20 s"
+		return 1
+	done
+	# One MPTCP connection per family, not judged: on a loaded machine
+	# the first SYN after sluice starts has been seen to wait seconds.
+	for a in "$SRV4 6901" "$SRV6 6902"; do
+		set -- $a
+		mptcp_xfer up "$1" 1 "$2" 20 >/dev/null 2>&1 ||
+			e2e_log "warm-up MPTCP connection to $1 failed: $E2E_WHY"
+	done
+	E2E_WHY=
+}
+
 # mptcp_endpoint add|delete [backup]: the client's eth1 addresses as
 # MPTCP endpoints that open subflows (delete sends REMOVE_ADDR).
 mptcp_endpoint() {
@@ -140,6 +170,7 @@ mptcp_path() {
 # waits for CMD, or stops the waiter if FILE never came.
 mptcp_on_file() {
 	local f=$1 i; shift
+	rm -f "$f"
 	( for i in $(seq 1 3000); do
 		if [ -e "$f" ]; then "$@"; exit 0; fi
 		sleep 0.02

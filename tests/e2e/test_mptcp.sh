@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: BSD-3-Clause
-# e2e-timeout: 300
+# e2e-timeout: 480
 #
 # Multipath TCP through sluice, on the two-path topology of
 # tests/e2e/mptcp_lib.sh (4 ports, 2 pairs), the Linux kernel's MPTCP as
@@ -18,7 +18,8 @@
 #            /sluice/proxy shows mptcp_* counters. While this sluice does
 #            not know [proxy] mptcp, each of its checks is a SKIP line.
 #
-# E2E_MPTCP_BIG=1 adds 1 GB transfers; E2E_MPTCP_NCONN (1000) sets the
+# E2E_MPTCP_BIG=1 adds 1 GB transfers (about 8 GB more through each
+# phase: give it E2E_TEST_TIMEOUT=1500); E2E_MPTCP_NCONN (1000) sets the
 # concurrent connections. E2E_MPTCP_PROXY_CONF (config/examples/
 # mptcp-proxy.ini) is the proxied phase's configuration, and
 # E2E_MPTCP_FORCE=1 runs that phase even when sluice lacks the key (with
@@ -119,9 +120,17 @@ port_tx() { e2e_tel /sluice/ports "$1.tx"; }
 # frames); then, with eth0 taken down in the middle of a second
 # download, the backup path carries the rest and every byte arrives.
 backup() {
-	local a0 a2 b0 b2 at=$E2E_TMP/backup.at
 	mptcp_endpoint delete
 	mptcp_endpoint add backup
+	_backup
+	local rc=$?
+	mptcp_path up 0
+	mptcp_endpoint delete
+	mptcp_endpoint add
+	return $rc
+}
+_backup() {
+	local a0 a2 b0 b2 at=$E2E_TMP/backup.at
 	a0=$(port_tx 0) a2=$(port_tx 2)
 	xfer down 4 20000000 || { E2E_WHY="idle backup: $E2E_WHY"; return 1; }
 	b0=$(port_tx 0) b2=$(port_tx 2)
@@ -136,9 +145,6 @@ backup() {
 	local rc=$?
 	mptcp_on_file_done
 	b2=$(port_tx 2)
-	mptcp_path up 0
-	mptcp_endpoint delete
-	mptcp_endpoint add
 	[ $rc = 0 ] || { E2E_WHY="after the active path went down: $E2E_WHY"; return 1; }
 	if [ $((b2 - a2)) -lt 5000 ]; then
 		E2E_WHY="after the active path went down the backup carried only $((b2 - a2)) frames"
@@ -211,10 +217,22 @@ many() {
 	E2E_WHY="$NCONN/$NCONN MPTCP at the client ($subflows TCP subflows established while all were open), $((want_s)) MPTCP at the server, 16 kB up and 32 kB back each, intact"
 }
 
+# srv_joins: MP_JOIN SYNs the server's kernel has received. Through the
+# proxy a forged join must be answered by sluice and never reach it.
+srv_joins() { mptcp_nstat srv MPTcpExtMPJoinSynRx; }
+joins_stayed_at_sluice() {
+	[ "$PHASE" = proxied ] || return 0
+	local d=$(( $(srv_joins) - $1 ))
+	[ "$d" = 0 ] && return 0
+	E2E_WHY="$E2E_WHY; but the server's kernel received $d MP_JOIN SYNs"
+	return 1
+}
+
 # A forged MP_JOIN SYN whose token no connection has: a RST, never a
 # SYN-ACK.
 join_unknown_token() {
-	local out spid
+	local out spid j0
+	j0=$(srv_joins)
 	# A listener on the port, so that only the join itself can be refused.
 	next_port
 	srv timeout --foreground 30 "$E2E_PY" "$MPTCP_PEER" hold "$PORT" >/dev/null 2>&1 &
@@ -225,23 +243,26 @@ join_unknown_token() {
 	_e2e_kill_child "$spid" TERM
 	wait "$spid" 2>/dev/null
 	E2E_WHY=$out
-	[ "$(e2e_field "$out" synack)" = 0 ] && [ "$(e2e_field "$out" rst)" -ge 1 ] 2>/dev/null
+	[ "$(e2e_field "$out" synack)" = 0 ] && [ "$(e2e_field "$out" rst)" -ge 1 ] 2>/dev/null &&
+		joins_stayed_at_sluice "$j0"
 }
 
 # A forged MP_JOIN with the token of a live connection but a wrong HMAC
 # in its third ACK: the SYN-ACK carries MP_JOIN (the token was right),
 # and the ACK draws a RST.
 join_bad_hmac() {
-	local out spid
+	local out spid j0
 	next_port
 	srv timeout --foreground 20 "$E2E_PY" "$MPTCP_PEER" hold "$PORT" >/dev/null 2>&1 &
 	spid=$!; E2E_PIDS+=("$spid")
 	e2e_wait_listen "$PORT" || { E2E_WHY="server did not listen"; return 1; }
+	j0=$(srv_joins)
 	out=$(cli timeout --foreground 20 "$E2E_PY" "$JOIN" bad-hmac "$CLI_IF" "$SPOOF4" "$SRV4" \
 		"$PORT" "$SRV_MAC0" 2>&1 | tail -1)
 	wait "$spid"
 	E2E_WHY=$out
-	[ "$(e2e_field "$out" joined)" -ge 1 ] 2>/dev/null && [ "$(e2e_field "$out" rst)" -ge 1 ] 2>/dev/null
+	[ "$(e2e_field "$out" joined)" -ge 1 ] 2>/dev/null && [ "$(e2e_field "$out" rst)" -ge 1 ] 2>/dev/null &&
+		joins_stayed_at_sluice "$j0"
 }
 
 # The checks of one phase, in order: NAME FUNCTION [ARGS].
@@ -273,6 +294,7 @@ run_checks() {
 # ------------------------------------------------------------ bridged
 PHASE=bridged
 e2e_start_sluice "" || e2e_die "sluice start (bridge): $E2E_WHY"
+mptcp_warmup || e2e_die "bridge: $E2E_WHY"
 run_checks
 e2e_check bridged_mptcp_clean_exit e2e_stop_sluice
 
@@ -294,21 +316,30 @@ srv_mpc0=$(mptcp_nstat srv MPTcpExtMPCapableSYNRX)
 srv_join0=$(mptcp_nstat srv MPTcpExtMPJoinSynRx)
 cli_mpc0=$(mptcp_nstat cli MPTcpExtMPCapableSYNACKRX)
 e2e_start_sluice "$PROXY_CONF" || e2e_die "sluice start ($PROXY_CONF): $E2E_WHY"
-ip netns exec "$NS_SRV" timeout 280 tshark -q -i "$SRV_IF" -i "$SRV1_IF" \
+mptcp_warmup || e2e_die "proxy: $E2E_WHY"
+# Headers only, and at most 200,000 frames (the first transfers' and
+# everything before them); the kernel's counters cover the whole phase.
+ip netns exec "$NS_SRV" timeout 280 tshark -q -i "$SRV_IF" -i "$SRV1_IF" -s 128 -c 200000 \
 	-f "tcp" -w "$E2E_TMP/server.pcapng" >/dev/null 2>&1 &
-E2E_PIDS+=("$!")
-sleep 1
+CAPTURE_PID=$!
+E2E_PIDS+=("$CAPTURE_PID")
+sleep 2
 run_checks
 
 server_never_sees_mptcp() {
-	local mpc join cli kind30
+	local mpc join cli kind30 frames
 	mpc=$(( $(mptcp_nstat srv MPTcpExtMPCapableSYNRX) - srv_mpc0 ))
 	join=$(( $(mptcp_nstat srv MPTcpExtMPJoinSynRx) - srv_join0 ))
 	cli=$(( $(mptcp_nstat cli MPTcpExtMPCapableSYNACKRX) - cli_mpc0 ))
-	sleep 1
-	kind30=$(tshark -r "$E2E_TMP/server.pcapng" -Y "tcp.option_kind == 30" 2>/dev/null | wc -l)
-	E2E_WHY="client got $cli MP_CAPABLE SYN-ACKs; server got $mpc MP_CAPABLE SYNs and $join MP_JOIN SYNs, $kind30 frames with TCP option 30 on its veths"
-	[ "$cli" -ge 1 ] && [ "$mpc" = 0 ] && [ "$join" = 0 ] && [ "$kind30" = 0 ]
+	_e2e_kill_child "$CAPTURE_PID" INT
+	wait "$CAPTURE_PID" 2>/dev/null
+	# One line per captured frame: its TCP option kinds, comma-separated.
+	tshark -r "$E2E_TMP/server.pcapng" -T fields -e tcp.option_kind \
+		>"$E2E_TMP/server.kinds" 2>/dev/null
+	frames=$(wc -l <"$E2E_TMP/server.kinds")
+	kind30=$(grep -cE '(^|,)30(,|$)' "$E2E_TMP/server.kinds")
+	E2E_WHY="client got $cli MP_CAPABLE SYN-ACKs; server got $mpc MP_CAPABLE SYNs and $join MP_JOIN SYNs; of $frames TCP frames captured on its veths, $kind30 carry option 30"
+	[ "$cli" -ge 1 ] && [ "$mpc" = 0 ] && [ "$join" = 0 ] && [ "$frames" -gt 100 ] && [ "$kind30" = 0 ]
 }
 e2e_check proxied_server_never_sees_mptcp server_never_sees_mptcp
 
