@@ -38,14 +38,20 @@ mptcp_bench_cleanup() {
 	cleanup
 }
 
-# mb_xfer NAME [mptcp_xfer client options]: one download, checked; prints
-# nothing, sets MB_MBPS and MB_GAP.
+# mb_xfer NAME SIZE [mptcp_xfer client options]: one download, checked;
+# sets MB_MBPS, MB_GAP, MB_SF and MB_SMP. A kernel download that fails
+# ends the benchmark; a proxied one that fails (a stall, a corrupt
+# stream) is reported and counts as "failed" in that round.
 MB_PORT=7400
 mb_xfer() {
 	local name=$1 size=$2; shift 2
 	MB_PORT=$((MB_PORT + 1))
-	mptcp_xfer down "$SRV4" "$size" "$MB_PORT" 120 "$@" ||
-		die "$MB_C: $name download failed: $E2E_WHY"
+	if ! mptcp_xfer down "$SRV4" "$size" "$MB_PORT" 120 "$@"; then
+		[ "$MB_C" = proxy ] || die "$MB_C: $name download failed: $E2E_WHY"
+		echo "bench: proxy: $name download failed: $E2E_WHY"
+		MB_MBPS=failed MB_GAP=failed MB_SF=? MB_SMP=?
+		return 0
+	fi
 	MB_MBPS=$("$PY" -c 'import sys; print("%.2f" % (int(sys.argv[1]) * 8 / float(sys.argv[2]) / 1e6))' \
 		"$size" "$XFER_SECS")
 	MB_GAP=$(mptcp_kv "$XFER_CLI" gap)
@@ -66,31 +72,38 @@ mb_run() {
 		"$MPTCP_SECS" "$MPTCP_RATE0" "$MPTCP_RATE1")
 	mb_xfer aggregate "$shaped_bytes"
 	eval "MB_${c}_agg+=(\"\$MB_MBPS\")"
-	line=$(printf 'aggregate %6.2f Mbit/s (%s subflows, server is_mptcp=%s)' "$MB_MBPS" "$MB_SF" "$MB_SMP")
+	line=$(printf 'aggregate %6s Mbit/s (%s subflows, server is_mptcp=%s)' "$MB_MBPS" "$MB_SF" "$MB_SMP")
 	at=$E2E_TMP/failover.$r.$c
 	mptcp_on_file "$at" mptcp_path down 0
 	mb_xfer failover "$shaped_bytes" --at $((shaped_bytes / 3)) "$at"
 	mptcp_on_file_done
 	mptcp_path up 0
 	eval "MB_${c}_stall+=(\"\$MB_GAP\")"
-	line+=$(printf ' | failover stall %5.3f s (%6.2f Mbit/s)' "$MB_GAP" "$MB_MBPS")
+	line+=$(printf ' | failover stall %5s s (%6s Mbit/s)' "$MB_GAP" "$MB_MBPS")
 	mptcp_unshape "$SUB_IF"
 	mptcp_unshape "$SUB1_IF"
 	mb_xfer unshaped "$MPTCP_BIG"
 	eval "MB_${c}_big+=(\"\$MB_MBPS\")"
-	line+=$(printf ' | unshaped %7.1f Mbit/s' "$MB_MBPS")
+	line+=$(printf ' | unshaped %7s Mbit/s' "$MB_MBPS")
 	if [ "$c" = kernel ]; then
 		mb_xfer tcp "$MPTCP_BIG" --tcp
 		MB_tcp_big+=("$MB_MBPS")
-		tcp=$(printf ', single-path TCP %7.1f Mbit/s' "$MB_MBPS")
+		tcp=$(printf ', single-path TCP %7s Mbit/s' "$MB_MBPS")
 	fi
 	e2e_stop_sluice || die "$c: $E2E_WHY"
 	printf 'round %d/%d %-6s %s%s\n' "$r" "$ROUNDS" "$c" "$line" "$tcp"
 }
 
+# mb_median V...: the median; "failed" if any run failed (a target is
+# about every transfer, not the ones that worked).
 mb_median() {
 	"$PY" -c 'import statistics, sys
-print("%.3f" % statistics.median(float(v) for v in sys.argv[1:]))' "$@"
+v = sys.argv[1:]
+print("failed" if "failed" in v else "%.3f" % statistics.median(float(x) for x in v))' "$@"
+}
+# mb_ratio A B: A / B, or "failed" if either is.
+mb_ratio() {
+	case "$1 $2" in *failed*) echo failed ;; *) "$PY" "$HERE/stats.py" ratio "$1" "$2" ;; esac
 }
 
 mptcp_main() {
@@ -170,9 +183,9 @@ mptcp_main() {
 	k_agg=$("$PY" "$HERE/stats.py" ratio "${M[kernel_agg]}" "$sum")
 	k_big=$("$PY" "$HERE/stats.py" ratio "${M[kernel_big]}" "${M[tcp_big]}")
 	if [ "$have_proxy" = 1 ]; then
-		p_agg=$("$PY" "$HERE/stats.py" ratio "${M[proxy_agg]}" "$sum")
+		p_agg=$(mb_ratio "${M[proxy_agg]}" "$sum")
 		p_stall=${M[proxy_stall]}
-		p_big=$("$PY" "$HERE/stats.py" ratio "${M[proxy_big]}" "${M[tcp_big]}")
+		p_big=$(mb_ratio "${M[proxy_big]}" "${M[tcp_big]}")
 	fi
 	# The proxy's figure, then the kernel's end to end from the same run.
 	echo "ratio mptcp_aggregate_vs_sum $p_agg kernel $k_agg"
