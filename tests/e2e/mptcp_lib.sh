@@ -142,17 +142,25 @@ mptcp_warmup() {
 # mptcp_endpoint add|delete [backup]: the client's eth1 addresses as
 # MPTCP endpoints that open subflows (delete sends REMOVE_ADDR).
 mptcp_endpoint() {
-	local op=$1 flags=${2:-} a
+	local op=$1 flags=${2:-} a i
+	if [ "$op" != add ]; then
+		# The client has no other endpoints: flush removes both (and
+		# announces it with REMOVE_ADDR, as a delete of each would).
+		ip -n "$NS_CLI" mptcp endpoint flush
+		return 0
+	fi
 	for a in "$CLI4B" "$CLI6B"; do
-		if [ "$op" = add ]; then
+		for i in 1 2 3; do
 			# shellcheck disable=SC2086 # flags are words
-			ip -n "$NS_CLI" mptcp endpoint add "$a" dev "$CLI1_IF" subflow $flags ||
-				e2e_die "ip mptcp endpoint add $a failed"
-		else
-			ip -n "$NS_CLI" mptcp endpoint delete addr "$a" 2>/dev/null ||
-				ip -n "$NS_CLI" mptcp endpoint delete id \
-					"$(ip -n "$NS_CLI" mptcp endpoint show | awk -v a="$a" '$1 == a { for (i = 1; i < NF; i++) if ($i == "id") print $(i + 1) }')"
-		fi
+			ip -n "$NS_CLI" mptcp endpoint add "$a" dev "$CLI1_IF" subflow $flags 2>/dev/null &&
+				continue 2
+			# seen once after a stalled connection: "duplicate" although
+			# deleted; flush and try again
+			sleep 0.2
+			ip -n "$NS_CLI" mptcp endpoint flush
+			[ "$a" = "$CLI6B" ] && ip -n "$NS_CLI" mptcp endpoint add "$CLI4B" dev "$CLI1_IF" subflow $flags 2>/dev/null
+		done
+		e2e_die "ip mptcp endpoint add $a failed: $(ip -n "$NS_CLI" mptcp endpoint show | tr '\n' ';')"
 	done
 }
 

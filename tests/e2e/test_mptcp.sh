@@ -20,7 +20,7 @@
 #
 # E2E_MPTCP_BIG=1 adds 1 GB transfers (about 8 GB more through each
 # phase: give it E2E_TEST_TIMEOUT=1500); E2E_MPTCP_NCONN (1000) sets the
-# concurrent connections, E2E_MPTCP_BUDGET (300) the seconds each phase's
+# concurrent connections, E2E_MPTCP_BUDGET (240) the seconds each phase's
 # checks may take. E2E_MPTCP_PROXY_CONF (config/examples/
 # mptcp-proxy.ini) is the proxied phase's configuration, and
 # E2E_MPTCP_FORCE=1 runs that phase even when sluice lacks the key (with
@@ -118,8 +118,9 @@ two_subflows() {
 port_tx() { e2e_tel /sluice/ports "$1.tx"; }
 
 # A backup subflow: with the client's eth1 endpoint marked backup, a
-# download leaves through port 0 only (port 2 carries < 2% of its
-# frames); then, with eth0 taken down in the middle of a second
+# download leaves through port 0 (port 2 carries < 10% of its frames: the
+# kernel itself, under load, was seen to send 2.4% there; without backup
+# the split is about 40%); then, with eth0 taken down in the middle of a second
 # download, the backup path carries the rest and every byte arrives.
 backup() {
 	mptcp_endpoint delete
@@ -137,7 +138,7 @@ _backup() {
 	xfer down 4 20000000 || { E2E_WHY="idle backup: $E2E_WHY"; return 1; }
 	b0=$(port_tx 0) b2=$(port_tx 2)
 	local idle="port 0 sent $((b0 - a0)) frames, port 2 (backup) $((b2 - a2))"
-	if [ $(( (b2 - a2) * 50 )) -gt $((b0 - a0)) ] || [ "$(mptcp_kv "$XFER_CLI" subflows)" -lt 2 ]; then
+	if [ $(( (b2 - a2) * 10 )) -gt $((b0 - a0)) ] || [ "$(mptcp_kv "$XFER_CLI" subflows)" -lt 2 ]; then
 		E2E_WHY="with the active path up: $idle, client $XFER_CLI"
 		return 1
 	fi
@@ -267,28 +268,35 @@ join_bad_hmac() {
 		joins_stayed_at_sluice "$j0"
 }
 
-# The checks of one phase, in order: NAME FUNCTION [ARGS].
+# The checks of one phase, in order: NAME FUNCTION [ARGS]. The quick ones
+# first, so that a sluice that stalls long transfers still gets them run
+# within the budget.
 CHECKS=()
-for fam in 4 6; do
-	for size in "${SIZES[@]}"; do
-		for dir in up down; do
-			CHECKS+=("mptcp${fam}_${dir}_$(human "$size")_arrives_intact|xfer $dir $fam $size")
+xfer_checks() {
+	local fam size dir
+	for fam in 4 6; do
+		for size in "$@"; do
+			for dir in up down; do
+				CHECKS+=("mptcp${fam}_${dir}_$(human "$size")_arrives_intact|xfer $dir $fam $size")
+			done
 		done
 	done
-done
+}
+xfer_checks 1 1000000
 CHECKS+=("mptcp_opens_a_second_subflow_over_the_second_path|two_subflows"
-	"mptcp_sends_nothing_on_a_backup_subflow_until_the_active_path_is_lost|backup"
-	"mptcp_remove_addr_closes_that_subflow_and_the_transfer_completes|remove_addr"
-	"mptcp_transfer_completes_when_a_client_path_goes_down|path_down"
-	"mptcp_${NCONN}_concurrent_connections_carry_their_data_intact|many"
 	"mptcp_join_with_an_unknown_token_is_reset_never_accepted|join_unknown_token"
-	"mptcp_join_with_a_wrong_hmac_is_reset|join_bad_hmac")
+	"mptcp_join_with_a_wrong_hmac_is_reset|join_bad_hmac"
+	"mptcp_${NCONN}_concurrent_connections_carry_their_data_intact|many")
+xfer_checks "${SIZES[@]:2}"
+CHECKS+=("mptcp_sends_nothing_on_a_backup_subflow_until_the_active_path_is_lost|backup"
+	"mptcp_remove_addr_closes_that_subflow_and_the_transfer_completes|remove_addr"
+	"mptcp_transfer_completes_when_a_client_path_goes_down|path_down")
 
 # Each phase's checks get BUDGET seconds: a sluice that stalls transfers
 # would otherwise spend the file's whole time on their timeouts, and the
 # checks after them (termination, counters, exit) would never run. What
 # is left when the budget is spent fails at once, unrun.
-BUDGET=${E2E_MPTCP_BUDGET:-300}
+BUDGET=${E2E_MPTCP_BUDGET:-240}
 run_checks() {
 	local c name fn t0=$SECONDS
 	for c in "${CHECKS[@]}"; do
@@ -328,9 +336,9 @@ srv_join0=$(mptcp_nstat srv MPTcpExtMPJoinSynRx)
 cli_mpc0=$(mptcp_nstat cli MPTcpExtMPCapableSYNACKRX)
 e2e_start_sluice "$PROXY_CONF" || e2e_die "sluice start ($PROXY_CONF): $E2E_WHY"
 mptcp_warmup || e2e_die "proxy: $E2E_WHY"
-# Headers only, and at most 200,000 frames (the first transfers' and
-# everything before them); the kernel's counters cover the whole phase.
-ip netns exec "$NS_SRV" timeout 280 tshark -q -i "$SRV_IF" -i "$SRV1_IF" -s 128 -c 200000 \
+# Headers only, and at most 20,000 frames (the first transfers'); the
+# kernel's counters cover the whole phase.
+ip netns exec "$NS_SRV" timeout 600 tshark -q -i "$SRV_IF" -i "$SRV1_IF" -s 128 -c 20000 \
 	-f "tcp" -w "$E2E_TMP/server.pcapng" >/dev/null 2>&1 &
 CAPTURE_PID=$!
 E2E_PIDS+=("$CAPTURE_PID")
