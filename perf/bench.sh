@@ -104,6 +104,19 @@ Modes:
                 per data segment of a fixed iperf3 upload, BENCH_PROXY_BYTES,
                 40M; 4M with --quick; needs root)
 
+  mptcp         the kernel's MPTCP client over two paths (4 ports as 2
+                pairs, tests/e2e/mptcp_lib.sh; needs root): through a
+                plain sluice bridge (kernel MPTCP end to end) vs through
+                sluice terminating MPTCP (config/examples/mptcp-proxy.ini;
+                "unavailable" while sluice has no [proxy] mptcp). Paths
+                shaped to 20 and 30 Mbit/s: goodput, and the longest stall
+                when path 0 goes down; unshaped: goodput vs single-path
+                TCP through the bridge. 3 rounds, 6 s downloads by default;
+                last three lines, the proxy's figure then the kernel's:
+                ratio mptcp_aggregate_vs_sum <goodput / 50 Mbit/s> kernel <v>
+                result mptcp_failover_stall_s <seconds> kernel <v>
+                ratio mptcp_proxy_vs_bridge <MPTCP Mbit/s / TCP bridged> kernel <v>
+
 Options (environment variable in brackets):
   --rounds N      runs of each contender, alternating     [BENCH_ROUNDS=$ROUNDS]
   --duration S    measuring window per run, seconds       [BENCH_DURATION=$DURATION]
@@ -708,12 +721,21 @@ instr_main() {
 	echo "iratio $RATIO_NAME $("$PY" "$HERE/stats.py" ratio "${IPP[$RATIO_DEN]}" "${IPP[$RATIO_NUM]}")"
 }
 
+# mptcp: kernel MPTCP over two paths through namespaces; its own file.
+mode_mptcp() {
+	# shellcheck source=bench_mptcp.sh
+	. "$HERE/bench_mptcp.sh"
+	mptcp_main
+	exit 0
+}
+
 case "$MODE" in
 passthrough) mode_passthrough ;;
 tcpopt) mode_tcpopt ;;
 aqm) mode_aqm ;;
 scale) mode_scale ;;
 proxy) mode_proxy ;;
+mptcp) mode_mptcp ;;
 *) misuse "unknown mode '$MODE'" ;;
 esac
 if [[ " ${CONTENDERS[*]} " == *" testpmd"* ]]; then

@@ -38,6 +38,9 @@ NS_MID=sle2e-mid-$E2E_ID
 CLI_IF=eth0 SRV_IF=eth0            # inside client and server namespaces
 SUB_IF=e2e-sub INET_IF=e2e-inet    # inside the sluice namespace
 CLI4=198.18.0.1 SRV4=198.18.0.2
+# The interfaces sluice gets as ports, in port order (net_af_packet0, 1,
+# ...). A test with more port pairs (tests/e2e/mptcp_lib.sh) appends.
+E2E_PORT_IFS=("$SUB_IF" "$INET_IF")
 CLI6=2001:db8:1::1 SRV6=2001:db8:1::2
 
 E2E_TMP=
@@ -58,6 +61,9 @@ e2e_result() {
 }
 e2e_pass() { e2e_result "PASS $1${2:+ ($2)}"; E2E_NPASS=$((E2E_NPASS + 1)); }
 e2e_fail() { e2e_result "FAIL $1: $2"; E2E_FAILED=1; }
+# A check that cannot run here (a feature this sluice lacks): counted by
+# run.sh as skipped, never as passed.
+e2e_skip() { e2e_result "SKIP $1: $2"; }
 
 # e2e_check NAME CMD...: PASS if CMD succeeds, else FAIL; either way with
 # what CMD left in E2E_WHY (what it measured, or why it failed).
@@ -224,9 +230,11 @@ e2e_start_sluice() {
 	E2E_PREFIXES+=("$SLUICE_PREFIX")
 	_E2E_K0=$(e2e_kernel_rx "$SUB_IF") _E2E_K1=$(e2e_kernel_rx "$INET_IF")
 	local args=(--no-huge -m 512 --no-pci --file-prefix "$SLUICE_PREFIX"
-		-l "$E2E_LCORE" --log-level=lib.eal:warning
-		--vdev "net_af_packet0,iface=$SUB_IF${E2E_AFP_ARGS:+,$E2E_AFP_ARGS}"
-		--vdev "net_af_packet1,iface=$INET_IF${E2E_AFP_ARGS:+,$E2E_AFP_ARGS}" --)
+		-l "$E2E_LCORE" --log-level=lib.eal:warning) p
+	for p in "${!E2E_PORT_IFS[@]}"; do
+		args+=(--vdev "net_af_packet$p,iface=${E2E_PORT_IFS[$p]}${E2E_AFP_ARGS:+,$E2E_AFP_ARGS}")
+	done
+	args+=(--)
 	[ -n "$cfg" ] && args+=(-c "$cfg")
 	# ip netns exec execs sluice, so $! is sluice's own PID.
 	ip netns exec "$NS_MID" "$SLUICE" "${args[@]}" "$@" \

@@ -7,8 +7,9 @@
 #
 # The binary defaults to build/app/sluice. Tests are the test_*.sh files in
 # this directory; name some (e.g. "ping" for test_ping.sh) to run only those.
-# Prints one "PASS name" or "FAIL name: reason" line per check and then
-# "N passed, N failed"; exits non-zero if anything failed. Diagnostics go to
+# Prints one "PASS name", "FAIL name: reason" or "SKIP name: reason" line
+# per check and then "N passed, N failed" (and ", N skipped" if any);
+# exits non-zero if anything failed. Diagnostics go to
 # stderr. Needs root, iproute2, iputils-ping, iperf3, ethtool, python3.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -57,7 +58,10 @@ for t in "${tests[@]}"; do
 	: >"$results.one"
 	# Each test builds and removes its own namespaces; the timeout is a
 	# backstop (TERM runs the test's cleanup trap, KILL 15 s later).
-	E2E_RESULTS=$results.one timeout -k 15 ${E2E_TEST_TIMEOUT:-150} \
+	# A test may ask for more time with a "# e2e-timeout: SECONDS" line.
+	tmo=$(sed -n 's/^# e2e-timeout: *\([0-9][0-9]*\).*/\1/p' "$t" | head -1)
+	tmo=${E2E_TEST_TIMEOUT:-${tmo:-150}}
+	E2E_RESULTS=$results.one timeout -k 15 "$tmo" \
 		bash "$t" </dev/null >/dev/null 2>"$results.err" &
 	child=$!
 	wait "$child"
@@ -69,7 +73,7 @@ for t in "${tests[@]}"; do
 		sed "s/^/  [$name] /" "$results.err" >&2
 		if ! grep -q '^FAIL' "$results.one"; then
 			if [ $rc = 124 ] || [ $rc = 137 ]; then
-				why="timed out after ${E2E_TEST_TIMEOUT:-150} s"
+				why="timed out after $tmo s"
 			else
 				why="exited with status $rc and reported no failure"
 			fi
@@ -80,6 +84,11 @@ for t in "${tests[@]}"; do
 done
 pass=$(grep -c '^PASS' "$results")
 fail=$(grep -c '^FAIL' "$results")
+skip=$(grep -c '^SKIP' "$results")
 echo "e2e: $((pass + fail)) checks in $(( $(date +%s) - start )) s" >&2
-echo "$pass passed, $fail failed"
+if [ "$skip" -gt 0 ]; then
+	echo "$pass passed, $fail failed, $skip skipped"
+else
+	echo "$pass passed, $fail failed"
+fi
 [ "$fail" = 0 ] && [ "$pass" -gt 0 ]

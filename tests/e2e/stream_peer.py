@@ -33,6 +33,10 @@ read everything and closed.
                               SYN retries: print "ETIMEDOUT SECONDS",
                               "connected", "ECONNREFUSED" or "errno N"
 
+STREAM_PEER_PROTO=mptcp makes every socket an MPTCP one (IPPROTO_MPTCP,
+for tests/e2e/test_mptcp.sh); hold-srv and hold-cli then add " mptcp K"
+to their line: how many of the connections are MPTCP (TCP_IS_MPTCP).
+
 Every socket uses the congestion control named by STREAM_PEER_CC (default
 cubic, as the proxy's engine does), set per socket: a network namespace
 may only choose among the host's tcp_allowed_congestion_control, a
@@ -51,6 +55,22 @@ import time
 
 CHUNK = 1 << 20
 CC = os.environ.get("STREAM_PEER_CC", "cubic").encode()
+MPTCP = os.environ.get("STREAM_PEER_PROTO", "") == "mptcp"
+PROTO = 262 if MPTCP else 0     # IPPROTO_MPTCP
+TCP_IS_MPTCP = 43
+
+
+def count_mptcp(socks):
+    """ " mptcp K" (K of socks are MPTCP), or "" for plain TCP peers."""
+    if not MPTCP:
+        return ""
+    k = 0
+    for s in socks:
+        try:
+            k += s.getsockopt(socket.IPPROTO_TCP, TCP_IS_MPTCP) == 1
+        except OSError:
+            pass
+    return " mptcp %d" % k
 
 
 def set_cc(s):
@@ -69,7 +89,7 @@ def stream(size, seed):
 
 
 def listen(port, backlog=1):
-    ls = set_cc(socket.socket(socket.AF_INET6, socket.SOCK_STREAM))
+    ls = set_cc(socket.socket(socket.AF_INET6, socket.SOCK_STREAM, PROTO))
     ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     ls.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
     ls.bind(("::", port))
@@ -88,7 +108,7 @@ def accept_one(port):
 
 def connect(host, port):
     fam = socket.AF_INET6 if ":" in host else socket.AF_INET
-    c = set_cc(socket.socket(fam, socket.SOCK_STREAM))
+    c = set_cc(socket.socket(fam, socket.SOCK_STREAM, PROTO))
     c.settimeout(10)
     c.connect((host, port))
     c.settimeout(60)
@@ -147,8 +167,8 @@ def hold_srv(port, n, size):
                 # (seed of our own stream); own: that stream is queued
                 conns[c] = {"out": bytearray(), "in": bytearray(),
                             "eof": False, "own": False}
-    sel.unregister(ls)
-    ls.close()
+    sel.unregister(ls)    # open until the end: MPTCP's MP_JOINs come to it
+    mp = count_mptcp(conns)
     for c in conns:
         sel.register(c, selectors.EVENT_READ)
     served = 0
@@ -187,8 +207,9 @@ def hold_srv(port, n, size):
             if st["out"]:
                 want |= selectors.EVENT_WRITE
             sel.modify(c, want)
-    print("served %d%s" % (served, "" if not conns else
-                           " (%d unfinished)" % len(conns)))
+    ls.close()
+    print("served %d%s%s" % (served, "" if not conns else
+                             " (%d unfinished)" % len(conns), mp))
 
 
 def hold_cli(host, port, n, size, ready, go):
@@ -197,7 +218,7 @@ def hold_cli(host, port, n, size, ready, go):
     sel = selectors.DefaultSelector()
     conns = {}
     for i in range(n):
-        c = set_cc(socket.socket(fam, socket.SOCK_STREAM))
+        c = set_cc(socket.socket(fam, socket.SOCK_STREAM, PROTO))
         c.setblocking(False)
         rc = c.connect_ex((host, port))
         if rc not in (0, errno.EINPROGRESS):
@@ -220,6 +241,7 @@ def hold_cli(host, port, n, size, ready, go):
             conns[c]["up"] = True
             sel.unregister(c)
             up += 1
+    mp = count_mptcp(conns)
     with open(ready, "w") as f:
         f.write("%d\n" % up)
     deadline = time.monotonic() + 30
@@ -274,12 +296,12 @@ def hold_cli(host, port, n, size, ready, go):
                         "" if len(st["got"]) != len(st["want"]) else " (differ)"))
     if done < n:
         bad.append("%d still open after 90 s" % (n - done))
-    print("OK %d/%d" % (ok, n) if ok == n else "%d/%d ok %s" % (ok, n, "; ".join(bad[:3])))
+    print(("OK %d/%d" % (ok, n) if ok == n else "%d/%d ok %s" % (ok, n, "; ".join(bad[:3]))) + mp)
 
 
 def connect_once(host, port):
     fam = socket.AF_INET6 if ":" in host else socket.AF_INET
-    c = set_cc(socket.socket(fam, socket.SOCK_STREAM))
+    c = set_cc(socket.socket(fam, socket.SOCK_STREAM, PROTO))
     t0 = time.monotonic()
     try:
         c.connect((host, port))

@@ -1,0 +1,232 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""MPTCP peers for tests/e2e/test_mptcp.sh and perf/bench.sh mptcp: the
+Linux kernel's MPTCP (IPPROTO_MPTCP sockets) on both sides of sluice.
+
+The client is always an MPTCP socket. The server listens on an MPTCP
+socket too, so through a plain bridge the connection is MPTCP end to end,
+and when sluice terminates MPTCP the server sees plain TCP: its accepted
+socket reports is_mptcp=0 (TCP_IS_MPTCP), which nothing else could cause.
+
+A sender generates a seeded pseudo-random stream on the fly (as
+stream_peer.py does) and hashes it; a receiver hashes what arrives. Each
+prints one line: "SHA256 BYTES SECONDS key=value...", where the keys are
+
+  is_mptcp    TCP_IS_MPTCP of the connected socket (1: MPTCP)
+  subflows    (client) most subflows seen at once, from MPTCP_INFO
+              (mptcpi_subflows_total, or mptcpi_subflows + 1), sampled
+              every 10 ms while the transfer runs
+  subflows_end  (client) the same at the end
+  gap         (receiver) the longest time between two reads that returned
+              data, seconds: the stall when a path dies
+
+  sink PORT                     accept one, read to EOF, print, close
+  source PORT SIZE SEED         accept one, send SIZE bytes, half-close,
+                                wait for EOF, print
+  hold PORT                     accept one, read to EOF, close (no output)
+  send HOST PORT SIZE SEED [--at BYTES FILE] [--rate MBIT] [--tcp]
+                                connect, send, half-close, wait for EOF
+  recv HOST PORT [--at BYTES FILE] [--tcp]
+                                connect, read to EOF
+
+--at BYTES FILE creates FILE once BYTES have been sent or received, so a
+test can take a path down in the middle of a transfer. --tcp makes the
+client a plain TCP socket (the single-path baseline); --rate MBIT paces
+the sender.
+"""
+import hashlib
+import os
+import random
+import socket
+import struct
+import sys
+import time
+
+IPPROTO_MPTCP = 262
+SOL_MPTCP = 284
+MPTCP_INFO = 1
+TCP_IS_MPTCP = 43
+CHUNK = 1 << 20
+SAMPLE_S = 0.01
+
+
+def stream(size, seed):
+    r = random.Random(seed)
+    left = size
+    while left > 0:
+        n = min(CHUNK, left)
+        yield r.randbytes(n)
+        left -= n
+
+
+def is_mptcp(s):
+    try:
+        return s.getsockopt(socket.IPPROTO_TCP, TCP_IS_MPTCP)
+    except OSError:
+        return -1
+
+
+def subflows(s):
+    """Subflows of the connection now, from MPTCP_INFO; 0 if none."""
+    try:
+        b = s.getsockopt(SOL_MPTCP, MPTCP_INFO, 256)
+    except OSError:
+        return 0
+    if len(b) > 80 and b[80]:      # mptcpi_subflows_total (Linux 6.10+)
+        return b[80]
+    if len(b) >= 1:                # mptcpi_subflows: additional ones
+        return b[0] + 1
+    return 0
+
+
+class Probe:
+    """Samples the subflow count and records the longest read gap."""
+
+    def __init__(self, s, at):
+        self.s = s
+        self.max = 0
+        self.next = 0.0
+        self.last = None
+        self.gap = 0.0
+        self.done = 0
+        self.at = at
+
+    def tick(self, n):
+        now = time.monotonic()
+        if n:
+            if self.last is not None:
+                self.gap = max(self.gap, now - self.last)
+            self.last = now
+            self.done += n
+            if self.at and self.done >= self.at[0]:
+                open(self.at[1], "w").close()
+                self.at = None
+        if now >= self.next:
+            self.next = now + SAMPLE_S
+            self.max = max(self.max, subflows(self.s))
+
+    def fields(self, client):
+        out = "is_mptcp=%d" % is_mptcp(self.s)
+        if client:
+            end = subflows(self.s)
+            out += " subflows=%d subflows_end=%d" % (max(self.max, end), end)
+        return out + " gap=%.3f" % self.gap
+
+
+def listen(port):
+    ls = socket.socket(socket.AF_INET6, socket.SOCK_STREAM, IPPROTO_MPTCP)
+    ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    ls.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
+    ls.bind(("::", port))
+    ls.listen(4)
+    ls.settimeout(60)
+    c, _ = ls.accept()
+    c.settimeout(60)
+    # The listener stays open: the client's MP_JOINs come to it.
+    return ls, c
+
+
+def connect(host, port, proto=IPPROTO_MPTCP):
+    fam = socket.AF_INET6 if ":" in host else socket.AF_INET
+    c = socket.socket(fam, socket.SOCK_STREAM, proto)
+    c.settimeout(10)
+    c.connect((host, port))
+    c.settimeout(60)
+    return c
+
+
+def read_to_eof(c, p, t0):
+    h = hashlib.sha256()
+    n = 0
+    buf = bytearray(262144)
+    while True:
+        k = c.recv_into(buf)
+        p.tick(k)
+        if k == 0:
+            return "%s %d %.3f" % (h.hexdigest(), n, time.monotonic() - t0)
+        h.update(memoryview(buf)[:k])
+        n += k
+
+
+def send_stream(c, p, size, seed, t0, rate=0.0):
+    h = hashlib.sha256()
+    sent = 0
+    for b in stream(size, seed):
+        h.update(b)
+        for off in range(0, len(b), 65536):
+            piece = memoryview(b)[off:off + 65536]
+            c.sendall(piece)
+            sent += len(piece)
+            p.tick(len(piece))
+            if rate:
+                ahead = t0 + sent * 8 / (rate * 1e6) - time.monotonic()
+                if ahead > 0:
+                    time.sleep(ahead)
+    c.shutdown(socket.SHUT_WR)
+    while True:               # the other side's FIN: it has read it all
+        k = len(c.recv(65536))
+        p.tick(0)
+        if not k:
+            break
+    return "%s %d %.3f" % (h.hexdigest(), size, time.monotonic() - t0)
+
+
+def options(a):
+    at, rate, proto = None, 0.0, IPPROTO_MPTCP
+    i = 0
+    while i < len(a):
+        if a[i] == "--tcp":
+            proto = 0
+            i += 1
+        elif a[i] == "--at":
+            at = (int(a[i + 1]), a[i + 2])
+            i += 3
+        elif a[i] == "--rate":
+            rate = float(a[i + 1])
+            i += 2
+        else:
+            sys.exit("unknown option " + a[i])
+    return at, rate, proto
+
+
+def main(a):
+    mode = a[0]
+    if mode in ("sink", "source", "hold"):
+        ls, c = listen(int(a[1]))
+        t0 = time.monotonic()
+        p = Probe(c, None)
+        if mode == "sink":
+            line = read_to_eof(c, p, t0)
+        elif mode == "source":
+            line = send_stream(c, p, int(a[2]), int(a[3]), t0)
+        else:
+            while c.recv(65536):
+                pass
+            c.close()
+            ls.close()
+            return
+        print(line, p.fields(False))
+    elif mode == "send":
+        at, rate, proto = options(a[5:])
+        t0 = time.monotonic()
+        c = connect(a[1], int(a[2]), proto)
+        p = Probe(c, at)
+        p.tick(0)
+        line = send_stream(c, p, int(a[3]), int(a[4]), t0, rate)
+        print(line, p.fields(True))
+    elif mode == "recv":
+        at, _, proto = options(a[3:])
+        t0 = time.monotonic()
+        c = connect(a[1], int(a[2]), proto)
+        p = Probe(c, at)
+        p.tick(0)
+        line = read_to_eof(c, p, t0)
+        print(line, p.fields(True))
+    else:
+        sys.exit("unknown mode " + mode)
+    c.close()
+    sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
