@@ -214,7 +214,11 @@ mptcp_nstat() {
 # termination of lib/mptcp_proxy); until then the checks that need it
 # are skipped.
 mptcp_proxy_supported() {
-	"$SLUICE" --config-keys 2>/dev/null | grep -q '^\[proxy\] mptcp = '
+	# Read it all first: grep -q would stop at the match and, under
+	# pipefail, sluice's SIGPIPE would make the answer "no".
+	local keys
+	keys=$("$SLUICE" --config-keys 2>/dev/null) || return 1
+	grep -q '^\[proxy\] mptcp = ' <<<"$keys"
 }
 
 # mptcp_mptcp_counters: the /sluice/proxy counters whose names start with
