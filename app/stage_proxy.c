@@ -69,6 +69,7 @@ struct proxy_conf {
 	uint64_t persist_ns;   /* 0: never */
 	uint32_t mbuf_budget;  /* all workers together; 0: auto */
 	bool mptcp;            /* terminate MPTCP */
+	uint8_t mptcp_cc;      /* 0 uncoupled, 1 lia */
 	uint8_t mptcp_max_subflows;
 	uint32_t pool_mbufs;   /* [sluice] mbufs */
 };
@@ -211,6 +212,10 @@ parse_budget(const char *v, void *dst, char *why, size_t whylen)
 	return 0;
 }
 
+static const struct ini_enum mptcp_cc_names[] = {
+	{ "uncoupled", 0 }, { "lia", 1 }, { NULL, 0 },
+};
+
 static const struct ini_enum cc_names[] = {
 	{ "cubic", TCP_CC_CUBIC }, { "newreno", TCP_CC_NEWRENO }, { NULL, 0 },
 };
@@ -248,6 +253,8 @@ static const struct ini_key proxy_keys[] = {
 	  .def = "on", .doc = "terminate Multipath TCP (RFC 8684) on intercepted SYNs that ask for it" },
 	{ "mptcp_max_subflows", INI_KIND_UINT, INI_AT(struct proxy_conf, mptcp_max_subflows), 1, 8,
 	  .def = "8", .unit = "subflows", .doc = "subflows per MPTCP connection; a join beyond gets RST" },
+	{ "mptcp_cc", INI_KIND_ENUM, INI_AT(struct proxy_conf, mptcp_cc), .names = mptcp_cc_names,
+	  .def = "uncoupled", .doc = "subflows' congestion control: uncoupled (each its own, as Linux) or lia (RFC 6356)" },
 };
 
 /* [sluice] mbufs as the file sets it (config.c has checked it already),
@@ -477,6 +484,7 @@ proxy_stage_create(const void *conf, const struct stage_env *env,
 	prm.rules = c->ic.rules;
 	prm.mptcp = c->mptcp;
 	prm.max_subflows = c->mptcp_max_subflows;
+	prm.mptcp_lia = c->mptcp_cc == 1;
 	/* Tokens name their worker: enough low bits for every worker. */
 	while ((1u << prm.worker_bits) < env->nb_workers)
 		prm.worker_bits++;

@@ -10,10 +10,9 @@
  * (mptcp_sf_dsn_of()) and goes into the reassembly: straight to the
  * in-order queue the relay reads when it is the next DSN, else into a
  * DSN-sorted out-of-order list (the DSN rides in an mbuf dynamic field).
- * Bytes already received are trimmed; the queues together hold at most
- * rcv_buf (the shared window every subflow announces is what is left,
- * through the rcv_wnd hook), beyond which a segment is dropped and
- * counted. The peer's DATA_FIN is delivered as the leg's FIN once every
+ * Bytes already received are trimmed; the shared window every subflow
+ * announces (the rcv_wnd hook) is rcv_buf per subflow less what the
+ * queues hold, and a segment far beyond it is dropped and counted. The peer's DATA_FIN is delivered as the leg's FIN once every
  * byte before it was.
  *
  * Send (server to client). The relay appends whole segments to a queue
@@ -107,12 +106,28 @@ mptcp_meta_open(struct mptcp_meta *mt, const struct mptcp_opt *mpc,
 	return 0;
 }
 
+/* The connection's buffers are a leg's (snd_buf, rcv_buf) per subflow:
+ * its bytes in flight and in reassembly are spread over several paths,
+ * and one leg's worth would cap the sum of the paths at what one path
+ * moves per round trip. */
+static inline uint32_t
+snd_lim(const struct mptcp_meta *mt)
+{
+	return mt->snd_buf * RTE_MAX(mt->nsf, (uint8_t)1);
+}
+
+static inline uint32_t
+rcv_lim(const struct mptcp_meta *mt)
+{
+	return mt->rcv_buf * RTE_MAX(mt->nsf, (uint8_t)1);
+}
+
 uint32_t
 mptcp_meta_rcv_space(const struct mptcp_meta *mt)
 {
 	uint32_t held = mt->rq_bytes + mt->ooo_bytes;
 
-	return held >= mt->rcv_buf ? 0 : mt->rcv_buf - held;
+	return held >= rcv_lim(mt) ? 0 : rcv_lim(mt) - held;
 }
 
 /* ------------------------------------------------------------------ */
@@ -207,9 +222,9 @@ rx_insert(struct mptcp_meta *mt, struct rte_mbuf *m, uint64_t dsn)
 	/* Each subflow keeps the right edge it once announced (lib/tcp takes
 	 * none back), while the other subflows' data moves the DATA_ACK:
 	 * together they may let the client send up to a window per subflow
-	 * beyond it. Beyond that the sender ignores our windows or the
-	 * mapping lies: dropped, and the peer resends at data level. */
-	uint64_t lim = (uint64_t)mt->rcv_buf * RTE_MAX(mt->nsf, (uint8_t)1) + mt->rcv_buf / 4;
+	 * beyond the shared one. Beyond that the sender ignores our windows
+	 * or the mapping lies: dropped, and the peer resends at data level. */
+	uint64_t lim = (uint64_t)rcv_lim(mt) + mt->rcv_buf * RTE_MAX(mt->nsf, (uint8_t)1);
 
 	if ((uint64_t)mt->rq_bytes + mt->ooo_bytes + len > lim ||
 	    dsn + len - mt->rcv_nxt > lim) {
@@ -344,8 +359,12 @@ sq_drop(struct mptcp_meta *mt, uint64_t n)
 
 		if (n < m->data_len) {
 			rte_pktmbuf_adj(m, (uint16_t)n);
+			if (m == mt->sq_cur)
+				mt->sq_cur_dsn += n;
 			return;
 		}
+		if (m == mt->sq_cur)
+			mt->sq_cur = NULL;
 		n -= m->data_len;
 		mt->sq_head = m->next;
 		m->next = NULL;
@@ -377,7 +396,7 @@ mptcp_meta_data_ack(struct mptcp_meta *mt, uint64_t ack, uint64_t now)
 		if (mt->reinj_lo < ack)
 			mt->reinj_lo = RTE_MIN(ack, mt->reinj_hi);
 		if ((mt->flags & MT_WANT_WRITE) &&
-		    mt->snd_buf - (uint32_t)(mt->snd_end - mt->snd_una) >= mt->want_space) {
+		    snd_lim(mt) - (uint32_t)(mt->snd_end - mt->snd_una) >= mt->want_space) {
 			mt->flags &= ~MT_WANT_WRITE;
 			mt->flags |= MT_WRITABLE_EV;
 			mptcp_meta_mark(mt);
@@ -391,14 +410,25 @@ struct rte_mbuf *
 mptcp_sq_clone(struct mptcp_meta *mt, uint64_t dsn, uint32_t len)
 {
 	struct rte_mbuf *m = mt->sq_head, *head = NULL, *tail = NULL;
-	uint64_t off = dsn - mt->snd_una;
+	uint64_t base = mt->snd_una, off;
 	uint32_t got = 0;
 	uint16_t segs = 0;
 
+	/* Start from the cursor (the mbuf the last clone started in) when
+	 * it is not past dsn: new data is asked for in order, and a walk
+	 * from the head would cost the whole queue per chunk. */
+	if (mt->sq_cur != NULL && dsn >= mt->sq_cur_dsn) {
+		m = mt->sq_cur;
+		base = mt->sq_cur_dsn;
+	}
+	off = dsn - base;
 	while (m != NULL && off >= m->data_len) {
 		off -= m->data_len;
+		base += m->data_len;
 		m = m->next;
 	}
+	mt->sq_cur = m;
+	mt->sq_cur_dsn = base;
 	while (m != NULL && got < len) {
 		uint32_t take = RTE_MIN((uint32_t)(m->data_len - off), len - got);
 		struct rte_mbuf *mi = rte_pktmbuf_alloc(mt->px->pool);
@@ -468,7 +498,7 @@ meta_recv(void *ctx, uint32_t max, uint64_t now)
 	head->nb_segs = segs;
 	/* A window that had closed below half reopens: say so at once
 	 * (the subflows send no window update of their own for it). */
-	if (before < mt->rcv_buf / 2 && mptcp_meta_rcv_space(mt) >= mt->rcv_buf / 2) {
+	if (before < rcv_lim(mt) / 2 && mptcp_meta_rcv_space(mt) >= rcv_lim(mt) / 2) {
 		for (unsigned i = 0; i < MPTCP_SUBFLOWS_MAX; i++)
 			if (mt->sf[i] != NULL && (mt->sf[i]->flags & SF_ESTAB) &&
 			    !(mt->sf[i]->flags & SF_DEAD))
@@ -483,11 +513,11 @@ meta_send_space(void *ctx, uint32_t want)
 {
 	struct mptcp_meta *mt = ctx;
 	uint32_t used = (uint32_t)(mt->snd_end - mt->snd_una);
-	uint32_t room = used >= mt->snd_buf ? 0 : mt->snd_buf - used;
+	uint32_t room = used >= snd_lim(mt) ? 0 : snd_lim(mt) - used;
 
 	if (room < want) {
 		mt->flags |= MT_WANT_WRITE;
-		mt->want_space = RTE_MIN(want, mt->snd_buf);
+		mt->want_space = RTE_MIN(want, snd_lim(mt));
 	}
 	return room;
 }
@@ -503,7 +533,7 @@ meta_send(void *ctx, struct rte_mbuf *m, uint64_t now)
 		return -EPIPE;
 	if (len > mt->snd_buf)
 		return -EMSGSIZE;
-	if ((uint32_t)(mt->snd_end - mt->snd_una) + len > mt->snd_buf) {
+	if ((uint32_t)(mt->snd_end - mt->snd_una) + len > snd_lim(mt)) {
 		mt->flags |= MT_WANT_WRITE;
 		mt->want_space = len;
 		return 0;
@@ -623,6 +653,7 @@ meta_release(struct mptcp_meta *mt, uint64_t now)
 	chain_free(mt->rq_head);
 	chain_free(mt->ooo_head);
 	chain_free(mt->sq_head);
+	mt->sq_cur = NULL;
 	mt->rq_head = mt->rq_tail = mt->ooo_head = mt->ooo_tail = NULL;
 	mt->sq_head = mt->sq_tail = NULL;
 	if (mt->prev != NULL)

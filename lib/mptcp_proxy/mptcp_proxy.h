@@ -76,6 +76,9 @@ struct mptcp_proxy_params {
 	 *  false: answer them as plain TCP (counted). */
 	bool mptcp;
 	uint8_t max_subflows;        /**< per MPTCP connection, 1..8 (0: 8) */
+	/** Couple the subflows' congestion control (RFC 6356 LIA); false:
+	 *  each subflow runs cc on its own, as Linux's MPTCP does. */
+	bool mptcp_lia;
 	/** Token bits naming the worker (mptcp_crypto.h), and this worker. */
 	uint8_t worker_bits;
 	uint16_t worker_id;

@@ -32,6 +32,14 @@
 #define DSS_ACK_LEN   12 /* DSS with an 8-byte DATA_ACK */
 #define DSS_FULL_LEN  28 /* ... and an 8-byte DSN mapping (26, padded) */
 
+/* Coupled congestion control (RFC 6356 LIA) when configured. */
+static void
+mptcp_cc_join(struct mptcp_meta *mt, struct tcp_conn *c)
+{
+	if (mt->px->mptcp_lia)
+		(void)tcp_cc_group_join(&mt->cc, c);
+}
+
 struct mptcp_subflow *
 mptcp_sf_new(struct mptcp_meta *mt, struct tcp_conn *c)
 {
@@ -453,7 +461,7 @@ mptcp_sf_event(struct mptcp_subflow *sf, struct tcp_conn *c, uint32_t ev,
 			} else {
 				sf->flags |= SF_ESTAB | SF_ACK_NOW; /* the fourth ACK */
 				PX_CNT(px, MPTCP_JOIN_OK)++;
-				(void)tcp_cc_group_join(&mt->cc, c);
+				mptcp_cc_join(mt, c);
 			}
 		} else {
 			sf->flags |= SF_ESTAB;
@@ -462,7 +470,7 @@ mptcp_sf_event(struct mptcp_subflow *sf, struct tcp_conn *c, uint32_t ev,
 				 * between strips it; plain TCP (RFC 8684 3.1). */
 				mptcp_meta_fallback(mt, MPTCP_PROXY_CNT_MPTCP_FALLBACK_NO_MPC_ACK);
 			else
-				(void)tcp_cc_group_join(&mt->cc, c);
+				mptcp_cc_join(mt, c);
 			if (mt->pair != NULL)
 				proxy_leg_event(&mt->pair->sv, TCP_EV_READABLE, now);
 		}

@@ -134,6 +134,8 @@ struct mptcp_meta {
 	uint64_t snd_una, snd_nxt, snd_end;
 	uint64_t reinj_lo, reinj_hi; /* to send again (empty: lo == hi) */
 	struct rte_mbuf *sq_head, *sq_tail;
+	struct rte_mbuf *sq_cur;    /* where the last clone started */
+	uint64_t sq_cur_dsn;        /* the DSN of sq_cur's first byte */
 	uint32_t snd_buf;
 	uint32_t want_space;
 	uint64_t fin_sent_ns;

@@ -65,6 +65,7 @@ struct mptcp_proxy {
 	struct mptcp_proxy_rule rules[MPTCP_PROXY_MAX_RULES];
 	/* MPTCP (mptcp_priv.h) */
 	uint8_t mptcp_on;
+	uint8_t mptcp_lia;           /* subflows' CC coupled (RFC 6356) */
 	uint8_t max_subflows;
 	uint8_t worker_bits;
 	uint16_t worker_id;
