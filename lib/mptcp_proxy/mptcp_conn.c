@@ -38,6 +38,8 @@
 
 #define META_TICK_NS      10000000ull  /* stale subflows, DATA_FIN resend */
 #define DATA_FIN_RTO_MIN  200000000ull
+#define STALE_SLACK_NS    50000000ull  /* no ACK for 2 RTT + this: stale */
+#define STALE_MIN_NS      150000000ull
 
 void
 mptcp_meta_mark(struct mptcp_meta *mt)
@@ -800,8 +802,8 @@ all_delivered(const struct mptcp_meta *mt)
 	return true;
 }
 
-/* Every 10 ms: subflows whose oldest segment timed out are stale (their
- * data goes out again on the others at once); a DATA_FIN not yet
+/* Every 10 ms: subflows that stopped answering are stale (their data
+ * goes out again on the others at once); a DATA_FIN not yet
  * acknowledged is sent again. */
 void
 mptcp_meta_tick(struct mptcp_proxy *px, uint64_t now)
@@ -817,18 +819,24 @@ mptcp_meta_tick(struct mptcp_proxy *px, uint64_t now)
 		for (unsigned i = 0; i < MPTCP_SUBFLOWS_MAX; i++) {
 			struct mptcp_subflow *sf = mt->sf[i];
 			uint32_t streak;
+			uint64_t quiet;
 
 			if (sf == NULL || sf->c == NULL || (sf->flags & SF_CLOSED))
 				continue;
+			/* Stale: a retransmission timeout, or no ACK for
+			 * twice its RTT plus 50 ms (at least STALE_MIN) with
+			 * data out: a path that went away shows here long
+			 * before its RTO, and what it holds goes out again
+			 * on the others. An ACK that moves makes it fresh. */
 			streak = tcp_conn_rto_streak(sf->c);
-			if (streak > 0 && !(sf->flags & SF_STALE) &&
-			    sf->tx_una_rel != sf->tx_end_rel) {
+			quiet = 2 * tcp_conn_srtt_ns(sf->c) + STALE_SLACK_NS;
+			if (quiet < STALE_MIN_NS)
+				quiet = STALE_MIN_NS;
+			if (!(sf->flags & SF_STALE) && sf->tx_una_rel != sf->tx_end_rel &&
+			    (streak > 0 || now - sf->ack_ns > quiet)) {
 				sf->flags |= SF_STALE;
 				PX_CNT(px, MPTCP_SF_STALE)++;
 				mptcp_sched_reinject_sf(mt, sf);
-				mptcp_meta_mark(mt);
-			} else if (streak == 0 && (sf->flags & SF_STALE)) {
-				sf->flags &= (uint16_t)~SF_STALE;
 				mptcp_meta_mark(mt);
 			}
 			if (2 * tcp_conn_srtt_ns(sf->c) > rto)

@@ -110,11 +110,15 @@ rx_map_add(struct mptcp_subflow *sf, uint64_t dsn, uint32_t ssn, uint16_t len)
 
 /* The peer acknowledged subflow bytes up to relative sequence una. */
 static void
-tx_acked(struct mptcp_subflow *sf, uint32_t una)
+tx_acked(struct mptcp_subflow *sf, uint32_t una, uint64_t now)
 {
 	if (!rel_lt(sf->tx_una_rel, una) || rel_lt(sf->tx_end_rel, una))
 		return;
 	sf->tx_una_rel = una;
+	sf->ack_ns = now;
+	if (sf->flags & SF_STALE) {
+		sf->flags &= (uint16_t)~SF_STALE; /* the path answers again */
+	}
 	while (sf->tx_n > 0) {
 		struct mptcp_map *mp = &sf->tx[sf->tx_first % MPTCP_TX_MAPS];
 
@@ -182,7 +186,7 @@ sf_opts_in(void *owner, struct tcp_conn *c, const struct tcp_hook_seg *seg,
 
 	RTE_SET_USED(c);
 	if (seg->flags & 0x10) /* ACK: what the client has of our bytes */
-		tx_acked(sf, seg->ack - sf->iss);
+		tx_acked(sf, seg->ack - sf->iss, now);
 	if (optlen == 0 || (mptcp_opts_parse(opt, optlen, seg->flags, &o, &px->opt_err) == 0 &&
 			    o.n_err == 0))
 		return;

@@ -89,6 +89,8 @@ struct mptcp_subflow {
 	 * the relative sequence after the last byte handed over. */
 	uint32_t tx_first, tx_n;
 	uint32_t tx_una_rel, tx_end_rel;
+	uint64_t ack_ns;            /* tx_una_rel last advanced, or data
+				     * was handed to an idle subflow */
 	struct mptcp_map tx[MPTCP_TX_MAPS];
 	struct mptcp_subflow *next_free;
 };
