@@ -104,6 +104,7 @@ mptcp_meta_open(struct mptcp_meta *mt, const struct mptcp_opt *mpc,
 	}
 	mptcp_token_add(px, mt);
 	mt->snd_una = mt->snd_nxt = mt->snd_end = mt->local.idsn + 1;
+	mt->snd_wnd_end = mt->snd_una + 65535; /* until the first DATA_ACK */
 	mt->reinj_lo = mt->reinj_hi = mt->snd_una;
 	return 0;
 }
@@ -378,12 +379,20 @@ sq_drop(struct mptcp_meta *mt, uint64_t n)
 }
 
 void
-mptcp_meta_data_ack(struct mptcp_meta *mt, uint64_t ack, uint64_t now)
+mptcp_meta_data_ack(struct mptcp_meta *mt, uint64_t ack, uint32_t wnd, uint64_t now)
 {
 	uint64_t top = mt->snd_end + ((mt->flags & MT_SND_FIN) && mt->fin_sent_ns ? 1 : 0);
 
-	if (ack <= mt->snd_una || ack > top)
+	if (ack < mt->snd_una || ack > top)
 		return; /* old, or beyond what was sent: ignored */
+	/* The window is the connection's, from the DATA_ACK (RFC 8684
+	 * 3.3.4): its right edge never moves back. */
+	if (ack + wnd > mt->snd_wnd_end) {
+		mt->snd_wnd_end = ack + wnd;
+		mptcp_meta_mark(mt);
+	}
+	if (ack == mt->snd_una)
+		return;
 	if (ack == mt->snd_end + 1) {
 		mt->flags |= MT_SND_FIN_ACK;
 		ack = mt->snd_end;

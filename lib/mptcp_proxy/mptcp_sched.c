@@ -113,7 +113,7 @@ push_fallback(struct mptcp_meta *mt, uint64_t now)
 		}
 		/* Plain TCP: the subflow's ACK is the connection's. */
 		mt->snd_nxt += len;
-		mptcp_meta_data_ack(mt, mt->snd_nxt, now);
+		mptcp_meta_data_ack(mt, mt->snd_nxt, 0, now);
 	}
 }
 
@@ -145,9 +145,12 @@ mptcp_sched_push(struct mptcp_meta *mt, uint64_t now)
 				mt->reinj_lo = mt->reinj_hi = mt->snd_una;
 				continue;
 			}
-		} else if (mt->snd_nxt < mt->snd_end) {
+		} else if (mt->snd_nxt < mt->snd_end && mt->snd_nxt < mt->snd_wnd_end) {
+			/* New data only within the client's data-level window:
+			 * the subflows' windows together may allow more, and
+			 * what lies beyond it the client drops. */
 			lo = mt->snd_nxt;
-			hi = mt->snd_end;
+			hi = RTE_MIN(mt->snd_end, mt->snd_wnd_end);
 		} else {
 			break;
 		}

@@ -228,7 +228,7 @@ sf_opts_in(void *owner, struct tcp_conn *c, const struct tcp_hook_seg *seg,
 		if (f & MPTCP_DSS_DATA_ACK)
 			mptcp_meta_data_ack(mt, (f & MPTCP_DSS_ACK64) ? d->u.dss.data_ack :
 					    mptcp_expand_seq(mt->snd_una, (uint32_t)d->u.dss.data_ack),
-					    now);
+					    seg->wnd, now);
 		if (f & MPTCP_DSS_MAP) {
 			uint64_t dsn = (f & MPTCP_DSS_DSN64) ? d->u.dss.dsn :
 				       mptcp_expand_seq(mt->rcv_nxt, (uint32_t)d->u.dss.dsn);

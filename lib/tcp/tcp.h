@@ -732,6 +732,7 @@ struct tcp_hook_seg {
 	                     PSH 0x08, ACK 0x10 */
 	uint8_t kind;   /**< enum tcp_seg_kind (outgoing segments) */
 	uint8_t retransmit; /**< outgoing: the range was sent before */
+	uint32_t wnd;   /**< received: the window it announces, scaled */
 };
 
 /**

@@ -404,6 +404,8 @@ hook_opts_in(struct tcp_conn *c, const struct rte_mbuf *m, const struct tcp_seg_
 	struct tcp_hook_seg hs = {
 		.seq = s->seq, .ack = (s->flags & TCP_FL_ACK) ? s->ack : 0,
 		.len = s->len, .flags = s->flags,
+		/* A SYN's window is never scaled (RFC 7323 2.2). */
+		.wnd = (uint32_t)s->wnd << ((s->flags & TCP_FL_SYN) ? 0 : wscale(c)),
 	};
 
 	/* tcp_seg_parse() checked the header is whole in the first mbuf. */

@@ -134,6 +134,8 @@ struct mptcp_meta {
 	/* Send (server to client): [snd_una, snd_end) is held in sq, of
 	 * which [snd_una, snd_nxt) was handed to subflows. */
 	uint64_t snd_una, snd_nxt, snd_end;
+	uint64_t snd_wnd_end;       /* the client's data-level right edge:
+				     * highest DATA_ACK + window seen */
 	uint64_t reinj_lo, reinj_hi; /* to send again (empty: lo == hi) */
 	struct rte_mbuf *sq_head, *sq_tail;
 	struct rte_mbuf *sq_cur;    /* where the last clone started */
@@ -165,7 +167,7 @@ int mptcp_meta_open(struct mptcp_meta *mt, const struct mptcp_opt *mpc,
 void mptcp_meta_mark(struct mptcp_meta *mt);
 void mptcp_flush(struct mptcp_proxy *px, uint64_t now);
 void mptcp_meta_rx_segs(struct mptcp_subflow *sf, uint64_t now);
-void mptcp_meta_data_ack(struct mptcp_meta *mt, uint64_t ack, uint64_t now);
+void mptcp_meta_data_ack(struct mptcp_meta *mt, uint64_t ack, uint32_t wnd, uint64_t now);
 void mptcp_meta_peer_data_fin(struct mptcp_meta *mt, uint64_t fin_dsn);
 void mptcp_meta_abort(struct mptcp_meta *mt, uint64_t now);
 void mptcp_meta_send_data_fin(struct mptcp_meta *mt, uint64_t now);
