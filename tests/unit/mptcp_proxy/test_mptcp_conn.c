@@ -79,6 +79,10 @@ struct mc {
 	int peer_fin_seen, peer_fin;
 	uint64_t unmapped, dup, last_ack_sent, fastclose, tcprst;
 	uint64_t spanning; /* data segments whose first byte their mapping misses */
+	/* One more option (REMOVE_ADDR, MP_FASTCLOSE...) on the next pure
+	 * ACK of subflow extra_on - 1, beside a DSS with only a DATA_ACK. */
+	struct mptcp_opt extra;
+	int extra_on;
 	struct mcsf sf[NSF];
 	int nsf;
 };
@@ -253,6 +257,8 @@ mc_opts_space(void *owner, struct tcp_conn *c, uint8_t kind)
 	case TCP_SEG_ACK:
 		if (!s->third_sent)
 			return s->join ? 24 : 20;
+		if (mc.extra_on == s->idx + 1)
+			return 12 + (uint32_t)mptcp_opt_len(&mc.extra);
 		return mc.no_dss ? 0 : 28;
 	case TCP_SEG_DATA:
 		return mc.no_dss ? 0 : 28;
@@ -304,6 +310,16 @@ mc_opts_out(void *owner, struct tcp_conn *c, const struct tcp_hook_seg *seg,
 			o.u.mpc.key_snd = mc.key;
 			o.u.mpc.key_rcv = mc.key_remote;
 		}
+	} else if (seg->kind == TCP_SEG_ACK && mc.extra_on == s->idx + 1) {
+		mc.extra_on = 0;
+		o.sub = MPTCP_SUB_DSS;
+		o.u.dss.flags = MPTCP_DSS_DATA_ACK | MPTCP_DSS_ACK64;
+		o.u.dss.data_ack = mc.rcv_nxt;
+		n = mptcp_opt_write(&o, buf, room);
+		if (n <= 0)
+			return 0;
+		return (uint32_t)n + (uint32_t)RTE_MAX(0, mptcp_opt_write(&mc.extra, buf + n,
+									 room - (uint32_t)n));
 	} else if (seg->kind == TCP_SEG_ACK || seg->kind == TCP_SEG_DATA) {
 		o.sub = MPTCP_SUB_DSS;
 		o.u.dss.flags = MPTCP_DSS_DATA_ACK | (mc.dsn32 ? 0 : MPTCP_DSS_ACK64);
@@ -1128,6 +1144,74 @@ a_backup_subflow_carries_data_only_once_no_other_is_left(void **state)
 	teardown_all();
 }
 
+/* The client sends o on a pure ACK of subflow s now. */
+static void
+mc_send_option(struct mcsf *s, const struct mptcp_opt *o)
+{
+	mc.extra = *o;
+	mc.extra_on = s->idx + 1;
+	assert_int_equal(tcp_conn_send_ack(s->c, now), 0);
+	assert_int_equal(mc.extra_on, 0); /* it went out */
+}
+
+static uint64_t rm_at;
+
+static void
+remove_path1_midway(uint64_t sent_down)
+{
+	if (rm_at == 0 && sent_down > 300000) {
+		struct mptcp_opt o = { .sub = MPTCP_SUB_REMOVE_ADDR };
+
+		assert_true(path_bytes_down[1] > 0);
+		rm_at = now;
+		o.u.rm_addr.n = 1;
+		o.u.rm_addr.ids[0] = (uint8_t)mc.sf[1].addr_id;
+		mc_send_option(&mc.sf[0], &o);
+	}
+}
+
+static void
+remove_addr_resets_the_subflows_of_that_address_and_their_data_goes_out_on_the_others(void **state)
+{
+	struct xfer x = { .up = 0, .down = 1000000, .limit_ms = 30000,
+			  .during = remove_path1_midway };
+
+	(void)state;
+	setup(MS(20), MS(5));
+	mc_connect();
+	(void)mc_join(0, 0, 0);
+	rm_at = 0;
+	transfer(&x);
+	assert_true(rm_at != 0);
+	assert_int_equal(CNT(MPTCP_RM_ADDR), 1);
+	assert_true(mc.sf[1].events & TCP_EV_RESET);
+	assert_true(CNT(MPTCP_REINJECTED) > 0);
+	assert_int_equal(stats().mptcp_subflows, 1);
+	teardown_all();
+}
+
+static void
+mp_fastclose_from_the_client_resets_every_subflow_and_the_server_leg(void **state)
+{
+	struct mptcp_opt o = { .sub = MPTCP_SUB_MP_FASTCLOSE };
+
+	(void)state;
+	setup(MS(5), MS(5));
+	mc_connect();
+	(void)mc_join(0, 0, 0);
+	transfer(&(struct xfer){ .up = 10000, .down = 10000, .limit_ms = 5000 });
+	o.u.fastclose.key_rcv = mc.key_remote;
+	mc_send_option(&mc.sf[0], &o);
+	run_ms(100);
+	assert_int_equal(CNT(MPTCP_FASTCLOSE_IN), 1);
+	assert_true(app_s.events & TCP_EV_RESET);
+	assert_true(mc.sf[0].events & TCP_EV_RESET);
+	assert_true(mc.sf[1].events & TCP_EV_RESET);
+	assert_int_equal(stats().mptcp_active, 0);
+	assert_int_equal(stats().active, 0);
+	teardown_all();
+}
+
 int
 main(void)
 {
@@ -1145,6 +1229,8 @@ main(void)
 		cmocka_unit_test(a_subflow_reset_mid_transfer_has_its_data_reinjected_on_the_other),
 		cmocka_unit_test(the_scheduler_prefers_the_lower_rtt_subflow),
 		cmocka_unit_test(a_backup_subflow_carries_data_only_once_no_other_is_left),
+		cmocka_unit_test(remove_addr_resets_the_subflows_of_that_address_and_their_data_goes_out_on_the_others),
+		cmocka_unit_test(mp_fastclose_from_the_client_resets_every_subflow_and_the_server_leg),
 	};
 
 	if (test_eal_init("mptcp_conn") != 0)
