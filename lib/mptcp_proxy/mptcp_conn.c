@@ -288,11 +288,18 @@ mptcp_meta_rx_segs(struct mptcp_subflow *sf, uint64_t now)
 			}
 			if (left == 0 && !(mt->flags & MT_FALLBACK) &&
 			    (sf->flags & SF_MPC) && !(sf->flags & SF_SAW_DSS) &&
-			    mt->nsf == 1) {
+			    (mt->flags & MT_ESTAB) &&
+			    mt->rcv_nxt == mt->idsn_remote + rel) {
 				/* Data with no mapping on the first subflow
 				 * before any mapping: something between strips
 				 * MPTCP options (RFC 8684 3.7): plain TCP from
-				 * here, the stream kept whole. */
+				 * here (other subflows, even half-open joins,
+				 * are reset), the stream kept whole. Only if
+				 * this byte is the next one at the data level,
+				 * as the first subflow's implicit mapping (DSN
+				 * IDSN + 1 at subflow sequence 1) puts it;
+				 * else it is dropped, never delivered out of
+				 * place. */
 				mptcp_meta_fallback(mt, MPTCP_PROXY_CNT_MPTCP_FALLBACK_NO_DSS);
 				dsn = mt->rcv_nxt;
 				left = len;
