@@ -277,6 +277,20 @@ send_seg(int k, uint32_t rel, uint32_t ack, uint8_t flags, const uint8_t *opt,
 		for (uint32_t i = 0; i < len; i++)
 			d[i] = g((uint64_t)(f->shift + (int64_t)(rel + i) - 1));
 	}
+	if (getenv("FUZZ_MPTCP_MAPPING_TRACE") != NULL) {
+		struct mptcp_opts mo;
+
+		(void)mptcp_opts_parse(opt, optlen, flags, &mo, NULL);
+		fprintf(stderr, "sf%d rel=%u len=%u fl=%02x mptcp=%04x", k, rel, len, flags,
+			mo.present);
+		if (mo.present & (1u << MPTCP_SUB_DSS))
+			fprintf(stderr, " dss=%02x dsn=%llu ssn=%u dlen=%u ack=%llu",
+				mo.dss.u.dss.flags,
+				(unsigned long long)(mo.dss.u.dss.dsn - ((mo.dss.u.dss.flags & MPTCP_DSS_DSN64) ? H.base : (uint32_t)H.base)),
+				mo.dss.u.dss.ssn, mo.dss.u.dss.data_len,
+				(unsigned long long)mo.dss.u.dss.data_ack);
+		fprintf(stderr, " consistent=%d\n", H.consistent);
+	}
 	m = tcp_seg_build(pool, &ep, &o, src, 0, len);
 	rte_pktmbuf_free(src);
 	if (m == NULL)

@@ -1212,6 +1212,44 @@ mp_fastclose_from_the_client_resets_every_subflow_and_the_server_leg(void **stat
 	teardown_all();
 }
 
+static void
+data_without_dss_falls_back_whole_while_a_join_is_still_half_open(void **state)
+{
+	struct xfer x = { .up = 300000, .down = 300000, .close = 1, .limit_ms = 30000 };
+	struct tcp_endpoints ep;
+	struct mcsf *j;
+
+	(void)state;
+	setup(MS(5), MS(5));
+	mc_connect();
+	/* A join whose SYN reaches P but whose SYN-ACK is lost: P holds a
+	 * second, half-open subflow. */
+	wire_ep_v4(&ep);
+	ep.laddr[3] = 3;
+	ep.lport = 40001;
+	j = &mc.sf[mc.nsf];
+	j->mc = &mc;
+	j->idx = mc.nsf++;
+	j->join = 1;
+	j->addr_id = 1;
+	j->nonce = 77;
+	j->tx_rel = 1;
+	j->c = tcp_connect_hooked(C, &ep, &mc_hooks, j, j, now);
+	assert_non_null(j->c);
+	run_ms(7);
+	path_down[1] = 1;
+	run_ms(10);
+	assert_int_equal(CNT(MPTCP_JOIN_SYN), 1);
+	assert_int_equal(stats().mptcp_subflows, 2);
+	/* Then a middlebox strips DSS from the first subflow's data. */
+	mc.no_dss = 1;
+	mc.plain = 1;
+	transfer(&x);
+	assert_int_equal(CNT(MPTCP_FALLBACK_NO_DSS), 1);
+	assert_int_equal(CNT(MPTCP_NO_MAPPING), 0);
+	teardown_all();
+}
+
 int
 main(void)
 {
@@ -1222,6 +1260,7 @@ main(void)
 		cmocka_unit_test(a_join_with_a_wrong_hmac_is_answered_with_rst_and_counted),
 		cmocka_unit_test(a_join_with_an_unknown_token_is_answered_with_rst_and_counted),
 		cmocka_unit_test(data_without_dss_on_the_first_subflow_falls_back_counted_with_the_stream_intact),
+		cmocka_unit_test(data_without_dss_falls_back_whole_while_a_join_is_still_half_open),
 		cmocka_unit_test(a_segment_spanning_two_mappings_is_split_between_them),
 		cmocka_unit_test(a_mapping_repeated_on_every_segment_is_recorded_once),
 		cmocka_unit_test(bytes_mapped_twice_on_two_subflows_reach_the_server_once),
