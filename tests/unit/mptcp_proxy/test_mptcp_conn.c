@@ -1250,6 +1250,62 @@ data_without_dss_falls_back_whole_while_a_join_is_still_half_open(void **state)
 	teardown_all();
 }
 
+static uint64_t rst_at;
+
+/* While P's data toward C is lost, an in-window RST+ACK from C's
+ * address that acknowledges it all (a forged or stray RST: the engine
+ * answers it with a challenge ACK and takes nothing from it). */
+static void
+forge_rst_ack(uint64_t sent_down)
+{
+	struct mptcp_meta *mt = meta();
+	struct tcp_conn_info ci;
+	struct tcp_endpoints ep;
+	struct tcp_seg_out so;
+	struct rte_mbuf *m;
+
+	if (rst_at != 0 || sent_down < 100000 || mt == NULL || mt->sf[0] == NULL)
+		return;
+	if (!path_down[0]) {
+		path_down[0] = 1;
+		return;
+	}
+	tcp_conn_get_info(mt->sf[0]->c, &ci);
+	if (ci.snd_nxt == ci.snd_una)
+		return; /* until data is in flight, and lost */
+	rst_at = now;
+	wire_ep_v4(&ep);
+	memset(&so, 0, sizeof(so));
+	so.seq = ci.rcv_nxt + 1000;
+	so.ack = ci.snd_nxt;
+	so.flags = TCP_FL_RST | TCP_FL_ACK;
+	m = tcp_seg_build(test_pool, &ep, &so, NULL, 0, 0);
+	assert_non_null(m);
+	m->port = 0;
+	pkt_parse(m, pkt_meta(m), 0);
+	assert_int_equal(mptcp_proxy_input_burst(P, &m, 1, true, 1, now), 0);
+	assert_true(mt->sf[0]->tx_n > 0); /* the mappings of what is lost stay */
+	run_ms(30);
+	path_down[0] = 0;
+}
+
+static void
+an_rst_that_the_engine_rejects_does_not_drop_the_mappings_of_unacknowledged_data(void **state)
+{
+	struct xfer x = { .up = 0, .down = 400000, .limit_ms = 20000, .during = forge_rst_ack };
+
+	(void)state;
+	setup(MS(5), MS(5));
+	mc_connect();
+	rst_at = 0;
+	transfer(&x);
+	assert_true(rst_at != 0);
+	assert_int_equal(CNT(MPTCP_TX_NO_MAPPING), 0);
+	assert_int_equal(mc.unmapped, 0);
+	assert_int_equal(stats().mptcp_subflows, 1);
+	teardown_all();
+}
+
 int
 main(void)
 {
@@ -1261,6 +1317,7 @@ main(void)
 		cmocka_unit_test(a_join_with_an_unknown_token_is_answered_with_rst_and_counted),
 		cmocka_unit_test(data_without_dss_on_the_first_subflow_falls_back_counted_with_the_stream_intact),
 		cmocka_unit_test(data_without_dss_falls_back_whole_while_a_join_is_still_half_open),
+		cmocka_unit_test(an_rst_that_the_engine_rejects_does_not_drop_the_mappings_of_unacknowledged_data),
 		cmocka_unit_test(a_segment_spanning_two_mappings_is_split_between_them),
 		cmocka_unit_test(a_mapping_repeated_on_every_segment_is_recorded_once),
 		cmocka_unit_test(bytes_mapped_twice_on_two_subflows_reach_the_server_once),
