@@ -24,6 +24,8 @@
  *     no infinite mapping), a byte S receives differs from the stream
  *     byte at its position: what reaches the server must be a prefix
  *     of the stream the client mapped;
+ *   - P sent a data segment without the DSS mapping of its bytes
+ *     (mptcp_segments_sent_without_mapping);
  *   - after teardown any mbuf of the pool is still in use.
  *
  * Input: one configuration byte (0x01: shut the proxy down before
@@ -189,6 +191,11 @@ to_client(struct rte_mbuf *m)
 	}
 	if (th[13] & TCP_FL_RST)
 		f->dead = 1;
+	if (getenv("FUZZ_MPTCP_MAPPING_TRACE") != NULL)
+		fprintf(stderr, "  P>sf%d rel=%u len=%u fl=%02x ack=%u mptcp=%04x map=%u+%u\n", k,
+			seq - f->irs, si.len, th[13], rd32(th + 8) - f->iss, o.present,
+			(o.dss.u.dss.flags & MPTCP_DSS_MAP) ? o.dss.u.dss.ssn : 0,
+			(o.dss.u.dss.flags & MPTCP_DSS_MAP) ? o.dss.u.dss.data_len : 0);
 	rte_pktmbuf_free(m);
 }
 
@@ -609,6 +616,13 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				fprintf(stderr, " %s=%llu", mptcp_proxy_cnt_name((enum mptcp_proxy_cnt)c),
 					(unsigned long long)st.cnt[c]);
 		fprintf(stderr, "\n");
+	}
+	{
+		/* Every data segment P sent carried the mapping of its bytes. */
+		struct mptcp_proxy_stats st;
+
+		mptcp_proxy_stats_get(H.px, &st);
+		CHECK(st.cnt[MPTCP_PROXY_CNT_MPTCP_TX_NO_MAPPING] == 0);
 	}
 	if (cfg & 0x01)
 		mptcp_proxy_shutdown(H.px, H.now, p_emit, NULL);
