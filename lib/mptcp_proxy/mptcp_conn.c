@@ -564,7 +564,13 @@ mptcp_meta_fallback(struct mptcp_meta *mt, unsigned cause)
 	mt->flags |= MT_FALLBACK;
 	mt->px->cnt[cause]++;
 	mt->fallback_cause = (uint8_t)cause;
-	/* One subflow carries the stream from here: the others go. */
+	/* One subflow carries the stream from here, in order from rcv_nxt:
+	 * what others mapped ahead of it must not fill in (rcv_nxt would
+	 * run past that subflow's next byte). */
+	chain_free(mt->ooo_head);
+	mt->ooo_head = mt->ooo_tail = NULL;
+	mt->ooo_bytes = 0;
+	/* The other subflows go. */
 	for (unsigned i = 0; i < MPTCP_SUBFLOWS_MAX; i++) {
 		struct mptcp_subflow *sf = mt->sf[i];
 
