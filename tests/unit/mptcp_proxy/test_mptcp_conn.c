@@ -48,6 +48,7 @@ struct mcsf {
 	struct mc *mc;
 	struct tcp_conn *c;
 	int idx, join, backup, addr_id, bad_hmac;
+	int no_dss;       /* this subflow's DSS is stripped */
 	int third_sent, hmac_ok, peer_fin, ack_pending;
 	uint32_t events;
 	uint32_t iss, irs;
@@ -259,9 +260,9 @@ mc_opts_space(void *owner, struct tcp_conn *c, uint8_t kind)
 			return s->join ? 24 : 20;
 		if (mc.extra_on == s->idx + 1)
 			return 12 + (uint32_t)mptcp_opt_len(&mc.extra);
-		return mc.no_dss ? 0 : 28;
+		return mc.no_dss || s->no_dss ? 0 : 28;
 	case TCP_SEG_DATA:
-		return mc.no_dss ? 0 : 28;
+		return mc.no_dss || s->no_dss ? 0 : 28;
 	default:
 		return 0;
 	}
@@ -1306,6 +1307,29 @@ an_rst_that_the_engine_rejects_does_not_drop_the_mappings_of_unacknowledged_data
 	teardown_all();
 }
 
+static void
+a_fallback_ignores_bytes_another_subflow_mapped_ahead(void **state)
+{
+	struct xfer x = { .up = 20000, .down = 0, .limit_ms = 10000 };
+
+	(void)state;
+	setup(MS(5), MS(5));
+	mc_connect();
+	(void)mc_join(0, 0, 0);
+	/* The joined subflow maps bytes 4000..7999 of the stream: ahead of
+	 * the data level, so P holds them out of order. */
+	assert_int_equal(mc_send_chunk(&mc.sf[1], mc.snd_base + 4000, 4000, 1), 4000);
+	run_ms(20);
+	assert_true(meta()->ooo_bytes > 0);
+	/* Then the first subflow's DSS is stripped: P falls back to it, and
+	 * it carries the whole stream from byte 0. */
+	mc.sf[0].no_dss = 1;
+	mc.plain = 1;
+	transfer(&x);
+	assert_int_equal(CNT(MPTCP_FALLBACK_NO_DSS), 1);
+	teardown_all();
+}
+
 int
 main(void)
 {
@@ -1318,6 +1342,7 @@ main(void)
 		cmocka_unit_test(data_without_dss_on_the_first_subflow_falls_back_counted_with_the_stream_intact),
 		cmocka_unit_test(data_without_dss_falls_back_whole_while_a_join_is_still_half_open),
 		cmocka_unit_test(an_rst_that_the_engine_rejects_does_not_drop_the_mappings_of_unacknowledged_data),
+		cmocka_unit_test(a_fallback_ignores_bytes_another_subflow_mapped_ahead),
 		cmocka_unit_test(a_segment_spanning_two_mappings_is_split_between_them),
 		cmocka_unit_test(a_mapping_repeated_on_every_segment_is_recorded_once),
 		cmocka_unit_test(bytes_mapped_twice_on_two_subflows_reach_the_server_once),
