@@ -311,11 +311,18 @@ mptcp_meta_rx_segs(struct mptcp_subflow *sf, uint64_t now)
 			}
 			if (left == 0 && !(mt->flags & MT_FALLBACK) &&
 			    (sf->flags & SF_MPC) && !(sf->flags & SF_SAW_DSS) &&
-			    mt->nsf == 1) {
+			    (mt->flags & MT_ESTAB) &&
+			    mt->rcv_nxt == mt->idsn_remote + rel) {
 				/* Data with no mapping on the first subflow
 				 * before any mapping: something between strips
 				 * MPTCP options (RFC 8684 3.7): plain TCP from
-				 * here, the stream kept whole. */
+				 * here (other subflows, even half-open joins,
+				 * are reset), the stream kept whole. Only if
+				 * this byte is the next one at the data level,
+				 * as the first subflow's implicit mapping (DSN
+				 * IDSN + 1 at subflow sequence 1) puts it;
+				 * else it is dropped, never delivered out of
+				 * place. */
 				mptcp_meta_fallback(mt, MPTCP_PROXY_CNT_MPTCP_FALLBACK_NO_DSS);
 				dsn = mt->rcv_nxt;
 				left = len;
@@ -603,7 +610,13 @@ mptcp_meta_fallback(struct mptcp_meta *mt, unsigned cause)
 	mt->flags |= MT_FALLBACK;
 	mt->px->cnt[cause]++;
 	mt->fallback_cause = (uint8_t)cause;
-	/* One subflow carries the stream from here: the others go. */
+	/* One subflow carries the stream from here, in order from rcv_nxt:
+	 * what others mapped ahead of it must not fill in (rcv_nxt would
+	 * run past that subflow's next byte). */
+	chain_free(mt->ooo_head);
+	mt->ooo_head = mt->ooo_tail = NULL;
+	mt->ooo_bytes = 0;
+	/* The other subflows go. */
 	for (unsigned i = 0; i < MPTCP_SUBFLOWS_MAX; i++) {
 		struct mptcp_subflow *sf = mt->sf[i];
 

@@ -13,12 +13,13 @@
  * nothing queued unsent and room in its windows now, the one with the
  * lowest smoothed RTT; the chunk is what that room lets out at once
  * (tcp_conn_send_room(), at least one segment). Backup subflows
- * (MP_JOIN B flag, MP_PRIO) are used only when no other subflow is
- * usable at all, stale ones included. A subflow whose window is full
- * gets nothing until its ACKs open it (the writable hook and every ACK
- * bring us back), so no data waits in a slow subflow's queue while a
- * faster one could send it; what a subflow holds in flight goes out
- * again on the others once it turns stale.
+ * (MP_JOIN B flag, MP_PRIO) are used only when no active subflow is
+ * left or every one is stale, never because active ones lack room.
+ * A subflow whose window is full gets nothing until its ACKs open it
+ * (the writable hook and every ACK bring us back), so no data waits in
+ * a slow subflow's queue while a faster one could send it; what a
+ * subflow holds in flight goes out again on the others once it turns
+ * stale.
  *
  * Congestion control is coupled (LIA, RFC 6356) through the connection's
  * tcp_cc_group: subflows join it when established.
@@ -51,7 +52,7 @@ pick(struct mptcp_meta *mt, uint32_t *budget)
 {
 	struct mptcp_subflow *best = NULL, *bk = NULL;
 	uint64_t best_rtt = UINT64_MAX, bk_rtt = UINT64_MAX;
-	bool active_fresh = false;
+	bool active_fresh = false; /* an active subflow, not stale */
 
 	for (unsigned i = 0; i < MPTCP_SUBFLOWS_MAX; i++) {
 		struct mptcp_subflow *sf = mt->sf[i];
@@ -78,8 +79,9 @@ pick(struct mptcp_meta *mt, uint32_t *budget)
 			best_rtt = rtt;
 		}
 	}
-	/* Backups only when no active subflow is left that is not stale:
-	 * an active one whose window is full is waited for. */
+	/* The backup only when no active subflow is left, or every one
+	 * is stale: an active one that merely has no room now is waited
+	 * for (its ACKs bring us back). */
 	if (best == NULL && !active_fresh)
 		best = bk;
 	if (best != NULL)

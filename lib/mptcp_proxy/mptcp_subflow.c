@@ -184,8 +184,12 @@ sf_opts_in(void *owner, struct tcp_conn *c, const struct tcp_hook_seg *seg,
 	struct mptcp_proxy *px = mt->px;
 	struct mptcp_opts o;
 
-	RTE_SET_USED(c);
-	if (seg->flags & 0x10) /* ACK: what the client has of our bytes */
+	/* ACK: what the client has of our bytes. The hook runs before the
+	 * engine judges the ACK: a RST or a SYN here is answered with a
+	 * challenge ACK and its ACK field taken for nothing, and an ACK of
+	 * bytes not yet sent is refused; their mappings must stay. */
+	if ((seg->flags & (0x10 | 0x04 | 0x02)) == 0x10 &&
+	    !rel_lt(sf->tx_end_rel - tcp_conn_unsent(c), seg->ack - sf->iss))
 		tx_acked(sf, seg->ack - sf->iss, now);
 	if (optlen == 0 || (mptcp_opts_parse(opt, optlen, seg->flags, &o, &px->opt_err) == 0 &&
 			    o.n_err == 0))

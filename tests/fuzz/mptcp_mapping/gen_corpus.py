@@ -1,0 +1,76 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""Seeds for fuzz_mptcp_mapping: one file per scenario in corpus/.
+
+A seed is a configuration byte and 16-byte records (see the layout at the
+top of fuzz_mptcp_mapping.c)."""
+import os
+import struct
+
+A, a, M, m, F = 0x01, 0x02, 0x04, 0x08, 0x10
+DSS64 = A | a | M | m
+
+
+def rec(op, dss=DSS64, start=0, maplen=0, paylen=0, dseq=0, ack=0, clock=1,
+        aux=b"\0\0\0\0"):
+    return struct.pack(">BBhHHhbB4s", op, dss, start, maplen, paylen, dseq,
+                       ack, clock, aux)
+
+
+def data(n, sub=0, **kw):
+    kw.setdefault("maplen", n)
+    return rec(0 | (0x08 if sub else 0), paylen=n, **kw)
+
+
+def join(shift=0, backup=0, bad=0):
+    aux = struct.pack(">HBB", 1000 + shift, backup | (4 if bad else 0), 1)
+    return rec(3, aux=aux, clock=2) + rec(3, aux=aux, clock=2)
+
+
+SEEDS = {
+    # in order on the first subflow, one mapping per segment, then a
+    # DATA_FIN on a pure ACK and the server closing
+    "in_order": b"\0" + data(1000) + data(1000) + data(500)
+    + rec(2, dss=DSS64 | F, start=0, maplen=1)
+    + rec(6, aux=b"\x01\0\0\0"),
+    # one mapping over three segments, announced on each
+    "mapping_repeated": b"\0" + data(1000, maplen=3000)
+    + data(1000, start=-1000, maplen=3000) + data(1000, start=-2000, maplen=3000),
+    # a segment spanning two mappings carries the second
+    "spanning": b"\0" + data(1000, maplen=1400) + data(1000, start=400, maplen=2000),
+    # the second segment first (subflow reordering)
+    "out_of_order": b"\0" + data(1000, dseq=1000) + data(1000, dseq=-2000),
+    # 32-bit DSNs and DATA_ACKs
+    "dsn32": b"\x02" + data(1000, dss=A | M) + data(1000, dss=A | M),
+    # no DSS at all: fallback
+    "no_dss": b"\0" + data(1000, dss=0x20) + data(1000, dss=0x20),
+    # infinite mapping
+    "infinite": b"\0" + data(1000) + data(1000, dss=DSS64 | 0x80),
+    # a second subflow joins and carries the stream's next bytes
+    "join_data": b"\0" + data(1000) + join(shift=1000) + data(1000, sub=1),
+    # the same bytes on both subflows
+    "join_duplicate": b"\0" + data(1000) + join(shift=0) + data(1000, sub=1),
+    # a join with a wrong HMAC
+    "join_bad_hmac": b"\0" + data(1000) + join(bad=1) + data(1000, sub=1),
+    # a backup join, REMOVE_ADDR of it, MP_PRIO
+    "remove_addr": b"\0" + join(backup=1) + rec(4, aux=b"\x01\x01\0\0")
+    + rec(4, aux=b"\x02\x00\0\0") + data(1000),
+    # the server sends, the client acknowledges at the data level
+    "server_sends": b"\0" + rec(6, aux=b"\0\xff\0\0") + rec(2, dss=A | a)
+    + rec(6, aux=b"\0\xff\0\0") + rec(2, dss=A | a, clock=50),
+    # the server sends over two subflows, one then resets
+    "reset_reinject": b"\0" + join() + rec(6, aux=b"\0\xff\0\0")
+    + rec(6, aux=b"\0\xff\0\0") + rec(5 | 0x08) + rec(2, dss=A | a, clock=250),
+    # MP_FASTCLOSE with the right key
+    "fastclose": b"\0" + data(500) + rec(4, aux=b"\x04\x01\0\0"),
+    # MP_CAPABLE with data (first data before our DSS was seen)
+    "mpc_data": b"\0" + rec(4, maplen=800, paylen=800, aux=b"\x00\x81\0\0"),
+    # proxy shut down with data in flight
+    "shutdown": b"\x01" + data(1000, dseq=2000) + rec(6, aux=b"\0\x40\0\0"),
+}
+
+here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "corpus")
+os.makedirs(here, exist_ok=True)
+for name, blob in SEEDS.items():
+    with open(os.path.join(here, name), "wb") as f:
+        f.write(blob)

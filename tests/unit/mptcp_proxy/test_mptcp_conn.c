@@ -1,0 +1,1360 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * lib/mptcp_proxy's MPTCP termination (RFC 8684), driven in memory on a
+ * virtual clock. A minimal MPTCP client lives in this file, on a lib/tcp
+ * engine C and its extension hooks: its first subflow's SYN asks for
+ * MP_CAPABLE (v1, H), the third ACK carries both keys, its data carries
+ * DSS mappings (mptcp_opt_write()), it reads the proxy's DSS
+ * (mptcp_opts_parse()), DATA_ACKs what it got, reassembles by DSN, and
+ * can join a second subflow from another address (mptcp_join_hmac()).
+ * The proxy P terminates MPTCP and speaks plain TCP to the server S:
+ *
+ *   C 198.18.0.1 (path 0) --+
+ *                           +-- port 0 -- P -- port 1 -- S 198.18.1.2:80
+ *   C 198.18.0.3 (path 1) --+
+ *
+ * Each path has its own one-way delay and can be cut; P to S is 1 ms.
+ */
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "tcp_test_util.h"
+#include "mptcp_proxy.h"
+#include "proxy_priv.h"
+
+#define SNDBUF (128 * 1024)
+#define NSF 4
+#define MAXMAP 4096
+#define DOWN_MAX (4u << 20)
+
+/* ------------------------------------------------------------------ */
+/* The MPTCP client                                                    */
+
+struct mcmap {
+	uint64_t dsn;
+	uint32_t ssn;
+	uint32_t len;
+};
+
+struct mc;
+
+struct mcsf {
+	struct mc *mc;
+	struct tcp_conn *c;
+	int idx, join, backup, addr_id, bad_hmac;
+	int no_dss;       /* this subflow's DSS is stripped */
+	int third_sent, hmac_ok, peer_fin, ack_pending;
+	uint32_t events;
+	uint32_t iss, irs;
+	uint32_t nonce, peer_nonce;
+	uint32_t tx_rel; /* next relative subflow sequence to map */
+	uint32_t ntx, nrx;
+	struct mcmap tx[MAXMAP];
+	struct mcmap rx[MAXMAP];
+};
+
+struct mc {
+	uint64_t key, key_remote, idsn, idsn_remote;
+	uint32_t token_remote;
+	int got_key;
+	/* Modes. */
+	int dsn32;        /* 32-bit DSNs and DATA_ACKs */
+	int no_dss;       /* no DSS after the handshake (a middlebox strips) */
+	int map_last;     /* a segment carries the last mapping starting in it */
+	int dup_to;       /* every chunk sent again on subflow dup_to - 1 */
+	int rr;           /* chunks alternate over established subflows */
+	int plain;        /* the proxy fell back: a subflow is the stream */
+	uint32_t chunk;
+	/* Send. */
+	uint64_t snd_base, snd_nxt, snd_una, up_total;
+	int fin_want, fin_sent, fin_acked;
+	uint64_t fin_at;
+	/* Receive. */
+	uint64_t rcv_base, rcv_nxt, peer_fin_dsn;
+	int peer_fin_seen, peer_fin;
+	uint64_t unmapped, dup, last_ack_sent, fastclose, tcprst;
+	uint64_t spanning; /* data segments whose first byte their mapping misses */
+	/* One more option (REMOVE_ADDR, MP_FASTCLOSE...) on the next pure
+	 * ACK of subflow extra_on - 1, beside a DSS with only a DATA_ACK. */
+	struct mptcp_opt extra;
+	int extra_on;
+	struct mcsf sf[NSF];
+	int nsf;
+};
+
+static struct mc mc;
+static uint8_t down[DOWN_MAX], have[DOWN_MAX];
+
+static inline uint8_t
+pattern(uint64_t i, int dir)
+{
+	return (uint8_t)(((i + (uint64_t)dir * 977) * 2654435761u) >> 13);
+}
+
+static struct mcmap *
+rx_find(struct mcsf *s, uint32_t rel, uint32_t *left)
+{
+	for (uint32_t k = s->nrx; k-- > 0;) {
+		struct mcmap *m = &s->rx[k];
+
+		if (rel - m->ssn < m->len) {
+			*left = m->len - (rel - m->ssn);
+			return m;
+		}
+	}
+	return NULL;
+}
+
+static const struct mcmap *
+tx_find(const struct mcsf *s, uint32_t rel, uint32_t len)
+{
+	const struct mcmap *cover = NULL;
+
+	for (uint32_t k = s->ntx; k-- > 0;) {
+		const struct mcmap *m = &s->tx[k];
+
+		if (mc.map_last && len > 0 && m->ssn - rel < len)
+			return m;
+		if (rel - m->ssn < m->len) {
+			cover = m;
+			if (!mc.map_last)
+				return m;
+		}
+	}
+	return cover;
+}
+
+static void
+mc_rx(struct mcsf *s, uint64_t now)
+{
+	struct rte_mbuf *m;
+	uint32_t seq;
+
+	while ((m = tcp_recv_seg(s->c, &seq, now)) != NULL) {
+		uint32_t rel = seq - s->irs, off = 0;
+		const uint8_t *d = rte_pktmbuf_mtod(m, const uint8_t *);
+
+		while (off < m->data_len) {
+			uint32_t left = 0, n;
+			struct mcmap *mp = rx_find(s, rel + off, &left);
+			uint64_t dsn;
+
+			if (mp != NULL) {
+				dsn = mp->dsn + (rel + off - mp->ssn);
+			} else if (mc.plain && s->idx == 0) {
+				dsn = mc.rcv_base + (rel + off - 1);
+				left = m->data_len - off;
+			} else {
+				mc.unmapped += m->data_len - off;
+				break;
+			}
+			n = RTE_MIN(left, (uint32_t)(m->data_len - off));
+			for (uint32_t k = 0; k < n; k++) {
+				uint64_t at = dsn + k - mc.rcv_base;
+
+				if (at >= DOWN_MAX)
+					continue;
+				if (have[at])
+					mc.dup++;
+				down[at] = d[off + k];
+				have[at] = 1;
+			}
+			off += n;
+		}
+		rte_pktmbuf_free(m);
+	}
+	while (mc.rcv_nxt - mc.rcv_base < DOWN_MAX && have[mc.rcv_nxt - mc.rcv_base])
+		mc.rcv_nxt++;
+	if (mc.peer_fin_seen && !mc.peer_fin && mc.rcv_nxt == mc.peer_fin_dsn) {
+		mc.rcv_nxt++;
+		mc.peer_fin = 1;
+	}
+	s->ack_pending = 1;
+}
+
+static void
+mc_opts_in(void *owner, struct tcp_conn *c, const struct tcp_hook_seg *seg,
+	   const uint8_t *opt, uint32_t optlen, uint64_t now)
+{
+	struct mcsf *s = owner;
+	struct mptcp_opts o;
+
+	(void)c;
+	(void)now;
+	if (mptcp_opts_parse(opt, optlen, seg->flags, &o, NULL) == 0)
+		return;
+	if ((o.present & (1u << MPTCP_SUB_MP_CAPABLE)) && o.mpc.u.mpc.form == MPTCP_FORM_SYNACK) {
+		mc.key_remote = o.mpc.u.mpc.key_snd;
+		mptcp_key_token_idsn(mc.key_remote, &mc.token_remote, &mc.idsn_remote);
+		mc.rcv_base = mc.rcv_nxt = mc.idsn_remote + 1;
+		mc.got_key = 1;
+	}
+	if ((o.present & (1u << MPTCP_SUB_MP_JOIN)) && o.join.u.join.form == MPTCP_FORM_SYNACK) {
+		s->peer_nonce = o.join.u.join.nonce;
+		s->hmac_ok = o.join.u.join.hmac64 ==
+			     mptcp_join_hmac_trunc(mc.key_remote, mc.key, s->peer_nonce, s->nonce);
+	}
+	if (o.present & (1u << MPTCP_SUB_DSS)) {
+		const struct mptcp_opt *d = &o.dss;
+		uint8_t f = d->u.dss.flags;
+
+		if (f & MPTCP_DSS_DATA_ACK) {
+			uint64_t a = (f & MPTCP_DSS_ACK64) ? d->u.dss.data_ack :
+				     mptcp_expand_seq(mc.snd_una, (uint32_t)d->u.dss.data_ack);
+
+			if (a > mc.snd_una && a <= mc.snd_nxt + 1)
+				mc.snd_una = a;
+			if (mc.fin_sent && a == mc.snd_nxt + 1)
+				mc.fin_acked = 1;
+		}
+		if (f & MPTCP_DSS_MAP) {
+			uint64_t dsn = (f & MPTCP_DSS_DSN64) ? d->u.dss.dsn :
+				       mptcp_expand_seq(mc.rcv_nxt, (uint32_t)d->u.dss.dsn);
+			uint32_t len = d->u.dss.data_len;
+
+			if ((f & MPTCP_DSS_DATA_FIN) && len > 0) {
+				mc.peer_fin_dsn = dsn + len - 1;
+				mc.peer_fin_seen = 1;
+				len--;
+			}
+			if (len > 0 && d->u.dss.ssn != 0 && s->nrx < MAXMAP &&
+			    (s->nrx == 0 || s->rx[s->nrx - 1].dsn != dsn ||
+			     s->rx[s->nrx - 1].ssn != d->u.dss.ssn))
+				s->rx[s->nrx++] = (struct mcmap){ dsn, d->u.dss.ssn, len };
+			if (mc.peer_fin_seen && !mc.peer_fin && mc.rcv_nxt == mc.peer_fin_dsn) {
+				mc.rcv_nxt++;
+				mc.peer_fin = 1;
+				s->ack_pending = 1;
+			}
+		}
+	}
+	if (o.present & (1u << MPTCP_SUB_MP_FASTCLOSE))
+		mc.fastclose++;
+	if (o.present & (1u << MPTCP_SUB_MP_TCPRST))
+		mc.tcprst++;
+}
+
+static int
+fin_due(void)
+{
+	return mc.fin_want && !mc.fin_acked && mc.snd_nxt == mc.snd_base + mc.up_total;
+}
+
+static uint32_t
+mc_opts_space(void *owner, struct tcp_conn *c, uint8_t kind)
+{
+	struct mcsf *s = owner;
+
+	(void)c;
+	switch (kind) {
+	case TCP_SEG_SYN:
+		return s->join ? 12 : 4;
+	case TCP_SEG_ACK:
+		if (!s->third_sent)
+			return s->join ? 24 : 20;
+		if (mc.extra_on == s->idx + 1)
+			return 12 + (uint32_t)mptcp_opt_len(&mc.extra);
+		return mc.no_dss || s->no_dss ? 0 : 28;
+	case TCP_SEG_DATA:
+		return mc.no_dss || s->no_dss ? 0 : 28;
+	default:
+		return 0;
+	}
+}
+
+static uint32_t
+mc_opts_out(void *owner, struct tcp_conn *c, const struct tcp_hook_seg *seg,
+	    uint8_t *buf, uint32_t room)
+{
+	struct mcsf *s = owner;
+	struct mptcp_opt o;
+	int n;
+
+	(void)c;
+	memset(&o, 0, sizeof(o));
+	if (seg->kind == TCP_SEG_SYN) {
+		if (s->join) {
+			o.sub = MPTCP_SUB_MP_JOIN;
+			o.u.join.form = MPTCP_FORM_SYN;
+			o.u.join.backup = s->backup != 0;
+			o.u.join.addr_id = (uint8_t)s->addr_id;
+			o.u.join.token = mc.token_remote;
+			o.u.join.nonce = s->nonce;
+		} else {
+			o.sub = MPTCP_SUB_MP_CAPABLE;
+			o.u.mpc.form = MPTCP_FORM_SYN;
+			o.u.mpc.version = MPTCP_VERSION_1;
+			o.u.mpc.flags = MPTCP_MPC_FLAG_H;
+		}
+	} else if (seg->kind == TCP_SEG_ACK && !s->third_sent) {
+		s->third_sent = 1;
+		if (s->join) {
+			uint8_t h[MPTCP_HMAC_LEN];
+
+			mptcp_join_hmac(mc.key, mc.key_remote, s->nonce, s->peer_nonce, h);
+			if (s->bad_hmac)
+				h[3] ^= 0x40;
+			o.sub = MPTCP_SUB_MP_JOIN;
+			o.u.join.form = MPTCP_FORM_ACK;
+			memcpy(o.u.join.hmac, h, MPTCP_JOIN_ACK_HMAC_LEN);
+		} else {
+			o.sub = MPTCP_SUB_MP_CAPABLE;
+			o.u.mpc.form = MPTCP_FORM_ACK;
+			o.u.mpc.version = MPTCP_VERSION_1;
+			o.u.mpc.flags = MPTCP_MPC_FLAG_H;
+			o.u.mpc.key_snd = mc.key;
+			o.u.mpc.key_rcv = mc.key_remote;
+		}
+	} else if (seg->kind == TCP_SEG_ACK && mc.extra_on == s->idx + 1) {
+		mc.extra_on = 0;
+		o.sub = MPTCP_SUB_DSS;
+		o.u.dss.flags = MPTCP_DSS_DATA_ACK | MPTCP_DSS_ACK64;
+		o.u.dss.data_ack = mc.rcv_nxt;
+		n = mptcp_opt_write(&o, buf, room);
+		if (n <= 0)
+			return 0;
+		return (uint32_t)n + (uint32_t)RTE_MAX(0, mptcp_opt_write(&mc.extra, buf + n,
+									 room - (uint32_t)n));
+	} else if (seg->kind == TCP_SEG_ACK || seg->kind == TCP_SEG_DATA) {
+		o.sub = MPTCP_SUB_DSS;
+		o.u.dss.flags = MPTCP_DSS_DATA_ACK | (mc.dsn32 ? 0 : MPTCP_DSS_ACK64);
+		o.u.dss.data_ack = mc.dsn32 ? (uint32_t)mc.rcv_nxt : mc.rcv_nxt;
+		mc.last_ack_sent = mc.rcv_nxt;
+		if (seg->kind == TCP_SEG_DATA) {
+			const struct mcmap *mp = tx_find(s, seg->seq - s->iss, seg->len);
+
+			if (mp != NULL) {
+				if (seg->seq - s->iss - mp->ssn >= mp->len)
+					mc.spanning++;
+				o.u.dss.flags |= MPTCP_DSS_MAP | (mc.dsn32 ? 0 : MPTCP_DSS_DSN64);
+				o.u.dss.dsn = mc.dsn32 ? (uint32_t)mp->dsn : mp->dsn;
+				o.u.dss.ssn = mp->ssn;
+				o.u.dss.data_len = (uint16_t)mp->len;
+			}
+		} else if (fin_due()) {
+			o.u.dss.flags |= MPTCP_DSS_MAP | (mc.dsn32 ? 0 : MPTCP_DSS_DSN64) |
+					 MPTCP_DSS_DATA_FIN;
+			o.u.dss.dsn = mc.dsn32 ? (uint32_t)mc.snd_nxt : mc.snd_nxt;
+			o.u.dss.ssn = 0;
+			o.u.dss.data_len = 1;
+			mc.fin_sent = 1;
+		}
+	} else {
+		return 0;
+	}
+	n = mptcp_opt_write(&o, buf, room);
+	return n > 0 ? (uint32_t)n : 0;
+}
+
+static const struct tcp_conn_hooks mc_hooks = {
+	.opts_in = mc_opts_in,
+	.opts_space = mc_opts_space,
+	.opts_out = mc_opts_out,
+};
+
+static void
+mc_event(struct tcp_conn *c, void *arg, uint32_t ev, uint64_t now)
+{
+	struct mcsf *s = arg;
+
+	s->events |= ev;
+	if (ev & TCP_EV_CONNECTED) {
+		struct tcp_conn_info ci;
+
+		s->c = c;
+		tcp_conn_get_info(c, &ci);
+		s->iss = ci.iss;
+		s->irs = ci.irs;
+	}
+	if (ev & TCP_EV_READABLE)
+		mc_rx(s, now);
+	if (ev & TCP_EV_PEER_FIN) {
+		s->peer_fin = 1;
+		if (mc.plain) {
+			mc.peer_fin = 1;
+			mc.peer_fin_seen = 1;
+		}
+		/* The proxy closes a subflow once both DATA_FINs were
+		 * acknowledged (or in fallback, the stream): close ours. */
+		if (mc.fin_acked || mc.plain)
+			(void)tcp_shutdown(c, now);
+	}
+	if (ev & TCP_EV_CLOSED)
+		s->c = NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* The wire                                                            */
+
+static struct tcp_engine *C, *S;
+static struct mptcp_proxy *P;
+static struct app app_s;
+static uint64_t now;
+static uint64_t path_delay[2];
+static int path_down[2];
+static uint64_t path_bytes_down[2]; /* payload P sent on each path */
+static uint32_t frames_to_s_with_mptcp;
+static uint64_t max_ooo;
+
+struct qframe { struct rte_mbuf *m; uint64_t due; int dst; }; /* 0 C, 1 P, 2 S */
+static struct qframe q[16384];
+static uint32_t qn;
+
+static int
+path_of(const struct pkt_meta *pm, int to_client)
+{
+	const uint8_t *a = to_client ? pm->dst : pm->src;
+
+	return a[3] == 3 ? 1 : 0;
+}
+
+static uint32_t
+payload_len(struct rte_mbuf *m)
+{
+	const struct pkt_meta *pm = pkt_meta(m);
+
+	return pm->l3_off + pm->l3_len - pm->payload_off;
+}
+
+static void
+enqueue(struct rte_mbuf *m, int dst, int from_s)
+{
+	uint64_t d = MS(1);
+
+	pkt_parse(m, pkt_meta(m), (uint16_t)(dst == 1 ? m->port : 0));
+	if (dst == 0 || (dst == 1 && !from_s)) {
+		int path = path_of(pkt_meta(m), dst == 0);
+
+		if (path_down[path]) {
+			rte_pktmbuf_free(m);
+			return;
+		}
+		d = path_delay[path];
+		if (dst == 0)
+			path_bytes_down[path] += payload_len(m);
+	}
+	assert_true(qn < RTE_DIM(q));
+	q[qn].m = m;
+	q[qn].due = now + d;
+	q[qn].dst = dst;
+	qn++;
+}
+
+static void
+p_emit(void *arg, struct rte_mbuf **pk, uint16_t n)
+{
+	(void)arg;
+	for (uint16_t i = 0; i < n; i++)
+		enqueue(pk[i], pk[i]->port == 0 ? 0 : 2, 0);
+}
+
+static void
+collect(void)
+{
+	struct rte_mbuf *pk[64];
+	uint16_t n;
+
+	while ((n = tcp_tx_burst(C, pk, 64)) > 0)
+		for (uint16_t i = 0; i < n; i++) {
+			pk[i]->port = 0;
+			enqueue(pk[i], 1, 0);
+		}
+	while ((n = tcp_tx_burst(S, pk, 64)) > 0)
+		for (uint16_t i = 0; i < n; i++) {
+			pk[i]->port = 1;
+			enqueue(pk[i], 1, 1);
+		}
+}
+
+static int
+has_mptcp_option(struct rte_mbuf *m)
+{
+	const struct pkt_meta *pm = pkt_meta(m);
+	const uint8_t *th = rte_pktmbuf_mtod_offset(m, const uint8_t *, pm->l4_off);
+	uint32_t hlen = (uint32_t)(th[12] >> 4) * 4, i = 20;
+
+	while (i < hlen && th[i] != 0) {
+		if (th[i] == 1) {
+			i++;
+			continue;
+		}
+		if (th[i] == MPTCP_OPT_KIND)
+			return 1;
+		if (i + 1 >= hlen || th[i + 1] < 2)
+			break;
+		i += th[i + 1];
+	}
+	return 0;
+}
+
+static void
+deliver_due(void)
+{
+	uint32_t k = 0;
+
+	for (uint32_t i = 0; i < qn; i++) {
+		struct qframe f = q[i];
+		enum tcp_input_result r;
+
+		if (f.due > now) {
+			q[k++] = f;
+			continue;
+		}
+		if (f.dst == 1) {
+			uint16_t port = f.m->port;
+
+			if (mptcp_proxy_input_burst(P, &f.m, 1, port == 0,
+						    (uint16_t)(port ^ 1), now) == 0)
+				continue;
+			f.dst = port == 0 ? 2 : 0;
+			pkt_parse(f.m, pkt_meta(f.m), 0);
+		}
+		if (f.dst == 2 && has_mptcp_option(f.m))
+			frames_to_s_with_mptcp++;
+		r = tcp_input(f.dst == 0 ? C : S, f.m, now);
+		if (r != TCP_INPUT_CONSUMED) {
+			tcp_reply_rst(f.dst == 0 ? C : S, f.m, now);
+			rte_pktmbuf_free(f.m);
+		}
+	}
+	qn = k;
+}
+
+static struct mptcp_proxy_stats
+stats(void)
+{
+	struct mptcp_proxy_stats s;
+
+	mptcp_proxy_stats_get(P, &s);
+	return s;
+}
+
+#define CNT(name) (stats().cnt[MPTCP_PROXY_CNT_##name])
+
+/* The proxy's one MPTCP connection (NULL: none). */
+static struct mptcp_meta *
+meta(void)
+{
+	return ((struct mptcp_proxy *)P)->meta_active;
+}
+
+static void
+step(void)
+{
+	struct mptcp_meta *mt;
+
+	collect();
+	deliver_due();
+	tcp_timers_run(C, now);
+	tcp_timers_run(S, now);
+	mptcp_proxy_poll(P, now, p_emit, NULL);
+	/* The client's DATA_ACK catches up with what it reassembled, and
+	 * its DATA_FIN goes out (again every 100 ms) until acknowledged. */
+	for (int i = 0; i < mc.nsf; i++) {
+		struct mcsf *s = &mc.sf[i];
+
+		if (s->c == NULL || !(s->events & TCP_EV_CONNECTED) || mc.no_dss)
+			continue;
+		if (s->ack_pending && mc.last_ack_sent != mc.rcv_nxt) {
+			s->ack_pending = 0;
+			(void)tcp_conn_send_ack(s->c, now);
+		}
+	}
+	if (fin_due() && mc.sf[0].c != NULL && now - mc.fin_at >= MS(100)) {
+		mc.fin_at = now;
+		(void)tcp_conn_send_ack(mc.sf[0].c, now);
+	}
+	mt = meta();
+	if (mt != NULL && mt->ooo_bytes > max_ooo)
+		max_ooo = mt->ooo_bytes;
+	collect();
+	now += US(500);
+}
+
+static void
+run_ms(uint64_t ms)
+{
+	uint64_t until = now + MS(ms);
+
+	while (now < until)
+		step();
+}
+
+static void teardown_all(void);
+
+static void
+setup(uint64_t d0, uint64_t d1)
+{
+	struct mptcp_proxy_rule rule = { .family = 4, .plen = 24, .addr = { 198, 18, 1, 0 } };
+	struct mptcp_proxy_params pp;
+	struct tcp_engine_params p;
+
+	if (C != NULL)
+		teardown_all();
+	memset(&app_s, 0, sizeof(app_s));
+	app_s.rx_hash = FNV_INIT;
+	app_s.auto_read = 1;
+	wire_params(&p, "c", NULL);
+	p.snd_buf = SNDBUF;
+	p.cb = mc_event;
+	C = tcp_engine_create(&p);
+	wire_params(&p, "s", &app_s);
+	p.snd_buf = SNDBUF;
+	S = tcp_engine_create(&p);
+	memset(&pp, 0, sizeof(pp));
+	pp.name = "p";
+	pp.socket_id = SOCKET_ID_ANY;
+	pp.pool = test_pool;
+	pp.max_conns = 16;
+	pp.snd_buf = SNDBUF;
+	pp.rcv_buf = 256 * 1024;
+	pp.cc = TCP_CC_CUBIC;
+	pp.syn_retries = 6;
+	pp.mbuf_budget = 8000;
+	for (int i = 0; i < 16; i++)
+		pp.isn_key[i] = (uint8_t)('p' + i);
+	pp.nrules = 1;
+	pp.rules = &rule;
+	pp.mptcp = true;
+	P = mptcp_proxy_create(&pp);
+	assert_non_null(C);
+	assert_non_null(P);
+	assert_non_null(S);
+	tcp_listen(S, 80, true);
+	now = MS(1000);
+	qn = 0;
+	path_delay[0] = d0;
+	path_delay[1] = d1;
+	path_down[0] = path_down[1] = 0;
+	path_bytes_down[0] = path_bytes_down[1] = 0;
+	frames_to_s_with_mptcp = 0;
+	max_ooo = 0;
+	memset(&mc, 0, sizeof(mc));
+	memset(have, 0, sizeof(have));
+	mc.key = 0x0123456789abcdefull;
+	mc.chunk = 4000;
+}
+
+static void
+teardown_all(void)
+{
+	for (uint32_t i = 0; i < qn; i++)
+		rte_pktmbuf_free(q[i].m);
+	qn = 0;
+	tcp_engine_free(C);
+	mptcp_proxy_free(P);
+	tcp_engine_free(S);
+	C = S = NULL;
+	P = NULL;
+	/* Every mbuf is back in the pool. */
+	assert_int_equal(rte_mempool_in_use_count(test_pool), 0);
+}
+
+static void
+mc_set_key(uint64_t key)
+{
+	uint32_t tok;
+
+	mc.key = key;
+	mptcp_key_token_idsn(key, &tok, &mc.idsn);
+	mc.snd_base = mc.snd_nxt = mc.snd_una = mc.idsn + 1;
+}
+
+/* The client opens its first subflow (MP_CAPABLE) from path 0. */
+static void
+mc_connect(void)
+{
+	struct tcp_endpoints ep;
+	struct mcsf *s = &mc.sf[0];
+
+	mc_set_key(mc.key);
+	wire_ep_v4(&ep);
+	s->mc = &mc;
+	s->idx = 0;
+	s->tx_rel = 1;
+	mc.nsf = 1;
+	s->c = tcp_connect_hooked(C, &ep, &mc_hooks, s, s, now);
+	assert_non_null(s->c);
+	tcp_conn_keep_segments(s->c, true);
+	run_ms(4 * (path_delay[0] / MS(1)) + 20);
+	assert_true(s->events & TCP_EV_CONNECTED);
+	assert_true(mc.got_key);
+}
+
+/* The client joins a subflow from 198.18.0.3 (path 1). */
+static struct mcsf *
+mc_join(int backup, int bad_hmac, uint32_t token_xor)
+{
+	struct tcp_endpoints ep;
+	struct mcsf *s = &mc.sf[mc.nsf];
+	uint32_t tok = mc.token_remote;
+
+	wire_ep_v4(&ep);
+	ep.laddr[3] = 3;
+	ep.lport = (uint16_t)(40000 + mc.nsf);
+	s->mc = &mc;
+	s->idx = mc.nsf;
+	s->join = 1;
+	s->backup = backup;
+	s->bad_hmac = bad_hmac;
+	s->addr_id = mc.nsf;
+	s->nonce = 0x5eed0000u + (uint32_t)mc.nsf;
+	s->tx_rel = 1;
+	mc.nsf++;
+	mc.token_remote ^= token_xor;
+	s->c = tcp_connect_hooked(C, &ep, &mc_hooks, s, s, now);
+	assert_non_null(s->c);
+	tcp_conn_keep_segments(s->c, true);
+	run_ms(1);
+	mc.token_remote = tok;
+	run_ms(100);
+	return s;
+}
+
+/* Queue a chunk of the client's stream on subflow s; 0: no room. */
+static uint32_t
+mc_send_chunk(struct mcsf *s, uint64_t dsn, uint32_t len, int wait_unsent)
+{
+	uint8_t buf[16384];
+	uint32_t room;
+	int32_t got;
+
+	if (s->c == NULL || !(s->events & TCP_EV_CONNECTED) || (s->events & TCP_EV_CLOSED))
+		return 0;
+	if (wait_unsent && tcp_conn_unsent(s->c) != 0)
+		return 0;
+	room = tcp_send_space(s->c, len);
+	len = RTE_MIN(len, RTE_MIN(room, (uint32_t)sizeof(buf)));
+	if (len == 0 || s->ntx >= MAXMAP)
+		return 0;
+	for (uint32_t k = 0; k < len; k++)
+		buf[k] = pattern(dsn - mc.snd_base + k, 0);
+	/* The mapping first: the engine may send at once. */
+	s->tx[s->ntx++] = (struct mcmap){ dsn, s->tx_rel, len };
+	got = tcp_send(s->c, buf, len, now);
+	assert_int_equal(got, (int32_t)len);
+	s->tx_rel += len;
+	return len;
+}
+
+/* The client's stream: as much as the subflows take now. */
+static void
+mc_push(void)
+{
+	static int turn;
+
+	while (mc.snd_nxt < mc.snd_base + mc.up_total) {
+		uint32_t len = (uint32_t)RTE_MIN((uint64_t)mc.chunk,
+						 mc.snd_base + mc.up_total - mc.snd_nxt);
+		struct mcsf *s = &mc.sf[0];
+		uint32_t got;
+
+		if (mc.rr && mc.nsf > 1)
+			s = &mc.sf[turn % mc.nsf];
+		got = mc_send_chunk(s, mc.snd_nxt, len, !mc.map_last);
+		if (got == 0)
+			break;
+		if (mc.dup_to)
+			(void)mc_send_chunk(&mc.sf[mc.dup_to - 1], mc.snd_nxt, got, 0);
+		mc.snd_nxt += got;
+		turn++;
+	}
+}
+
+static void
+s_push(uint64_t total, uint64_t *off, uint64_t *h)
+{
+	uint8_t buf[4096];
+
+	while (app_s.conn != NULL && *off < total) {
+		uint32_t n = (uint32_t)RTE_MIN((uint64_t)sizeof(buf), total - *off);
+		int32_t got;
+
+		for (uint32_t i = 0; i < n; i++)
+			buf[i] = pattern(*off + i, 1);
+		got = tcp_send(app_s.conn, buf, n, now);
+		if (got <= 0)
+			return;
+		*h = fnv1a(*h, buf, (size_t)got);
+		*off += (uint64_t)got;
+	}
+}
+
+static uint64_t
+up_hash(uint64_t total)
+{
+	uint64_t h = FNV_INIT;
+
+	for (uint64_t i = 0; i < total; i++) {
+		uint8_t b = pattern(i, 0);
+
+		h = fnv1a(h, &b, 1);
+	}
+	return h;
+}
+
+/* What the client reassembled equals what S sent. */
+static void
+assert_down_is(uint64_t total)
+{
+	assert_true(mc.rcv_nxt - mc.rcv_base >= total);
+	for (uint64_t i = 0; i < total; i++)
+		if (down[i] != pattern(i, 1) || !have[i])
+			fail_msg("byte %llu from the server differs", (unsigned long long)i);
+}
+
+struct xfer {
+	uint64_t up, down;
+	int close;        /* both sides close when done */
+	uint64_t limit_ms;
+	void (*during)(uint64_t sent_down); /* called every step */
+};
+
+/* Run a transfer both ways; with close, until the proxy let go of it. */
+static void
+transfer(const struct xfer *x)
+{
+	uint64_t offs = 0, hs = FNV_INIT, start = now, until = now + MS(x->limit_ms);
+	int shut_s = 0;
+
+	mc.up_total = x->up;
+	while (now < until) {
+		mc_push();
+		if (x->close && mc.snd_nxt == mc.snd_base + mc.up_total)
+			mc.fin_want = 1;
+		if (mc.plain && x->close && !mc.fin_sent && mc.snd_nxt == mc.snd_base + mc.up_total &&
+		    mc.sf[0].c != NULL) {
+			(void)tcp_shutdown(mc.sf[0].c, now);
+			mc.fin_sent = 1;
+		}
+		s_push(x->down, &offs, &hs);
+		if (x->close && offs == x->down && !shut_s && app_s.conn != NULL &&
+		    (app_s.events & TCP_EV_PEER_FIN)) {
+			tcp_shutdown(app_s.conn, now);
+			shut_s = 1;
+		}
+		if (x->during != NULL)
+			x->during(offs);
+		step();
+		if (!x->close && app_s.rx_bytes == x->up && offs == x->down &&
+		    mc.rcv_nxt - mc.rcv_base >= x->down)
+			break;
+		if (x->close && CNT(CLOSED) == 1 && stats().mptcp_active == 0 &&
+		    app_s.n_closed == 1)
+			break;
+	}
+	assert_int_equal(app_s.rx_bytes, x->up);
+	assert_true(app_s.rx_hash == up_hash(x->up));
+	assert_down_is(x->down);
+	print_message("moved %llu up, %llu down in %.2f virtual s\n",
+		      (unsigned long long)x->up, (unsigned long long)x->down,
+		      (double)(now - start) / 1e9);
+}
+
+/* ------------------------------------------------------------------ */
+/* Tests                                                               */
+
+static void
+a_transfer_both_ways_over_one_subflow_arrives_whole_and_the_server_sees_plain_tcp(void **state)
+{
+	struct xfer x = { .up = 1000000, .down = 1000000, .close = 1, .limit_ms = 30000 };
+
+	(void)state;
+	setup(MS(5), MS(5));
+	mc_connect();
+	assert_int_equal(CNT(MPTCP_SYN), 1);
+	assert_int_equal(CNT(MPTCP_ESTABLISHED), 1);
+	transfer(&x);
+	assert_int_equal(frames_to_s_with_mptcp, 0);
+	assert_int_equal(CNT(MPTCP_FALLBACK_NO_DSS), 0);
+	assert_int_equal(CNT(MPTCP_NO_MAPPING), 0);
+	assert_int_equal(CNT(BYTES_UP), x.up);
+	assert_int_equal(CNT(BYTES_DOWN), x.down);
+	assert_int_equal(CNT(CLOSED), 1);
+	assert_int_equal(stats().mptcp_active, 0);
+	assert_int_equal(mc.unmapped, 0);
+	teardown_all();
+}
+
+static void
+a_data_fin_from_the_client_reaches_the_server_as_fin_and_the_servers_fin_the_client_as_data_fin(void **state)
+{
+	struct xfer x = { .up = 3000, .down = 5000, .close = 1, .limit_ms = 10000 };
+
+	(void)state;
+	setup(MS(5), MS(5));
+	mc_connect();
+	transfer(&x);
+	assert_true(app_s.events & TCP_EV_PEER_FIN);
+	assert_int_equal(CNT(MPTCP_DATA_FIN_IN), 1);
+	assert_int_equal(CNT(MPTCP_DATA_FIN_OUT), 1);
+	assert_true(mc.peer_fin);
+	assert_int_equal(mc.peer_fin_dsn, mc.rcv_base + x.down);
+	assert_true(mc.fin_acked);
+	assert_false(app_s.events & TCP_EV_RESET);
+	assert_int_equal(CNT(RESET), 0);
+	assert_int_equal(CNT(CLOSED), 1);
+	teardown_all();
+}
+
+static void
+data_over_two_subflows_is_reassembled_in_dsn_order_when_the_second_delivers_first(void **state)
+{
+	struct xfer x = { .up = 400000, .down = 0, .close = 0, .limit_ms = 20000 };
+	struct mcsf *j;
+
+	(void)state;
+	setup(MS(30), MS(2));
+	mc_connect();
+	j = mc_join(0, 0, 0);
+	assert_true(j->hmac_ok);
+	assert_true(j->events & TCP_EV_CONNECTED);
+	assert_int_equal(CNT(MPTCP_JOIN_OK), 1);
+	assert_int_equal(stats().mptcp_subflows, 2);
+	mc.rr = 1; /* chunks alternate: the later one arrives first */
+	transfer(&x);
+	assert_true(max_ooo > 0);
+	assert_true(CNT(MPTCP_DUP_BYTES) == 0);
+	teardown_all();
+}
+
+static void
+a_join_with_a_wrong_hmac_is_answered_with_rst_and_counted(void **state)
+{
+	struct mcsf *j;
+
+	(void)state;
+	setup(MS(5), MS(5));
+	mc_connect();
+	j = mc_join(0, 1, 0);
+	assert_true(j->hmac_ok); /* our SYN-ACK's HMAC was right */
+	assert_int_equal(CNT(MPTCP_JOIN_BAD_HMAC), 1);
+	assert_int_equal(CNT(MPTCP_JOIN_OK), 0);
+	assert_true(j->events & TCP_EV_RESET);
+	assert_int_equal(stats().mptcp_subflows, 1);
+	/* The connection itself carries on. */
+	transfer(&(struct xfer){ .up = 20000, .down = 20000, .limit_ms = 5000 });
+	teardown_all();
+}
+
+static void
+a_join_with_an_unknown_token_is_answered_with_rst_and_counted(void **state)
+{
+	struct mcsf *j;
+
+	(void)state;
+	setup(MS(5), MS(5));
+	mc_connect();
+	j = mc_join(0, 0, 0x00010000);
+	assert_int_equal(CNT(MPTCP_JOIN_BAD_TOKEN), 1);
+	assert_int_equal(CNT(MPTCP_JOIN_SYN), 0);
+	assert_true(j->events & TCP_EV_REFUSED);
+	assert_int_equal(stats().mptcp_subflows, 1);
+	teardown_all();
+}
+
+static void
+data_without_dss_on_the_first_subflow_falls_back_counted_with_the_stream_intact(void **state)
+{
+	struct xfer x = { .up = 300000, .down = 300000, .close = 1, .limit_ms = 30000 };
+
+	(void)state;
+	setup(MS(5), MS(5));
+	mc_connect();
+	/* A middlebox strips MPTCP options after the handshake. */
+	mc.no_dss = 1;
+	mc.plain = 1;
+	transfer(&x);
+	assert_int_equal(CNT(MPTCP_FALLBACK_NO_DSS), 1);
+	assert_int_equal(CNT(CLOSED), 1);
+	teardown_all();
+}
+
+static void
+a_segment_spanning_two_mappings_is_split_between_them(void **state)
+{
+	struct xfer x = { .up = 200000, .down = 0, .limit_ms = 10000 };
+
+	(void)state;
+	setup(MS(5), MS(5));
+	mc_connect();
+	/* Chunks of 2000 queued back to back: segments cross chunk edges
+	 * and carry the mapping that starts inside them. */
+	mc.chunk = 2000;
+	mc.map_last = 1;
+	transfer(&x);
+	assert_true(mc.spanning > 10);
+	assert_int_equal(CNT(MPTCP_NO_MAPPING), 0);
+	teardown_all();
+}
+
+static void
+a_mapping_repeated_on_every_segment_is_recorded_once(void **state)
+{
+	struct xfer x = { .up = 200000, .down = 0, .limit_ms = 10000 };
+	struct mptcp_meta *mt;
+
+	(void)state;
+	setup(MS(5), MS(5));
+	mc_connect();
+	mc.chunk = 16000; /* about 11 segments per mapping, each with it */
+	transfer(&x);
+	mt = meta();
+	assert_non_null(mt);
+	assert_non_null(mt->sf[0]);
+	assert_true(mc.sf[0].ntx >= 13);
+	assert_int_equal(mt->sf[0]->rx_head, mc.sf[0].ntx);
+	assert_int_equal(CNT(MPTCP_DUP_BYTES), 0);
+	teardown_all();
+}
+
+static void
+bytes_mapped_twice_on_two_subflows_reach_the_server_once(void **state)
+{
+	struct xfer x = { .up = 200000, .down = 0, .limit_ms = 10000 };
+
+	(void)state;
+	setup(MS(5), MS(10));
+	mc_connect();
+	(void)mc_join(0, 0, 0);
+	mc.dup_to = 2; /* every chunk goes on both subflows */
+	transfer(&x);
+	assert_true(CNT(MPTCP_DUP_BYTES) > 0);
+	teardown_all();
+}
+
+static void
+thirty_two_bit_dsns_are_expanded_across_the_2_32_boundary(void **state)
+{
+	struct xfer x = { .up = 600000, .down = 600000, .limit_ms = 20000 };
+	uint64_t key;
+	uint32_t tok;
+	uint64_t idsn = 0;
+
+	(void)state;
+	setup(MS(5), MS(5));
+	/* A client key whose first DSN sits 200 kB below a 2^32 edge. */
+	for (key = 0x1000; ; key++) {
+		mptcp_key_token_idsn(key, &tok, &idsn);
+		if ((uint32_t)(idsn + 1) > 0xffffffffu - 200000 &&
+		    (uint32_t)(idsn + 1) < 0xffffffffu - 100000)
+			break;
+	}
+	mc.key = key;
+	mc.dsn32 = 1;
+	mc_connect();
+	transfer(&x);
+	assert_true((mc.snd_base >> 32) != ((mc.snd_base + x.up) >> 32));
+	assert_int_equal(CNT(MPTCP_NO_MAPPING), 0);
+	teardown_all();
+}
+
+static uint64_t reset_at;
+
+static void
+reset_path1_midway(uint64_t sent_down)
+{
+	if (reset_at == 0 && sent_down > 300000) {
+		assert_true(path_bytes_down[1] > 0); /* it carried its share */
+		reset_at = now;
+		path_down[1] = 1; /* what is in flight there is lost */
+		tcp_abort(mc.sf[1].c, now);
+		path_down[1] = 0;
+	}
+}
+
+static void
+a_subflow_reset_mid_transfer_has_its_data_reinjected_on_the_other(void **state)
+{
+	struct xfer x = { .up = 0, .down = 1000000, .limit_ms = 30000,
+			  .during = reset_path1_midway };
+
+	(void)state;
+	setup(MS(20), MS(5));
+	mc_connect();
+	(void)mc_join(0, 0, 0);
+	reset_at = 0;
+	path_down[1] = 0;
+	transfer(&x);
+	assert_true(reset_at != 0);
+	assert_int_equal(CNT(MPTCP_SF_RESET), 1);
+	assert_true(CNT(MPTCP_REINJECTED) > 0);
+	assert_true(path_bytes_down[1] > 0);
+	teardown_all();
+}
+
+static void
+the_scheduler_prefers_the_lower_rtt_subflow(void **state)
+{
+	uint64_t offs = 0, hs = FNV_INIT;
+
+	(void)state;
+	setup(MS(2), MS(25));
+	mc_connect();
+	(void)mc_join(0, 0, 0);
+	run_ms(200);
+	path_bytes_down[0] = path_bytes_down[1] = 0;
+	/* An application-limited sender: 3000 bytes every 20 ms. */
+	for (int i = 1; i <= 50; i++) {
+		s_push(3000u * (uint64_t)i, &offs, &hs);
+		run_ms(20);
+	}
+	run_ms(200);
+	print_message("path 0: %llu bytes, path 1: %llu bytes\n",
+		      (unsigned long long)path_bytes_down[0], (unsigned long long)path_bytes_down[1]);
+	assert_down_is(offs);
+	assert_true(path_bytes_down[0] >= offs);
+	assert_int_equal(path_bytes_down[1], 0);
+	teardown_all();
+}
+
+static uint64_t cut_at;
+
+static void
+cut_path0(uint64_t sent_down)
+{
+	if (cut_at == 0 && sent_down > 200000) {
+		cut_at = now;
+		assert_int_equal(path_bytes_down[1], 0); /* the backup idled */
+		path_down[0] = 1;
+		tcp_abort(mc.sf[0].c, now);
+	}
+}
+
+static void
+a_backup_subflow_carries_data_only_once_no_other_is_left(void **state)
+{
+	struct xfer x = { .up = 0, .down = 600000, .limit_ms = 30000, .during = cut_path0 };
+	struct mcsf *j;
+
+	(void)state;
+	setup(MS(20), MS(2)); /* the backup is the faster path */
+	mc_connect();
+	j = mc_join(1, 0, 0);
+	assert_true(j->events & TCP_EV_CONNECTED);
+	cut_at = 0;
+	transfer(&x);
+	assert_true(cut_at != 0);
+	assert_true(path_bytes_down[1] > 0);
+	teardown_all();
+}
+
+/* The client sends o on a pure ACK of subflow s now. */
+static void
+mc_send_option(struct mcsf *s, const struct mptcp_opt *o)
+{
+	mc.extra = *o;
+	mc.extra_on = s->idx + 1;
+	assert_int_equal(tcp_conn_send_ack(s->c, now), 0);
+	assert_int_equal(mc.extra_on, 0); /* it went out */
+}
+
+static uint64_t rm_at;
+
+static void
+remove_path1_midway(uint64_t sent_down)
+{
+	if (rm_at == 0 && sent_down > 300000) {
+		struct mptcp_opt o = { .sub = MPTCP_SUB_REMOVE_ADDR };
+
+		assert_true(path_bytes_down[1] > 0);
+		rm_at = now;
+		o.u.rm_addr.n = 1;
+		o.u.rm_addr.ids[0] = (uint8_t)mc.sf[1].addr_id;
+		mc_send_option(&mc.sf[0], &o);
+	}
+}
+
+static void
+remove_addr_resets_the_subflows_of_that_address_and_their_data_goes_out_on_the_others(void **state)
+{
+	struct xfer x = { .up = 0, .down = 1000000, .limit_ms = 30000,
+			  .during = remove_path1_midway };
+
+	(void)state;
+	setup(MS(20), MS(5));
+	mc_connect();
+	(void)mc_join(0, 0, 0);
+	rm_at = 0;
+	transfer(&x);
+	assert_true(rm_at != 0);
+	assert_int_equal(CNT(MPTCP_RM_ADDR), 1);
+	assert_true(mc.sf[1].events & TCP_EV_RESET);
+	assert_true(CNT(MPTCP_REINJECTED) > 0);
+	assert_int_equal(stats().mptcp_subflows, 1);
+	teardown_all();
+}
+
+static void
+mp_fastclose_from_the_client_resets_every_subflow_and_the_server_leg(void **state)
+{
+	struct mptcp_opt o = { .sub = MPTCP_SUB_MP_FASTCLOSE };
+
+	(void)state;
+	setup(MS(5), MS(5));
+	mc_connect();
+	(void)mc_join(0, 0, 0);
+	transfer(&(struct xfer){ .up = 10000, .down = 10000, .limit_ms = 5000 });
+	o.u.fastclose.key_rcv = mc.key_remote;
+	mc_send_option(&mc.sf[0], &o);
+	run_ms(100);
+	assert_int_equal(CNT(MPTCP_FASTCLOSE_IN), 1);
+	assert_true(app_s.events & TCP_EV_RESET);
+	assert_true(mc.sf[0].events & TCP_EV_RESET);
+	assert_true(mc.sf[1].events & TCP_EV_RESET);
+	assert_int_equal(stats().mptcp_active, 0);
+	assert_int_equal(stats().active, 0);
+	teardown_all();
+}
+
+static void
+data_without_dss_falls_back_whole_while_a_join_is_still_half_open(void **state)
+{
+	struct xfer x = { .up = 300000, .down = 300000, .close = 1, .limit_ms = 30000 };
+	struct tcp_endpoints ep;
+	struct mcsf *j;
+
+	(void)state;
+	setup(MS(5), MS(5));
+	mc_connect();
+	/* A join whose SYN reaches P but whose SYN-ACK is lost: P holds a
+	 * second, half-open subflow. */
+	wire_ep_v4(&ep);
+	ep.laddr[3] = 3;
+	ep.lport = 40001;
+	j = &mc.sf[mc.nsf];
+	j->mc = &mc;
+	j->idx = mc.nsf++;
+	j->join = 1;
+	j->addr_id = 1;
+	j->nonce = 77;
+	j->tx_rel = 1;
+	j->c = tcp_connect_hooked(C, &ep, &mc_hooks, j, j, now);
+	assert_non_null(j->c);
+	run_ms(7);
+	path_down[1] = 1;
+	run_ms(10);
+	assert_int_equal(CNT(MPTCP_JOIN_SYN), 1);
+	assert_int_equal(stats().mptcp_subflows, 2);
+	/* Then a middlebox strips DSS from the first subflow's data. */
+	mc.no_dss = 1;
+	mc.plain = 1;
+	transfer(&x);
+	assert_int_equal(CNT(MPTCP_FALLBACK_NO_DSS), 1);
+	assert_int_equal(CNT(MPTCP_NO_MAPPING), 0);
+	teardown_all();
+}
+
+static uint64_t rst_at;
+
+/* While P's data toward C is lost, an in-window RST+ACK from C's
+ * address that acknowledges it all (a forged or stray RST: the engine
+ * answers it with a challenge ACK and takes nothing from it). */
+static void
+forge_rst_ack(uint64_t sent_down)
+{
+	struct mptcp_meta *mt = meta();
+	struct tcp_conn_info ci;
+	struct tcp_endpoints ep;
+	struct tcp_seg_out so;
+	struct rte_mbuf *m;
+
+	if (rst_at != 0 || sent_down < 100000 || mt == NULL || mt->sf[0] == NULL)
+		return;
+	if (!path_down[0]) {
+		path_down[0] = 1;
+		return;
+	}
+	tcp_conn_get_info(mt->sf[0]->c, &ci);
+	if (ci.snd_nxt == ci.snd_una)
+		return; /* until data is in flight, and lost */
+	rst_at = now;
+	wire_ep_v4(&ep);
+	memset(&so, 0, sizeof(so));
+	so.seq = ci.rcv_nxt + 1000;
+	so.ack = ci.snd_nxt;
+	so.flags = TCP_FL_RST | TCP_FL_ACK;
+	m = tcp_seg_build(test_pool, &ep, &so, NULL, 0, 0);
+	assert_non_null(m);
+	m->port = 0;
+	pkt_parse(m, pkt_meta(m), 0);
+	assert_int_equal(mptcp_proxy_input_burst(P, &m, 1, true, 1, now), 0);
+	assert_true(mt->sf[0]->tx_n > 0); /* the mappings of what is lost stay */
+	run_ms(30);
+	path_down[0] = 0;
+}
+
+static void
+an_rst_that_the_engine_rejects_does_not_drop_the_mappings_of_unacknowledged_data(void **state)
+{
+	struct xfer x = { .up = 0, .down = 400000, .limit_ms = 20000, .during = forge_rst_ack };
+
+	(void)state;
+	setup(MS(5), MS(5));
+	mc_connect();
+	rst_at = 0;
+	transfer(&x);
+	assert_true(rst_at != 0);
+	assert_int_equal(CNT(MPTCP_TX_NO_MAPPING), 0);
+	assert_int_equal(mc.unmapped, 0);
+	assert_int_equal(stats().mptcp_subflows, 1);
+	teardown_all();
+}
+
+static void
+a_fallback_ignores_bytes_another_subflow_mapped_ahead(void **state)
+{
+	struct xfer x = { .up = 20000, .down = 0, .limit_ms = 10000 };
+
+	(void)state;
+	setup(MS(5), MS(5));
+	mc_connect();
+	(void)mc_join(0, 0, 0);
+	/* The joined subflow maps bytes 4000..7999 of the stream: ahead of
+	 * the data level, so P holds them out of order. */
+	assert_int_equal(mc_send_chunk(&mc.sf[1], mc.snd_base + 4000, 4000, 1), 4000);
+	run_ms(20);
+	assert_true(meta()->ooo_bytes > 0);
+	/* Then the first subflow's DSS is stripped: P falls back to it, and
+	 * it carries the whole stream from byte 0. */
+	mc.sf[0].no_dss = 1;
+	mc.plain = 1;
+	transfer(&x);
+	assert_int_equal(CNT(MPTCP_FALLBACK_NO_DSS), 1);
+	teardown_all();
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(a_transfer_both_ways_over_one_subflow_arrives_whole_and_the_server_sees_plain_tcp),
+		cmocka_unit_test(a_data_fin_from_the_client_reaches_the_server_as_fin_and_the_servers_fin_the_client_as_data_fin),
+		cmocka_unit_test(data_over_two_subflows_is_reassembled_in_dsn_order_when_the_second_delivers_first),
+		cmocka_unit_test(a_join_with_a_wrong_hmac_is_answered_with_rst_and_counted),
+		cmocka_unit_test(a_join_with_an_unknown_token_is_answered_with_rst_and_counted),
+		cmocka_unit_test(data_without_dss_on_the_first_subflow_falls_back_counted_with_the_stream_intact),
+		cmocka_unit_test(data_without_dss_falls_back_whole_while_a_join_is_still_half_open),
+		cmocka_unit_test(an_rst_that_the_engine_rejects_does_not_drop_the_mappings_of_unacknowledged_data),
+		cmocka_unit_test(a_fallback_ignores_bytes_another_subflow_mapped_ahead),
+		cmocka_unit_test(a_segment_spanning_two_mappings_is_split_between_them),
+		cmocka_unit_test(a_mapping_repeated_on_every_segment_is_recorded_once),
+		cmocka_unit_test(bytes_mapped_twice_on_two_subflows_reach_the_server_once),
+		cmocka_unit_test(thirty_two_bit_dsns_are_expanded_across_the_2_32_boundary),
+		cmocka_unit_test(a_subflow_reset_mid_transfer_has_its_data_reinjected_on_the_other),
+		cmocka_unit_test(the_scheduler_prefers_the_lower_rtt_subflow),
+		cmocka_unit_test(a_backup_subflow_carries_data_only_once_no_other_is_left),
+		cmocka_unit_test(remove_addr_resets_the_subflows_of_that_address_and_their_data_goes_out_on_the_others),
+		cmocka_unit_test(mp_fastclose_from_the_client_resets_every_subflow_and_the_server_leg),
+	};
+
+	if (test_eal_init("mptcp_conn") != 0)
+		return 1;
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
