@@ -197,6 +197,7 @@ mptcp_proxy_create(const struct mptcp_proxy_params *p)
 	prm.persist_timeout_ns = p->persist_timeout_ns;
 	prm.txq_size = 4096;
 	prm.cb = proxy_tcp_event;
+	prm.xopt_carry = proxy_xopt_carried;
 	memcpy(prm.isn_key, p->isn_key, sizeof(prm.isn_key));
 	px->e = tcp_engine_create(&prm);
 	if (px->e == NULL) {

@@ -50,7 +50,7 @@ pair_maybe_put(struct proxy_pair *p)
 
 /* Does the client's SYN ask for MPTCP, and do we answer it as MPTCP?
  * Either way the server leg's SYN carries no MPTCP option (kind 30 is
- * never carried, tcp_syn_xopts()): the server sees plain TCP. */
+ * never carried, proxy_xopt_carried()): the server sees plain TCP. */
 static void
 syn_mptcp(struct mptcp_proxy *px, struct proxy_pair *p, const uint8_t *th,
 	  unsigned l4len)
@@ -122,9 +122,10 @@ proxy_pair_intercept(struct mptcp_proxy *px, struct rte_mbuf *m,
 		ep.vlan_tci[t] = meta->vlan_tci[t];
 	}
 	/* TFO, experiments and unknown kinds ride on our SYN to the server
-	 * (tcp_syn_xopts() says which); the server's answer rides back on
+	 * (proxy_xopt_carried() says which); the server's answer rides back on
 	 * our SYN-ACK to the client (proxy_pair_event()). */
-	ep.xopt_len = (uint8_t)tcp_syn_xopts(m, ep.xopt, TCP_XOPT_MAX, &left);
+	ep.xopt_len = (uint8_t)tcp_syn_xopts(m, ep.xopt, TCP_XOPT_MAX, &left,
+					     proxy_xopt_carried);
 
 	memset(&p->cl, 0, sizeof(p->cl));
 	memset(&p->sv, 0, sizeof(p->sv));

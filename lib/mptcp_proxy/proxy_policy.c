@@ -55,3 +55,24 @@ proxy_syn_scan(const uint8_t *th, unsigned hlen, bool *sig)
 	}
 	return mss;
 }
+
+/* Options the proxy carries from one leg's SYN (or SYN-ACK) to the
+ * other's, beyond what the engine negotiates per leg itself: TCP Fast
+ * Open, experiments (253, 254) and unknown kinds. Not signatures
+ * (TCP-MD5, TCP-AO: they cannot survive re-origination), not MPTCP
+ * (terminated here, never relayed), not AccECN (the legs negotiate no
+ * ECN). */
+bool
+proxy_xopt_carried(uint8_t kind)
+{
+	switch (kind) {
+	case TCPOPT_KIND_MD5:
+	case TCPOPT_KIND_AO:
+	case TCPOPT_KIND_MPTCP:
+	case TCPOPT_KIND_ACCECN0:
+	case TCPOPT_KIND_ACCECN1:
+		return false;
+	default:
+		return true;
+	}
+}

@@ -92,6 +92,13 @@ enum tcp_state {
 typedef void (*tcp_event_cb)(struct tcp_conn *c, void *arg, uint32_t events,
 			     uint64_t now_ns);
 
+/**
+ * Which option kinds a connection carries to another (a proxy's policy;
+ * tcp_syn_xopts(), tcp_engine_params.xopt_carry). The engine's own kinds
+ * (padding, MSS, window scale, SACK, timestamps) are never carried.
+ */
+typedef bool (*tcp_xopt_carry_fn)(uint8_t kind);
+
 /** Congestion control algorithms. */
 enum tcp_cc_algo {
 	TCP_CC_CUBIC = 0, /**< RFC 9438 (default) */
@@ -164,6 +171,9 @@ struct tcp_engine_params {
 	                                (256): tiny writes cannot take the
 	                                whole pool */
 	tcp_event_cb cb;           /**< event callback (required) */
+	tcp_xopt_carry_fn xopt_carry; /**< which options of a server's SYN-ACK
+	                                   tcp_conn_peer_xopts() keeps (NULL:
+	                                   every kind not the engine's own) */
 	void *cb_arg;              /**< initial argument of passive connections */
 };
 
@@ -173,6 +183,7 @@ struct tcp_engine_params {
  * MSS, SACK-permitted, timestamps and window scale.
  */
 #define TCP_XOPT_MAX 20
+
 
 /** Both ends of a connection, as seen from this engine. */
 struct tcp_endpoints {
@@ -455,11 +466,14 @@ uint16_t tcp_conn_peer_mss(const struct tcp_conn *c);
  * @param buf  where to copy them.
  * @param cap  size of buf (TCP_XOPT_MAX for an engine SYN or SYN-ACK).
  * @param left if not NULL, set to the carriable options that did not fit.
+ * @param carry which kinds to carry (the caller's policy: a proxy
+ *             carries no signature and no option it terminates), or NULL
+ *             for every kind the engine does not negotiate itself.
  * @return bytes written (0 for a frame without options or a malformed
  *         option area).
  */
 uint32_t tcp_syn_xopts(const struct rte_mbuf *m, uint8_t *buf, uint32_t cap,
-		       uint32_t *left);
+		       uint32_t *left, tcp_xopt_carry_fn carry);
 
 /**
  * The carriable options (as tcp_syn_xopts() picks them) of the SYN-ACK

@@ -700,7 +700,8 @@ keep_peer_xopts(struct tcp_conn *c, const struct rte_mbuf *m)
 {
 	uint32_t left;
 
-	c->ep.xopt_len = (uint8_t)tcp_syn_xopts(m, c->ep.xopt, TCP_XOPT_MAX, &left);
+	c->ep.xopt_len = (uint8_t)tcp_syn_xopts(m, c->ep.xopt, TCP_XOPT_MAX, &left,
+						c->eng->p.xopt_carry);
 	c->flags |= TCP_CF_XOPT_PEER;
 	if (left)
 		TCP_CNT(c->eng, XOPT_NOT_CARRIED);

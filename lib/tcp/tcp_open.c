@@ -239,7 +239,8 @@ tcp_conn_peer_mss(const struct tcp_conn *c)
 }
 
 uint32_t
-tcp_syn_xopts(const struct rte_mbuf *m, uint8_t *buf, uint32_t cap, uint32_t *left)
+tcp_syn_xopts(const struct rte_mbuf *m, uint8_t *buf, uint32_t cap, uint32_t *left,
+	      tcp_xopt_carry_fn carry)
 {
 	const struct pkt_meta *meta = pkt_meta((struct rte_mbuf *)(uintptr_t)m);
 	uint32_t dummy;
@@ -252,7 +253,7 @@ tcp_syn_xopts(const struct rte_mbuf *m, uint8_t *buf, uint32_t cap, uint32_t *le
 	    meta->l4_len < 20 || (uint32_t)meta->l4_off + meta->l4_len > m->data_len)
 		return 0;
 	return tcp_seg_xopts(rte_pktmbuf_mtod_offset(m, const uint8_t *, meta->l4_off),
-			     meta->l4_len, buf, cap, left);
+			     meta->l4_len, buf, cap, left, carry);
 }
 
 uint32_t

@@ -154,12 +154,11 @@ tcp_seg_opt_len(const struct tcp_seg_out *o)
 	return n;
 }
 
-/* Kinds a proxy must not carry from one leg to the other: padding, what
- * the engine negotiates per connection itself, signatures that cannot
- * survive re-origination, MPTCP (terminated, not relayed) and AccECN
- * (the engine negotiates no ECN). */
+/* Kinds no connection can carry to another: padding, and what the engine
+ * negotiates per connection itself. Which of the rest a proxy carries is
+ * its own policy (the carry predicate). */
 static bool
-xopt_carried(uint8_t kind)
+xopt_engine_own(uint8_t kind)
 {
 	switch (kind) {
 	case TCPOPT_KIND_EOL:
@@ -169,20 +168,15 @@ xopt_carried(uint8_t kind)
 	case TCPOPT_KIND_SACK_PERM:
 	case TCPOPT_KIND_SACK:
 	case TCPOPT_KIND_TS:
-	case TCPOPT_KIND_MD5:
-	case TCPOPT_KIND_AO:
-	case TCPOPT_KIND_MPTCP:
-	case TCPOPT_KIND_ACCECN0:
-	case TCPOPT_KIND_ACCECN1:
-		return false;
+		return true;
 	default:
-		return true; /* TFO, experiments (253, 254), unknown kinds */
+		return false;
 	}
 }
 
 uint32_t
 tcp_seg_xopts(const uint8_t *th, uint32_t hlen, uint8_t *buf, uint32_t cap,
-	      uint32_t *left)
+	      uint32_t *left, tcp_xopt_carry_fn carry)
 {
 	struct tcpopt_parsed po;
 	uint32_t n = 0;
@@ -193,7 +187,8 @@ tcp_seg_xopts(const uint8_t *th, uint32_t hlen, uint8_t *buf, uint32_t cap,
 	for (unsigned int i = 0; i < po.n; i++) {
 		uint32_t len = po.opt[i].len;
 
-		if (!xopt_carried(po.opt[i].kind))
+		if (xopt_engine_own(po.opt[i].kind) ||
+		    (carry != NULL && !carry(po.opt[i].kind)))
 			continue;
 		if (n + len > cap) {
 			(*left)++;

@@ -86,6 +86,8 @@ struct mptcp_proxy {
 /* port < 0: unknown (a fragment, a header cut short): the address decides. */
 bool proxy_policy_match(const struct mptcp_proxy *px, uint8_t family,
 			const uint8_t *a, int port);
+/* Which SYN options cross from one leg to the other (tcp_xopt_carry_fn). */
+bool proxy_xopt_carried(uint8_t kind);
 /* The MSS of a SYN (536 when absent); *sig: signed (TCP-MD5 or TCP-AO). */
 uint16_t proxy_syn_scan(const uint8_t *th, unsigned hlen, bool *sig);
 

@@ -94,12 +94,13 @@ int tcp_seg_parse(const struct rte_mbuf *m, const struct pkt_meta *meta,
 
 /*
  * Copy the options of the TCP header th (hlen bytes, already validated by
- * tcpopt_parse()) that tcp_syn_xopts() carries, whole and in order, into
- * buf while they fit in cap. Returns the bytes written; *left counts the
- * carriable options that did not fit.
+ * tcpopt_parse()) that tcp_syn_xopts() carries (not the engine's own
+ * kinds, and only those carry() accepts if it is not NULL), whole and in
+ * order, into buf while they fit in cap. Returns the bytes written; *left
+ * counts the carriable options that did not fit.
  */
 uint32_t tcp_seg_xopts(const uint8_t *th, uint32_t hlen, uint8_t *buf,
-		       uint32_t cap, uint32_t *left);
+		       uint32_t cap, uint32_t *left, tcp_xopt_carry_fn carry);
 
 /* Bytes of options tcp_seg_build() will write for o. */
 uint32_t tcp_seg_opt_len(const struct tcp_seg_out *o);

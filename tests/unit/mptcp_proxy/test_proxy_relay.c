@@ -463,6 +463,13 @@ the_client_is_offered_the_mss_the_server_announced(void **state)
 	teardown_three();
 }
 
+/* A carry policy that leaves out signatures, as the proxy's does. */
+static bool
+no_signatures(uint8_t kind)
+{
+	return kind != 19 && kind != 29; /* TCP-MD5, TCP-AO */
+}
+
 static void
 tcp_syn_xopts_keeps_whole_options_that_fit_and_counts_the_rest(void **state)
 {
@@ -484,13 +491,19 @@ tcp_syn_xopts_keeps_whole_options_that_fit_and_counts_the_rest(void **state)
 	m = tcp_seg_build(test_pool, &ep, &so, NULL, 0, 0);
 	assert_non_null(m);
 	pkt_parse(m, pkt_meta(m), 0);
-	n = tcp_syn_xopts(m, buf, TCP_XOPT_MAX, &left);
+	n = tcp_syn_xopts(m, buf, TCP_XOPT_MAX, &left, no_signatures);
 	assert_int_equal(n, 18);              /* TFO and kind 200; no MSS, no MD5 */
 	assert_memory_equal(buf, opt + 22, 18);
 	assert_int_equal(left, 0);
-	n = tcp_syn_xopts(m, buf, 12, &left);  /* room for the cookie only */
+	n = tcp_syn_xopts(m, buf, 12, &left, no_signatures);  /* room for the cookie only */
 	assert_int_equal(n, 10);
 	assert_int_equal(left, 1);
+	/* Without a policy every kind the engine does not negotiate itself
+	 * is carried: MD5 (18) fills the room, TFO and kind 200 are left. */
+	n = tcp_syn_xopts(m, buf, TCP_XOPT_MAX, &left, NULL);
+	assert_int_equal(n, 18);
+	assert_int_equal(buf[0], 19);
+	assert_int_equal(left, 2);
 	rte_pktmbuf_free(m);
 }
 
