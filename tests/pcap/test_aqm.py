@@ -558,9 +558,21 @@ def test_two_workers_hand_packets_to_the_owner_and_account_for_every_one():
             os.path.join(EXAMPLES, "fq_codel-10mbit.ini")]
     p = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                          text=True, stdin=subprocess.DEVNULL)
+    # SIGTERM only once sluice says it runs (its handlers are installed
+    # by then): a fixed sleep raced start-up on a loaded machine.
+    head = []
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        line = p.stderr.readline()
+        if not line:
+            break
+        head.append(line)
+        if re.search(r"^sluice \S+ .*worker\(s\)", line):
+            break
     time.sleep(2.5)
     p.send_signal(signal.SIGTERM)
     out, err = p.communicate(timeout=30)
+    err = "".join(head) + err
     shutil.rmtree(h.eal_runtime_dir(prefix), ignore_errors=True)
     r = h.Run(p.returncode, out, err, [])
     h.assert_clean_exit(r)
