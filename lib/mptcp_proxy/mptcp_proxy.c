@@ -33,6 +33,7 @@
 
 #define PROXY_TX_BATCH 32
 #define PROXY_PRESSURE_NS 1000000ull /* pool sampled: 1 ms */
+#define PROXY_REOPEN_NS 10000000ull  /* windows reannounced at most every 10 ms */
 
 static const char *const cnt_names[MPTCP_PROXY_CNT_MAX] = {
 #define MPTCP_PROXY_CNT_NAME(e, s) s,
@@ -345,10 +346,16 @@ pressure(struct mptcp_proxy *px, uint64_t now)
 				 (px->budget - half));
 	if (lim < px->rcv_buf)
 		PX_CNT(px, PRESSURE_MS)++;
-	if (lim != px->rcv_limit) {
-		px->rcv_limit = lim;
-		tcp_engine_set_rcv_limit(px->e, lim);
+	if (lim == px->rcv_limit)
+		return;
+	tcp_engine_set_rcv_limit(px->e, lim);
+	if (lim > px->rcv_limit && now - px->reopen_ns >= PROXY_REOPEN_NS) {
+		/* Easing: a sender that saw a zero window would otherwise
+		 * wait for its next zero-window probe, seconds away. */
+		px->reopen_ns = now;
+		PX_CNT(px, WND_REOPENED) += tcp_engine_window_update(px->e, now);
 	}
+	px->rcv_limit = lim;
 }
 
 void

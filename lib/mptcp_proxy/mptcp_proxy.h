@@ -107,6 +107,7 @@ struct mptcp_proxy_params {
 	X(FRAG_PASSED,     "fragments_passed") \
 	X(MALF_PASSED,     "malformed_passed") \
 	X(PRESSURE_MS,     "memory_pressure_ms") \
+	X(WND_REOPENED,    "windows_reopened") \
 	X(BYTES_UP,        "bytes_up") \
 	X(BYTES_DOWN,      "bytes_down") \
 	X(MPTCP_SYN,       "mptcp_syn_mp_capable") \

@@ -671,6 +671,29 @@ void tcp_conn_get_info(const struct tcp_conn *c, struct tcp_conn_info *out);
  */
 void tcp_engine_set_rcv_limit(struct tcp_engine *e, uint32_t bytes);
 
+/**
+ * Announce a window that grew without the reader reading (the owner
+ * raised tcp_engine_set_rcv_limit()): an ACK goes out if the window the
+ * connection can offer now exceeds the one announced by at least
+ * min(rcv_buf/2, MSS), so a sender stopped by a zero window resumes at
+ * once instead of at its next zero-window probe.
+ *
+ * @param c      connection.
+ * @param now_ns current time.
+ * @return 1 if an update was queued, else 0.
+ */
+int tcp_window_update(struct tcp_conn *c, uint64_t now_ns);
+
+/**
+ * tcp_window_update() on every connection of the engine: the owner calls
+ * it after raising tcp_engine_set_rcv_limit(), so every sender that saw
+ * a shrunken or zero window hears of the room at once. It walks the
+ * connection pool: call it when the limit rises, not per packet.
+ *
+ * @return the number of updates queued.
+ */
+uint32_t tcp_engine_window_update(struct tcp_engine *e, uint64_t now_ns);
+
 /** Connections in use (including TIME-WAIT). */
 uint32_t tcp_engine_conn_count(const struct tcp_engine *e);
 

@@ -568,6 +568,24 @@ tcp_engine_set_rcv_limit(struct tcp_engine *e, uint32_t bytes)
 }
 
 uint32_t
+tcp_engine_window_update(struct tcp_engine *e, uint64_t now_ns)
+{
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < e->p.max_conns; i++) {
+		struct tcp_conn *c = &e->conns[i];
+
+		if (c->flags & (TCP_CF_FREE | TCP_CF_DETACHED))
+			continue;
+		if (tcp_window_update(c, now_ns)) {
+			n++;
+			tcp_conn_deliver(c);
+		}
+	}
+	return n;
+}
+
+uint32_t
 tcp_engine_conn_count(const struct tcp_engine *e)
 {
 	return e->nconns;

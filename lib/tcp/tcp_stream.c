@@ -105,6 +105,25 @@ tcp_send_space(struct tcp_conn *c, uint32_t want)
 	return room;
 }
 
+int
+tcp_window_update(struct tcp_conn *c, uint64_t now_ns)
+{
+	struct tcp_engine *e = c->eng;
+	uint32_t announced, w;
+
+	e->now = now_ns;
+	if (c->state != TCP_ESTABLISHED && c->state != TCP_FIN_WAIT_1 &&
+	    c->state != TCP_FIN_WAIT_2)
+		return 0;
+	announced = tcp_seq_gt(c->rcv_adv, c->rcv_nxt) ? c->rcv_adv - c->rcv_nxt : 0;
+	w = tcp_rcv_window(c);
+	if (w <= announced || w - announced < MIN2(e->p.rcv_buf / 2, c->rcv_mss))
+		return 0;
+	tcp_send_ack(c);
+	tcp_timer_update(c);
+	return 1;
+}
+
 uint32_t
 tcp_recv_next_len(const struct tcp_conn *c)
 {

@@ -125,9 +125,11 @@ pressure_counted() {
 	local res
 	res=$("$E2E_PY" -c 'import json, sys
 t = json.loads(sys.argv[1])
-ok = t["memory_pressure_ms"] > 0 and t["tcp_persist_timeouts"] >= 1
-print(("OK " if ok else "ERR ") + "memory_pressure_ms=%d tcp_persist_timeouts=%d" %
-      (t["memory_pressure_ms"], t["tcp_persist_timeouts"]))' "$(e2e_tel /sluice/proxy)" 2>&1)
+ok = (t["memory_pressure_ms"] > 0 and t["tcp_persist_timeouts"] >= 1
+      and t["windows_reopened"] >= 1)
+print(("OK " if ok else "ERR ") +
+      "memory_pressure_ms=%d tcp_persist_timeouts=%d windows_reopened=%d" %
+      (t["memory_pressure_ms"], t["tcp_persist_timeouts"], t["windows_reopened"]))' "$(e2e_tel /sluice/proxy)" 2>&1)
 	E2E_WHY=${res#* }
 	case "$res" in OK*) return 0 ;; esac
 	return 1

@@ -56,6 +56,7 @@ struct mptcp_proxy {
 	uint32_t rcv_limit;   /* window limit in force (rcv_buf: none) */
 	uint32_t held;        /* mbufs in use beyond pool_base, last sample */
 	uint64_t pressure_ns; /* last sample */
+	uint64_t reopen_ns;   /* last walk announcing reopened windows */
 	uint32_t nrules;
 	uint32_t npairs;
 	uint32_t active;

@@ -242,6 +242,39 @@ a_receive_limit_bounds_what_a_stalled_reader_holds(void **state)
 	wire_free(w);
 }
 
+/* Pressure gone: a window update brings back a sender that saw a zero
+ * window at once, not at its next (backed-off) zero-window probe. */
+static void
+a_window_update_after_the_limit_lifts_resumes_the_sender_at_once(void **state)
+{
+	static uint8_t buf[100000];
+	uint8_t sink[65536];
+	struct tcp_conn *c;
+	struct wire *w;
+
+	(void)state;
+	setup();
+	pb.rcv_buf = 128 * 1024;
+	w = wire_new(&pa, &pb);
+	tcp_engine_set_rcv_limit(w->b, 16 * 1024);
+	c = wire_connect(w);
+	w->app_b.auto_read = 0;
+	assert_int_equal(tcp_send(c, buf, sizeof(buf), w->now), (int32_t)sizeof(buf));
+	wire_run(w, MS(2000)); /* the probes are 1.6 s apart by now */
+	assert_int_equal(info(c).snd_wnd, 0);
+	/* Nothing to announce while the limit holds. */
+	assert_int_equal(tcp_window_update(w->app_b.conn, w->now), 0);
+	tcp_engine_set_rcv_limit(w->b, UINT32_MAX);
+	assert_int_equal(tcp_window_update(w->app_b.conn, w->now), 1);
+	/* Announced once: no second update for the same window. */
+	assert_int_equal(tcp_window_update(w->app_b.conn, w->now), 0);
+	wire_run(w, MS(50));
+	assert_int_equal(info(w->app_b.conn).rcv_queued, sizeof(buf));
+	while (tcp_recv(w->app_b.conn, sink, sizeof(sink), w->now) > 0)
+		;
+	wire_free(w);
+}
+
 int
 main(void)
 {
@@ -253,6 +286,7 @@ main(void)
 		cmocka_unit_test(a_half_close_the_peer_never_finishes_ends_after_the_fin_wait_2_timeout),
 		cmocka_unit_test(a_half_close_with_data_still_flowing_in_does_not_time_out),
 		cmocka_unit_test(a_receive_limit_bounds_what_a_stalled_reader_holds),
+		cmocka_unit_test(a_window_update_after_the_limit_lifts_resumes_the_sender_at_once),
 	};
 
 	if (test_eal_init("tmo") != 0)
