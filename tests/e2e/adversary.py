@@ -7,6 +7,10 @@
         write N spoofed TCP SYNs from random sources in 198.19.0.0/16
         (inside the test prefix 198.18.0.0/15) toward DST:PORT, for
         tcpreplay. Built with struct, not scapy: 50,000 frames in a second.
+  mpsynpcap OUT.pcap N SRCMAC DSTMAC DST PORT
+        like synpcap, but every SYN speaks MPTCP: even ones carry
+        MP_CAPABLE v1, odd ones MP_JOIN with a random token (no
+        connection has it) and nonce, each from its own spoofed source.
   mixpcap OUT.pcap SRCMAC DSTMAC SRC DST PORT
         write a mix of hostile frames toward DST:PORT (scapy): IP fragments
         of TCP (first, middle, last, overlapping, tiny), TCP segments with
@@ -86,6 +90,29 @@ def synpcap(out, n, smac, dmac, dst, port):
         s = bytes([198, 19, r.randrange(256), r.randrange(1, 255)])
         t = tcp4(s, d, r.randrange(1024, 65536), port, r.getrandbits(32), 0, 0x02, 64240,
                  opts=mss)
+        w(eth + ip4hdr(s, d, len(t), ident=i & 0xFFFF) + t)
+    f.close()
+
+
+def mpsynpcap(out, n, smac, dmac, dst, port):
+    f, w = pcap_writer(out)
+    eth = mac(dmac) + mac(smac) + b"\x08\x00"
+    d = ip4(dst)
+    r = random.Random(29)
+    mss = struct.pack("!BBH", 2, 4, 1460)
+    # RFC 8684 3.1: MP_CAPABLE on a SYN, length 4, version 1, H (HMAC-SHA256).
+    mpc = bytes([30, 4, 0x01, 0x01])
+    for i in range(n):
+        s = bytes([198, 19, r.randrange(256), r.randrange(1, 255)])
+        if i % 2 == 0:
+            opts = mss + mpc
+        else:
+            # 3.2: MP_JOIN on a SYN, length 12: subtype 1, address ID,
+            # the receiver's token, the sender's nonce.
+            opts = mss + bytes([30, 12, 0x10, r.randrange(256)]) + \
+                struct.pack("!II", r.getrandbits(32), r.getrandbits(32))
+        t = tcp4(s, d, r.randrange(1024, 65536), port, r.getrandbits(32), 0, 0x02, 64240,
+                 opts=opts)
         w(eth + ip4hdr(s, d, len(t), ident=i & 0xFFFF) + t)
     f.close()
 
@@ -287,6 +314,8 @@ def main(a):
     cmd = a[1]
     if cmd == "synpcap":
         synpcap(a[2], int(a[3]), a[4], a[5], a[6], int(a[7]))
+    elif cmd == "mpsynpcap":
+        mpsynpcap(a[2], int(a[3]), a[4], a[5], a[6], int(a[7]))
     elif cmd == "mixpcap":
         mixpcap(a[2], a[3], a[4], a[5], a[6], int(a[7]))
     elif cmd == "ooo":

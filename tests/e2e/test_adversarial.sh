@@ -11,7 +11,7 @@
 #     every 0.2 s, never has less than 25% of its mbufs free;
 #   - sluice's resident memory (VmRSS) grows by less than 64 MB;
 #   - a new proxied connection opens within 1 s.
-# The attacks, in this order (the SYN flood last: it fills the proxy's
+# The attacks, in this order (the SYN floods last: they fill the proxy's
 # connection table, and the others must find room in it):
 #   mix        fragments, bad checksums and truncated headers (scapy,
 #              replayed with tcpreplay) toward the proxied port;
@@ -19,8 +19,14 @@
 #              hole at the first byte, on one proxied connection (a raw
 #              peer, tests/e2e/adversary.py);
 #   zero_window 200 proxied downloads whose reader never reads;
-#   syn_flood  spoofed SYNs from 198.19.0.0/16 at ADV_SYN_PPS (50,000) for
-#              10 s with tcpreplay; the rate reached is reported.
+#   mptcp_syn_flood  spoofed SYNs from 198.19.0.0/16 with tcpreplay for
+#              ADV_MPSYN_SECS (5 s) at ADV_MPSYN_PPS (20,000), every one
+#              MPTCP: half MP_CAPABLE (each one a connection to set up
+#              until the table is full), half MP_JOIN with tokens no
+#              connection has (each one a lookup and a RST); the attack
+#              counts only if sluice's MPTCP counters saw both kinds;
+#   syn_flood  plain spoofed SYNs at ADV_SYN_PPS (50,000) for 10 s; the
+#              rate reached is reported.
 # At the end sluice must exit cleanly with every mbuf back in the pool.
 set -u
 . "$(dirname "$0")/lib.sh"
@@ -31,6 +37,8 @@ MBUFS=16383
 ADV_VICTIM=${ADV_VICTIM:-8000000}
 ADV_SYN_PPS=${ADV_SYN_PPS:-50000}
 ADV_SYN_SECS=10
+ADV_MPSYN_PPS=${ADV_MPSYN_PPS:-20000}
+ADV_MPSYN_SECS=5
 # tcpreplay's pacing; --pps-multi sends 50 frames per timer tick, so the
 # timer costs little. --topspeed reaches about 87,000 SYNs/s on a quiet
 # 2-core VM but leaves the victims and sluice less CPU.
@@ -42,6 +50,7 @@ PORT_CONN=7003   # the after-attack connection
 PORT_OOO=7004
 PORT_ZW=7002
 PORT_SYN=7001
+PORT_MPSYN=7006
 # The mix aims at a proxied port of its own. net_af_packet joins its
 # sockets to a PACKET_FANOUT group with the defrag flag, so the kernel
 # reassembles IP fragments before sluice sees them: a SYN the mix sends in
@@ -68,7 +77,7 @@ cat >"$CFG" <<EOF
 mbufs = $MBUFS
 
 [proxy]
-intercept = $SRV4:$PX, $SRV4:$PORT_SYN, $SRV4:$PORT_ZW, $SRV4:$PORT_CONN, $SRV4:$PORT_OOO, $SRV4:$PORT_MIX
+intercept = $SRV4:$PX, $SRV4:$PORT_SYN, $SRV4:$PORT_ZW, $SRV4:$PORT_CONN, $SRV4:$PORT_OOO, $SRV4:$PORT_MIX, $SRV4:$PORT_MPSYN
 EOF
 
 # Sampler: "PHASE IN_USE RSS_KB" every 0.2 s; PHASE from the file phase.
@@ -220,6 +229,23 @@ attack_syn_flood() {
 	pps "$E2E_TMP/syn.out" >"$E2E_TMP/syn.rate"
 	echo "$rc tcpreplay sent ${sent:-?} SYNs at $(cat "$E2E_TMP/syn.rate") pps; sluice took $((rx1 - rx0)) frames on port 0 in $(( (t1 - t0) / 1000000 )) ms"
 }
+attack_mptcp_syn_flood() {
+	local c0 j0 c1 j1 rc
+	cli "$E2E_PY" "$ADV" mpsynpcap "$E2E_TMP/mpsyn.pcap" "$ADV_MPSYN_PPS" "$CLIMAC" "$SRVMAC" \
+		"$SRV4" "$PORT_MPSYN" || { echo "1 mpsynpcap failed"; return; }
+	srv timeout --foreground 40 "$E2E_PY" "$ADV" listen "$PORT_MPSYN" 15 </dev/null >/dev/null 2>&1 &
+	E2E_PIDS+=($!)
+	e2e_wait_listen "$PORT_MPSYN"
+	c0=$(e2e_tel /sluice/proxy mptcp_syn_mp_capable)
+	j0=$(e2e_tel /sluice/proxy mptcp_joins_unknown_token)
+	cli timeout --foreground 40 tcpreplay -i "$CLI_IF" --pps="$ADV_MPSYN_PPS" --pps-multi=50 \
+		--duration="$ADV_MPSYN_SECS" --loop=0 "$E2E_TMP/mpsyn.pcap" >"$E2E_TMP/mpsyn.out" 2>&1
+	rc=$?
+	c1=$(e2e_tel /sluice/proxy mptcp_syn_mp_capable)
+	j1=$(e2e_tel /sluice/proxy mptcp_joins_unknown_token)
+	[ "$rc" = 0 ] && [ "$((c1 - c0))" -gt 0 ] && [ "$((j1 - j0))" -gt 0 ] || rc=1
+	echo "$rc tcpreplay sent MPTCP SYNs at $(pps "$E2E_TMP/mpsyn.out") pps; sluice counted $((c1 - c0)) MP_CAPABLE SYNs and $((j1 - j0)) joins with unknown tokens"
+}
 # pps TCPREPLAY.OUT: the rate tcpreplay reports it reached.
 pps() { sed -n 's/^Rated: .*, \([0-9.]*\) pps.*/\1/p' "$1" | head -1; }
 
@@ -232,6 +258,7 @@ E2E_PIDS+=($!)
 phase mix 0.2 attack_mix
 phase ooo 0.3 attack_ooo
 phase zero_window 2 attack_zero_window
+phase mptcp_syn_flood 2 attack_mptcp_syn_flood
 phase syn_flood 3 attack_syn_flood
 syn_rate() {
 	local r
