@@ -549,7 +549,9 @@ meta_send(void *ctx, struct rte_mbuf *m, uint64_t now)
 
 	if (mt->flags & (MT_ABORTED | MT_SND_FIN))
 		return -EPIPE;
-	if (len > mt->snd_buf)
+	/* The limit is the connection's, snd_buf per subflow, as
+	 * meta_send_space() said: the relay takes up to that room at once. */
+	if (len > snd_lim(mt))
 		return -EMSGSIZE;
 	if ((uint32_t)(mt->snd_end - mt->snd_una) + len > snd_lim(mt)) {
 		mt->flags |= MT_WANT_WRITE;

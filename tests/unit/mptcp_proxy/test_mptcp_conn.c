@@ -1330,6 +1330,26 @@ a_fallback_ignores_bytes_another_subflow_mapped_ahead(void **state)
 	teardown_all();
 }
 
+/* Two subflows give the connection twice a leg's send buffer, and the
+ * relay moves what the server leg holds in one go when the room is
+ * there: more than one subflow's snd_buf at once must be taken whole
+ * (it was refused, counted relay_failed and freed: the client's stream
+ * lost 260,864 bytes and stalled). */
+static void
+a_relay_burst_beyond_one_subflows_buffer_reaches_the_client_whole(void **state)
+{
+	struct xfer x = { .up = 0, .down = 3000000, .limit_ms = 60000 };
+
+	(void)state;
+	setup(MS(2), MS(100));
+	mc_connect();
+	(void)mc_join(0, 0, 0);
+	run_ms(500);
+	transfer(&x);
+	assert_int_equal(CNT(RELAY_FAILED), 0);
+	teardown_all();
+}
+
 int
 main(void)
 {
@@ -1352,6 +1372,7 @@ main(void)
 		cmocka_unit_test(a_backup_subflow_carries_data_only_once_no_other_is_left),
 		cmocka_unit_test(remove_addr_resets_the_subflows_of_that_address_and_their_data_goes_out_on_the_others),
 		cmocka_unit_test(mp_fastclose_from_the_client_resets_every_subflow_and_the_server_leg),
+		cmocka_unit_test(a_relay_burst_beyond_one_subflows_buffer_reaches_the_client_whole),
 	};
 
 	if (test_eal_init("mptcp_conn") != 0)
