@@ -106,6 +106,7 @@ mptcp_meta_open(struct mptcp_meta *mt, const struct mptcp_opt *mpc,
 	mt->snd_una = mt->snd_nxt = mt->snd_end = mt->local.idsn + 1;
 	mt->snd_wnd_end = mt->snd_una + 65535; /* until the first DATA_ACK */
 	mt->reinj_lo = mt->reinj_hi = mt->snd_una;
+	mt->hol_dsn = mt->snd_una - 1; /* no left edge reinjected yet */
 	return 0;
 }
 

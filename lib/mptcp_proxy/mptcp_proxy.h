@@ -133,6 +133,8 @@ struct mptcp_proxy_params {
 	X(MPTCP_DUP_BYTES, "mptcp_bytes_duplicate") \
 	X(MPTCP_RCV_DROPPED, "mptcp_bytes_dropped_beyond_window") \
 	X(MPTCP_REINJECTED, "mptcp_bytes_reinjected") \
+	X(MPTCP_HOL_REINJECT, "mptcp_window_blocked_reinjections") \
+	X(MPTCP_PENALISED, "mptcp_subflows_penalised") \
 	X(MPTCP_DATA_RTO,  "mptcp_data_level_retransmissions") \
 	X(MPTCP_NO_MBUF,   "mptcp_mbuf_alloc_failed") \
 	X(MPTCP_SF_STALE,  "mptcp_subflows_stale") \

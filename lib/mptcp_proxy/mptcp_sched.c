@@ -119,6 +119,61 @@ push_fallback(struct mptcp_meta *mt, uint64_t now)
 	}
 }
 
+/* Head-of-line blocking (RFC 8684 leaves it to the implementation; the
+ * rule of Raiciu et al., NSDI 2012, "opportunistic retransmission and
+ * penalisation"): new data waits for the client's data-level window, and
+ * the byte at its left edge travels on a subflow that has not delivered
+ * it while another one has room now. Send that mapping's bytes again on
+ * the other subflow, once per left edge, and penalise the holder: its
+ * congestion window is reduced as for a loss, at most once per its RTT.
+ * Returns true if a reinjection was set up. */
+static bool
+hol_reinject(struct mptcp_meta *mt, uint64_t now)
+{
+	uint64_t edge = mt->snd_una, hi = 0;
+	struct mptcp_subflow *holder = NULL, *fast;
+	uint32_t budget = 0;
+
+	if (edge >= mt->snd_nxt || edge == mt->hol_dsn)
+		return false;
+	for (unsigned i = 0; i < MPTCP_SUBFLOWS_MAX && holder == NULL; i++) {
+		struct mptcp_subflow *sf = mt->sf[i];
+
+		if (!usable(sf))
+			continue;
+		for (uint32_t k = 0; k < sf->tx_n; k++) {
+			const struct mptcp_map *mp =
+				&sf->tx[(sf->tx_first + k) % MPTCP_TX_MAPS];
+
+			if (edge < mp->dsn || edge >= mp->dsn + mp->len)
+				continue;
+			/* Delivered on the subflow: the client has it, and
+			 * its DATA_ACK is on the way. */
+			if ((int32_t)(sf->tx_una_rel - mp->ssn -
+				      (uint32_t)(edge - mp->dsn)) > 0)
+				return false;
+			holder = sf;
+			hi = mp->dsn + mp->len;
+			break;
+		}
+	}
+	if (holder == NULL)
+		return false;
+	fast = pick(mt, &budget);
+	if (fast == NULL || fast == holder)
+		return false;
+	mt->hol_dsn = edge;
+	mt->reinj_lo = edge;
+	mt->reinj_hi = RTE_MIN(hi, edge + MPTCP_CHUNK_MAX);
+	PX_CNT(mt->px, MPTCP_HOL_REINJECT)++;
+	if (now - holder->penal_ns >= tcp_conn_srtt_ns(holder->c) &&
+	    tcp_conn_cwnd_reduce(holder->c, now)) {
+		holder->penal_ns = now;
+		PX_CNT(mt->px, MPTCP_PENALISED)++;
+	}
+	return true;
+}
+
 void
 mptcp_sched_push(struct mptcp_meta *mt, uint64_t now)
 {
@@ -153,6 +208,8 @@ mptcp_sched_push(struct mptcp_meta *mt, uint64_t now)
 			 * what lies beyond it the client drops. */
 			lo = mt->snd_nxt;
 			hi = RTE_MIN(mt->snd_end, mt->snd_wnd_end);
+		} else if (mt->snd_nxt < mt->snd_end && hol_reinject(mt, now)) {
+			continue; /* the reinjection branch above sends it */
 		} else {
 			break;
 		}

@@ -949,6 +949,19 @@ uint32_t tcp_conn_rto_streak(const struct tcp_conn *c);
 /** Congestion window, bytes. */
 uint32_t tcp_conn_cwnd(const struct tcp_conn *c);
 
+/**
+ * Respond as to a congestion signal without a loss: the congestion
+ * control's reduction (CUBIC's beta, Reno's half) applied now. For an
+ * owner that sees this connection hold others up, as MPTCP's
+ * penalisation of a subflow that blocks the shared receive window; the
+ * owner decides how often (at most once per RTT is the rule there).
+ * Nothing happens during loss recovery, which has reduced already, or
+ * outside the states that send data.
+ *
+ * @return 1 if the window was reduced, else 0.
+ */
+int tcp_conn_cwnd_reduce(struct tcp_conn *c, uint64_t now_ns);
+
 /** Smoothed RTT, ns (0 before the first sample). */
 uint64_t tcp_conn_srtt_ns(const struct tcp_conn *c);
 

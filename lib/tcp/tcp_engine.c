@@ -657,6 +657,19 @@ tcp_conn_cwnd(const struct tcp_conn *c)
 	return c->cc.cwnd;
 }
 
+int
+tcp_conn_cwnd_reduce(struct tcp_conn *c, uint64_t now_ns)
+{
+	struct tcp_engine *e = c->eng;
+
+	if ((c->state != TCP_ESTABLISHED && c->state != TCP_CLOSE_WAIT) ||
+	    (c->flags & TCP_CF_IN_RECOVERY))
+		return 0;
+	e->now = now_ns;
+	e->cc->on_congestion(&c->cc, tcp_flight(c), now_ns);
+	return 1;
+}
+
 uint64_t
 tcp_conn_srtt_ns(const struct tcp_conn *c)
 {

@@ -91,6 +91,8 @@ struct mptcp_subflow {
 	uint32_t tx_una_rel, tx_end_rel;
 	uint64_t ack_ns;            /* tx_una_rel last advanced, or data
 				     * was handed to an idle subflow */
+	uint64_t penal_ns;          /* last penalised for blocking the
+				     * client's window (mptcp_sched.c) */
 	struct mptcp_map tx[MPTCP_TX_MAPS];
 	struct mptcp_subflow *next_free;
 };
@@ -137,6 +139,8 @@ struct mptcp_meta {
 	uint64_t snd_wnd_end;       /* the client's data-level right edge:
 				     * highest DATA_ACK + window seen */
 	uint64_t reinj_lo, reinj_hi; /* to send again (empty: lo == hi) */
+	uint64_t hol_dsn;           /* the left edge last reinjected because
+				     * it held up the client's window */
 	struct rte_mbuf *sq_head, *sq_tail;
 	struct rte_mbuf *sq_cur;    /* where the last clone started */
 	uint64_t sq_cur_dsn;        /* the DSN of sq_cur's first byte */

@@ -588,6 +588,10 @@ run_ms(uint64_t ms)
 
 static void teardown_all(void);
 
+/* The client's receive buffer, and so its data-level window, when not 0
+ * (the engine's default otherwise); one test only, reset by setup(). */
+static uint32_t client_rcv_buf;
+
 static void
 setup(uint64_t d0, uint64_t d1)
 {
@@ -602,6 +606,9 @@ setup(uint64_t d0, uint64_t d1)
 	app_s.auto_read = 1;
 	wire_params(&p, "c", NULL);
 	p.snd_buf = SNDBUF;
+	if (client_rcv_buf != 0)
+		p.rcv_buf = client_rcv_buf;
+	client_rcv_buf = 0;
 	p.cb = mc_event;
 	C = tcp_engine_create(&p);
 	wire_params(&p, "s", &app_s);
@@ -1350,6 +1357,37 @@ a_relay_burst_beyond_one_subflows_buffer_reaches_the_client_whole(void **state)
 	teardown_all();
 }
 
+/* Head-of-line blocking: path 1 is 50 times slower than path 0 and the
+ * client's window is 64 KB. Whatever path 1 carries at the left edge of
+ * the client's data-level window holds the window shut while path 0
+ * idles; the scheduler sends those bytes again on path 0 and penalises
+ * path 1. */
+static void
+a_slow_subflow_holding_the_window_edge_has_its_bytes_sent_again_on_the_fast_one_and_is_penalised(void **state)
+{
+	struct xfer x = { .up = 0, .down = 2000000, .limit_ms = 60000 };
+	uint64_t t0;
+
+	(void)state;
+	client_rcv_buf = 64 * 1024;
+	setup(MS(2), MS(100));
+	mc_connect();
+	(void)mc_join(0, 0, 0);
+	run_ms(500);
+	t0 = now;
+	transfer(&x);
+	print_message("window-blocked reinjections %llu, penalties %llu, %.2f virtual s, "
+		      "path 0 %llu bytes, path 1 %llu bytes\n",
+		      (unsigned long long)CNT(MPTCP_HOL_REINJECT),
+		      (unsigned long long)CNT(MPTCP_PENALISED), (double)(now - t0) / 1e9,
+		      (unsigned long long)path_bytes_down[0], (unsigned long long)path_bytes_down[1]);
+	assert_true(CNT(MPTCP_HOL_REINJECT) > 0);
+	assert_true(CNT(MPTCP_PENALISED) > 0);
+	assert_true(CNT(MPTCP_PENALISED) <= CNT(MPTCP_HOL_REINJECT));
+	assert_true(CNT(MPTCP_REINJECTED) > 0);
+	teardown_all();
+}
+
 int
 main(void)
 {
@@ -1373,6 +1411,7 @@ main(void)
 		cmocka_unit_test(remove_addr_resets_the_subflows_of_that_address_and_their_data_goes_out_on_the_others),
 		cmocka_unit_test(mp_fastclose_from_the_client_resets_every_subflow_and_the_server_leg),
 		cmocka_unit_test(a_relay_burst_beyond_one_subflows_buffer_reaches_the_client_whole),
+		cmocka_unit_test(a_slow_subflow_holding_the_window_edge_has_its_bytes_sent_again_on_the_fast_one_and_is_penalised),
 	};
 
 	if (test_eal_init("mptcp_conn") != 0)
