@@ -11,6 +11,8 @@
  * - mptcp_crypto.h: keys, tokens, IDSNs, the MP_JOIN and ADD_ADDR HMACs
  *   and the DSS checksum;
  * - mptcp_options.h: parsing and writing of every MPTCP option;
+ * - mptcp_redirect.h: which worker owns a subflow, and the table of the
+ *   subflows a worker hands to their owners;
  * - below: the proxy. One context per worker holds a lib/tcp engine with
  *   both legs of every proxied connection. Frames go in by burst
  *   (mptcp_proxy_input_burst()), timers run and frames come out in
