@@ -36,6 +36,7 @@
 #include <rte_telemetry.h>
 
 #include "config.h"
+#include "handoff.h"
 #include "log.h"
 #include "mptcp_proxy.h"
 #include "pkt.h"
@@ -71,6 +72,9 @@ struct proxy_conf {
 	bool mptcp;            /* terminate MPTCP */
 	uint8_t mptcp_cc;      /* 0 uncoupled, 1 lia */
 	uint8_t mptcp_max_subflows;
+	uint32_t redirect_entries; /* per worker; 0: no hand-over */
+	uint64_t redirect_idle_ns; /* 0: never */
+	uint32_t handoff_ring;     /* slots per ring between two workers */
 	uint32_t pool_mbufs;   /* [sluice] mbufs */
 };
 
@@ -255,6 +259,15 @@ static const struct ini_key proxy_keys[] = {
 	  .def = "8", .unit = "subflows", .doc = "subflows per MPTCP connection; a join beyond gets RST" },
 	{ "mptcp_cc", INI_KIND_ENUM, INI_AT(struct proxy_conf, mptcp_cc), .names = mptcp_cc_names,
 	  .def = "uncoupled", .doc = "subflows' congestion control: uncoupled (each its own, as Linux) or lia (RFC 6356)" },
+	{ "mptcp_redirect_entries", INI_KIND_UINT, INI_AT(struct proxy_conf, redirect_entries), 0, 1u << 20,
+	  .def = "4096", .unit = "subflows",
+	  .doc = "per worker: subflows passed on to the worker their token names; full: a join gets RST; 0: no hand-over" },
+	{ "mptcp_redirect_idle_timeout", INI_KIND_CUSTOM, INI_AT(struct proxy_conf, redirect_idle_ns),
+	  .parse = parse_timeout, .def = "7440s", .unit = "s",
+	  .doc = "forget a passed-on subflow silent this long; 0: never, else 1s..864000s" },
+	{ "mptcp_handoff_ring", INI_KIND_UINT, INI_AT(struct proxy_conf, handoff_ring), 64, 65536,
+	  .def = "1024", .unit = "frames",
+	  .doc = "slots of each ring between two workers (rounded up to a power of two); full: dropped, counted" },
 };
 
 /* [sluice] mbufs as the file sets it (config.c has checked it already),
@@ -342,6 +355,13 @@ proxy_conf_free(void *conf)
 
 struct proxy_stage {
 	struct mptcp_proxy *px;  /* NULL after flush */
+	/* MPTCP subflows to and from the workers that own them. */
+	struct handoff_port hp;
+	struct handoff_stage away;
+	uint8_t stopping;        /* the burst being handled is at shutdown */
+	uint64_t ho_sent, ho_drops; /* frames sent to other workers; dropped
+				     * because the owner's ring was full */
+	uint64_t pub_ho_drops;   /* ho_drops, published with pub */
 	/* What telemetry reads, published by the worker (at most
 	 * PROXY_PUBLISH_NS old): the telemetry thread never touches the
 	 * proxy, which the worker frees at flush. */
@@ -355,11 +375,29 @@ proxy_stage_burst(void *ctx, const struct stage_burst *b,
 		  struct rte_mbuf **pkts, uint16_t n, uint64_t now_ns)
 {
 	struct proxy_stage *st = ctx;
+	uint16_t keep;
 
 	if (st->px == NULL)
 		return n;
-	return mptcp_proxy_input_burst(st->px, pkts, n, b->upstream, b->out_port,
+	st->stopping = b->stopping;
+	keep = mptcp_proxy_input_burst(st->px, pkts, n, b->upstream, b->out_port,
 				       now_ns);
+	if (st->away.n)
+		handoff_stage_flush(&st->hp, &st->away, &st->ho_sent, &st->ho_drops);
+	return keep;
+}
+
+/* The proxy's hand-over: a subflow of a connection worker `to` owns. At
+ * shutdown the owner may have flushed already: the proxy keeps it. */
+static int
+proxy_handover(void *arg, struct rte_mbuf *m, uint16_t to)
+{
+	struct proxy_stage *st = arg;
+
+	if (st->stopping || to >= st->hp.nb_workers || to == st->hp.index)
+		return -1;
+	handoff_stage_add(&st->hp, &st->away, m, to, &st->ho_sent, &st->ho_drops);
+	return 0;
 }
 
 /* Stages after us read the metadata: parse as if the frame arrived on
@@ -376,6 +414,10 @@ emit_frames(void *arg, struct rte_mbuf **pkts, uint16_t n)
 		stage_emit(em, m->port, m);
 	}
 }
+
+/* The rings that carry MPTCP subflows to the worker that owns them
+ * (boot, by worker 0's create; each worker then uses only its end). */
+static struct handoff_mesh *proxy_mesh;
 
 /* The workers' stages, for stage_proxy_mptcp_synacks() (written at
  * create, before the workers run; read from their published copies). */
@@ -396,8 +438,27 @@ static void
 publish(struct proxy_stage *st, uint64_t now_ns)
 {
 	mptcp_proxy_stats_get(st->px, &st->pub);
+	st->pub_ho_drops = st->ho_drops;
 	memcpy(st->eng_cnt, mptcp_proxy_tcp_counters(st->px), sizeof(st->eng_cnt));
 	st->published_ns = now_ns;
+}
+
+/* Subflow segments other workers handed here: the proxy takes them as
+ * its own; what it does not take goes on as bridged. */
+static void
+take_handed(struct proxy_stage *st, struct stage_emitter *em, uint64_t now_ns)
+{
+	for (unsigned from = 0; from < st->hp.nb_workers; from++) {
+		struct rte_mbuf *in[HANDOFF_BATCH];
+		unsigned n = handoff_recv(&st->hp, from, in, HANDOFF_BATCH);
+		uint16_t keep;
+
+		if (n == 0)
+			continue;
+		keep = mptcp_proxy_input_handed(st->px, in, (uint16_t)n, now_ns);
+		for (uint16_t i = 0; i < keep; i++)
+			stage_emit(em, (uint16_t)(in[i]->port ^ 1), in[i]);
+	}
 }
 
 static void
@@ -407,6 +468,7 @@ proxy_stage_poll(void *ctx, struct stage_emitter *em, uint64_t now_ns)
 
 	if (st->px == NULL)
 		return;
+	take_handed(st, em, now_ns);
 	mptcp_proxy_poll(st->px, now_ns, emit_frames, em);
 	if (now_ns - st->published_ns >= PROXY_PUBLISH_NS)
 		publish(st, now_ns);
@@ -420,6 +482,7 @@ proxy_stage_flush(void *ctx, struct stage_emitter *em, uint64_t now_ns)
 
 	if (px == NULL)
 		return;
+	take_handed(st, em, now_ns);
 	mptcp_proxy_shutdown(px, now_ns, emit_frames, em);
 	/* The last copy, with the RSTs counted: the proxy goes, its
 	 * counters stay for telemetry and the exit report. */
@@ -442,10 +505,19 @@ proxy_stage_destroy(void *ctx)
 	rte_free(st);
 }
 
+static uint32_t
+proxy_stage_pending(void *ctx)
+{
+	const struct proxy_stage *st = ctx;
+
+	return st->px != NULL ? handoff_pending(&st->hp) : 0;
+}
+
 static const struct stage_ops proxy_stage_ops = {
 	.name = "proxy",
 	.burst = proxy_stage_burst,
 	.poll = proxy_stage_poll,
+	.pending = proxy_stage_pending,
 	.flush = proxy_stage_flush,
 	.destroy = proxy_stage_destroy,
 };
@@ -460,10 +532,18 @@ proxy_stage_create(const void *conf, const struct stage_env *env,
 	char name[32];
 	uint64_t k0, k1;
 
-	st = rte_zmalloc_socket("proxy_stage", sizeof(*st), RTE_CACHE_LINE_SIZE,
-				env->socket);
+	/* The rings between workers: built once, by the first worker's. */
+	if (env->worker == 0) {
+		proxy_mesh = handoff_mesh_create("px_h", env->nb_workers, c->handoff_ring);
+		if (proxy_mesh == NULL)
+			return rte_errno ? -rte_errno : -ENOMEM;
+	}
+	st = rte_zmalloc_socket("proxy_stage", sizeof(*st) +
+				2 * env->nb_workers * sizeof(struct rte_ring *),
+				RTE_CACHE_LINE_SIZE, env->socket);
 	if (st == NULL)
 		return -ENOMEM;
+	handoff_port_init(proxy_mesh, env->worker, &st->hp, (struct rte_ring **)(st + 1));
 	memset(&prm, 0, sizeof(prm));
 	snprintf(name, sizeof(name), "proxy_w%u", env->worker);
 	prm.name = name;
@@ -489,6 +569,12 @@ proxy_stage_create(const void *conf, const struct stage_env *env,
 	while ((1u << prm.worker_bits) < env->nb_workers)
 		prm.worker_bits++;
 	prm.worker_id = (uint16_t)env->worker;
+	if (env->nb_workers > 1) {
+		prm.handover = proxy_handover;
+		prm.handover_arg = st;
+		prm.redirect_entries = c->redirect_entries;
+		prm.redirect_idle_ns = c->redirect_idle_ns;
+	}
 	k0 = rte_rand();
 	k1 = rte_rand();
 	memcpy(prm.isn_key, &k0, 8);
@@ -535,11 +621,12 @@ proxy_stage_create(const void *conf, const struct stage_env *env,
 static void
 sum_counters(void *const *ctxs, unsigned nb_workers,
 	     uint64_t px[MPTCP_PROXY_CNT_MAX], uint64_t eng[TCP_CNT_MAX],
-	     uint64_t *active, uint64_t *mp_active, uint64_t *mp_sf)
+	     uint64_t *active, uint64_t *mp_active, uint64_t *mp_sf,
+	     uint64_t *rd, uint64_t *ho_drops)
 {
 	memset(px, 0, sizeof(uint64_t) * MPTCP_PROXY_CNT_MAX);
 	memset(eng, 0, sizeof(uint64_t) * TCP_CNT_MAX);
-	*active = *mp_active = *mp_sf = 0;
+	*active = *mp_active = *mp_sf = *rd = *ho_drops = 0;
 	for (unsigned w = 0; w < nb_workers; w++) {
 		const struct proxy_stage *st = ctxs[w];
 
@@ -553,6 +640,8 @@ sum_counters(void *const *ctxs, unsigned nb_workers,
 		*active += st->pub.active;
 		*mp_active += st->pub.mptcp_active;
 		*mp_sf += st->pub.mptcp_subflows;
+		*rd += st->pub.mptcp_redirects;
+		*ho_drops += st->pub_ho_drops;
 	}
 }
 
@@ -561,12 +650,12 @@ proxy_telemetry(void *const *ctxs, unsigned nb_workers, const char *params,
 		struct rte_tel_data *d)
 {
 	uint64_t px[MPTCP_PROXY_CNT_MAX], eng[TCP_CNT_MAX], active, legs = 0;
-	uint64_t mp_active, mp_sf;
+	uint64_t mp_active, mp_sf, rd, ho_drops;
 	uint64_t held = 0, lim = 0;
 	char key[64];
 
 	(void)params;
-	sum_counters(ctxs, nb_workers, px, eng, &active, &mp_active, &mp_sf);
+	sum_counters(ctxs, nb_workers, px, eng, &active, &mp_active, &mp_sf, &rd, &ho_drops);
 	for (unsigned w = 0; w < nb_workers; w++) {
 		const struct proxy_stage *st = ctxs[w];
 
@@ -580,6 +669,8 @@ proxy_telemetry(void *const *ctxs, unsigned nb_workers, const char *params,
 	rte_tel_data_add_dict_u64(d, "connections_active", active);
 	rte_tel_data_add_dict_u64(d, "mptcp_connections_active", mp_active);
 	rte_tel_data_add_dict_u64(d, "mptcp_subflows_active", mp_sf);
+	rte_tel_data_add_dict_u64(d, "mptcp_redirect_entries_active", rd);
+	rte_tel_data_add_dict_u64(d, "mptcp_handoff_ring_full_drops", ho_drops);
 	rte_tel_data_add_dict_u64(d, "mptcp_state_bytes_2_subflows", mptcp_proxy_mptcp_conn_size(2));
 	rte_tel_data_add_dict_u64(d, "mbufs_held", held);
 	rte_tel_data_add_dict_u64(d, "rcv_window_limit", nb_workers ? lim / nb_workers : 0);
@@ -604,10 +695,12 @@ static void
 proxy_report(void *const *ctxs, unsigned nb_workers, FILE *out)
 {
 	uint64_t px[MPTCP_PROXY_CNT_MAX], eng[TCP_CNT_MAX], active, mp_active, mp_sf;
+	uint64_t rd, ho_drops;
 
-	sum_counters(ctxs, nb_workers, px, eng, &active, &mp_active, &mp_sf);
+	sum_counters(ctxs, nb_workers, px, eng, &active, &mp_active, &mp_sf, &rd, &ho_drops);
 	fprintf(out, "proxy connections_active=%" PRIu64 " mptcp_connections_active=%" PRIu64
-		" mptcp_subflows_active=%" PRIu64, active, mp_active, mp_sf);
+		" mptcp_subflows_active=%" PRIu64 " mptcp_redirect_entries_active=%" PRIu64
+		" mptcp_handoff_ring_full_drops=%" PRIu64, active, mp_active, mp_sf, rd, ho_drops);
 	for (unsigned k = 0; k < MPTCP_PROXY_CNT_MAX; k++)
 		fprintf(out, " %s=%" PRIu64, mptcp_proxy_cnt_name((enum mptcp_proxy_cnt)k), px[k]);
 	fprintf(out, "\nproxy tcp");

@@ -201,7 +201,7 @@ GAUGE = re.compile(
     r"(_backlog_pkts|_backlog_bytes|_held_pkts|_sojourn_p\d+_us|_mempool_in_use"
     r"|_mempool_baseline|_rate_down|_rate_up|_aqm_subscribers|_aqm_workers"
     r"|^sluice_workers_held|_lcore|_tsc_hz|_cycles_per_packet|_owner_worker"
-    r"|_pipe_id|_connections_active|_subflows_active|_engine_connections"
+    r"|_pipe_id|_connections_active|_subflows_active|_entries_active|_engine_connections"
     r"|_state_bytes_in_use|_state_bytes_2_subflows"
     r"|_conn_state_bytes|_pair_state_bytes|_impair_pending|_impair_limit"
     r"|_impair_seed|_delay_us|_jitter_us|_reorder_gap_us|_jitter_reorder"

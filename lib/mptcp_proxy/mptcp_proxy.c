@@ -18,6 +18,7 @@
  * runs dry. Sampled at most once a millisecond.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include <netinet/in.h>
 
@@ -25,6 +26,7 @@
 #include <rte_errno.h>
 #include <rte_malloc.h>
 #include <rte_mbuf_dyn.h>
+#include <rte_memzone.h>
 #include <rte_mempool.h>
 #include <rte_tcp.h>
 
@@ -34,6 +36,7 @@
 #define PROXY_TX_BATCH 32
 #define PROXY_PRESSURE_NS 1000000ull /* pool sampled: 1 ms */
 #define PROXY_REOPEN_NS 10000000ull  /* windows reannounced at most every 10 ms */
+#define PROXY_REDIRECT_SCAN 64       /* redirect entries aged per poll */
 
 static const char *const cnt_names[MPTCP_PROXY_CNT_MAX] = {
 #define MPTCP_PROXY_CNT_NAME(e, s) s,
@@ -88,6 +91,18 @@ mptcp_setup(struct mptcp_proxy *px, const struct mptcp_proxy_params *p)
 	if (p->worker_bits > MPTCP_KEY_WORKER_BITS_MAX ||
 	    p->worker_id >= (1u << p->worker_bits))
 		return -EINVAL;
+	if (p->worker_bits > 0 && p->handover != NULL && p->redirect_entries > 0) {
+		char name[RTE_MEMZONE_NAMESIZE];
+
+		snprintf(name, sizeof(name), "%s_rd", p->name != NULL ? p->name : "mptcp");
+		px->rd = mptcp_redirect_create(&(struct mptcp_redirect_params){
+			.name = name, .socket_id = p->socket_id,
+			.entries = p->redirect_entries, .idle_ns = p->redirect_idle_ns });
+		if (px->rd == NULL)
+			return -ENOMEM;
+		px->handover = p->handover;
+		px->handover_arg = p->handover_arg;
+	}
 	px->dsn_off = rte_mbuf_dynfield_register(&dsn_field);
 	if (px->dsn_off < 0)
 		return -rte_errno;
@@ -121,6 +136,8 @@ mptcp_teardown(struct mptcp_proxy *px)
 		mt->rq_head = mt->ooo_head = mt->sq_head = NULL;
 	}
 	mptcp_token_fini(&px->tok);
+	mptcp_redirect_free(px->rd);
+	px->rd = NULL;
 	rte_free(px->metas);
 	rte_free(px->sfs);
 	px->metas = NULL;
@@ -219,38 +236,85 @@ mptcp_proxy_create(const struct mptcp_proxy_params *p)
 	return px;
 }
 
-/* A SYN carrying MP_JOIN joins one of our MPTCP connections, or is
- * refused: 0 consumed, -1 not a join. */
-static int
-join_syn(struct mptcp_proxy *px, struct rte_mbuf *m, uint64_t now)
+/* The subflow m belongs to, as the client sends it. */
+static void
+redirect_key(const struct pkt_meta *meta, struct mptcp_redirect_key *k)
 {
-	const struct pkt_meta *meta = pkt_meta(m);
+	memset(k, 0, sizeof(*k));
+	k->family = meta->l3 == PKT_L3_IPV4 ? 4 : 6;
+	k->sport = meta->sport;
+	k->dport = meta->dport;
+	memcpy(k->src, meta->src, k->family == 4 ? 4 : 16);
+	memcpy(k->dst, meta->dst, k->family == 4 ? 4 : 16);
+}
+
+/* A SYN carrying MP_JOIN joins one of our MPTCP connections, goes to the
+ * worker that owns its connection, or is refused: 0 consumed, -1 not a
+ * join. handed: another worker sent it here. */
+static int
+join_syn(struct mptcp_proxy *px, struct rte_mbuf *m, bool handed, uint64_t now)
+{
+	struct pkt_meta *meta = pkt_meta(m);
 	const uint8_t *th = rte_pktmbuf_mtod(m, const uint8_t *) + meta->l4_off;
 	unsigned hlen = (unsigned)(th[12] >> 4) * 4;
+	struct mptcp_redirect_key k;
 	struct mptcp_opts o;
+	unsigned owner;
 
 	if (hlen <= 20 || hlen > meta->l4_len)
 		return -1;
 	(void)mptcp_opts_parse(th + 20, hlen - 20, th[13], &o, NULL);
 	if (!(o.present & (1u << MPTCP_SUB_MP_JOIN)) || o.join.u.join.form != MPTCP_FORM_SYN)
 		return -1;
-	if (px->worker_bits &&
-	    (o.join.u.join.token & ((1u << px->worker_bits) - 1)) != px->worker_id) {
-		/* Another worker's connection: RSS brought its join here.
-		 * Handing it over is the app's (not yet done): refuse it,
-		 * the client keeps its other subflows. */
-		PX_CNT(px, MPTCP_JOIN_OTHER_WORKER)++;
-		(void)tcp_reply_rst(px->e, m, now);
-		rte_pktmbuf_free(m);
-		return 0;
+	owner = mptcp_token_owner(o.join.u.join.token, px->worker_bits);
+	if (owner == px->worker_id)
+		return mptcp_join_syn(px, m, &o.join, now);
+	/* Another worker's connection: RSS brought its join here. Hand it
+	 * to the owner, and remember the subflow so that its later
+	 * segments follow. */
+	if (px->rd != NULL && !handed) {
+		redirect_key(meta, &k);
+		if (mptcp_redirect_add(px->rd, &k, (uint16_t)owner, now) != 0) {
+			PX_CNT(px, MPTCP_REDIRECT_FULL)++;
+			goto refuse;
+		}
+		if (px->handover(px->handover_arg, m, (uint16_t)owner) == 0) {
+			PX_CNT(px, MPTCP_JOIN_HANDED)++;
+			return 0;
+		}
+		mptcp_redirect_remove(px->rd, &k);
 	}
-	return mptcp_join_syn(px, m, &o.join, now);
+	/* No hand-over (or not now): refuse it, the client keeps its
+	 * other subflows. */
+	PX_CNT(px, MPTCP_JOIN_OTHER_WORKER)++;
+refuse:
+	(void)tcp_reply_rst(px->e, m, now);
+	rte_pktmbuf_free(m);
+	return 0;
 }
 
-uint16_t
-mptcp_proxy_input_burst(struct mptcp_proxy *px, struct rte_mbuf **pkts,
-			uint16_t n, bool upstream, uint16_t out_port,
-			uint64_t now)
+/* A segment of a subflow this worker hands to its owner: 0 handed, -1
+ * not one (or the owner could not take it: handled here). */
+static int
+redirect(struct mptcp_proxy *px, struct rte_mbuf *m, uint64_t now)
+{
+	const struct pkt_meta *meta = pkt_meta(m);
+	uint8_t fl = rte_pktmbuf_mtod(m, const uint8_t *)[meta->l4_off + 13];
+	struct mptcp_redirect_key k;
+	int owner;
+
+	redirect_key(meta, &k);
+	owner = mptcp_redirect_lookup(px->rd, &k, fl & (MPTCP_REDIRECT_FIN |
+				      MPTCP_REDIRECT_SYN | MPTCP_REDIRECT_RST), now);
+	if (owner < 0 || px->handover(px->handover_arg, m, (uint16_t)owner) != 0)
+		return -1;
+	PX_CNT(px, MPTCP_SF_HANDED)++;
+	return 0;
+}
+
+static uint16_t
+input(struct mptcp_proxy *px, struct rte_mbuf **pkts, uint16_t n,
+      bool upstream, uint16_t out_port, bool handed, uint64_t now)
 {
 	bool any;
 	uint16_t keep = 0;
@@ -290,6 +354,11 @@ mptcp_proxy_input_burst(struct mptcp_proxy *px, struct rte_mbuf **pkts,
 		      (rte_pktmbuf_mtod(m, const uint8_t *)[meta->l4_off + 13] &
 		       (RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG | RTE_TCP_RST_FLAG)) ==
 		      RTE_TCP_SYN_FLAG;
+		/* A subflow of another worker's connection: its segments
+		 * follow its join (a SYN decides afresh, in join_syn()). */
+		if (upstream && !syn && !handed && px->rd != NULL &&
+		    mptcp_redirect_count(px->rd) > 0 && redirect(px, m, now) == 0)
+			continue;
 		c = any ? tcp_conn_lookup(px->e, m) : NULL;
 		if (c != NULL) {
 			/* Ours: checked, and dropped if it lies, by the
@@ -303,9 +372,19 @@ mptcp_proxy_input_burst(struct mptcp_proxy *px, struct rte_mbuf **pkts,
 			PX_CNT(px, NOT_OWNED)++;
 			goto pass;
 		}
-		if (px->mptcp_on && join_syn(px, m, now) == 0) {
+		if (px->mptcp_on && join_syn(px, m, handed, now) == 0) {
 			any = true;
 			continue;
+		}
+		if (handed) /* only joins are handed over, never a first SYN */
+			goto pass;
+		/* Not a join of another worker's connection: a 4-tuple this
+		 * worker passed on before is its own again. */
+		if (px->rd != NULL && mptcp_redirect_count(px->rd) > 0 && !handed) {
+			struct mptcp_redirect_key k;
+
+			redirect_key(meta, &k);
+			mptcp_redirect_remove(px->rd, &k);
 		}
 		if (proxy_pair_intercept(px, m, out_port, now) == 0) {
 			any = true;
@@ -317,6 +396,25 @@ pass:
 	if (px->dirty != NULL)
 		mptcp_flush(px, now);
 	return keep;
+}
+
+uint16_t
+mptcp_proxy_input_burst(struct mptcp_proxy *px, struct rte_mbuf **pkts,
+			uint16_t n, bool upstream, uint16_t out_port,
+			uint64_t now)
+{
+	return input(px, pkts, n, upstream, out_port, false, now);
+}
+
+uint16_t
+mptcp_proxy_input_handed(struct mptcp_proxy *px, struct rte_mbuf **pkts,
+			 uint16_t n, uint64_t now)
+{
+	/* Handed frames came from the subscriber side of their pair; only
+	 * a SYN that opens a server leg uses out_port, and none is handed. */
+	if (px->e != NULL)
+		PX_CNT(px, MPTCP_HANDED_IN) += n;
+	return input(px, pkts, n, true, n ? (uint16_t)(pkts[0]->port ^ 1) : 0, true, now);
 }
 
 static void
@@ -368,6 +466,8 @@ mptcp_proxy_poll(struct mptcp_proxy *px, uint64_t now,
 		pressure(px, now);
 	tcp_timers_run(px->e, now);
 	mptcp_meta_tick(px, now);
+	if (px->rd != NULL)
+		(void)mptcp_redirect_expire(px->rd, now, PROXY_REDIRECT_SCAN);
 	if (px->dirty != NULL)
 		mptcp_flush(px, now);
 	drain_tx(px, emit, arg);
@@ -408,6 +508,7 @@ mptcp_proxy_stats_get(const struct mptcp_proxy *px, struct mptcp_proxy_stats *s)
 	s->rcv_limit = px->rcv_limit;
 	s->mptcp_active = px->mptcp_active;
 	s->mptcp_subflows = px->sf_active;
+	s->mptcp_redirects = px->rd != NULL ? mptcp_redirect_count(px->rd) : 0;
 }
 
 const uint64_t *

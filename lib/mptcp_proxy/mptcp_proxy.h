@@ -11,6 +11,8 @@
  * - mptcp_crypto.h: keys, tokens, IDSNs, the MP_JOIN and ADD_ADDR HMACs
  *   and the DSS checksum;
  * - mptcp_options.h: parsing and writing of every MPTCP option;
+ * - mptcp_redirect.h: which worker owns a subflow, and the table of the
+ *   subflows a worker hands to their owners;
  * - below: the proxy. One context per worker holds a lib/tcp engine with
  *   both legs of every proxied connection. Frames go in by burst
  *   (mptcp_proxy_input_burst()), timers run and frames come out in
@@ -28,6 +30,7 @@
 
 #include "mptcp_crypto.h"
 #include "mptcp_options.h"
+#include "mptcp_redirect.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -53,6 +56,14 @@ struct mptcp_proxy_rule {
 	uint16_t port;    /**< destination port, 0 = any */
 	uint8_t addr[16]; /**< network byte order */
 };
+
+/**
+ * Hands frame m to worker `worker`, which owns its MPTCP connection
+ * (params.handover). 0: taken, the callee owns m (and counts it if it
+ * must drop it later); < 0: not taken, the proxy keeps m and acts as
+ * with no hand-over (a join is refused with RST).
+ */
+typedef int (*mptcp_proxy_handover_fn)(void *arg, struct rte_mbuf *m, uint16_t worker);
 
 /** What mptcp_proxy_create() builds. */
 struct mptcp_proxy_params {
@@ -82,6 +93,15 @@ struct mptcp_proxy_params {
 	/** Token bits naming the worker (mptcp_crypto.h), and this worker. */
 	uint8_t worker_bits;
 	uint16_t worker_id;
+	/** Subflows that RSS brings to this worker while their token names
+	 *  another (mptcp_redirect.h): handover gets their frames, and up
+	 *  to redirect_entries of them are remembered, an established one
+	 *  until idle for redirect_idle_ns (0: never). handover NULL or
+	 *  redirect_entries 0: such a join is refused with RST. */
+	mptcp_proxy_handover_fn handover;
+	void *handover_arg;
+	uint32_t redirect_entries;
+	uint64_t redirect_idle_ns;
 	uint32_t nrules;
 	const struct mptcp_proxy_rule *rules; /**< copied */
 };
@@ -148,7 +168,11 @@ struct mptcp_proxy_params {
 	X(MPTCP_TCPRST_IN, "mptcp_tcprst_received") \
 	X(MPTCP_FAIL_IN,   "mptcp_mp_fail_received") \
 	X(MPTCP_DATA_FIN_IN, "mptcp_data_fin_received") \
-	X(MPTCP_DATA_FIN_OUT, "mptcp_data_fin_sent")
+	X(MPTCP_DATA_FIN_OUT, "mptcp_data_fin_sent") \
+	X(MPTCP_JOIN_HANDED, "mptcp_joins_handed_over") \
+	X(MPTCP_SF_HANDED, "mptcp_subflow_segments_handed_over") \
+	X(MPTCP_HANDED_IN, "mptcp_segments_from_other_workers") \
+	X(MPTCP_REDIRECT_FULL, "mptcp_redirect_table_full")
 
 /** Index of a counter in mptcp_proxy_stats.cnt[]. */
 enum mptcp_proxy_cnt {
@@ -167,6 +191,8 @@ struct mptcp_proxy_stats {
 	uint32_t rcv_limit;    /**< receive window limit in force */
 	uint32_t mptcp_active; /**< MPTCP connections now */
 	uint32_t mptcp_subflows; /**< their subflows now */
+	uint32_t mptcp_redirects; /**< subflows passed on to their owner
+				   *   worker, remembered now */
 };
 
 /**
@@ -190,6 +216,18 @@ struct mptcp_proxy *mptcp_proxy_create(const struct mptcp_proxy_params *p);
 uint16_t mptcp_proxy_input_burst(struct mptcp_proxy *px, struct rte_mbuf **pkts,
 				 uint16_t n, bool upstream, uint16_t out_port,
 				 uint64_t now_ns);
+
+/**
+ * Take frames another worker handed to this one (params.handover there):
+ * segments of subflows of this worker's MPTCP connections, which arrived
+ * on the other worker from the subscriber side. They are handled as if
+ * they had arrived here; none is handed on again.
+ * @return the frames that pass (no connection took them), moved to the
+ *         front of pkts in order: send them on as a bridge would, out of
+ *         the other port of the pair they arrived on (m->port ^ 1).
+ */
+uint16_t mptcp_proxy_input_handed(struct mptcp_proxy *px, struct rte_mbuf **pkts,
+				  uint16_t n, uint64_t now_ns);
 
 /** Receives what the proxy sends: frames with m->port the port to leave
  *  by; the callee owns them. */

@@ -70,6 +70,11 @@ struct mptcp_proxy {
 	uint8_t max_subflows;
 	uint8_t worker_bits;
 	uint16_t worker_id;
+	/* Subflows handed to their owner worker (mptcp_redirect.h); NULL:
+	 * no hand-over. */
+	struct mptcp_redirect *rd;
+	mptcp_proxy_handover_fn handover;
+	void *handover_arg;
 	int dsn_off;                 /* mbuf dynfield: a segment's DSN */
 	uint64_t tick_ns;            /* last mptcp_meta_tick() */
 	struct mptcp_meta *metas;    /* max_conns */

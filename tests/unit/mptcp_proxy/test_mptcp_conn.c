@@ -394,6 +394,13 @@ mc_event(struct tcp_conn *c, void *arg, uint32_t ev, uint64_t now)
 
 static struct tcp_engine *C, *S;
 static struct mptcp_proxy *P;
+/* Two workers (setup_two_workers()): P is worker 0, P2 worker 1, and
+ * path 1's frames from the client reach P2 (RSS brought them there).
+ * What one hands the other waits in handed[to] until the next step. */
+static struct mptcp_proxy *P2;
+static uint32_t p2_redirect_entries;
+static struct rte_mbuf *handed[2][1024];
+static uint32_t nhanded[2];
 static struct app app_s;
 static uint64_t now;
 static uint64_t path_delay[2];
@@ -508,8 +515,10 @@ deliver_due(void)
 		}
 		if (f.dst == 1) {
 			uint16_t port = f.m->port;
+			struct mptcp_proxy *px = P2 != NULL && port == 0 &&
+				path_of(pkt_meta(f.m), 0) == 1 ? P2 : P;
 
-			if (mptcp_proxy_input_burst(P, &f.m, 1, port == 0,
+			if (mptcp_proxy_input_burst(px, &f.m, 1, port == 0,
 						    (uint16_t)(port ^ 1), now) == 0)
 				continue;
 			f.dst = port == 0 ? 2 : 0;
@@ -544,6 +553,36 @@ meta(void)
 	return ((struct mptcp_proxy *)P)->meta_active;
 }
 
+/* The hand-over of the app (a ring per worker pair), in memory. */
+static int
+handover(void *arg, struct rte_mbuf *m, uint16_t to)
+{
+	(void)arg;
+	assert_true(to < 2);
+	assert_true(nhanded[to] < RTE_DIM(handed[to]));
+	handed[to][nhanded[to]++] = m;
+	return 0;
+}
+
+/* Each worker takes what the other handed it; what no connection takes
+ * goes on toward the server, as bridged. */
+static void
+take_handed(void)
+{
+	for (int w = 0; w < 2; w++) {
+		uint16_t n = (uint16_t)nhanded[w], keep;
+
+		if (n == 0)
+			continue;
+		nhanded[w] = 0;
+		keep = mptcp_proxy_input_handed(w == 0 ? P : P2, handed[w], n, now);
+		for (uint16_t i = 0; i < keep; i++) {
+			pkt_parse(handed[w][i], pkt_meta(handed[w][i]), 0);
+			enqueue(handed[w][i], 2, 0);
+		}
+	}
+}
+
 static void
 step(void)
 {
@@ -551,6 +590,10 @@ step(void)
 
 	collect();
 	deliver_due();
+	if (P2 != NULL) {
+		take_handed();
+		mptcp_proxy_poll(P2, now, p_emit, NULL);
+	}
 	tcp_timers_run(C, now);
 	tcp_timers_run(S, now);
 	mptcp_proxy_poll(P, now, p_emit, NULL);
@@ -629,7 +672,24 @@ setup(uint64_t d0, uint64_t d1)
 	pp.nrules = 1;
 	pp.rules = &rule;
 	pp.mptcp = true;
-	P = mptcp_proxy_create(&pp);
+	if (p2_redirect_entries != 0) {
+		/* Two workers: tokens carry one owner bit. */
+		pp.worker_bits = 1;
+		pp.handover = handover;
+		pp.redirect_entries = 16;
+		pp.redirect_idle_ns = MS(600000);
+		P = mptcp_proxy_create(&pp);
+		pp.name = "p2";
+		pp.worker_id = 1;
+		pp.redirect_entries = p2_redirect_entries == UINT32_MAX ? 0 : p2_redirect_entries;
+		for (int i = 0; i < 16; i++)
+			pp.isn_key[i] ^= 0x5a;
+		P2 = mptcp_proxy_create(&pp);
+		assert_non_null(P2);
+		nhanded[0] = nhanded[1] = 0;
+	} else {
+		P = mptcp_proxy_create(&pp);
+	}
 	assert_non_null(C);
 	assert_non_null(P);
 	assert_non_null(S);
@@ -648,12 +708,42 @@ setup(uint64_t d0, uint64_t d1)
 	mc.chunk = 4000;
 }
 
+/* Two workers; P2 remembers entries subflows (UINT32_MAX: none, no
+ * hand-over). */
+static void
+setup_two_workers(uint64_t d0, uint64_t d1, uint32_t entries)
+{
+	if (C != NULL)
+		teardown_all();
+	p2_redirect_entries = entries;
+	setup(d0, d1);
+}
+
+static struct mptcp_proxy_stats
+stats2(void)
+{
+	struct mptcp_proxy_stats s;
+
+	mptcp_proxy_stats_get(P2, &s);
+	return s;
+}
+
+#define CNT2(name) (stats2().cnt[MPTCP_PROXY_CNT_##name])
+
 static void
 teardown_all(void)
 {
 	for (uint32_t i = 0; i < qn; i++)
 		rte_pktmbuf_free(q[i].m);
 	qn = 0;
+	for (int w = 0; w < 2; w++) {
+		for (uint32_t i = 0; i < nhanded[w]; i++)
+			rte_pktmbuf_free(handed[w][i]);
+		nhanded[w] = 0;
+	}
+	mptcp_proxy_free(P2);
+	P2 = NULL;
+	p2_redirect_entries = 0;
 	tcp_engine_free(C);
 	mptcp_proxy_free(P);
 	tcp_engine_free(S);
@@ -1388,6 +1478,84 @@ a_slow_subflow_holding_the_window_edge_has_its_bytes_sent_again_on_the_fast_one_
 	teardown_all();
 }
 
+static void
+a_join_that_lands_on_the_worker_not_owning_its_token_is_handed_over_and_its_subflow_carries_data(void **state)
+{
+	struct xfer x = { .up = 400000, .down = 400000, .close = 1, .limit_ms = 30000 };
+	struct mcsf *j;
+	uint64_t handed_before;
+
+	(void)state;
+	setup_two_workers(MS(5), MS(3), 16);
+	mc_connect();
+	/* Worker 0 owns the connection: its token says so. */
+	assert_int_equal(mptcp_token_owner(mc.token_remote, 1), 0);
+	assert_int_equal(CNT2(MPTCP_SYN), 0);
+	j = mc_join(0, 0, 0);
+	assert_true(j->hmac_ok);
+	assert_true(j->events & TCP_EV_CONNECTED);
+	assert_int_equal(CNT2(MPTCP_JOIN_HANDED), 1);
+	assert_true(CNT2(MPTCP_SF_HANDED) >= 1); /* the third ACK at least */
+	assert_int_equal(CNT2(MPTCP_JOIN_OTHER_WORKER), 0);
+	assert_int_equal(stats2().mptcp_redirects, 1);
+	assert_int_equal(stats2().mptcp_active, 0);
+	assert_int_equal(CNT(MPTCP_JOIN_OK), 1);
+	assert_int_equal(stats().mptcp_subflows, 2);
+	handed_before = CNT2(MPTCP_SF_HANDED);
+	mc.rr = 1; /* the client's data alternates over both subflows */
+	transfer(&x);
+	/* Half the client's 100 chunks went over the handed subflow. */
+	print_message("segments handed over: %llu\n",
+		      (unsigned long long)(CNT2(MPTCP_SF_HANDED) - handed_before));
+	assert_true(CNT2(MPTCP_SF_HANDED) > handed_before + 50);
+	assert_int_equal(CNT(MPTCP_HANDED_IN), CNT2(MPTCP_JOIN_HANDED) + CNT2(MPTCP_SF_HANDED));
+	assert_int_equal(CNT(MPTCP_DUP_BYTES), 0);
+	assert_int_equal(frames_to_s_with_mptcp, 0);
+	/* The worker that passed the subflow on holds nothing of it but
+	 * the entry, which goes once the subflow is quiet. */
+	assert_int_equal(stats2().engine_conns, 0);
+	run_ms(MPTCP_REDIRECT_FIN_NS / MS(1) + 1000);
+	assert_int_equal(stats2().mptcp_redirects, 0);
+	teardown_all();
+}
+
+static void
+without_hand_over_a_join_on_the_other_worker_is_refused_with_rst(void **state)
+{
+	struct mcsf *j;
+
+	(void)state;
+	setup_two_workers(MS(5), MS(3), UINT32_MAX);
+	mc_connect();
+	j = mc_join(0, 0, 0);
+	assert_false(j->events & TCP_EV_CONNECTED);
+	assert_int_equal(CNT2(MPTCP_JOIN_OTHER_WORKER), 1);
+	assert_int_equal(CNT2(MPTCP_JOIN_HANDED), 0);
+	assert_int_equal(stats().mptcp_subflows, 1);
+	teardown_all();
+}
+
+static void
+a_full_redirect_table_refuses_the_join_with_rst_and_counts_it(void **state)
+{
+	struct mcsf *j1, *j2;
+
+	(void)state;
+	setup_two_workers(MS(5), MS(3), 1);
+	mc_connect();
+	j1 = mc_join(0, 0, 0);
+	assert_true(j1->events & TCP_EV_CONNECTED);
+	j2 = mc_join(0, 0, 0);
+	assert_false(j2->events & TCP_EV_CONNECTED);
+	assert_int_equal(CNT2(MPTCP_JOIN_HANDED), 1);
+	assert_int_equal(CNT2(MPTCP_REDIRECT_FULL), 1);
+	assert_int_equal(stats2().mptcp_redirects, 1);
+	assert_int_equal(stats().mptcp_subflows, 2);
+	/* The connection goes on over the subflows it has. */
+	transfer(&(struct xfer){ .up = 100000, .down = 100000, .limit_ms = 10000 });
+	teardown_all();
+}
+
 int
 main(void)
 {
@@ -1412,6 +1580,9 @@ main(void)
 		cmocka_unit_test(mp_fastclose_from_the_client_resets_every_subflow_and_the_server_leg),
 		cmocka_unit_test(a_relay_burst_beyond_one_subflows_buffer_reaches_the_client_whole),
 		cmocka_unit_test(a_slow_subflow_holding_the_window_edge_has_its_bytes_sent_again_on_the_fast_one_and_is_penalised),
+		cmocka_unit_test(a_join_that_lands_on_the_worker_not_owning_its_token_is_handed_over_and_its_subflow_carries_data),
+		cmocka_unit_test(without_hand_over_a_join_on_the_other_worker_is_refused_with_rst),
+		cmocka_unit_test(a_full_redirect_table_refuses_the_join_with_rst_and_counts_it),
 	};
 
 	if (test_eal_init("mptcp_conn") != 0)

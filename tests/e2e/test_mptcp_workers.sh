@@ -1,0 +1,117 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+# e2e-timeout: 420
+#
+# MPTCP termination with two workers (issue 16, item 7), on the two-path
+# topology of tests/e2e/mptcp_lib.sh: sluice runs two lcores and every
+# net_af_packet port two queue pairs (qpairs=2: the kernel's PACKET_FANOUT
+# hash spreads flows over the workers). An MPTCP connection lives on the
+# worker its token names; its second subflow's MP_JOIN SYN, from another
+# source port, lands by the hash on either worker. When it lands on the
+# other one, that worker must hand the join and every later segment of
+# the subflow to the owner over the hand-off rings, and the connection
+# still gets its two subflows.
+#
+# Which worker a join lands on is the kernel's hash of its 4-tuple, so
+# each check repeats sha256-checked transfers (new ports each time) until
+# one has two subflows AND moved sluice's mptcp_joins_handed_over (a join
+# that landed on the other worker and was handed over): at most
+# E2E_MPTCP_WORKERS_TRIES (12) transfers, each landing there about half
+# the time. With hand-over off (E2E_MPTCP_REDIRECT_ENTRIES=0: [proxy]
+# mptcp_redirect_entries = 0) such a join is refused with RST and the
+# checks fail.
+set -u
+# Two lcores for sluice: the first two CPUs this test may use. The load
+# generators share them (there is no third core to keep them off).
+E2E_LCORE=${E2E_LCORE:-$(/usr/bin/python3 -c 'import os; print(",".join(map(str, sorted(os.sched_getaffinity(0))[:2])))')}
+E2E_LOAD_CPUS=
+. "$(dirname "$0")/mptcp_lib.sh"
+E2E_TEST=mptcp_workers
+E2E_AFP_ARGS="qpairs=2${E2E_AFP_ARGS:+,$E2E_AFP_ARGS}"
+TRIES=${E2E_MPTCP_WORKERS_TRIES:-12}
+ENTRIES=${E2E_MPTCP_REDIRECT_ENTRIES:-4096}
+
+mptcp_setup
+case $E2E_LCORE in
+*,*) ;;
+*) e2e_skip two_workers_hand_joins_to_the_owner "one CPU only ($E2E_LCORE): two workers need two"
+   e2e_finish ;;
+esac
+if ! mptcp_proxy_supported || ! "$SLUICE" --config-keys 2>/dev/null | grep -q '^\[proxy\] mptcp_redirect_entries = '; then
+	e2e_skip two_workers_hand_joins_to_the_owner "this sluice has no [proxy] mptcp_redirect_entries"
+	e2e_finish
+fi
+
+CONF=$E2E_TMP/mptcp-workers.ini
+cat >"$CONF" <<EOF
+[proxy]
+intercept = 0.0.0.0/0, ::/0
+mptcp = on
+mptcp_redirect_entries = $ENTRIES
+EOF
+
+proxy_counter() {
+	e2e_tel /sluice/proxy 2>/dev/null | "$E2E_PY" -c 'import json, sys
+print(json.load(sys.stdin).get(sys.argv[1], 0))' "$1" 2>/dev/null || echo 0
+}
+
+started_two_workers() {
+	E2E_WHY=$(grep -o '[0-9]* worker(s)' "$SLUICE_LOG" | head -1)
+	[ "${E2E_WHY%% *}" = 2 ]
+}
+
+PORT=7400
+# handed DIR FAMILY: transfers until one has two subflows with its join
+# handed over from the worker it landed on to the owner.
+handed() {
+	local dir=$1 fam=$2 dst=$SRV4 i h0 h1 s0 s1 sf log="" size=10000000 opt=()
+	[ "$fam" = 6 ] && dst=$SRV6
+	# An upload paced at 32 Mbit/s lasts a second: time for the join.
+	[ "$dir" = up ] && size=4000000 opt=(--rate 32)
+	for i in $(seq 1 "$TRIES"); do
+		PORT=$((PORT + 1))
+		h0=$(proxy_counter mptcp_joins_handed_over) s0=$(proxy_counter mptcp_subflow_segments_handed_over)
+		if ! mptcp_xfer "$dir" "$dst" "$size" "$PORT" 30 "${opt[@]}"; then
+			E2E_WHY="transfer $i: $E2E_WHY"
+			return 1
+		fi
+		h1=$(proxy_counter mptcp_joins_handed_over) s1=$(proxy_counter mptcp_subflow_segments_handed_over)
+		sf=$(mptcp_kv "$XFER_CLI" subflows)
+		log+=" [$i: subflows=$sf joins_handed=+$((h1 - h0)) segments_handed=+$((s1 - s0))]"
+		if [ "$sf" -ge 2 ] 2>/dev/null && [ $((h1 - h0)) -ge 1 ] && [ $((s1 - s0)) -ge 1 ]; then
+			E2E_WHY="transfer $i of at most $TRIES: $size bytes intact, client subflows=$sf, joins handed over +$((h1 - h0)), subflow segments handed over +$((s1 - s0));$log"
+			return 0
+		fi
+	done
+	E2E_WHY="no transfer in $TRIES had two subflows with its join handed over:$log; sluice: $(mptcp_sluice_counters | tr ' ' '\n' | grep -E 'hand|redirect|other_worker|joins' | tr '\n' ' ')"
+	return 1
+}
+
+counters_exported() {
+	local c
+	c=$(mptcp_sluice_counters)
+	E2E_WHY=$(echo "$c" | tr ' ' '\n' | grep -E 'handed|redirect|handoff|other_worker' | tr '\n' ' ')
+	for k in mptcp_joins_handed_over mptcp_subflow_segments_handed_over mptcp_redirect_table_full \
+		mptcp_handoff_ring_full_drops mptcp_segments_from_other_workers; do
+		echo "$c" | tr ' ' '\n' | grep -q "^$k=" || { E2E_WHY="no $k in /sluice/proxy; $E2E_WHY"; return 1; }
+	done
+	[ "$(proxy_counter mptcp_handoff_ring_full_drops)" = 0 ] ||
+		{ E2E_WHY="ring drops: $E2E_WHY"; return 1; }
+}
+
+exit_report() {
+	E2E_WHY=$(grep -o 'mptcp_joins_handed_over=[0-9]*\|mptcp_handoff_ring_full_drops=[0-9]*' "$SLUICE_LOG" | tr '\n' ' ')
+	grep -q 'mptcp_joins_handed_over=[1-9]' "$SLUICE_LOG" &&
+		grep -q 'mptcp_handoff_ring_full_drops=' "$SLUICE_LOG"
+}
+
+e2e_start_sluice "$CONF" || e2e_die "sluice start: $E2E_WHY"
+mptcp_warmup || e2e_die "warm-up: $E2E_WHY"
+e2e_check mptcp_sluice_runs_two_workers started_two_workers
+e2e_check mptcp4_upload_keeps_a_join_that_landed_on_the_other_worker handed up 4
+e2e_check mptcp4_download_keeps_a_join_that_landed_on_the_other_worker handed down 4
+e2e_check mptcp6_upload_keeps_a_join_that_landed_on_the_other_worker handed up 6
+e2e_check mptcp_hand_over_counters_are_in_telemetry_and_no_frame_was_dropped counters_exported
+e2e_check mptcp_two_workers_clean_exit e2e_stop_sluice
+e2e_check mptcp_exit_report_shows_the_hand_over_counters exit_report
+e2e_finish
