@@ -68,6 +68,7 @@ struct proxy_conf {
 	uint64_t idle_ns;      /* 0: never */
 	uint64_t fin_wait2_ns; /* 0: never */
 	uint64_t persist_ns;   /* 0: never */
+	uint64_t half_open_ns; /* 0: never */
 	uint32_t mbuf_budget;  /* all workers together; 0: auto */
 	bool mptcp;            /* terminate MPTCP */
 	uint8_t mptcp_cc;      /* 0 uncoupled, 1 lia */
@@ -250,6 +251,9 @@ static const struct ini_key proxy_keys[] = {
 	{ "persist_timeout", INI_KIND_CUSTOM, INI_AT(struct proxy_conf, persist_ns),
 	  .parse = parse_timeout, .def = "60s", .unit = "s",
 	  .doc = "reset a leg whose window stays closed this long; 0: never, else 1s..864000s" },
+	{ "half_open_yield_after", INI_KIND_CUSTOM, INI_AT(struct proxy_conf, half_open_ns),
+	  .parse = parse_timeout, .def = "1s", .unit = "s",
+	  .doc = "table full: a SYN replaces the oldest half-open connection this old; 0: never, else 1s..864000s" },
 	{ "mbuf_budget", INI_KIND_CUSTOM, INI_AT(struct proxy_conf, mbuf_budget),
 	  .parse = parse_budget, .def = "auto", .unit = "mbufs",
 	  .doc = "pool mbufs all proxies may hold; auto: half of [sluice] mbufs, at most 3/4" },
@@ -557,6 +561,7 @@ proxy_stage_create(const void *conf, const struct stage_env *env,
 	prm.idle_timeout_ns = c->idle_ns;
 	prm.fin_wait2_timeout_ns = c->fin_wait2_ns;
 	prm.persist_timeout_ns = c->persist_ns;
+	prm.half_open_yield_ns = c->half_open_ns;
 	prm.mbuf_budget = c->mbuf_budget;
 	if (prm.mbuf_budget > env->pool->size * 3 / 4) /* a pool smaller than the file said */
 		prm.mbuf_budget = env->pool->size * 3 / 4;

@@ -231,6 +231,7 @@ mptcp_proxy_create(const struct mptcp_proxy_params *p)
 	px->budget = p->mbuf_budget;
 	px->rcv_buf = px->rcv_limit = p->rcv_buf;
 	px->snd_buf = p->snd_buf;
+	px->half_open_yield_ns = p->half_open_yield_ns;
 	/* libcrypto sets up its per-thread generator on the first draw. */
 	(void)mptcp_nonce_generate(&(uint32_t){ 0 });
 	return px;

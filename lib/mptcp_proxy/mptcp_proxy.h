@@ -78,6 +78,12 @@ struct mptcp_proxy_params {
 	uint64_t idle_timeout_ns;    /**< 0: never */
 	uint64_t fin_wait2_timeout_ns; /**< 0: never */
 	uint64_t persist_timeout_ns; /**< 0: never */
+	/** With the table full, a SYN takes the place of the oldest
+	 *  connection still half open (the server not answered yet, or the
+	 *  client not past its handshake) once that one is this old: a flood
+	 *  of spoofed SYNs holds the table for this long, not for the SYN
+	 *  retries' minutes. 0: never (such SYNs are bridged). */
+	uint64_t half_open_yield_ns;
 	/** mbufs of pool the proxy may hold (all workers together): past
 	 *  half of it the receive window of every leg shrinks, to zero at
 	 *  the budget. 0: no limit. */
@@ -116,6 +122,7 @@ struct mptcp_proxy_params {
 	X(CLOSED,          "connections_closed") \
 	X(SYN_DUPLICATE,   "syn_duplicates_dropped") \
 	X(BRIDGED_FULL,    "syn_bridged_table_full") \
+	X(HALF_OPEN_EVICTED, "half_open_evicted") \
 	X(BRIDGED_FAILED,  "syn_bridged_connect_failed") \
 	X(ACCEPT_FAILED,   "accept_failed") \
 	X(RELAY_FAILED,    "relay_failed") \

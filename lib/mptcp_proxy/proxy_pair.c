@@ -19,6 +19,15 @@
  *
  * A RST or a timeout on one leg aborts the other; the pair is released
  * once neither leg nor the held SYN is left.
+ *
+ * Half open: a pair whose server has not answered yet, or whose client
+ * has not completed its handshake, stays on a list in the order SYNs
+ * came. With the table full, a new SYN takes the place of the oldest
+ * such pair that is at least half_open_yield_ns old (half_open_evicted):
+ * spoofed SYNs toward a server that answers leave the client leg in
+ * SYN-RECEIVED for the SYN retries' minutes, and would otherwise hold
+ * the table, and bridge every new connection, that long. Pairs that
+ * completed are dropped from the list when they reach its head.
  */
 #include <errno.h>
 #include <string.h>
@@ -29,10 +38,78 @@
 #include "proxy_priv.h"
 
 static void
+ho_unlink(struct proxy_pair *p)
+{
+	struct mptcp_proxy *px = p->px;
+
+	if (!p->ho_listed)
+		return;
+	if (p->ho_prev != NULL)
+		p->ho_prev->ho_next = p->ho_next;
+	else
+		px->ho_head = p->ho_next;
+	if (p->ho_next != NULL)
+		p->ho_next->ho_prev = p->ho_prev;
+	else
+		px->ho_tail = p->ho_prev;
+	p->ho_next = p->ho_prev = NULL;
+	p->ho_listed = 0;
+}
+
+static void
+ho_append(struct mptcp_proxy *px, struct proxy_pair *p)
+{
+	p->ho_next = NULL;
+	p->ho_prev = px->ho_tail;
+	if (px->ho_tail != NULL)
+		px->ho_tail->ho_next = p;
+	else
+		px->ho_head = p;
+	px->ho_tail = p;
+	p->ho_listed = 1;
+}
+
+/* The server has not answered, or the client not completed its side. */
+static bool
+pair_half_open(const struct proxy_pair *p)
+{
+	if (p->held_syn != NULL)
+		return true;
+	if (p->meta != NULL)
+		return !(p->meta->flags & MT_ESTAB);
+	if (p->cl.ep.ctx != NULL && p->cl.ep.ops == &mptcp_proxy_tcp_endpoint)
+		return tcp_conn_state(p->cl.ep.ctx) == TCP_SYN_RECEIVED;
+	return false;
+}
+
+/* Table full: make room by resetting the oldest half-open pair, if it is
+ * old enough. Returns the free pair, or NULL. */
+static struct proxy_pair *
+evict_half_open(struct mptcp_proxy *px, uint64_t now)
+{
+	struct proxy_pair *p;
+
+	while ((p = px->ho_head) != NULL) {
+		if (!pair_half_open(p)) {
+			ho_unlink(p);
+			continue;
+		}
+		if (now - p->born_ns < px->half_open_yield_ns)
+			return NULL;
+		ho_unlink(p);
+		PX_CNT(px, HALF_OPEN_EVICTED)++;
+		proxy_pair_abort(p, now);
+		return px->free;
+	}
+	return NULL;
+}
+
+static void
 pair_put(struct proxy_pair *p)
 {
 	struct mptcp_proxy *px = p->px;
 
+	ho_unlink(p);
 	p->in_use = 0;
 	p->next_free = px->free;
 	px->free = p;
@@ -95,7 +172,7 @@ proxy_pair_intercept(struct mptcp_proxy *px, struct rte_mbuf *m,
 	uint32_t left;
 	bool sig;
 
-	if (p == NULL) {
+	if (p == NULL && px->half_open_yield_ns == 0) {
 		PX_CNT(px, BRIDGED_FULL)++;
 		return -1;
 	}
@@ -105,6 +182,10 @@ proxy_pair_intercept(struct mptcp_proxy *px, struct rte_mbuf *m,
 		/* A signature covers the segment and a key the proxy does
 		 * not hold: only the real ends can speak this connection. */
 		PX_CNT(px, SIGNED_BRIDGED)++;
+		return -1;
+	}
+	if (p == NULL && (p = evict_half_open(px, now)) == NULL) {
+		PX_CNT(px, BRIDGED_FULL)++;
 		return -1;
 	}
 	ep.family = meta->l3 == PKT_L3_IPV4 ? 4 : 6;
@@ -152,6 +233,8 @@ proxy_pair_intercept(struct mptcp_proxy *px, struct rte_mbuf *m,
 	px->free = p->next_free;
 	p->in_use = 1;
 	p->held_syn = m;
+	p->born_ns = now;
+	ho_append(px, p);
 	proxy_leg_set_tcp(&p->sv, c);
 	px->active++;
 	PX_CNT(px, SYN_INTERCEPTED)++;

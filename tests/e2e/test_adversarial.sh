@@ -267,6 +267,20 @@ syn_rate() {
 	awk -v r="${r:-0}" -v w="$ADV_SYN_PPS" 'BEGIN { exit !(r >= 0.95 * w) }'
 }
 e2e_check syn_flood_reaches_the_asked_rate syn_rate
+# The flood left the table full of half-open connections; past
+# [proxy] half_open_yield_after (1 s) a new SYN takes the place of the
+# oldest, so the next connection is proxied again, not bridged.
+proxied_again() {
+	local i0 e0 i1 e1 out
+	sleep 1.2
+	i0=$(e2e_tel /sluice/proxy syn_intercepted)
+	out=$(connects 2>&1; echo "$E2E_WHY")
+	i1=$(e2e_tel /sluice/proxy syn_intercepted)
+	e1=$(e2e_tel /sluice/proxy half_open_evicted)
+	E2E_WHY="$(echo "$out" | tail -1); syn_intercepted +$((i1 - i0)), half_open_evicted $e1 in all"
+	[ "$((i1 - i0))" -ge 1 ] && [ "$e1" -gt 0 ]
+}
+e2e_check syn_flood_then_a_new_connection_is_proxied_again proxied_again
 e2e_log "proxy: $(e2e_tel /sluice/proxy 2>/dev/null | head -c 2000)"
 e2e_check adversarial_clean_exit e2e_stop_sluice
 e2e_finish

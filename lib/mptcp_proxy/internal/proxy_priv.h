@@ -42,8 +42,12 @@ struct proxy_pair {
 	struct proxy_pair *next_free;
 	struct mptcp_meta *meta; /* the client leg is MPTCP (ep.ctx once open) */
 	struct mptcp_opt mpc;    /* the held SYN's MP_CAPABLE */
+	/* Pairs that may still be half open, oldest first (proxy_pair.c). */
+	struct proxy_pair *ho_next, *ho_prev;
+	uint64_t born_ns;
 	uint8_t in_use;
 	uint8_t mptcp;           /* the held SYN asked for MPTCP */
+	uint8_t ho_listed;
 };
 
 struct mptcp_proxy {
@@ -61,6 +65,8 @@ struct mptcp_proxy {
 	uint32_t npairs;
 	uint32_t active;
 	struct proxy_pair *free;
+	struct proxy_pair *ho_head, *ho_tail; /* maybe half open, oldest first */
+	uint64_t half_open_yield_ns;          /* 0: never evict */
 	uint64_t cnt[MPTCP_PROXY_CNT_MAX];
 	uint64_t eng_cnt[TCP_CNT_MAX]; /* the engine's, kept when it goes */
 	struct mptcp_proxy_rule rules[MPTCP_PROXY_MAX_RULES];

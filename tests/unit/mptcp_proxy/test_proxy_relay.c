@@ -42,6 +42,11 @@ static uint8_t syn_at_s[128], synack_at_c[128];
 static uint32_t syn_at_s_len, synack_at_c_len;
 static struct app app_c, app_s;
 static uint64_t now;
+/* Frames P sends toward C's ports [hole_lo, hole_hi] vanish: spoofed
+ * clients, which never answer the SYN-ACK. */
+static uint16_t hole_lo, hole_hi;
+/* mptcp_proxy_params.half_open_yield_ns of the next setup_proxy(). */
+static uint64_t yield_ns;
 
 struct qframe { struct rte_mbuf *m; uint64_t due; int dst; }; /* 0 C, 1 P, 2 S */
 static struct qframe q[16384];
@@ -130,6 +135,15 @@ deliver_due(void)
 			}
 		}
 		if (f.dst == 0) {
+			const struct pkt_meta *pm = pkt_meta(f.m);
+			const uint8_t *th = rte_pktmbuf_mtod_offset(f.m, const uint8_t *,
+								    pm->l4_off);
+			uint16_t dport = (uint16_t)(th[2] << 8 | th[3]);
+
+			if (dport >= hole_lo && dport <= hole_hi && hole_hi != 0) {
+				rte_pktmbuf_free(f.m);
+				continue;
+			}
 			r = tcp_input(C, f.m, now);
 		} else {
 			r = tcp_input(S, f.m, now);
@@ -202,6 +216,9 @@ setup_proxy(int server_listens, uint16_t port, uint32_t max_conns)
 		pp.isn_key[i] = (uint8_t)('p' + i);
 	pp.nrules = 1;
 	pp.rules = &rule;
+	pp.half_open_yield_ns = yield_ns;
+	yield_ns = 0;
+	hole_lo = hole_hi = 0;
 	P = mptcp_proxy_create(&pp);
 	assert_non_null(C);
 	assert_non_null(P);
@@ -556,6 +573,79 @@ a_syn_that_finds_the_table_full_is_bridged_and_counted(void **state)
 	teardown_three();
 }
 
+/* Spoofed SYNs toward a server that answers leave client legs in
+ * SYN-RECEIVED for the SYN retries' minutes. With half_open_yield_ns,
+ * a new SYN takes the place of the oldest one past that age; a
+ * connection that completed its handshake never gives way. */
+static void
+a_full_table_of_half_open_connections_gives_way_to_new_syns_after_a_second(void **state)
+{
+	struct tcp_endpoints ep;
+	struct app a[4];
+
+	(void)state;
+	yield_ns = MS(1000);
+	setup_proxy(1, 0, 3);
+	hole_lo = 41000;
+	hole_hi = 41999;
+	wire_ep_v4(&ep);
+	/* One real client, then two spoofed: the table is full. */
+	app_c.conn = tcp_connect(C, &ep, &app_c, now);
+	for (int i = 0; i < 100; i++)
+		step();
+	assert_true(app_c.events & TCP_EV_CONNECTED);
+	for (int k = 0; k < 2; k++) {
+		memset(&a[k], 0, sizeof(a[k]));
+		ep.lport = (uint16_t)(41000 + k);
+		assert_non_null(tcp_connect(C, &ep, &a[k], now));
+		for (int i = 0; i < 20; i++)
+			step();
+	}
+	assert_int_equal(CNT(SYN_INTERCEPTED), 3);
+	assert_int_equal(CNT(OPENED), 3);
+	/* Young half-open ones hold their place: this SYN is bridged. */
+	memset(&a[2], 0, sizeof(a[2]));
+	a[2].rx_hash = FNV_INIT;
+	ep.lport = 40001;
+	assert_non_null(tcp_connect(C, &ep, &a[2], now));
+	for (int i = 0; i < 100; i++)
+		step();
+	assert_true(a[2].events & TCP_EV_CONNECTED);
+	assert_int_equal(CNT(BRIDGED_FULL), 1);
+	assert_int_equal(CNT(HALF_OPEN_EVICTED), 0);
+	/* Past a second the oldest spoofed one gives way, then the other. */
+	for (int i = 0; i < 2000; i++)
+		step();
+	for (int k = 0; k < 2; k++) {
+		struct app *n = k == 0 ? &a[3] : &a[2];
+
+		memset(n, 0, sizeof(*n));
+		n->rx_hash = FNV_INIT;
+		ep.lport = (uint16_t)(40002 + k);
+		assert_non_null(tcp_connect(C, &ep, n, now));
+		for (int i = 0; i < 100; i++)
+			step();
+		assert_true(n->events & TCP_EV_CONNECTED);
+		assert_int_equal(CNT(HALF_OPEN_EVICTED), (uint64_t)k + 1);
+		assert_int_equal(CNT(SYN_INTERCEPTED), (uint64_t)k + 4);
+	}
+	/* Now every connection in the table is established: the next SYN
+	 * is bridged, and the real client's first connection still works. */
+	for (int i = 0; i < 2000; i++)
+		step();
+	memset(&a[0], 0, sizeof(a[0]));
+	a[0].rx_hash = FNV_INIT;
+	ep.lport = 40010;
+	assert_non_null(tcp_connect(C, &ep, &a[0], now));
+	for (int i = 0; i < 100; i++)
+		step();
+	assert_true(a[0].events & TCP_EV_CONNECTED);
+	assert_int_equal(CNT(HALF_OPEN_EVICTED), 2);
+	assert_int_equal(CNT(BRIDGED_FULL), 2);
+	assert_int_equal(tcp_conn_state(app_c.conn), TCP_ESTABLISHED);
+	teardown_three();
+}
+
 static void
 shutdown_resets_both_ends_of_every_proxied_connection(void **state)
 {
@@ -593,6 +683,7 @@ main(void)
 		cmocka_unit_test(tcp_syn_xopts_keeps_whole_options_that_fit_and_counts_the_rest),
 		cmocka_unit_test(a_syn_to_a_port_the_rules_do_not_name_is_bridged_untouched),
 		cmocka_unit_test(a_syn_that_finds_the_table_full_is_bridged_and_counted),
+		cmocka_unit_test(a_full_table_of_half_open_connections_gives_way_to_new_syns_after_a_second),
 		cmocka_unit_test(shutdown_resets_both_ends_of_every_proxied_connection),
 	};
 
