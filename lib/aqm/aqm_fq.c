@@ -28,6 +28,23 @@ list_pop(struct aqm_flow *flows, struct aqm_list *l)
 	return i;
 }
 
+/* The tin whose lists hold flow f of p (p has tins). */
+static inline struct aqm_tin *
+flow_tin(const struct aqm_sched *s, const struct aqm_pipe *p,
+	 const struct aqm_flow *f)
+{
+	return &aqm_pipe_tins(s, p)->tin[f->tin];
+}
+
+/* Count a drop of a packet of flow f in its tin. */
+static inline void
+tin_count_drop(const struct aqm_sched *s, const struct aqm_pipe *p,
+	       const struct aqm_flow *f)
+{
+	if (unlikely(p->diffserv & AQM_DS_MODE))
+		flow_tin(s, p, f)->st.drops++;
+}
+
 /* Unlink the head packet of a flow and account for it. */
 static inline struct rte_mbuf *
 flow_take_head(struct aqm_sched *s, struct aqm_pipe *p, struct aqm_flow *f)
@@ -46,6 +63,8 @@ flow_take_head(struct aqm_sched *s, struct aqm_pipe *p, struct aqm_flow *f)
 	p->backlog_bytes -= len;
 	p->mem -= aqm_truesize(m);
 	s->pending--;
+	if (unlikely(p->diffserv & AQM_DS_MODE))
+		flow_tin(s, p, f)->backlog--;
 	return m;
 }
 
@@ -301,6 +320,7 @@ aqm_fq_drop_fattest(struct aqm_sched *s, struct aqm_pipe *p,
 			break;
 		dropped += rte_pktmbuf_pkt_len(m);
 		p->st.drops[why]++;
+		tin_count_drop(s, p, &p->flows[fat]);
 		rte_pktmbuf_free(m);
 	} while (++n < p->drop_batch && dropped < half);
 }
@@ -322,13 +342,22 @@ fq_queue(struct aqm_sched *s, struct aqm_pipe *p, uint32_t fi,
 	if (p->qdisc == AQM_QDISC_FIFO)
 		return;
 	if (f->list == AQM_LIST_NONE) {
+		struct aqm_list *nl = &p->new_flows;
+
 		/* A flow with no queue and no list entry is new (s. 4.1). */
 		if (p->isolation & AQM_ISO_TRACKED)
 			hosts_bind(s, p, fi, m);
+		if (unlikely(p->diffserv & AQM_DS_MODE)) {
+			/* It joins the lists of its first packet's tin. */
+			f->tin = aqm_tin_of(p->diffserv & AQM_DS_MODE, m) & 3;
+			nl = &flow_tin(s, p, f)->new_flows;
+		}
 		f->list = AQM_LIST_NEW;
 		f->deficit = (int32_t)p->quantum;
-		list_push(p->flows, &p->new_flows, fi);
+		list_push(p->flows, nl, fi);
 	}
+	if (unlikely(p->diffserv & AQM_DS_MODE))
+		flow_tin(s, p, f)->backlog++;
 	if (unlikely(p->backlog_pkts > p->limit_pkts))
 		aqm_fq_drop_fattest(s, p, AQM_DROP_OVERFLOW, now);
 	else if (unlikely(p->mem > p->mem_limit))
@@ -364,7 +393,13 @@ aqm_fq_enqueue(struct aqm_sched *s, struct aqm_pipe *p, struct rte_mbuf *m,
 			return 0;
 		}
 	} else {
-		fi = aqm_flow_index(pkt_flow_hash(pkt_meta(m)), p->seed, p->flow_mask);
+		uint32_t h = pkt_flow_hash(pkt_meta(m));
+
+		/* Each tin has its own flow queues: a 5-tuple's packets of
+		 * two tins hash apart (and unmarked ones as without tins). */
+		if (unlikely(p->diffserv & AQM_DS_MODE))
+			h ^= aqm_tin_of(p->diffserv & AQM_DS_MODE, m) * AQM_TIN_HASH_MIX;
+		fi = aqm_flow_index(h, p->seed, p->flow_mask);
 	}
 	p->st.enq_pkts++;
 	p->st.enq_bytes += len;
@@ -408,6 +443,7 @@ blue_head(struct codel_ctx *c, struct rte_mbuf *m)
 	if (f->cv.blue_p == 0 || f->head == NULL || blue_draw(c->s) >= f->cv.blue_p)
 		return false;
 	p->st.drops[AQM_DROP_BLUE]++;
+	tin_count_drop(c->s, p, f);
 	rte_pktmbuf_free(m);
 	return true;
 }
@@ -434,6 +470,7 @@ codel_cb_drop(void *arg, void *pkt)
 	struct codel_ctx *c = arg;
 
 	c->p->st.drops[AQM_DROP_CODEL]++;
+	tin_count_drop(c->s, c->p, c->f);
 	rte_pktmbuf_free(pkt);
 }
 
@@ -448,6 +485,8 @@ codel_cb_mark(void *arg, void *pkt, enum aqm_codel_mark_reason why)
 		c->p->st.ce_marks++;
 	else
 		c->p->st.ce_threshold_marks++;
+	if (unlikely(c->p->diffserv & AQM_DS_MODE))
+		flow_tin(c->s, c->p, c->f)->st.marks++;
 	return true;
 }
 
@@ -457,13 +496,13 @@ static const struct aqm_codel_ops codel_ops = {
 	.mark = codel_cb_mark,
 };
 
-struct rte_mbuf *
-aqm_fq_dequeue(struct aqm_sched *s, struct aqm_pipe *p, uint64_t now)
+/* DRR++ over one pair of new and old lists (the pipe's, or a tin's). */
+static inline struct rte_mbuf *
+fq_dequeue_lists(struct aqm_sched *s, struct aqm_pipe *p,
+		 struct aqm_list *new_flows, struct aqm_list *old_flows,
+		 uint64_t now)
 {
 	struct codel_ctx c = { .s = s, .p = p, .now = now };
-
-	if (p->qdisc == AQM_QDISC_FIFO)
-		return flow_take_head(s, p, &p->flows[0]);
 
 	for (;;) {
 		struct aqm_list *l;
@@ -471,10 +510,10 @@ aqm_fq_dequeue(struct aqm_sched *s, struct aqm_pipe *p, uint64_t now)
 		struct rte_mbuf *m;
 		uint32_t fi;
 
-		if (p->new_flows.head != AQM_NONE)
-			l = &p->new_flows;
-		else if (p->old_flows.head != AQM_NONE)
-			l = &p->old_flows;
+		if (new_flows->head != AQM_NONE)
+			l = new_flows;
+		else if (old_flows->head != AQM_NONE)
+			l = old_flows;
 		else
 			return NULL;
 		fi = l->head;
@@ -484,7 +523,7 @@ aqm_fq_dequeue(struct aqm_sched *s, struct aqm_pipe *p, uint64_t now)
 			f->deficit += flow_quantum(s, p, fi);
 			list_pop(p->flows, l);
 			f->list = AQM_LIST_OLD;
-			list_push(p->flows, &p->old_flows, fi);
+			list_push(p->flows, old_flows, fi);
 			continue;
 		}
 		c.f = f;
@@ -496,9 +535,9 @@ aqm_fq_dequeue(struct aqm_sched *s, struct aqm_pipe *p, uint64_t now)
 			 * jump the queue again right away (s. 4.2); an emptied
 			 * old flow leaves the lists.
 			 */
-			if (l == &p->new_flows && p->old_flows.head != AQM_NONE) {
+			if (l == new_flows && old_flows->head != AQM_NONE) {
 				f->list = AQM_LIST_OLD;
-				list_push(p->flows, &p->old_flows, fi);
+				list_push(p->flows, old_flows, fi);
 			} else {
 				flow_unlist(s, p, fi);
 			}
@@ -507,6 +546,58 @@ aqm_fq_dequeue(struct aqm_sched *s, struct aqm_pipe *p, uint64_t now)
 		f->deficit -= (int32_t)rte_pktmbuf_pkt_len(m);
 		return m;
 	}
+}
+
+/*
+ * A pipe with tins: pick the highest-priority tin with packets that is
+ * under its threshold (its clock not ahead of the pipe's), else the
+ * tin with packets whose clock is earliest (over their thresholds,
+ * tins share what is left in proportion to their thresholds), and run
+ * DRR++ on its lists. Then charge the tin and the pipe's clocks.
+ */
+static struct rte_mbuf *
+tins_dequeue(struct aqm_sched *s, struct aqm_pipe *p, uint64_t now)
+{
+	struct aqm_pipe_tins *pt = aqm_pipe_tins(s, p);
+
+	for (;;) {
+		struct aqm_tin *best = NULL;
+		struct rte_mbuf *m;
+		uint64_t wire;
+
+		for (unsigned int i = 0; i < pt->ntins; i++) {
+			struct aqm_tin *t = &pt->tin[pt->order[i]];
+
+			if (t->backlog == 0)
+				continue;
+			if (t->vt <= pt->vt) {
+				best = t;
+				break;
+			}
+			if (best == NULL || t->vt < best->vt)
+				best = t;
+		}
+		if (best == NULL)
+			return NULL;
+		m = fq_dequeue_lists(s, p, &best->new_flows, &best->old_flows, now);
+		if (m == NULL)
+			continue; /* CoDel or BLUE dropped all it held: pick again */
+		wire = aqm_pipe_wire_len(p, rte_pktmbuf_pkt_len(m));
+		aqm_tin_charge(p, pt, best, wire);
+		best->st.tx_pkts++;
+		best->st.tx_bytes += rte_pktmbuf_pkt_len(m);
+		return m;
+	}
+}
+
+struct rte_mbuf *
+aqm_fq_dequeue(struct aqm_sched *s, struct aqm_pipe *p, uint64_t now)
+{
+	if (p->qdisc == AQM_QDISC_FIFO)
+		return flow_take_head(s, p, &p->flows[0]);
+	if (unlikely(p->diffserv & AQM_DS_MODE))
+		return tins_dequeue(s, p, now);
+	return fq_dequeue_lists(s, p, &p->new_flows, &p->old_flows, now);
 }
 
 /* One list of an idle pipe: what the dequeue loop does to empty flows,
@@ -539,22 +630,30 @@ aqm_fq_idle(struct aqm_sched *s, struct aqm_pipe *p)
 		return;
 	idle_list(s, p, &p->new_flows);
 	idle_list(s, p, &p->old_flows);
+	if (unlikely(p->diffserv & AQM_DS_MODE)) {
+		struct aqm_pipe_tins *pt = aqm_pipe_tins(s, p);
+
+		for (unsigned int t = 0; t < pt->ntins; t++) {
+			idle_list(s, p, &pt->tin[t].new_flows);
+			idle_list(s, p, &pt->tin[t].old_flows);
+		}
+	}
 }
 
-struct rte_mbuf *
-aqm_fq_flush_one(struct aqm_sched *s, struct aqm_pipe *p)
+/* Shutdown: the head packet of the first flow of one pair of lists. */
+static struct rte_mbuf *
+flush_lists(struct aqm_sched *s, struct aqm_pipe *p,
+	    struct aqm_list *new_flows, struct aqm_list *old_flows)
 {
-	if (p->qdisc == AQM_QDISC_FIFO)
-		return flow_take_head(s, p, &p->flows[0]);
 	for (;;) {
 		struct aqm_list *l;
 		struct rte_mbuf *m;
 		uint32_t fi;
 
-		if (p->new_flows.head != AQM_NONE)
-			l = &p->new_flows;
-		else if (p->old_flows.head != AQM_NONE)
-			l = &p->old_flows;
+		if (new_flows->head != AQM_NONE)
+			l = new_flows;
+		else if (old_flows->head != AQM_NONE)
+			l = old_flows;
 		else
 			return NULL;
 		fi = l->head;
@@ -564,4 +663,24 @@ aqm_fq_flush_one(struct aqm_sched *s, struct aqm_pipe *p)
 		list_pop(p->flows, l);
 		flow_unlist(s, p, fi);
 	}
+}
+
+struct rte_mbuf *
+aqm_fq_flush_one(struct aqm_sched *s, struct aqm_pipe *p)
+{
+	struct aqm_pipe_tins *pt;
+
+	if (p->qdisc == AQM_QDISC_FIFO)
+		return flow_take_head(s, p, &p->flows[0]);
+	if (!(p->diffserv & AQM_DS_MODE))
+		return flush_lists(s, p, &p->new_flows, &p->old_flows);
+	pt = aqm_pipe_tins(s, p);
+	for (unsigned int i = 0; i < pt->ntins; i++) {
+		struct aqm_tin *t = &pt->tin[pt->order[i]];
+		struct rte_mbuf *m = flush_lists(s, p, &t->new_flows, &t->old_flows);
+
+		if (m != NULL)
+			return m;
+	}
+	return NULL;
 }
