@@ -370,8 +370,6 @@ tel_tins(struct rte_tel_data *d, enum aqm_diffserv mode,
 		rte_tel_data_add_dict_u64(d, k, ts[t].drops);
 		snprintf(k, sizeof(k), "tin_%s_marks", name);
 		rte_tel_data_add_dict_u64(d, k, ts[t].marks);
-		snprintf(k, sizeof(k), "tin_%s_backlog_pkts", name);
-		rte_tel_data_add_dict_u64(d, k, ts[t].backlog_pkts);
 	}
 }
 
@@ -383,7 +381,6 @@ tins_add(struct aqm_tin_stats *t, const struct aqm_tin_stats *s, unsigned n)
 		t[i].tx_bytes += s[i].tx_bytes;
 		t[i].drops += s[i].drops;
 		t[i].marks += s[i].marks;
-		t[i].backlog_pkts += s[i].backlog_pkts;
 	}
 }
 
@@ -863,11 +860,11 @@ aqm_report(void *const *ctxs, unsigned nb_workers, FILE *out)
 		for (unsigned t = 0; t < ds.ntins; t++)
 			fprintf(out, "aqm_tin dir=%s tin=%s sent=%" PRIu64
 				" sent_bytes=%" PRIu64 " drops=%" PRIu64
-				" marks=%" PRIu64 " backlog_pkts=%" PRIu64 "\n",
+				" marks=%" PRIu64 "\n",
 				dir_name[dir],
 				aqm_diffserv_tin_name((enum aqm_diffserv)aqm_g.running->diffserv, t),
 				ds.tins[t].tx_pkts, ds.tins[t].tx_bytes, ds.tins[t].drops,
-				ds.tins[t].marks, ds.tins[t].backlog_pkts);
+				ds.tins[t].marks);
 	}
 	fprintf(out, "aqm_control subscribers=%u reloads=%" PRIu64
 		" reload_errors=%" PRIu64 " telemetry_changes=%" PRIu64 "\n",

@@ -274,7 +274,6 @@ struct aqm_tin_stats {
 	uint64_t tx_bytes;
 	uint64_t drops;        /**< every reason: CoDel, BLUE, overflow, memory */
 	uint64_t marks;        /**< CE marks, CoDel's and ce_threshold's */
-	uint64_t backlog_pkts; /**< queued now */
 };
 
 /** Fill p with the Linux fq_codel defaults and no shaping. */

@@ -288,8 +288,6 @@ aqm_ack_filter(struct aqm_sched *s, struct aqm_pipe *p, struct aqm_flow *f,
 	p->backlog_bytes -= len;
 	p->mem -= aqm_truesize(old);
 	s->pending--;
-	if (unlikely(p->diffserv & AQM_DS_MODE))
-		aqm_pipe_tins(s, p)->tin[f->tin].backlog--;
 	p->st.ack_filtered++;
 	rte_pktmbuf_free(old);
 	return true;

@@ -63,8 +63,6 @@ flow_take_head(struct aqm_sched *s, struct aqm_pipe *p, struct aqm_flow *f)
 	p->backlog_bytes -= len;
 	p->mem -= aqm_truesize(m);
 	s->pending--;
-	if (unlikely(p->diffserv & AQM_DS_MODE))
-		flow_tin(s, p, f)->backlog--;
 	return m;
 }
 
@@ -356,8 +354,6 @@ fq_queue(struct aqm_sched *s, struct aqm_pipe *p, uint32_t fi,
 		f->deficit = (int32_t)p->quantum;
 		list_push(p->flows, nl, fi);
 	}
-	if (unlikely(p->diffserv & AQM_DS_MODE))
-		flow_tin(s, p, f)->backlog++;
 	if (unlikely(p->backlog_pkts > p->limit_pkts))
 		aqm_fq_drop_fattest(s, p, AQM_DROP_OVERFLOW, now);
 	else if (unlikely(p->mem > p->mem_limit))
@@ -549,54 +545,81 @@ fq_dequeue_lists(struct aqm_sched *s, struct aqm_pipe *p,
 }
 
 /*
- * A pipe with tins: pick the highest-priority tin with packets that is
- * under its threshold (its clock not ahead of the pipe's), else the
- * tin with packets whose clock is earliest (over their thresholds,
- * tins share what is left in proportion to their thresholds), and run
- * DRR++ on its lists. Then charge the tin and the pipe's clocks.
+ * A pipe with tins: the highest-priority tin with flows listed that is
+ * under its threshold (its clock not ahead of the pipe's), else the tin
+ * with flows listed whose clock is earliest (over their thresholds, tins
+ * share what is left in proportion to their thresholds); NULL if no tin
+ * has flows listed.
  */
-static struct rte_mbuf *
-tins_dequeue(struct aqm_sched *s, struct aqm_pipe *p, uint64_t now)
+static struct aqm_tin *
+tin_pick(struct aqm_pipe_tins *pt)
 {
-	struct aqm_pipe_tins *pt = aqm_pipe_tins(s, p);
+	struct aqm_tin *best = NULL;
 
-	for (;;) {
-		struct aqm_tin *best = NULL;
-		struct rte_mbuf *m;
-		uint64_t wire;
+	for (unsigned int i = 0; i < pt->ntins; i++) {
+		struct aqm_tin *t = &pt->tin[pt->order[i]];
 
-		for (unsigned int i = 0; i < pt->ntins; i++) {
-			struct aqm_tin *t = &pt->tin[pt->order[i]];
-
-			if (t->backlog == 0)
-				continue;
-			if (t->vt <= pt->vt) {
-				best = t;
-				break;
-			}
-			if (best == NULL || t->vt < best->vt)
-				best = t;
-		}
-		if (best == NULL)
-			return NULL;
-		m = fq_dequeue_lists(s, p, &best->new_flows, &best->old_flows, now);
-		if (m == NULL)
-			continue; /* CoDel or BLUE dropped all it held: pick again */
-		wire = aqm_pipe_wire_len(p, rte_pktmbuf_pkt_len(m));
-		aqm_tin_charge(p, pt, best, wire);
-		best->st.tx_pkts++;
-		best->st.tx_bytes += rte_pktmbuf_pkt_len(m);
-		return m;
+		if (t->new_flows.head == AQM_NONE && t->old_flows.head == AQM_NONE)
+			continue;
+		if (t->vt <= pt->vt)
+			return t;
+		if (best == NULL || t->vt < best->vt)
+			best = t;
 	}
+	return best;
+}
+
+/* m left tin t (NULL: no tins) of p: charge the clocks, count, wash. */
+static void
+diffserv_sent(struct aqm_sched *s, struct aqm_pipe *p, struct aqm_tin *t,
+	      struct rte_mbuf *m)
+{
+	if (t != NULL) {
+		aqm_tin_charge(p, aqm_pipe_tins(s, p), t,
+			       aqm_pipe_wire_len(p, rte_pktmbuf_pkt_len(m)));
+		t->st.tx_pkts++;
+		t->st.tx_bytes += rte_pktmbuf_pkt_len(m);
+	}
+	if (p->diffserv & AQM_DS_WASH)
+		aqm_dscp_wash(s, m);
+}
+
+/*
+ * Pipes with tins or wash, off the common path: a tin's lists get the
+ * same DRR++ loop. A tin whose listed flows turn out empty (they leave
+ * the lists only when DRR++ next visits them) gives NULL with its lists
+ * cleaned: pick again.
+ */
+static __rte_noinline struct rte_mbuf *
+dequeue_diffserv(struct aqm_sched *s, struct aqm_pipe *p, uint64_t now)
+{
+	struct aqm_tin *t = NULL;
+	struct rte_mbuf *m;
+
+	if (p->qdisc == AQM_QDISC_FIFO) {
+		m = flow_take_head(s, p, &p->flows[0]);
+	} else if (p->diffserv & AQM_DS_MODE) {
+		do {
+			t = tin_pick(aqm_pipe_tins(s, p));
+			if (t == NULL)
+				return NULL;
+			m = fq_dequeue_lists(s, p, &t->new_flows, &t->old_flows, now);
+		} while (m == NULL);
+	} else {
+		m = fq_dequeue_lists(s, p, &p->new_flows, &p->old_flows, now);
+	}
+	if (m != NULL)
+		diffserv_sent(s, p, t, m);
+	return m;
 }
 
 struct rte_mbuf *
 aqm_fq_dequeue(struct aqm_sched *s, struct aqm_pipe *p, uint64_t now)
 {
+	if (unlikely(p->diffserv != 0))
+		return dequeue_diffserv(s, p, now);
 	if (p->qdisc == AQM_QDISC_FIFO)
 		return flow_take_head(s, p, &p->flows[0]);
-	if (unlikely(p->diffserv & AQM_DS_MODE))
-		return tins_dequeue(s, p, now);
 	return fq_dequeue_lists(s, p, &p->new_flows, &p->old_flows, now);
 }
 

@@ -476,13 +476,10 @@ prefetch_flow(const struct aqm_sched *s, uint32_t idx, struct rte_mbuf *m)
 	if (unlikely(idx >= s->npipes))
 		return;
 	p = &s->pipes[idx];
-	if (p->qdisc != AQM_QDISC_FIFO) {
-		uint32_t h = pkt_flow_hash(pkt_meta(m));
-
-		if (unlikely(p->diffserv & AQM_DS_MODE))
-			h ^= aqm_tin_of(p->diffserv & AQM_DS_MODE, m) * AQM_TIN_HASH_MIX;
-		rte_prefetch0(&p->flows[aqm_flow_index(h, p->seed, p->flow_mask)]);
-	}
+	/* (With tins, marked packets hash elsewhere: only a prefetch lost.) */
+	if (p->qdisc != AQM_QDISC_FIFO)
+		rte_prefetch0(&p->flows[aqm_flow_index(pkt_flow_hash(pkt_meta(m)),
+						       p->seed, p->flow_mask)]);
 }
 
 uint16_t
@@ -688,8 +685,6 @@ aqm_sched_dequeue_burst(struct aqm_sched *s, struct rte_mbuf **pkts,
 
 			if (m == NULL)
 				break;
-			if (unlikely(p->diffserv & AQM_DS_WASH))
-				aqm_dscp_wash(s, m);
 			pkts[n++] = m;
 			k++;
 			p->st.tx_pkts++;

@@ -208,7 +208,6 @@ aqm_sched_pipe_tin_stats(const struct aqm_sched *s, uint32_t pipe,
 		st[t].tx_bytes = pt->tin[t].st.tx_bytes;
 		st[t].drops = pt->tin[t].st.drops;
 		st[t].marks = pt->tin[t].st.marks;
-		st[t].backlog_pkts = pt->tin[t].backlog;
 	}
 	return pt->ntins;
 }
@@ -232,7 +231,6 @@ aqm_sched_tin_stats(const struct aqm_sched *s, enum aqm_diffserv ds,
 			st[t].tx_bytes += pt->tin[t].st.tx_bytes;
 			st[t].drops += pt->tin[t].st.drops;
 			st[t].marks += pt->tin[t].st.marks;
-			st[t].backlog_pkts += pt->tin[t].backlog;
 		}
 	}
 	return n;

@@ -92,12 +92,12 @@ struct aqm_tin {
 	struct aqm_list new_flows;
 	struct aqm_list old_flows;
 	uint64_t vt;
-	uint32_t backlog;      /* packets queued in the tin's flows */
 	uint8_t shift;
-	uint8_t pad[3];
+	uint8_t pad[7];
 	struct {
 		uint64_t tx_pkts, tx_bytes, drops, marks;
-	} st;
+	} st;                  /* counted by the worker; no backlog (it would
+				* cost every packet of every pipe a test) */
 };
 static_assert(sizeof(struct aqm_tin) == 64, "a tin is one cache line");
 
