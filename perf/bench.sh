@@ -526,8 +526,10 @@ subscribers = subscribers.csv
 max_subscribers = $((AQM_SUBS > 1024 ? AQM_SUBS : 1024))
 default = pass
 bypass = $AQM_BYPASS
-diffserv = $AQM_DIFFSERV
 EOF
+	# (besteffort writes no key: the same file as before tins existed)
+	[ "$AQM_DIFFSERV" = besteffort ] ||
+		echo "diffserv = $AQM_DIFFSERV" >>"$AQM_DIR/sluice-aqm.ini"
 	TRAFFIC_DESC="net_pcap1 infinite_rx=1 replaying $AQM_FLOWS UDP flows to $AQM_SUBS subscribers ($AQM_SIZE B, downstream${AQM_DSCP:+, DSCPs 0/CS1/AF41/EF}) into net_null0 (no rx); $MBUFS mbufs; [aqm] bypass = $AQM_BYPASS, diffserv = $AQM_DIFFSERV"
 }
 
