@@ -345,11 +345,8 @@ fq_queue(struct aqm_sched *s, struct aqm_pipe *p, uint32_t fi,
 		/* A flow with no queue and no list entry is new (s. 4.1). */
 		if (p->isolation & AQM_ISO_TRACKED)
 			hosts_bind(s, p, fi, m);
-		if (unlikely(p->diffserv & AQM_DS_MODE)) {
-			/* It joins the lists of its first packet's tin. */
-			f->tin = aqm_tin_of(p->diffserv & AQM_DS_MODE, m) & 3;
-			nl = &flow_tin(s, p, f)->new_flows;
-		}
+		if (unlikely(p->diffserv & AQM_DS_MODE))
+			nl = aqm_tin_new_list(s, p, f, m);
 		f->list = AQM_LIST_NEW;
 		f->deficit = (int32_t)p->quantum;
 		list_push(p->flows, nl, fi);
@@ -394,7 +391,7 @@ aqm_fq_enqueue(struct aqm_sched *s, struct aqm_pipe *p, struct rte_mbuf *m,
 		/* Each tin has its own flow queues: a 5-tuple's packets of
 		 * two tins hash apart (and unmarked ones as without tins). */
 		if (unlikely(p->diffserv & AQM_DS_MODE))
-			h ^= aqm_tin_of(p->diffserv & AQM_DS_MODE, m) * AQM_TIN_HASH_MIX;
+			h ^= aqm_tin_hash_mix(p, m);
 		fi = aqm_flow_index(h, p->seed, p->flow_mask);
 	}
 	p->st.enq_pkts++;

@@ -128,6 +128,20 @@ aqm_tins_init(struct aqm_sched *s, struct aqm_pipe *p, unsigned int ds)
 	}
 }
 
+uint32_t
+aqm_tin_hash_mix(const struct aqm_pipe *p, const struct rte_mbuf *m)
+{
+	return aqm_tin_of(p->diffserv & AQM_DS_MODE, m) * AQM_TIN_HASH_MIX;
+}
+
+struct aqm_list *
+aqm_tin_new_list(struct aqm_sched *s, struct aqm_pipe *p, struct aqm_flow *f,
+		 const struct rte_mbuf *m)
+{
+	f->tin = aqm_tin_of(p->diffserv & AQM_DS_MODE, m) & 3;
+	return &aqm_pipe_tins(s, p)->tin[f->tin].new_flows;
+}
+
 void
 aqm_tins_bypass(struct aqm_sched *s, struct aqm_pipe *p, const struct rte_mbuf *m)
 {

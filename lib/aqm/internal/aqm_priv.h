@@ -448,6 +448,13 @@ aqm_tin_charge(const struct aqm_pipe *p, struct aqm_pipe_tins *pt,
 	pt->vt += wire;
 }
 
+/* Out of line, so that pipes without tins keep their inlining: the flow
+ * hash perturbation of m's tin, and the new-flow list of m's tin for
+ * flow f, which joins that tin. */
+uint32_t aqm_tin_hash_mix(const struct aqm_pipe *p, const struct rte_mbuf *m);
+struct aqm_list *aqm_tin_new_list(struct aqm_sched *s, struct aqm_pipe *p,
+				  struct aqm_flow *f, const struct rte_mbuf *m);
+
 /* Set up the tins of pipe p for mode ds (pipe add). */
 void aqm_tins_init(struct aqm_sched *s, struct aqm_pipe *p, unsigned int ds);
 /* Bypass: m leaves pipe p at once; charge and count its tin as a dequeue
