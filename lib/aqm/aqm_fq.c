@@ -36,12 +36,13 @@ flow_tin(const struct aqm_sched *s, const struct aqm_pipe *p,
 	return &aqm_pipe_tins(s, p)->tin[f->tin];
 }
 
-/* Count a drop of a packet of flow f in its tin. */
+/* Count a drop of a packet of flow f in its tin (AQM_DS_INNER: p is
+ * running DRR++ on a tin's lists, see dequeue_diffserv()). */
 static inline void
 tin_count_drop(const struct aqm_sched *s, const struct aqm_pipe *p,
 	       const struct aqm_flow *f)
 {
-	if (unlikely(p->diffserv & AQM_DS_MODE))
+	if (unlikely(p->diffserv & (AQM_DS_MODE | AQM_DS_INNER)))
 		flow_tin(s, p, f)->st.drops++;
 }
 
@@ -478,7 +479,7 @@ codel_cb_mark(void *arg, void *pkt, enum aqm_codel_mark_reason why)
 		c->p->st.ce_marks++;
 	else
 		c->p->st.ce_threshold_marks++;
-	if (unlikely(c->p->diffserv & AQM_DS_MODE))
+	if (unlikely(c->p->diffserv & (AQM_DS_MODE | AQM_DS_INNER)))
 		flow_tin(c->s, c->p, c->f)->st.marks++;
 	return true;
 }
@@ -581,43 +582,58 @@ diffserv_sent(struct aqm_sched *s, struct aqm_pipe *p, struct aqm_tin *t,
 		aqm_dscp_wash(s, m);
 }
 
-/*
- * Pipes with tins or wash, off the common path: a tin's lists get the
- * same DRR++ loop. A tin whose listed flows turn out empty (they leave
- * the lists only when DRR++ next visits them) gives NULL with its lists
- * cleaned: pick again.
- */
 static __rte_noinline struct rte_mbuf *
-dequeue_diffserv(struct aqm_sched *s, struct aqm_pipe *p, uint64_t now)
-{
-	struct aqm_tin *t = NULL;
-	struct rte_mbuf *m;
-
-	if (p->qdisc == AQM_QDISC_FIFO) {
-		m = flow_take_head(s, p, &p->flows[0]);
-	} else if (p->diffserv & AQM_DS_MODE) {
-		do {
-			t = tin_pick(aqm_pipe_tins(s, p));
-			if (t == NULL)
-				return NULL;
-			m = fq_dequeue_lists(s, p, &t->new_flows, &t->old_flows, now);
-		} while (m == NULL);
-	} else {
-		m = fq_dequeue_lists(s, p, &p->new_flows, &p->old_flows, now);
-	}
-	if (m != NULL)
-		diffserv_sent(s, p, t, m);
-	return m;
-}
+dequeue_diffserv(struct aqm_sched *s, struct aqm_pipe *p, uint64_t now);
 
 struct rte_mbuf *
 aqm_fq_dequeue(struct aqm_sched *s, struct aqm_pipe *p, uint64_t now)
 {
-	if (unlikely(p->diffserv != 0))
+	if (unlikely(p->diffserv & (AQM_DS_MODE | AQM_DS_WASH)))
 		return dequeue_diffserv(s, p, now);
 	if (p->qdisc == AQM_QDISC_FIFO)
 		return flow_take_head(s, p, &p->flows[0]);
 	return fq_dequeue_lists(s, p, &p->new_flows, &p->old_flows, now);
+}
+
+/*
+ * Pipes with tins or wash, off the common path. A tin's lists take the
+ * pipe's place for one aqm_fq_dequeue() with the mode bits cleared
+ * (AQM_DS_INNER set, so drops and marks still count in the tin): the
+ * one DRR++ loop, with CoDel inlined, serves every pipe (a second copy
+ * made the compiler stop inlining CoDel into the first). A tin whose
+ * listed flows turn out empty (they leave the lists only when DRR++
+ * next visits them) gives NULL with its lists cleaned: pick again.
+ */
+static __rte_noinline struct rte_mbuf *
+dequeue_diffserv(struct aqm_sched *s, struct aqm_pipe *p, uint64_t now)
+{
+	const uint8_t ds = p->diffserv;
+	struct aqm_tin *t = NULL;
+	struct rte_mbuf *m;
+
+	if (p->qdisc == AQM_QDISC_FIFO || !(ds & AQM_DS_MODE)) {
+		p->diffserv = 0;
+		m = aqm_fq_dequeue(s, p, now);
+		p->diffserv = ds;
+	} else {
+		do {
+			t = tin_pick(aqm_pipe_tins(s, p));
+			if (t == NULL)
+				return NULL;
+			p->new_flows = t->new_flows;
+			p->old_flows = t->old_flows;
+			p->diffserv = AQM_DS_INNER;
+			m = aqm_fq_dequeue(s, p, now);
+			p->diffserv = ds;
+			t->new_flows = p->new_flows;
+			t->old_flows = p->old_flows;
+			p->new_flows.head = p->new_flows.tail = AQM_NONE;
+			p->old_flows.head = p->old_flows.tail = AQM_NONE;
+		} while (m == NULL);
+	}
+	if (m != NULL)
+		diffserv_sent(s, p, t, m);
+	return m;
 }
 
 /* One list of an idle pipe: what the dequeue loop does to empty flows,

@@ -112,6 +112,7 @@ struct aqm_pipe_tins {
 /* aqm_pipe.diffserv: the mode (enum aqm_diffserv, 0 = no tins) in the
  * low bits, and wash. */
 #define AQM_DS_MODE 0x03
+#define AQM_DS_INNER 0x40 /* DRR++ runs on a tin's lists (aqm_fq.c) */
 #define AQM_DS_WASH 0x80
 
 /* Flow hash perturbation of tin t: Best Effort (0) hashes as without tins. */
