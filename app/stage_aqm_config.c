@@ -186,12 +186,26 @@ parse_isolation(const char *v, void *dst, char *why, size_t whylen)
 	return 0;
 }
 
+static int
+parse_diffserv(const char *v, void *dst, char *why, size_t whylen)
+{
+	enum aqm_diffserv ds;
+
+	if (aqm_parse_diffserv(v, &ds) != 0) {
+		snprintf(why, whylen,
+			 "'%s' is not a diffserv mode (besteffort, diffserv3 or diffserv4)", v);
+		return -1;
+	}
+	*(uint8_t *)dst = (uint8_t)ds;
+	return 0;
+}
+
 /* The keys the parse looks at by index. */
 enum {
 	AK_PORTS, AK_QDISC, AK_FIFO_LIMIT, AK_TARGET, AK_INTERVAL,
 	AK_CE_THRESHOLD, AK_ECN, AK_CODEL_RATE_AWARE, AK_BLUE,
 	AK_BLUE_THRESHOLD, AK_BLUE_MIN_QUEUE, AK_BLUE_INTERVAL, AK_BLUE_INC,
-	AK_BLUE_DEC, AK_ISOLATION, AK_QUANTUM, AK_DROP_BATCH, AK_ACK_FILTER, AK_ACK_HOLD, AK_FLOWS,
+	AK_BLUE_DEC, AK_ISOLATION, AK_DIFFSERV, AK_WASH, AK_QUANTUM, AK_DROP_BATCH, AK_ACK_FILTER, AK_ACK_HOLD, AK_FLOWS,
 	AK_LIMIT, AK_MEMORY_LIMIT, AK_DEFAULT, AK_RATE_DOWN, AK_RATE_UP,
 	AK_PROFILE, AK_OVERHEAD, AK_MPU, AK_FRAMING, AK_SUBSCRIBERS,
 	AK_MAX_SUBS, AK_MAX_V6_SUBS, AK_SUB_FLOWS, AK_SUB_LIMIT, AK_SUB_MEMORY,
@@ -244,6 +258,11 @@ static const struct ini_key aqm_keys[AK_MAX] = {
 	[AK_ISOLATION] = { "isolation", INI_KIND_CUSTOM, AC(isolation),
 		.parse = parse_isolation, .def = "triple-isolate",
 		.doc = "fairness between a pipe's hosts: flows, dual-srchost, dual-dsthost or triple-isolate" },
+	[AK_DIFFSERV] = { "diffserv", INI_KIND_CUSTOM, AC(diffserv),
+		.parse = parse_diffserv, .def = "besteffort",
+		.doc = "tins by DSCP (FQ-CoDel pipes): besteffort, diffserv3 or diffserv4" },
+	[AK_WASH] = { "wash", INI_KIND_BOOL, AC(wash), .def = "off",
+		.doc = "clear the DSCP (keep ECN) of packets leaving a pipe" },
 	[AK_QUANTUM] = { "quantum", INI_KIND_UINT, AC(quantum), 64, 65536,
 		.def = "1514", .unit = "bytes", .doc = "DRR++ quantum" },
 	[AK_DROP_BATCH] = { "drop_batch", INI_KIND_UINT, AC(drop_batch), 1, 4096,
@@ -429,6 +448,8 @@ aqm_conf_parse(struct ini_file *f, bool strict, struct aqm_conf **out,
 		AQM_FAIL(AK_TARGET, "must be below interval");
 	if (c->ack_hold_ns != 0 && c->ack_filter == 0)
 		AQM_FAIL(AK_ACK_HOLD, "works with the ACK filter: set ack_filter (up, down or both) or ack_hold = 0");
+	if (c->diffserv != AQM_DIFFSERV_BESTEFFORT && c->qdisc == AQM_QDISC_FIFO)
+		AQM_FAIL(AK_DIFFSERV, "tins need qdisc = fq_codel (a FIFO has one queue)");
 	if (!(set & (1ULL << AK_MAX_V6_SUBS)) && c->max_v6_subs > c->max_subs)
 		c->max_v6_subs = c->max_subs;
 	if (c->max_v6_subs > c->max_subs)
@@ -547,6 +568,8 @@ aqm_conf_pipe(const struct aqm_conf *c, bool subscriber, struct aqm_pipe_params 
 	p->fq.codel.ecn = c->ecn;
 	p->fq.codel_rate_aware = c->codel_rate_aware;
 	p->fq.isolation = c->isolation;
+	p->fq.diffserv = c->diffserv;
+	p->wash = c->wash;
 	if (c->blue) {
 		p->fq.blue.threshold_ns = c->blue_threshold_ns;
 		p->fq.blue.interval_ns = c->blue_interval_ns;

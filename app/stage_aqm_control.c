@@ -353,6 +353,37 @@ aqm_module_reload(void)
 	pthread_mutex_unlock(&aqm_g.lock);
 }
 
+/* Per-tin counters as tin_<name>_<counter> keys of dict d. */
+static void
+tel_tins(struct rte_tel_data *d, enum aqm_diffserv mode,
+	 const struct aqm_tin_stats *ts, unsigned n)
+{
+	for (unsigned t = 0; t < n; t++) {
+		const char *name = aqm_diffserv_tin_name(mode, t);
+		char k[48];
+
+		snprintf(k, sizeof(k), "tin_%s_sent", name);
+		rte_tel_data_add_dict_u64(d, k, ts[t].tx_pkts);
+		snprintf(k, sizeof(k), "tin_%s_sent_bytes", name);
+		rte_tel_data_add_dict_u64(d, k, ts[t].tx_bytes);
+		snprintf(k, sizeof(k), "tin_%s_drops", name);
+		rte_tel_data_add_dict_u64(d, k, ts[t].drops);
+		snprintf(k, sizeof(k), "tin_%s_marks", name);
+		rte_tel_data_add_dict_u64(d, k, ts[t].marks);
+	}
+}
+
+static void
+tins_add(struct aqm_tin_stats *t, const struct aqm_tin_stats *s, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++) {
+		t[i].tx_pkts += s[i].tx_pkts;
+		t[i].tx_bytes += s[i].tx_bytes;
+		t[i].drops += s[i].drops;
+		t[i].marks += s[i].marks;
+	}
+}
+
 static void
 tel_dir(struct rte_tel_data *d, const struct aqm_pipe_stats *ps,
 	const struct aqm_dir_stats *ds)
@@ -385,6 +416,10 @@ tel_dir(struct rte_tel_data *d, const struct aqm_pipe_stats *ps,
 		rte_tel_data_add_dict_u64(d, "handoff_in", ds->handoff_in);
 		rte_tel_data_add_dict_u64(d, "handoff_drops", ds->handoff_drops);
 		rte_tel_data_add_dict_u64(d, "host_shared", ds->host_shared);
+		rte_tel_data_add_dict_u64(d, "washed", ds->washed);
+		rte_tel_data_add_dict_u64(d, "wash_shared", ds->wash_shared);
+		tel_tins(d, aqm_g.running ? (enum aqm_diffserv)aqm_g.running->diffserv :
+			 AQM_DIFFSERV_BESTEFFORT, ds->tins, ds->ntins);
 	}
 }
 
@@ -408,6 +443,14 @@ sum_dir(void *const *ctxs, unsigned nb, enum aqm_dir d,
 		ds->handoff_in += w->st[d].handoff_in;
 		ds->handoff_drops += w->st[d].handoff_drops;
 		ds->host_shared += aqm_sched_host_shared(aqm_subs_sched(w->subs, d));
+		uint64_t washed, shared;
+		aqm_sched_wash_stats(aqm_subs_sched(w->subs, d), &washed, &shared);
+		ds->washed += washed;
+		ds->wash_shared += shared;
+		struct aqm_tin_stats ts[AQM_TINS_MAX];
+		ds->ntins = aqm_sched_tin_stats(aqm_subs_sched(w->subs, d),
+						(enum aqm_diffserv)w->conf->diffserv, ts);
+		tins_add(ds->tins, ts, ds->ntins);
 	}
 }
 
@@ -549,6 +592,17 @@ tel_pipe(const char *cmd, const char *params, struct rte_tel_data *d)
 						 id, &one) == 0)
 				aqm_pipe_stats_add(&t, &one);
 		tel_dir(c, &t, NULL);
+		struct aqm_tin_stats tt[AQM_TINS_MAX], ts[AQM_TINS_MAX];
+		int nt = 0;
+		memset(tt, 0, sizeof(tt));
+		for (unsigned i = 0; i < aqm_g.nb_workers; i++) {
+			nt = aqm_sched_pipe_tin_stats(aqm_subs_sched(aqm_g.w[i]->subs, (enum aqm_dir)dir),
+						      id, ts);
+			if (nt > 0)
+				tins_add(tt, ts, (unsigned)nt);
+		}
+		if (nt > 0)
+			tel_tins(c, (enum aqm_diffserv)aqm_g.running->diffserv, tt, (unsigned)nt);
 		/* What CoDel runs with at this rate (codel_rate_aware). */
 		struct aqm_codel_params cp;
 		if (aqm_sched_pipe_codel_params(aqm_subs_sched(aqm_g.w[handoff_owner(id, aqm_g.nb_workers)]->subs,
@@ -756,7 +810,7 @@ aqm_ctl_worker_ready(struct aqm_worker *w, const struct aqm_conf *c,
 		"Set rates: prefix,down,up[,profile[,isolation]] or default,down,up");
 	if (rc != 0)
 		aqm_log(RTE_LOG_WARNING, "could not register /sluice/aqm_pipe, /sluice/aqm_pipes and /sluice/aqm_set");
-	aqm_log(RTE_LOG_INFO, "%u subscriber(s), unknown addresses %s, default rates down=%" PRIu64 " up=%" PRIu64 " bit/s, %s, ack_filter %s, ack_hold %" PRIu64 " us, bypass %s, codel_rate_aware %s, blue %s, isolation %s, %u worker(s)",
+	aqm_log(RTE_LOG_INFO, "%u subscriber(s), unknown addresses %s, default rates down=%" PRIu64 " up=%" PRIu64 " bit/s, %s, ack_filter %s, ack_hold %" PRIu64 " us, bypass %s, codel_rate_aware %s, blue %s, isolation %s, diffserv %s, wash %s, %u worker(s)",
 		c->nsubs,
 		c->default_policy == AQM_DEFAULT_PIPE ? "go to the default pipe" : "pass unshaped",
 		c->rate_down, c->rate_up,
@@ -765,7 +819,8 @@ aqm_ctl_worker_ready(struct aqm_worker *w, const struct aqm_conf *c,
 		c->bypass ? "on" : "off",
 		c->codel_rate_aware ? "on" : "off",
 		c->blue ? "on" : "off",
-		aqm_isolation_name(c->isolation), env->nb_workers);
+		aqm_isolation_name(c->isolation), aqm_diffserv_name((enum aqm_diffserv)c->diffserv),
+		c->wash ? "on" : "off", env->nb_workers);
 }
 
 void
@@ -783,6 +838,7 @@ aqm_report(void *const *ctxs, unsigned nb_workers, FILE *out)
 			" ce_threshold=%" PRIu64 " ack_filtered=%" PRIu64
 			" bypassed=%" PRIu64 " ack_held=%" PRIu64
 			" host_shared=%" PRIu64
+			" washed=%" PRIu64 " wash_shared=%" PRIu64
 			" backlog_pkts=%" PRIu64 " backlog_bytes=%" PRIu64
 			" held_pkts=%" PRIu64 " passed=%" PRIu64
 			" malformed_passed=%" PRIu64 " handoffs=%" PRIu64
@@ -793,6 +849,7 @@ aqm_report(void *const *ctxs, unsigned nb_workers, FILE *out)
 			ps.drops[AQM_DROP_MEMORY], ps.drops[AQM_DROP_BLUE],
 			ps.ce_marks + ps.ce_threshold_marks, ps.ce_threshold_marks,
 			ps.ack_filtered, ps.bypassed, ps.ack_held, ds.host_shared,
+			ds.washed, ds.wash_shared,
 			ps.backlog_pkts,
 			ps.backlog_bytes, ps.held_pkts,
 			ds.passed, ds.malformed,
@@ -800,6 +857,14 @@ aqm_report(void *const *ctxs, unsigned nb_workers, FILE *out)
 			aqm_sojourn_percentile(ps.sojourn_hist, 50) / 1000,
 			aqm_sojourn_percentile(ps.sojourn_hist, 95) / 1000,
 			aqm_sojourn_percentile(ps.sojourn_hist, 99) / 1000);
+		for (unsigned t = 0; t < ds.ntins; t++)
+			fprintf(out, "aqm_tin dir=%s tin=%s sent=%" PRIu64
+				" sent_bytes=%" PRIu64 " drops=%" PRIu64
+				" marks=%" PRIu64 "\n",
+				dir_name[dir],
+				aqm_diffserv_tin_name((enum aqm_diffserv)aqm_g.running->diffserv, t),
+				ds.tins[t].tx_pkts, ds.tins[t].tx_bytes, ds.tins[t].drops,
+				ds.tins[t].marks);
 	}
 	fprintf(out, "aqm_control subscribers=%u reloads=%" PRIu64
 		" reload_errors=%" PRIu64 " telemetry_changes=%" PRIu64 "\n",

@@ -89,6 +89,8 @@ struct aqm_conf {
 	uint16_t blue_inc, blue_dec;
 	uint16_t blue_min_queue;      /* packets; 0: any */
 	uint8_t isolation;            /* enum aqm_isolation */
+	uint8_t diffserv;             /* enum aqm_diffserv */
+	bool wash;
 
 	char path[256];              /* the config file, for reloads */
 	char subs_path[512];         /* subscribers, resolved against the
@@ -135,6 +137,11 @@ struct aqm_dir_stats {
 	uint64_t handoff_in;    /* received from other workers */
 	uint64_t handoff_drops; /* owner's ring full: freed, counted */
 	uint64_t host_shared;   /* filled in from lib/aqm: aqm_sched_host_shared() */
+	/* Filled in from lib/aqm when summed: wash, and the tins of mode
+	 * [aqm] diffserv (ntins = 0 for besteffort). */
+	uint64_t washed, wash_shared;
+	unsigned ntins;
+	struct aqm_tin_stats tins[AQM_TINS_MAX];
 };
 
 struct aqm_worker {

@@ -4,6 +4,7 @@
 
     aqm_traffic.py OUTDIR [--flows N] [--subscribers S] [--size B]
                           [--rate R] [--seed X] [--queues Q [--by owner]]
+                          [--dscp-mix]
 
 Writes, deterministically (same arguments, same bytes):
 
@@ -20,6 +21,10 @@ OUTDIR/subscribers.csv
                      198.18.(i >> 8).(i & 255)/32 with rate R both ways.
                      Row i (after the header) is pipe i; sched_fwd reads the
                      same file, so both give a subscriber the same pipe.
+
+With --dscp-mix, flow f carries DSCP 0, CS1, AF41 or EF (f % 4), so that
+every tin of [aqm] diffserv = diffserv4 sees traffic (perf/bench.sh with
+BENCH_AQM_DIFFSERV); without it every frame has DSCP 0.
 
 With --queues Q (perf/bench.sh scale), the same frames also go into
 OUTDIR/down-q0.pcap .. down-q<Q-1>.pcap, one per rx queue, as a NIC's RSS
@@ -87,11 +92,15 @@ def sub_addr(i):
     return bytes((198, 18, (i >> 8) & 255, i & 255))
 
 
-def frame(f, subs, size):
+DSCP_MIX = (0, 8, 34, 46)  # Best Effort, CS1 (Bulk), AF41 (Video), EF (Voice)
+
+
+def frame(f, subs, size, dscp_mix=False):
     src = bytes((198, 19, (f >> 8) & 255, f & 255))
     dst = sub_addr(f % subs)
     udp_len = size - 14 - 20
-    ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + udp_len, f & 0xFFFF, 0,
+    tos = DSCP_MIX[f % 4] << 2 if dscp_mix else 0
+    ip = struct.pack("!BBHHHBBH4s4s", 0x45, tos, 20 + udp_len, f & 0xFFFF, 0,
                      64, 17, 0, src, dst)
     ip = ip[:10] + struct.pack("!H", ip_checksum(ip)) + ip[12:]
     # UDP checksum 0: "none" for IPv4, valid and cheap.
@@ -109,6 +118,7 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--queues", type=int, default=0)
     ap.add_argument("--by", choices=("rss", "owner"), default="rss")
+    ap.add_argument("--dscp-mix", action="store_true")
     a = ap.parse_args()
     if not 1 <= a.subscribers <= 65536 or a.flows < a.subscribers or a.flows > 65536:
         sys.exit("aqm_traffic: want 1 <= subscribers <= flows <= 65536")
@@ -121,7 +131,7 @@ def main():
         # pcap global header: microsecond timestamps, Ethernet, snaplen 65535
         out.write(struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 1))
         for n, f in enumerate(order):
-            fr = frame(f, a.subscribers, a.size)
+            fr = frame(f, a.subscribers, a.size, a.dscp_mix)
             out.write(struct.pack("<IIII", n // 1000000, n % 1000000,
                                   len(fr), len(fr)))
             out.write(fr)
@@ -133,7 +143,7 @@ def main():
             out.write(struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 1))
         for f in order:
             q = flow_queue(f, a.subscribers, a.queues, a.by)
-            fr = frame(f, a.subscribers, a.size)
+            fr = frame(f, a.subscribers, a.size, a.dscp_mix)
             n = counts[q]
             counts[q] += 1
             outs[q].write(struct.pack("<IIII", n // 1000000, n % 1000000,

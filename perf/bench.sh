@@ -136,7 +136,9 @@ BENCH_NULL_ARGS (extra net_null devargs), BENCH_PYTHON, BENCH_START_TIMEOUT,
 BENCH_CPU_HZ (TSC rate for cycles/packet), BENCH_STAGE_RUNS (tcpopt mode's
 runs with stage_cycles, 5). aqm mode: BENCH_AQM_FLOWS (10000),
 BENCH_AQM_SUBSCRIBERS (1000), BENCH_AQM_RATE (10gbit), BENCH_AQM_SIZE (64),
-BENCH_AQM_BYPASS (on; off queues every packet, as before the bypass).
+BENCH_AQM_BYPASS (on; off queues every packet, as before the bypass),
+BENCH_AQM_DIFFSERV (besteffort; diffserv3 or diffserv4 also give the
+flows DSCPs 0, CS1, AF41 and EF in turn).
 --instructions: BENCH_INSTR_SECS (4; 1 with --quick), BENCH_INSTR_TOP (12
 functions), VALGRIND_BIN, BENCH_TELEMETRY_TIMEOUT (20 s under valgrind),
 BENCH_PROXY_BYTES (40M; 4M with --quick).
@@ -480,6 +482,9 @@ AQM_SUBS=${BENCH_AQM_SUBSCRIBERS:-1000}
 AQM_RATE=${BENCH_AQM_RATE:-10gbit}
 AQM_SIZE=${BENCH_AQM_SIZE:-64}
 AQM_BYPASS=${BENCH_AQM_BYPASS:-on}
+AQM_DIFFSERV=${BENCH_AQM_DIFFSERV:-besteffort}
+AQM_DSCP=()
+[ "$AQM_DIFFSERV" = besteffort ] || AQM_DSCP=(--dscp-mix)
 start_sluice_aqm() { start_sluice "$1" "$AQM_DIR/sluice-aqm.ini"; }
 start_sched_fwd_red() {
 	new_prefix
@@ -501,8 +506,8 @@ mode_aqm() {
 	[ -x "$SCHED_FWD" ] || die "no sched_fwd at $SCHED_FWD (ninja builds perf/sched_fwd; or use --sched-fwd PATH)"
 	AQM_DIR=$LOGDIR/aqm
 	"$PY" "$HERE/aqm_traffic.py" "$AQM_DIR" --flows "$AQM_FLOWS" \
-		--subscribers "$AQM_SUBS" --rate "$AQM_RATE" --size "$AQM_SIZE" ||
-		die "cannot write the aqm traffic"
+		--subscribers "$AQM_SUBS" --rate "$AQM_RATE" --size "$AQM_SIZE" \
+		"${AQM_DSCP[@]}" || die "cannot write the aqm traffic"
 	# net_pcap keeps every frame of the pcap in an mbuf of the port's
 	# pool, so everyone gets a pool with room for that and more.
 	[ -n "$MBUFS_FROM_ENV" ] || MBUFS=$((AQM_FLOWS < 8192 ? 16383 : 32767))
@@ -522,7 +527,10 @@ max_subscribers = $((AQM_SUBS > 1024 ? AQM_SUBS : 1024))
 default = pass
 bypass = $AQM_BYPASS
 EOF
-	TRAFFIC_DESC="net_pcap1 infinite_rx=1 replaying $AQM_FLOWS UDP flows to $AQM_SUBS subscribers ($AQM_SIZE B, downstream) into net_null0 (no rx); $MBUFS mbufs; [aqm] bypass = $AQM_BYPASS"
+	# (besteffort writes no key: the same file as before tins existed)
+	[ "$AQM_DIFFSERV" = besteffort ] ||
+		echo "diffserv = $AQM_DIFFSERV" >>"$AQM_DIR/sluice-aqm.ini"
+	TRAFFIC_DESC="net_pcap1 infinite_rx=1 replaying $AQM_FLOWS UDP flows to $AQM_SUBS subscribers ($AQM_SIZE B, downstream${AQM_DSCP:+, DSCPs 0/CS1/AF41/EF}) into net_null0 (no rx); $MBUFS mbufs; [aqm] bypass = $AQM_BYPASS, diffserv = $AQM_DIFFSERV"
 }
 
 # scale: the same datapaths with 1 and with 2 workers. Worker i polls rx

@@ -121,6 +121,23 @@ enum aqm_isolation {
 /** Most flows of an instance with host isolation. */
 #define AQM_ISO_FLOWS_MAX 32768
 
+/**
+ * Diffserv tins (CAKE's presets and names): the DSCP a packet arrives
+ * with selects a tin; each tin has its own flow lists and a bandwidth
+ * threshold (a share of the pipe's rate). A tin under its threshold is
+ * served before the others, in priority order; over it, it gets only
+ * what the tins under theirs leave. See "Diffserv tins" in
+ * lib/aqm/README.md for the DSCP mapping and the rule.
+ */
+enum aqm_diffserv {
+	AQM_DIFFSERV_BESTEFFORT = 0, /**< "besteffort": one tin, no tin state */
+	AQM_DIFFSERV_3 = 1,          /**< "diffserv3": Best Effort, Bulk, Voice */
+	AQM_DIFFSERV_4 = 2,          /**< "diffserv4": Best Effort, Bulk, Video, Voice */
+};
+
+/** Most tins of a pipe. */
+#define AQM_TINS_MAX 4
+
 /** FQ-CoDel parameters (RFC 8290 section 5). */
 struct aqm_fq_params {
 	uint32_t flows;        /**< power of two, 1..AQM_FLOWS_MAX (1024) */
@@ -150,6 +167,9 @@ struct aqm_fq_params {
 	 *  scheduler created with isolation and flows <= AQM_ISO_FLOWS_MAX
 	 *  (such pipes track their flows' hosts in every mode). */
 	uint8_t isolation;
+	/** enum aqm_diffserv (AQM_DIFFSERV_BESTEFFORT); anything else needs a
+	 *  scheduler created with diffserv. */
+	uint8_t diffserv;
 };
 
 /** Largest ACK hold table of a scheduler (entries). */
@@ -162,6 +182,13 @@ struct aqm_pipe_params {
 	struct aqm_fq_params fq;      /**< FQ-CoDel; fq.limit_pkts also caps FIFO */
 	uint64_t fifo_limit_bytes;    /**< FIFO size in bytes, or */
 	uint32_t fifo_limit_ms;       /**< FIFO size as ms at the shaped rate */
+	/**
+	 * Wash (off): clear the DSCP of every packet that leaves the pipe,
+	 * keeping its ECN bits (IPv4 header checksum fixed incrementally,
+	 * RFC 1624; IPv6 traffic class). Tins are chosen before, from the
+	 * DSCP as received.
+	 */
+	bool wash;
 };
 
 /** Per-worker scheduler of many pipes. */
@@ -196,6 +223,11 @@ struct aqm_sched_params {
 	 * fq.isolation (false).
 	 */
 	bool isolation;
+	/**
+	 * Reserve tin state (320 bytes per pipe) so that pipes may use
+	 * fq.diffserv (false).
+	 */
+	bool diffserv;
 };
 
 /** Buckets of the sojourn histogram: two per octave from 4 us to 68 s. */
@@ -234,6 +266,14 @@ struct aqm_pipe_stats {
 	uint64_t held_pkts;            /**< ACKs in the hold now (stats call) */
 	/** Sojourn of sent packets; halved as a whole before a bucket overflows. */
 	uint32_t sojourn_hist[AQM_HIST_BUCKETS];
+};
+
+/** Counters of one diffserv tin of a pipe (or, summed, of a scheduler). */
+struct aqm_tin_stats {
+	uint64_t tx_pkts;      /**< sent (bypassed packets included) */
+	uint64_t tx_bytes;
+	uint64_t drops;        /**< every reason: CoDel, BLUE, overflow, memory */
+	uint64_t marks;        /**< CE marks, CoDel's and ce_threshold's */
 };
 
 /** Fill p with the Linux fq_codel defaults and no shaping. */
@@ -381,6 +421,52 @@ void aqm_sched_stats(const struct aqm_sched *s, struct aqm_pipe_stats *st);
  * host's quantum). Counted per scheduler: a pipe has no room for it.
  */
 uint64_t aqm_sched_host_shared(const struct aqm_sched *s);
+
+/**
+ * Copy the tin counters of one pipe to st[0..n-1], tins in the order
+ * aqm_diffserv_tin_name() names them.
+ * @return n, the pipe's tin count (0 for a besteffort pipe or a FIFO:
+ *         the pipe's own counters are its one tin's), or -EINVAL.
+ */
+int aqm_sched_pipe_tin_stats(const struct aqm_sched *s, uint32_t pipe,
+			     struct aqm_tin_stats st[AQM_TINS_MAX]);
+
+/**
+ * Sum the tin counters of every pipe with tins of mode ds into st[0..n-1].
+ * @return n, the tin count of ds (0 for besteffort).
+ */
+unsigned int aqm_sched_tin_stats(const struct aqm_sched *s, enum aqm_diffserv ds,
+				 struct aqm_tin_stats st[AQM_TINS_MAX]);
+
+/**
+ * Wash: packets whose DSCP was cleared as they left a pipe with wash on,
+ * and those left as they were because their buffer is shared (refcnt > 1
+ * or indirect: others may read it).
+ */
+void aqm_sched_wash_stats(const struct aqm_sched *s, uint64_t *washed,
+			  uint64_t *shared);
+
+/** Number of tins of a diffserv mode (1 for besteffort), 0 if unknown. */
+unsigned int aqm_diffserv_tins(enum aqm_diffserv ds);
+
+/**
+ * The tin a DSCP (0..63) selects in mode ds (0 = Best Effort in every
+ * mode), or 0 for a bad mode.
+ */
+unsigned int aqm_diffserv_tin(enum aqm_diffserv ds, uint8_t dscp);
+
+/** Name of tin t of mode ds: "besteffort", "bulk", "video", "voice"; NULL if none. */
+const char *aqm_diffserv_tin_name(enum aqm_diffserv ds, unsigned int t);
+
+/**
+ * Parse a diffserv mode by CAKE's name: "besteffort", "diffserv3" or
+ * "diffserv4" (any case).
+ * @return 0, or -EINVAL.
+ */
+int aqm_parse_diffserv(const char *s, enum aqm_diffserv *ds);
+
+/** CAKE's name of a diffserv mode, e.g. "diffserv4". */
+const char *aqm_diffserv_name(enum aqm_diffserv ds);
 
 /** Add the counters of s to t (histogram buckets saturate at UINT32_MAX). */
 void aqm_pipe_stats_add(struct aqm_pipe_stats *t, const struct aqm_pipe_stats *s);

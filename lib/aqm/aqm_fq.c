@@ -28,6 +28,24 @@ list_pop(struct aqm_flow *flows, struct aqm_list *l)
 	return i;
 }
 
+/* The tin whose lists hold flow f of p (p has tins). */
+static inline struct aqm_tin *
+flow_tin(const struct aqm_sched *s, const struct aqm_pipe *p,
+	 const struct aqm_flow *f)
+{
+	return &aqm_pipe_tins(s, p)->tin[f->tin];
+}
+
+/* Count a drop of a packet of flow f in its tin (AQM_DS_INNER: p is
+ * running DRR++ on a tin's lists, see dequeue_diffserv()). */
+static inline void
+tin_count_drop(const struct aqm_sched *s, const struct aqm_pipe *p,
+	       const struct aqm_flow *f)
+{
+	if (unlikely(p->diffserv & (AQM_DS_MODE | AQM_DS_INNER)))
+		flow_tin(s, p, f)->st.drops++;
+}
+
 /* Unlink the head packet of a flow and account for it. */
 static inline struct rte_mbuf *
 flow_take_head(struct aqm_sched *s, struct aqm_pipe *p, struct aqm_flow *f)
@@ -301,6 +319,7 @@ aqm_fq_drop_fattest(struct aqm_sched *s, struct aqm_pipe *p,
 			break;
 		dropped += rte_pktmbuf_pkt_len(m);
 		p->st.drops[why]++;
+		tin_count_drop(s, p, &p->flows[fat]);
 		rte_pktmbuf_free(m);
 	} while (++n < p->drop_batch && dropped < half);
 }
@@ -322,12 +341,16 @@ fq_queue(struct aqm_sched *s, struct aqm_pipe *p, uint32_t fi,
 	if (p->qdisc == AQM_QDISC_FIFO)
 		return;
 	if (f->list == AQM_LIST_NONE) {
+		struct aqm_list *nl = &p->new_flows;
+
 		/* A flow with no queue and no list entry is new (s. 4.1). */
 		if (p->isolation & AQM_ISO_TRACKED)
 			hosts_bind(s, p, fi, m);
+		if (unlikely(p->diffserv & AQM_DS_MODE))
+			nl = aqm_tin_new_list(s, p, f, m);
 		f->list = AQM_LIST_NEW;
 		f->deficit = (int32_t)p->quantum;
-		list_push(p->flows, &p->new_flows, fi);
+		list_push(p->flows, nl, fi);
 	}
 	if (unlikely(p->backlog_pkts > p->limit_pkts))
 		aqm_fq_drop_fattest(s, p, AQM_DROP_OVERFLOW, now);
@@ -364,7 +387,13 @@ aqm_fq_enqueue(struct aqm_sched *s, struct aqm_pipe *p, struct rte_mbuf *m,
 			return 0;
 		}
 	} else {
-		fi = aqm_flow_index(pkt_flow_hash(pkt_meta(m)), p->seed, p->flow_mask);
+		uint32_t h = pkt_flow_hash(pkt_meta(m));
+
+		/* Each tin has its own flow queues: a 5-tuple's packets of
+		 * two tins hash apart (and unmarked ones as without tins). */
+		if (unlikely(p->diffserv & AQM_DS_MODE))
+			h ^= aqm_tin_hash_mix(p, m);
+		fi = aqm_flow_index(h, p->seed, p->flow_mask);
 	}
 	p->st.enq_pkts++;
 	p->st.enq_bytes += len;
@@ -408,6 +437,7 @@ blue_head(struct codel_ctx *c, struct rte_mbuf *m)
 	if (f->cv.blue_p == 0 || f->head == NULL || blue_draw(c->s) >= f->cv.blue_p)
 		return false;
 	p->st.drops[AQM_DROP_BLUE]++;
+	tin_count_drop(c->s, p, f);
 	rte_pktmbuf_free(m);
 	return true;
 }
@@ -434,6 +464,7 @@ codel_cb_drop(void *arg, void *pkt)
 	struct codel_ctx *c = arg;
 
 	c->p->st.drops[AQM_DROP_CODEL]++;
+	tin_count_drop(c->s, c->p, c->f);
 	rte_pktmbuf_free(pkt);
 }
 
@@ -448,6 +479,8 @@ codel_cb_mark(void *arg, void *pkt, enum aqm_codel_mark_reason why)
 		c->p->st.ce_marks++;
 	else
 		c->p->st.ce_threshold_marks++;
+	if (unlikely(c->p->diffserv & (AQM_DS_MODE | AQM_DS_INNER)))
+		flow_tin(c->s, c->p, c->f)->st.marks++;
 	return true;
 }
 
@@ -457,13 +490,13 @@ static const struct aqm_codel_ops codel_ops = {
 	.mark = codel_cb_mark,
 };
 
-struct rte_mbuf *
-aqm_fq_dequeue(struct aqm_sched *s, struct aqm_pipe *p, uint64_t now)
+/* DRR++ over one pair of new and old lists (the pipe's, or a tin's). */
+static inline struct rte_mbuf *
+fq_dequeue_lists(struct aqm_sched *s, struct aqm_pipe *p,
+		 struct aqm_list *new_flows, struct aqm_list *old_flows,
+		 uint64_t now)
 {
 	struct codel_ctx c = { .s = s, .p = p, .now = now };
-
-	if (p->qdisc == AQM_QDISC_FIFO)
-		return flow_take_head(s, p, &p->flows[0]);
 
 	for (;;) {
 		struct aqm_list *l;
@@ -471,10 +504,10 @@ aqm_fq_dequeue(struct aqm_sched *s, struct aqm_pipe *p, uint64_t now)
 		struct rte_mbuf *m;
 		uint32_t fi;
 
-		if (p->new_flows.head != AQM_NONE)
-			l = &p->new_flows;
-		else if (p->old_flows.head != AQM_NONE)
-			l = &p->old_flows;
+		if (new_flows->head != AQM_NONE)
+			l = new_flows;
+		else if (old_flows->head != AQM_NONE)
+			l = old_flows;
 		else
 			return NULL;
 		fi = l->head;
@@ -484,7 +517,7 @@ aqm_fq_dequeue(struct aqm_sched *s, struct aqm_pipe *p, uint64_t now)
 			f->deficit += flow_quantum(s, p, fi);
 			list_pop(p->flows, l);
 			f->list = AQM_LIST_OLD;
-			list_push(p->flows, &p->old_flows, fi);
+			list_push(p->flows, old_flows, fi);
 			continue;
 		}
 		c.f = f;
@@ -496,9 +529,9 @@ aqm_fq_dequeue(struct aqm_sched *s, struct aqm_pipe *p, uint64_t now)
 			 * jump the queue again right away (s. 4.2); an emptied
 			 * old flow leaves the lists.
 			 */
-			if (l == &p->new_flows && p->old_flows.head != AQM_NONE) {
+			if (l == new_flows && old_flows->head != AQM_NONE) {
 				f->list = AQM_LIST_OLD;
-				list_push(p->flows, &p->old_flows, fi);
+				list_push(p->flows, old_flows, fi);
 			} else {
 				flow_unlist(s, p, fi);
 			}
@@ -507,6 +540,100 @@ aqm_fq_dequeue(struct aqm_sched *s, struct aqm_pipe *p, uint64_t now)
 		f->deficit -= (int32_t)rte_pktmbuf_pkt_len(m);
 		return m;
 	}
+}
+
+/*
+ * A pipe with tins: the highest-priority tin with flows listed that is
+ * under its threshold (its clock not ahead of the pipe's), else the tin
+ * with flows listed whose clock is earliest (over their thresholds, tins
+ * share what is left in proportion to their thresholds); NULL if no tin
+ * has flows listed.
+ */
+static struct aqm_tin *
+tin_pick(struct aqm_pipe_tins *pt)
+{
+	struct aqm_tin *best = NULL;
+
+	for (unsigned int i = 0; i < pt->ntins; i++) {
+		struct aqm_tin *t = &pt->tin[pt->order[i]];
+
+		if (t->new_flows.head == AQM_NONE && t->old_flows.head == AQM_NONE)
+			continue;
+		if (t->vt <= pt->vt)
+			return t;
+		if (best == NULL || t->vt < best->vt)
+			best = t;
+	}
+	return best;
+}
+
+/* m left tin t (NULL: no tins) of p: charge the clocks, count, wash. */
+static void
+diffserv_sent(struct aqm_sched *s, struct aqm_pipe *p, struct aqm_tin *t,
+	      struct rte_mbuf *m)
+{
+	if (t != NULL) {
+		aqm_tin_charge(p, aqm_pipe_tins(s, p), t,
+			       aqm_pipe_wire_len(p, rte_pktmbuf_pkt_len(m)));
+		t->st.tx_pkts++;
+		t->st.tx_bytes += rte_pktmbuf_pkt_len(m);
+	}
+	if (p->diffserv & AQM_DS_WASH)
+		aqm_dscp_wash(s, m);
+}
+
+static __rte_noinline struct rte_mbuf *
+dequeue_diffserv(struct aqm_sched *s, struct aqm_pipe *p, uint64_t now);
+
+struct rte_mbuf *
+aqm_fq_dequeue(struct aqm_sched *s, struct aqm_pipe *p, uint64_t now)
+{
+	if (unlikely(p->diffserv & (AQM_DS_MODE | AQM_DS_WASH)))
+		return dequeue_diffserv(s, p, now);
+	if (p->qdisc == AQM_QDISC_FIFO)
+		return flow_take_head(s, p, &p->flows[0]);
+	return fq_dequeue_lists(s, p, &p->new_flows, &p->old_flows, now);
+}
+
+/*
+ * Pipes with tins or wash, off the common path. A tin's lists take the
+ * pipe's place for one aqm_fq_dequeue() with the mode bits cleared
+ * (AQM_DS_INNER set, so drops and marks still count in the tin): the
+ * one DRR++ loop, with CoDel inlined, serves every pipe (a second copy
+ * made the compiler stop inlining CoDel into the first). A tin whose
+ * listed flows turn out empty (they leave the lists only when DRR++
+ * next visits them) gives NULL with its lists cleaned: pick again.
+ */
+static __rte_noinline struct rte_mbuf *
+dequeue_diffserv(struct aqm_sched *s, struct aqm_pipe *p, uint64_t now)
+{
+	const uint8_t ds = p->diffserv;
+	struct aqm_tin *t = NULL;
+	struct rte_mbuf *m;
+
+	if (p->qdisc == AQM_QDISC_FIFO || !(ds & AQM_DS_MODE)) {
+		p->diffserv = 0;
+		m = aqm_fq_dequeue(s, p, now);
+		p->diffserv = ds;
+	} else {
+		do {
+			t = tin_pick(aqm_pipe_tins(s, p));
+			if (t == NULL)
+				return NULL;
+			p->new_flows = t->new_flows;
+			p->old_flows = t->old_flows;
+			p->diffserv = AQM_DS_INNER;
+			m = aqm_fq_dequeue(s, p, now);
+			p->diffserv = ds;
+			t->new_flows = p->new_flows;
+			t->old_flows = p->old_flows;
+			p->new_flows.head = p->new_flows.tail = AQM_NONE;
+			p->old_flows.head = p->old_flows.tail = AQM_NONE;
+		} while (m == NULL);
+	}
+	if (m != NULL)
+		diffserv_sent(s, p, t, m);
+	return m;
 }
 
 /* One list of an idle pipe: what the dequeue loop does to empty flows,
@@ -539,22 +666,30 @@ aqm_fq_idle(struct aqm_sched *s, struct aqm_pipe *p)
 		return;
 	idle_list(s, p, &p->new_flows);
 	idle_list(s, p, &p->old_flows);
+	if (unlikely(p->diffserv & AQM_DS_MODE)) {
+		struct aqm_pipe_tins *pt = aqm_pipe_tins(s, p);
+
+		for (unsigned int t = 0; t < pt->ntins; t++) {
+			idle_list(s, p, &pt->tin[t].new_flows);
+			idle_list(s, p, &pt->tin[t].old_flows);
+		}
+	}
 }
 
-struct rte_mbuf *
-aqm_fq_flush_one(struct aqm_sched *s, struct aqm_pipe *p)
+/* Shutdown: the head packet of the first flow of one pair of lists. */
+static struct rte_mbuf *
+flush_lists(struct aqm_sched *s, struct aqm_pipe *p,
+	    struct aqm_list *new_flows, struct aqm_list *old_flows)
 {
-	if (p->qdisc == AQM_QDISC_FIFO)
-		return flow_take_head(s, p, &p->flows[0]);
 	for (;;) {
 		struct aqm_list *l;
 		struct rte_mbuf *m;
 		uint32_t fi;
 
-		if (p->new_flows.head != AQM_NONE)
-			l = &p->new_flows;
-		else if (p->old_flows.head != AQM_NONE)
-			l = &p->old_flows;
+		if (new_flows->head != AQM_NONE)
+			l = new_flows;
+		else if (old_flows->head != AQM_NONE)
+			l = old_flows;
 		else
 			return NULL;
 		fi = l->head;
@@ -564,4 +699,24 @@ aqm_fq_flush_one(struct aqm_sched *s, struct aqm_pipe *p)
 		list_pop(p->flows, l);
 		flow_unlist(s, p, fi);
 	}
+}
+
+struct rte_mbuf *
+aqm_fq_flush_one(struct aqm_sched *s, struct aqm_pipe *p)
+{
+	struct aqm_pipe_tins *pt;
+
+	if (p->qdisc == AQM_QDISC_FIFO)
+		return flow_take_head(s, p, &p->flows[0]);
+	if (!(p->diffserv & AQM_DS_MODE))
+		return flush_lists(s, p, &p->new_flows, &p->old_flows);
+	pt = aqm_pipe_tins(s, p);
+	for (unsigned int i = 0; i < pt->ntins; i++) {
+		struct aqm_tin *t = &pt->tin[pt->order[i]];
+		struct rte_mbuf *m = flush_lists(s, p, &t->new_flows, &t->old_flows);
+
+		if (m != NULL)
+			return m;
+	}
+	return NULL;
 }

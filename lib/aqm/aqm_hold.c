@@ -152,6 +152,8 @@ aqm_hold_flush(struct aqm_sched *s, struct rte_mbuf **pkts, uint16_t max)
 			p->held--;
 			s->held--;
 			s->pending--;
+			if (p->diffserv & AQM_DS_WASH)
+				aqm_dscp_wash(s, h->m);
 			pkts[n++] = h->m;
 			h->m = NULL;
 		}

@@ -113,6 +113,13 @@ aqm_sched_create(const struct aqm_sched_params *p)
 		for (uint32_t l = 1; l < AQM_HOST_RECIP; l++)
 			s->recip[l] = 65536 / l;
 	}
+	if (p->diffserv) {
+		s->tins = rte_zmalloc_socket("aqm_tins",
+					     (size_t)p->max_pipes * sizeof(struct aqm_pipe_tins),
+					     RTE_CACHE_LINE_SIZE, p->socket_id);
+		if (s->tins == NULL)
+			goto nomem;
+	}
 	if (p->ack_hold_ns != 0) {
 		s->hold = rte_zmalloc_socket("aqm_hold",
 					     (size_t)p->ack_hold_slots * sizeof(struct aqm_hold),
@@ -145,6 +152,7 @@ nomem:
 		rte_free(s->hold);
 		rte_free(s->hosts);
 		rte_free(s->flow_host);
+		rte_free(s->tins);
 		rte_free(s);
 	}
 	rte_errno = ENOMEM;
@@ -167,6 +175,7 @@ aqm_sched_free(struct aqm_sched *s)
 	rte_free(s->hold);
 	rte_free(s->hosts);
 	rte_free(s->flow_host);
+	rte_free(s->tins);
 	rte_free(s);
 }
 
@@ -198,6 +207,8 @@ aqm_sched_pipe_add(struct aqm_sched *s, const struct aqm_pipe_params *pp)
 	     fq->isolation > AQM_ISO_TRIPLE ||
 	     (fq->isolation != AQM_ISO_FLOWS &&
 	      (s->hosts == NULL || flows > AQM_ISO_FLOWS_MAX)) ||
+	     fq->diffserv > AQM_DIFFSERV_4 ||
+	     (fq->diffserv != AQM_DIFFSERV_BESTEFFORT && s->tins == NULL) ||
 	     (fq->blue.inc != 0 &&
 	      (fq->blue.threshold_ns < AQM_BLUE_THRESHOLD_MIN ||
 	       fq->blue.threshold_ns > AQM_BLUE_THRESHOLD_MAX ||
@@ -248,7 +259,12 @@ aqm_sched_pipe_add(struct aqm_sched *s, const struct aqm_pipe_params *pp)
 		p->blue_ticks = (uint8_t)((fq->blue.interval_ns +
 					   (1ULL << AQM_BLUE_TICK_SHIFT) - 1) >>
 					  AQM_BLUE_TICK_SHIFT);
+		p->diffserv = fq->diffserv;
+		if (fq->diffserv != AQM_DIFFSERV_BESTEFFORT)
+			aqm_tins_init(s, p, fq->diffserv);
 	}
+	if (pp->wash)
+		p->diffserv |= AQM_DS_WASH;
 	p->link = AQM_NONE;
 	aqm_shaper_apply(p, &pp->shaper);
 	fifo_size(p);
@@ -460,6 +476,7 @@ prefetch_flow(const struct aqm_sched *s, uint32_t idx, struct rte_mbuf *m)
 	if (unlikely(idx >= s->npipes))
 		return;
 	p = &s->pipes[idx];
+	/* (With tins, marked packets hash elsewhere: only a prefetch lost.) */
 	if (p->qdisc != AQM_QDISC_FIFO)
 		rte_prefetch0(&p->flows[aqm_flow_index(pkt_flow_hash(pkt_meta(m)),
 						       p->seed, p->flow_mask)]);
@@ -579,6 +596,12 @@ aqm_sched_enqueue_bypass_burst(struct aqm_sched *s, const uint32_t *pipes,
 		}
 		p->byp_pkts++;
 		p->byp_bytes += len;
+		if (unlikely(p->diffserv != 0)) {
+			if (p->diffserv & AQM_DS_MODE)
+				aqm_tins_bypass(s, p, m);
+			if (p->diffserv & AQM_DS_WASH)
+				aqm_dscp_wash(s, m);
+		}
 		if (npb != 0) {
 			uint64_t t = (uint64_t)aqm_pipe_wire_len(p, len) * npb;
 
@@ -706,6 +729,8 @@ aqm_sched_flush_burst(struct aqm_sched *s, struct rte_mbuf **pkts, uint16_t max)
 
 			if (m == NULL)
 				break;
+			if (p->diffserv & AQM_DS_WASH)
+				aqm_dscp_wash(s, m);
 			pkts[n++] = m;
 		}
 	}

@@ -131,6 +131,13 @@ aqm_subs_create(const struct aqm_subs_params *p)
 			 p->default_pipe.qdisc == AQM_QDISC_FQ_CODEL &&
 			 p->default_pipe.fq.isolation != AQM_ISO_FLOWS);
 		s->hosts = sp.isolation;
+		/* Tin state only where a pipe has tins. */
+		sp.diffserv = sp.diffserv ||
+			(p->pipe.qdisc == AQM_QDISC_FQ_CODEL &&
+			 p->pipe.fq.diffserv != AQM_DIFFSERV_BESTEFFORT) ||
+			(p->default_policy == AQM_DEFAULT_PIPE &&
+			 p->default_pipe.qdisc == AQM_QDISC_FQ_CODEL &&
+			 p->default_pipe.fq.diffserv != AQM_DIFFSERV_BESTEFFORT);
 		/* The hold works with the filter: only where it is on. */
 		if (!((p->ack_filter_dirs >> d) & 1))
 			sp.ack_hold_ns = 0;

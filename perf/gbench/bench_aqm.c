@@ -2,8 +2,10 @@
 /*
  * lib/aqm micro-benchmarks: enqueue + dequeue per packet through FQ-CoDel
  * and the shaper (at 100 Gbit/s, so it never limits), with 1, 1k and 64k
- * active flows in one pipe, and 10k flows spread over 1k pipes.
- * Packets are 64 bytes and recycled; the clock is virtual.
+ * active flows in one pipe, and 10k flows spread over 1k pipes; the
+ * same with host isolation, and with diffserv4 tins (flows' DSCPs 0,
+ * CS1, AF41, EF in turn). Packets are 64 bytes and recycled; the clock
+ * is virtual.
  */
 
 #include <stdint.h>
@@ -34,8 +36,9 @@ struct fixture {
 
 static int
 fixture_init(struct fixture *fx, uint32_t flows, uint32_t pipes,
-	     uint32_t flows_per_pipe, enum aqm_isolation iso)
+	     uint32_t flows_per_pipe, enum aqm_isolation iso, enum aqm_diffserv ds)
 {
+	static const uint8_t dscp[4] = { 0, 8, 34, 46 };
 	struct aqm_sched_params sp;
 	struct aqm_pipe_params pp;
 	uint32_t npkts = flows < 4096 ? 4096 : flows;
@@ -45,6 +48,7 @@ fixture_init(struct fixture *fx, uint32_t flows, uint32_t pipes,
 	sp.max_pipes = pipes;
 	sp.max_flows = pipes * flows_per_pipe;
 	sp.isolation = iso != AQM_ISO_FLOWS;
+	sp.diffserv = ds != AQM_DIFFSERV_BESTEFFORT;
 	fx->s = aqm_sched_create(&sp);
 	fx->ring = calloc(npkts, sizeof(*fx->ring));
 	if (fx->s == NULL || fx->ring == NULL)
@@ -53,6 +57,7 @@ fixture_init(struct fixture *fx, uint32_t flows, uint32_t pipes,
 	pp.fq.flows = flows_per_pipe;
 	pp.shaper.rate_bps = AQM_RATE_MAX;
 	pp.fq.isolation = (uint8_t)iso;
+	pp.fq.diffserv = (uint8_t)ds;
 	for (uint32_t i = 0; i < pipes; i++)
 		aqm_sched_pipe_add(fx->s, &pp);
 	for (uint32_t i = 0; i < npkts; i++) {
@@ -62,10 +67,14 @@ fixture_init(struct fixture *fx, uint32_t flows, uint32_t pipes,
 			return -1;
 		fx->ring[i] = m;
 		fx->count++;
-		rte_pktmbuf_append(m, 64);
+		uint8_t *d = (uint8_t *)rte_pktmbuf_append(m, 64);
 		struct pkt_meta *meta = pkt_meta(m);
 		uint32_t f = i % flows;
 
+		memset(d, 0, 64);
+		d[12] = 0x08;
+		d[14] = 0x45;
+		d[15] = (uint8_t)(dscp[f % 4] << 2);
 		memset(meta, 0, sizeof(*meta));
 		meta->l3 = PKT_L3_IPV4;
 		meta->l3_off = 14;
@@ -100,15 +109,15 @@ fixture_fini(struct fixture *fx)
 }
 
 static void
-run(struct cbench_state *st, uint32_t flows, uint32_t pipes, uint32_t fpp,
-    enum aqm_isolation iso)
+run_ds(struct cbench_state *st, uint32_t flows, uint32_t pipes, uint32_t fpp,
+       enum aqm_isolation iso, enum aqm_diffserv ds)
 {
 	struct fixture fx;
 	struct rte_mbuf *in[BURST], *out[BURST];
 	uint32_t pipe_ids[BURST];
 	uint64_t now = 1000000000ULL;
 
-	if (fixture_init(&fx, flows, pipes, fpp, iso) < 0) {
+	if (fixture_init(&fx, flows, pipes, fpp, iso, ds) < 0) {
 		cbench_skip_with_error(st, "fixture set-up failed");
 		fixture_fini(&fx);
 		return;
@@ -135,6 +144,13 @@ run(struct cbench_state *st, uint32_t flows, uint32_t pipes, uint32_t fpp,
 	fixture_fini(&fx);
 }
 
+static void
+run(struct cbench_state *st, uint32_t flows, uint32_t pipes, uint32_t fpp,
+    enum aqm_isolation iso)
+{
+	run_ds(st, flows, pipes, fpp, iso, AQM_DIFFSERV_BESTEFFORT);
+}
+
 static void BM_aqm_1_flow(struct cbench_state *st) { run(st, 1, 1, 1024, AQM_ISO_FLOWS); }
 static void BM_aqm_1k_flows(struct cbench_state *st) { run(st, 1024, 1, 1024, AQM_ISO_FLOWS); }
 static void BM_aqm_64k_flows(struct cbench_state *st) { run(st, 65536, 1, 65536, AQM_ISO_FLOWS); }
@@ -142,6 +158,14 @@ static void BM_aqm_10k_flows_1k_pipes(struct cbench_state *st) { run(st, 10240, 
 /* The same with host isolation (triple-isolate, four flows per host). */
 static void BM_aqm_1k_flows_triple(struct cbench_state *st) { run(st, 1024, 1, 1024, AQM_ISO_TRIPLE); }
 static void BM_aqm_10k_flows_1k_pipes_triple(struct cbench_state *st) { run(st, 10240, 1000, 16, AQM_ISO_TRIPLE); }
+static void BM_aqm_1k_flows_diffserv4(struct cbench_state *st)
+{
+	run_ds(st, 1024, 1, 1024, AQM_ISO_FLOWS, AQM_DIFFSERV_4);
+}
+static void BM_aqm_10k_flows_1k_pipes_diffserv4(struct cbench_state *st)
+{
+	run_ds(st, 10240, 1000, 16, AQM_ISO_FLOWS, AQM_DIFFSERV_4);
+}
 
 static const struct cbench_def benches[] = {
 	{ CBENCH(BM_aqm_1_flow) },
@@ -150,6 +174,8 @@ static const struct cbench_def benches[] = {
 	{ CBENCH(BM_aqm_10k_flows_1k_pipes) },
 	{ CBENCH(BM_aqm_1k_flows_triple) },
 	{ CBENCH(BM_aqm_10k_flows_1k_pipes_triple) },
+	{ CBENCH(BM_aqm_1k_flows_diffserv4) },
+	{ CBENCH(BM_aqm_10k_flows_1k_pipes_diffserv4) },
 };
 
 int

@@ -71,12 +71,52 @@ struct aqm_flow {
 	uint32_t backlog;  /* bytes queued */
 	int32_t deficit;   /* DRR++ credit, bytes */
 	uint32_t next;     /* link in the new or old list */
-	uint32_t list : 7; /* enum aqm_list_id */
+	uint32_t list : 5; /* enum aqm_list_id */
+	uint32_t tin : 2;  /* diffserv tin whose lists hold it (pipes with tins) */
 	uint32_t bulk : 1; /* counted in its hosts' bulk (host isolation) */
 	uint32_t hold : 24; /* 1 + the ACK hold slot of the flow's held ACK, or 0 */
 };
 static_assert(sizeof(struct aqm_flow) <= AQM_FLOW_STATE_BYTES,
 	      "FQ-CoDel flow state must stay within 64 bytes");
+
+/*
+ * Diffserv tins. A pipe with tins keeps its flows in one tin's lists
+ * each (aqm_flow.tin, set when the flow enters the lists) and a
+ * virtual clock per tin, counted in wire bytes: the pipe's clock vt
+ * advances by each packet it sends, a tin's by that packet times
+ * 2^shift (its threshold is 1/2^shift of the pipe), from the pipe's
+ * clock at the latest (idle time earns no credit). A tin is under its
+ * threshold while its clock is not ahead of the pipe's.
+ */
+struct aqm_tin {
+	struct aqm_list new_flows;
+	struct aqm_list old_flows;
+	uint64_t vt;
+	uint8_t shift;
+	uint8_t pad[7];
+	struct {
+		uint64_t tx_pkts, tx_bytes, drops, marks;
+	} st;                  /* counted by the worker; no backlog (it would
+				* cost every packet of every pipe a test) */
+};
+static_assert(sizeof(struct aqm_tin) == 64, "a tin is one cache line");
+
+struct aqm_pipe_tins {
+	uint64_t vt;           /* wire bytes the pipe sent */
+	uint8_t mode;          /* enum aqm_diffserv */
+	uint8_t ntins;
+	uint8_t order[AQM_TINS_MAX]; /* tin indices, highest priority first */
+	struct aqm_tin tin[AQM_TINS_MAX] __rte_cache_aligned;
+} __rte_cache_aligned;
+
+/* aqm_pipe.diffserv: the mode (enum aqm_diffserv, 0 = no tins) in the
+ * low bits, and wash. */
+#define AQM_DS_MODE 0x03
+#define AQM_DS_INNER 0x40 /* DRR++ runs on a tin's lists (aqm_fq.c) */
+#define AQM_DS_WASH 0x80
+
+/* Flow hash perturbation of tin t: Best Effort (0) hashes as without tins. */
+#define AQM_TIN_HASH_MIX 0x9e3779b9u
 
 enum aqm_pipe_where {
 	AQM_PIPE_IDLE = 0, /* no backlog, in no list */
@@ -111,6 +151,7 @@ struct aqm_pipe {
 	uint32_t limit_pkts;
 	uint16_t drop_batch;
 	uint8_t isolation;     /* AQM_ISO_* bits (FQ-CoDel only) */
+	uint8_t diffserv;      /* AQM_DS_* bits */
 	uint32_t held;         /* ACKs of this pipe in the hold */
 	uint32_t blue_flows;   /* flows whose BLUE p is not 0 */
 	union {
@@ -182,6 +223,11 @@ struct aqm_sched {
 	uint32_t *flow_host;
 	uint32_t recip[AQM_HOST_RECIP]; /* 65536 / load */
 	uint64_t host_shared;     /* aqm_sched_host_shared() */
+	/* Diffserv: per pipe (index as s->pipes), NULL when the scheduler
+	 * has none. */
+	struct aqm_pipe_tins *tins;
+	uint64_t washed;          /* aqm_sched_wash_stats() */
+	uint64_t wash_shared;
 	int socket_id;
 	char name[32];
 } __rte_cache_aligned;
@@ -351,6 +397,72 @@ void aqm_codel_rate_apply(struct aqm_pipe *p);
 
 /* ecn.c */
 bool aqm_ecn_mark_ce(struct rte_mbuf *m);
+
+/* tins.c */
+static inline struct aqm_pipe_tins *
+aqm_pipe_tins(const struct aqm_sched *s, const struct aqm_pipe *p)
+{
+	return &s->tins[p - s->pipes];
+}
+
+/* The DSCP of a parsed IP packet as received (0 for anything else). */
+static inline uint8_t
+aqm_dscp(const struct rte_mbuf *m)
+{
+	const struct pkt_meta *meta = rte_mbuf_to_priv((struct rte_mbuf *)(uintptr_t)m);
+	const uint8_t *ip;
+
+	if ((meta->l3 != PKT_L3_IPV4 && meta->l3 != PKT_L3_IPV6) ||
+	    (uint32_t)meta->l3_off + 2 > rte_pktmbuf_data_len(m))
+		return 0;
+	ip = rte_pktmbuf_mtod_offset(m, const uint8_t *, meta->l3_off);
+	if (meta->l3 == PKT_L3_IPV4)
+		return ip[1] >> 2;
+	/* IPv6: traffic class = low nibble of byte 0, high nibble of byte 1. */
+	return (uint8_t)((ip[0] & 0x0f) << 2 | ip[1] >> 6);
+}
+
+extern const uint8_t aqm_tin_map[3][64];
+
+/* The tin m goes to in a pipe of mode ds (not besteffort). */
+static inline unsigned int
+aqm_tin_of(unsigned int ds, const struct rte_mbuf *m)
+{
+	return aqm_tin_map[ds][aqm_dscp(m)];
+}
+
+/*
+ * Tin t of p sends wire bytes: its clock advances by them times 2^shift,
+ * from no further back than one quantum (times 2^shift) behind the
+ * pipe's clock. That much credit lets a tin of small packets (voice)
+ * send a few of them back to back after a large packet of another tin,
+ * instead of one per other packet; idle time earns no more.
+ */
+static inline void
+aqm_tin_charge(const struct aqm_pipe *p, struct aqm_pipe_tins *pt,
+	       struct aqm_tin *t, uint64_t wire)
+{
+	uint64_t credit = (uint64_t)p->quantum << t->shift;
+	uint64_t floor = pt->vt > credit ? pt->vt - credit : 0;
+
+	t->vt = RTE_MAX(t->vt, floor) + (wire << t->shift);
+	pt->vt += wire;
+}
+
+/* Out of line, so that pipes without tins keep their inlining: the flow
+ * hash perturbation of m's tin, and the new-flow list of m's tin for
+ * flow f, which joins that tin. */
+uint32_t aqm_tin_hash_mix(const struct aqm_pipe *p, const struct rte_mbuf *m);
+struct aqm_list *aqm_tin_new_list(struct aqm_sched *s, struct aqm_pipe *p,
+				  struct aqm_flow *f, const struct rte_mbuf *m);
+
+/* Set up the tins of pipe p for mode ds (pipe add). */
+void aqm_tins_init(struct aqm_sched *s, struct aqm_pipe *p, unsigned int ds);
+/* Bypass: m leaves pipe p at once; charge and count its tin as a dequeue
+ * would. */
+void aqm_tins_bypass(struct aqm_sched *s, struct aqm_pipe *p, const struct rte_mbuf *m);
+/* Clear m's DSCP, keep ECN (counted in s). */
+void aqm_dscp_wash(struct aqm_sched *s, struct rte_mbuf *m);
 
 /* sched.c: file pipe idx by its shaper if it is idle and has a backlog. */
 void aqm_sched_pipe_wake(struct aqm_sched *s, uint32_t idx, uint64_t now);

@@ -77,10 +77,13 @@ pipe_params(uint32_t i, struct aqm_pipe_params *pp)
 		pp->fq.blue.inc = 4096;
 		pp->fq.blue.dec = 1024;
 		pp->fq.isolation = AQM_ISO_TRIPLE; /* all flows share a dst host */
+		pp->fq.diffserv = AQM_DIFFSERV_4;  /* flows' DSCPs pick 4 tins */
+		pp->wash = true;
 		break;
 	case 2: /* ECN, and a CE threshold */
 		pp->shaper.rate_bps = 5000000;
 		pp->fq.isolation = AQM_ISO_DSTHOST;
+		pp->fq.diffserv = AQM_DIFFSERV_3;
 		pp->fq.codel.ecn = true;
 		pp->fq.codel.ce_threshold_ns = 1 * MS;
 		break;
@@ -130,6 +133,7 @@ make_sched(uint32_t limit_pkts)
 	sp.max_lag_ns = 250 * US;
 	sp.ack_hold_ns = with_hold ? 3 * MS : 0;
 	sp.isolation = true; /* pipes 1, 2 and 6 isolate hosts */
+	sp.diffserv = true;  /* pipes 1 and 2 have tins */
 	s = aqm_sched_create(&sp);
 	assert_non_null(s);
 	for (uint32_t i = 0; i < NPIPES; i++) {
@@ -248,6 +252,14 @@ compare_runs(uint64_t *bypassed)
 		held_total += b.ack_held;
 		filtered_total += b.ack_filtered;
 		blue_total += b.drops[AQM_DROP_BLUE];
+		{
+			struct aqm_tin_stats ta[AQM_TINS_MAX], tb[AQM_TINS_MAX];
+			int na = aqm_sched_pipe_tin_stats(run_a.s, p, ta);
+
+			assert_int_equal(na, aqm_sched_pipe_tin_stats(run_b.s, p, tb));
+			if (na > 0 && memcmp(ta, tb, (size_t)na * sizeof(ta[0])) != 0)
+				fail_msg("pipe %u: tin counters differ", p);
+		}
 		b.bypassed = 0;
 		if (memcmp(&a, &b, sizeof(a)) != 0)
 			fail_msg("pipe %u: counters differ (enq %llu/%llu tx %llu/%llu)", p,
@@ -321,6 +333,10 @@ run_both(uint64_t seed, uint32_t limit_pkts, uint64_t *bypassed)
 			uint32_t flow = rng() % NFLOWS;
 			uint16_t len = (uint16_t)(rng() % 3 ? 1514 : 64 + rng() % 1450);
 			uint8_t tos = rng() % 2 ? 0x02 : 0x00;
+			/* A DSCP per flow: Best Effort, CS1, AF41, EF (no draw). */
+			static const uint8_t dscp[4] = { 0, 8, 34, 46 };
+
+			tos = (uint8_t)(tos | dscp[flow % 4] << 2);
 
 			/* (the other tests draw no extra numbers: same traffic) */
 			if (acks_on(pipe) && flow == NFLOWS - 1 && rng() % 8 != 0)
