@@ -463,6 +463,12 @@ aqm_conf_parse(struct ini_file *f, bool strict, struct aqm_conf **out,
 		uint32_t v6 = 0;
 		for (uint32_t i = 0; i < c->nsubs; i++)
 			v6 += v[i].family == 6;
+		for (uint32_t i = 0; i < c->nsubs; i++) {
+			char arwhy[192];
+
+			if (aqm_ar_check_entry(&c->ar, &v[i], arwhy, sizeof(arwhy)) != 0)
+				AQM_FAIL(AK_SUBSCRIBERS, "%.300s:%u: %s", c->subs_path, v[i].line, arwhy);
+		}
 		for (uint32_t i = 0; i < c->nsubs; i++)
 			if (v[i].has_isolation && v[i].isolation != AQM_ISO_FLOWS &&
 			    c->isolation == AQM_ISO_FLOWS)

@@ -86,8 +86,11 @@ aqm_ctl_apply(void *ctx, struct ctl_change *cc, char *err, size_t errlen)
 	const struct aqm_change *c = (const struct aqm_change *)cc;
 	int rc = 0;
 
-	if (c->nsubs)
+	if (c->nsubs) {
 		rc = aqm_subs_apply(w->subs, c->subs, c->nsubs, err, errlen);
+		if (rc >= 0)
+			aqm_ar_subs_applied(w->ar, w->subs, c->subs, c->nsubs);
+	}
 	if (rc >= 0 && c->set_default &&
 	    w->conf->default_policy == AQM_DEFAULT_PIPE) {
 		struct aqm_shaper_params sp;
@@ -95,6 +98,7 @@ aqm_ctl_apply(void *ctx, struct ctl_change *cc, char *err, size_t errlen)
 		aqm_sched_pipe_set_shaper(aqm_subs_sched(w->subs, AQM_DIR_DOWN), 0, &sp);
 		aqm_conf_shaper(w->conf, c->default_up, &sp);
 		aqm_sched_pipe_set_shaper(aqm_subs_sched(w->subs, AQM_DIR_UP), 0, &sp);
+		aqm_ar_restart(w->ar, 0);
 	}
 	if (rc < 0) {
 		w->change_errors++;
@@ -656,8 +660,10 @@ tel_set(const char *cmd, const char *params, struct rte_tel_data *d)
 		} else if (tel_parse_sub(line, &e, why, sizeof(why)) != 0) {
 			snprintf(err, sizeof(err), "%s (want default,down,up)", why);
 			rc = -EINVAL;
-		} else if (e.has_profile || e.has_isolation) {
-			snprintf(err, sizeof(err), "the default pipe takes no profile or isolation: they come from [aqm] (want default,down,up)");
+		} else if (e.has_profile || e.has_isolation || e.has_autorate ||
+			   e.ar_floor_bps[0] || e.ar_floor_bps[1] ||
+			   e.ar_ceiling_bps[0] || e.ar_ceiling_bps[1]) {
+			snprintf(err, sizeof(err), "the default pipe takes no profile, isolation or autorate: they come from [aqm] (want default,down,up)");
 			rc = -EINVAL;
 		} else if (aqm_g.running->default_policy != AQM_DEFAULT_PIPE) {
 			snprintf(err, sizeof(err), "no default pipe: [aqm] default = pass");
@@ -666,7 +672,10 @@ tel_set(const char *cmd, const char *params, struct rte_tel_data *d)
 			rc = post_change(NULL, 0, true, e.down_bps, e.up_bps, err, sizeof(err));
 		}
 	} else if (tel_parse_sub(params, &e, why, sizeof(why)) != 0) {
-		snprintf(err, sizeof(err), "%s (want prefix,down,up[,profile[,isolation]])", why);
+		snprintf(err, sizeof(err), "%s (want prefix,down,up[,profile[,isolation[,autorate[,floor_down[,floor_up[,ceiling_down[,ceiling_up]]]]]]])", why);
+		rc = -EINVAL;
+	} else if (aqm_ar_check_entry(&aqm_g.running->ar, &e, why, sizeof(why)) != 0) {
+		snprintf(err, sizeof(err), "%s", why);
 		rc = -EINVAL;
 	} else if (e.has_isolation && e.isolation != AQM_ISO_FLOWS &&
 		   aqm_g.running->isolation == AQM_ISO_FLOWS) {

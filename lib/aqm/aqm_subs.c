@@ -348,6 +348,15 @@ entry_rerate(struct aqm_subs *s, const struct aqm_sub_entry *e, uint32_t id)
 						e->isolation : s->pipe.fq.isolation));
 }
 
+uint32_t
+aqm_subs_find(const struct aqm_subs *s, const struct aqm_sub_entry *e)
+{
+	if ((e->family != 4 && e->family != 6) ||
+	    e->depth > (e->family == 4 ? 32 : 128))
+		return 0;
+	return entry_find(s, e);
+}
+
 int
 aqm_subs_add(struct aqm_subs *s, const struct aqm_sub_entry *e)
 {

@@ -49,6 +49,15 @@ struct aqm_sub_entry {
 	struct aqm_shaper_params profile; /**< rate_bps unused */
 	bool has_isolation;    /**< isolation given (else the template's) */
 	uint8_t isolation;     /**< enum aqm_isolation of both pipes */
+	/*
+	 * Autorate overrides (the app's autorate, lib/autorate): carried for
+	 * the caller, which looks the pipe up with aqm_subs_find(); the
+	 * table itself ignores them.
+	 */
+	bool has_autorate;          /**< autorate given (else [aqm] autorate) */
+	uint8_t autorate;           /**< directions: bits 1 << enum aqm_dir */
+	uint64_t ar_floor_bps[2];   /**< by enum aqm_dir; 0: [aqm]'s floor */
+	uint64_t ar_ceiling_bps[2]; /**< by enum aqm_dir; 0: [aqm]'s ceiling */
 	uint32_t line;         /**< source line, for messages */
 };
 
@@ -96,7 +105,16 @@ int aqm_subs_apply(struct aqm_subs *s, const struct aqm_sub_entry *e,
 		   uint32_t n, char *err, size_t errlen);
 
 /**
- * Read a subscriber CSV: "prefix,down,up[,profile]" per line, '#' comments,
+ * Pipe id of the subscriber with e's exact prefix, or 0 if there is none.
+ * An exact-match hash lookup: for callers that keep per-pipe state of
+ * their own from the entries they applied.
+ */
+uint32_t aqm_subs_find(const struct aqm_subs *s, const struct aqm_sub_entry *e);
+
+/**
+ * Read a subscriber CSV: "prefix,down,up[,profile[,isolation[,autorate
+ * [,floor_down[,floor_up[,ceiling_down[,ceiling_up]]]]]]]" per line (an
+ * empty field: the [aqm] default), '#' comments,
  * blank lines and an optional header line starting with "prefix".
  * Rates use aqm_parse_rate(); profile names aqm_shaper_profile(). A line
  * over 1023 bytes or with a NUL byte is an error.
