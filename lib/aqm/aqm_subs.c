@@ -26,7 +26,9 @@ struct aqm_subs {
 	struct aqm_sched *sched[2];  /* by enum aqm_dir */
 	struct rte_lpm *lpm4;
 	struct rte_lpm6 *lpm6;
-	struct rte_hash *exact;      /* struct prefix_key -> pipe id */
+	struct rte_hash *exact;      /* struct prefix_key -> tag(pipe id) */
+	struct rte_hash *groups;     /* uint64_t group -> tag(pipe id) */
+	uint32_t gen;                /* of aqm_subs_apply(), for the tags */
 	uint32_t nsubs;
 	uint32_t max_subs;
 	uint32_t nv6;
@@ -43,6 +45,28 @@ struct prefix_key {
 	uint8_t depth;
 	uint8_t addr[16];
 };
+
+/*
+ * The hashes' data: the pipe id, and in the upper half the apply that
+ * added the key, so that a failed apply takes back exactly its own keys.
+ */
+static inline void *
+tag(const struct aqm_subs *s, uint32_t id)
+{
+	return (void *)(uintptr_t)((uint64_t)s->gen << 32 | id);
+}
+
+static inline uint32_t
+tag_id(const void *d)
+{
+	return (uint32_t)(uintptr_t)d;
+}
+
+static inline uint32_t
+tag_gen(const void *d)
+{
+	return (uint32_t)((uint64_t)(uintptr_t)d >> 32);
+}
 
 static void
 prefix_key(const struct aqm_sub_entry *e, struct prefix_key *k)
@@ -84,6 +108,7 @@ aqm_subs_free(struct aqm_subs *s)
 	rte_lpm_free(s->lpm4);
 	rte_lpm6_free(s->lpm6);
 	rte_hash_free(s->exact);
+	rte_hash_free(s->groups);
 	rte_free(s);
 }
 
@@ -179,6 +204,18 @@ aqm_subs_create(const struct aqm_subs_params *p)
 		err = rte_errno ? rte_errno : ENOMEM;
 		goto fail;
 	}
+	snprintf(name, sizeof(name), "%s_g", p->name);
+	s->groups = rte_hash_create(&(struct rte_hash_parameters){
+		.name = name,
+		.entries = RTE_MAX(p->max_subs, 8u),
+		.key_len = sizeof(uint64_t),
+		.socket_id = p->socket_id,
+		.extra_flag = RTE_HASH_EXTRA_FLAGS_EXT_TABLE,
+	});
+	if (s->groups == NULL) {
+		err = rte_errno ? rte_errno : ENOMEM;
+		goto fail;
+	}
 	if (p->max_v6_subs != 0) {
 		snprintf(name, sizeof(name), "%s_v6", p->name);
 		s->lpm6 = rte_lpm6_create(name, p->socket_id, &(struct rte_lpm6_config){
@@ -241,7 +278,34 @@ entry_find(const struct aqm_subs *s, const struct aqm_sub_entry *e)
 	prefix_key(e, &k);
 	if (rte_hash_lookup_data(s->exact, &k, &id) < 0)
 		return 0;
-	return (uint32_t)(uintptr_t)id;
+	return tag_id(id);
+}
+
+/* Pipe id of group g (nonzero), or 0; *gen: the apply that mapped it. */
+static uint32_t
+group_find(const struct aqm_subs *s, uint64_t g, uint32_t *gen)
+{
+	void *d;
+
+	if (g == 0 || rte_hash_lookup_data(s->groups, &g, &d) < 0)
+		return 0;
+	if (gen != NULL)
+		*gen = tag_gen(d);
+	return tag_id(d);
+}
+
+/* The LPM rule of e now leads to id (it exists): rte_lpm*_add() of an
+ * existing rule only changes its next hop. */
+static int
+entry_lpm_add(struct aqm_subs *s, const struct aqm_sub_entry *e, uint32_t id)
+{
+	if (e->family == 4) {
+		uint32_t ip;
+
+		memcpy(&ip, e->addr, 4);
+		return rte_lpm_add(s->lpm4, rte_be_to_cpu_32(ip), e->depth, id);
+	}
+	return rte_lpm6_add(s->lpm6, e->addr, e->depth, id);
 }
 
 /* Remove the LPM rule of e (it exists). */
@@ -272,13 +336,14 @@ entry_delete(struct aqm_subs *s, const struct aqm_sub_entry *e)
 }
 
 /*
- * Give a new prefix its two pipes and its LPM rule, or nothing: the LPM
+ * Give a new prefix its two pipes (or, with attach, the pipes of id
+ * attach: another prefix of its group) and its LPM rule, or nothing: the LPM
  * may refuse (rte_lpm6 runs out of tbl8 groups well before max_rules when
  * many long prefixes share a /64), and then the pipes go back, so pipe
  * ids stay dense and in step with the callers that count them.
  */
 static int
-entry_insert(struct aqm_subs *s, const struct aqm_sub_entry *e)
+entry_insert(struct aqm_subs *s, const struct aqm_sub_entry *e, uint32_t attach)
 {
 	struct aqm_sched *down = s->sched[AQM_DIR_DOWN], *up = s->sched[AQM_DIR_UP];
 	const uint32_t mark = aqm_sched_pipe_count(down);
@@ -288,6 +353,22 @@ entry_insert(struct aqm_subs *s, const struct aqm_sub_entry *e)
 
 	if (s->nsubs >= s->max_subs || (e->family == 6 && s->nv6 >= s->max_v6))
 		return -ENOSPC;
+	if (attach != 0) {
+		struct prefix_key k;
+
+		rc = entry_lpm_add(s, e, attach);
+		if (rc < 0)
+			return rc;
+		prefix_key(e, &k);
+		rc = rte_hash_add_key_data(s->exact, &k, tag(s, attach));
+		if (rc < 0) {
+			entry_lpm_delete(s, e);
+			return rc;
+		}
+		s->nv6 += e->family == 6;
+		s->nsubs++;
+		return (int)attach;
+	}
 	pp = s->pipe;
 	if (e->has_isolation)
 		pp.fq.isolation = e->isolation;
@@ -303,21 +384,13 @@ entry_insert(struct aqm_subs *s, const struct aqm_sub_entry *e)
 	rc = aqm_sched_pipe_add(up, &pp);
 	if (rc >= 0 && (uint32_t)rc != id)
 		rc = -EIO; /* both schedulers are sized and filled alike */
-	if (rc >= 0) {
-		if (e->family == 4) {
-			uint32_t ip;
-
-			memcpy(&ip, e->addr, 4);
-			rc = rte_lpm_add(s->lpm4, rte_be_to_cpu_32(ip), e->depth, id);
-		} else {
-			rc = rte_lpm6_add(s->lpm6, e->addr, e->depth, id);
-		}
-	}
+	if (rc >= 0)
+		rc = entry_lpm_add(s, e, id);
 	if (rc >= 0) {
 		struct prefix_key k;
 
 		prefix_key(e, &k);
-		rc = rte_hash_add_key_data(s->exact, &k, (void *)(uintptr_t)id);
+		rc = rte_hash_add_key_data(s->exact, &k, tag(s, id));
 		if (rc < 0)
 			entry_lpm_delete(s, e);
 	}
@@ -371,7 +444,12 @@ aqm_subs_add(struct aqm_subs *s, const struct aqm_sub_entry *e)
 		entry_rerate(s, e, id);
 		return (int)id;
 	}
-	return entry_insert(s, e);
+	id = group_find(s, e->group, NULL);
+	rc = entry_insert(s, e, id);
+	if (rc > 0 && e->group != 0 && id == 0 &&
+	    rte_hash_add_key_data(s->groups, &e->group, tag(s, (uint32_t)rc)) < 0)
+		return -ENOSPC; /* the prefix has its pipe; only grouping failed */
+	return rc;
 }
 
 static void
@@ -405,19 +483,31 @@ aqm_subs_apply(struct aqm_subs *s, const struct aqm_sub_entry *e, uint32_t n,
 	}
 	/*
 	 * All or nothing. First every new prefix, in list order (so ids
-	 * follow the list); if one does not fit (max_subs, max_v6_subs, or
-	 * the LPM's own room), the ones added before it go again. Only then
-	 * the rates, which cannot fail: the last line of a prefix wins, as
-	 * if the list were applied line by line. (Two exact-match hash
-	 * lookups per entry, and more only on failure. Adding a new prefix
-	 * still costs rte_lpm_add()'s own scan of the rules of its depth.)
+	 * follow the list): a prefix of a group (a LibreQoS circuit) whose
+	 * group has pipes joins them, any other gets pipes of its own; an
+	 * existing prefix whose group is new lends it its pipes. If one does
+	 * not fit (max_subs, max_v6_subs, or the LPM's own room), the keys
+	 * this apply added (their tag says so) go again and so do its pipes.
+	 * Only then the rates, which cannot fail: the last line of a prefix
+	 * wins, as if the list were applied line by line; and a prefix whose
+	 * group has other pipes than its own (it moved to another circuit)
+	 * is pointed at them. (A few hash lookups per entry. Adding a new
+	 * prefix still costs rte_lpm_add()'s own scan of the rules of its
+	 * depth.)
 	 */
+	s->gen++;
 	for (uint32_t i = 0; i < n; i++) {
-		int rc;
+		uint32_t id = entry_find(s, &e[i]);
+		uint32_t gid = group_find(s, e[i].group, NULL);
+		int rc = 0;
 
-		if (entry_find(s, &e[i]) != 0)
-			continue;
-		rc = entry_insert(s, &e[i]);
+		if (id == 0) {
+			rc = entry_insert(s, &e[i], gid);
+			if (rc > 0)
+				id = (uint32_t)rc;
+		}
+		if (rc >= 0 && e[i].group != 0 && gid == 0)
+			rc = rte_hash_add_key_data(s->groups, &e[i].group, tag(s, id));
 		if (rc < 0) {
 			char why[96];
 
@@ -432,16 +522,36 @@ aqm_subs_apply(struct aqm_subs *s, const struct aqm_sub_entry *e, uint32_t n,
 			else
 				snprintf(why, sizeof(why), "no room left in the prefix table (long prefixes that share a /64 or a /24 use it up fastest)");
 			entry_err(err, errlen, &e[i], i, why);
-			for (uint32_t j = 0; j < i; j++)
-				if (entry_find(s, &e[j]) >= mark)
+			for (uint32_t j = 0; j <= i; j++) {
+				struct prefix_key k;
+				uint32_t gen;
+				void *d;
+
+				prefix_key(&e[j], &k);
+				if (rte_hash_lookup_data(s->exact, &k, &d) >= 0 &&
+				    tag_gen(d) == s->gen)
 					entry_delete(s, &e[j]);
+				if (group_find(s, e[j].group, &gen) != 0 && gen == s->gen)
+					(void)rte_hash_del_key(s->groups, &e[j].group);
+			}
 			aqm_sched_pipe_truncate(s->sched[AQM_DIR_DOWN], mark);
 			aqm_sched_pipe_truncate(s->sched[AQM_DIR_UP], mark);
 			return rc;
 		}
 	}
-	for (uint32_t i = 0; i < n; i++)
-		entry_rerate(s, &e[i], entry_find(s, &e[i]));
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t id = entry_find(s, &e[i]);
+		uint32_t gid = group_find(s, e[i].group, NULL);
+
+		if (gid != 0 && gid != id && entry_lpm_add(s, &e[i], gid) >= 0) {
+			struct prefix_key k;
+
+			prefix_key(&e[i], &k);
+			(void)rte_hash_add_key_data(s->exact, &k, tag(s, gid));
+			id = gid;
+		}
+		entry_rerate(s, &e[i], id);
+	}
 	return (int)n;
 }
 
