@@ -337,6 +337,7 @@ aqm_create(const void *conf, const struct stage_env *env, struct stage *out)
 		rte_free(w);
 		return rc;
 	}
+	aqm_ar_subs_applied(w->ar, w->subs, c->subs, c->nsubs);
 	out->ops = &aqm_stage_ops;
 	out->ctx = w;
 	aqm_log(RTE_LOG_DEBUG, "worker %u: pipes for %u subscriber(s) of at most %u (%u IPv6), %u flow queues each, queues hold at most %u packets per direction, hand-off ring %u slots",

@@ -182,6 +182,31 @@ aqm_ar_conf_parse(struct ini_file *f, struct aqm_ar_conf *c, uint64_t max_subs,
 	return 0;
 }
 
+int
+aqm_ar_check_entry(const struct aqm_ar_conf *c, const struct aqm_sub_entry *e,
+		   char *why, size_t whylen)
+{
+	static const char *const dn[2] = { "down", "up" };
+
+	if (e->has_autorate && e->autorate != 0 && !c->passive_rtt) {
+		snprintf(why, whylen, "autorate column needs [aqm] passive_rtt = on (its delay samples)");
+		return -1;
+	}
+	for (int d = 0; d < 2; d++) {
+		uint64_t fl = e->ar_floor_bps[d] ? e->ar_floor_bps[d] :
+			      d == AQM_DIR_DOWN ? c->floor_down : c->floor_up;
+		uint64_t ce = e->ar_ceiling_bps[d] ? e->ar_ceiling_bps[d] :
+			      d == AQM_DIR_DOWN ? c->ceiling_down : c->ceiling_up;
+
+		if (ce != 0 && ce < fl && (e->ar_floor_bps[d] || e->ar_ceiling_bps[d])) {
+			snprintf(why, whylen, "autorate ceiling_%s %" PRIu64 " bit/s below floor_%s %" PRIu64 " bit/s (with the [aqm] keys' values for empty columns)",
+				 dn[d], ce, dn[d], fl);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 /* ------------------------------------------------------------------ */
 /* Per worker.                                                         */
 
@@ -201,6 +226,9 @@ struct ar_pipe {
 	uint64_t tx_bytes[2];      /* pipe counters at the previous tick */
 	uint64_t enq_bytes[2];
 	uint64_t tick_ns;          /* last tick */
+	uint64_t own_floor[2];     /* the subscriber's own (CSV); 0: [aqm]'s */
+	uint64_t own_ceiling[2];
+	uint8_t dirs;              /* autorate directions: bits 1 << enum aqm_dir */
 	bool on;                   /* initialised since the last config change */
 };
 
@@ -210,9 +238,9 @@ struct aqm_ar {
 	struct autorate_params ap[2];
 	struct prtt *prtt;           /* rte_malloc'ed */
 	uint32_t npipes_max;
-	struct ar_pipe *pipes;       /* npipes_max, autorate only */
+	struct ar_pipe *pipes;       /* npipes_max */
+	uint32_t active;             /* pipes with autorate directions */
 	uint32_t cursor;
-	uint64_t seen_changes;
 	uint64_t events[2][AUTORATE_EVENT_MAX];
 	uint64_t rate_changes[2];
 	uint64_t non_tcp;            /* packets seen that were not TCP with ports */
@@ -259,28 +287,32 @@ aqm_ar_create(struct aqm_worker *w, const struct aqm_ar_conf *c,
 	a->prtt = sz ? rte_zmalloc_socket("aqm_prtt", sz, RTE_CACHE_LINE_SIZE, env->socket) : NULL;
 	if (a->prtt == NULL || prtt_init(a->prtt, &pp) == NULL)
 		goto nomem;
-	if (c->autorate) {
-		a->pipes = rte_zmalloc_socket("aqm_ar_pipes",
-			(size_t)a->npipes_max * sizeof(*a->pipes), RTE_CACHE_LINE_SIZE, env->socket);
-		a->log = rte_zmalloc_socket("aqm_ar_log",
-			(size_t)c->log_size * sizeof(*a->log), RTE_CACHE_LINE_SIZE, env->socket);
-		if (a->pipes == NULL || a->log == NULL)
-			goto nomem;
-		a->log_mask = c->log_size - 1;
-		for (int d = 0; d < 2; d++) {
-			struct autorate_params *p = &a->ap[d];
-			autorate_params_default(p);
-			p->floor_bps = d == AQM_DIR_DOWN ? c->floor_down : c->floor_up;
-			p->ceiling_bps = d == AQM_DIR_DOWN ? c->ceiling_down : c->ceiling_up;
-			p->interval_ns = c->interval;
-			p->bloat_ns = c->bloat;
-			p->drain_ns = c->drain;
-			p->stall_ns = c->stall;
-			p->raise_pm = (uint32_t)(c->raise * 1000 + 0.5);
-			p->cut_min_pm = (uint32_t)(c->cut_min * 1000 + 0.5);
-			p->cut_max_pm = (uint32_t)(c->cut_max * 1000 + 0.5);
-			p->load_pm = (uint32_t)(c->load * 1000 + 0.5);
-		}
+	/* Every pipe's autorate state, whatever [aqm] autorate says: a
+	 * subscriber's own column can turn it on (16 bytes of limits and
+	 * about 200 of state per pipe). */
+	a->pipes = rte_zmalloc_socket("aqm_ar_pipes",
+		(size_t)a->npipes_max * sizeof(*a->pipes), RTE_CACHE_LINE_SIZE, env->socket);
+	a->log = rte_zmalloc_socket("aqm_ar_log",
+		(size_t)c->log_size * sizeof(*a->log), RTE_CACHE_LINE_SIZE, env->socket);
+	if (a->pipes == NULL || a->log == NULL)
+		goto nomem;
+	a->log_mask = c->log_size - 1;
+	for (uint32_t i = 0; i < a->npipes_max; i++)
+		a->pipes[i].dirs = c->autorate;
+	a->active = c->autorate ? a->npipes_max : 0;
+	for (int d = 0; d < 2; d++) {
+		struct autorate_params *p = &a->ap[d];
+		autorate_params_default(p);
+		p->floor_bps = d == AQM_DIR_DOWN ? c->floor_down : c->floor_up;
+		p->ceiling_bps = d == AQM_DIR_DOWN ? c->ceiling_down : c->ceiling_up;
+		p->interval_ns = c->interval;
+		p->bloat_ns = c->bloat;
+		p->drain_ns = c->drain;
+		p->stall_ns = c->stall;
+		p->raise_pm = (uint32_t)(c->raise * 1000 + 0.5);
+		p->cut_min_pm = (uint32_t)(c->cut_min * 1000 + 0.5);
+		p->cut_max_pm = (uint32_t)(c->cut_max * 1000 + 0.5);
+		p->load_pm = (uint32_t)(c->load * 1000 + 0.5);
 	}
 	ar_g.nb_workers = env->nb_workers;
 	ar_g.c = *c;
@@ -421,16 +453,28 @@ pipe_start(struct aqm_ar *a, struct aqm_worker *w, uint32_t id, uint64_t now_ns)
 		struct aqm_sched *sched = aqm_subs_sched(w->subs, (enum aqm_dir)d);
 		struct aqm_shaper_params sp;
 		struct aqm_pipe_stats ps;
-		struct autorate_params ap = a->ap[d];
+		struct autorate_params ap;
 
 		aqm_sched_pipe_shaper(sched, id, &sp);
 		aqm_sched_pipe_stats(sched, id, &ps);
 		p->cfg_bps[d] = sp.rate_bps;
 		p->tx_bytes[d] = ps.tx_bytes;
 		p->enq_bytes[d] = ps.enq_bytes;
-		if (ap.ceiling_bps == 0)
-			ap.ceiling_bps = RTE_MAX(sp.rate_bps, ap.floor_bps);
+		autorate_params_for_pipe(&a->ap[d], p->own_floor[d], p->own_ceiling[d],
+					 sp.rate_bps, &ap);
 		autorate_init(&p->st[d], &ap, sp.rate_bps, now_ns);
+		/* A configured rate outside the pipe's floor..ceiling: the law
+		 * starts from the nearest bound, and so does the shaper. */
+		if (((p->dirs >> d) & 1) && sp.rate_bps != 0 &&
+		    p->st[d].rate_bps != sp.rate_bps) {
+			uint64_t from = sp.rate_bps;
+
+			sp.rate_bps = p->st[d].rate_bps;
+			if (aqm_sched_pipe_set_shaper(sched, id, &sp) == 0) {
+				a->rate_changes[d]++;
+				log_change(a, id, d, AUTORATE_HOLD, from, &p->st[d], now_ns);
+			}
+		}
 	}
 	p->tick_ns = now_ns;
 	p->on = true;
@@ -448,7 +492,7 @@ pipe_tick(struct aqm_ar *a, struct aqm_worker *w, uint32_t id, uint64_t now_ns)
 	for (int d = 0; d < 2; d++) {
 		struct aqm_sched *sched = aqm_subs_sched(w->subs, (enum aqm_dir)d);
 		const struct prtt_window *pw = &win[d == AQM_DIR_DOWN ? PRTT_DOWN : PRTT_UP];
-		struct autorate_params ap = a->ap[d];
+		struct autorate_params ap;
 		struct autorate_input in = { 0 };
 		struct aqm_pipe_stats ps;
 		uint64_t from;
@@ -475,10 +519,10 @@ pipe_tick(struct aqm_ar *a, struct aqm_worker *w, uint32_t id, uint64_t now_ns)
 		}
 		p->tx_bytes[d] = ps.tx_bytes;
 		p->enq_bytes[d] = ps.enq_bytes;
-		if (!((a->c.autorate >> d) & 1) || p->cfg_bps[d] == 0)
+		if (!((p->dirs >> d) & 1) || p->cfg_bps[d] == 0)
 			continue;
-		if (ap.ceiling_bps == 0)
-			ap.ceiling_bps = RTE_MAX(p->cfg_bps[d], ap.floor_bps);
+		autorate_params_for_pipe(&a->ap[d], p->own_floor[d], p->own_ceiling[d],
+					 p->cfg_bps[d], &ap);
 		from = p->st[d].rate_bps;
 		enum autorate_event ev = autorate_tick(&p->st[d], &ap, &in, now_ns);
 		a->events[d][ev]++;
@@ -495,22 +539,48 @@ pipe_tick(struct aqm_ar *a, struct aqm_worker *w, uint32_t id, uint64_t now_ns)
 }
 
 void
+aqm_ar_restart(struct aqm_ar *a, uint32_t id)
+{
+	if (a != NULL && a->pipes != NULL && id < a->npipes_max)
+		a->pipes[id].on = false;
+}
+
+void
+aqm_ar_subs_applied(struct aqm_ar *a, const struct aqm_subs *subs,
+		    const struct aqm_sub_entry *e, uint32_t n)
+{
+	if (a == NULL || a->pipes == NULL)
+		return;
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t id = aqm_subs_find(subs, &e[i]);
+		struct ar_pipe *p;
+
+		if (id == 0 || id >= a->npipes_max)
+			continue;
+		p = &a->pipes[id];
+		a->active -= p->dirs != 0;
+		p->dirs = e[i].has_autorate ? e[i].autorate : a->c.autorate;
+		a->active += p->dirs != 0;
+		for (int d = 0; d < 2; d++) {
+			p->own_floor[d] = e[i].ar_floor_bps[d];
+			p->own_ceiling[d] = e[i].ar_ceiling_bps[d];
+		}
+		/* The law starts over from the rate the change set. */
+		p->on = false;
+	}
+}
+
+void
 aqm_ar_poll(struct aqm_ar *a, struct aqm_worker *w, uint64_t now_ns)
 {
 	uint32_t npipes;
 
-	if (a->pipes == NULL)
+	if (a->pipes == NULL || a->active == 0)
 		return;
 	npipes = RTE_MIN(aqm_sched_pipe_count(aqm_subs_sched(w->subs, AQM_DIR_DOWN)),
 			 a->npipes_max);
 	if (npipes == 0)
 		return;
-	/* A reload or aqm_set re-rated pipes: start over from their rates. */
-	if (w->changes_applied != a->seen_changes) {
-		a->seen_changes = w->changes_applied;
-		for (uint32_t i = 0; i < a->npipes_max; i++)
-			a->pipes[i].on = false;
-	}
 	for (uint32_t k = 0; k < AR_SWEEP && k < npipes; k++) {
 		uint32_t id = a->cursor++;
 		if (a->cursor >= npipes)
@@ -874,7 +944,10 @@ aqm_ar_report(FILE *out)
 				top[i].s.p99_ns / 1000);
 		}
 	}
-	if (!ar_g.c.autorate)
+	bool any = ar_g.c.autorate != 0;
+	for (unsigned w = 0; w < ar_g.nb_workers; w++)
+		any = any || (ar_g.a[w] != NULL && ar_g.a[w]->active != 0);
+	if (!any)
 		return;
 	for (int dir = 0; dir < 2; dir++) {
 		uint64_t ev[AUTORATE_EVENT_MAX] = { 0 }, changes = 0;

@@ -45,6 +45,14 @@ bool aqm_ar_key(const char *name);
 /* The reference of the table ("sluice --config-keys" once [aqm] prints). */
 void aqm_ar_print_keys(FILE *out);
 
+/*
+ * Whether subscriber e's own autorate columns fit c: they need
+ * passive_rtt, and its floor may not exceed its ceiling once the [aqm]
+ * keys fill in what it leaves empty. 0, or -1 with why.
+ */
+int aqm_ar_check_entry(const struct aqm_ar_conf *c, const struct aqm_sub_entry *e,
+		       char *why, size_t whylen);
+
 /* Per worker, at create; NULL when both are off. -errno on failure. */
 int aqm_ar_create(struct aqm_worker *w, const struct aqm_ar_conf *c,
 		  uint32_t max_subs, const struct stage_env *env,
@@ -57,6 +65,14 @@ void aqm_ar_up(struct aqm_ar *a, struct rte_mbuf **pkts, const uint32_t *pipes,
 /* Datapath: packets leaving toward the subscriber now. */
 void aqm_ar_down(struct aqm_ar *a, struct aqm_subs *subs, struct rte_mbuf **pkts,
 		 uint16_t n, uint64_t now_ns);
+/* A worker applied entries e to subs: their pipes take their own autorate
+ * directions, floors and ceilings (or the [aqm] keys' where they have
+ * none). Call after every aqm_subs_apply() that succeeded. */
+void aqm_ar_subs_applied(struct aqm_ar *a, const struct aqm_subs *subs,
+			 const struct aqm_sub_entry *e, uint32_t n);
+/* Pipe id was re-rated (the default pipe by a reload or aqm_set): the law
+ * starts over from its new rate. */
+void aqm_ar_restart(struct aqm_ar *a, uint32_t id);
 /* Poll: autorate ticks of the pipes this worker owns. */
 void aqm_ar_poll(struct aqm_ar *a, struct aqm_worker *w, uint64_t now_ns);
 

@@ -476,14 +476,24 @@ aqm_conf_parse(struct ini_file *f, bool strict, struct aqm_conf **out,
 				     c->subscribers);
 		if (n >= (int)sizeof(c->subs_path))
 			AQM_FAIL(AK_SUBSCRIBERS, "path too long");
-		n = aqm_subs_csv_load(c->subs_path, &v, cerr, sizeof(cerr));
+		struct aqm_lqos_report rep;
+
+		n = aqm_subs_load(c->subs_path, &v, &rep, cerr, sizeof(cerr));
 		if (n < 0)
 			AQM_FAIL(AK_SUBSCRIBERS, "%s", cerr);
+		if (rep.libreqos)
+			aqm_lqos_report_format(&rep, c->subs_note, sizeof(c->subs_note));
 		c->subs = v;
 		c->nsubs = (uint32_t)n;
 		uint32_t v6 = 0;
 		for (uint32_t i = 0; i < c->nsubs; i++)
 			v6 += v[i].family == 6;
+		for (uint32_t i = 0; i < c->nsubs; i++) {
+			char arwhy[192];
+
+			if (aqm_ar_check_entry(&c->ar, &v[i], arwhy, sizeof(arwhy)) != 0)
+				AQM_FAIL(AK_SUBSCRIBERS, "%.300s:%u: %s", c->subs_path, v[i].line, arwhy);
+		}
 		for (uint32_t i = 0; i < c->nsubs; i++)
 			if (v[i].has_isolation && v[i].isolation != AQM_ISO_FLOWS &&
 			    c->isolation == AQM_ISO_FLOWS)

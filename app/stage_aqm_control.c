@@ -41,8 +41,10 @@ struct aqm_change {
 
 /*
  * One row of the control plane's view of the table: prefix -> pipe id.
- * Rows are never removed and ids are handed out in order from 1, so row i
- * holds id i + 1; an open-addressing index finds a prefix's row, so that
+ * Rows are never removed and ids are handed out in order from 1 (the
+ * prefixes of a group, a LibreQoS circuit, share one id; id_row[id] is
+ * the first row of each id); an open-addressing index finds a prefix's
+ * row, and another a group's id, so that
  * boot, reload and telemetry stay linear in the subscribers (100k of
  * them took 71 s to start with a scan per prefix).
  */
@@ -63,6 +65,9 @@ static struct {
 	struct aqm_mirror *mirror;
 	uint32_t nmirror, cap_mirror;
 	uint32_t *slot;                  /* row + 1 per slot, 0 empty; 2 x cap_mirror */
+	uint32_t *id_row;                /* id -> its first row + 1; cap_mirror + 1 */
+	uint64_t *gkey;                  /* group per slot, 0 empty; 2 x cap_mirror */
+	uint32_t *gid;                   /* that group's pipe id */
 	uint32_t next_id;
 	uint32_t generation;             /* of the reloads, for aqm_mirror.seen */
 	uint64_t reloads, reload_errors, tel_changes;
@@ -86,8 +91,11 @@ aqm_ctl_apply(void *ctx, struct ctl_change *cc, char *err, size_t errlen)
 	const struct aqm_change *c = (const struct aqm_change *)cc;
 	int rc = 0;
 
-	if (c->nsubs)
+	if (c->nsubs) {
 		rc = aqm_subs_apply(w->subs, c->subs, c->nsubs, err, errlen);
+		if (rc >= 0)
+			aqm_ar_subs_applied(w->ar, w->subs, c->subs, c->nsubs);
+	}
 	if (rc >= 0 && c->set_default &&
 	    w->conf->default_policy == AQM_DEFAULT_PIPE) {
 		struct aqm_shaper_params sp;
@@ -95,6 +103,7 @@ aqm_ctl_apply(void *ctx, struct ctl_change *cc, char *err, size_t errlen)
 		aqm_sched_pipe_set_shaper(aqm_subs_sched(w->subs, AQM_DIR_DOWN), 0, &sp);
 		aqm_conf_shaper(w->conf, c->default_up, &sp);
 		aqm_sched_pipe_set_shaper(aqm_subs_sched(w->subs, AQM_DIR_UP), 0, &sp);
+		aqm_ar_restart(w->ar, 0);
 	}
 	if (rc < 0) {
 		w->change_errors++;
@@ -165,13 +174,25 @@ mirror_find(const struct aqm_sub_entry *e)
 	return row ? &aqm_g.mirror[row - 1] : NULL;
 }
 
-/* The row of pipe id, or NULL. */
+/* The (first) row of pipe id, or NULL. */
 static struct aqm_mirror *
 mirror_by_id(unsigned long id)
 {
-	if (id == 0 || id > aqm_g.nmirror || aqm_g.mirror[id - 1].id != id)
+	if (id == 0 || id >= aqm_g.next_id || aqm_g.id_row[id] == 0)
 		return NULL;
-	return &aqm_g.mirror[id - 1];
+	return &aqm_g.mirror[aqm_g.id_row[id] - 1];
+}
+
+/* The slot of group g (nonzero) in the group index: its own or empty. */
+static uint32_t
+group_slot(uint64_t g)
+{
+	uint32_t mask = 2 * aqm_g.cap_mirror - 1;
+	uint32_t i = (uint32_t)(g ^ g >> 29) * 2654435761u & mask;
+
+	while (aqm_g.gkey[i] != 0 && aqm_g.gkey[i] != g)
+		i = (i + 1) & mask;
+	return i;
 }
 
 /* Room for n more rows, so that mirror_apply() cannot fail. */
@@ -179,7 +200,10 @@ static int
 mirror_reserve(uint32_t n)
 {
 	uint32_t cap = aqm_g.cap_mirror ? aqm_g.cap_mirror : 64;
-	uint32_t *slot;
+	uint32_t *slot, *gid, *id_row;
+	uint64_t *gkey;
+	uint64_t *okey = aqm_g.gkey;
+	uint32_t *oid = aqm_g.gid, ocap = aqm_g.cap_mirror;
 	void *p;
 
 	if ((uint64_t)aqm_g.nmirror + n <= aqm_g.cap_mirror)
@@ -187,19 +211,38 @@ mirror_reserve(uint32_t n)
 	while (cap < aqm_g.nmirror + n)
 		cap *= 2;
 	slot = calloc(2 * (size_t)cap, sizeof(*slot));
-	if (slot == NULL)
-		return -ENOMEM;
-	p = realloc(aqm_g.mirror, (size_t)cap * sizeof(*aqm_g.mirror));
+	gkey = calloc(2 * (size_t)cap, sizeof(*gkey));
+	gid = calloc(2 * (size_t)cap, sizeof(*gid));
+	id_row = calloc((size_t)cap + 1, sizeof(*id_row));
+	p = slot && gkey && gid && id_row ?
+	    realloc(aqm_g.mirror, (size_t)cap * sizeof(*aqm_g.mirror)) : NULL;
 	if (p == NULL) {
 		free(slot);
+		free(gkey);
+		free(gid);
+		free(id_row);
 		return -ENOMEM;
 	}
 	aqm_g.mirror = p;
 	aqm_g.cap_mirror = cap;
 	free(aqm_g.slot);
 	aqm_g.slot = slot;
+	if (aqm_g.id_row != NULL)
+		memcpy(id_row, aqm_g.id_row, (size_t)aqm_g.next_id * sizeof(*id_row));
+	free(aqm_g.id_row);
+	aqm_g.id_row = id_row;
+	aqm_g.gkey = gkey;
+	aqm_g.gid = gid;
 	for (uint32_t i = 0; i < aqm_g.nmirror; i++)
 		*mirror_slot(&aqm_g.mirror[i].e) = i + 1;
+	for (uint32_t i = 0; okey != NULL && i < 2 * ocap; i++)
+		if (okey[i] != 0) {
+			uint32_t k = group_slot(okey[i]);
+			gkey[k] = okey[i];
+			gid[k] = oid[i];
+		}
+	free(okey);
+	free(oid);
 	return 0;
 }
 
@@ -211,15 +254,36 @@ mirror_reserve(uint32_t n)
 static void
 mirror_apply(const struct aqm_sub_entry *e, uint32_t n)
 {
+	/* As aqm_subs_apply() does it: new prefixes join their group's
+	 * pipes or get the next id, in list order; then a prefix whose
+	 * group has another id follows it. */
 	for (uint32_t i = 0; i < n; i++) {
 		uint32_t *slot = mirror_slot(&e[i]);
+		uint32_t g = e[i].group ? group_slot(e[i].group) : 0;
+		uint32_t id;
+
 		if (*slot != 0) {
 			aqm_g.mirror[*slot - 1].e = e[i];
-			continue;
+			id = aqm_g.mirror[*slot - 1].id;
+		} else {
+			id = e[i].group && aqm_g.gkey[g] != 0 ? aqm_g.gid[g] : aqm_g.next_id++;
+			aqm_g.mirror[aqm_g.nmirror] = (struct aqm_mirror){ .e = e[i], .id = id };
+			*slot = ++aqm_g.nmirror;
+			if (aqm_g.id_row[id] == 0)
+				aqm_g.id_row[id] = *slot;
 		}
-		aqm_g.mirror[aqm_g.nmirror] = (struct aqm_mirror){
-			.e = e[i], .id = aqm_g.next_id++ };
-		*slot = ++aqm_g.nmirror;
+		if (e[i].group && aqm_g.gkey[g] == 0) {
+			aqm_g.gkey[g] = e[i].group;
+			aqm_g.gid[g] = id;
+		}
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		struct aqm_mirror *m;
+
+		if (e[i].group == 0)
+			continue;
+		m = &aqm_g.mirror[*mirror_slot(&e[i]) - 1];
+		m->id = aqm_g.gid[group_slot(e[i].group)];
 	}
 }
 
@@ -330,6 +394,8 @@ aqm_reload(void)
 	if (rc < 0)
 		goto bad;
 	aqm_g.reloads++;
+	if (nc->subs_note[0] != '\0')
+		aqm_log(RTE_LOG_INFO, "%s: %s", nc->subs_path, nc->subs_note);
 	aqm_log(RTE_LOG_INFO, "reloaded %s: %u subscribers (%u new%s), default rates down=%" PRIu64 " up=%" PRIu64 " bit/s; no queued packet touched",
 		rc_->path, nsubs, fresh,
 		absent ? ", some running ones absent from the file keep their pipes" : "",
@@ -646,7 +712,7 @@ tel_pipes(const char *cmd, const char *params, struct rte_tel_data *d)
 	}
 	pthread_mutex_lock(&aqm_g.lock);
 	(void)ctl_catch_up(aqm_g.bus, why, sizeof(why));
-	n = aqm_g.nmirror;  /* rows are never removed: ids 1..n stay valid */
+	n = aqm_g.next_id - 1;  /* pipes are never removed: ids 1..n stay valid */
 	pthread_mutex_unlock(&aqm_g.lock);
 	last = first > n ? 0 : (uint32_t)RTE_MIN((uint64_t)n, first + AQM_PIPES_PAGE - 1);
 
@@ -710,8 +776,10 @@ tel_set(const char *cmd, const char *params, struct rte_tel_data *d)
 		} else if (tel_parse_sub(line, &e, why, sizeof(why)) != 0) {
 			snprintf(err, sizeof(err), "%s (want default,down,up)", why);
 			rc = -EINVAL;
-		} else if (e.has_profile || e.has_isolation) {
-			snprintf(err, sizeof(err), "the default pipe takes no profile or isolation: they come from [aqm] (want default,down,up)");
+		} else if (e.has_profile || e.has_isolation || e.has_autorate ||
+			   e.ar_floor_bps[0] || e.ar_floor_bps[1] ||
+			   e.ar_ceiling_bps[0] || e.ar_ceiling_bps[1]) {
+			snprintf(err, sizeof(err), "the default pipe takes no profile, isolation or autorate: they come from [aqm] (want default,down,up)");
 			rc = -EINVAL;
 		} else if (aqm_g.running->default_policy != AQM_DEFAULT_PIPE) {
 			snprintf(err, sizeof(err), "no default pipe: [aqm] default = pass");
@@ -720,7 +788,10 @@ tel_set(const char *cmd, const char *params, struct rte_tel_data *d)
 			rc = post_change(NULL, 0, true, e.down_bps, e.up_bps, err, sizeof(err));
 		}
 	} else if (tel_parse_sub(params, &e, why, sizeof(why)) != 0) {
-		snprintf(err, sizeof(err), "%s (want prefix,down,up[,profile[,isolation]])", why);
+		snprintf(err, sizeof(err), "%s (want prefix,down,up[,profile[,isolation[,autorate[,floor_down[,floor_up[,ceiling_down[,ceiling_up]]]]]]])", why);
+		rc = -EINVAL;
+	} else if (aqm_ar_check_entry(&aqm_g.running->ar, &e, why, sizeof(why)) != 0) {
+		snprintf(err, sizeof(err), "%s", why);
 		rc = -EINVAL;
 	} else if (e.has_isolation && e.isolation != AQM_ISO_FLOWS &&
 		   aqm_g.running->isolation == AQM_ISO_FLOWS) {
@@ -810,6 +881,8 @@ aqm_ctl_worker_ready(struct aqm_worker *w, const struct aqm_conf *c,
 		"Set rates: prefix,down,up[,profile[,isolation]] or default,down,up");
 	if (rc != 0)
 		aqm_log(RTE_LOG_WARNING, "could not register /sluice/aqm_pipe, /sluice/aqm_pipes and /sluice/aqm_set");
+	if (c->subs_note[0] != '\0')
+		aqm_log(RTE_LOG_INFO, "%s: %s", c->subs_path, c->subs_note);
 	aqm_log(RTE_LOG_INFO, "%u subscriber(s), unknown addresses %s, default rates down=%" PRIu64 " up=%" PRIu64 " bit/s, %s, ack_filter %s, ack_hold %" PRIu64 " us, bypass %s, codel_rate_aware %s, blue %s, isolation %s, diffserv %s, wash %s, %u worker(s)",
 		c->nsubs,
 		c->default_policy == AQM_DEFAULT_PIPE ? "go to the default pipe" : "pass unshaped",

@@ -95,6 +95,7 @@ struct aqm_conf {
 	char path[256];              /* the config file, for reloads */
 	char subs_path[512];         /* subscribers, resolved against the
 				      * file's directory */
+	char subs_note[512];         /* what a LibreQoS file held ("" native) */
 	struct aqm_sub_entry *subs;  /* malloc'ed, nsubs entries */
 	uint32_t nsubs;
 	struct aqm_ar_conf ar;       /* passive RTT, autorate (stage_aqm_autorate.c) */

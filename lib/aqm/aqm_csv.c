@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Subscriber CSV: "prefix,down,up[,profile[,isolation]]". Errors name file, line and
+ * Subscriber CSV: "prefix,down,up[,profile[,isolation[,autorate[,floor_down
+ * [,floor_up[,ceiling_down[,ceiling_up]]]]]]]". Errors name file, line and
  * reason; a file with any error yields nothing (never half a table).
  */
 #include <ctype.h>
@@ -11,10 +12,18 @@
 #include <string.h>
 #include <strings.h>
 
+#include <rte_common.h>
+
 #include "aqm_subs.h"
 #include "ini.h"
 
-#define CSV_FIELDS 5
+#define CSV_FIELDS 10
+
+/* Column names after isolation, for messages; the autorate limits by
+ * enum aqm_dir. */
+static const char *const ar_limit_col[2][2] = {
+	{ "floor_down", "ceiling_down" }, { "floor_up", "ceiling_up" },
+};
 
 static char *
 trim(char *s)
@@ -41,6 +50,54 @@ parse_prefix(const char *s, struct aqm_sub_entry *e)
 	e->family = p.family;
 	e->depth = p.depth;
 	memcpy(e->addr, p.addr, sizeof(e->addr));
+	return 0;
+}
+
+/* Columns 6..10: autorate, floor_down, floor_up, ceiling_down, ceiling_up. */
+static int
+parse_autorate(char *const *f, unsigned int nf, struct aqm_sub_entry *e,
+	       char *why, size_t whylen)
+{
+	static const struct { const char *name; uint8_t dirs; } modes[] = {
+		{ "off", 0 }, { "down", 1 << AQM_DIR_DOWN }, { "up", 1 << AQM_DIR_UP },
+		{ "both", (1 << AQM_DIR_DOWN) | (1 << AQM_DIR_UP) },
+	};
+
+	if (nf >= 6 && *f[5] != '\0') {
+		unsigned int i;
+
+		for (i = 0; i < RTE_DIM(modes); i++)
+			if (strcasecmp(f[5], modes[i].name) == 0)
+				break;
+		if (i == RTE_DIM(modes)) {
+			snprintf(why, whylen, "unknown autorate '%s' (off, down, up, both)", f[5]);
+			return -EINVAL;
+		}
+		e->has_autorate = true;
+		e->autorate = modes[i].dirs;
+	}
+	for (unsigned int d = 0; d < 2; d++) {
+		for (unsigned int c = 0; c < 2; c++) {
+			/* floor_down, floor_up, ceiling_down, ceiling_up */
+			unsigned int col = 6 + c * 2 + d;
+			uint64_t *dst = c ? &e->ar_ceiling_bps[d] : &e->ar_floor_bps[d];
+
+			if (nf <= col || *f[col] == '\0')
+				continue;
+			if (aqm_parse_rate(f[col], dst) != 0 ||
+			    *dst < AQM_RATE_MIN || *dst > AQM_RATE_MAX) {
+				snprintf(why, whylen, "bad %s '%s' (64kbit..100gbit)",
+					 ar_limit_col[d][c], f[col]);
+				return -EINVAL;
+			}
+		}
+		if (e->ar_floor_bps[d] && e->ar_ceiling_bps[d] &&
+		    e->ar_ceiling_bps[d] < e->ar_floor_bps[d]) {
+			snprintf(why, whylen, "%s below %s", ar_limit_col[d][1],
+				 ar_limit_col[d][0]);
+			return -EINVAL;
+		}
+	}
 	return 0;
 }
 
@@ -81,7 +138,7 @@ aqm_subs_csv_parse_line(const char *line, struct aqm_sub_entry *e,
 	if (strcasecmp(f[0], "prefix") == 0)
 		goto nothing;
 	if (nf < 3) {
-		snprintf(why, whylen, "expected prefix,down,up[,profile[,isolation]]");
+		snprintf(why, whylen, "expected prefix,down,up[,profile[,isolation[,autorate[,floor_down[,floor_up[,ceiling_down[,ceiling_up]]]]]]]");
 		return -EINVAL;
 	}
 	memset(e, 0, sizeof(*e));
@@ -109,7 +166,7 @@ aqm_subs_csv_parse_line(const char *line, struct aqm_sub_entry *e,
 		}
 		e->has_profile = true;
 	}
-	if (nf == 5 && *f[4] != '\0') {
+	if (nf >= 5 && *f[4] != '\0') {
 		enum aqm_isolation iso;
 
 		if (aqm_parse_isolation(f[4], &iso) != 0) {
@@ -121,7 +178,7 @@ aqm_subs_csv_parse_line(const char *line, struct aqm_sub_entry *e,
 		e->has_isolation = true;
 		e->isolation = (uint8_t)iso;
 	}
-	return 0;
+	return parse_autorate(f, nf, e, why, whylen);
 nothing:
 	snprintf(why, whylen, "no subscriber: blank, comment or header line");
 	return 1;

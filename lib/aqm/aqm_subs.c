@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Subscriber table: rte_lpm / rte_lpm6 map a prefix to a pipe id, the same
+ * Subscriber table: rte_fib (IPv4) / rte_lpm6 map a prefix to a pipe id, the same
  * id in the downstream and the upstream scheduler. Pipe 0 is the default.
  * An exact-match hash answers "which pipe has this very prefix?" at load
  * and reload: rte_lpm_is_rule_present() scans every rule of the depth, so
@@ -14,7 +14,7 @@
 #include <rte_byteorder.h>
 #include <rte_errno.h>
 #include <rte_hash.h>
-#include <rte_lpm.h>
+#include <rte_fib.h>
 #include <rte_lpm6.h>
 #include <rte_malloc.h>
 
@@ -24,9 +24,14 @@
 
 struct aqm_subs {
 	struct aqm_sched *sched[2];  /* by enum aqm_dir */
-	struct rte_lpm *lpm4;
+	/* IPv4: DIR-24-8 like rte_lpm, but its rules live in a tree
+	 * (rte_rib), so an add costs O(32), not rte_lpm_add()'s scan of
+	 * every rule of the depth: 100k /32s took 9 s of an 11 s start. */
+	struct rte_fib *fib4;
 	struct rte_lpm6 *lpm6;
-	struct rte_hash *exact;      /* struct prefix_key -> pipe id */
+	struct rte_hash *exact;      /* struct prefix_key -> tag(pipe id) */
+	struct rte_hash *groups;     /* uint64_t group -> tag(pipe id) */
+	uint32_t gen;                /* of aqm_subs_apply(), for the tags */
 	uint32_t nsubs;
 	uint32_t max_subs;
 	uint32_t nv6;
@@ -43,6 +48,28 @@ struct prefix_key {
 	uint8_t depth;
 	uint8_t addr[16];
 };
+
+/*
+ * The hashes' data: the pipe id, and in the upper half the apply that
+ * added the key, so that a failed apply takes back exactly its own keys.
+ */
+static inline void *
+tag(const struct aqm_subs *s, uint32_t id)
+{
+	return (void *)(uintptr_t)((uint64_t)s->gen << 32 | id);
+}
+
+static inline uint32_t
+tag_id(const void *d)
+{
+	return (uint32_t)(uintptr_t)d;
+}
+
+static inline uint32_t
+tag_gen(const void *d)
+{
+	return (uint32_t)((uint64_t)(uintptr_t)d >> 32);
+}
 
 static void
 prefix_key(const struct aqm_sub_entry *e, struct prefix_key *k)
@@ -81,9 +108,10 @@ aqm_subs_free(struct aqm_subs *s)
 		return;
 	aqm_sched_free(s->sched[0]);
 	aqm_sched_free(s->sched[1]);
-	rte_lpm_free(s->lpm4);
+	rte_fib_free(s->fib4);
 	rte_lpm6_free(s->lpm6);
 	rte_hash_free(s->exact);
+	rte_hash_free(s->groups);
 	rte_free(s);
 }
 
@@ -91,7 +119,7 @@ struct aqm_subs *
 aqm_subs_create(const struct aqm_subs_params *p)
 {
 	struct aqm_subs *s;
-	char name[RTE_LPM_NAMESIZE];
+	char name[RTE_LPM6_NAMESIZE];
 	uint32_t def_flows;
 	int err = ENOMEM;
 
@@ -164,12 +192,17 @@ aqm_subs_create(const struct aqm_subs_params *p)
 	}
 
 	snprintf(name, sizeof(name), "%s_v4", p->name);
-	s->lpm4 = rte_lpm_create(name, p->socket_id, &(struct rte_lpm_config){
-		.max_rules = p->max_subs,
-		/* one tbl8 per /24 that holds longer prefixes */
-		.number_tbl8s = RTE_MAX(p->max_subs, 256u),
+	s->fib4 = rte_fib_create(name, p->socket_id, &(struct rte_fib_conf){
+		.type = RTE_FIB_DIR24_8,
+		.default_nh = 0,  /* no subscriber: ids start at 1 */
+		.max_routes = (int)p->max_subs,
+		.dir24_8 = {
+			.nh_sz = RTE_FIB_DIR24_8_4B,
+			/* one tbl8 per /24 that holds longer prefixes */
+			.num_tbl8 = RTE_MAX(p->max_subs, 256u),
+		},
 	});
-	if (s->lpm4 == NULL) {
+	if (s->fib4 == NULL) {
 		err = rte_errno;
 		goto fail;
 	}
@@ -183,6 +216,18 @@ aqm_subs_create(const struct aqm_subs_params *p)
 		.extra_flag = RTE_HASH_EXTRA_FLAGS_EXT_TABLE,
 	});
 	if (s->exact == NULL) {
+		err = rte_errno ? rte_errno : ENOMEM;
+		goto fail;
+	}
+	snprintf(name, sizeof(name), "%s_g", p->name);
+	s->groups = rte_hash_create(&(struct rte_hash_parameters){
+		.name = name,
+		.entries = RTE_MAX(p->max_subs, 8u),
+		.key_len = sizeof(uint64_t),
+		.socket_id = p->socket_id,
+		.extra_flag = RTE_HASH_EXTRA_FLAGS_EXT_TABLE,
+	});
+	if (s->groups == NULL) {
 		err = rte_errno ? rte_errno : ENOMEM;
 		goto fail;
 	}
@@ -248,7 +293,34 @@ entry_find(const struct aqm_subs *s, const struct aqm_sub_entry *e)
 	prefix_key(e, &k);
 	if (rte_hash_lookup_data(s->exact, &k, &id) < 0)
 		return 0;
-	return (uint32_t)(uintptr_t)id;
+	return tag_id(id);
+}
+
+/* Pipe id of group g (nonzero), or 0; *gen: the apply that mapped it. */
+static uint32_t
+group_find(const struct aqm_subs *s, uint64_t g, uint32_t *gen)
+{
+	void *d;
+
+	if (g == 0 || rte_hash_lookup_data(s->groups, &g, &d) < 0)
+		return 0;
+	if (gen != NULL)
+		*gen = tag_gen(d);
+	return tag_id(d);
+}
+
+/* The LPM rule of e now leads to id (it exists): rte_lpm*_add() of an
+ * existing rule only changes its next hop. */
+static int
+entry_lpm_add(struct aqm_subs *s, const struct aqm_sub_entry *e, uint32_t id)
+{
+	if (e->family == 4) {
+		uint32_t ip;
+
+		memcpy(&ip, e->addr, 4);
+		return rte_fib_add(s->fib4, rte_be_to_cpu_32(ip), e->depth, id);
+	}
+	return rte_lpm6_add(s->lpm6, e->addr, e->depth, id);
 }
 
 /* Remove the LPM rule of e (it exists). */
@@ -259,7 +331,7 @@ entry_lpm_delete(struct aqm_subs *s, const struct aqm_sub_entry *e)
 		uint32_t ip;
 
 		memcpy(&ip, e->addr, 4);
-		rte_lpm_delete(s->lpm4, rte_be_to_cpu_32(ip), e->depth);
+		rte_fib_delete(s->fib4, rte_be_to_cpu_32(ip), e->depth);
 	} else {
 		rte_lpm6_delete(s->lpm6, e->addr, e->depth);
 	}
@@ -279,13 +351,14 @@ entry_delete(struct aqm_subs *s, const struct aqm_sub_entry *e)
 }
 
 /*
- * Give a new prefix its two pipes and its LPM rule, or nothing: the LPM
+ * Give a new prefix its two pipes (or, with attach, the pipes of id
+ * attach: another prefix of its group) and its LPM rule, or nothing: the LPM
  * may refuse (rte_lpm6 runs out of tbl8 groups well before max_rules when
  * many long prefixes share a /64), and then the pipes go back, so pipe
  * ids stay dense and in step with the callers that count them.
  */
 static int
-entry_insert(struct aqm_subs *s, const struct aqm_sub_entry *e)
+entry_insert(struct aqm_subs *s, const struct aqm_sub_entry *e, uint32_t attach)
 {
 	struct aqm_sched *down = s->sched[AQM_DIR_DOWN], *up = s->sched[AQM_DIR_UP];
 	const uint32_t mark = aqm_sched_pipe_count(down);
@@ -295,6 +368,22 @@ entry_insert(struct aqm_subs *s, const struct aqm_sub_entry *e)
 
 	if (s->nsubs >= s->max_subs || (e->family == 6 && s->nv6 >= s->max_v6))
 		return -ENOSPC;
+	if (attach != 0) {
+		struct prefix_key k;
+
+		rc = entry_lpm_add(s, e, attach);
+		if (rc < 0)
+			return rc;
+		prefix_key(e, &k);
+		rc = rte_hash_add_key_data(s->exact, &k, tag(s, attach));
+		if (rc < 0) {
+			entry_lpm_delete(s, e);
+			return rc;
+		}
+		s->nv6 += e->family == 6;
+		s->nsubs++;
+		return (int)attach;
+	}
 	pp = s->pipe;
 	if (e->has_isolation)
 		pp.fq.isolation = e->isolation;
@@ -310,21 +399,13 @@ entry_insert(struct aqm_subs *s, const struct aqm_sub_entry *e)
 	rc = aqm_sched_pipe_add(up, &pp);
 	if (rc >= 0 && (uint32_t)rc != id)
 		rc = -EIO; /* both schedulers are sized and filled alike */
-	if (rc >= 0) {
-		if (e->family == 4) {
-			uint32_t ip;
-
-			memcpy(&ip, e->addr, 4);
-			rc = rte_lpm_add(s->lpm4, rte_be_to_cpu_32(ip), e->depth, id);
-		} else {
-			rc = rte_lpm6_add(s->lpm6, e->addr, e->depth, id);
-		}
-	}
+	if (rc >= 0)
+		rc = entry_lpm_add(s, e, id);
 	if (rc >= 0) {
 		struct prefix_key k;
 
 		prefix_key(e, &k);
-		rc = rte_hash_add_key_data(s->exact, &k, (void *)(uintptr_t)id);
+		rc = rte_hash_add_key_data(s->exact, &k, tag(s, id));
 		if (rc < 0)
 			entry_lpm_delete(s, e);
 	}
@@ -355,6 +436,15 @@ entry_rerate(struct aqm_subs *s, const struct aqm_sub_entry *e, uint32_t id)
 						e->isolation : s->pipe.fq.isolation));
 }
 
+uint32_t
+aqm_subs_find(const struct aqm_subs *s, const struct aqm_sub_entry *e)
+{
+	if ((e->family != 4 && e->family != 6) ||
+	    e->depth > (e->family == 4 ? 32 : 128))
+		return 0;
+	return entry_find(s, e);
+}
+
 int
 aqm_subs_add(struct aqm_subs *s, const struct aqm_sub_entry *e)
 {
@@ -369,7 +459,12 @@ aqm_subs_add(struct aqm_subs *s, const struct aqm_sub_entry *e)
 		entry_rerate(s, e, id);
 		return (int)id;
 	}
-	return entry_insert(s, e);
+	id = group_find(s, e->group, NULL);
+	rc = entry_insert(s, e, id);
+	if (rc > 0 && e->group != 0 && id == 0 &&
+	    rte_hash_add_key_data(s->groups, &e->group, tag(s, (uint32_t)rc)) < 0)
+		return -ENOSPC; /* the prefix has its pipe; only grouping failed */
+	return rc;
 }
 
 static void
@@ -403,19 +498,31 @@ aqm_subs_apply(struct aqm_subs *s, const struct aqm_sub_entry *e, uint32_t n,
 	}
 	/*
 	 * All or nothing. First every new prefix, in list order (so ids
-	 * follow the list); if one does not fit (max_subs, max_v6_subs, or
-	 * the LPM's own room), the ones added before it go again. Only then
-	 * the rates, which cannot fail: the last line of a prefix wins, as
-	 * if the list were applied line by line. (Two exact-match hash
-	 * lookups per entry, and more only on failure. Adding a new prefix
-	 * still costs rte_lpm_add()'s own scan of the rules of its depth.)
+	 * follow the list): a prefix of a group (a LibreQoS circuit) whose
+	 * group has pipes joins them, any other gets pipes of its own; an
+	 * existing prefix whose group is new lends it its pipes. If one does
+	 * not fit (max_subs, max_v6_subs, or the LPM's own room), the keys
+	 * this apply added (their tag says so) go again and so do its pipes.
+	 * Only then the rates, which cannot fail: the last line of a prefix
+	 * wins, as if the list were applied line by line; and a prefix whose
+	 * group has other pipes than its own (it moved to another circuit)
+	 * is pointed at them. (A few hash lookups per entry. Adding a new
+	 * prefix costs a walk of rte_fib's tree (IPv4) or rte_lpm6's rule
+	 * depth.)
 	 */
+	s->gen++;
 	for (uint32_t i = 0; i < n; i++) {
-		int rc;
+		uint32_t id = entry_find(s, &e[i]);
+		uint32_t gid = group_find(s, e[i].group, NULL);
+		int rc = 0;
 
-		if (entry_find(s, &e[i]) != 0)
-			continue;
-		rc = entry_insert(s, &e[i]);
+		if (id == 0) {
+			rc = entry_insert(s, &e[i], gid);
+			if (rc > 0)
+				id = (uint32_t)rc;
+		}
+		if (rc >= 0 && e[i].group != 0 && gid == 0)
+			rc = rte_hash_add_key_data(s->groups, &e[i].group, tag(s, id));
 		if (rc < 0) {
 			char why[96];
 
@@ -430,16 +537,36 @@ aqm_subs_apply(struct aqm_subs *s, const struct aqm_sub_entry *e, uint32_t n,
 			else
 				snprintf(why, sizeof(why), "no room left in the prefix table (long prefixes that share a /64 or a /24 use it up fastest)");
 			entry_err(err, errlen, &e[i], i, why);
-			for (uint32_t j = 0; j < i; j++)
-				if (entry_find(s, &e[j]) >= mark)
+			for (uint32_t j = 0; j <= i; j++) {
+				struct prefix_key k;
+				uint32_t gen;
+				void *d;
+
+				prefix_key(&e[j], &k);
+				if (rte_hash_lookup_data(s->exact, &k, &d) >= 0 &&
+				    tag_gen(d) == s->gen)
 					entry_delete(s, &e[j]);
+				if (group_find(s, e[j].group, &gen) != 0 && gen == s->gen)
+					(void)rte_hash_del_key(s->groups, &e[j].group);
+			}
 			aqm_sched_pipe_truncate(s->sched[AQM_DIR_DOWN], mark);
 			aqm_sched_pipe_truncate(s->sched[AQM_DIR_UP], mark);
 			return rc;
 		}
 	}
-	for (uint32_t i = 0; i < n; i++)
-		entry_rerate(s, &e[i], entry_find(s, &e[i]));
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t id = entry_find(s, &e[i]);
+		uint32_t gid = group_find(s, e[i].group, NULL);
+
+		if (gid != 0 && gid != id && entry_lpm_add(s, &e[i], gid) >= 0) {
+			struct prefix_key k;
+
+			prefix_key(&e[i], &k);
+			(void)rte_hash_add_key_data(s->exact, &k, tag(s, gid));
+			id = gid;
+		}
+		entry_rerate(s, &e[i], id);
+	}
 	return (int)n;
 }
 
@@ -452,10 +579,13 @@ aqm_subs_lookup(const struct aqm_subs *s, enum aqm_dir dir, struct rte_mbuf *m)
 
 	if (meta->l3 == PKT_L3_IPV4) {
 		uint32_t ip;
+		uint64_t nh4;
 
 		memcpy(&ip, a, 4);
-		if (rte_lpm_lookup(s->lpm4, rte_be_to_cpu_32(ip), &nh) == 0)
-			return (int)nh;
+		ip = rte_be_to_cpu_32(ip);
+		rte_fib_lookup_bulk(s->fib4, &ip, &nh4, 1);
+		if (nh4 != 0)
+			return (int)nh4;
 	} else if (meta->l3 == PKT_L3_IPV6 && s->lpm6 != NULL) {
 		if (rte_lpm6_lookup(s->lpm6, a, &nh) == 0)
 			return (int)nh;

@@ -49,6 +49,22 @@ struct aqm_sub_entry {
 	struct aqm_shaper_params profile; /**< rate_bps unused */
 	bool has_isolation;    /**< isolation given (else the template's) */
 	uint8_t isolation;     /**< enum aqm_isolation of both pipes */
+	/*
+	 * Autorate overrides (the app's autorate, lib/autorate): carried for
+	 * the caller, which looks the pipe up with aqm_subs_find(); the
+	 * table itself ignores them.
+	 */
+	bool has_autorate;          /**< autorate given (else [aqm] autorate) */
+	uint8_t autorate;           /**< directions: bits 1 << enum aqm_dir */
+	uint64_t ar_floor_bps[2];   /**< by enum aqm_dir; 0: [aqm]'s floor */
+	uint64_t ar_ceiling_bps[2]; /**< by enum aqm_dir; 0: [aqm]'s ceiling */
+	/**
+	 * 0: the prefix has pipes of its own. Otherwise every prefix of the
+	 * same group shares one pair of pipes (a LibreQoS circuit: its
+	 * devices' addresses), made for the first of them; give every
+	 * entry of a group the same rates (the last one applied wins).
+	 */
+	uint64_t group;
 	uint32_t line;         /**< source line, for messages */
 };
 
@@ -87,7 +103,8 @@ void aqm_subs_free(struct aqm_subs *s);
  * Apply a whole list (a reload), all or nothing: if an entry is invalid or
  * a new prefix does not fit (max_subs, max_v6_subs, or room in the LPM),
  * nothing changes: no subscriber, pipe or rate. New prefixes get pipe ids
- * in list order; a prefix listed twice takes its last line's rates.
+ * in list order; a prefix listed twice takes its last line's rates; a
+ * prefix of a group that has pipes joins them (max_subs counts prefixes).
  * @param err  receives "line N: reason" (or "entry N: ..." for entries
  *             with no line) on failure (may be NULL).
  * @return number applied, or a negative errno (-EINVAL, -ENOSPC, -EPERM).
@@ -96,7 +113,16 @@ int aqm_subs_apply(struct aqm_subs *s, const struct aqm_sub_entry *e,
 		   uint32_t n, char *err, size_t errlen);
 
 /**
- * Read a subscriber CSV: "prefix,down,up[,profile]" per line, '#' comments,
+ * Pipe id of the subscriber with e's exact prefix, or 0 if there is none.
+ * An exact-match hash lookup: for callers that keep per-pipe state of
+ * their own from the entries they applied.
+ */
+uint32_t aqm_subs_find(const struct aqm_subs *s, const struct aqm_sub_entry *e);
+
+/**
+ * Read a subscriber CSV: "prefix,down,up[,profile[,isolation[,autorate
+ * [,floor_down[,floor_up[,ceiling_down[,ceiling_up]]]]]]]" per line (an
+ * empty field: the [aqm] default), '#' comments,
  * blank lines and an optional header line starting with "prefix".
  * Rates use aqm_parse_rate(); profile names aqm_shaper_profile(). A line
  * over 1023 bytes or with a NUL byte is an error.
@@ -106,6 +132,55 @@ int aqm_subs_apply(struct aqm_subs *s, const struct aqm_sub_entry *e,
  */
 int aqm_subs_csv_load(const char *path, struct aqm_sub_entry **entries,
 		      char *err, size_t errlen);
+
+/** Columns of ShapedDevices.csv sluice reads but cannot honour. */
+#define AQM_LQOS_UNHONOURED 4
+
+/** What a LibreQoS ShapedDevices.csv held, for the load-time report. */
+struct aqm_lqos_report {
+	bool libreqos;            /**< the file was in LibreQoS's format */
+	uint32_t rows;            /**< device rows */
+	uint32_t circuits;        /**< distinct Circuit IDs: pipe pairs */
+	uint32_t prefixes;        /**< entries */
+	uint32_t no_address_rows; /**< rows with neither IPv4 nor IPv6 */
+	uint32_t rate_mismatch_rows; /**< Max Mbps unlike their circuit's first row */
+	uint32_t unknown_columns; /**< columns of other names that held values */
+	/** Rows that set each column sluice cannot honour (Download/Upload
+	 *  Min Mbps above 0, Parent Node, MAC), and its name. */
+	uint32_t unhonoured_rows[AQM_LQOS_UNHONOURED];
+	const char *unhonoured_names[AQM_LQOS_UNHONOURED];
+};
+
+/**
+ * Read a subscriber list in either format: LibreQoS's ShapedDevices.csv
+ * when its first line that is not blank or a '#' comment starts with
+ * "Circuit ID" (aqm_subs_lqos_parse()), else sluice's own CSV
+ * (aqm_subs_csv_load()). rep says which, and what the LibreQoS file held.
+ * @return number of entries, or a negative errno with err "FILE:LINE: reason".
+ */
+int aqm_subs_load(const char *path, struct aqm_sub_entry **entries,
+		  struct aqm_lqos_report *rep, char *err, size_t errlen);
+
+/**
+ * Parse a LibreQoS ShapedDevices.csv held in buf (name for messages):
+ * a header naming the columns (Circuit ID, IPv4, IPv6, Download Max Mbps
+ * and Upload Max Mbps are needed; others are reported or ignored), then
+ * one device per row. Each address or prefix of the quoted IPv4 and IPv6
+ * lists becomes an entry with the Max Mbps rates (10^6 bit/s per Mbps,
+ * no overhead factor) of its circuit's first row, grouped by Circuit ID.
+ * Any bad row, or an address in two rows, refuses the whole file.
+ * @param entries out: malloc'ed array, free() it.
+ * @return number of entries, or a negative errno.
+ */
+int aqm_subs_lqos_parse(const char *buf, size_t len, const char *name,
+			struct aqm_sub_entry **entries,
+			struct aqm_lqos_report *rep, char *err, size_t errlen);
+
+/** Whether line is a ShapedDevices.csv header (starts with "Circuit ID"). */
+int aqm_subs_lqos_is_header(const char *line);
+
+/** One line for the log: the counts, and every column not honoured. */
+void aqm_lqos_report_format(const struct aqm_lqos_report *r, char *buf, size_t len);
 
 /**
  * Parse one CSV line; used by aqm_subs_csv_load() and /sluice/aqm_set.

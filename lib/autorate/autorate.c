@@ -44,6 +44,22 @@ autorate_params_check(const struct autorate_params *p)
 	return 0;
 }
 
+void
+autorate_params_for_pipe(const struct autorate_params *base,
+			 uint64_t own_floor_bps, uint64_t own_ceiling_bps,
+			 uint64_t configured_bps, struct autorate_params *out)
+{
+	*out = *base;
+	if (own_floor_bps != 0)
+		out->floor_bps = own_floor_bps;
+	if (own_ceiling_bps != 0)
+		out->ceiling_bps = own_ceiling_bps;
+	if (out->ceiling_bps == 0)
+		out->ceiling_bps = configured_bps;
+	if (out->ceiling_bps < out->floor_bps)
+		out->ceiling_bps = out->floor_bps;
+}
+
 static uint64_t
 clamp(uint64_t v, const struct autorate_params *p)
 {

@@ -110,6 +110,16 @@ void autorate_params_default(struct autorate_params *p);
 /** Check p (floor <= ceiling, both > 0, fractions in range). @return 0 or -1. */
 int autorate_params_check(const struct autorate_params *p);
 
+/**
+ * The parameters of one pipe: base (the [aqm] keys) with the pipe's own
+ * floor and ceiling where it has them (a subscriber CSV's columns; 0: the
+ * base's), and a ceiling of 0 read as the pipe's configured rate
+ * configured_bps. A ceiling below the floor is raised to the floor.
+ */
+void autorate_params_for_pipe(const struct autorate_params *base,
+			      uint64_t own_floor_bps, uint64_t own_ceiling_bps,
+			      uint64_t configured_bps, struct autorate_params *out);
+
 /** Start at rate_bps (clamped to [floor, ceiling]) at now_ns. */
 void autorate_init(struct autorate_state *s, const struct autorate_params *p,
 		   uint64_t rate_bps, uint64_t now_ns);

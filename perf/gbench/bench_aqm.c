@@ -5,7 +5,9 @@
  * active flows in one pipe, and 10k flows spread over 1k pipes; the
  * same with host isolation, and with diffserv4 tins (flows' DSCPs 0,
  * CS1, AF41, EF in turn). Packets are 64 bytes and recycled; the clock
- * is virtual.
+ * is virtual. And the
+ * subscriber table's classification (aqm_subs_lookup()) of IPv4
+ * packets among 100k /32 subscribers.
  */
 
 #include <stdint.h>
@@ -18,6 +20,7 @@
 #include "../../tests/test_eal.h"
 
 #include "aqm.h"
+#include "aqm_subs.h"
 #include "cbench.h"
 #include "pkt.h"
 
@@ -167,7 +170,75 @@ static void BM_aqm_10k_flows_1k_pipes_diffserv4(struct cbench_state *st)
 	run_ds(st, 10240, 1000, 16, AQM_ISO_FLOWS, AQM_DIFFSERV_4);
 }
 
+/* Classify packets whose destinations are spread over 100k /32 subscribers. */
+static void
+BM_aqm_subs_lookup_100k(struct cbench_state *st)
+{
+	enum { SUBS = 100000, PKTS = 4096 };
+	struct aqm_subs_params p;
+	struct aqm_sub_entry *e = calloc(SUBS, sizeof(*e));
+	struct rte_mbuf *m[PKTS] = { 0 };
+	struct aqm_subs *s;
+	char err[128];
+	uint64_t x = 88172645463325252ULL, hits = 0;
+	size_t k = 0;
+
+	aqm_subs_params_default(&p);
+	p.name = "bench_subs";
+	p.max_subs = SUBS;
+	p.max_v6_subs = 0;
+	p.pipe.fq.flows = 1;
+	p.pipe.fq.isolation = AQM_ISO_FLOWS;
+	s = aqm_subs_create(&p);
+	for (uint32_t i = 0; e != NULL && i < SUBS; i++) {
+		uint32_t a = 0xc6120000u + i; /* 198.18.0.0 + i */
+
+		e[i].family = 4;
+		e[i].depth = 32;
+		e[i].addr[0] = (uint8_t)(a >> 24);
+		e[i].addr[1] = (uint8_t)(a >> 16);
+		e[i].addr[2] = (uint8_t)(a >> 8);
+		e[i].addr[3] = (uint8_t)a;
+		e[i].down_bps = e[i].up_bps = 10000000;
+	}
+	if (s == NULL || e == NULL || aqm_subs_apply(s, e, SUBS, err, sizeof(err)) != SUBS) {
+		cbench_skip_with_error(st, "table set-up failed");
+		goto out;
+	}
+	for (unsigned int i = 0; i < PKTS; i++) {
+		struct pkt_meta *meta;
+		uint32_t a;
+
+		m[i] = rte_pktmbuf_alloc(g_pool);
+		if (m[i] == NULL) {
+			cbench_skip_with_error(st, "no mbufs");
+			goto out;
+		}
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		a = rte_cpu_to_be_32(0xc6120000u + (uint32_t)(x % SUBS));
+		meta = pkt_meta(m[i]);
+		memset(meta, 0, sizeof(*meta));
+		meta->l3 = PKT_L3_IPV4;
+		memcpy(meta->dst, &a, 4);
+	}
+	CBENCH_LOOP(st) {
+		for (unsigned int i = 0; i < BURST; i++)
+			hits += aqm_subs_lookup(s, AQM_DIR_DOWN, m[(k + i) % PKTS]) > 0;
+		k += BURST;
+	}
+	cbench_do_not_optimize(hits);
+	cbench_set_items_processed(st, cbench_iterations(st) * BURST);
+	cbench_counter(st, "ns_per_pkt", (double)cbench_iterations(st) * BURST,
+		       CBENCH_COUNTER_RATE | CBENCH_COUNTER_INVERT);
+out:
+	for (unsigned int i = 0; i < PKTS; i++)
+		rte_pktmbuf_free(m[i]);
+	aqm_subs_free(s);
+	free(e);
+}
+
 static const struct cbench_def benches[] = {
+	{ CBENCH(BM_aqm_subs_lookup_100k) },
 	{ CBENCH(BM_aqm_1_flow) },
 	{ CBENCH(BM_aqm_1k_flows) },
 	{ CBENCH(BM_aqm_64k_flows) },
@@ -183,7 +254,8 @@ main(int argc, char **argv)
 {
 	int rc;
 
-	if (test_eal_start("bench_aqm", 512) < 0)
+	/* The 100k-subscriber table needs about 400 MB. */
+	if (test_eal_start("bench_aqm", 1024) < 0)
 		return 1;
 	g_pool = rte_pktmbuf_pool_create("bench_aqm", 80000, 256, PKT_META_PRIV_SIZE,
 					 RTE_PKTMBUF_HEADROOM + 256, SOCKET_ID_ANY);

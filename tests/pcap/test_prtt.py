@@ -9,6 +9,8 @@ checked on a virtual clock in tests/unit/prtt/. Addresses only from
 198.18.0.0/15.
 """
 import os
+import shutil
+import tempfile
 
 from scapy.all import IP, TCP, UDP, Ether, Raw
 
@@ -96,3 +98,46 @@ def test_a_segment_whose_timestamp_option_is_malformed_is_counted_and_timed_by_s
     assert r.counter("prtt", "bad_options") == 1, r.stdout
     assert r.counter("prtt", "ts_armed") == 0, r.stdout
     assert r.counter("prtt", "seq_armed") == 1, r.stdout
+
+
+def _with_subs(cfg, csv):
+    """A config file with subscribers = subs.csv and that CSV beside it."""
+    tmp = tempfile.mkdtemp(prefix="sluice-prtt-")
+    with open(os.path.join(tmp, "subs.csv"), "w") as f:
+        f.write(csv)
+    path = os.path.join(tmp, "test.ini")
+    with open(path, "w") as f:
+        f.write(cfg + "subscribers = subs.csv\n")
+    return tmp, path
+
+
+def test_a_subscriber_s_autorate_column_needs_passive_rtt_and_is_refused_on_its_line():
+    h.assert_config_error(CFG.rstrip("\n") + "\nsubscribers = s.csv\n",
+                          CFG.rstrip("\n").count("\n") + 2, "subscribers",
+                          r"s\.csv:3: autorate column needs \[aqm\] passive_rtt = on",
+                          files={"s.csv": "prefix,down,up\n198.18.0.2,5mbit,5mbit\n"
+                                          "198.18.0.1,20mbit,5mbit,,,down\n"})
+    h.assert_config_error(CFG_PRTT + "autorate_floor_down = 4mbit\nsubscribers = s.csv\n",
+                          CFG_PRTT.count("\n") + 2, "subscribers",
+                          r"s\.csv:1: autorate ceiling_down 3000000 bit/s below floor_down 4000000",
+                          files={"s.csv": "198.18.0.1,20mbit,5mbit,,,down,,,3mbit\n"})
+
+
+def test_a_subscriber_s_autorate_column_turns_autorate_on_for_its_pipe_alone_within_its_ceiling():
+    # [aqm] autorate is off; 198.18.0.1 asks for it downstream with a
+    # ceiling of 2 Mbit/s under its configured 20: its pipe starts at the
+    # ceiling (one rate change, down only); 198.18.0.2 is not touched.
+    tmp, path = _with_subs(CFG_PRTT, "prefix,down,up,profile,isolation,autorate,floor_down,floor_up,ceiling_down,ceiling_up\n"
+                                     "198.18.0.1,20mbit,5mbit,,,down,1mbit,,2mbit\n"
+                                     "198.18.0.2,20mbit,5mbit\n")
+    try:
+        d = [down(41000, 1000 + 500 * i, tsval=77) for i in range(20)]
+        r = h.run([[], d], config_file=path, idle_ms=400)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    h.assert_clean_exit(r)
+    assert sorted(r.outs[0]) == sorted(d)
+    assert r.counter("autorate dir=down", "rate_changes") == 1, r.stdout
+    assert r.counter("autorate dir=up", "rate_changes") == 0, r.stdout
+    assert r.counter("autorate dir=down", "idle") > 0, r.stdout
+    assert r.counter("autorate dir=up", "idle") == 0, r.stdout

@@ -86,7 +86,51 @@ test_csv_lines_parse_prefixes_rates_and_profiles(void **state)
 	assert_int_equal(aqm_subs_csv_parse_line("198.18.0.1,1M,1M,,hosts", &e, why, sizeof(why)), -EINVAL);
 	assert_string_equal(why, "unknown isolation 'hosts' (flows, dual-srchost, dual-dsthost, triple-isolate)");
 	assert_int_equal(aqm_subs_csv_parse_line("198.18.0.1,1M,1M,,flows,x", &e, why, sizeof(why)), -EINVAL);
-	assert_string_equal(why, "more than 5 fields");
+	assert_string_equal(why, "unknown autorate 'x' (off, down, up, both)");
+	assert_int_equal(aqm_subs_csv_parse_line("198.18.0.1,1M,1M,,flows,,,,,,x", &e, why, sizeof(why)), -EINVAL);
+	assert_string_equal(why, "more than 10 fields");
+}
+
+/*
+ * Columns 6 to 10 override autorate per subscriber: its directions, and
+ * per direction a floor and a ceiling; an empty field keeps the [aqm]
+ * key's value, and a contradiction is refused on its line.
+ */
+static void
+test_csv_autorate_columns_override_mode_floors_and_ceilings(void **state)
+{
+	struct aqm_sub_entry e;
+	char why[128];
+
+	(void)state;
+	e = entry("198.18.0.1,20M,5M");
+	assert_false(e.has_autorate);
+	assert_int_equal(e.ar_floor_bps[AQM_DIR_DOWN], 0);
+	assert_int_equal(e.ar_ceiling_bps[AQM_DIR_UP], 0);
+	e = entry("198.18.0.1,20M,5M,,,both,2mbit,512kbit,30mbit,8mbit");
+	assert_true(e.has_autorate);
+	assert_int_equal(e.autorate, (1 << AQM_DIR_DOWN) | (1 << AQM_DIR_UP));
+	assert_int_equal(e.ar_floor_bps[AQM_DIR_DOWN], 2000000);
+	assert_int_equal(e.ar_floor_bps[AQM_DIR_UP], 512000);
+	assert_int_equal(e.ar_ceiling_bps[AQM_DIR_DOWN], 30000000);
+	assert_int_equal(e.ar_ceiling_bps[AQM_DIR_UP], 8000000);
+	e = entry("198.18.0.1,20M,5M,,,Off");
+	assert_true(e.has_autorate);
+	assert_int_equal(e.autorate, 0);
+	e = entry("198.18.0.1,20M,5M,,,up,,1mbit");
+	assert_int_equal(e.autorate, 1 << AQM_DIR_UP);
+	assert_int_equal(e.ar_floor_bps[AQM_DIR_DOWN], 0);
+	assert_int_equal(e.ar_floor_bps[AQM_DIR_UP], 1000000);
+	e = entry("198.18.0.1,20M,5M,,,,,,,6mbit");
+	assert_false(e.has_autorate);
+	assert_int_equal(e.ar_ceiling_bps[AQM_DIR_UP], 6000000);
+	assert_int_equal(aqm_subs_csv_parse_line("198.18.0.1,20M,5M,,,down,10mbit,,5mbit", &e, why, sizeof(why)), -EINVAL);
+	assert_string_equal(why, "ceiling_down below floor_down");
+	assert_int_equal(aqm_subs_csv_parse_line("198.18.0.1,20M,5M,,,down,1k", &e, why, sizeof(why)), -EINVAL);
+	assert_string_equal(why, "bad floor_down '1k' (64kbit..100gbit)");
+	assert_int_equal(aqm_subs_csv_parse_line("198.18.0.1,20M,5M,,,down,,,,fast", &e, why, sizeof(why)), -EINVAL);
+	assert_string_equal(why, "bad ceiling_up 'fast' (64kbit..100gbit)");
+	assert_int_equal(aqm_subs_csv_parse_line("prefix,down,up,profile,isolation,autorate,floor_down,floor_up,ceiling_down,ceiling_up", &e, why, sizeof(why)), 1);
 }
 
 /*
@@ -530,6 +574,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_csv_lines_parse_prefixes_rates_and_profiles),
+		cmocka_unit_test(test_csv_autorate_columns_override_mode_floors_and_ceilings),
 		cmocka_unit_test(test_a_subscribers_isolation_column_overrides_the_template),
 		cmocka_unit_test(test_csv_errors_name_the_file_and_line),
 		cmocka_unit_test(test_the_line_parser_leaves_a_reason_string_on_every_return),

@@ -327,6 +327,59 @@ test_parameters_out_of_range_are_refused(void **state)
 	assert_string_equal(autorate_event_name(AUTORATE_STALL), "stall");
 }
 
+/*
+ * A subscriber's own floor and ceiling (CSV columns) replace the [aqm]
+ * ones for its pipe only: its rate stays within them through raises,
+ * cuts and a stall, while a pipe without them keeps the defaults and a
+ * ceiling of 0 reads as the pipe's configured rate.
+ */
+static void
+test_a_pipe_s_own_floor_and_ceiling_bound_its_rate_and_no_other_pipe_s(void **state)
+{
+	struct autorate_params base = params(), own, dflt;
+	struct autorate_state s, d;
+	uint64_t now = T0;
+
+	(void)state;
+	base.ceiling_bps = 0; /* [aqm] autorate_ceiling_* = 0 */
+	autorate_params_for_pipe(&base, 5 * MBIT, 12 * MBIT, 30 * MBIT, &own);
+	autorate_params_for_pipe(&base, 0, 0, 30 * MBIT, &dflt);
+	assert_int_equal(own.floor_bps, 5 * MBIT);
+	assert_int_equal(own.ceiling_bps, 12 * MBIT);
+	assert_int_equal(dflt.floor_bps, 2 * MBIT);
+	assert_int_equal(dflt.ceiling_bps, 30 * MBIT);
+	assert_int_equal(autorate_params_check(&own), 0);
+	/* The configured 30 Mbit/s is above the own ceiling: start there. */
+	autorate_init(&s, &own, 30 * MBIT, now);
+	autorate_init(&d, &dflt, 10 * MBIT, now);
+	assert_int_equal(s.rate_bps, 12 * MBIT);
+	/* A clear, saturated link: raises stop at each pipe's ceiling. */
+	for (int i = 0; i < 60; i++) {
+		struct autorate_input in = busy(20, 100 * MBIT);
+
+		now += TICK;
+		autorate_tick(&s, &own, &in, now);
+		autorate_tick(&d, &dflt, &in, now);
+		assert_true(s.rate_bps <= 12 * MBIT);
+	}
+	assert_int_equal(s.rate_bps, 12 * MBIT);
+	assert_int_equal(d.rate_bps, 30 * MBIT);
+	/* A deep queue beyond at 1 Mbit/s delivered: cut, never below 5. */
+	for (int i = 0; i < 10; i++) {
+		struct autorate_input in = busy(200, 1 * MBIT);
+
+		now += TICK;
+		autorate_tick(&s, &own, &in, now);
+		autorate_tick(&d, &dflt, &in, now);
+		assert_true(s.rate_bps >= 5 * MBIT);
+	}
+	assert_int_equal(s.rate_bps, 5 * MBIT);
+	assert_int_equal(d.rate_bps, 2 * MBIT);
+	/* An own ceiling below the [aqm] floor is lifted to the floor. */
+	autorate_params_for_pipe(&base, 0, 1 * MBIT, 30 * MBIT, &own);
+	assert_int_equal(own.ceiling_bps, 2 * MBIT);
+}
+
 int
 main(void)
 {
@@ -343,6 +396,7 @@ main(void)
 		cmocka_unit_test(test_at_a_low_rate_the_wait_for_the_next_segments_is_not_taken_for_a_queue),
 		cmocka_unit_test(test_past_the_last_capacity_the_first_raises_are_quarter_steps),
 		cmocka_unit_test(test_parameters_out_of_range_are_refused),
+		cmocka_unit_test(test_a_pipe_s_own_floor_and_ceiling_bound_its_rate_and_no_other_pipe_s),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,95 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""SIGHUP reloads of a large subscriber table (issue 18 item 5).
+
+A SIGHUP that arrives while a reload runs must not be lost: the control
+thread reloads again afterwards, and that reload reads the newest file.
+Addresses only from 198.18.0.0/15.
+"""
+import os
+import re
+import select
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+
+import harness as h
+
+N = 50000
+
+
+def _csv(path, down):
+    with open(path + ".new", "w") as f:
+        f.write("prefix,down,up\n")
+        for i in range(N):
+            f.write("198.%d.%d.%d/32,%s,5mbit\n" % (18 + (i >> 16), (i >> 8) & 255, i & 255, down))
+    os.rename(path + ".new", path)
+
+
+def test_sighups_sent_during_a_reload_are_followed_by_a_reload_of_the_newest_file():
+    tmp = tempfile.mkdtemp(prefix="sluice-hup-")
+    prefix = "aqmhup%d" % os.getpid()
+    ini = os.path.join(tmp, "aqm.ini")
+    csv = os.path.join(tmp, "subs.csv")
+    seen, pending = [], [b""]
+    p = None
+    try:
+        _csv(csv, "20mbit")
+        with open(ini, "w") as f:
+            f.write("[aqm]\ndefault = pipe\nrate_down = 10mbit\nrate_up = 10mbit\n"
+                    "subscribers = subs.csv\nmax_subscribers = %d\nmax_v6_subscribers = 1\n"
+                    "subscriber_flows = 4\n" % N)
+        p = subprocess.Popen([h.SLUICE, "--no-huge", "-m", "1024", "--no-pci", "-l", "0",
+                              "--file-prefix", prefix, "--log-level=lib.*:warning",
+                              "--vdev", "net_null0,no-rx=1", "--vdev", "net_null1,no-rx=1",
+                              "--", "-c", ini],
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                             stdin=subprocess.DEVNULL)
+
+        def wait_for(what, count=1, timeout=60):
+            t0 = time.time()
+            while time.time() - t0 < timeout:
+                if sum(what in l for l in seen) >= count:
+                    return
+                while b"\n" in pending[0]:
+                    line, pending[0] = pending[0].split(b"\n", 1)
+                    seen.append(line.decode(errors="replace") + "\n")
+                if sum(what in l for l in seen) >= count:
+                    return
+                ready, _, _ = select.select([p.stdout], [], [], 0.2)
+                if ready:
+                    chunk = os.read(p.stdout.fileno(), 65536)
+                    if not chunk:
+                        break
+                    pending[0] += chunk
+            p.kill()
+            raise AssertionError("no %d x %r in: %s" % (count, what, "".join(seen)[-3000:]))
+
+        wait_for(" worker(s), 1 port pair(s)")
+        # A first reload of the unchanged file; while it reads and
+        # applies 50k lines, the file changes and two more signals come.
+        p.send_signal(signal.SIGHUP)
+        time.sleep(0.05)
+        _csv(csv, "30mbit")
+        with open(ini, "a") as f:
+            f.write("rate_down = 40mbit\n")
+        p.send_signal(signal.SIGHUP)
+        p.send_signal(signal.SIGHUP)
+        wait_for("sluice: aqm: reload", 2)
+        time.sleep(1.0)  # room for a third, if one comes
+        p.send_signal(signal.SIGTERM)
+        out, _ = p.communicate(timeout=60)
+        out = "".join(seen) + pending[0].decode(errors="replace") + out.decode(errors="replace")
+    finally:
+        if p is not None and p.poll() is None:
+            p.kill()
+        shutil.rmtree(tmp, ignore_errors=True)
+        shutil.rmtree(h.eal_runtime_dir(prefix), ignore_errors=True)
+    r = h.Run(p.returncode, out, "", [])
+    h.assert_clean_exit(r)
+    reloads = re.findall(r"sluice: aqm: reloaded .*", out)
+    assert len(reloads) >= 2, out[-3000:]
+    assert "default rates down=40000000 " in reloads[-1], reloads
+    assert r.counter("aqm_control", "reload_errors") == 0, out[-3000:]
+    assert r.counter("aqm_control", "reloads") == len(reloads), out[-3000:]
