@@ -9,7 +9,7 @@
 # --duration defaults to 30 minutes; --ci makes it 2. sluice runs in the
 # network namespaces of tests/e2e/lib.sh with:
 #   [tcpopt] mss_clamp = 1400
-#   [proxy]  198.18.0.2 ports 7000-7005 intercepted, the rest bridged
+#   [proxy]  198.18.0.2 ports 7000-7006 intercepted, the rest bridged
 #   [aqm]    1,000 subscribers (a generated CSV: the client 198.18.0.1,
 #            the spoofing peer 198.18.0.10 and 998 /32s in 198.18.16.0/20),
 #            100 Mbit/s each way
@@ -58,6 +58,10 @@ PEER=$E2E_DIR/stream_peer.py
 MBUFS=16383
 VICTIM=4000000
 PX=7000 BR=7100 PORT_SYN=7001 PORT_ZW=7002 PORT_OOO=7004 PORT_IPX=7005 PORT_IBR=5201
+# The hostile mix aims at a proxied port of its own: its SYNs (sent in
+# fragments, which af_packet's fanout reassembles) are intercepted, and
+# toward the victims' port they would take the victims' server's accept().
+PORT_MIX=7006
 
 e2e_require_tools tcpreplay sha256sum
 e2e_setup
@@ -84,7 +88,7 @@ mbufs = $MBUFS
 mss_clamp = 1400
 
 [proxy]
-intercept = $SRV4:$PX, $SRV4:$PORT_SYN, $SRV4:$PORT_ZW, $SRV4:7003, $SRV4:$PORT_OOO, $SRV4:$PORT_IPX
+intercept = $SRV4:$PX, $SRV4:$PORT_SYN, $SRV4:$PORT_ZW, $SRV4:7003, $SRV4:$PORT_OOO, $SRV4:$PORT_IPX, $SRV4:$PORT_MIX
 
 [aqm]
 subscribers = subscribers.csv
@@ -186,7 +190,7 @@ victims_check() {
 
 attack_mix() {
 	[ -s "$E2E_TMP/mix.pcap" ] ||
-		cli "$E2E_PY" "$ADV" mixpcap "$E2E_TMP/mix.pcap" "$CLIMAC" "$SRVMAC" "$CLI4" "$SRV4" "$PX" >/dev/null
+		cli "$E2E_PY" "$ADV" mixpcap "$E2E_TMP/mix.pcap" "$CLIMAC" "$SRVMAC" "$CLI4" "$SRV4" "$PORT_MIX" >/dev/null
 	cli timeout --foreground 30 tcpreplay -i "$CLI_IF" --pps=20000 --loop=10 "$E2E_TMP/mix.pcap" \
 		>/dev/null 2>&1
 }
