@@ -310,19 +310,23 @@ mptcp_meta_rx_segs(struct mptcp_subflow *sf, uint64_t now)
 				dsn = mptcp_sf_dsn_of(sf, rel, &left);
 			}
 			if (left == 0 && !(mt->flags & MT_FALLBACK) &&
-			    (sf->flags & SF_MPC) && !(sf->flags & SF_SAW_DSS) &&
-			    (mt->flags & MT_ESTAB) &&
-			    mt->rcv_nxt == mt->idsn_remote + rel) {
-				/* Data with no mapping on the first subflow
-				 * before any mapping: something between strips
-				 * MPTCP options (RFC 8684 3.7): plain TCP from
-				 * here (other subflows, even half-open joins,
-				 * are reset), the stream kept whole. Only if
-				 * this byte is the next one at the data level,
-				 * as the first subflow's implicit mapping (DSN
-				 * IDSN + 1 at subflow sequence 1) puts it;
-				 * else it is dropped, never delivered out of
-				 * place. */
+			    (sf->flags & SF_MPC) && (mt->flags & MT_ESTAB) &&
+			    ((rel == sf->rx_next_rel && mt->rcv_nxt == sf->rx_next_dsn) ||
+			     (!(sf->flags & SF_SAW_DSS) &&
+			      mt->rcv_nxt == mt->idsn_remote + rel))) {
+				/* Data with no mapping on the first subflow:
+				 * something between strips MPTCP options (RFC
+				 * 8684 3.7), from the start or after mappings
+				 * went through (the kernel maps its first data
+				 * with MP_CAPABLE, which a DSS stripper lets
+				 * pass): plain TCP from here (other subflows,
+				 * even half-open joins, are reset), the stream
+				 * kept whole. Only if this byte is the next one
+				 * at the data level, where the last mapping
+				 * this subflow delivered ended (at first the
+				 * implicit one: DSN IDSN + 1 at subflow
+				 * sequence 1); else it is dropped, never
+				 * delivered out of place. */
 				mptcp_meta_fallback(mt, MPTCP_PROXY_CNT_MPTCP_FALLBACK_NO_DSS);
 				dsn = mt->rcv_nxt;
 				left = len;
@@ -340,8 +344,14 @@ mptcp_meta_rx_segs(struct mptcp_subflow *sf, uint64_t now)
 					break;
 				}
 			}
+			if (left > len)
+				left = len;
 			rx_insert(mt, m, dsn);
 			rel += left;
+			if (!(mt->flags & MT_FALLBACK)) {
+				sf->rx_next_rel = rel;
+				sf->rx_next_dsn = dsn + left;
+			}
 			m = tail;
 		}
 	}
@@ -610,6 +620,10 @@ mptcp_meta_fallback(struct mptcp_meta *mt, unsigned cause)
 	mt->flags |= MT_FALLBACK;
 	mt->px->cnt[cause]++;
 	mt->fallback_cause = (uint8_t)cause;
+	/* What the first subflow was given it now delivers as plain TCP:
+	 * its own ACKs are the connection's from here (push_fallback()). */
+	if (mt->snd_nxt > mt->snd_una)
+		mptcp_meta_data_ack(mt, mt->snd_nxt, 0, mt->data_ack_ns);
 	/* One subflow carries the stream from here, in order from rcv_nxt:
 	 * what others mapped ahead of it must not fill in (rcv_nxt would
 	 * run past that subflow's next byte). */

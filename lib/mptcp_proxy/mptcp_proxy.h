@@ -117,6 +117,8 @@ struct mptcp_proxy_params {
 	X(MPTCP_FALLBACK_NO_MPC_ACK, "mptcp_fallback_no_mp_capable_ack") \
 	X(MPTCP_FALLBACK_NO_DSS, "mptcp_fallback_data_without_dss") \
 	X(MPTCP_FALLBACK_INFINITE, "mptcp_fallback_infinite_mapping") \
+	X(MPTCP_FALLBACK_ACK_NO_DSS, "mptcp_fallback_ack_without_dss") \
+	X(MPTCP_INF_MAP_OUT, "mptcp_infinite_mappings_sent") \
 	X(MPTCP_TABLE_FULL, "mptcp_answered_plain_table_full") \
 	X(MPTCP_KEY_FAIL,  "mptcp_key_generation_failed") \
 	X(MPTCP_BAD_KEY,   "mptcp_mp_capable_wrong_key") \

@@ -115,6 +115,7 @@ push_fallback(struct mptcp_meta *mt, uint64_t now)
 		}
 		/* Plain TCP: the subflow's ACK is the connection's. */
 		mt->snd_nxt += len;
+		sf->tx_end_rel += len;
 		mptcp_meta_data_ack(mt, mt->snd_nxt, 0, now);
 	}
 }

@@ -144,7 +144,7 @@ tx_find(const struct mptcp_subflow *sf, uint32_t rel)
 
 /* The client's keys arrived (third ACK, or first data): data may flow. */
 static void
-meta_keys(struct mptcp_meta *mt, uint64_t key_remote)
+meta_keys(struct mptcp_meta *mt, struct mptcp_subflow *sf, uint64_t key_remote)
 {
 	uint32_t token;
 	uint64_t idsn;
@@ -154,6 +154,9 @@ meta_keys(struct mptcp_meta *mt, uint64_t key_remote)
 	mt->token_remote = token;
 	mt->idsn_remote = idsn;
 	mt->rcv_nxt = idsn + 1;
+	/* The first subflow's implicit start: DSN IDSN + 1 at sequence 1. */
+	sf->rx_next_rel = 1;
+	sf->rx_next_dsn = idsn + 1;
 	mt->flags |= MT_ESTAB;
 	PX_CNT(mt->px, MPTCP_ESTABLISHED)++;
 	mptcp_meta_mark(mt);
@@ -175,6 +178,26 @@ remove_addr(struct mptcp_meta *mt, const struct mptcp_opt *o)
 	mptcp_meta_mark(mt);
 }
 
+/* An ACK of our data with no MPTCP option at all, on the first and only
+ * subflow: the client never sends one while it speaks MPTCP (every
+ * segment carries its DATA_ACK), so either it fell back (it got our data
+ * without DSS) or something between strips DSS toward us. Plain TCP from
+ * here (RFC 8684 3.7): one subflow, whose ACKs are the connection's. */
+static void
+ack_without_dss(struct mptcp_subflow *sf, const struct tcp_hook_seg *seg)
+{
+	struct mptcp_meta *mt = sf->meta;
+	uint32_t ack_rel = seg->ack - sf->iss;
+
+	if ((seg->flags & (0x10 | 0x04 | 0x02)) != 0x10 ||
+	    (mt->flags & (MT_ESTAB | MT_FALLBACK)) != MT_ESTAB ||
+	    (sf->flags & (SF_MPC | SF_ESTAB)) != (SF_MPC | SF_ESTAB) || mt->nsf != 1)
+		return;
+	if (!rel_lt(1, ack_rel) || rel_lt(sf->tx_end_rel, ack_rel))
+		return; /* no data of ours acknowledged, or not sent */
+	mptcp_meta_fallback(mt, MPTCP_PROXY_CNT_MPTCP_FALLBACK_ACK_NO_DSS);
+}
+
 static void
 sf_opts_in(void *owner, struct tcp_conn *c, const struct tcp_hook_seg *seg,
 	   const uint8_t *opt, uint32_t optlen, uint64_t now)
@@ -191,9 +214,15 @@ sf_opts_in(void *owner, struct tcp_conn *c, const struct tcp_hook_seg *seg,
 	if ((seg->flags & (0x10 | 0x04 | 0x02)) == 0x10 &&
 	    !rel_lt(sf->tx_end_rel - tcp_conn_unsent(c), seg->ack - sf->iss))
 		tx_acked(sf, seg->ack - sf->iss, now);
+	if ((mt->flags & (MT_INF_SENT | MT_INF_ACKED)) == MT_INF_SENT &&
+	    (seg->flags & 0x10) && !rel_lt(seg->ack - sf->iss, mt->inf_end_rel) &&
+	    !rel_lt(sf->tx_end_rel, seg->ack - sf->iss))
+		mt->flags |= MT_INF_ACKED; /* the client has it: plain TCP */
 	if (optlen == 0 || (mptcp_opts_parse(opt, optlen, seg->flags, &o, &px->opt_err) == 0 &&
-			    o.n_err == 0))
+			    o.n_err == 0)) {
+		ack_without_dss(sf, seg);
 		return;
+	}
 	if (o.n_err)
 		PX_CNT(px, MPTCP_OPT_ERR)++;
 	if ((o.present & (1u << MPTCP_SUB_MP_CAPABLE)) && (sf->flags & SF_MPC) &&
@@ -205,7 +234,7 @@ sf_opts_in(void *owner, struct tcp_conn *c, const struct tcp_hook_seg *seg,
 			PX_CNT(px, MPTCP_BAD_KEY)++;
 		} else {
 			if (!(mt->flags & MT_ESTAB))
-				meta_keys(mt, o.mpc.u.mpc.key_snd);
+				meta_keys(mt, sf, o.mpc.u.mpc.key_snd);
 			if (o.mpc.u.mpc.form == MPTCP_FORM_DATA &&
 			    o.mpc.u.mpc.key_snd == mt->key_remote) {
 				sf->flags |= SF_SAW_DSS;
@@ -297,6 +326,16 @@ data_fin_due(const struct mptcp_meta *mt)
 	       mt->fin_sent_ns != 0 && mt->snd_nxt == mt->snd_end;
 }
 
+/* After a fallback, the client may not know yet (a DSS stripped only on
+ * its way to us): the first subflow's data carries an infinite mapping
+ * (RFC 8684 3.7), until the client acknowledged a segment with it. */
+static bool
+inf_map_due(const struct mptcp_meta *mt, const struct mptcp_subflow *sf)
+{
+	return (mt->flags & (MT_FALLBACK | MT_ESTAB | MT_INF_ACKED)) ==
+	       (MT_FALLBACK | MT_ESTAB) && (sf->flags & SF_MPC);
+}
+
 static uint32_t
 sf_opts_space(void *owner, struct tcp_conn *c, uint8_t kind)
 {
@@ -308,11 +347,15 @@ sf_opts_space(void *owner, struct tcp_conn *c, uint8_t kind)
 	case TCP_SEG_SYN_ACK:
 		return (sf->flags & SF_JOIN) ? 16 : 12;
 	case TCP_SEG_ACK:
+		if (inf_map_due(mt, sf))
+			return DSS_ACK_LEN; /* DATA_ACKs until the client knows */
 		if (!(mt->flags & MT_ESTAB) || (mt->flags & MT_FALLBACK))
 			return 0;
 		return data_fin_due(mt) ? DSS_FULL_LEN : DSS_ACK_LEN;
 	case TCP_SEG_DATA:
-		return (mt->flags & MT_FALLBACK) ? 0 : DSS_FULL_LEN;
+		if (mt->flags & MT_FALLBACK)
+			return inf_map_due(mt, sf) ? DSS_FULL_LEN : 0;
+		return DSS_FULL_LEN;
 	case TCP_SEG_RST:
 		if (!(mt->flags & MT_ESTAB) || (mt->flags & MT_FALLBACK))
 			return 0;
@@ -361,7 +404,27 @@ sf_opts_out(void *owner, struct tcp_conn *c, const struct tcp_hook_seg *seg,
 		return put(&o, buf, room);
 	case TCP_SEG_ACK:
 	case TCP_SEG_DATA:
-		if (!(mt->flags & MT_ESTAB) || (mt->flags & MT_FALLBACK))
+		if (seg->kind == TCP_SEG_DATA && inf_map_due(mt, sf) && seg->len > 0) {
+			/* The infinite mapping: data-level length 0, from the
+			 * DSN of this segment's first byte on. */
+			uint32_t rel = seg->seq - sf->iss;
+
+			o.sub = MPTCP_SUB_DSS;
+			o.u.dss.flags = MPTCP_DSS_DATA_ACK | MPTCP_DSS_ACK64 |
+					MPTCP_DSS_MAP | MPTCP_DSS_DSN64;
+			o.u.dss.data_ack = mt->rcv_nxt;
+			o.u.dss.dsn = mt->snd_nxt + (uint64_t)(int64_t)(int32_t)(rel - sf->tx_end_rel);
+			o.u.dss.ssn = rel;
+			o.u.dss.data_len = 0;
+			if (!(mt->flags & MT_INF_SENT)) {
+				mt->flags |= MT_INF_SENT;
+				PX_CNT(mt->px, MPTCP_INF_MAP_OUT)++;
+			}
+			mt->inf_end_rel = rel + seg->len;
+			return put(&o, buf, room);
+		}
+		if (!(mt->flags & MT_ESTAB) ||
+		    ((mt->flags & MT_FALLBACK) && !(seg->kind == TCP_SEG_ACK && inf_map_due(mt, sf))))
 			return 0;
 		o.sub = MPTCP_SUB_DSS;
 		o.u.dss.flags = MPTCP_DSS_DATA_ACK | MPTCP_DSS_ACK64;
@@ -488,7 +551,9 @@ mptcp_sf_event(struct mptcp_subflow *sf, struct tcp_conn *c, uint32_t ev,
 		mptcp_meta_rx_segs(sf, now);
 	if (ev & TCP_EV_PEER_FIN) {
 		if (mt->flags & MT_FALLBACK) {
-			/* Plain TCP: the subflow's FIN is the stream's. */
+			/* Plain TCP: the subflow's FIN is the stream's, after
+			 * every byte the subflow still holds. */
+			mptcp_meta_rx_segs(sf, now);
 			mptcp_meta_peer_data_fin(mt, mt->rcv_nxt);
 		} else if (!(sf->flags & SF_CLOSED)) {
 			/* The client closes this subflow: close our side. */

@@ -84,6 +84,12 @@ struct mptcp_subflow {
 	/* Receive: mappings the peer announced, newest at rx_head - 1. */
 	uint32_t rx_head;
 	struct mptcp_map rx[MPTCP_RX_MAPS];
+	/* Where the bytes mappings placed end: the relative subflow sequence
+	 * after the last mapped byte delivered, and its DSN. Data without a
+	 * mapping that starts there, when that DSN is the connection's next,
+	 * is the stream continuing in plain TCP (RFC 8684 3.7). */
+	uint32_t rx_next_rel;
+	uint64_t rx_next_dsn;
 	/* Send: mappings of the bytes handed to the engine, oldest first;
 	 * tx_una_rel is how far the peer acknowledged (relative), tx_end_rel
 	 * the relative sequence after the last byte handed over. */
@@ -112,6 +118,8 @@ struct mptcp_subflow {
 #define MT_CSUM        0x2000 /* DSS checksums in use (not supported) */
 #define MT_FASTCLOSE_RCVD 0x4000 /* the peer sent MP_FASTCLOSE: reset */
 #define MT_FREED       0x8000 /* back on the free list */
+#define MT_INF_SENT    0x10000 /* fallback: an infinite mapping went out */
+#define MT_INF_ACKED   0x20000 /* ... and the client acknowledged it */
 
 struct mptcp_meta {
 	struct mptcp_proxy *px;
@@ -144,6 +152,9 @@ struct mptcp_meta {
 	uint32_t want_space;
 	uint64_t fin_sent_ns;
 	uint64_t data_ack_ns;       /* snd_una last advanced */
+	uint32_t inf_end_rel;       /* fallback: the relative subflow sequence
+				     * after the segment that carried the
+				     * infinite mapping */
 	struct mptcp_subflow *sf[MPTCP_SUBFLOWS_MAX];
 	struct tcp_cc_group cc;
 	struct mptcp_meta *dirty_next;

@@ -976,6 +976,34 @@ data_without_dss_on_the_first_subflow_falls_back_counted_with_the_stream_intact(
 	teardown_all();
 }
 
+/* Halfway through the upload a middlebox starts stripping DSS (as one
+ * that lets the kernel's MP_CAPABLE-mapped first data pass does). */
+static void
+strip_dss_after_100k(uint64_t sent_down)
+{
+	(void)sent_down;
+	if (!mc.no_dss && mc.snd_nxt - mc.snd_base >= 100000) {
+		mc.no_dss = 1;
+		mc.plain = 1;
+	}
+}
+
+static void
+data_without_dss_after_mapped_data_falls_back_where_the_mappings_ended(void **state)
+{
+	struct xfer x = { .up = 300000, .down = 0, .close = 1, .limit_ms = 30000,
+			  .during = strip_dss_after_100k };
+
+	(void)state;
+	setup(MS(5), MS(5));
+	mc_connect();
+	transfer(&x);
+	assert_int_equal(CNT(MPTCP_FALLBACK_NO_DSS), 1);
+	assert_int_equal(CNT(MPTCP_NO_MAPPING), 0);
+	assert_int_equal(CNT(CLOSED), 1);
+	teardown_all();
+}
+
 static void
 a_segment_spanning_two_mappings_is_split_between_them(void **state)
 {
@@ -1343,6 +1371,7 @@ main(void)
 		cmocka_unit_test(data_without_dss_falls_back_whole_while_a_join_is_still_half_open),
 		cmocka_unit_test(an_rst_that_the_engine_rejects_does_not_drop_the_mappings_of_unacknowledged_data),
 		cmocka_unit_test(a_fallback_ignores_bytes_another_subflow_mapped_ahead),
+		cmocka_unit_test(data_without_dss_after_mapped_data_falls_back_where_the_mappings_ended),
 		cmocka_unit_test(a_segment_spanning_two_mappings_is_split_between_them),
 		cmocka_unit_test(a_mapping_repeated_on_every_segment_is_recorded_once),
 		cmocka_unit_test(bytes_mapped_twice_on_two_subflows_reach_the_server_once),
