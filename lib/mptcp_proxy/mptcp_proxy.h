@@ -140,6 +140,8 @@ struct mptcp_proxy_params {
 	X(MPTCP_SF_RESET,  "mptcp_subflows_reset") \
 	X(MPTCP_SF_TIMEOUT, "mptcp_subflows_timed_out") \
 	X(MPTCP_ADD_ADDR,  "mptcp_add_addr_received") \
+	X(MPTCP_ADD_ADDR_BAD_HMAC, "mptcp_add_addr_bad_hmac") \
+	X(MPTCP_ADD_ADDR_ECHO, "mptcp_add_addr_echoed") \
 	X(MPTCP_RM_ADDR,   "mptcp_remove_addr_received") \
 	X(MPTCP_PRIO,      "mptcp_mp_prio_received") \
 	X(MPTCP_FASTCLOSE_IN, "mptcp_fastclose_received") \

@@ -162,6 +162,38 @@ meta_keys(struct mptcp_meta *mt, struct mptcp_subflow *sf, uint64_t key_remote)
 	mptcp_meta_mark(mt);
 }
 
+/* The client announces an address (RFC 8684 3.4.1): with a right HMAC
+ * (its key, then ours) it is acknowledged by an echo (E set, the same
+ * ID, address and port, no HMAC) on the next pure ACK of this subflow;
+ * else the kernel resends it. A wrong HMAC is ignored, counted. We open
+ * no subflow toward it: the client sits behind its operator's NAT. */
+static void
+add_addr(struct mptcp_subflow *sf, const struct mptcp_opt *o)
+{
+	struct mptcp_meta *mt = sf->meta;
+	const typeof(o->u.add_addr) *a = &o->u.add_addr;
+
+	if (mptcp_add_addr_hmac(mt->key_remote, mt->local.key, a->addr_id, a->addr,
+				a->ipv6 ? 16 : 4, a->has_port ? a->port : 0) != a->hmac64) {
+		PX_CNT(mt->px, MPTCP_ADD_ADDR_BAD_HMAC)++;
+		return;
+	}
+	PX_CNT(mt->px, MPTCP_ADD_ADDR)++;
+	mt->echo = *o;
+	mt->echo.u.add_addr.echo = true;
+	mt->echo.u.add_addr.hmac64 = 0;
+	sf->flags |= SF_ACK_NOW;
+	mptcp_meta_mark(mt);
+}
+
+static uint32_t
+echo_len(const struct mptcp_meta *mt)
+{
+	if (mt->echo.sub != MPTCP_SUB_ADD_ADDR)
+		return 0;
+	return (mt->echo.u.add_addr.ipv6 ? 20u : 8u) + (mt->echo.u.add_addr.has_port ? 2u : 0u);
+}
+
 static void
 remove_addr(struct mptcp_meta *mt, const struct mptcp_opt *o)
 {
@@ -282,8 +314,9 @@ sf_opts_in(void *owner, struct tcp_conn *c, const struct tcp_hook_seg *seg,
 			}
 		}
 	}
-	if (o.present & (1u << MPTCP_SUB_ADD_ADDR))
-		PX_CNT(px, MPTCP_ADD_ADDR)++;
+	if ((o.present & (1u << MPTCP_SUB_ADD_ADDR)) && !o.add_addr.u.add_addr.echo &&
+	    (mt->flags & (MT_ESTAB | MT_FALLBACK)) == MT_ESTAB)
+		add_addr(sf, &o.add_addr);
 	if (o.present & (1u << MPTCP_SUB_REMOVE_ADDR)) {
 		PX_CNT(px, MPTCP_RM_ADDR)++;
 		remove_addr(mt, &o.rm_addr);
@@ -351,6 +384,10 @@ sf_opts_space(void *owner, struct tcp_conn *c, uint8_t kind)
 			return DSS_ACK_LEN; /* DATA_ACKs until the client knows */
 		if (!(mt->flags & MT_ESTAB) || (mt->flags & MT_FALLBACK))
 			return 0;
+		if (echo_len(mt) != 0)
+			/* The echo, and the DATA_ACK where it fits (28 bytes
+			 * are sure after timestamps); a DATA_FIN waits. */
+			return echo_len(mt) + (echo_len(mt) + DSS_ACK_LEN <= 28 ? DSS_ACK_LEN : 0);
 		return data_fin_due(mt) ? DSS_FULL_LEN : DSS_ACK_LEN;
 	case TCP_SEG_DATA:
 		if (mt->flags & MT_FALLBACK)
@@ -426,6 +463,18 @@ sf_opts_out(void *owner, struct tcp_conn *c, const struct tcp_hook_seg *seg,
 		if (!(mt->flags & MT_ESTAB) ||
 		    ((mt->flags & MT_FALLBACK) && !(seg->kind == TCP_SEG_ACK && inf_map_due(mt, sf))))
 			return 0;
+		if (seg->kind == TCP_SEG_ACK && echo_len(mt) != 0 && !(mt->flags & MT_FALLBACK) &&
+		    room >= echo_len(mt)) {
+			n = put(&mt->echo, buf, room);
+			if (n > 0) {
+				PX_CNT(mt->px, MPTCP_ADD_ADDR_ECHO)++;
+				mt->echo.sub = 0;
+				buf += n;
+				room -= n;
+				if (room < DSS_ACK_LEN)
+					return n;
+			}
+		}
 		o.sub = MPTCP_SUB_DSS;
 		o.u.dss.flags = MPTCP_DSS_DATA_ACK | MPTCP_DSS_ACK64;
 		o.u.dss.data_ack = mt->rcv_nxt;
@@ -446,7 +495,7 @@ sf_opts_out(void *owner, struct tcp_conn *c, const struct tcp_hook_seg *seg,
 			o.u.dss.ssn = 0;
 			o.u.dss.data_len = 1;
 		}
-		return put(&o, buf, room);
+		return n + put(&o, buf, room);
 	case TCP_SEG_RST:
 		if (!(mt->flags & MT_ESTAB) || (mt->flags & MT_FALLBACK))
 			return 0;

@@ -144,6 +144,32 @@ unstripped() {
 		  "$(tr ' ' '\n' <<<"$after" | grep '^mptcp_fallback_[a-z_]*=' | grep -v checksum)" ]
 }
 
+# The client announces a second address (an MPTCP "signal" endpoint):
+# sluice acknowledges the ADD_ADDR with an echo (RFC 8684 3.4.1), which
+# the client's kernel counts (MPTcpExtEchoAdd); without it the kernel
+# resends the ADD_ADDR. Through the middlebox, stripping nothing.
+ANNOUNCED4=198.18.0.11
+add_addr_echoed() {
+	local e0 a0 after
+	PORT=$((PORT + 1))
+	e0=$(mptcp_nstat cli MPTcpExtEchoAdd)
+	a0=$(mptcp_kv "$(mptcp_sluice_counters)" mptcp_add_addr_echoed)
+	ip -n "$NS_CLI" addr add "$ANNOUNCED4/32" dev "$CLI_IF"
+	ip -n "$NS_CLI" mptcp endpoint add "$ANNOUNCED4" dev "$CLI_IF" signal ||
+		{ E2E_WHY="ip mptcp endpoint add signal failed"; return 1; }
+	mbx_start none
+	mptcp_xfer up "$SRV4" "$SIZE" "$PORT" 30 --rate 2
+	local rc=$? why=$E2E_WHY
+	mbx_stop
+	ip -n "$NS_CLI" mptcp endpoint flush
+	[ $rc = 0 ] || { E2E_WHY="transfer: $why"; return 1; }
+	after=$(mptcp_sluice_counters)
+	local echo_rx=$(( $(mptcp_nstat cli MPTcpExtEchoAdd) - e0 ))
+	local echoed=$(( $(mptcp_kv "$after" mptcp_add_addr_echoed) - ${a0:-0} ))
+	E2E_WHY="sluice mptcp_add_addr_received=$(mptcp_kv "$after" mptcp_add_addr_received) mptcp_add_addr_echoed +$echoed; client MPTcpExtEchoAdd +$echo_rx, MPTcpExtAddAddrTx $(mptcp_nstat cli MPTcpExtAddAddrTx)"
+	[ "$echoed" -ge 1 ] && [ "$echo_rx" -ge 1 ]
+}
+
 mptcp_proxy_supported || { e2e_skip mptcp_dss "this sluice has no [proxy] mptcp"; e2e_finish; }
 e2e_start_sluice "$ROOT/config/examples/mptcp-proxy.ini" || e2e_die "sluice start: $E2E_WHY"
 # Warm up: both ends reach each other through the middlebox and sluice.
@@ -156,6 +182,7 @@ for i in $(seq 1 20); do
 done
 
 e2e_check mptcp_through_a_middlebox_that_strips_nothing_stays_mptcp unstripped
+e2e_check mptcp_add_addr_from_the_client_is_echoed add_addr_echoed
 # Not checked: DSS stripped only toward sluice on an upload. sluice falls
 # back on the first unmapped bytes, but the client got DATA_ACKs before
 # and learns of it only from an infinite mapping, which rides on data

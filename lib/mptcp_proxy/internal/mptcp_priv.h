@@ -156,6 +156,9 @@ struct mptcp_meta {
 				     * after the segment that carried the
 				     * infinite mapping */
 	struct mptcp_subflow *sf[MPTCP_SUBFLOWS_MAX];
+	/* The client's last ADD_ADDR, to echo (RFC 8684 3.4.1) on the next
+	 * pure ACK of the subflow it came on (echo.sub 0: none owed). */
+	struct mptcp_opt echo;
 	struct tcp_cc_group cc;
 	struct mptcp_meta *dirty_next;
 	struct mptcp_meta *next;    /* free list, or the active list */

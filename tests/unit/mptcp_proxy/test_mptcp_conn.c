@@ -84,6 +84,10 @@ struct mc {
 	 * ACK of subflow extra_on - 1, beside a DSS with only a DATA_ACK. */
 	struct mptcp_opt extra;
 	int extra_on;
+	int extra_alone;  /* without the DSS (an ADD_ADDR too long for both) */
+	/* ADD_ADDR echoes received, the last one. */
+	int echoes;
+	struct mptcp_opt echo;
 	struct mcsf sf[NSF];
 	int nsf;
 };
@@ -234,6 +238,10 @@ mc_opts_in(void *owner, struct tcp_conn *c, const struct tcp_hook_seg *seg,
 			}
 		}
 	}
+	if ((o.present & (1u << MPTCP_SUB_ADD_ADDR)) && o.add_addr.u.add_addr.echo) {
+		mc.echoes++;
+		mc.echo = o.add_addr;
+	}
 	if (o.present & (1u << MPTCP_SUB_MP_FASTCLOSE))
 		mc.fastclose++;
 	if (o.present & (1u << MPTCP_SUB_MP_TCPRST))
@@ -259,7 +267,7 @@ mc_opts_space(void *owner, struct tcp_conn *c, uint8_t kind)
 		if (!s->third_sent)
 			return s->join ? 24 : 20;
 		if (mc.extra_on == s->idx + 1)
-			return 12 + (uint32_t)mptcp_opt_len(&mc.extra);
+			return (mc.extra_alone ? 0 : 12) + (uint32_t)mptcp_opt_len(&mc.extra);
 		return mc.no_dss || s->no_dss ? 0 : 28;
 	case TCP_SEG_DATA:
 		return mc.no_dss || s->no_dss ? 0 : 28;
@@ -316,6 +324,8 @@ mc_opts_out(void *owner, struct tcp_conn *c, const struct tcp_hook_seg *seg,
 		o.sub = MPTCP_SUB_DSS;
 		o.u.dss.flags = MPTCP_DSS_DATA_ACK | MPTCP_DSS_ACK64;
 		o.u.dss.data_ack = mc.rcv_nxt;
+		if (mc.extra_alone)
+			return (uint32_t)RTE_MAX(0, mptcp_opt_write(&mc.extra, buf, room));
 		n = mptcp_opt_write(&o, buf, room);
 		if (n <= 0)
 			return 0;
@@ -1183,6 +1193,73 @@ mc_send_option(struct mcsf *s, const struct mptcp_opt *o)
 	assert_int_equal(mc.extra_on, 0); /* it went out */
 }
 
+/* An ADD_ADDR of the client's: address 198.18.2.1 (or 2001:db8:2::1),
+ * port 0 (none) or port, HMAC right or not. */
+static struct mptcp_opt
+client_add_addr(uint8_t id, int ipv6, uint16_t port, int good_hmac)
+{
+	static const uint8_t a4[4] = { 198, 18, 2, 1 };
+	static const uint8_t a6[16] = { 0x20, 0x01, 0x0d, 0xb8, 0, 2, [15] = 1 };
+	struct mptcp_opt o = { .sub = MPTCP_SUB_ADD_ADDR };
+
+	o.u.add_addr.addr_id = id;
+	o.u.add_addr.ipv6 = ipv6 != 0;
+	memcpy(o.u.add_addr.addr, ipv6 ? a6 : a4, ipv6 ? 16 : 4);
+	o.u.add_addr.has_port = port != 0;
+	o.u.add_addr.port = port;
+	o.u.add_addr.hmac64 = mptcp_add_addr_hmac(mc.key, mc.key_remote, id, o.u.add_addr.addr,
+						  ipv6 ? 16 : 4, port) ^ (good_hmac ? 0 : 1);
+	return o;
+}
+
+static void
+an_add_addr_from_the_client_is_echoed_with_its_id_address_and_port_and_no_hmac(void **state)
+{
+	struct xfer x = { .up = 20000, .down = 20000, .limit_ms = 5000 };
+	struct mptcp_opt o;
+
+	(void)state;
+	setup(MS(5), MS(5));
+	mc_connect();
+	transfer(&x);
+	/* IPv4 without port (beside a DATA_ACK), IPv6, IPv4 with a port
+	 * (alone: with timestamps no DSS fits beside them, as the kernel
+	 * does). The echo of IPv6 (20 bytes) leaves no room for our DSS. */
+	static const struct { int v6; uint16_t port; int alone; } k[] = {
+		{ 0, 0, 0 }, { 1, 0, 1 }, { 0, 8080, 1 },
+	};
+	for (unsigned i = 0; i < RTE_DIM(k); i++) {
+		int before = mc.echoes;
+
+		o = client_add_addr((uint8_t)(5 + i), k[i].v6, k[i].port, 1);
+		mc.extra_alone = k[i].alone;
+		mc_send_option(&mc.sf[0], &o);
+		mc.extra_alone = 0;
+		run_ms(20);
+		assert_int_equal(mc.echoes, before + 1);
+		assert_true(mc.echo.u.add_addr.echo);
+		assert_int_equal(mc.echo.u.add_addr.addr_id, 5 + i);
+		assert_int_equal(mc.echo.u.add_addr.ipv6, k[i].v6 != 0);
+		assert_int_equal(mc.echo.u.add_addr.has_port, k[i].port != 0);
+		assert_int_equal(mc.echo.u.add_addr.port, k[i].port);
+		assert_memory_equal(mc.echo.u.add_addr.addr, o.u.add_addr.addr, k[i].v6 ? 16 : 4);
+	}
+	assert_int_equal(CNT(MPTCP_ADD_ADDR), 3);
+	assert_int_equal(CNT(MPTCP_ADD_ADDR_ECHO), 3);
+	/* A wrong HMAC: counted, never echoed. */
+	o = client_add_addr(9, 0, 0, 0);
+	mc_send_option(&mc.sf[0], &o);
+	run_ms(20);
+	assert_int_equal(mc.echoes, 3);
+	assert_int_equal(CNT(MPTCP_ADD_ADDR_BAD_HMAC), 1);
+	assert_int_equal(CNT(MPTCP_ADD_ADDR), 3);
+	/* Nothing else happened to the connection. */
+	assert_int_equal(CNT(MPTCP_SF_RESET), 0);
+	assert_int_equal(CNT(MPTCP_OPT_ERR), 0);
+	assert_int_equal(stats().mptcp_subflows, 1);
+	teardown_all();
+}
+
 static uint64_t rm_at;
 
 static void
@@ -1372,6 +1449,7 @@ main(void)
 		cmocka_unit_test(an_rst_that_the_engine_rejects_does_not_drop_the_mappings_of_unacknowledged_data),
 		cmocka_unit_test(a_fallback_ignores_bytes_another_subflow_mapped_ahead),
 		cmocka_unit_test(data_without_dss_after_mapped_data_falls_back_where_the_mappings_ended),
+		cmocka_unit_test(an_add_addr_from_the_client_is_echoed_with_its_id_address_and_port_and_no_hmac),
 		cmocka_unit_test(a_segment_spanning_two_mappings_is_split_between_them),
 		cmocka_unit_test(a_mapping_repeated_on_every_segment_is_recorded_once),
 		cmocka_unit_test(bytes_mapped_twice_on_two_subflows_reach_the_server_once),
