@@ -95,7 +95,6 @@ mptcp_meta_open(struct mptcp_meta *mt, const struct mptcp_opt *mpc,
 		.taken_arg = px,
 	};
 
-	RTE_SET_USED(mpc);
 	RTE_SET_USED(c);
 	RTE_SET_USED(now);
 	if (mptcp_key_generate(&kp, &mt->local) != 0) {
@@ -103,6 +102,12 @@ mptcp_meta_open(struct mptcp_meta *mt, const struct mptcp_opt *mpc,
 		return -1;
 	}
 	mptcp_token_add(px, mt);
+	if (mpc->u.mpc.flags & MPTCP_MPC_FLAG_A) {
+		/* The client asks for DSS checksums: both ends use them
+		 * (RFC 8684 3.1); our SYN-ACK says so too. */
+		mt->flags |= MT_CSUM;
+		PX_CNT(px, MPTCP_CSUM_CONN)++;
+	}
 	mt->snd_una = mt->snd_nxt = mt->snd_end = mt->local.idsn + 1;
 	mt->snd_wnd_end = mt->snd_una + 65535; /* until the first DATA_ACK */
 	mt->reinj_lo = mt->reinj_hi = mt->snd_una;
@@ -287,6 +292,99 @@ seg_split(struct rte_mempool *mp, struct rte_mbuf *m, uint32_t off)
 	return t;
 }
 
+/* DSS checksums: a mapping's bytes are held until it is whole, then
+ * verified (RFC 8684 3.3.1) and released, or dropped on a failure. */
+static void
+csum_failed(struct mptcp_subflow *sf, uint64_t dsn)
+{
+	struct mptcp_meta *mt = sf->meta;
+	struct mptcp_proxy *px = mt->px;
+	bool others = false;
+
+	PX_CNT(px, MPTCP_CSUM_FAIL)++;
+	PX_CNT(px, MPTCP_NO_MAPPING) += mptcp_sf_held_free(sf);
+	sf->fail_dsn = dsn;
+	for (unsigned i = 0; i < MPTCP_SUBFLOWS_MAX; i++) {
+		const struct mptcp_subflow *o = mt->sf[i];
+
+		if (o != NULL && o != sf && (o->flags & SF_ESTAB) &&
+		    !(o->flags & (SF_DEAD | SF_CLOSED | SF_RESET)))
+			others = true;
+	}
+	if (others) {
+		/* RFC 8684 3.7: other subflows are left: this one is reset
+		 * (MP_FAIL and MP_TCPRST on its RST); the client sends the
+		 * bytes again on the others (we never DATA_ACKed them). */
+		sf->rst_reason = MPTCP_TCPRST_MIDDLEBOX;
+		sf->flags |= SF_FAIL_NOW | SF_RESET | SF_DEAD;
+		mptcp_sched_reinject_sf(mt, sf);
+	} else {
+		/* The only subflow: MP_FAIL with the DSN of the failed
+		 * mapping; the client answers with an infinite mapping
+		 * (fallback), accepted only where the stream stays whole. */
+		sf->flags |= SF_FAIL_NOW | SF_ACK_NOW;
+		mt->flags |= MT_CSUM_FAILED;
+	}
+	mptcp_meta_mark(mt);
+}
+
+static void
+csum_hold(struct mptcp_subflow *sf, const struct mptcp_map *mp, struct rte_mbuf *m,
+	  uint64_t dsn, uint32_t rel)
+{
+	struct mptcp_meta *mt = sf->meta;
+	struct mptcp_proxy *px = mt->px;
+	uint32_t off = rel - mp->ssn;
+
+	if (sf->csum_map.len == 0 || sf->csum_map.dsn != mp->dsn ||
+	    sf->csum_map.ssn != mp->ssn || sf->csum_map.len != mp->len) {
+		/* A new mapping: what an unfinished one held cannot be
+		 * verified any more. */
+		PX_CNT(px, MPTCP_NO_MAPPING) += mptcp_sf_held_free(sf);
+		if (off != 0) {
+			/* Its start was never summed: unverifiable. */
+			PX_CNT(px, MPTCP_NO_MAPPING) += m->data_len;
+			rte_pktmbuf_free_seg(m);
+			return;
+		}
+		sf->csum_map = *mp;
+		sf->csum_got = 0;
+		mptcp_dss_csum_start(&sf->csum, mp->dsn, mp->ssn,
+				     (uint16_t)(mp->len + ((mp->flags & MPTCP_MAP_FIN) ? 1 : 0)));
+	}
+	if (off != sf->csum_got) {
+		PX_CNT(px, MPTCP_NO_MAPPING) += m->data_len;
+		rte_pktmbuf_free_seg(m);
+		return;
+	}
+	mptcp_dss_csum_add(&sf->csum, rte_pktmbuf_mtod(m, const void *), m->data_len);
+	MPTCP_DSN(px, m) = dsn;
+	m->next = NULL;
+	if (sf->held_tail != NULL)
+		sf->held_tail->next = m;
+	else
+		sf->held_head = m;
+	sf->held_tail = m;
+	sf->csum_got += m->data_len;
+	if (sf->csum_got < mp->len)
+		return;
+	if (!mptcp_dss_csum_ok(&sf->csum, mp->csum)) {
+		csum_failed(sf, mp->dsn);
+		return;
+	}
+	PX_CNT(px, MPTCP_CSUM_OK)++;
+	for (struct rte_mbuf *h = sf->held_head, *n; h != NULL; h = n) {
+		n = h->next;
+		h->next = NULL;
+		rx_insert(mt, h, MPTCP_DSN(px, h));
+	}
+	sf->held_head = sf->held_tail = NULL;
+	sf->csum_map.len = 0;
+	sf->csum_got = 0;
+	sf->rx_next_rel = mp->ssn + mp->len;
+	sf->rx_next_dsn = mp->dsn + mp->len;
+}
+
 void
 mptcp_meta_rx_segs(struct mptcp_subflow *sf, uint64_t now)
 {
@@ -346,6 +444,16 @@ mptcp_meta_rx_segs(struct mptcp_subflow *sf, uint64_t now)
 			}
 			if (left > len)
 				left = len;
+			if ((mt->flags & (MT_CSUM | MT_FALLBACK)) == MT_CSUM) {
+				const struct mptcp_map *mp = mptcp_sf_map_of(sf, rel);
+
+				if (mp != NULL) {
+					csum_hold(sf, mp, m, dsn, rel);
+					rel += left;
+					m = tail;
+					continue;
+				}
+			}
 			rx_insert(mt, m, dsn);
 			rel += left;
 			if (!(mt->flags & MT_FALLBACK)) {
@@ -630,12 +738,26 @@ mptcp_meta_fallback(struct mptcp_meta *mt, unsigned cause)
 	chain_free(mt->ooo_head);
 	mt->ooo_head = mt->ooo_tail = NULL;
 	mt->ooo_bytes = 0;
-	/* The other subflows go. */
+	/* The other subflows go. What the first one held for a checksum
+	 * is the stream's next bytes: plain TCP has no checksum to wait
+	 * for. */
 	for (unsigned i = 0; i < MPTCP_SUBFLOWS_MAX; i++) {
 		struct mptcp_subflow *sf = mt->sf[i];
 
-		if (sf != NULL && !(sf->flags & SF_MPC))
+		if (sf == NULL)
+			continue;
+		if (!(sf->flags & SF_MPC)) {
 			sf->flags |= SF_DEAD | SF_RESET;
+			continue;
+		}
+		for (struct rte_mbuf *h = sf->held_head, *n; h != NULL; h = n) {
+			n = h->next;
+			h->next = NULL;
+			rx_insert(mt, h, MPTCP_DSN(mt->px, h));
+		}
+		sf->held_head = sf->held_tail = NULL;
+		sf->csum_map.len = 0;
+		sf->csum_got = 0;
 	}
 	mptcp_meta_mark(mt);
 }
@@ -667,6 +789,7 @@ mptcp_meta_sf_gone(struct mptcp_meta *mt, struct mptcp_subflow *sf, uint64_t now
 	RTE_SET_USED(now);
 	if (!(mt->flags & (MT_ABORTED | MT_FALLBACK)))
 		mptcp_sched_reinject_sf(mt, sf);
+	(void)mptcp_sf_held_free(sf);
 	mt->sf[sf->id] = NULL;
 	mt->nsf--;
 	sf->c = NULL;
@@ -725,6 +848,8 @@ meta_process(struct mptcp_meta *mt, uint64_t now)
 		PX_CNT(px, MPTCP_FASTCLOSE_IN)++;
 		mptcp_meta_abort(mt, now);
 	}
+	if ((mt->flags & MT_ABORT_NOW) && !(mt->flags & MT_ABORTED))
+		mptcp_meta_abort(mt, now);
 	for (unsigned i = 0; i < MPTCP_SUBFLOWS_MAX; i++) {
 		struct mptcp_subflow *sf = mt->sf[i];
 

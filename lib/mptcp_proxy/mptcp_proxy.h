@@ -79,6 +79,10 @@ struct mptcp_proxy_params {
 	/** Couple the subflows' congestion control (RFC 6356 LIA); false:
 	 *  each subflow runs cc on its own, as Linux's MPTCP does. */
 	bool mptcp_lia;
+	/** Refuse DSS checksums: a client that asks for them (MP_CAPABLE A)
+	 *  gets plain TCP (mptcp_fallback_checksum_requested). false: they
+	 *  are used (RFC 8684 3.3.1). */
+	bool mptcp_csum_off;
 	/** Token bits naming the worker (mptcp_crypto.h), and this worker. */
 	uint8_t worker_bits;
 	uint16_t worker_id;
@@ -118,6 +122,12 @@ struct mptcp_proxy_params {
 	X(MPTCP_FALLBACK_NO_DSS, "mptcp_fallback_data_without_dss") \
 	X(MPTCP_FALLBACK_INFINITE, "mptcp_fallback_infinite_mapping") \
 	X(MPTCP_FALLBACK_ACK_NO_DSS, "mptcp_fallback_ack_without_dss") \
+	X(MPTCP_CSUM_CONN, "mptcp_connections_checksummed") \
+	X(MPTCP_CSUM_OK,   "mptcp_checksums_verified") \
+	X(MPTCP_CSUM_FAIL, "mptcp_checksums_failed") \
+	X(MPTCP_CSUM_MISSING, "mptcp_checksums_missing") \
+	X(MPTCP_FAIL_OUT,  "mptcp_mp_fail_sent") \
+	X(MPTCP_CSUM_FAIL_RESET, "mptcp_checksum_failure_resets") \
 	X(MPTCP_INF_MAP_OUT, "mptcp_infinite_mappings_sent") \
 	X(MPTCP_TABLE_FULL, "mptcp_answered_plain_table_full") \
 	X(MPTCP_KEY_FAIL,  "mptcp_key_generation_failed") \

@@ -30,7 +30,9 @@
 #include "proxy_priv.h"
 
 #define DSS_ACK_LEN   12 /* DSS with an 8-byte DATA_ACK */
-#define DSS_FULL_LEN  28 /* ... and an 8-byte DSN mapping (26, padded) */
+#define DSS_FULL_LEN  28 /* ... and an 8-byte DSN mapping (26, padded;
+			    28 with the checksum) */
+#define MPTCP_FAIL_LEN 12 /* MP_FAIL with its 64-bit DSN */
 
 /* Coupled congestion control (RFC 6356 LIA) when configured. */
 static void
@@ -88,8 +90,45 @@ mptcp_sf_dsn_of(const struct mptcp_subflow *sf, uint32_t rel, uint32_t *left)
 	return 0;
 }
 
+const struct mptcp_map *
+mptcp_sf_map_of(const struct mptcp_subflow *sf, uint32_t rel)
+{
+	for (unsigned k = 0; k < MPTCP_RX_MAPS; k++) {
+		const struct mptcp_map *mp =
+			&sf->rx[(sf->rx_head - 1 - k) % MPTCP_RX_MAPS];
+
+		if (mp->len != 0 && rel - mp->ssn < mp->len)
+			return mp;
+	}
+	return NULL;
+}
+
+uint32_t
+mptcp_sf_held_free(struct mptcp_subflow *sf)
+{
+	struct rte_mbuf *m = sf->held_head;
+	uint32_t n = 0;
+
+	while (m != NULL) {
+		struct rte_mbuf *next = m->next;
+
+		n += m->data_len;
+		m->next = NULL;
+		m->nb_segs = 1;
+		rte_pktmbuf_free_seg(m);
+		m = next;
+	}
+	sf->held_head = sf->held_tail = NULL;
+	sf->csum_map.len = 0;
+	sf->csum_got = 0;
+	return n;
+}
+
+/* flags: MPTCP_MAP_FIN when the DATA_FIN follows (the checksum's
+ * data-level length counts it). */
 static void
-rx_map_add(struct mptcp_subflow *sf, uint64_t dsn, uint32_t ssn, uint16_t len)
+rx_map_add(struct mptcp_subflow *sf, uint64_t dsn, uint32_t ssn, uint16_t len,
+	   uint16_t flags, uint16_t csum)
 {
 	struct mptcp_map *last = &sf->rx[(sf->rx_head - 1) % MPTCP_RX_MAPS];
 
@@ -103,8 +142,8 @@ rx_map_add(struct mptcp_subflow *sf, uint64_t dsn, uint32_t ssn, uint16_t len)
 		if (mp->len == len && mp->ssn == ssn && mp->dsn == dsn)
 			return;
 	}
-	sf->rx[sf->rx_head % MPTCP_RX_MAPS] =
-		(struct mptcp_map){ .dsn = dsn, .ssn = ssn, .len = len };
+	sf->rx[sf->rx_head % MPTCP_RX_MAPS] = (struct mptcp_map){
+		.dsn = dsn, .ssn = ssn, .len = len, .flags = flags, .csum = csum };
 	sf->rx_head++;
 }
 
@@ -210,6 +249,18 @@ remove_addr(struct mptcp_meta *mt, const struct mptcp_opt *o)
 	mptcp_meta_mark(mt);
 }
 
+/* A mapping without its checksum although both ends use them: the
+ * subflow cannot be trusted (RFC 8684 3.3.1); it is reset. */
+static void
+csum_missing(struct mptcp_subflow *sf)
+{
+	PX_CNT(sf->meta->px, MPTCP_CSUM_MISSING)++;
+	sf->rst_reason = MPTCP_TCPRST_MPTCP_ERROR;
+	sf->flags |= SF_RESET | SF_DEAD;
+	mptcp_sched_reinject_sf(sf->meta, sf);
+	mptcp_meta_mark(sf->meta);
+}
+
 /* An ACK of our data with no MPTCP option at all, on the first and only
  * subflow: the client never sends one while it speaks MPTCP (every
  * segment carries its DATA_ACK), so either it fell back (it got our data
@@ -269,8 +320,13 @@ sf_opts_in(void *owner, struct tcp_conn *c, const struct tcp_hook_seg *seg,
 				meta_keys(mt, sf, o.mpc.u.mpc.key_snd);
 			if (o.mpc.u.mpc.form == MPTCP_FORM_DATA &&
 			    o.mpc.u.mpc.key_snd == mt->key_remote) {
-				sf->flags |= SF_SAW_DSS;
-				rx_map_add(sf, mt->idsn_remote + 1, 1, o.mpc.u.mpc.data_len);
+				if ((mt->flags & MT_CSUM) && !o.mpc.u.mpc.has_csum) {
+					csum_missing(sf);
+				} else {
+					sf->flags |= SF_SAW_DSS;
+					rx_map_add(sf, mt->idsn_remote + 1, 1, o.mpc.u.mpc.data_len,
+						   0, o.mpc.u.mpc.csum);
+				}
 			}
 		}
 	}
@@ -300,17 +356,29 @@ sf_opts_in(void *owner, struct tcp_conn *c, const struct tcp_hook_seg *seg,
 			uint16_t len = d->u.dss.data_len;
 
 			if (len == 0) {
-				/* The infinite mapping: the peer fell back. */
-				if (mt->nsf == 1 && (sf->flags & SF_MPC))
+				/* The infinite mapping: the peer fell back. After
+				 * our MP_FAIL the stream stays whole only if it
+				 * goes on from the next byte we lack. */
+				if ((mt->flags & MT_CSUM_FAILED) && dsn != mt->rcv_nxt) {
+					PX_CNT(px, MPTCP_CSUM_FAIL_RESET)++;
+					mt->flags |= MT_ABORT_NOW;
+					mptcp_meta_mark(mt);
+				} else if (mt->nsf == 1 && (sf->flags & SF_MPC)) {
 					mptcp_meta_fallback(mt, MPTCP_PROXY_CNT_MPTCP_FALLBACK_INFINITE);
+				}
+			} else if ((mt->flags & MT_CSUM) && !d->u.dss.has_csum) {
+				csum_missing(sf);
 			} else {
+				uint16_t mflags = 0;
+
 				sf->flags |= SF_SAW_DSS;
 				if (f & MPTCP_DSS_DATA_FIN) {
 					mptcp_meta_peer_data_fin(mt, dsn + len - 1);
 					len--;
+					mflags = MPTCP_MAP_FIN;
 				}
 				if (len > 0 && d->u.dss.ssn != 0)
-					rx_map_add(sf, dsn, d->u.dss.ssn, len);
+					rx_map_add(sf, dsn, d->u.dss.ssn, len, mflags, d->u.dss.csum);
 			}
 		}
 	}
@@ -384,6 +452,8 @@ sf_opts_space(void *owner, struct tcp_conn *c, uint8_t kind)
 			return DSS_ACK_LEN; /* DATA_ACKs until the client knows */
 		if (!(mt->flags & MT_ESTAB) || (mt->flags & MT_FALLBACK))
 			return 0;
+		if (sf->flags & SF_FAIL_NOW)
+			return MPTCP_FAIL_LEN + DSS_ACK_LEN;
 		if (echo_len(mt) != 0)
 			/* The echo, and the DATA_ACK where it fits (28 bytes
 			 * are sure after timestamps); a DATA_FIN waits. */
@@ -396,7 +466,8 @@ sf_opts_space(void *owner, struct tcp_conn *c, uint8_t kind)
 	case TCP_SEG_RST:
 		if (!(mt->flags & MT_ESTAB) || (mt->flags & MT_FALLBACK))
 			return 0;
-		return (mt->flags & MT_ABORTED) ? 16 : 4;
+		return ((mt->flags & MT_ABORTED) ? 16 : 4) +
+		       ((sf->flags & SF_FAIL_NOW) ? MPTCP_FAIL_LEN : 0);
 	default:
 		return 0;
 	}
@@ -434,7 +505,8 @@ sf_opts_out(void *owner, struct tcp_conn *c, const struct tcp_hook_seg *seg,
 			o.sub = MPTCP_SUB_MP_CAPABLE;
 			o.u.mpc.form = MPTCP_FORM_SYNACK;
 			o.u.mpc.version = MPTCP_VERSION_1;
-			o.u.mpc.flags = MPTCP_MPC_FLAG_H;
+			o.u.mpc.flags = MPTCP_MPC_FLAG_H |
+					((mt->flags & MT_CSUM) ? MPTCP_MPC_FLAG_A : 0);
 			o.u.mpc.key_snd = mt->local.key;
 			PX_CNT(mt->px, MPTCP_SYNACK_SENT)++;
 		}
@@ -453,6 +525,10 @@ sf_opts_out(void *owner, struct tcp_conn *c, const struct tcp_hook_seg *seg,
 			o.u.dss.dsn = mt->snd_nxt + (uint64_t)(int64_t)(int32_t)(rel - sf->tx_end_rel);
 			o.u.dss.ssn = rel;
 			o.u.dss.data_len = 0;
+			if (mt->flags & MT_CSUM) {
+				o.u.dss.has_csum = true;
+				o.u.dss.csum = mptcp_dss_csum(o.u.dss.dsn, rel, 0, NULL, 0);
+			}
 			if (!(mt->flags & MT_INF_SENT)) {
 				mt->flags |= MT_INF_SENT;
 				PX_CNT(mt->px, MPTCP_INF_MAP_OUT)++;
@@ -463,7 +539,17 @@ sf_opts_out(void *owner, struct tcp_conn *c, const struct tcp_hook_seg *seg,
 		if (!(mt->flags & MT_ESTAB) ||
 		    ((mt->flags & MT_FALLBACK) && !(seg->kind == TCP_SEG_ACK && inf_map_due(mt, sf))))
 			return 0;
-		if (seg->kind == TCP_SEG_ACK && echo_len(mt) != 0 && !(mt->flags & MT_FALLBACK) &&
+		if (seg->kind == TCP_SEG_ACK && (sf->flags & SF_FAIL_NOW) &&
+		    room >= MPTCP_FAIL_LEN + DSS_ACK_LEN) {
+			struct mptcp_opt f = { .sub = MPTCP_SUB_MP_FAIL };
+
+			f.u.fail.dsn = sf->fail_dsn;
+			n = put(&f, buf, room);
+			sf->flags &= (uint16_t)~SF_FAIL_NOW;
+			PX_CNT(mt->px, MPTCP_FAIL_OUT)++;
+			buf += n;
+			room -= n;
+		} else if (seg->kind == TCP_SEG_ACK && echo_len(mt) != 0 && !(mt->flags & MT_FALLBACK) &&
 		    room >= echo_len(mt)) {
 			n = put(&mt->echo, buf, room);
 			if (n > 0) {
@@ -486,6 +572,8 @@ sf_opts_out(void *owner, struct tcp_conn *c, const struct tcp_hook_seg *seg,
 				o.u.dss.dsn = mp->dsn;
 				o.u.dss.ssn = mp->ssn;
 				o.u.dss.data_len = mp->len;
+				o.u.dss.has_csum = (mt->flags & MT_CSUM) != 0;
+				o.u.dss.csum = mp->csum;
 			} else {
 				PX_CNT(mt->px, MPTCP_TX_NO_MAPPING)++;
 			}
@@ -494,6 +582,10 @@ sf_opts_out(void *owner, struct tcp_conn *c, const struct tcp_hook_seg *seg,
 			o.u.dss.dsn = mt->snd_end;
 			o.u.dss.ssn = 0;
 			o.u.dss.data_len = 1;
+			if (mt->flags & MT_CSUM) {
+				o.u.dss.has_csum = true;
+				o.u.dss.csum = mptcp_dss_csum(mt->snd_end, 0, 1, NULL, 0);
+			}
 		}
 		return n + put(&o, buf, room);
 	case TCP_SEG_RST:
@@ -503,6 +595,13 @@ sf_opts_out(void *owner, struct tcp_conn *c, const struct tcp_hook_seg *seg,
 			o.sub = MPTCP_SUB_MP_FASTCLOSE;
 			o.u.fastclose.key_rcv = mt->key_remote;
 			n = put(&o, buf, room);
+			memset(&o, 0, sizeof(o));
+		}
+		if (sf->flags & SF_FAIL_NOW) {
+			o.sub = MPTCP_SUB_MP_FAIL;
+			o.u.fail.dsn = sf->fail_dsn;
+			n += put(&o, buf + n, room - n);
+			PX_CNT(mt->px, MPTCP_FAIL_OUT)++;
 			memset(&o, 0, sizeof(o));
 		}
 		o.sub = MPTCP_SUB_MP_TCPRST;

@@ -170,6 +170,36 @@ add_addr_echoed() {
 	[ "$echoed" -ge 1 ] && [ "$echo_rx" -ge 1 ]
 }
 
+# DSS checksums: the client asks (net.mptcp.checksum_enabled=1 in its
+# namespace); sluice uses them, verifies every mapping it receives and
+# sends correct ones (the kernel would count MPTcpExtDataCsumErr and
+# reset). Through the middlebox, stripping nothing.
+checksummed() {
+	local dir=$1 before after c0 e0
+	PORT=$((PORT + 1))
+	before=$(mptcp_sluice_counters)
+	e0=$(mptcp_nstat cli MPTcpExtDataCsumErr)
+	ip netns exec "$NS_CLI" sysctl -qw net.mptcp.checksum_enabled=1
+	mbx_start none
+	mptcp_xfer "$dir" "$SRV4" "$SIZE" "$PORT" 30
+	local rc=$? why=$E2E_WHY
+	mbx_stop
+	ip netns exec "$NS_CLI" sysctl -qw net.mptcp.checksum_enabled=0
+	[ $rc = 0 ] || { E2E_WHY="transfer: $why"; return 1; }
+	after=$(mptcp_sluice_counters)
+	local k d=""
+	for k in mptcp_connections_checksummed mptcp_checksums_verified mptcp_checksums_failed \
+		mptcp_fallback_checksum_requested; do
+		d+=" $k+$(( $(mptcp_kv "$after" $k) - $(mptcp_kv "$before" $k) ))"
+	done
+	c0=$(( $(mptcp_nstat cli MPTcpExtDataCsumErr) - e0 ))
+	E2E_WHY="$SIZE bytes intact; sluice$d; client is_mptcp=$(mptcp_kv "$XFER_CLI" is_mptcp) MPTcpExtDataCsumErr +$c0"
+	[ "$(mptcp_kv "$XFER_CLI" is_mptcp)" = 1 ] && [ "$c0" = 0 ] &&
+		grep -q "mptcp_connections_checksummed+1 " <<<"$d " &&
+		grep -q "mptcp_checksums_failed+0 " <<<"$d " &&
+		{ [ "$dir" = down ] || ! grep -q "mptcp_checksums_verified+0 " <<<"$d "; }
+}
+
 mptcp_proxy_supported || { e2e_skip mptcp_dss "this sluice has no [proxy] mptcp"; e2e_finish; }
 e2e_start_sluice "$ROOT/config/examples/mptcp-proxy.ini" || e2e_die "sluice start: $E2E_WHY"
 # Warm up: both ends reach each other through the middlebox and sluice.
@@ -183,6 +213,8 @@ done
 
 e2e_check mptcp_through_a_middlebox_that_strips_nothing_stays_mptcp unstripped
 e2e_check mptcp_add_addr_from_the_client_is_echoed add_addr_echoed
+e2e_check mptcp_with_dss_checksums_an_upload_arrives_intact_every_mapping_verified checksummed up
+e2e_check mptcp_with_dss_checksums_a_download_arrives_intact_the_client_finds_no_error checksummed down
 # Not checked: DSS stripped only toward sluice on an upload. sluice falls
 # back on the first unmapped bytes, but the client got DATA_ACKs before
 # and learns of it only from an infinite mapping, which rides on data
