@@ -119,6 +119,9 @@ mptcp_teardown(struct mptcp_proxy *px)
 		rte_pktmbuf_free(mt->ooo_head);
 		rte_pktmbuf_free(mt->sq_head);
 		mt->rq_head = mt->ooo_head = mt->sq_head = NULL;
+		for (unsigned i = 0; i < MPTCP_SUBFLOWS_MAX; i++)
+			if (mt->sf[i] != NULL)
+				(void)mptcp_sf_held_free(mt->sf[i]);
 	}
 	mptcp_token_fini(&px->tok);
 	rte_free(px->metas);
