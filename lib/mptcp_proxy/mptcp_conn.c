@@ -167,6 +167,26 @@ rq_append(struct mptcp_meta *mt, struct rte_mbuf *m)
 	mt->rcv_nxt += m->data_len;
 }
 
+/* Nothing follows the peer's DATA_FIN: bytes mapped at or beyond it
+ * (the DATA_FIN takes one DSN) never reach the server; m (its first
+ * byte at dsn) is cut there. false: nothing of it is left (freed). */
+static bool
+before_fin(struct mptcp_meta *mt, struct rte_mbuf *m, uint64_t dsn)
+{
+	uint32_t len = m->data_len, over;
+
+	if (!(mt->flags & MT_RCV_FIN) || dsn + len <= mt->rcv_fin_dsn)
+		return true;
+	over = dsn >= mt->rcv_fin_dsn ? len : (uint32_t)(dsn + len - mt->rcv_fin_dsn);
+	PX_CNT(mt->px, MPTCP_AFTER_FIN) += over;
+	if (over == len) {
+		rte_pktmbuf_free_seg(m);
+		return false;
+	}
+	rte_pktmbuf_trim(m, (uint16_t)over);
+	return true;
+}
+
 /* Move what the out-of-order list now continues to the in-order queue. */
 static void
 ooo_drain(struct mptcp_meta *mt)
@@ -188,6 +208,8 @@ ooo_drain(struct mptcp_meta *mt)
 			continue;
 		}
 		rte_pktmbuf_adj(m, (uint16_t)(mt->rcv_nxt - dsn));
+		if (!before_fin(mt, m, mt->rcv_nxt))
+			continue;
 		rq_append(mt, m);
 	}
 }
@@ -206,8 +228,9 @@ check_fin(struct mptcp_meta *mt)
 	}
 }
 
-/* One segment (single mbuf) whose first byte is dsn. */
-static void
+/* One segment (single mbuf) whose first byte is dsn. false: its bytes
+ * were dropped (beyond the window, or after the DATA_FIN), not held. */
+static bool
 rx_insert(struct mptcp_meta *mt, struct rte_mbuf *m, uint64_t dsn)
 {
 	struct mptcp_proxy *px = mt->px;
@@ -217,7 +240,7 @@ rx_insert(struct mptcp_meta *mt, struct rte_mbuf *m, uint64_t dsn)
 	if (len == 0 || dsn + len <= mt->rcv_nxt) {
 		PX_CNT(px, MPTCP_DUP_BYTES) += len;
 		rte_pktmbuf_free_seg(m);
-		return;
+		return true;
 	}
 	if (dsn < mt->rcv_nxt) {
 		uint32_t cut = (uint32_t)(mt->rcv_nxt - dsn);
@@ -227,6 +250,9 @@ rx_insert(struct mptcp_meta *mt, struct rte_mbuf *m, uint64_t dsn)
 		dsn += cut;
 		len -= cut;
 	}
+	if (!before_fin(mt, m, dsn))
+		return false;
+	len = m->data_len;
 	/* Each subflow keeps the right edge it once announced (lib/tcp takes
 	 * none back), while the other subflows' data moves the DATA_ACK:
 	 * together they may let the client send up to a window per subflow
@@ -238,7 +264,7 @@ rx_insert(struct mptcp_meta *mt, struct rte_mbuf *m, uint64_t dsn)
 	    dsn + len - mt->rcv_nxt > lim) {
 		PX_CNT(px, MPTCP_RCV_DROPPED) += len;
 		rte_pktmbuf_free_seg(m);
-		return;
+		return false;
 	}
 	if (dsn == mt->rcv_nxt) {
 		rq_append(mt, m);
@@ -246,7 +272,7 @@ rx_insert(struct mptcp_meta *mt, struct rte_mbuf *m, uint64_t dsn)
 		mt->flags |= MT_READABLE;
 		check_fin(mt);
 		mptcp_meta_mark(mt);
-		return;
+		return true;
 	}
 	MPTCP_DSN(px, m) = dsn;
 	m->next = NULL;
@@ -258,7 +284,7 @@ rx_insert(struct mptcp_meta *mt, struct rte_mbuf *m, uint64_t dsn)
 			mt->ooo_head = m;
 		mt->ooo_tail = m;
 		mt->ooo_bytes += len;
-		return;
+		return true;
 	}
 	for (prev = NULL, cur = mt->ooo_head; cur != NULL; prev = cur, cur = cur->next)
 		if (MPTCP_DSN(px, cur) >= dsn)
@@ -266,7 +292,7 @@ rx_insert(struct mptcp_meta *mt, struct rte_mbuf *m, uint64_t dsn)
 	if (cur != NULL && MPTCP_DSN(px, cur) == dsn && cur->data_len >= len) {
 		PX_CNT(px, MPTCP_DUP_BYTES) += len;
 		rte_pktmbuf_free_seg(m);
-		return;
+		return true;
 	}
 	m->next = cur;
 	if (prev != NULL)
@@ -276,6 +302,7 @@ rx_insert(struct mptcp_meta *mt, struct rte_mbuf *m, uint64_t dsn)
 	if (cur == NULL)
 		mt->ooo_tail = m;
 	mt->ooo_bytes += len;
+	return true;
 }
 
 /* Split m after off bytes; the tail is an indirect mbuf (NULL: no mbuf). */
@@ -373,16 +400,20 @@ csum_hold(struct mptcp_subflow *sf, const struct mptcp_map *mp, struct rte_mbuf 
 		return;
 	}
 	PX_CNT(px, MPTCP_CSUM_OK)++;
+	bool kept = true;
+
 	for (struct rte_mbuf *h = sf->held_head, *n; h != NULL; h = n) {
 		n = h->next;
 		h->next = NULL;
-		rx_insert(mt, h, MPTCP_DSN(px, h));
+		kept &= rx_insert(mt, h, MPTCP_DSN(px, h));
 	}
 	sf->held_head = sf->held_tail = NULL;
 	sf->csum_map.len = 0;
 	sf->csum_got = 0;
-	sf->rx_next_rel = mp->ssn + mp->len;
-	sf->rx_next_dsn = mp->dsn + mp->len;
+	if (kept && sf->rx_next_rel == mp->ssn) {
+		sf->rx_next_rel = mp->ssn + mp->len;
+		sf->rx_next_dsn = mp->dsn + mp->len;
+	}
 }
 
 void
@@ -454,12 +485,14 @@ mptcp_meta_rx_segs(struct mptcp_subflow *sf, uint64_t now)
 					continue;
 				}
 			}
-			rx_insert(mt, m, dsn);
-			rel += left;
-			if (!(mt->flags & MT_FALLBACK)) {
-				sf->rx_next_rel = rel;
+			/* Where the mapped bytes end, as long as every one of
+			 * this subflow's was kept in order. */
+			if (rx_insert(mt, m, dsn) && !(mt->flags & MT_FALLBACK) &&
+			    rel == sf->rx_next_rel) {
+				sf->rx_next_rel = rel + left;
 				sf->rx_next_dsn = dsn + left;
 			}
+			rel += left;
 			m = tail;
 		}
 	}

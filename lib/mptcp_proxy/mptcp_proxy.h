@@ -142,6 +142,7 @@ struct mptcp_proxy_params {
 	X(MPTCP_NO_MAPPING, "mptcp_bytes_without_mapping") \
 	X(MPTCP_TX_NO_MAPPING, "mptcp_segments_sent_without_mapping") \
 	X(MPTCP_DUP_BYTES, "mptcp_bytes_duplicate") \
+	X(MPTCP_AFTER_FIN, "mptcp_bytes_after_data_fin") \
 	X(MPTCP_RCV_DROPPED, "mptcp_bytes_dropped_beyond_window") \
 	X(MPTCP_REINJECTED, "mptcp_bytes_reinjected") \
 	X(MPTCP_DATA_RTO,  "mptcp_data_level_retransmissions") \

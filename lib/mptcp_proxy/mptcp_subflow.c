@@ -11,10 +11,14 @@
  *   HMAC is checked before the subflow carries anything, and a wrong one
  *   resets it. An unknown token is answered with RST at once.
  * - Every segment we send carries a DSS: a DATA_ACK (64 bits) always,
- *   the mapping of its bytes on data, the DATA_FIN when it is due.
+ *   the mapping of its bytes on data (with its checksum when the client
+ *   asked for them), the DATA_FIN when it is due.
+ * - Fallback (§3.7): an ACK of our data without any MPTCP option on the
+ *   only subflow means the client fell back, or its DSS is stripped; a
+ *   client that may not know gets an infinite mapping on our data.
  * - Path management (§3.4): we announce nothing. REMOVE_ADDR resets the
  *   subflows of that address (their data goes out again on the others),
- *   MP_PRIO sets a subflow's backup flag, ADD_ADDR is counted (we open no
+ *   MP_PRIO sets a subflow's backup flag, ADD_ADDR is echoed (we open no
  *   subflow toward the client: it sits behind its operator's NAT).
  * - Hooks only record; the owner acts from the event callback and from
  *   mptcp_flush().
@@ -278,6 +282,8 @@ ack_without_dss(struct mptcp_subflow *sf, const struct tcp_hook_seg *seg)
 		return;
 	if (!rel_lt(1, ack_rel) || rel_lt(sf->tx_end_rel, ack_rel))
 		return; /* no data of ours acknowledged, or not sent */
+	if (seg->seq - sf->irs != sf->rx_next_rel || mt->rcv_nxt != sf->rx_next_dsn)
+		return; /* plain TCP from here would not continue the stream */
 	mptcp_meta_fallback(mt, MPTCP_PROXY_CNT_MPTCP_FALLBACK_ACK_NO_DSS);
 }
 
