@@ -276,9 +276,12 @@ ack_without_dss(struct mptcp_subflow *sf, const struct tcp_hook_seg *seg)
 	struct mptcp_meta *mt = sf->meta;
 	uint32_t ack_rel = seg->ack - sf->iss;
 
-	if ((seg->flags & (0x10 | 0x04 | 0x02)) != 0x10 ||
-	    (mt->flags & (MT_ESTAB | MT_FALLBACK)) != MT_ESTAB ||
-	    (sf->flags & (SF_MPC | SF_ESTAB)) != (SF_MPC | SF_ESTAB) || mt->nsf != 1)
+	/* Not once the client sent its DATA_FIN or closing began: a TCP in
+	 * TIME-WAIT answers without options. */
+	if ((seg->flags & (0x10 | 0x04 | 0x02 | 0x01)) != 0x10 ||
+	    (mt->flags & (MT_ESTAB | MT_FALLBACK | MT_RCV_FIN | MT_CLOSING | MT_ABORTED)) != MT_ESTAB ||
+	    (sf->flags & (SF_MPC | SF_ESTAB | SF_DEAD | SF_CLOSED)) != (SF_MPC | SF_ESTAB) ||
+	    mt->nsf != 1)
 		return;
 	if (!rel_lt(1, ack_rel) || rel_lt(sf->tx_end_rel, ack_rel))
 		return; /* no data of ours acknowledged, or not sent */
