@@ -71,6 +71,7 @@ struct proxy_conf {
 	uint64_t half_open_ns; /* 0: never */
 	uint32_t mbuf_budget;  /* all workers together; 0: auto */
 	bool mptcp;            /* terminate MPTCP */
+	bool mptcp_checksums;  /* use DSS checksums when a client asks */
 	uint8_t mptcp_cc;      /* 0 uncoupled, 1 lia */
 	uint8_t mptcp_max_subflows;
 	uint32_t redirect_entries; /* per worker; 0: no hand-over */
@@ -259,6 +260,8 @@ static const struct ini_key proxy_keys[] = {
 	  .doc = "pool mbufs all proxies may hold; auto: half of [sluice] mbufs, at most 3/4" },
 	{ "mptcp", INI_KIND_BOOL, INI_AT(struct proxy_conf, mptcp),
 	  .def = "on", .doc = "terminate Multipath TCP (RFC 8684) on intercepted SYNs that ask for it" },
+	{ "mptcp_checksums", INI_KIND_BOOL, INI_AT(struct proxy_conf, mptcp_checksums),
+	  .def = "on", .doc = "use DSS checksums when a client asks (MP_CAPABLE A); off: such a client gets plain TCP" },
 	{ "mptcp_max_subflows", INI_KIND_UINT, INI_AT(struct proxy_conf, mptcp_max_subflows), 1, 8,
 	  .def = "8", .unit = "subflows", .doc = "subflows per MPTCP connection; a join beyond gets RST" },
 	{ "mptcp_cc", INI_KIND_ENUM, INI_AT(struct proxy_conf, mptcp_cc), .names = mptcp_cc_names,
@@ -570,6 +573,7 @@ proxy_stage_create(const void *conf, const struct stage_env *env,
 	prm.mptcp = c->mptcp;
 	prm.max_subflows = c->mptcp_max_subflows;
 	prm.mptcp_lia = c->mptcp_cc == 1;
+	prm.mptcp_csum_off = !c->mptcp_checksums;
 	/* Tokens name their worker: enough low bits for every worker. */
 	while ((1u << prm.worker_bits) < env->nb_workers)
 		prm.worker_bits++;

@@ -95,7 +95,6 @@ mptcp_meta_open(struct mptcp_meta *mt, const struct mptcp_opt *mpc,
 		.taken_arg = px,
 	};
 
-	RTE_SET_USED(mpc);
 	RTE_SET_USED(c);
 	RTE_SET_USED(now);
 	if (mptcp_key_generate(&kp, &mt->local) != 0) {
@@ -103,6 +102,12 @@ mptcp_meta_open(struct mptcp_meta *mt, const struct mptcp_opt *mpc,
 		return -1;
 	}
 	mptcp_token_add(px, mt);
+	if (mpc->u.mpc.flags & MPTCP_MPC_FLAG_A) {
+		/* The client asks for DSS checksums: both ends use them
+		 * (RFC 8684 3.1); our SYN-ACK says so too. */
+		mt->flags |= MT_CSUM;
+		PX_CNT(px, MPTCP_CSUM_CONN)++;
+	}
 	mt->snd_una = mt->snd_nxt = mt->snd_end = mt->local.idsn + 1;
 	mt->snd_wnd_end = mt->snd_una + 65535; /* until the first DATA_ACK */
 	mt->reinj_lo = mt->reinj_hi = mt->snd_una;
@@ -163,6 +168,26 @@ rq_append(struct mptcp_meta *mt, struct rte_mbuf *m)
 	mt->rcv_nxt += m->data_len;
 }
 
+/* Nothing follows the peer's DATA_FIN: bytes mapped at or beyond it
+ * (the DATA_FIN takes one DSN) never reach the server; m (its first
+ * byte at dsn) is cut there. false: nothing of it is left (freed). */
+static bool
+before_fin(struct mptcp_meta *mt, struct rte_mbuf *m, uint64_t dsn)
+{
+	uint32_t len = m->data_len, over;
+
+	if (!(mt->flags & MT_RCV_FIN) || dsn + len <= mt->rcv_fin_dsn)
+		return true;
+	over = dsn >= mt->rcv_fin_dsn ? len : (uint32_t)(dsn + len - mt->rcv_fin_dsn);
+	PX_CNT(mt->px, MPTCP_AFTER_FIN) += over;
+	if (over == len) {
+		rte_pktmbuf_free_seg(m);
+		return false;
+	}
+	rte_pktmbuf_trim(m, (uint16_t)over);
+	return true;
+}
+
 /* Move what the out-of-order list now continues to the in-order queue. */
 static void
 ooo_drain(struct mptcp_meta *mt)
@@ -184,6 +209,8 @@ ooo_drain(struct mptcp_meta *mt)
 			continue;
 		}
 		rte_pktmbuf_adj(m, (uint16_t)(mt->rcv_nxt - dsn));
+		if (!before_fin(mt, m, mt->rcv_nxt))
+			continue;
 		rq_append(mt, m);
 	}
 }
@@ -202,8 +229,9 @@ check_fin(struct mptcp_meta *mt)
 	}
 }
 
-/* One segment (single mbuf) whose first byte is dsn. */
-static void
+/* One segment (single mbuf) whose first byte is dsn. false: its bytes
+ * were dropped (beyond the window, or after the DATA_FIN), not held. */
+static bool
 rx_insert(struct mptcp_meta *mt, struct rte_mbuf *m, uint64_t dsn)
 {
 	struct mptcp_proxy *px = mt->px;
@@ -213,7 +241,7 @@ rx_insert(struct mptcp_meta *mt, struct rte_mbuf *m, uint64_t dsn)
 	if (len == 0 || dsn + len <= mt->rcv_nxt) {
 		PX_CNT(px, MPTCP_DUP_BYTES) += len;
 		rte_pktmbuf_free_seg(m);
-		return;
+		return true;
 	}
 	if (dsn < mt->rcv_nxt) {
 		uint32_t cut = (uint32_t)(mt->rcv_nxt - dsn);
@@ -223,6 +251,9 @@ rx_insert(struct mptcp_meta *mt, struct rte_mbuf *m, uint64_t dsn)
 		dsn += cut;
 		len -= cut;
 	}
+	if (!before_fin(mt, m, dsn))
+		return false;
+	len = m->data_len;
 	/* Each subflow keeps the right edge it once announced (lib/tcp takes
 	 * none back), while the other subflows' data moves the DATA_ACK:
 	 * together they may let the client send up to a window per subflow
@@ -234,7 +265,7 @@ rx_insert(struct mptcp_meta *mt, struct rte_mbuf *m, uint64_t dsn)
 	    dsn + len - mt->rcv_nxt > lim) {
 		PX_CNT(px, MPTCP_RCV_DROPPED) += len;
 		rte_pktmbuf_free_seg(m);
-		return;
+		return false;
 	}
 	if (dsn == mt->rcv_nxt) {
 		rq_append(mt, m);
@@ -242,7 +273,7 @@ rx_insert(struct mptcp_meta *mt, struct rte_mbuf *m, uint64_t dsn)
 		mt->flags |= MT_READABLE;
 		check_fin(mt);
 		mptcp_meta_mark(mt);
-		return;
+		return true;
 	}
 	MPTCP_DSN(px, m) = dsn;
 	m->next = NULL;
@@ -254,7 +285,7 @@ rx_insert(struct mptcp_meta *mt, struct rte_mbuf *m, uint64_t dsn)
 			mt->ooo_head = m;
 		mt->ooo_tail = m;
 		mt->ooo_bytes += len;
-		return;
+		return true;
 	}
 	for (prev = NULL, cur = mt->ooo_head; cur != NULL; prev = cur, cur = cur->next)
 		if (MPTCP_DSN(px, cur) >= dsn)
@@ -262,7 +293,7 @@ rx_insert(struct mptcp_meta *mt, struct rte_mbuf *m, uint64_t dsn)
 	if (cur != NULL && MPTCP_DSN(px, cur) == dsn && cur->data_len >= len) {
 		PX_CNT(px, MPTCP_DUP_BYTES) += len;
 		rte_pktmbuf_free_seg(m);
-		return;
+		return true;
 	}
 	m->next = cur;
 	if (prev != NULL)
@@ -272,6 +303,7 @@ rx_insert(struct mptcp_meta *mt, struct rte_mbuf *m, uint64_t dsn)
 	if (cur == NULL)
 		mt->ooo_tail = m;
 	mt->ooo_bytes += len;
+	return true;
 }
 
 /* Split m after off bytes; the tail is an indirect mbuf (NULL: no mbuf). */
@@ -286,6 +318,103 @@ seg_split(struct rte_mempool *mp, struct rte_mbuf *m, uint32_t off)
 	rte_pktmbuf_adj(t, (uint16_t)off);
 	rte_pktmbuf_trim(m, (uint16_t)(m->data_len - off));
 	return t;
+}
+
+/* DSS checksums: a mapping's bytes are held until it is whole, then
+ * verified (RFC 8684 3.3.1) and released, or dropped on a failure. */
+static void
+csum_failed(struct mptcp_subflow *sf, uint64_t dsn)
+{
+	struct mptcp_meta *mt = sf->meta;
+	struct mptcp_proxy *px = mt->px;
+	bool others = false;
+
+	PX_CNT(px, MPTCP_CSUM_FAIL)++;
+	PX_CNT(px, MPTCP_NO_MAPPING) += mptcp_sf_held_free(sf);
+	sf->fail_dsn = dsn;
+	for (unsigned i = 0; i < MPTCP_SUBFLOWS_MAX; i++) {
+		const struct mptcp_subflow *o = mt->sf[i];
+
+		if (o != NULL && o != sf && (o->flags & SF_ESTAB) &&
+		    !(o->flags & (SF_DEAD | SF_CLOSED | SF_RESET)))
+			others = true;
+	}
+	if (others) {
+		/* RFC 8684 3.7: other subflows are left: this one is reset
+		 * (MP_FAIL and MP_TCPRST on its RST); the client sends the
+		 * bytes again on the others (we never DATA_ACKed them). */
+		sf->rst_reason = MPTCP_TCPRST_MIDDLEBOX;
+		sf->flags |= SF_FAIL_NOW | SF_RESET | SF_DEAD;
+		mptcp_sched_reinject_sf(mt, sf);
+	} else {
+		/* The only subflow: MP_FAIL with the DSN of the failed
+		 * mapping; the client answers with an infinite mapping
+		 * (fallback), accepted only where the stream stays whole. */
+		sf->flags |= SF_FAIL_NOW | SF_ACK_NOW;
+		mt->flags |= MT_CSUM_FAILED;
+	}
+	mptcp_meta_mark(mt);
+}
+
+static void
+csum_hold(struct mptcp_subflow *sf, const struct mptcp_map *mp, struct rte_mbuf *m,
+	  uint64_t dsn, uint32_t rel)
+{
+	struct mptcp_meta *mt = sf->meta;
+	struct mptcp_proxy *px = mt->px;
+	uint32_t off = rel - mp->ssn;
+
+	if (sf->csum_map.len == 0 || sf->csum_map.dsn != mp->dsn ||
+	    sf->csum_map.ssn != mp->ssn || sf->csum_map.len != mp->len) {
+		/* A new mapping: what an unfinished one held cannot be
+		 * verified any more. */
+		PX_CNT(px, MPTCP_NO_MAPPING) += mptcp_sf_held_free(sf);
+		if (off != 0) {
+			/* Its start was never summed: unverifiable. */
+			PX_CNT(px, MPTCP_NO_MAPPING) += m->data_len;
+			rte_pktmbuf_free_seg(m);
+			return;
+		}
+		sf->csum_map = *mp;
+		sf->csum_got = 0;
+		mptcp_dss_csum_start(&sf->csum, mp->dsn, mp->ssn,
+				     (uint16_t)(mp->len + ((mp->flags & MPTCP_MAP_FIN) ? 1 : 0)));
+	}
+	if (off != sf->csum_got) {
+		PX_CNT(px, MPTCP_NO_MAPPING) += m->data_len;
+		rte_pktmbuf_free_seg(m);
+		return;
+	}
+	mptcp_dss_csum_add(&sf->csum, rte_pktmbuf_mtod(m, const void *), m->data_len);
+	MPTCP_DSN(px, m) = dsn;
+	m->next = NULL;
+	if (sf->held_tail != NULL)
+		sf->held_tail->next = m;
+	else
+		sf->held_head = m;
+	sf->held_tail = m;
+	sf->csum_got += m->data_len;
+	if (sf->csum_got < mp->len)
+		return;
+	if (!mptcp_dss_csum_ok(&sf->csum, mp->csum)) {
+		csum_failed(sf, mp->dsn);
+		return;
+	}
+	PX_CNT(px, MPTCP_CSUM_OK)++;
+	bool kept = true;
+
+	for (struct rte_mbuf *h = sf->held_head, *n; h != NULL; h = n) {
+		n = h->next;
+		h->next = NULL;
+		kept &= rx_insert(mt, h, MPTCP_DSN(px, h));
+	}
+	sf->held_head = sf->held_tail = NULL;
+	sf->csum_map.len = 0;
+	sf->csum_got = 0;
+	if (kept && sf->rx_next_rel == mp->ssn) {
+		sf->rx_next_rel = mp->ssn + mp->len;
+		sf->rx_next_dsn = mp->dsn + mp->len;
+	}
 }
 
 void
@@ -311,19 +440,23 @@ mptcp_meta_rx_segs(struct mptcp_subflow *sf, uint64_t now)
 				dsn = mptcp_sf_dsn_of(sf, rel, &left);
 			}
 			if (left == 0 && !(mt->flags & MT_FALLBACK) &&
-			    (sf->flags & SF_MPC) && !(sf->flags & SF_SAW_DSS) &&
-			    (mt->flags & MT_ESTAB) &&
-			    mt->rcv_nxt == mt->idsn_remote + rel) {
-				/* Data with no mapping on the first subflow
-				 * before any mapping: something between strips
-				 * MPTCP options (RFC 8684 3.7): plain TCP from
-				 * here (other subflows, even half-open joins,
-				 * are reset), the stream kept whole. Only if
-				 * this byte is the next one at the data level,
-				 * as the first subflow's implicit mapping (DSN
-				 * IDSN + 1 at subflow sequence 1) puts it;
-				 * else it is dropped, never delivered out of
-				 * place. */
+			    (sf->flags & SF_MPC) && (mt->flags & MT_ESTAB) &&
+			    ((rel == sf->rx_next_rel && mt->rcv_nxt == sf->rx_next_dsn) ||
+			     (!(sf->flags & SF_SAW_DSS) &&
+			      mt->rcv_nxt == mt->idsn_remote + rel))) {
+				/* Data with no mapping on the first subflow:
+				 * something between strips MPTCP options (RFC
+				 * 8684 3.7), from the start or after mappings
+				 * went through (the kernel maps its first data
+				 * with MP_CAPABLE, which a DSS stripper lets
+				 * pass): plain TCP from here (other subflows,
+				 * even half-open joins, are reset), the stream
+				 * kept whole. Only if this byte is the next one
+				 * at the data level, where the last mapping
+				 * this subflow delivered ended (at first the
+				 * implicit one: DSN IDSN + 1 at subflow
+				 * sequence 1); else it is dropped, never
+				 * delivered out of place. */
 				mptcp_meta_fallback(mt, MPTCP_PROXY_CNT_MPTCP_FALLBACK_NO_DSS);
 				dsn = mt->rcv_nxt;
 				left = len;
@@ -341,7 +474,25 @@ mptcp_meta_rx_segs(struct mptcp_subflow *sf, uint64_t now)
 					break;
 				}
 			}
-			rx_insert(mt, m, dsn);
+			if (left > len)
+				left = len;
+			if ((mt->flags & (MT_CSUM | MT_FALLBACK)) == MT_CSUM) {
+				const struct mptcp_map *mp = mptcp_sf_map_of(sf, rel);
+
+				if (mp != NULL) {
+					csum_hold(sf, mp, m, dsn, rel);
+					rel += left;
+					m = tail;
+					continue;
+				}
+			}
+			/* Where the mapped bytes end, as long as every one of
+			 * this subflow's was kept in order. */
+			if (rx_insert(mt, m, dsn) && !(mt->flags & MT_FALLBACK) &&
+			    rel == sf->rx_next_rel) {
+				sf->rx_next_rel = rel + left;
+				sf->rx_next_dsn = dsn + left;
+			}
 			rel += left;
 			m = tail;
 		}
@@ -613,18 +764,36 @@ mptcp_meta_fallback(struct mptcp_meta *mt, unsigned cause)
 	mt->flags |= MT_FALLBACK;
 	mt->px->cnt[cause]++;
 	mt->fallback_cause = (uint8_t)cause;
+	/* What the first subflow was given it now delivers as plain TCP:
+	 * its own ACKs are the connection's from here (push_fallback()). */
+	if (mt->snd_nxt > mt->snd_una)
+		mptcp_meta_data_ack(mt, mt->snd_nxt, 0, mt->data_ack_ns);
 	/* One subflow carries the stream from here, in order from rcv_nxt:
 	 * what others mapped ahead of it must not fill in (rcv_nxt would
 	 * run past that subflow's next byte). */
 	chain_free(mt->ooo_head);
 	mt->ooo_head = mt->ooo_tail = NULL;
 	mt->ooo_bytes = 0;
-	/* The other subflows go. */
+	/* The other subflows go. What the first one held for a checksum
+	 * is the stream's next bytes: plain TCP has no checksum to wait
+	 * for. */
 	for (unsigned i = 0; i < MPTCP_SUBFLOWS_MAX; i++) {
 		struct mptcp_subflow *sf = mt->sf[i];
 
-		if (sf != NULL && !(sf->flags & SF_MPC))
+		if (sf == NULL)
+			continue;
+		if (!(sf->flags & SF_MPC)) {
 			sf->flags |= SF_DEAD | SF_RESET;
+			continue;
+		}
+		for (struct rte_mbuf *h = sf->held_head, *n; h != NULL; h = n) {
+			n = h->next;
+			h->next = NULL;
+			rx_insert(mt, h, MPTCP_DSN(mt->px, h));
+		}
+		sf->held_head = sf->held_tail = NULL;
+		sf->csum_map.len = 0;
+		sf->csum_got = 0;
 	}
 	mptcp_meta_mark(mt);
 }
@@ -656,6 +825,7 @@ mptcp_meta_sf_gone(struct mptcp_meta *mt, struct mptcp_subflow *sf, uint64_t now
 	RTE_SET_USED(now);
 	if (!(mt->flags & (MT_ABORTED | MT_FALLBACK)))
 		mptcp_sched_reinject_sf(mt, sf);
+	(void)mptcp_sf_held_free(sf);
 	mt->sf[sf->id] = NULL;
 	mt->nsf--;
 	sf->c = NULL;
@@ -714,6 +884,8 @@ meta_process(struct mptcp_meta *mt, uint64_t now)
 		PX_CNT(px, MPTCP_FASTCLOSE_IN)++;
 		mptcp_meta_abort(mt, now);
 	}
+	if ((mt->flags & MT_ABORT_NOW) && !(mt->flags & MT_ABORTED))
+		mptcp_meta_abort(mt, now);
 	for (unsigned i = 0; i < MPTCP_SUBFLOWS_MAX; i++) {
 		struct mptcp_subflow *sf = mt->sf[i];
 

@@ -84,6 +84,7 @@ mptcp_setup(struct mptcp_proxy *px, const struct mptcp_proxy_params *p)
 
 	px->mptcp_on = p->mptcp;
 	px->mptcp_lia = p->mptcp_lia;
+	px->mptcp_csum_off = p->mptcp_csum_off;
 	px->max_subflows = p->max_subflows == 0 || p->max_subflows > MPTCP_SUBFLOWS_MAX ?
 			   MPTCP_SUBFLOWS_MAX : p->max_subflows;
 	px->worker_bits = p->worker_bits;
@@ -134,6 +135,9 @@ mptcp_teardown(struct mptcp_proxy *px)
 		rte_pktmbuf_free(mt->ooo_head);
 		rte_pktmbuf_free(mt->sq_head);
 		mt->rq_head = mt->ooo_head = mt->sq_head = NULL;
+		for (unsigned i = 0; i < MPTCP_SUBFLOWS_MAX; i++)
+			if (mt->sf[i] != NULL)
+				(void)mptcp_sf_held_free(mt->sf[i]);
 	}
 	mptcp_token_fini(&px->tok);
 	mptcp_redirect_free(px->rd);

@@ -96,6 +96,10 @@ struct mptcp_proxy_params {
 	/** Couple the subflows' congestion control (RFC 6356 LIA); false:
 	 *  each subflow runs cc on its own, as Linux's MPTCP does. */
 	bool mptcp_lia;
+	/** Refuse DSS checksums: a client that asks for them (MP_CAPABLE A)
+	 *  gets plain TCP (mptcp_fallback_checksum_requested). false: they
+	 *  are used (RFC 8684 3.3.1). */
+	bool mptcp_csum_off;
 	/** Token bits naming the worker (mptcp_crypto.h), and this worker. */
 	uint8_t worker_bits;
 	uint16_t worker_id;
@@ -145,6 +149,14 @@ struct mptcp_proxy_params {
 	X(MPTCP_FALLBACK_NO_MPC_ACK, "mptcp_fallback_no_mp_capable_ack") \
 	X(MPTCP_FALLBACK_NO_DSS, "mptcp_fallback_data_without_dss") \
 	X(MPTCP_FALLBACK_INFINITE, "mptcp_fallback_infinite_mapping") \
+	X(MPTCP_FALLBACK_ACK_NO_DSS, "mptcp_fallback_ack_without_dss") \
+	X(MPTCP_CSUM_CONN, "mptcp_connections_checksummed") \
+	X(MPTCP_CSUM_OK,   "mptcp_checksums_verified") \
+	X(MPTCP_CSUM_FAIL, "mptcp_checksums_failed") \
+	X(MPTCP_CSUM_MISSING, "mptcp_checksums_missing") \
+	X(MPTCP_FAIL_OUT,  "mptcp_mp_fail_sent") \
+	X(MPTCP_CSUM_FAIL_RESET, "mptcp_checksum_failure_resets") \
+	X(MPTCP_INF_MAP_OUT, "mptcp_infinite_mappings_sent") \
 	X(MPTCP_TABLE_FULL, "mptcp_answered_plain_table_full") \
 	X(MPTCP_KEY_FAIL,  "mptcp_key_generation_failed") \
 	X(MPTCP_BAD_KEY,   "mptcp_mp_capable_wrong_key") \
@@ -158,6 +170,7 @@ struct mptcp_proxy_params {
 	X(MPTCP_NO_MAPPING, "mptcp_bytes_without_mapping") \
 	X(MPTCP_TX_NO_MAPPING, "mptcp_segments_sent_without_mapping") \
 	X(MPTCP_DUP_BYTES, "mptcp_bytes_duplicate") \
+	X(MPTCP_AFTER_FIN, "mptcp_bytes_after_data_fin") \
 	X(MPTCP_RCV_DROPPED, "mptcp_bytes_dropped_beyond_window") \
 	X(MPTCP_REINJECTED, "mptcp_bytes_reinjected") \
 	X(MPTCP_HOL_REINJECT, "mptcp_window_blocked_reinjections") \
@@ -168,6 +181,8 @@ struct mptcp_proxy_params {
 	X(MPTCP_SF_RESET,  "mptcp_subflows_reset") \
 	X(MPTCP_SF_TIMEOUT, "mptcp_subflows_timed_out") \
 	X(MPTCP_ADD_ADDR,  "mptcp_add_addr_received") \
+	X(MPTCP_ADD_ADDR_BAD_HMAC, "mptcp_add_addr_bad_hmac") \
+	X(MPTCP_ADD_ADDR_ECHO, "mptcp_add_addr_echoed") \
 	X(MPTCP_RM_ADDR,   "mptcp_remove_addr_received") \
 	X(MPTCP_PRIO,      "mptcp_mp_prio_received") \
 	X(MPTCP_FASTCLOSE_IN, "mptcp_fastclose_received") \

@@ -115,6 +115,7 @@ push_fallback(struct mptcp_meta *mt, uint64_t now)
 		}
 		/* Plain TCP: the subflow's ACK is the connection's. */
 		mt->snd_nxt += len;
+		sf->tx_end_rel += len;
 		mptcp_meta_data_ack(mt, mt->snd_nxt, 0, now);
 	}
 }
@@ -236,6 +237,16 @@ mptcp_sched_push(struct mptcp_meta *mt, uint64_t now)
 		mp->ssn = sf->tx_end_rel;
 		mp->len = (uint16_t)len;
 		mp->flags = 0;
+		if (mt->flags & MT_CSUM) {
+			/* The DSS checksum over the chunk (RFC 8684 3.3.1),
+			 * once per mapping: every segment of it repeats it. */
+			struct mptcp_csum cs;
+
+			mptcp_dss_csum_start(&cs, lo, mp->ssn, (uint16_t)len);
+			for (const struct rte_mbuf *s = m; s != NULL; s = s->next)
+				mptcp_dss_csum_add(&cs, rte_pktmbuf_mtod(s, const void *), s->data_len);
+			mp->csum = mptcp_dss_csum_final(&cs);
+		}
 		sf->tx_n++;
 		sf->tx_end_rel += len;
 		rc = tcp_send_mbuf(sf->c, m, now);

@@ -11,10 +11,14 @@
  *   HMAC is checked before the subflow carries anything, and a wrong one
  *   resets it. An unknown token is answered with RST at once.
  * - Every segment we send carries a DSS: a DATA_ACK (64 bits) always,
- *   the mapping of its bytes on data, the DATA_FIN when it is due.
+ *   the mapping of its bytes on data (with its checksum when the client
+ *   asked for them), the DATA_FIN when it is due.
+ * - Fallback (§3.7): an ACK of our data without any MPTCP option on the
+ *   only subflow means the client fell back, or its DSS is stripped; a
+ *   client that may not know gets an infinite mapping on our data.
  * - Path management (§3.4): we announce nothing. REMOVE_ADDR resets the
  *   subflows of that address (their data goes out again on the others),
- *   MP_PRIO sets a subflow's backup flag, ADD_ADDR is counted (we open no
+ *   MP_PRIO sets a subflow's backup flag, ADD_ADDR is echoed (we open no
  *   subflow toward the client: it sits behind its operator's NAT).
  * - Hooks only record; the owner acts from the event callback and from
  *   mptcp_flush().
@@ -30,7 +34,9 @@
 #include "proxy_priv.h"
 
 #define DSS_ACK_LEN   12 /* DSS with an 8-byte DATA_ACK */
-#define DSS_FULL_LEN  28 /* ... and an 8-byte DSN mapping (26, padded) */
+#define DSS_FULL_LEN  28 /* ... and an 8-byte DSN mapping (26, padded;
+			    28 with the checksum) */
+#define MPTCP_FAIL_LEN 12 /* MP_FAIL with its 64-bit DSN */
 
 /* Coupled congestion control (RFC 6356 LIA) when configured. */
 static void
@@ -88,8 +94,45 @@ mptcp_sf_dsn_of(const struct mptcp_subflow *sf, uint32_t rel, uint32_t *left)
 	return 0;
 }
 
+const struct mptcp_map *
+mptcp_sf_map_of(const struct mptcp_subflow *sf, uint32_t rel)
+{
+	for (unsigned k = 0; k < MPTCP_RX_MAPS; k++) {
+		const struct mptcp_map *mp =
+			&sf->rx[(sf->rx_head - 1 - k) % MPTCP_RX_MAPS];
+
+		if (mp->len != 0 && rel - mp->ssn < mp->len)
+			return mp;
+	}
+	return NULL;
+}
+
+uint32_t
+mptcp_sf_held_free(struct mptcp_subflow *sf)
+{
+	struct rte_mbuf *m = sf->held_head;
+	uint32_t n = 0;
+
+	while (m != NULL) {
+		struct rte_mbuf *next = m->next;
+
+		n += m->data_len;
+		m->next = NULL;
+		m->nb_segs = 1;
+		rte_pktmbuf_free_seg(m);
+		m = next;
+	}
+	sf->held_head = sf->held_tail = NULL;
+	sf->csum_map.len = 0;
+	sf->csum_got = 0;
+	return n;
+}
+
+/* flags: MPTCP_MAP_FIN when the DATA_FIN follows (the checksum's
+ * data-level length counts it). */
 static void
-rx_map_add(struct mptcp_subflow *sf, uint64_t dsn, uint32_t ssn, uint16_t len)
+rx_map_add(struct mptcp_subflow *sf, uint64_t dsn, uint32_t ssn, uint16_t len,
+	   uint16_t flags, uint16_t csum)
 {
 	struct mptcp_map *last = &sf->rx[(sf->rx_head - 1) % MPTCP_RX_MAPS];
 
@@ -103,8 +146,8 @@ rx_map_add(struct mptcp_subflow *sf, uint64_t dsn, uint32_t ssn, uint16_t len)
 		if (mp->len == len && mp->ssn == ssn && mp->dsn == dsn)
 			return;
 	}
-	sf->rx[sf->rx_head % MPTCP_RX_MAPS] =
-		(struct mptcp_map){ .dsn = dsn, .ssn = ssn, .len = len };
+	sf->rx[sf->rx_head % MPTCP_RX_MAPS] = (struct mptcp_map){
+		.dsn = dsn, .ssn = ssn, .len = len, .flags = flags, .csum = csum };
 	sf->rx_head++;
 }
 
@@ -144,7 +187,7 @@ tx_find(const struct mptcp_subflow *sf, uint32_t rel)
 
 /* The client's keys arrived (third ACK, or first data): data may flow. */
 static void
-meta_keys(struct mptcp_meta *mt, uint64_t key_remote)
+meta_keys(struct mptcp_meta *mt, struct mptcp_subflow *sf, uint64_t key_remote)
 {
 	uint32_t token;
 	uint64_t idsn;
@@ -154,9 +197,44 @@ meta_keys(struct mptcp_meta *mt, uint64_t key_remote)
 	mt->token_remote = token;
 	mt->idsn_remote = idsn;
 	mt->rcv_nxt = idsn + 1;
+	/* The first subflow's implicit start: DSN IDSN + 1 at sequence 1. */
+	sf->rx_next_rel = 1;
+	sf->rx_next_dsn = idsn + 1;
 	mt->flags |= MT_ESTAB;
 	PX_CNT(mt->px, MPTCP_ESTABLISHED)++;
 	mptcp_meta_mark(mt);
+}
+
+/* The client announces an address (RFC 8684 3.4.1): with a right HMAC
+ * (its key, then ours) it is acknowledged by an echo (E set, the same
+ * ID, address and port, no HMAC) on the next pure ACK of this subflow;
+ * else the kernel resends it. A wrong HMAC is ignored, counted. We open
+ * no subflow toward it: the client sits behind its operator's NAT. */
+static void
+add_addr(struct mptcp_subflow *sf, const struct mptcp_opt *o)
+{
+	struct mptcp_meta *mt = sf->meta;
+	const typeof(o->u.add_addr) *a = &o->u.add_addr;
+
+	if (mptcp_add_addr_hmac(mt->key_remote, mt->local.key, a->addr_id, a->addr,
+				a->ipv6 ? 16 : 4, a->has_port ? a->port : 0) != a->hmac64) {
+		PX_CNT(mt->px, MPTCP_ADD_ADDR_BAD_HMAC)++;
+		return;
+	}
+	PX_CNT(mt->px, MPTCP_ADD_ADDR)++;
+	mt->echo = *o;
+	mt->echo.u.add_addr.echo = true;
+	mt->echo.u.add_addr.hmac64 = 0;
+	sf->flags |= SF_ACK_NOW;
+	mptcp_meta_mark(mt);
+}
+
+static uint32_t
+echo_len(const struct mptcp_meta *mt)
+{
+	if (mt->echo.sub != MPTCP_SUB_ADD_ADDR)
+		return 0;
+	return (mt->echo.u.add_addr.ipv6 ? 20u : 8u) + (mt->echo.u.add_addr.has_port ? 2u : 0u);
 }
 
 static void
@@ -175,6 +253,43 @@ remove_addr(struct mptcp_meta *mt, const struct mptcp_opt *o)
 	mptcp_meta_mark(mt);
 }
 
+/* A mapping without its checksum although both ends use them: the
+ * subflow cannot be trusted (RFC 8684 3.3.1); it is reset. */
+static void
+csum_missing(struct mptcp_subflow *sf)
+{
+	PX_CNT(sf->meta->px, MPTCP_CSUM_MISSING)++;
+	sf->rst_reason = MPTCP_TCPRST_MPTCP_ERROR;
+	sf->flags |= SF_RESET | SF_DEAD;
+	mptcp_sched_reinject_sf(sf->meta, sf);
+	mptcp_meta_mark(sf->meta);
+}
+
+/* An ACK of our data with no MPTCP option at all, on the first and only
+ * subflow: the client never sends one while it speaks MPTCP (every
+ * segment carries its DATA_ACK), so either it fell back (it got our data
+ * without DSS) or something between strips DSS toward us. Plain TCP from
+ * here (RFC 8684 3.7): one subflow, whose ACKs are the connection's. */
+static void
+ack_without_dss(struct mptcp_subflow *sf, const struct tcp_hook_seg *seg)
+{
+	struct mptcp_meta *mt = sf->meta;
+	uint32_t ack_rel = seg->ack - sf->iss;
+
+	/* Not once the client sent its DATA_FIN or closing began: a TCP in
+	 * TIME-WAIT answers without options. */
+	if ((seg->flags & (0x10 | 0x04 | 0x02 | 0x01)) != 0x10 ||
+	    (mt->flags & (MT_ESTAB | MT_FALLBACK | MT_RCV_FIN | MT_CLOSING | MT_ABORTED)) != MT_ESTAB ||
+	    (sf->flags & (SF_MPC | SF_ESTAB | SF_DEAD | SF_CLOSED)) != (SF_MPC | SF_ESTAB) ||
+	    mt->nsf != 1)
+		return;
+	if (!rel_lt(1, ack_rel) || rel_lt(sf->tx_end_rel, ack_rel))
+		return; /* no data of ours acknowledged, or not sent */
+	if (seg->seq - sf->irs != sf->rx_next_rel || mt->rcv_nxt != sf->rx_next_dsn)
+		return; /* plain TCP from here would not continue the stream */
+	mptcp_meta_fallback(mt, MPTCP_PROXY_CNT_MPTCP_FALLBACK_ACK_NO_DSS);
+}
+
 static void
 sf_opts_in(void *owner, struct tcp_conn *c, const struct tcp_hook_seg *seg,
 	   const uint8_t *opt, uint32_t optlen, uint64_t now)
@@ -191,9 +306,15 @@ sf_opts_in(void *owner, struct tcp_conn *c, const struct tcp_hook_seg *seg,
 	if ((seg->flags & (0x10 | 0x04 | 0x02)) == 0x10 &&
 	    !rel_lt(sf->tx_end_rel - tcp_conn_unsent(c), seg->ack - sf->iss))
 		tx_acked(sf, seg->ack - sf->iss, now);
+	if ((mt->flags & (MT_INF_SENT | MT_INF_ACKED)) == MT_INF_SENT &&
+	    (seg->flags & 0x10) && !rel_lt(seg->ack - sf->iss, mt->inf_end_rel) &&
+	    !rel_lt(sf->tx_end_rel, seg->ack - sf->iss))
+		mt->flags |= MT_INF_ACKED; /* the client has it: plain TCP */
 	if (optlen == 0 || (mptcp_opts_parse(opt, optlen, seg->flags, &o, &px->opt_err) == 0 &&
-			    o.n_err == 0))
+			    o.n_err == 0)) {
+		ack_without_dss(sf, seg);
 		return;
+	}
 	if (o.n_err)
 		PX_CNT(px, MPTCP_OPT_ERR)++;
 	if ((o.present & (1u << MPTCP_SUB_MP_CAPABLE)) && (sf->flags & SF_MPC) &&
@@ -205,11 +326,16 @@ sf_opts_in(void *owner, struct tcp_conn *c, const struct tcp_hook_seg *seg,
 			PX_CNT(px, MPTCP_BAD_KEY)++;
 		} else {
 			if (!(mt->flags & MT_ESTAB))
-				meta_keys(mt, o.mpc.u.mpc.key_snd);
+				meta_keys(mt, sf, o.mpc.u.mpc.key_snd);
 			if (o.mpc.u.mpc.form == MPTCP_FORM_DATA &&
 			    o.mpc.u.mpc.key_snd == mt->key_remote) {
-				sf->flags |= SF_SAW_DSS;
-				rx_map_add(sf, mt->idsn_remote + 1, 1, o.mpc.u.mpc.data_len);
+				if ((mt->flags & MT_CSUM) && !o.mpc.u.mpc.has_csum) {
+					csum_missing(sf);
+				} else {
+					sf->flags |= SF_SAW_DSS;
+					rx_map_add(sf, mt->idsn_remote + 1, 1, o.mpc.u.mpc.data_len,
+						   0, o.mpc.u.mpc.csum);
+				}
 			}
 		}
 	}
@@ -239,22 +365,35 @@ sf_opts_in(void *owner, struct tcp_conn *c, const struct tcp_hook_seg *seg,
 			uint16_t len = d->u.dss.data_len;
 
 			if (len == 0) {
-				/* The infinite mapping: the peer fell back. */
-				if (mt->nsf == 1 && (sf->flags & SF_MPC))
+				/* The infinite mapping: the peer fell back. After
+				 * our MP_FAIL the stream stays whole only if it
+				 * goes on from the next byte we lack. */
+				if ((mt->flags & MT_CSUM_FAILED) && dsn != mt->rcv_nxt) {
+					PX_CNT(px, MPTCP_CSUM_FAIL_RESET)++;
+					mt->flags |= MT_ABORT_NOW;
+					mptcp_meta_mark(mt);
+				} else if (mt->nsf == 1 && (sf->flags & SF_MPC)) {
 					mptcp_meta_fallback(mt, MPTCP_PROXY_CNT_MPTCP_FALLBACK_INFINITE);
+				}
+			} else if ((mt->flags & MT_CSUM) && !d->u.dss.has_csum) {
+				csum_missing(sf);
 			} else {
+				uint16_t mflags = 0;
+
 				sf->flags |= SF_SAW_DSS;
 				if (f & MPTCP_DSS_DATA_FIN) {
 					mptcp_meta_peer_data_fin(mt, dsn + len - 1);
 					len--;
+					mflags = MPTCP_MAP_FIN;
 				}
 				if (len > 0 && d->u.dss.ssn != 0)
-					rx_map_add(sf, dsn, d->u.dss.ssn, len);
+					rx_map_add(sf, dsn, d->u.dss.ssn, len, mflags, d->u.dss.csum);
 			}
 		}
 	}
-	if (o.present & (1u << MPTCP_SUB_ADD_ADDR))
-		PX_CNT(px, MPTCP_ADD_ADDR)++;
+	if ((o.present & (1u << MPTCP_SUB_ADD_ADDR)) && !o.add_addr.u.add_addr.echo &&
+	    (mt->flags & (MT_ESTAB | MT_FALLBACK)) == MT_ESTAB)
+		add_addr(sf, &o.add_addr);
 	if (o.present & (1u << MPTCP_SUB_REMOVE_ADDR)) {
 		PX_CNT(px, MPTCP_RM_ADDR)++;
 		remove_addr(mt, &o.rm_addr);
@@ -297,6 +436,16 @@ data_fin_due(const struct mptcp_meta *mt)
 	       mt->fin_sent_ns != 0 && mt->snd_nxt == mt->snd_end;
 }
 
+/* After a fallback, the client may not know yet (a DSS stripped only on
+ * its way to us): the first subflow's data carries an infinite mapping
+ * (RFC 8684 3.7), until the client acknowledged a segment with it. */
+static bool
+inf_map_due(const struct mptcp_meta *mt, const struct mptcp_subflow *sf)
+{
+	return (mt->flags & (MT_FALLBACK | MT_ESTAB | MT_INF_ACKED)) ==
+	       (MT_FALLBACK | MT_ESTAB) && (sf->flags & SF_MPC);
+}
+
 static uint32_t
 sf_opts_space(void *owner, struct tcp_conn *c, uint8_t kind)
 {
@@ -308,15 +457,26 @@ sf_opts_space(void *owner, struct tcp_conn *c, uint8_t kind)
 	case TCP_SEG_SYN_ACK:
 		return (sf->flags & SF_JOIN) ? 16 : 12;
 	case TCP_SEG_ACK:
+		if (inf_map_due(mt, sf))
+			return DSS_ACK_LEN; /* DATA_ACKs until the client knows */
 		if (!(mt->flags & MT_ESTAB) || (mt->flags & MT_FALLBACK))
 			return 0;
+		if (sf->flags & SF_FAIL_NOW)
+			return MPTCP_FAIL_LEN + DSS_ACK_LEN;
+		if (echo_len(mt) != 0)
+			/* The echo, and the DATA_ACK where it fits (28 bytes
+			 * are sure after timestamps); a DATA_FIN waits. */
+			return echo_len(mt) + (echo_len(mt) + DSS_ACK_LEN <= 28 ? DSS_ACK_LEN : 0);
 		return data_fin_due(mt) ? DSS_FULL_LEN : DSS_ACK_LEN;
 	case TCP_SEG_DATA:
-		return (mt->flags & MT_FALLBACK) ? 0 : DSS_FULL_LEN;
+		if (mt->flags & MT_FALLBACK)
+			return inf_map_due(mt, sf) ? DSS_FULL_LEN : 0;
+		return DSS_FULL_LEN;
 	case TCP_SEG_RST:
 		if (!(mt->flags & MT_ESTAB) || (mt->flags & MT_FALLBACK))
 			return 0;
-		return (mt->flags & MT_ABORTED) ? 16 : 4;
+		return ((mt->flags & MT_ABORTED) ? 16 : 4) +
+		       ((sf->flags & SF_FAIL_NOW) ? MPTCP_FAIL_LEN : 0);
 	default:
 		return 0;
 	}
@@ -354,15 +514,62 @@ sf_opts_out(void *owner, struct tcp_conn *c, const struct tcp_hook_seg *seg,
 			o.sub = MPTCP_SUB_MP_CAPABLE;
 			o.u.mpc.form = MPTCP_FORM_SYNACK;
 			o.u.mpc.version = MPTCP_VERSION_1;
-			o.u.mpc.flags = MPTCP_MPC_FLAG_H;
+			o.u.mpc.flags = MPTCP_MPC_FLAG_H |
+					((mt->flags & MT_CSUM) ? MPTCP_MPC_FLAG_A : 0);
 			o.u.mpc.key_snd = mt->local.key;
 			PX_CNT(mt->px, MPTCP_SYNACK_SENT)++;
 		}
 		return put(&o, buf, room);
 	case TCP_SEG_ACK:
 	case TCP_SEG_DATA:
-		if (!(mt->flags & MT_ESTAB) || (mt->flags & MT_FALLBACK))
+		if (seg->kind == TCP_SEG_DATA && inf_map_due(mt, sf) && seg->len > 0) {
+			/* The infinite mapping: data-level length 0, from the
+			 * DSN of this segment's first byte on. */
+			uint32_t rel = seg->seq - sf->iss;
+
+			o.sub = MPTCP_SUB_DSS;
+			o.u.dss.flags = MPTCP_DSS_DATA_ACK | MPTCP_DSS_ACK64 |
+					MPTCP_DSS_MAP | MPTCP_DSS_DSN64;
+			o.u.dss.data_ack = mt->rcv_nxt;
+			o.u.dss.dsn = mt->snd_nxt + (uint64_t)(int64_t)(int32_t)(rel - sf->tx_end_rel);
+			o.u.dss.ssn = rel;
+			o.u.dss.data_len = 0;
+			if (mt->flags & MT_CSUM) {
+				o.u.dss.has_csum = true;
+				o.u.dss.csum = mptcp_dss_csum(o.u.dss.dsn, rel, 0, NULL, 0);
+			}
+			if (!(mt->flags & MT_INF_SENT)) {
+				mt->flags |= MT_INF_SENT;
+				PX_CNT(mt->px, MPTCP_INF_MAP_OUT)++;
+			}
+			mt->inf_end_rel = rel + seg->len;
+			return put(&o, buf, room);
+		}
+		if (!(mt->flags & MT_ESTAB) ||
+		    ((mt->flags & MT_FALLBACK) && !(seg->kind == TCP_SEG_ACK && inf_map_due(mt, sf))))
 			return 0;
+		if (seg->kind == TCP_SEG_ACK && (sf->flags & SF_FAIL_NOW) &&
+		    room >= MPTCP_FAIL_LEN + DSS_ACK_LEN) {
+			struct mptcp_opt f = { .sub = MPTCP_SUB_MP_FAIL };
+
+			f.u.fail.dsn = sf->fail_dsn;
+			n = put(&f, buf, room);
+			sf->flags &= (uint16_t)~SF_FAIL_NOW;
+			PX_CNT(mt->px, MPTCP_FAIL_OUT)++;
+			buf += n;
+			room -= n;
+		} else if (seg->kind == TCP_SEG_ACK && echo_len(mt) != 0 && !(mt->flags & MT_FALLBACK) &&
+		    room >= echo_len(mt)) {
+			n = put(&mt->echo, buf, room);
+			if (n > 0) {
+				PX_CNT(mt->px, MPTCP_ADD_ADDR_ECHO)++;
+				mt->echo.sub = 0;
+				buf += n;
+				room -= n;
+				if (room < DSS_ACK_LEN)
+					return n;
+			}
+		}
 		o.sub = MPTCP_SUB_DSS;
 		o.u.dss.flags = MPTCP_DSS_DATA_ACK | MPTCP_DSS_ACK64;
 		o.u.dss.data_ack = mt->rcv_nxt;
@@ -374,6 +581,8 @@ sf_opts_out(void *owner, struct tcp_conn *c, const struct tcp_hook_seg *seg,
 				o.u.dss.dsn = mp->dsn;
 				o.u.dss.ssn = mp->ssn;
 				o.u.dss.data_len = mp->len;
+				o.u.dss.has_csum = (mt->flags & MT_CSUM) != 0;
+				o.u.dss.csum = mp->csum;
 			} else {
 				PX_CNT(mt->px, MPTCP_TX_NO_MAPPING)++;
 			}
@@ -382,8 +591,12 @@ sf_opts_out(void *owner, struct tcp_conn *c, const struct tcp_hook_seg *seg,
 			o.u.dss.dsn = mt->snd_end;
 			o.u.dss.ssn = 0;
 			o.u.dss.data_len = 1;
+			if (mt->flags & MT_CSUM) {
+				o.u.dss.has_csum = true;
+				o.u.dss.csum = mptcp_dss_csum(mt->snd_end, 0, 1, NULL, 0);
+			}
 		}
-		return put(&o, buf, room);
+		return n + put(&o, buf, room);
 	case TCP_SEG_RST:
 		if (!(mt->flags & MT_ESTAB) || (mt->flags & MT_FALLBACK))
 			return 0;
@@ -391,6 +604,13 @@ sf_opts_out(void *owner, struct tcp_conn *c, const struct tcp_hook_seg *seg,
 			o.sub = MPTCP_SUB_MP_FASTCLOSE;
 			o.u.fastclose.key_rcv = mt->key_remote;
 			n = put(&o, buf, room);
+			memset(&o, 0, sizeof(o));
+		}
+		if (sf->flags & SF_FAIL_NOW) {
+			o.sub = MPTCP_SUB_MP_FAIL;
+			o.u.fail.dsn = sf->fail_dsn;
+			n += put(&o, buf + n, room - n);
+			PX_CNT(mt->px, MPTCP_FAIL_OUT)++;
 			memset(&o, 0, sizeof(o));
 		}
 		o.sub = MPTCP_SUB_MP_TCPRST;
@@ -488,7 +708,9 @@ mptcp_sf_event(struct mptcp_subflow *sf, struct tcp_conn *c, uint32_t ev,
 		mptcp_meta_rx_segs(sf, now);
 	if (ev & TCP_EV_PEER_FIN) {
 		if (mt->flags & MT_FALLBACK) {
-			/* Plain TCP: the subflow's FIN is the stream's. */
+			/* Plain TCP: the subflow's FIN is the stream's, after
+			 * every byte the subflow still holds. */
+			mptcp_meta_rx_segs(sf, now);
 			mptcp_meta_peer_data_fin(mt, mt->rcv_nxt);
 		} else if (!(sf->flags & SF_CLOSED)) {
 			/* The client closes this subflow: close our side. */

@@ -149,10 +149,10 @@ syn_mptcp(struct mptcp_proxy *px, struct proxy_pair *p, const uint8_t *th,
 		PX_CNT(px, MPTCP_FALLBACK_OFF)++;
 		return;
 	}
-	if (o.mpc.u.mpc.flags & MPTCP_MPC_FLAG_A) {
-		/* DSS checksums are not implemented: answer as plain TCP,
+	if ((o.mpc.u.mpc.flags & MPTCP_MPC_FLAG_A) && px->mptcp_csum_off) {
+		/* Checksums refused by configuration: answer as plain TCP,
 		 * which the client accepts (RFC 8684 3.1, no MP_CAPABLE in
-		 * the SYN-ACK), rather than corrupt a checked stream. */
+		 * the SYN-ACK). */
 		PX_CNT(px, MPTCP_FALLBACK_CSUM)++;
 		return;
 	}

@@ -114,6 +114,33 @@ two_subflows() {
 	[ "${n:-0}" -ge 2 ] && [ "$ssm" -ge 1 ] && [ "$sst" -ge 2 ]
 }
 
+# DSS checksums (the client asks: net.mptcp.checksum_enabled=1): a paced
+# 8 MB upload over two subflows and a 20 MB download arrive intact; the
+# client's kernel finds no checksum error (MPTcpExtDataCsumErr); through
+# the proxy sluice counts the connections checksummed and verifies
+# mappings, none failed.
+checksums() {
+	local before after e0 rc sf
+	before=$(mptcp_sluice_counters)
+	e0=$(mptcp_nstat cli MPTcpExtDataCsumErr)
+	ip netns exec "$NS_CLI" sysctl -qw net.mptcp.checksum_enabled=1
+	xfer up 4 8000000 --rate 32 && sf=$(mptcp_kv "$XFER_CLI" subflows) && xfer down 4 20000000
+	rc=$?
+	ip netns exec "$NS_CLI" sysctl -qw net.mptcp.checksum_enabled=0
+	[ $rc = 0 ] || return 1
+	after=$(mptcp_sluice_counters)
+	local err=$(( $(mptcp_nstat cli MPTcpExtDataCsumErr) - e0 )) d="" k
+	for k in mptcp_connections_checksummed mptcp_checksums_verified mptcp_checksums_failed; do
+		d+=" $k+$(( $(mptcp_kv "$after" $k) - $(mptcp_kv "$before" $k) ))"
+	done
+	E2E_WHY="upload over $sf subflows, then $E2E_WHY; client MPTcpExtDataCsumErr +$err"
+	[ "$PHASE" = proxied ] && E2E_WHY+="; sluice$d"
+	[ "${sf:-0}" -ge 2 ] && [ "$err" = 0 ] || return 1
+	[ "$PHASE" = proxied ] || return 0
+	grep -q "mptcp_connections_checksummed+2 " <<<"$d " && grep -q "mptcp_checksums_failed+0 " <<<"$d " &&
+		! grep -q "mptcp_checksums_verified+0 " <<<"$d "
+}
+
 # port_tx P: frames sluice sent out of port P.
 port_tx() { e2e_tel /sluice/ports "$1.tx"; }
 
@@ -286,6 +313,7 @@ xfer_checks 1 1000000
 CHECKS+=("mptcp_opens_a_second_subflow_over_the_second_path|two_subflows"
 	"mptcp_join_with_an_unknown_token_is_reset_never_accepted|join_unknown_token"
 	"mptcp_join_with_a_wrong_hmac_is_reset|join_bad_hmac"
+	"mptcp_with_dss_checksums_two_subflows_carry_the_stream_intact_both_ways|checksums"
 	"mptcp_${NCONN}_concurrent_connections_carry_their_data_intact|many")
 xfer_checks "${SIZES[@]:2}"
 CHECKS+=("mptcp_sends_nothing_on_a_backup_subflow_until_the_active_path_is_lost|backup"

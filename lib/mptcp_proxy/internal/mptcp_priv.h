@@ -52,6 +52,7 @@ struct mptcp_map {
 	uint32_t ssn;   /* relative subflow sequence of the first byte */
 	uint16_t len;   /* bytes mapped (DATA_FIN not counted) */
 	uint16_t flags; /* MPTCP_MAP_* */
+	uint16_t csum;  /* its DSS checksum, when checksums are in use */
 };
 #define MPTCP_MAP_FIN 0x1 /* the DATA_FIN follows the mapped bytes */
 
@@ -69,6 +70,8 @@ struct mptcp_map {
 #define SF_SAW_DSS    0x0200 /* a DSS or MP_CAPABLE mapping arrived */
 #define SF_RESET      0x0400 /* reset it (from mptcp_flush()) */
 #define SF_JOIN_OK    0x0800 /* the join's third ACK HMAC checked */
+#define SF_FAIL_NOW   0x1000 /* a checksum failed: MP_FAIL on the next ACK
+				(on the RST when SF_RESET too) */
 
 struct mptcp_subflow {
 	uint8_t obj;                /* PX_OBJ_SUBFLOW */
@@ -84,6 +87,19 @@ struct mptcp_subflow {
 	/* Receive: mappings the peer announced, newest at rx_head - 1. */
 	uint32_t rx_head;
 	struct mptcp_map rx[MPTCP_RX_MAPS];
+	/* Where the bytes mappings placed end: the relative subflow sequence
+	 * after the last mapped byte delivered, and its DSN. Data without a
+	 * mapping that starts there, when that DSN is the connection's next,
+	 * is the stream continuing in plain TCP (RFC 8684 3.7). */
+	uint32_t rx_next_rel;
+	uint64_t rx_next_dsn;
+	/* DSS checksums (MT_CSUM): the bytes of the mapping being received
+	 * are held until it is whole and its checksum verified. */
+	struct mptcp_map csum_map;  /* the mapping summed (len 0: none) */
+	struct mptcp_csum csum;
+	uint32_t csum_got;          /* its bytes held so far */
+	struct rte_mbuf *held_head, *held_tail;
+	uint64_t fail_dsn;          /* MP_FAIL to send (SF_FAIL_NOW) */
 	/* Send: mappings of the bytes handed to the engine, oldest first;
 	 * tx_una_rel is how far the peer acknowledged (relative), tx_end_rel
 	 * the relative sequence after the last byte handed over. */
@@ -111,9 +127,15 @@ struct mptcp_subflow {
 #define MT_READABLE    0x0400 /* new in-order bytes for the relay */
 #define MT_PEER_FIN_EV 0x0800 /* tell the relay: peer closed */
 #define MT_WRITABLE_EV 0x1000 /* tell the relay: send room again */
-#define MT_CSUM        0x2000 /* DSS checksums in use (not supported) */
+#define MT_CSUM        0x2000 /* DSS checksums in use (the client asked) */
 #define MT_FASTCLOSE_RCVD 0x4000 /* the peer sent MP_FASTCLOSE: reset */
 #define MT_FREED       0x8000 /* back on the free list */
+#define MT_INF_SENT    0x10000 /* fallback: an infinite mapping went out */
+#define MT_INF_ACKED   0x20000 /* ... and the client acknowledged it */
+#define MT_ABORT_NOW   0x80000 /* reset the connection (from mptcp_flush()) */
+#define MT_CSUM_FAILED 0x40000 /* MP_FAIL sent on the only subflow: the
+				  client's infinite mapping must start at
+				  rcv_nxt, else the connection is reset */
 
 struct mptcp_meta {
 	struct mptcp_proxy *px;
@@ -148,7 +170,13 @@ struct mptcp_meta {
 	uint32_t want_space;
 	uint64_t fin_sent_ns;
 	uint64_t data_ack_ns;       /* snd_una last advanced */
+	uint32_t inf_end_rel;       /* fallback: the relative subflow sequence
+				     * after the segment that carried the
+				     * infinite mapping */
 	struct mptcp_subflow *sf[MPTCP_SUBFLOWS_MAX];
+	/* The client's last ADD_ADDR, to echo (RFC 8684 3.4.1) on the next
+	 * pure ACK of the subflow it came on (echo.sub 0: none owed). */
+	struct mptcp_opt echo;
 	struct tcp_cc_group cc;
 	struct mptcp_meta *dirty_next;
 	struct mptcp_meta *next;    /* free list, or the active list */
@@ -195,6 +223,10 @@ int mptcp_join_syn(struct mptcp_proxy *px, struct rte_mbuf *m,
 		   const struct mptcp_opt *join, uint64_t now);
 uint64_t mptcp_sf_dsn_of(const struct mptcp_subflow *sf, uint32_t rel,
 			 uint32_t *left);
+/* The mapping that covers relative subflow sequence rel (NULL: none). */
+const struct mptcp_map *mptcp_sf_map_of(const struct mptcp_subflow *sf, uint32_t rel);
+/* Free the bytes a subflow holds for its checksum; how many. */
+uint32_t mptcp_sf_held_free(struct mptcp_subflow *sf);
 
 /* mptcp_sched.c */
 void mptcp_sched_push(struct mptcp_meta *mt, uint64_t now);

@@ -73,6 +73,7 @@ struct mptcp_proxy {
 	/* MPTCP (mptcp_priv.h) */
 	uint8_t mptcp_on;
 	uint8_t mptcp_lia;           /* subflows' CC coupled (RFC 6356) */
+	uint8_t mptcp_csum_off;      /* refuse DSS checksums: plain TCP */
 	uint8_t max_subflows;
 	uint8_t worker_bits;
 	uint16_t worker_id;

@@ -29,7 +29,9 @@
  *   - after teardown any mbuf of the pool is still in use.
  *
  * Input: one configuration byte (0x01: shut the proxy down before
- * freeing it; 0x02: 32-bit DSNs by default), then records of REC bytes:
+ * freeing it; 0x02: 32-bit DSNs by default; 0x04: the client asks for
+ * DSS checksums, and its mappings carry the checksum of the stream bytes
+ * they name, spoiled by bit 0 of byte 15), then records of REC bytes:
  *   0     op (low 3 bits): 0, 1 data, 2 pure ACK, 3 join step or path
  *         option, 4 other option, 5 RST, 6 server action, 7 clock;
  *         0x08 subflow 1; 0x10 FIN; 0x20 ack off by byte 10;
@@ -57,6 +59,7 @@
 #include "pkt.h"
 #include "tcp.h"
 #include "tcp_seg.h"
+#include "mptcp_crypto.h"
 #include "mptcp_proxy.h"
 
 #define REC 16
@@ -89,6 +92,7 @@ struct harness {
 	uint32_t token_p;
 	int got_key;
 	int consistent;
+	int csum;           /* DSS checksums asked for (configuration 0x04) */
 	uint64_t data_hi;   /* highest DSN P mapped, + len */
 	uint64_t s_pos;     /* bytes S received */
 	struct hsf sf[2];
@@ -337,6 +341,8 @@ build_opts(const uint8_t *r, int k, uint32_t rel, uint32_t len, int dsn32, uint8
 			o.u.mpc.key_snd = (r[13] & 2) ? H.key ^ 1 : H.key;
 			o.u.mpc.key_rcv = (r[13] & 4) ? H.key_p ^ 1 : H.key_p;
 			o.u.mpc.data_len = (uint16_t)(rd16(r + 4) % 8192);
+			o.u.mpc.has_csum = H.csum && o.u.mpc.form == MPTCP_FORM_DATA;
+			o.u.mpc.csum = rd16(r + 14);
 			break;
 		case 1:
 			o.sub = MPTCP_SUB_REMOVE_ADDR;
@@ -418,6 +424,24 @@ build_opts(const uint8_t *r, int k, uint32_t rel, uint32_t len, int dsn32, uint8
 			o.u.dss.data_len = 1;
 		o.u.dss.dsn = dsn32 ? (uint32_t)dsn : dsn;
 		o.u.dss.ssn = start;
+		if (H.csum) {
+			/* The checksum of the stream bytes the mapping names
+			 * (right for a consistent one); byte 15 bit 0 spoils
+			 * it (a middlebox changed the data). */
+			struct mptcp_csum cs;
+			uint32_t n = o.u.dss.data_len;
+
+			if ((o.u.dss.flags & MPTCP_DSS_DATA_FIN) && n > 0)
+				n--;
+			mptcp_dss_csum_start(&cs, dsn, start, o.u.dss.data_len);
+			for (uint32_t i = 0; i < n; i++) {
+				uint8_t b = g(dsn - H.base + i);
+
+				mptcp_dss_csum_add(&cs, &b, 1);
+			}
+			o.u.dss.has_csum = true;
+			o.u.dss.csum = (uint16_t)(mptcp_dss_csum_final(&cs) ^ (r[15] & 1));
+		}
 		(void)len;
 	} else {
 		o.u.dss.flags &= (uint8_t)~(MPTCP_DSS_DSN64 | MPTCP_DSS_DATA_FIN);
@@ -428,7 +452,7 @@ build_opts(const uint8_t *r, int k, uint32_t rel, uint32_t len, int dsn32, uint8
 static int
 handshake(void)
 {
-	static const uint8_t mpc_syn[4] = { 30, 4, 0x01, 0x01 };
+	const uint8_t mpc_syn[4] = { 30, 4, 0x01, (uint8_t)(H.csum ? 0x81 : 0x01) };
 	struct mptcp_opt o;
 	uint8_t buf[40];
 	struct hsf *f = &H.sf[0];
@@ -513,6 +537,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size--;
 	memset(&H, 0, sizeof(H));
 	H.consistent = 1;
+	H.csum = (cfg & 0x04) != 0;
 	H.now = MS(1000);
 	H.key = 0x0123456789abcdefull;
 	mptcp_key_token_idsn(H.key, &tok, &H.base);

@@ -65,6 +65,21 @@ SEEDS = {
     "fastclose": b"\0" + data(500) + rec(4, aux=b"\x04\x01\0\0"),
     # MP_CAPABLE with data (first data before our DSS was seen)
     "mpc_data": b"\0" + rec(4, maplen=800, paylen=800, aux=b"\x00\x81\0\0"),
+    # DSS checksums (configuration 0x04): a mapping over two segments,
+    # DATA_FIN, the server closing; the server sending
+    "csum_in_order": b"\x04" + data(1000, maplen=2000)
+    + data(1000, start=-1000, maplen=2000)
+    + rec(2, dss=DSS64 | F, start=0, maplen=1) + rec(6, aux=b"\x01\0\0\0"),
+    "csum_server_sends": b"\x04" + rec(6, aux=b"\0\xff\0\0") + rec(2, dss=A | a)
+    + rec(6, aux=b"\0\xff\0\0") + rec(2, dss=A | a, clock=50),
+    # a spoiled checksum on the only subflow (MP_FAIL), then an infinite
+    # mapping; and on a second subflow (reset, the bytes again on the first)
+    "csum_bad_only_subflow": b"\x04" + data(1000) + data(1000, aux=b"\0\0\0\x01")
+    + data(1000, dss=DSS64 | 0x80),
+    "csum_bad_second_subflow": b"\x04" + data(1000) + join(shift=1000)
+    + data(1000, sub=1, aux=b"\0\0\0\x01") + data(1000, start=0),
+    # MP_CAPABLE with data and a checksum
+    "csum_mpc_data": b"\x04" + rec(4, maplen=800, paylen=800, aux=b"\x00\x81\0\0"),
     # proxy shut down with data in flight
     "shutdown": b"\x01" + data(1000, dseq=2000) + rec(6, aux=b"\0\x40\0\0"),
 }

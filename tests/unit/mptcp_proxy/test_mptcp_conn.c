@@ -70,6 +70,11 @@ struct mc {
 	int dup_to;       /* every chunk sent again on subflow dup_to - 1 */
 	int rr;           /* chunks alternate over established subflows */
 	int plain;        /* the proxy fell back: a subflow is the stream */
+	int csum;         /* ask for DSS checksums (MP_CAPABLE A) and send them */
+	uint64_t bad_csum_dsn; /* the mapping at this DSN: checksum wrong */
+	int mp_fail;      /* MP_FAIL received, and its DSN */
+	uint64_t mp_fail_dsn;
+	int csum_maps, plain_maps; /* P's mappings with and without checksum */
 	uint32_t chunk;
 	/* Send. */
 	uint64_t snd_base, snd_nxt, snd_una, up_total;
@@ -84,6 +89,10 @@ struct mc {
 	 * ACK of subflow extra_on - 1, beside a DSS with only a DATA_ACK. */
 	struct mptcp_opt extra;
 	int extra_on;
+	int extra_alone;  /* without the DSS (an ADD_ADDR too long for both) */
+	/* ADD_ADDR echoes received, the last one. */
+	int echoes;
+	struct mptcp_opt echo;
 	struct mcsf sf[NSF];
 	int nsf;
 };
@@ -234,6 +243,21 @@ mc_opts_in(void *owner, struct tcp_conn *c, const struct tcp_hook_seg *seg,
 			}
 		}
 	}
+	if ((o.present & (1u << MPTCP_SUB_ADD_ADDR)) && o.add_addr.u.add_addr.echo) {
+		mc.echoes++;
+		mc.echo = o.add_addr;
+	}
+	if ((o.present & (1u << MPTCP_SUB_DSS)) && (o.dss.u.dss.flags & MPTCP_DSS_MAP) &&
+	    o.dss.u.dss.data_len > 0) {
+		if (o.dss.u.dss.has_csum)
+			mc.csum_maps++;
+		else
+			mc.plain_maps++;
+	}
+	if (o.present & (1u << MPTCP_SUB_MP_FAIL)) {
+		mc.mp_fail++;
+		mc.mp_fail_dsn = o.fail.u.fail.dsn;
+	}
 	if (o.present & (1u << MPTCP_SUB_MP_FASTCLOSE))
 		mc.fastclose++;
 	if (o.present & (1u << MPTCP_SUB_MP_TCPRST))
@@ -244,6 +268,38 @@ static int
 fin_due(void)
 {
 	return mc.fin_want && !mc.fin_acked && mc.snd_nxt == mc.snd_base + mc.up_total;
+}
+
+/* The DSS checksum of RFC 8684 3.3.1 written here from the RFC, apart
+ * from lib/mptcp_proxy's: the Internet checksum (RFC 1071) over the
+ * pseudo-header (64-bit DSN, 32-bit relative subflow sequence, 16-bit
+ * data-level length, 16 zero bits) and the client's upload bytes from
+ * stream offset off (len bytes, a DATA_FIN not counted). */
+static uint16_t
+ref_csum(uint64_t dsn, uint32_t ssn, uint16_t len, uint64_t off)
+{
+	uint8_t ph[16];
+	uint32_t sum = 0;
+	uint16_t data = len;
+
+	for (int i = 0; i < 8; i++)
+		ph[i] = (uint8_t)(dsn >> (56 - 8 * i));
+	for (int i = 0; i < 4; i++)
+		ph[8 + i] = (uint8_t)(ssn >> (24 - 8 * i));
+	ph[12] = (uint8_t)(len >> 8);
+	ph[13] = (uint8_t)len;
+	ph[14] = ph[15] = 0;
+	for (int i = 0; i < 16; i += 2)
+		sum += (uint32_t)(ph[i] << 8 | ph[i + 1]);
+	if (ssn == 0 && len == 1)
+		data = 0; /* a DATA_FIN alone: no data */
+	for (uint32_t i = 0; i < data; i++) {
+		sum += (i & 1) ? pattern(off + i, 0) : (uint32_t)pattern(off + i, 0) << 8;
+		sum = (sum & 0xffff) + (sum >> 16);
+	}
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return (uint16_t)~sum;
 }
 
 static uint32_t
@@ -259,7 +315,7 @@ mc_opts_space(void *owner, struct tcp_conn *c, uint8_t kind)
 		if (!s->third_sent)
 			return s->join ? 24 : 20;
 		if (mc.extra_on == s->idx + 1)
-			return 12 + (uint32_t)mptcp_opt_len(&mc.extra);
+			return (mc.extra_alone ? 0 : 12) + (uint32_t)mptcp_opt_len(&mc.extra);
 		return mc.no_dss || s->no_dss ? 0 : 28;
 	case TCP_SEG_DATA:
 		return mc.no_dss || s->no_dss ? 0 : 28;
@@ -290,7 +346,7 @@ mc_opts_out(void *owner, struct tcp_conn *c, const struct tcp_hook_seg *seg,
 			o.sub = MPTCP_SUB_MP_CAPABLE;
 			o.u.mpc.form = MPTCP_FORM_SYN;
 			o.u.mpc.version = MPTCP_VERSION_1;
-			o.u.mpc.flags = MPTCP_MPC_FLAG_H;
+			o.u.mpc.flags = MPTCP_MPC_FLAG_H | (mc.csum ? MPTCP_MPC_FLAG_A : 0);
 		}
 	} else if (seg->kind == TCP_SEG_ACK && !s->third_sent) {
 		s->third_sent = 1;
@@ -316,6 +372,8 @@ mc_opts_out(void *owner, struct tcp_conn *c, const struct tcp_hook_seg *seg,
 		o.sub = MPTCP_SUB_DSS;
 		o.u.dss.flags = MPTCP_DSS_DATA_ACK | MPTCP_DSS_ACK64;
 		o.u.dss.data_ack = mc.rcv_nxt;
+		if (mc.extra_alone)
+			return (uint32_t)RTE_MAX(0, mptcp_opt_write(&mc.extra, buf, room));
 		n = mptcp_opt_write(&o, buf, room);
 		if (n <= 0)
 			return 0;
@@ -336,6 +394,12 @@ mc_opts_out(void *owner, struct tcp_conn *c, const struct tcp_hook_seg *seg,
 				o.u.dss.dsn = mc.dsn32 ? (uint32_t)mp->dsn : mp->dsn;
 				o.u.dss.ssn = mp->ssn;
 				o.u.dss.data_len = (uint16_t)mp->len;
+				if (mc.csum) {
+					o.u.dss.has_csum = true;
+					o.u.dss.csum = ref_csum(mp->dsn, mp->ssn, (uint16_t)mp->len,
+								mp->dsn - mc.snd_base) ^
+						       (mp->dsn == mc.bad_csum_dsn ? 0x0100 : 0);
+				}
 			}
 		} else if (fin_due()) {
 			o.u.dss.flags |= MPTCP_DSS_MAP | (mc.dsn32 ? 0 : MPTCP_DSS_DSN64) |
@@ -343,6 +407,8 @@ mc_opts_out(void *owner, struct tcp_conn *c, const struct tcp_hook_seg *seg,
 			o.u.dss.dsn = mc.dsn32 ? (uint32_t)mc.snd_nxt : mc.snd_nxt;
 			o.u.dss.ssn = 0;
 			o.u.dss.data_len = 1;
+			o.u.dss.has_csum = mc.csum != 0;
+			o.u.dss.csum = mc.csum ? ref_csum(mc.snd_nxt, 0, 1, 0) : 0;
 			mc.fin_sent = 1;
 		}
 	} else {
@@ -1073,6 +1139,87 @@ data_without_dss_on_the_first_subflow_falls_back_counted_with_the_stream_intact(
 	teardown_all();
 }
 
+/* Halfway through the upload a middlebox starts stripping DSS (as one
+ * that lets the kernel's MP_CAPABLE-mapped first data pass does). */
+static void
+strip_dss_after_100k(uint64_t sent_down)
+{
+	(void)sent_down;
+	if (!mc.no_dss && mc.snd_nxt - mc.snd_base >= 100000) {
+		mc.no_dss = 1;
+		mc.plain = 1;
+	}
+}
+
+static void
+data_without_dss_after_mapped_data_falls_back_where_the_mappings_ended(void **state)
+{
+	struct xfer x = { .up = 300000, .down = 0, .close = 1, .limit_ms = 30000,
+			  .during = strip_dss_after_100k };
+
+	(void)state;
+	setup(MS(5), MS(5));
+	mc_connect();
+	transfer(&x);
+	assert_int_equal(CNT(MPTCP_FALLBACK_NO_DSS), 1);
+	assert_int_equal(CNT(MPTCP_NO_MAPPING), 0);
+	assert_int_equal(CNT(CLOSED), 1);
+	teardown_all();
+}
+
+static void
+dss_checksums_the_client_asks_for_are_verified_and_sent_with_the_stream_intact(void **state)
+{
+	struct xfer x = { .up = 300000, .down = 300000, .close = 1, .limit_ms = 30000 };
+
+	(void)state;
+	setup(MS(5), MS(5));
+	mc.csum = 1;
+	mc_connect();
+	(void)mc_join(0, 0, 0);
+	mc.rr = 1; /* the client's chunks over both subflows */
+	transfer(&x);
+	assert_int_equal(CNT(MPTCP_CSUM_CONN), 1);
+	assert_true(CNT(MPTCP_CSUM_OK) > 10);
+	assert_int_equal(CNT(MPTCP_CSUM_FAIL), 0);
+	assert_int_equal(CNT(MPTCP_CSUM_MISSING), 0);
+	assert_int_equal(CNT(MPTCP_FALLBACK_CSUM), 0);
+	assert_true(mc.csum_maps > 10);
+	assert_int_equal(mc.plain_maps, 0);
+	assert_int_equal(CNT(CLOSED), 1);
+	teardown_all();
+}
+
+static void
+a_checksum_failure_on_the_only_subflow_sends_mp_fail_and_delivers_none_of_that_mapping(void **state)
+{
+	struct xfer x = { .up = 0, .down = 0, .limit_ms = 100 };
+	uint64_t bad;
+
+	(void)state;
+	setup(MS(5), MS(5));
+	mc.csum = 1;
+	mc_connect();
+	transfer(&x);
+	/* The fifth chunk's checksum is wrong (a middlebox changed bytes). */
+	bad = mc.snd_base + 4 * mc.chunk;
+	mc.bad_csum_dsn = bad;
+	mc.up_total = 40000;
+	for (int i = 0; i < 2000 && !mc.mp_fail; i++) {
+		mc_push();
+		step();
+	}
+	run_ms(50);
+	assert_int_equal(mc.mp_fail, 1);
+	assert_true(mc.mp_fail_dsn == bad);
+	assert_int_equal(CNT(MPTCP_CSUM_FAIL), 1);
+	assert_int_equal(CNT(MPTCP_FAIL_OUT), 1);
+	/* Every byte before the failed mapping reached the server, none
+	 * from it on. */
+	assert_true(app_s.rx_bytes == bad - mc.snd_base);
+	teardown_all();
+}
+
 static void
 a_segment_spanning_two_mappings_is_split_between_them(void **state)
 {
@@ -1250,6 +1397,73 @@ mc_send_option(struct mcsf *s, const struct mptcp_opt *o)
 	mc.extra_on = s->idx + 1;
 	assert_int_equal(tcp_conn_send_ack(s->c, now), 0);
 	assert_int_equal(mc.extra_on, 0); /* it went out */
+}
+
+/* An ADD_ADDR of the client's: address 198.18.2.1 (or 2001:db8:2::1),
+ * port 0 (none) or port, HMAC right or not. */
+static struct mptcp_opt
+client_add_addr(uint8_t id, int ipv6, uint16_t port, int good_hmac)
+{
+	static const uint8_t a4[4] = { 198, 18, 2, 1 };
+	static const uint8_t a6[16] = { 0x20, 0x01, 0x0d, 0xb8, 0, 2, [15] = 1 };
+	struct mptcp_opt o = { .sub = MPTCP_SUB_ADD_ADDR };
+
+	o.u.add_addr.addr_id = id;
+	o.u.add_addr.ipv6 = ipv6 != 0;
+	memcpy(o.u.add_addr.addr, ipv6 ? a6 : a4, ipv6 ? 16 : 4);
+	o.u.add_addr.has_port = port != 0;
+	o.u.add_addr.port = port;
+	o.u.add_addr.hmac64 = mptcp_add_addr_hmac(mc.key, mc.key_remote, id, o.u.add_addr.addr,
+						  ipv6 ? 16 : 4, port) ^ (good_hmac ? 0 : 1);
+	return o;
+}
+
+static void
+an_add_addr_from_the_client_is_echoed_with_its_id_address_and_port_and_no_hmac(void **state)
+{
+	struct xfer x = { .up = 20000, .down = 20000, .limit_ms = 5000 };
+	struct mptcp_opt o;
+
+	(void)state;
+	setup(MS(5), MS(5));
+	mc_connect();
+	transfer(&x);
+	/* IPv4 without port (beside a DATA_ACK), IPv6, IPv4 with a port
+	 * (alone: with timestamps no DSS fits beside them, as the kernel
+	 * does). The echo of IPv6 (20 bytes) leaves no room for our DSS. */
+	static const struct { int v6; uint16_t port; int alone; } k[] = {
+		{ 0, 0, 0 }, { 1, 0, 1 }, { 0, 8080, 1 },
+	};
+	for (unsigned i = 0; i < RTE_DIM(k); i++) {
+		int before = mc.echoes;
+
+		o = client_add_addr((uint8_t)(5 + i), k[i].v6, k[i].port, 1);
+		mc.extra_alone = k[i].alone;
+		mc_send_option(&mc.sf[0], &o);
+		mc.extra_alone = 0;
+		run_ms(20);
+		assert_int_equal(mc.echoes, before + 1);
+		assert_true(mc.echo.u.add_addr.echo);
+		assert_int_equal(mc.echo.u.add_addr.addr_id, 5 + i);
+		assert_int_equal(mc.echo.u.add_addr.ipv6, k[i].v6 != 0);
+		assert_int_equal(mc.echo.u.add_addr.has_port, k[i].port != 0);
+		assert_int_equal(mc.echo.u.add_addr.port, k[i].port);
+		assert_memory_equal(mc.echo.u.add_addr.addr, o.u.add_addr.addr, k[i].v6 ? 16 : 4);
+	}
+	assert_int_equal(CNT(MPTCP_ADD_ADDR), 3);
+	assert_int_equal(CNT(MPTCP_ADD_ADDR_ECHO), 3);
+	/* A wrong HMAC: counted, never echoed. */
+	o = client_add_addr(9, 0, 0, 0);
+	mc_send_option(&mc.sf[0], &o);
+	run_ms(20);
+	assert_int_equal(mc.echoes, 3);
+	assert_int_equal(CNT(MPTCP_ADD_ADDR_BAD_HMAC), 1);
+	assert_int_equal(CNT(MPTCP_ADD_ADDR), 3);
+	/* Nothing else happened to the connection. */
+	assert_int_equal(CNT(MPTCP_SF_RESET), 0);
+	assert_int_equal(CNT(MPTCP_OPT_ERR), 0);
+	assert_int_equal(stats().mptcp_subflows, 1);
+	teardown_all();
 }
 
 static uint64_t rm_at;
@@ -1569,6 +1783,10 @@ main(void)
 		cmocka_unit_test(data_without_dss_falls_back_whole_while_a_join_is_still_half_open),
 		cmocka_unit_test(an_rst_that_the_engine_rejects_does_not_drop_the_mappings_of_unacknowledged_data),
 		cmocka_unit_test(a_fallback_ignores_bytes_another_subflow_mapped_ahead),
+		cmocka_unit_test(data_without_dss_after_mapped_data_falls_back_where_the_mappings_ended),
+		cmocka_unit_test(an_add_addr_from_the_client_is_echoed_with_its_id_address_and_port_and_no_hmac),
+		cmocka_unit_test(dss_checksums_the_client_asks_for_are_verified_and_sent_with_the_stream_intact),
+		cmocka_unit_test(a_checksum_failure_on_the_only_subflow_sends_mp_fail_and_delivers_none_of_that_mapping),
 		cmocka_unit_test(a_segment_spanning_two_mappings_is_split_between_them),
 		cmocka_unit_test(a_mapping_repeated_on_every_segment_is_recorded_once),
 		cmocka_unit_test(bytes_mapped_twice_on_two_subflows_reach_the_server_once),
