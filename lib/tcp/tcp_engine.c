@@ -124,6 +124,7 @@ tcp_engine_create(const struct tcp_engine_params *in)
 	snprintf(e->hash_name, sizeof(e->hash_name), "tcp_%s", p.name);
 	e->p.name = e->hash_name;
 	e->rcv_limit = e->p.rcv_buf;
+	(void)tcp_psum_register(&e->psum); /* without it, sums are computed */
 	hp.name = e->hash_name;
 	hp.entries = p.max_conns < 8 ? 8 : p.max_conns;
 	hp.key_len = sizeof(struct tcp_key);

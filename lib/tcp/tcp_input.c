@@ -60,7 +60,7 @@ rcv_concat(const struct tcp_conn *c, struct tcp_mq *q, struct tcp_mq *q2)
 	if (c->flags & TCP_CF_KEEP_SEGS)
 		tcp_mq_concat_raw(q, q2);
 	else
-		tcp_mq_concat(q, q2);
+		tcp_mq_concat(q, q2, c->eng->psum.flag);
 }
 
 static void

@@ -203,7 +203,8 @@ emit(struct tcp_conn *c, struct tcp_seg_out *o, uint32_t off, uint32_t len,
 	if (unlikely(hroom != 0))
 		hook_opts(c, o, kind, hroom, len, hbuf);
 
-	m = tcp_seg_build(e->p.pool, &c->ep, o, c->sndq.head, off, len);
+	m = tcp_seg_build_ex(e->p.pool, &c->ep, o, c->sndq.head, off, len, &e->psum,
+			     !(e->p.flags & TCP_F_TX_COPY));
 	if (m == NULL) {
 		TCP_CNT(e, MBUF_ALLOC_FAIL);
 		return -1;
