@@ -192,6 +192,7 @@ tcp_conn_release(struct tcp_conn *c)
 		TAILQ_REMOVE(&e->tw, c, tw_link);
 	tcp_rq_free_all(c);
 	tcp_mq_free(&c->sndq);
+	c->snd_cur = NULL;
 	tcp_mq_free(&c->rcvq);
 	for (unsigned int i = 0; i < c->ooo_n; i++)
 		tcp_mq_free(&c->ooo[i].q);
@@ -440,6 +441,7 @@ tcp_conn_deliver(struct tcp_conn *c)
 			c->arg = NULL;
 			tcp_mq_free(&c->rcvq);
 			tcp_mq_free(&c->sndq);
+			c->snd_cur = NULL;
 		}
 	}
 }

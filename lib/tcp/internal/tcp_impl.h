@@ -189,6 +189,12 @@ struct tcp_conn {
 	struct tcp_cc_group *ccg;
 	uint64_t ccg_frac;      /* increase carried over, 1/65536 byte */
 	struct tcp_mq sndq;     /* bytes from snd_una on */
+	/* Where the last segment's bytes started in sndq: the mbuf and its
+	 * offset from the head (NULL: walk from the head). New data is
+	 * sent in order, and a walk from the head to SND.NXT costs every
+	 * mbuf in flight, per segment. */
+	struct rte_mbuf *snd_cur;
+	uint32_t snd_cur_off;
 	struct tcp_mq rcvq;     /* in-order bytes not yet read */
 	struct tcp_ooo ooo[TCP_OOO_MAX];
 	uint32_t ooo_recent;    /* seq of the most recently changed range */
