@@ -196,7 +196,11 @@ build_stages(char *err, size_t errlen)
 			.nb_pairs = sl_app.nb_ports / 2,
 			.pool = sl_app.pool,
 			.tsc_hz = w->tsc_hz,
+			.tx_multiseg = true,
 		};
+		for (uint16_t p = 0; p < sl_app.nb_ports; p++)
+			if (!sl_app.ports[p].tx_multiseg)
+				env.tx_multiseg = false;
 		for (unsigned m = 0; sl_stage_modules[m] != NULL; m++) {
 			const struct stage_module *mod = sl_stage_modules[m];
 			void *conf = sl_app.cfg.stages ? sl_app.cfg.stages->conf[m]

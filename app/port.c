@@ -69,8 +69,10 @@ port_setup(uint16_t port, uint16_t nb_rxq, uint16_t nb_txq,
 			want_mtu = room - 18;
 		}
 	}
-	if (di.tx_offload_capa & RTE_ETH_TX_OFFLOAD_MULTI_SEGS)
+	if (di.tx_offload_capa & RTE_ETH_TX_OFFLOAD_MULTI_SEGS) {
 		conf.txmode.offloads |= RTE_ETH_TX_OFFLOAD_MULTI_SEGS;
+		info->tx_multiseg = true;
+	}
 	if (want_mtu > di.max_mtu)
 		want_mtu = di.max_mtu;
 	/* Some drivers (af_packet) report a large max_mtu but a small

@@ -16,6 +16,7 @@ struct port_info {
 	uint16_t mtu;
 	bool rss;
 	bool scatter;
+	bool tx_multiseg;  /**< sends chained mbufs (RTE_ETH_TX_OFFLOAD_MULTI_SEGS) */
 	char driver[32];
 };
 

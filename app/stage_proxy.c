@@ -556,6 +556,9 @@ proxy_stage_create(const void *conf, const struct stage_env *env,
 	prm.name = name;
 	prm.socket_id = env->socket;
 	prm.pool = env->pool;
+	/* Relayed payload goes out as indirect mbufs behind a header mbuf,
+	 * where every port can send a chain; otherwise it is copied. */
+	prm.tx_copy = !env->tx_multiseg;
 	prm.max_conns = c->max_conns;
 	prm.snd_buf = c->snd_buf;
 	prm.rcv_buf = c->rcv_buf;

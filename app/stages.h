@@ -26,6 +26,7 @@ struct stage_env {
 	int socket;             /**< NUMA socket of the worker's lcore */
 	uint16_t nb_pairs;      /**< port pairs */
 	struct rte_mempool *pool; /**< for packets the stage creates */
+	bool tx_multiseg;       /**< every port sends chained mbufs */
 	uint64_t tsc_hz;
 };
 

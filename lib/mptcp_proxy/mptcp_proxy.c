@@ -218,6 +218,8 @@ mptcp_proxy_create(const struct mptcp_proxy_params *p)
 	prm.fin_wait2_timeout_ns = p->fin_wait2_timeout_ns;
 	prm.persist_timeout_ns = p->persist_timeout_ns;
 	prm.txq_size = 4096;
+	if (p->tx_copy)
+		prm.flags |= TCP_F_TX_COPY;
 	prm.cb = proxy_tcp_event;
 	prm.xopt_carry = proxy_xopt_carried;
 	memcpy(prm.isn_key, p->isn_key, sizeof(prm.isn_key));

@@ -88,6 +88,11 @@ struct mptcp_proxy_params {
 	 *  half of it the receive window of every leg shrinks, to zero at
 	 *  the budget. 0: no limit. */
 	uint32_t mbuf_budget;
+	/** Build every frame in one mbuf, the payload copied (for ports that
+	 *  cannot send chained mbufs); false: a data segment is a header mbuf
+	 *  followed by indirect mbufs of the send buffer (no copy), each taken
+	 *  from pool while the frame is on its way out. */
+	bool tx_copy;
 	uint8_t isn_key[16];         /**< ISN and SYN-cookie secret */
 	/** Terminate MPTCP (RFC 8684) on intercepted SYNs that ask for it;
 	 *  false: answer them as plain TCP (counted). */

@@ -109,6 +109,11 @@ enum tcp_cc_algo {
 #define TCP_F_NO_TS    0x1 /**< never offer timestamps (RFC 7323) */
 #define TCP_F_NO_SACK  0x2 /**< never offer SACK (RFC 2018) */
 #define TCP_F_NO_WS    0x4 /**< never offer window scaling */
+#define TCP_F_TX_COPY  0x8 /**< build every frame in one mbuf, the payload
+                                copied out of the send buffer (for a device
+                                that cannot send chained mbufs); without it
+                                a data segment is a header mbuf followed by
+                                indirect mbufs of the send buffer's */
 
 /** Parameters of tcp_engine_create(). Zero means the default. */
 struct tcp_engine_params {

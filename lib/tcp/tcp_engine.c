@@ -124,6 +124,7 @@ tcp_engine_create(const struct tcp_engine_params *in)
 	snprintf(e->hash_name, sizeof(e->hash_name), "tcp_%s", p.name);
 	e->p.name = e->hash_name;
 	e->rcv_limit = e->p.rcv_buf;
+	(void)tcp_psum_register(&e->psum); /* without it, sums are computed */
 	hp.name = e->hash_name;
 	hp.entries = p.max_conns < 8 ? 8 : p.max_conns;
 	hp.key_len = sizeof(struct tcp_key);
@@ -191,6 +192,7 @@ tcp_conn_release(struct tcp_conn *c)
 		TAILQ_REMOVE(&e->tw, c, tw_link);
 	tcp_rq_free_all(c);
 	tcp_mq_free(&c->sndq);
+	c->snd_cur = NULL;
 	tcp_mq_free(&c->rcvq);
 	for (unsigned int i = 0; i < c->ooo_n; i++)
 		tcp_mq_free(&c->ooo[i].q);
@@ -439,6 +441,7 @@ tcp_conn_deliver(struct tcp_conn *c)
 			c->arg = NULL;
 			tcp_mq_free(&c->rcvq);
 			tcp_mq_free(&c->sndq);
+			c->snd_cur = NULL;
 		}
 	}
 }

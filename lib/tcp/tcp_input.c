@@ -60,7 +60,7 @@ rcv_concat(const struct tcp_conn *c, struct tcp_mq *q, struct tcp_mq *q2)
 	if (c->flags & TCP_CF_KEEP_SEGS)
 		tcp_mq_concat_raw(q, q2);
 	else
-		tcp_mq_concat(q, q2);
+		tcp_mq_concat(q, q2, c->eng->psum.flag);
 }
 
 static void
@@ -606,7 +606,17 @@ new_ack(struct tcp_conn *c, const struct tcp_seg_in *s)
 
 	if ((c->flags & TCP_CF_FIN_SENT) && tcp_seq_gt(s->ack, c->fin_seq))
 		data_acked--;
-	tcp_mq_drop_front(&c->sndq, MIN2(data_acked, c->sndq.bytes));
+	{
+		uint32_t n = MIN2(data_acked, c->sndq.bytes);
+
+		/* The cursor's mbuf stays only if it starts at or after the
+		 * first byte kept (those before are freed or trimmed). */
+		if (c->snd_cur != NULL && c->snd_cur_off >= n)
+			c->snd_cur_off -= n;
+		else
+			c->snd_cur = NULL;
+		tcp_mq_drop_front(&c->sndq, n);
+	}
 	c->snd_una = s->ack;
 	if (tcp_seq_lt(c->snd_nxt, c->snd_una))
 		c->snd_nxt = c->snd_una;

@@ -63,7 +63,7 @@ tcp_mq_concat_raw(struct tcp_mq *q, struct tcp_mq *q2)
 #define TCP_MQ_COALESCE_MAX 512
 
 void
-tcp_mq_concat(struct tcp_mq *q, struct tcp_mq *q2)
+tcp_mq_concat(struct tcp_mq *q, struct tcp_mq *q2, uint64_t clear)
 {
 	struct rte_mbuf *t = q->tail, *m = q2->head;
 
@@ -73,6 +73,7 @@ tcp_mq_concat(struct tcp_mq *q, struct tcp_mq *q2)
 		memcpy(rte_pktmbuf_mtod_offset(t, uint8_t *, t->data_len),
 		       rte_pktmbuf_mtod(m, const uint8_t *), m->data_len);
 		t->data_len = (uint16_t)(t->data_len + m->data_len);
+		t->ol_flags &= ~clear;
 		q->bytes += m->data_len;
 		rte_pktmbuf_free_seg(m);
 		q2->head = q2->tail = NULL;

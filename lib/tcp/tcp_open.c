@@ -179,7 +179,10 @@ cookie_open(struct tcp_engine *e, struct rte_mbuf *m, struct tcp_seg_in *s,
 static int
 parse_or_count(struct tcp_engine *e, const struct rte_mbuf *m, struct tcp_seg_in *s)
 {
-	int rc = tcp_seg_parse(m, pkt_meta((struct rte_mbuf *)(uintptr_t)m), s, 1);
+	struct rte_mbuf *w = (struct rte_mbuf *)(uintptr_t)m;
+	/* The frame is the engine's from here: the payload sum it stores
+	 * in the mbuf is the one write. */
+	int rc = tcp_seg_parse_psum(w, pkt_meta(w), s, 1, &e->psum);
 
 	if (rc == TCP_SEG_ECSUM)
 		TCP_CNT(e, BAD_CSUM);

@@ -198,12 +198,27 @@ emit(struct tcp_conn *c, struct tcp_seg_out *o, uint32_t off, uint32_t len,
 {
 	struct tcp_engine *e = c->eng;
 	uint8_t hbuf[TCP_OPT_SPACE];
-	struct rte_mbuf *m;
+	struct rte_mbuf *m, *d = c->sndq.head;
+	uint32_t base = 0;
 
 	if (unlikely(hroom != 0))
 		hook_opts(c, o, kind, hroom, len, hbuf);
 
-	m = tcp_seg_build(e->p.pool, &c->ep, o, c->sndq.head, off, len);
+	/* From the cursor when the bytes are not before it. */
+	if (len != 0) {
+		if (c->snd_cur != NULL && off >= c->snd_cur_off) {
+			d = c->snd_cur;
+			base = c->snd_cur_off;
+		}
+		while (d != NULL && off - base >= d->data_len) {
+			base += d->data_len;
+			d = d->next;
+		}
+		c->snd_cur = d;
+		c->snd_cur_off = base;
+	}
+	m = tcp_seg_build_ex(e->p.pool, &c->ep, o, d, off - base, len, &e->psum,
+			     !(e->p.flags & TCP_F_TX_COPY));
 	if (m == NULL) {
 		TCP_CNT(e, MBUF_ALLOC_FAIL);
 		return -1;

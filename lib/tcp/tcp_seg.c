@@ -7,6 +7,7 @@
 
 #include <rte_byteorder.h>
 #include <rte_ether.h>
+#include <rte_mbuf_dyn.h>
 #include <rte_ip.h>
 #include <rte_tcp.h>
 
@@ -52,9 +53,89 @@ fold(uint32_t sum)
 	return (uint16_t)sum;
 }
 
+/* The payload sum cache of m, or NULL when m's payload is not what it
+ * records (other bytes, or a cache never written). */
+static inline const struct tcp_psum *
+psum_get(const struct tcp_psum_reg *r, const struct rte_mbuf *m)
+{
+	const struct tcp_psum *c;
+
+	if (r == NULL || r->off < 0 || !(m->ol_flags & r->flag))
+		return NULL;
+	c = RTE_MBUF_DYNFIELD(m, r->off, const struct tcp_psum *);
+	return c;
+}
+
+int
+tcp_psum_register(struct tcp_psum_reg *r)
+{
+	static const struct rte_mbuf_dynfield field = {
+		.name = "sluice_tcp_payload_sum",
+		.size = sizeof(struct tcp_psum),
+		.align = __alignof__(struct tcp_psum),
+	};
+	static const struct rte_mbuf_dynflag flag = {
+		.name = "sluice_tcp_payload_sum_valid",
+	};
+	int bit;
+
+	r->off = rte_mbuf_dynfield_register(&field);
+	bit = rte_mbuf_dynflag_register(&flag);
+	if (r->off < 0 || bit < 0) {
+		r->off = -1;
+		r->flag = 0;
+		return -1;
+	}
+	r->flag = 1ULL << bit;
+	return 0;
+}
+
+uint32_t
+tcp_sum_at(uint16_t sum, uint32_t at)
+{
+	/* RFC 1071 2(B): bytes that start at an odd offset of the sum's
+	 * data add byte-swapped. */
+	return at & 1 ? (uint16_t)(sum << 8 | sum >> 8) : sum;
+}
+
+int
+tcp_chain_sum(const struct rte_mbuf *m, uint32_t off, uint32_t len, uint16_t *out)
+{
+	uint32_t sum = 0, at = 0;
+
+	/* Not rte_raw_cksum_mbuf(): DPDK 22.11's truncates a segment's
+	 * unreduced sum to 16 bits before it byte-swaps it, which is wrong
+	 * for a segment that starts at an odd offset. */
+	while (m != NULL && off >= m->data_len) {
+		off -= m->data_len;
+		m = m->next;
+	}
+	for (; m != NULL && at < len; m = m->next, off = 0) {
+		uint32_t take = RTE_MIN((uint32_t)m->data_len - off, len - at);
+
+		sum += tcp_sum_at(rte_raw_cksum(rte_pktmbuf_mtod_offset(m, const uint8_t *, off),
+						take), at);
+		at += take;
+		sum = (sum & 0xffff) + (sum >> 16);
+	}
+	if (at < len)
+		return -1;
+	*out = fold(sum);
+	return 0;
+}
+
 int
 tcp_seg_parse(const struct rte_mbuf *m, const struct pkt_meta *meta,
 	      struct tcp_seg_in *s, int verify_csum)
+{
+	return tcp_seg_parse_psum((struct rte_mbuf *)(uintptr_t)m, meta, s,
+				  verify_csum, NULL);
+}
+
+int
+tcp_seg_parse_psum(struct rte_mbuf *m, const struct pkt_meta *meta,
+		   struct tcp_seg_in *s, int verify_csum,
+		   const struct tcp_psum_reg *ps)
 {
 	struct tcpopt_parsed po;
 	const uint8_t *th;
@@ -77,8 +158,24 @@ tcp_seg_parse(const struct rte_mbuf *m, const struct pkt_meta *meta,
 		uint16_t raw = 0;
 		uint32_t sum;
 
-		if (rte_raw_cksum_mbuf(m, meta->l4_off, tcp_len, &raw) != 0)
+		if (ps != NULL && ps->off >= 0 && m->next == NULL) {
+			/* Header and payload apart (the header's length is a
+			 * multiple of 4, so the sums add as they are), and
+			 * the payload's kept for the frames that will carry
+			 * these bytes on (tcp_seg_build_ex()). */
+			uint32_t hl = (uint32_t)meta->payload_off - meta->l4_off;
+			uint32_t plen = end - meta->payload_off;
+			uint16_t psum = rte_raw_cksum(th + hl, plen);
+			struct tcp_psum *c = RTE_MBUF_DYNFIELD(m, ps->off, struct tcp_psum *);
+
+			raw = fold((uint32_t)rte_raw_cksum(th, hl) + tcp_sum_at(psum, hl));
+			c->data_off = (uint16_t)(m->data_off + meta->payload_off);
+			c->data_len = (uint16_t)plen;
+			c->sum = psum;
+			m->ol_flags |= ps->flag;
+		} else if (tcp_chain_sum(m, meta->l4_off, tcp_len, &raw) != 0) {
 			return TCP_SEG_EMALFORMED;
+		}
 		sum = tcp_pseudo_sum(meta->l3 == PKT_L3_IPV4 ? 4 : 6, meta->src,
 				     meta->dst, tcp_len) + raw;
 		if (fold(sum) != 0xffff)
@@ -274,31 +371,55 @@ tcp_chain_copy(const struct rte_mbuf *m, uint32_t off, void *dst, uint32_t len)
 	return done;
 }
 
-struct rte_mbuf *
-tcp_seg_build(struct rte_mempool *mp, const struct tcp_endpoints *ep,
-	      const struct tcp_seg_out *o, const struct rte_mbuf *data,
-	      uint32_t data_off, uint32_t data_len)
+/* The ones'-complement sum of len bytes at off in m (a single segment),
+ * from its kept sum when that covers these bytes: the kept sum less the
+ * bytes it covers before and after the piece, when those are fewer than
+ * the piece's. A send queue that once sent a short segment cuts every
+ * later segment across two received mbufs (the tail of one, the head of
+ * the next): each part then costs what the other part of its mbuf
+ * costs, at most half a segment between them. The bytes the kept sum
+ * covers are never written while it is kept (tcp_send() and the
+ * receive queue's merge clear it when they write into an mbuf). */
+static inline uint16_t
+piece_sum(const struct tcp_psum_reg *ps, const struct rte_mbuf *m,
+	  uint32_t off, uint32_t len)
 {
-	uint32_t olen = tcp_seg_opt_len(o);
-	uint32_t l3_len = ep->family == 4 ? 20 : 40;
-	uint32_t tcp_len = 20 + olen + data_len;
-	unsigned int tags = ep->vlan_count > 2 ? 2 : ep->vlan_count;
-	uint32_t l2_len = RTE_ETHER_HDR_LEN + 4u * tags;
-	uint32_t frame = l2_len + l3_len + tcp_len;
-	struct rte_mbuf *m;
-	uint8_t *d, *ip, *th, *end;
-	uint16_t raw;
+	const uint8_t *p = rte_pktmbuf_mtod_offset(m, const uint8_t *, off);
+	const struct tcp_psum *c = psum_get(ps, m);
+	uint32_t start = (uint32_t)m->data_off + off, before, after, sum;
 
-	if (olen > 40)
-		return NULL;
-	m = rte_pktmbuf_alloc(mp);
-	if (m == NULL)
-		return NULL;
-	d = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)RTE_MIN(frame, 0xffffu));
-	if (d == NULL || frame > 0xffff) {
-		rte_pktmbuf_free(m);
-		return NULL;
-	}
+	if (c == NULL || start < c->data_off ||
+	    start + len > (uint32_t)c->data_off + c->data_len)
+		return rte_raw_cksum(p, len);
+	before = start - c->data_off;
+	after = (uint32_t)c->data_off + c->data_len - start - len;
+	if (before == 0 && after == 0)
+		return c->sum;
+	if (before + after >= len)
+		return rte_raw_cksum(p, len);
+	/* piece = kept - before - after, each placed at its offset in the
+	 * kept bytes; the result is placed at offset `before`. Subtracting
+	 * in ones' complement is adding the complement. */
+	sum = c->sum;
+	if (before)
+		sum += (uint16_t)~tcp_sum_at(rte_raw_cksum(p - before, before), 0);
+	if (after)
+		sum += (uint16_t)~tcp_sum_at(rte_raw_cksum(p + len, after), before + len);
+	sum = fold(sum);
+	return (uint16_t)tcp_sum_at((uint16_t)sum, before);
+}
+
+
+/* Write the Ethernet, IP and TCP headers (TCP checksum 0) at d; returns
+ * the TCP header. */
+static uint8_t *
+write_headers(uint8_t *d, const struct tcp_endpoints *ep,
+	      const struct tcp_seg_out *o, uint32_t olen, uint32_t l2_len,
+	      uint32_t l3_len, uint32_t tcp_len)
+{
+	unsigned int tags = (l2_len - RTE_ETHER_HDR_LEN) / 4;
+	uint8_t *ip, *th;
+
 	memcpy(d, &ep->rmac, 6);
 	memcpy(d + 6, &ep->lmac, 6);
 	/* The tags the connection's frames arrived with (802.1Q, QinQ). */
@@ -340,20 +461,105 @@ tcp_seg_build(struct rte_mempool *mp, const struct tcp_endpoints *ep,
 	wr16(th + 14, o->wnd);
 	wr16(th + 16, 0);
 	wr16(th + 18, 0);
-	end = write_opts(th + 20, o);
-	if (data_len && tcp_chain_copy(data, data_off, end, data_len) != data_len) {
+	write_opts(th + 20, o);
+	return th;
+}
+
+struct rte_mbuf *
+tcp_seg_build(struct rte_mempool *mp, const struct tcp_endpoints *ep,
+	      const struct tcp_seg_out *o, const struct rte_mbuf *data,
+	      uint32_t data_off, uint32_t data_len)
+{
+	return tcp_seg_build_ex(mp, ep, o, (struct rte_mbuf *)(uintptr_t)data,
+				data_off, data_len, NULL, false);
+}
+
+struct rte_mbuf *
+tcp_seg_build_ex(struct rte_mempool *mp, const struct tcp_endpoints *ep,
+		 const struct tcp_seg_out *o, struct rte_mbuf *data,
+		 uint32_t data_off, uint32_t data_len,
+		 const struct tcp_psum_reg *ps, bool chain)
+{
+	uint32_t olen = tcp_seg_opt_len(o);
+	uint32_t l3_len = ep->family == 4 ? 20 : 40;
+	uint32_t hlen = 20 + olen;
+	uint32_t tcp_len = hlen + data_len;
+	unsigned int tags = ep->vlan_count > 2 ? 2 : ep->vlan_count;
+	uint32_t l2_len = RTE_ETHER_HDR_LEN + 4u * tags;
+	uint32_t frame = l2_len + l3_len + tcp_len;
+	struct rte_mbuf *m, *last, *d;
+	uint8_t *p, *th;
+	uint32_t sum, at, left, off;
+	uint16_t segs = 1;
+
+	if (olen > 40 || frame > 0xffff)
+		return NULL;
+	if (data_len == 0)
+		chain = false;
+	m = rte_pktmbuf_alloc(mp);
+	if (m == NULL)
+		return NULL;
+	p = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)(chain ? frame - data_len : frame));
+	if (p == NULL) {
 		rte_pktmbuf_free(m);
 		return NULL;
 	}
-	raw = rte_raw_cksum(th, tcp_len);
+	th = write_headers(p, ep, o, olen, l2_len, l3_len, tcp_len);
+	sum = rte_raw_cksum(th, hlen);
+
+	/* The payload: each piece of the queue it spans is summed (from
+	 * the cache kept at receive time where it covers the piece) and
+	 * then either referenced by an indirect mbuf (the queue keeps its
+	 * own reference, so a retransmission finds the bytes) or copied. */
+	d = data;
+	off = data_off;
+	while (d != NULL && off >= d->data_len) {
+		off -= d->data_len;
+		d = d->next;
+	}
+	last = m;
+	at = hlen;
+	for (left = data_len; left > 0; d = d->next, off = 0) {
+		uint32_t take;
+
+		if (d == NULL)
+			goto fail;
+		take = RTE_MIN((uint32_t)d->data_len - off, left);
+		if (take == 0)
+			continue;
+		sum += tcp_sum_at(piece_sum(ps, d, off, take), at);
+		if (chain) {
+			struct rte_mbuf *mi = rte_pktmbuf_alloc(mp);
+
+			if (mi == NULL)
+				goto fail;
+			rte_pktmbuf_attach(mi, d);
+			mi->data_off = (uint16_t)(mi->data_off + off);
+			mi->data_len = (uint16_t)take;
+			mi->pkt_len = take;
+			last->next = mi;
+			last = mi;
+			segs++;
+		} else {
+			memcpy(th + at, rte_pktmbuf_mtod_offset(d, const uint8_t *, off), take);
+		}
+		at += take;
+		left -= take;
+	}
 	{
 		uint16_t c = (uint16_t)~fold(tcp_pseudo_sum(ep->family, ep->laddr,
-							  ep->raddr, tcp_len) + raw);
+							  ep->raddr, tcp_len) + fold(sum));
 		memcpy(th + 16, &c, 2);
 	}
+	m->nb_segs = segs;
+	m->pkt_len = frame;
 	m->port = ep->port;
 	m->l2_len = (uint16_t)l2_len;
 	m->l3_len = (uint16_t)l3_len;
-	m->l4_len = (uint16_t)(20 + olen);
+	m->l4_len = (uint16_t)hlen;
 	return m;
+fail:
+	m->nb_segs = segs;
+	rte_pktmbuf_free(m);
+	return NULL;
 }

@@ -52,6 +52,7 @@ tcp_send(struct tcp_conn *c, const void *data, uint32_t len, uint64_t now_ns)
 			tcp_mq_append(&c->sndq, t);
 		}
 		n = MIN2(len - done, (uint32_t)rte_pktmbuf_tailroom(t));
+		t->ol_flags &= ~e->psum.flag; /* bytes change: no kept sum */
 		memcpy(rte_pktmbuf_mtod_offset(t, uint8_t *, t->data_len), p + done, n);
 		t->data_len = (uint16_t)(t->data_len + n);
 		t->pkt_len = t->data_len;

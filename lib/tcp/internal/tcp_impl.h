@@ -37,8 +37,10 @@ int tcp_mq_collapse(struct tcp_mq *q, struct rte_mempool *mp);
 void tcp_mq_drop_front(struct tcp_mq *q, uint32_t n);
 void tcp_mq_free(struct tcp_mq *q);
 /* Append q2 to q and leave q2 empty; a small single segment is copied
- * into q's last mbuf when it fits (tcp_mq_concat_raw() never copies). */
-void tcp_mq_concat(struct tcp_mq *q, struct tcp_mq *q2);
+ * into q's last mbuf when it fits (tcp_mq_concat_raw() never copies),
+ * and that mbuf loses the ol_flags bits in clear (a payload sum it kept
+ * no longer holds). */
+void tcp_mq_concat(struct tcp_mq *q, struct tcp_mq *q2, uint64_t clear);
 void tcp_mq_concat_raw(struct tcp_mq *q, struct tcp_mq *q2);
 /* Keep only bytes [off, off+len) of a segment chain; free the rest.
  * Returns the new head (NULL if len is 0) and its last segment in *tail. */
@@ -187,6 +189,12 @@ struct tcp_conn {
 	struct tcp_cc_group *ccg;
 	uint64_t ccg_frac;      /* increase carried over, 1/65536 byte */
 	struct tcp_mq sndq;     /* bytes from snd_una on */
+	/* Where the last segment's bytes started in sndq: the mbuf and its
+	 * offset from the head (NULL: walk from the head). New data is
+	 * sent in order, and a walk from the head to SND.NXT costs every
+	 * mbuf in flight, per segment. */
+	struct rte_mbuf *snd_cur;
+	uint32_t snd_cur_off;
 	struct tcp_mq rcvq;     /* in-order bytes not yet read */
 	struct tcp_ooo ooo[TCP_OOO_MAX];
 	uint32_t ooo_recent;    /* seq of the most recently changed range */
@@ -221,6 +229,7 @@ struct tcp_engine {
 	uint64_t xmit_clock;        /* strictly increasing send times */
 	uint64_t cnt[TCP_CNT_MAX];
 	uint32_t rcv_limit;         /* tcp_engine_set_rcv_limit(), <= rcv_buf */
+	struct tcp_psum_reg psum;   /* payload sums kept in received mbufs */
 	uint64_t listen_bits[65536 / 64];
 	char hash_name[RTE_HASH_NAMESIZE];
 };

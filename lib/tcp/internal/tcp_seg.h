@@ -9,6 +9,7 @@
  * Internal to lib/tcp; the unit tests include it directly.
  */
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include <rte_mbuf.h>
@@ -82,6 +83,40 @@ static inline int tcp_seq_ge(uint32_t a, uint32_t b) { return (int32_t)(a - b) >
 #define TCP_SEG_EFRAGMENT  (-3) /* an IP fragment: not a whole segment */
 
 /*
+ * The ones'-complement sum of a received segment's payload, kept in the
+ * mbuf (a dynamic field, valid while a dynamic flag is set) so that a
+ * frame that relays exactly these bytes needs no second pass over them.
+ * It records which bytes it covers: data_len bytes from data_off of the
+ * buffer; a segment trimmed since, or an mbuf never given a sum, does
+ * not match and is summed again.
+ */
+struct tcp_psum {
+	uint16_t data_off, data_len;
+	uint16_t sum;          /* rte_raw_cksum() of those bytes */
+	uint16_t pad;
+};
+
+/* Where the sums are (per process; each engine keeps a copy). */
+struct tcp_psum_reg {
+	int off;               /* dynamic field offset; < 0: no cache */
+	uint64_t flag;         /* ol_flags bit saying the field is valid */
+};
+
+/* Register the field and flag (idempotent). 0, or -1 with r->off = -1. */
+int tcp_psum_register(struct tcp_psum_reg *r);
+
+/* A 16-bit ones'-complement sum of bytes found at byte offset `at` of
+ * the data summed, made ready to add: byte-swapped when `at` is odd
+ * (RFC 1071 2(B)). */
+uint32_t tcp_sum_at(uint16_t sum, uint32_t at);
+
+/* The ones'-complement sum (as rte_raw_cksum() gives it) of len bytes
+ * from off in the segment chain m, each segment's part placed by its
+ * offset. 0, or -1 when the chain is shorter. */
+int tcp_chain_sum(const struct rte_mbuf *m, uint32_t off, uint32_t len,
+		  uint16_t *out);
+
+/*
  * Parse the TCP segment of a frame pkt_parse() accepted as TCP. The TCP
  * checksum is verified when verify_csum is set. Options are walked with
  * tcpopt_parse(); a malformed option area makes the segment malformed.
@@ -91,6 +126,11 @@ static inline int tcp_seq_ge(uint32_t a, uint32_t b) { return (int32_t)(a - b) >
  */
 int tcp_seg_parse(const struct rte_mbuf *m, const struct pkt_meta *meta,
 		  struct tcp_seg_in *s, int verify_csum);
+/* The same; when it verifies the checksum of a frame in one mbuf and ps
+ * is not NULL, it also stores the payload's sum in m (struct tcp_psum). */
+int tcp_seg_parse_psum(struct rte_mbuf *m, const struct pkt_meta *meta,
+		       struct tcp_seg_in *s, int verify_csum,
+		       const struct tcp_psum_reg *ps);
 
 /*
  * Copy the options of the TCP header th (hlen bytes, already validated by
@@ -116,6 +156,21 @@ struct rte_mbuf *tcp_seg_build(struct rte_mempool *mp,
 			       const struct tcp_seg_out *o,
 			       const struct rte_mbuf *data, uint32_t data_off,
 			       uint32_t data_len);
+
+/*
+ * tcp_seg_build(), with a choice. chain: the frame is a fresh mbuf with
+ * the headers followed by indirect mbufs of mp attached to the pieces of
+ * data it carries (no payload copy; data keeps its own references, so
+ * it can be sent again); otherwise one mbuf with the payload copied. ps
+ * (may be NULL): payload sums kept at receive time, used for the pieces
+ * they cover exactly.
+ */
+struct rte_mbuf *tcp_seg_build_ex(struct rte_mempool *mp,
+				  const struct tcp_endpoints *ep,
+				  const struct tcp_seg_out *o,
+				  struct rte_mbuf *data, uint32_t data_off,
+				  uint32_t data_len,
+				  const struct tcp_psum_reg *ps, bool chain);
 
 /* Ones-complement sum of the pseudo header (RFC 9293 3.1, RFC 8200 8.1). */
 uint32_t tcp_pseudo_sum(uint8_t family, const uint8_t *src, const uint8_t *dst,

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <rte_mbuf_dyn.h>
 
 #include "tcp_test_util.h"
 #include "tcp_impl.h"
@@ -177,6 +178,238 @@ slicing_a_chain_keeps_exactly_the_requested_bytes(void **state)
 	assert_int_equal(rte_mempool_in_use_count(test_pool), 0);
 }
 
+/* ------------------------------------------------------------------ */
+/* Chained frames and kept payload sums                               */
+
+/* RFC 1071 written out: 16-bit big-endian words, an odd last byte
+ * padded with zero, end-around carry. Independent of rte_raw_cksum(). */
+static uint32_t
+ref_sum(uint32_t sum, const uint8_t *p, size_t n)
+{
+	for (size_t i = 0; i + 1 < n; i += 2)
+		sum += (uint32_t)p[i] << 8 | p[i + 1];
+	if (n & 1)
+		sum += (uint32_t)p[n - 1] << 8;
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return sum;
+}
+
+/* Whether the frame (any chain) carries a correct TCP checksum, by the
+ * reference sum over a linear copy and a pseudo header built by hand. */
+static int
+ref_tcp_csum_ok(const struct rte_mbuf *m, const struct tcp_endpoints *ep)
+{
+	static uint8_t f[4096];
+	uint8_t ph[40];
+	uint32_t len = rte_pktmbuf_pkt_len(m), l3 = ep->family == 4 ? 20 : 40;
+	uint32_t l4 = 14 + l3, tl = len - l4, alen = ep->family == 4 ? 4 : 16;
+
+	assert_true(len <= sizeof(f));
+	assert_int_equal(tcp_chain_copy(m, 0, f, len), len);
+	memset(ph, 0, sizeof(ph));
+	memcpy(ph, ep->laddr, alen);
+	memcpy(ph + alen, ep->raddr, alen);
+	return ref_sum(ref_sum(ref_sum(0, ph, 2 * alen), (const uint8_t[]){
+		0, 6, (uint8_t)(tl >> 8), (uint8_t)tl }, 4), f + l4, tl) == 0xffff;
+}
+
+static void
+fill_random(uint8_t *p, size_t n, uint32_t seed)
+{
+	for (size_t i = 0; i < n; i++) {
+		seed = seed * 1103515245u + 12345u;
+		p[i] = (uint8_t)(seed >> 16);
+	}
+}
+
+/* A send queue of odd-sized pieces (333, 1001, 77, 590 bytes); every
+ * slice of it, at every parity of offset and length, is built chained
+ * and copied: the two frames hold the same bytes, the chained one holds
+ * no payload byte of its own (indirect mbufs on the queue's buffers,
+ * which count one more reference each while the frame lives), and both
+ * checksums are right by an independent computation. */
+static void
+a_chained_segment_references_the_queue_and_matches_the_copied_one(void **state)
+{
+	static const uint32_t sizes[] = { 333, 1001, 77, 590 };
+	static uint8_t data[2001], a[4096], b[4096];
+	const uint32_t slices[][2] = {
+		{ 0, 333 }, { 0, 334 }, { 1, 1400 }, { 333, 1001 }, { 332, 1003 },
+		{ 700, 1301 }, { 1333, 77 }, { 1334, 667 }, { 1, 1500 }, { 2000, 1 },
+	};
+	struct rte_mbuf *q = NULL, *t = NULL, *qm[4];
+	unsigned int in_use;
+
+	(void)state;
+	fill_random(data, sizeof(data), 7);
+	for (uint32_t i = 0, off = 0; i < RTE_DIM(sizes); off += sizes[i++]) {
+		qm[i] = chain_of(data + off, sizes[i], sizes[i]);
+		if (t != NULL)
+			t->next = qm[i];
+		else
+			q = qm[i];
+		t = qm[i];
+	}
+	in_use = rte_mempool_in_use_count(test_pool);
+	for (int fam = 4; fam <= 6; fam += 2)
+		for (unsigned int k = 0; k < RTE_DIM(slices); k++) {
+			struct tcp_endpoints ep;
+			struct tcp_seg_out o = { .seq = 1, .ack = 2, .wnd = 100,
+						 .flags = TCP_FL_ACK, .opts = TCP_SO_TS,
+						 .tsval = 3, .tsecr = 4 };
+			uint32_t off = slices[k][0], len = slices[k][1];
+			struct rte_mbuf *c, *p;
+			struct tcp_seg_in s;
+			uint32_t hl = 14 + (fam == 4 ? 20 : 40) + 32;
+
+			if (fam == 4)
+				wire_ep_v4(&ep);
+			else
+				wire_ep_v6(&ep);
+			c = tcp_seg_build_ex(test_pool, &ep, &o, q, off, len, NULL, true);
+			p = tcp_seg_build_ex(test_pool, &ep, &o, q, off, len, NULL, false);
+			assert_non_null(c);
+			assert_non_null(p);
+			assert_int_equal(p->nb_segs, 1);
+			assert_true(c->nb_segs >= 2);
+			assert_int_equal(rte_pktmbuf_data_len(c), hl);
+			assert_int_equal(rte_pktmbuf_pkt_len(c), hl + len);
+			assert_int_equal(rte_pktmbuf_pkt_len(p), hl + len);
+			for (struct rte_mbuf *x = c->next; x != NULL; x = x->next) {
+				struct rte_mbuf *d = rte_mbuf_from_indirect(x);
+
+				assert_true(RTE_MBUF_CLONED(x));
+				assert_int_equal(rte_mbuf_refcnt_read(d), 2);
+			}
+			assert_int_equal(tcp_chain_copy(c, 0, a, hl + len), hl + len);
+			assert_int_equal(tcp_chain_copy(p, 0, b, hl + len), hl + len);
+			assert_memory_equal(a, b, hl + len);
+			assert_memory_equal(a + hl, data + off, len);
+			assert_true(ref_tcp_csum_ok(c, &ep));
+			assert_true(ref_tcp_csum_ok(p, &ep));
+			/* The engine's own check of a received chain agrees. */
+			assert_int_equal(pkt_parse(c, pkt_meta(c), 0), PKT_ERR_NONE);
+			assert_int_equal(tcp_seg_parse(c, pkt_meta(c), &s, 1), 0);
+			assert_int_equal(s.len, len);
+			rte_pktmbuf_free(c);
+			rte_pktmbuf_free(p);
+			for (unsigned int i = 0; i < RTE_DIM(qm); i++)
+				assert_int_equal(rte_mbuf_refcnt_read(qm[i]), 1);
+			assert_int_equal(rte_mempool_in_use_count(test_pool), in_use);
+		}
+	chain_free(q);
+	assert_int_equal(rte_mempool_in_use_count(test_pool), 0);
+}
+
+/* A received frame, as the engine keeps it: the payload alone. */
+static struct rte_mbuf *
+received_payload(const struct tcp_psum_reg *ps, const uint8_t *data, uint32_t len)
+{
+	struct tcp_endpoints ep;
+	struct tcp_seg_out o = { .seq = 1, .ack = 2, .wnd = 100, .flags = TCP_FL_ACK };
+	struct rte_mbuf *src = chain_of(data, len, len), *m;
+	struct tcp_seg_in s;
+
+	wire_ep_v4(&ep);
+	m = tcp_seg_build(test_pool, &ep, &o, src, 0, len);
+	chain_free(src);
+	assert_non_null(m);
+	assert_int_equal(pkt_parse(m, pkt_meta(m), 0), PKT_ERR_NONE);
+	assert_int_equal(tcp_seg_parse_psum(m, pkt_meta(m), &s, 1, ps), 0);
+	assert_true(m->ol_flags & ps->flag);
+	rte_pktmbuf_adj(m, s.payload_off);
+	assert_int_equal(m->data_len, len);
+	return m;
+}
+
+/* Two received segments of odd lengths (1001 and 445 bytes) sent on in
+ * segments cut anywhere: whole, across both (the second then starts at
+ * an odd offset, so its kept sum adds byte-swapped), or a part of one
+ * (the kept sum less what it covers before and after the part, when
+ * that is shorter). Every frame's checksum is right by an independent
+ * computation. Poisoned, the kept sum spoils the frames that use it (so
+ * it was used) and not one whose part is cheaper to sum directly. */
+static void
+a_kept_payload_sum_is_used_wherever_it_covers_the_piece(void **state)
+{
+	static uint8_t d1[1001], d2[445];
+	static const uint32_t cuts[][2] = {
+		{ 0, 1446 }, { 1, 1445 }, { 0, 1001 }, { 0, 1000 }, { 1, 1000 },
+		{ 3, 997 }, { 500, 946 }, { 999, 447 }, { 1000, 446 }, { 1001, 445 },
+		{ 1002, 443 }, { 700, 300 }, { 1200, 101 }, { 2, 1443 },
+	};
+	struct tcp_psum_reg ps;
+	struct tcp_endpoints ep;
+	struct tcp_seg_out o = { .seq = 10, .ack = 20, .wnd = 300, .flags = TCP_FL_ACK };
+	struct rte_mbuf *r1, *r2, *m;
+	struct tcp_psum *c1;
+
+	(void)state;
+	assert_int_equal(tcp_psum_register(&ps), 0);
+	fill_random(d1, sizeof(d1), 1);
+	fill_random(d2, sizeof(d2), 2);
+	r1 = received_payload(&ps, d1, sizeof(d1));
+	r2 = received_payload(&ps, d2, sizeof(d2));
+	r1->next = r2;
+	wire_ep_v6(&ep);
+	for (int chain = 0; chain <= 1; chain++)
+		for (unsigned int k = 0; k < RTE_DIM(cuts); k++) {
+			m = tcp_seg_build_ex(test_pool, &ep, &o, r1, cuts[k][0], cuts[k][1],
+					     &ps, chain);
+			assert_non_null(m);
+			if (!ref_tcp_csum_ok(m, &ep))
+				fail_msg("chain %d, %u bytes from %u: bad checksum", chain,
+					 cuts[k][1], cuts[k][0]);
+			rte_pktmbuf_free(m);
+		}
+	c1 = RTE_MBUF_DYNFIELD(r1, ps.off, struct tcp_psum *);
+	c1->sum = (uint16_t)(c1->sum + 1);
+	m = tcp_seg_build_ex(test_pool, &ep, &o, r1, 0, 1001, &ps, true);
+	assert_false(ref_tcp_csum_ok(m, &ep));
+	rte_pktmbuf_free(m);
+	m = tcp_seg_build_ex(test_pool, &ep, &o, r1, 1, 999, &ps, true);
+	assert_false(ref_tcp_csum_ok(m, &ep));
+	rte_pktmbuf_free(m);
+	m = tcp_seg_build_ex(test_pool, &ep, &o, r1, 300, 400, &ps, true);
+	assert_true(ref_tcp_csum_ok(m, &ep));
+	rte_pktmbuf_free(m);
+	r1->next = NULL;
+	rte_pktmbuf_free(r1);
+	rte_pktmbuf_free(r2);
+	assert_int_equal(rte_mempool_in_use_count(test_pool), 0);
+}
+
+/* rte_raw_cksum_mbuf() of DPDK 22.11 truncates a segment's unreduced
+ * sum before it byte-swaps it; the engine's own walk does not. A chain
+ * whose second piece starts at an odd offset and sums past 16 bits. */
+static void
+a_chain_with_an_odd_piece_sums_like_its_linear_copy(void **state)
+{
+	static uint8_t data[1500];
+	uint16_t got;
+
+	(void)state;
+	memset(data, 0xff, sizeof(data));
+	for (uint32_t first = 1; first < 40; first += 6) {
+		struct rte_mbuf *q = chain_of(data, first, first);
+
+		q->next = chain_of(data + first, sizeof(data) - first, sizeof(data));
+		assert_int_equal(tcp_chain_sum(q, 0, sizeof(data), &got), 0);
+		assert_int_equal(ref_sum(0, data, sizeof(data)),
+				 rte_be_to_cpu_16(got) == 0 ? 0xffff : rte_be_to_cpu_16(got));
+		fill_random(data, sizeof(data), first);
+		chain_free(q);
+		q = chain_of(data, first, first);
+		q->next = chain_of(data + first, sizeof(data) - first, sizeof(data));
+		assert_int_equal(tcp_chain_sum(q, 0, sizeof(data), &got), 0);
+		assert_int_equal(ref_sum(0, data, sizeof(data)), rte_be_to_cpu_16(got));
+		assert_int_equal(tcp_chain_sum(q, 0, sizeof(data) + 1, &got), -1);
+		chain_free(q);
+		memset(data, 0xff, sizeof(data));
+	}
+}
+
 static void
 siphash24_matches_the_reference_vectors(void **state)
 {
@@ -231,6 +464,9 @@ main(void)
 		cmocka_unit_test(a_data_segment_copies_payload_across_mbuf_boundaries_over_ipv6),
 		cmocka_unit_test(a_flipped_payload_bit_fails_the_checksum),
 		cmocka_unit_test(slicing_a_chain_keeps_exactly_the_requested_bytes),
+		cmocka_unit_test(a_chained_segment_references_the_queue_and_matches_the_copied_one),
+		cmocka_unit_test(a_kept_payload_sum_is_used_wherever_it_covers_the_piece),
+		cmocka_unit_test(a_chain_with_an_odd_piece_sums_like_its_linear_copy),
 		cmocka_unit_test(siphash24_matches_the_reference_vectors),
 		cmocka_unit_test(isns_depend_on_key_and_tuple_and_advance_every_4us),
 	};
