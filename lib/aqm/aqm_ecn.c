@@ -9,17 +9,6 @@
 #define ECN_MASK 0x03
 #define ECN_CE   0x03
 
-static inline uint16_t
-csum_replace16(uint16_t hc, uint16_t old, uint16_t new)
-{
-	/* HC' = ~(~HC + ~m + m') in one's complement arithmetic. */
-	uint32_t sum = (uint16_t)~hc + (uint32_t)(uint16_t)~old + new;
-
-	sum = (sum & 0xffff) + (sum >> 16);
-	sum = (sum & 0xffff) + (sum >> 16);
-	return (uint16_t)~sum;
-}
-
 bool
 aqm_ecn_mark_ce(struct rte_mbuf *m)
 {
@@ -43,7 +32,7 @@ aqm_ecn_mark_ce(struct rte_mbuf *m)
 		if ((ip[1] & ECN_MASK) == ECN_CE)
 			return true;
 		ip[1] |= ECN_CE;
-		hc = csum_replace16(hc, old, (uint16_t)(old | ECN_CE));
+		hc = aqm_csum_replace16(hc, old, (uint16_t)(old | ECN_CE));
 		ip[10] = (uint8_t)(hc >> 8);
 		ip[11] = (uint8_t)hc;
 		return true;

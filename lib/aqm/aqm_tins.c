@@ -156,17 +156,6 @@ aqm_tins_bypass(struct aqm_sched *s, struct aqm_pipe *p, const struct rte_mbuf *
 	t->st.tx_bytes += len;
 }
 
-static inline uint16_t
-csum_replace16(uint16_t hc, uint16_t old, uint16_t new)
-{
-	/* RFC 1624 eqn. 3: HC' = ~(~HC + ~m + m'). */
-	uint32_t sum = (uint16_t)~hc + (uint32_t)(uint16_t)~old + new;
-
-	sum = (sum & 0xffff) + (sum >> 16);
-	sum = (sum & 0xffff) + (sum >> 16);
-	return (uint16_t)~sum;
-}
-
 void
 aqm_dscp_wash(struct aqm_sched *s, struct rte_mbuf *m)
 {
@@ -188,7 +177,7 @@ aqm_dscp_wash(struct aqm_sched *s, struct rte_mbuf *m)
 			return;
 		}
 		ip[1] &= 0x03;
-		hc = csum_replace16(hc, old, (uint16_t)(old & 0xff03));
+		hc = aqm_csum_replace16(hc, old, (uint16_t)(old & 0xff03));
 		ip[10] = (uint8_t)(hc >> 8);
 		ip[11] = (uint8_t)hc;
 	} else {

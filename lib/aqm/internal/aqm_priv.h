@@ -471,4 +471,17 @@ void aqm_sched_pipe_wake(struct aqm_sched *s, uint32_t idx, uint64_t now);
 int aqm_shaper_check(const struct aqm_shaper_params *sp);
 void aqm_shaper_apply(struct aqm_pipe *p, const struct aqm_shaper_params *sp);
 
+/* A 16-bit word of a checksummed header changed from old to new: the
+ * checksum hc updated incrementally (RFC 1624 eqn. 3: HC' = ~(~HC + ~m +
+ * m')). ECN marking and DSCP washing rewrite the IPv4 header with it. */
+static inline uint16_t
+aqm_csum_replace16(uint16_t hc, uint16_t old, uint16_t new)
+{
+	uint32_t sum = (uint16_t)~hc + (uint32_t)(uint16_t)~old + new;
+
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	return (uint16_t)~sum;
+}
+
 #endif /* SLUICE_AQM_PRIV_H */
