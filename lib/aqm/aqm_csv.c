@@ -25,19 +25,6 @@ static const char *const ar_limit_col[2][2] = {
 	{ "floor_down", "ceiling_down" }, { "floor_up", "ceiling_up" },
 };
 
-static char *
-trim(char *s)
-{
-	char *e;
-
-	while (isspace((unsigned char)*s))
-		s++;
-	e = s + strlen(s);
-	while (e > s && isspace((unsigned char)e[-1]))
-		*--e = '\0';
-	return s;
-}
-
 /* The one prefix parser (lib/ini); host bits cleared, /0 refused. */
 static int
 parse_prefix(const char *s, struct aqm_sub_entry *e)
@@ -118,7 +105,7 @@ aqm_subs_csv_parse_line(const char *line, struct aqm_sub_entry *e,
 	strcpy(buf, line);
 	if ((p = strchr(buf, '#')) != NULL)
 		*p = '\0';
-	s = trim(buf);
+	s = ini_trim(buf);
 	if (*s == '\0')
 		goto nothing;
 	for (p = s; nf < CSV_FIELDS; ) {
@@ -126,7 +113,7 @@ aqm_subs_csv_parse_line(const char *line, struct aqm_sub_entry *e,
 
 		if (c != NULL)
 			*c = '\0';
-		f[nf++] = trim(p);
+		f[nf++] = ini_trim(p);
 		if (c == NULL)
 			break;
 		p = c + 1;

@@ -62,19 +62,6 @@ struct lq_state {
 	char header[LQ_MAX_FIELDS][40];
 };
 
-static char *
-trim(char *s)
-{
-	char *e;
-
-	while (isspace((unsigned char)*s))
-		s++;
-	e = s + strlen(s);
-	while (e > s && isspace((unsigned char)e[-1]))
-		*--e = '\0';
-	return s;
-}
-
 /*
  * Split one CSV record (RFC 4180: a field in double quotes may hold
  * commas, and "" stands for one quote) in place. Returns the field count,
@@ -128,7 +115,7 @@ split(char *line, char **f, unsigned int max, char *why, size_t whylen)
 		}
 		char end = *r;
 		*w = '\0';
-		f[n] = trim(f[n]);
+		f[n] = ini_trim(f[n]);
 		n++;
 		if (end == '\0')
 			return (int)n;
@@ -315,7 +302,7 @@ addresses(struct lq_state *st, char *list, int family, const struct aqm_sub_entr
 		struct ini_prefix p;
 		char pwhy[96];
 
-		a = trim(a);
+		a = ini_trim(a);
 		if (*a == '\0')
 			continue;
 		if (ini_parse_prefix(a, false, &p, pwhy, sizeof(pwhy)) < 0 || p.family != family) {
@@ -464,7 +451,7 @@ aqm_subs_lqos_parse(const char *buf, size_t len, const char *name,
 		memcpy(line, buf + pos, end - pos);
 		line[end - pos] = '\0';
 		pos = end + 1;
-		char *s = trim(line);
+		char *s = ini_trim(line);
 		if (*s == '\0' || *s == '#')
 			continue;
 		if (!have_header) {
@@ -579,7 +566,7 @@ aqm_subs_load(const char *path, struct aqm_sub_entry **entries,
 
 		if (fgets(line, sizeof(line), f) == NULL)
 			break;
-		char *s = trim(line);
+		char *s = ini_trim(line);
 		if (*s == '\0' || *s == '#')
 			continue;
 		lqos = aqm_subs_lqos_is_header(s);

@@ -13,8 +13,8 @@
 #define INI_MAX_BYTES (64u << 20)
 #define INI_DIM(a) (sizeof(a) / sizeof((a)[0]))
 
-static char *
-trim(char *s)
+char *
+ini_trim(char *s)
 {
 	while (isspace((unsigned char)*s))
 		s++;
@@ -80,11 +80,11 @@ ini_parse(const char *name, const char *text, size_t len, char *err,
 		p = nl != NULL ? nl + 1 : NULL;
 		if (s[0] != '\0' && s[strlen(s) - 1] == '\r')
 			s[strlen(s) - 1] = '\0';
-		s = trim(s);
+		s = ini_trim(s);
 		if (*s == '\0' || *s == '#' || *s == ';')
 			continue;
 		cut_comment(s);
-		s = trim(s);
+		s = ini_trim(s);
 		if (*s == '[') {
 			char *close = strchr(s, ']');
 			if (close == NULL || close[1] != '\0') {
@@ -95,7 +95,7 @@ ini_parse(const char *name, const char *text, size_t len, char *err,
 				return NULL;
 			}
 			*close = '\0';
-			section = trim(s + 1);
+			section = ini_trim(s + 1);
 			if (*section == '\0') {
 				snprintf(err, errlen, "%s:%u: empty section name",
 					 name, line);
@@ -125,7 +125,7 @@ ini_parse(const char *name, const char *text, size_t len, char *err,
 			return NULL;
 		}
 		*eq = '\0';
-		char *key = trim(s), *val = trim(eq + 1);
+		char *key = ini_trim(s), *val = ini_trim(eq + 1);
 		if (*key == '\0') {
 			snprintf(err, errlen, "%s:%u: missing key before '='",
 				 name, line);

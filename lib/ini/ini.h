@@ -184,6 +184,13 @@ struct ini_prefix {
 int ini_parse_prefix(const char *v, bool allow_zero, struct ini_prefix *out,
 		     char *why, size_t whylen);
 
+/**
+ * Strip leading and trailing whitespace in place: trailing whitespace is
+ * overwritten with NULs. The INI reader and the CSV readers share it.
+ * @return s past its leading whitespace.
+ */
+char *ini_trim(char *s);
+
 #ifdef __cplusplus
 }
 #endif
