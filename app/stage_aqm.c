@@ -84,6 +84,7 @@ aqm_stage_burst(void *ctx, const struct stage_burst *b,
 	struct rte_mbuf *local[AQM_BATCH];
 	uint32_t pipes[AQM_BATCH];
 	struct handoff_stage away;
+	int32_t ids[AQM_SUBS_LOOKUP_BURST];
 	uint16_t keep = 0, nl = 0;
 	/* At shutdown the owner may have flushed already: keep it here. */
 	const bool stopping = b->stopping;
@@ -97,13 +98,18 @@ aqm_stage_burst(void *ctx, const struct stage_burst *b,
 		struct pkt_meta *meta = pkt_meta(m);
 		int id;
 
+		/* One table lookup per run of packets: the loop rewrites
+		 * only positions up to i, which it has read already. */
+		if (i % AQM_SUBS_LOOKUP_BURST == 0)
+			aqm_subs_lookup_burst(w->subs, dir, pkts + i,
+					      RTE_MIN(n - i, AQM_SUBS_LOOKUP_BURST), ids);
 		if (unlikely(meta->err != PKT_ERR_NONE)) {
 			/* Never CE-mark or reorder what we cannot parse. */
 			st->malformed++;
 			pkts[keep++] = m;
 			continue;
 		}
-		id = aqm_subs_lookup(w->subs, dir, m);
+		id = ids[i % AQM_SUBS_LOOKUP_BURST];
 		if (id < 0) {
 			st->passed++;
 			pkts[keep++] = m;

@@ -138,7 +138,8 @@ runs with stage_cycles, 5). aqm mode: BENCH_AQM_FLOWS (10000),
 BENCH_AQM_SUBSCRIBERS (1000), BENCH_AQM_RATE (10gbit), BENCH_AQM_SIZE (64),
 BENCH_AQM_BYPASS (on; off queues every packet, as before the bypass),
 BENCH_AQM_DIFFSERV (besteffort; diffserv3 or diffserv4 also give the
-flows DSCPs 0, CS1, AF41 and EF in turn).
+flows DSCPs 0, CS1, AF41 and EF in turn), BENCH_AQM_ISOLATION (unset: the
+config default, triple-isolate; flows turns host isolation off).
 --instructions: BENCH_INSTR_SECS (4; 1 with --quick), BENCH_INSTR_TOP (12
 functions), VALGRIND_BIN, BENCH_TELEMETRY_TIMEOUT (20 s under valgrind),
 BENCH_PROXY_BYTES (40M; 4M with --quick).
@@ -483,6 +484,7 @@ AQM_RATE=${BENCH_AQM_RATE:-10gbit}
 AQM_SIZE=${BENCH_AQM_SIZE:-64}
 AQM_BYPASS=${BENCH_AQM_BYPASS:-on}
 AQM_DIFFSERV=${BENCH_AQM_DIFFSERV:-besteffort}
+AQM_ISOLATION=${BENCH_AQM_ISOLATION:-}
 AQM_DSCP=()
 [ "$AQM_DIFFSERV" = besteffort ] || AQM_DSCP=(--dscp-mix)
 start_sluice_aqm() { start_sluice "$1" "$AQM_DIR/sluice-aqm.ini"; }
@@ -530,7 +532,11 @@ EOF
 	# (besteffort writes no key: the same file as before tins existed)
 	[ "$AQM_DIFFSERV" = besteffort ] ||
 		echo "diffserv = $AQM_DIFFSERV" >>"$AQM_DIR/sluice-aqm.ini"
-	TRAFFIC_DESC="net_pcap1 infinite_rx=1 replaying $AQM_FLOWS UDP flows to $AQM_SUBS subscribers ($AQM_SIZE B, downstream${AQM_DSCP:+, DSCPs 0/CS1/AF41/EF}) into net_null0 (no rx); $MBUFS mbufs; [aqm] bypass = $AQM_BYPASS, diffserv = $AQM_DIFFSERV"
+	# (no isolation key unless asked: a sluice older than host isolation
+	# reads the same file)
+	[ -z "$AQM_ISOLATION" ] ||
+		echo "isolation = $AQM_ISOLATION" >>"$AQM_DIR/sluice-aqm.ini"
+	TRAFFIC_DESC="net_pcap1 infinite_rx=1 replaying $AQM_FLOWS UDP flows to $AQM_SUBS subscribers ($AQM_SIZE B, downstream${AQM_DSCP:+, DSCPs 0/CS1/AF41/EF}) into net_null0 (no rx); $MBUFS mbufs; [aqm] bypass = $AQM_BYPASS, diffserv = $AQM_DIFFSERV, isolation = ${AQM_ISOLATION:-default}"
 }
 
 # scale: the same datapaths with 1 and with 2 workers. Worker i polls rx

@@ -593,17 +593,56 @@ aqm_subs_lookup(const struct aqm_subs *s, enum aqm_dir dir, struct rte_mbuf *m)
 	return s->policy == AQM_DEFAULT_PIPE ? 0 : -ENOENT;
 }
 
+void
+aqm_subs_lookup_burst(const struct aqm_subs *s, enum aqm_dir dir,
+		      struct rte_mbuf *const *pkts, uint16_t n, int32_t *ids)
+{
+	const int32_t miss = s->policy == AQM_DEFAULT_PIPE ? 0 : -ENOENT;
+	uint32_t ip[AQM_SUBS_LOOKUP_BURST];
+	uint64_t nh[AQM_SUBS_LOOKUP_BURST];
+	uint8_t at[AQM_SUBS_LOOKUP_BURST];
+	unsigned int k = 0;
+
+	RTE_ASSERT(n <= AQM_SUBS_LOOKUP_BURST);
+	for (uint16_t i = 0; i < n; i++) {
+		const struct pkt_meta *meta = pkt_meta(pkts[i]);
+		const uint8_t *a = dir == AQM_DIR_DOWN ? meta->dst : meta->src;
+		uint32_t nh6;
+
+		ids[i] = miss;
+		if (meta->l3 == PKT_L3_IPV4) {
+			memcpy(&ip[k], a, 4);
+			ip[k] = rte_be_to_cpu_32(ip[k]);
+			at[k++] = (uint8_t)i;
+		} else if (meta->l3 == PKT_L3_IPV6 && s->lpm6 != NULL &&
+			   rte_lpm6_lookup(s->lpm6, a, &nh6) == 0) {
+			ids[i] = (int32_t)nh6;
+		}
+	}
+	if (k == 0)
+		return;
+	rte_fib_lookup_bulk(s->fib4, ip, nh, k);
+	for (unsigned int j = 0; j < k; j++)
+		if (nh[j] != 0)
+			ids[at[j]] = (int32_t)nh[j];
+}
+
 uint16_t
 aqm_subs_enqueue_burst(struct aqm_subs *s, enum aqm_dir dir,
 		       struct rte_mbuf **pkts, uint16_t n, uint64_t now_ns)
 {
 	struct rte_mbuf *q[64];
 	uint32_t pipes[64];
+	int32_t ids[AQM_SUBS_LOOKUP_BURST];
 	uint16_t left = 0, nq = 0;
 
 	for (uint16_t i = 0; i < n; i++) {
-		int id = aqm_subs_lookup(s, dir, pkts[i]);
+		int id;
 
+		if (i % AQM_SUBS_LOOKUP_BURST == 0)
+			aqm_subs_lookup_burst(s, dir, pkts + i,
+					      RTE_MIN(n - i, AQM_SUBS_LOOKUP_BURST), ids);
+		id = ids[i % AQM_SUBS_LOOKUP_BURST];
 		if (id < 0) {
 			pkts[left++] = pkts[i];
 			continue;
