@@ -603,10 +603,23 @@ proxy_stage_create(const void *conf, const struct stage_env *env,
 		proxy_stages[env->worker] = st;
 	if (env->worker == 0) {
 		/* The worst case of the configuration, in mbufs of full-sized
-		 * segments: every connection's two legs with both buffers
-		 * full, on every worker. */
-		uint64_t worst = (uint64_t)env->nb_workers * c->max_conns * 2 *
-				 ((c->snd_buf + c->rcv_buf + PROXY_SEG_BYTES - 1) / PROXY_SEG_BYTES);
+		 * segments, on every worker: every connection's two legs with
+		 * both buffers full. An MPTCP client leg holds a leg's buffers
+		 * per subflow, and its data-level reassembly up to twice the
+		 * receive side again (lib/mptcp_proxy/mptcp_conn.c: rcv_lim);
+		 * the hand-off rings between workers hold a frame per slot.
+		 * (A segment sent is a header mbuf and an indirect one on top
+		 * of the kept payload only until the port has sent it: the tx
+		 * rings bound those, not the buffers.) */
+		const uint64_t leg = (c->snd_buf + c->rcv_buf + PROXY_SEG_BYTES - 1) /
+				     PROXY_SEG_BYTES;
+		const uint64_t mp_leg = c->mptcp ? (uint64_t)c->mptcp_max_subflows *
+			((c->snd_buf + 3ull * c->rcv_buf + PROXY_SEG_BYTES - 1) /
+			 PROXY_SEG_BYTES) : leg;
+		const uint64_t rings = env->nb_workers > 1 ? (uint64_t)env->nb_workers *
+			(env->nb_workers - 1) * c->handoff_ring : 0;
+		uint64_t worst = (uint64_t)env->nb_workers * c->max_conns * (leg + mp_leg) +
+				 rings;
 
 		SL_LOG(proxy, INFO, "proxy: intercepting %u prefix(es) from the subscriber side, "
 		       "%u connections per worker, snd_buf %u, rcv_buf %u, %s, "
@@ -615,10 +628,12 @@ proxy_stage_create(const void *conf, const struct stage_env *env,
 		       c->cc == TCP_CC_NEWRENO ? "newreno" : "cubic", prm.mbuf_budget,
 		       env->pool->size);
 		if (worst > prm.mbuf_budget)
-			SL_LOG(proxy, WARNING, "proxy: warning: [proxy] max_connections x 2 legs x "
-			       "(snd_buf + rcv_buf) could hold %" PRIu64 " mbufs, more than "
-			       "mbuf_budget (%u): windows shrink from half the budget on, "
-			       "and are closed at the budget", worst, prm.mbuf_budget);
+			SL_LOG(proxy, WARNING, "proxy: warning: [proxy] max_connections x "
+			       "(server leg + client leg, %s) could hold %" PRIu64 " mbufs, "
+			       "more than mbuf_budget (%u): windows shrink from half the "
+			       "budget on, and are closed at the budget",
+			       c->mptcp ? "mptcp_max_subflows subflows" : "one subflow",
+			       worst, prm.mbuf_budget);
 	}
 	SL_LOG(proxy, DEBUG, "proxy: worker %u: %u connection pairs, mbuf_budget %u",
 	       env->worker, c->max_conns, prm.mbuf_budget);
