@@ -197,7 +197,11 @@ aqm_subs_create(const struct aqm_subs_params *p)
 		.default_nh = 0,  /* no subscriber: ids start at 1 */
 		.max_routes = (int)p->max_subs,
 		.dir24_8 = {
-			.nh_sz = RTE_FIB_DIR24_8_4B,
+			/* The first level has 2^24 next hops, written at
+			 * creation: 2-byte ones (15 bits of id) take 32 MB,
+			 * 4-byte ones 64 MB. */
+			.nh_sz = p->max_subs < (1u << 15) - 1 ? RTE_FIB_DIR24_8_2B :
+							       RTE_FIB_DIR24_8_4B,
 			/* one tbl8 per /24 that holds longer prefixes */
 			.num_tbl8 = RTE_MAX(p->max_subs, 256u),
 		},
