@@ -84,6 +84,14 @@ Modes:
                 by default (--duration sets the seconds); last two lines:
                 ratio proxy_conn_rate_vs_bridge <proxy conn/s / bridge conn/s>
                 ratio proxy_vs_bridge <proxy Mbit/s / bridge Mbit/s>
+  aqm-prtt      the aqm datapath on TCP with passive RTT ([aqm] passive_rtt,
+                lib/prtt) on against off, same binary and traffic: AQM_FLOWS
+                flows of 3 data segments (128 B, TCP timestamps) replayed
+                toward 1k subscribers on port 1 and their ACKs on port 0,
+                every segment new data with a new TSval (perf/aqm_traffic.py
+                --tcp); cycles/packet of each; last line:
+                ratio aqm_prtt_vs_aqm <passive RTT on pps / off pps>
+                (issue 19's target: >= 0.909, i.e. <= 10% more cycles)
   scale         1 worker against 2 workers (both lcores of --lcores; the
                 main lcore is worker 0): pass-through on net_null with 2
                 queues per port (RSS configured), testpmd io given the same
@@ -138,7 +146,10 @@ runs with stage_cycles, 5). aqm mode: BENCH_AQM_FLOWS (10000),
 BENCH_AQM_SUBSCRIBERS (1000), BENCH_AQM_RATE (10gbit), BENCH_AQM_SIZE (64),
 BENCH_AQM_BYPASS (on; off queues every packet, as before the bypass),
 BENCH_AQM_DIFFSERV (besteffort; diffserv3 or diffserv4 also give the
-flows DSCPs 0, CS1, AF41 and EF in turn).
+flows DSCPs 0, CS1, AF41 and EF in turn). aqm-prtt mode: BENCH_AQM_FLOWS,
+BENCH_AQM_SUBSCRIBERS, BENCH_AQM_TCP_SIZE (128 B data segments),
+BENCH_AQM_SEGMENTS (3 per flow), BENCH_PRTT_FLOWS ([aqm] prtt_flows; the
+power of two >= 4 x BENCH_AQM_FLOWS, 65536).
 --instructions: BENCH_INSTR_SECS (4; 1 with --quick), BENCH_INSTR_TOP (12
 functions), VALGRIND_BIN, BENCH_TELEMETRY_TIMEOUT (20 s under valgrind),
 BENCH_PROXY_BYTES (40M; 4M with --quick).
@@ -533,6 +544,52 @@ EOF
 	TRAFFIC_DESC="net_pcap1 infinite_rx=1 replaying $AQM_FLOWS UDP flows to $AQM_SUBS subscribers ($AQM_SIZE B, downstream${AQM_DSCP:+, DSCPs 0/CS1/AF41/EF}) into net_null0 (no rx); $MBUFS mbufs; [aqm] bypass = $AQM_BYPASS, diffserv = $AQM_DIFFSERV"
 }
 
+# aqm-prtt: what passive RTT adds to the aqm datapath, on the traffic it
+# measures. The same configuration twice, passive_rtt off and on; TCP data
+# downstream (port 1, internet side) and the subscribers' ACKs upstream
+# (port 0), both replayed by net_pcap from memory. Each flow's segments
+# step their sequence numbers and TSvals around the whole space, so every
+# segment is new data with a new TSval and every ACK answers one
+# (perf/aqm_traffic.py --tcp): the most work passive RTT can be given.
+AQM_TCP_SIZE=${BENCH_AQM_TCP_SIZE:-128}
+AQM_SEGMENTS=${BENCH_AQM_SEGMENTS:-3}
+PRTT_FLOWS=${BENCH_PRTT_FLOWS:-}
+aqm_tcp_vdevs() {
+	VDEVS=("net_pcap0,rx_pcap=$AQM_DIR/up.pcap,infinite_rx=1"
+	       "net_pcap1,rx_pcap=$AQM_DIR/down.pcap,infinite_rx=1")
+}
+start_aqm_tcp() { aqm_tcp_vdevs; start_sluice "$1" "$AQM_DIR/sluice-aqm.ini"; }
+start_aqm_prtt() { aqm_tcp_vdevs; start_sluice "$1" "$AQM_DIR/sluice-aqm-prtt.ini"; }
+mode_aqm_prtt() {
+	mode_aqm # its checks, configuration and subscriber table
+	CONTENDERS=(aqm_tcp aqm_prtt)
+	EXTRA_RATIOS=()
+	RATIO_NAME=aqm_prtt_vs_aqm
+	RATIO_NUM=aqm_prtt
+	RATIO_DEN=aqm_tcp
+	CYCLES_BASE=aqm_tcp
+	"$PY" "$HERE/aqm_traffic.py" "$AQM_DIR" --flows "$AQM_FLOWS" \
+		--subscribers "$AQM_SUBS" --rate "$AQM_RATE" --size "$AQM_TCP_SIZE" \
+		--tcp --segments "$AQM_SEGMENTS" || die "cannot write the aqm TCP traffic"
+	# Both pcaps stay in the pool: room for them and as much again.
+	if [ -z "$MBUFS_FROM_ENV" ]; then
+		MBUFS=16383
+		while [ "$MBUFS" -lt $((4 * AQM_FLOWS * AQM_SEGMENTS)) ]; do MBUFS=$((MBUFS * 2 + 1)); done
+		sed -i "s/^mbufs = .*/mbufs = $MBUFS/" "$AQM_DIR/sluice-aqm.ini"
+	fi
+	# About 2.3 KB an mbuf, and the rest of sluice beside them.
+	[ -n "${BENCH_MEM:-}" ] || MEM_MB=$((MBUFS * 23 / 10240 + 512))
+	# The table at 4x the flows (lib/prtt/README.md: a 4-way bucket that
+	# overflows makes its flows evict each other on every segment).
+	if [ -z "$PRTT_FLOWS" ]; then
+		PRTT_FLOWS=16384
+		while [ "$PRTT_FLOWS" -lt $((4 * AQM_FLOWS)) ]; do PRTT_FLOWS=$((PRTT_FLOWS * 2)); done
+	fi
+	{ cat "$AQM_DIR/sluice-aqm.ini"
+	  printf 'passive_rtt = on\nprtt_flows = %s\n' "$PRTT_FLOWS"; } >"$AQM_DIR/sluice-aqm-prtt.ini"
+	TRAFFIC_DESC="net_pcap1 infinite_rx=1 replaying $AQM_FLOWS TCP flows x $AQM_SEGMENTS data segments ($AQM_TCP_SIZE B, timestamps) to $AQM_SUBS subscribers, net_pcap0 their ACKs (66 B); $MBUFS mbufs; [aqm] bypass = $AQM_BYPASS; passive_rtt off vs on (prtt_flows $PRTT_FLOWS)"
+}
+
 # scale: the same datapaths with 1 and with 2 workers. Worker i polls rx
 # queue i of every port (README.md, "Workers and queues"), so 2 workers
 # need 2 rx queues per port: net_null makes frames on every queue, and the
@@ -741,6 +798,7 @@ case "$MODE" in
 passthrough) mode_passthrough ;;
 tcpopt) mode_tcpopt ;;
 aqm) mode_aqm ;;
+aqm-prtt) mode_aqm_prtt ;;
 scale) mode_scale ;;
 proxy) mode_proxy ;;
 mptcp) mode_mptcp ;;
