@@ -105,7 +105,7 @@ static const struct ini_key ar_keys[] = {
 	  .def = "1s", .doc = "samples started and none answered for this long: rate to the floor" },
 	{ "autorate_raise", INI_KIND_PERCENT, AC(raise), .def = "5%",
 	  .doc = "raise per tick while the pipe is saturated and the delay is clear" },
-	{ "autorate_cut_min", INI_KIND_PERCENT, AC(cut_min), .def = "50%",
+	{ "autorate_cut_min", INI_KIND_PERCENT, AC(cut_min), .def = "10%",
 	  .doc = "deepest cut, as a share of the delivered rate" },
 	{ "autorate_cut_max", INI_KIND_PERCENT, AC(cut_max), .def = "90%",
 	  .doc = "shallowest cut, and the share of capacity a recovery goes back to" },
