@@ -752,11 +752,12 @@ cg_calls() {
 import re, sys
 ids, n, cur = set(), 0, None
 for line in open(sys.argv[1]):
-    m = re.match(r"^cfn=\((\d+)\)(?: (\S+))?", line)
+    # A name is given once, at the first fn= or cfn= of its id.
+    m = re.match(r"^(c?)fn=\((\d+)\)(?: (\S+))?", line)
     if m:
-        if m.group(2) and m.group(2).startswith(sys.argv[2]):
-            ids.add(m.group(1))
-        cur = m.group(1)
+        if m.group(3) and m.group(3).startswith(sys.argv[2]):
+            ids.add(m.group(2))
+        cur = m.group(2) if m.group(1) else None
         continue
     m = re.match(r"^calls=(\d+)", line)
     if m and cur in ids:
