@@ -181,39 +181,16 @@ prtt_hist_percentile(const uint32_t *hist, unsigned pct)
 	return 0;
 }
 
-/*
- * Weight of a sample in its histogram. A flow keeps a fixed number of
- * samples in flight, so it gives one per slot per RTT: counted one each,
- * a path whose RTT swings between 20 and 400 ms gives twenty samples of
- * its short spells for one of its long ones, and the median reads the
- * short RTT however long the long spells last (fixed-max in
- * perf/autorate.sh: passive p50 36 ms, ping's 208). Weighted by the RTT
- * (in units of 2^20 ns, at least 1), a sample stands for the time it
- * covers, and the percentiles are over time, as a prober's are. The
- * one-way delay comes from each new tick of data (already even in time)
- * and counts one.
- */
-static inline uint32_t
-sample_weight(enum prtt_dir dir, uint64_t ns)
-{
-	uint64_t w = ns >> 20;
-
-	if (dir != PRTT_DOWN || w == 0)
-		return 1;
-	return w < (1u << 16) ? (uint32_t)w : 1u << 16;
-}
-
 static void
 record(struct prtt *t, uint32_t sub, enum prtt_dir dir, uint64_t ns)
 {
 	struct prtt_sub_dir *sd = &t->subs[sub].d[dir];
 	uint32_t *h = &sd->hist[prtt_hist_bucket(ns)];
-	uint32_t w = sample_weight(dir, ns);
 
-	if (*h > UINT32_MAX - w) /* keep the shape: halve the whole histogram */
+	if (*h == UINT32_MAX) /* keep the shape: halve the whole histogram */
 		for (unsigned b = 0; b < PRTT_HIST_BUCKETS; b++)
 			sd->hist[b] >>= 1;
-	*h += w;
+	(*h)++;
 	if (sd->samples == 0 || ns < sd->min_ns)
 		sd->min_ns = ns;
 	sd->samples++;

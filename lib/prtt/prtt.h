@@ -145,10 +145,7 @@ void prtt_up_segment(struct prtt *t, const struct prtt_seg *s, uint64_t now_ns);
  */
 int prtt_tcp_parse(const uint8_t *hdr, uint32_t hdr_len, struct prtt_seg *s);
 
-/**
- * Summary of one subscriber and direction (all samples since init). The
- * downstream percentiles are over time: each sample weighs its RTT.
- */
+/** Summary of one subscriber and direction (all samples since init). */
 int prtt_sub_summary(const struct prtt *t, uint32_t sub, enum prtt_dir dir,
 		     struct prtt_summary *out);
 

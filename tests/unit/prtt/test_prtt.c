@@ -390,39 +390,6 @@ test_a_pure_ack_gives_an_upstream_delay_sample_only_when_it_ends_an_rtt_sample(v
 }
 
 static void
-test_the_median_rtt_is_over_time_not_over_samples_when_the_rtt_swings(void **state)
-{
-	struct prtt *t = make(64, 4);
-	struct prtt_summary sm;
-	uint64_t now = T0;
-	uint32_t tv = 1000;
-
-	(void)state;
-	/* One flow, its four slots cycling once per RTT: 20 ms for 1 s,
-	 * then 200 ms for 3 s. 50 four-sample rounds of the short RTT, 15
-	 * of the long one: counted one each, the median is 20 ms, though
-	 * the path held 200 ms three quarters of the time. */
-	for (int phase = 0; phase < 2; phase++) {
-		uint64_t rtt = phase ? 200 * MS : 20 * MS, end = now + (phase ? 3000 : 1000) * MS;
-		while (now + rtt <= end) {
-			for (uint32_t i = 0; i < 4; i++) {
-				struct prtt_seg d = ts(data(3, tv * 1448, 1448), tv, 1);
-				prtt_down_segment(t, &d, now + i * US);
-				struct prtt_seg a = ts(ackseg(3, (tv + 1) * 1448), 7, tv);
-				prtt_up_segment(t, &a, now + i * US + rtt);
-				tv++;
-			}
-			now += rtt;
-		}
-	}
-	assert_int_equal(prtt_sub_summary(t, 1, PRTT_DOWN, &sm), 0);
-	assert_int_equal(sm.samples, 4 * (50 + 15));
-	assert_int_equal(sm.min_ns, 20 * MS);
-	assert_true(sm.p50_ns >= 200 * MS * 7 / 8 && sm.p50_ns <= 200 * MS * 9 / 8);
-	free(t);
-}
-
-static void
 test_a_flood_of_flows_evicts_the_least_recently_used_and_never_grows(void **state)
 {
 	struct prtt *t = make(4, 4); /* one bucket of 4 */
@@ -566,7 +533,6 @@ main(void)
 		cmocka_unit_test(test_a_sample_nobody_answers_expires_after_max_age),
 		cmocka_unit_test(test_upstream_one_way_delay_reads_the_rise_over_the_flows_minimum),
 		cmocka_unit_test(test_a_pure_ack_gives_an_upstream_delay_sample_only_when_it_ends_an_rtt_sample),
-		cmocka_unit_test(test_the_median_rtt_is_over_time_not_over_samples_when_the_rtt_swings),
 		cmocka_unit_test(test_a_flood_of_flows_evicts_the_least_recently_used_and_never_grows),
 		cmocka_unit_test(test_a_subscriber_id_out_of_range_is_counted_and_ignored),
 		cmocka_unit_test(test_percentiles_come_from_buckets_narrower_than_an_eighth_of_the_value),
