@@ -69,7 +69,7 @@ enqueue_local(const struct aqm_worker *w, enum aqm_dir dir,
 	nb = aqm_sched_enqueue_bypass_burst(sched, pipes, local, n, now_ns, out);
 	/* ... and toward the subscriber as they leave it. */
 	if (w->ar != NULL && dir == AQM_DIR_DOWN && nb)
-		aqm_ar_down(w->ar, w->subs, out, nb, now_ns);
+		aqm_ar_down(w->ar, out, nb, now_ns);
 	return nb;
 }
 
@@ -116,6 +116,7 @@ aqm_stage_burst(void *ctx, const struct stage_burst *b,
 			continue;
 		}
 		meta->out_port = b->out_port;
+		meta->pipe = (uint32_t)id; /* passive RTT reads it as it leaves */
 		/* Pipe ids are the same on every worker; one owns each. */
 		unsigned owner = nb_workers == 1 ? 0 :
 				 handoff_owner((uint32_t)id, nb_workers);
@@ -128,7 +129,6 @@ aqm_stage_burst(void *ctx, const struct stage_burst *b,
 				nl = 0;
 			}
 		} else {
-			meta->pipe = (uint32_t)id;
 			handoff_stage_add(&w->hp, &away, m, owner,
 					  &st->handoffs, &st->handoff_drops);
 		}
@@ -190,7 +190,7 @@ aqm_stage_poll(void *ctx, struct stage_emitter *em, uint64_t now_ns)
 			uint16_t n = aqm_subs_dequeue_burst(w->subs, (enum aqm_dir)d,
 							    pkts, AQM_BATCH, now_ns);
 			if (w->ar != NULL && d == AQM_DIR_DOWN && n)
-				aqm_ar_down(w->ar, w->subs, pkts, n, now_ns);
+				aqm_ar_down(w->ar, pkts, n, now_ns);
 			for (uint16_t i = 0; i < n; i++)
 				stage_emit(em, pkt_meta(pkts[i])->out_port, pkts[i]);
 			if (n < AQM_BATCH)

@@ -105,7 +105,7 @@ static const struct ini_key ar_keys[] = {
 	  .def = "1s", .doc = "samples started and none answered for this long: rate to the floor" },
 	{ "autorate_raise", INI_KIND_PERCENT, AC(raise), .def = "5%",
 	  .doc = "raise per tick while the pipe is saturated and the delay is clear" },
-	{ "autorate_cut_min", INI_KIND_PERCENT, AC(cut_min), .def = "50%",
+	{ "autorate_cut_min", INI_KIND_PERCENT, AC(cut_min), .def = "10%",
 	  .doc = "deepest cut, as a share of the delivered rate" },
 	{ "autorate_cut_max", INI_KIND_PERCENT, AC(cut_max), .def = "90%",
 	  .doc = "shallowest cut, and the share of capacity a recovery goes back to" },
@@ -349,6 +349,34 @@ rd32(const uint8_t *p)
 	       (uint32_t)p[2] << 8 | p[3];
 }
 
+/*
+ * The flow key: the same for both directions of a connection, never 0.
+ * IPv4: the two endpoints (address << 16 | port), smaller first, mixed
+ * into 64 bits; no CRC, which the bypass path otherwise never pays for. IPv6: the symmetric 5-tuple hash and the sorted port pair.
+ */
+static inline uint64_t
+flow_key(struct pkt_meta *meta)
+{
+	uint64_t k;
+
+	if (meta->l3 == PKT_L3_IPV4) {
+		uint64_t ea = (uint64_t)rd32(meta->src) << 16 | meta->sport;
+		uint64_t eb = (uint64_t)rd32(meta->dst) << 16 | meta->dport;
+		uint64_t lo = RTE_MIN(ea, eb), hi = RTE_MAX(ea, eb);
+		/* A multiply, xor and shift finalizer: the table takes its
+		 * bucket from the top bits, and a plain sum of products of
+		 * these structured addresses fills a third of the buckets. */
+		k = lo * 0x9E3779B97F4A7C15ULL ^ hi;
+		k ^= k >> 32;
+		k *= 0xC2B2AE3D27D4EB4FULL;
+		k ^= k >> 29;
+	} else {
+		uint16_t lo = RTE_MIN(meta->sport, meta->dport), hi = RTE_MAX(meta->sport, meta->dport);
+		k = (uint64_t)pkt_flow_hash(meta) << 32 | (uint32_t)lo << 16 | hi;
+	}
+	return k != 0 ? k : 1;
+}
+
 /* A TCP segment's fields from its mbuf; false if it is not one. */
 static inline bool
 seg_of(struct aqm_ar *a, struct rte_mbuf *m, struct prtt_seg *s)
@@ -377,10 +405,7 @@ seg_of(struct aqm_ar *a, struct rte_mbuf *m, struct prtt_seg *s)
 	end = (uint32_t)meta->l3_off + meta->l3_len;
 	s->payload = end > meta->payload_off ? end - meta->payload_off : 0;
 	s->wire_len = m->pkt_len;
-	uint16_t lo = RTE_MIN(meta->sport, meta->dport), hi = RTE_MAX(meta->sport, meta->dport);
-	s->flow = (uint64_t)pkt_flow_hash(meta) << 32 | (uint32_t)lo << 16 | hi;
-	if (s->flow == 0)
-		s->flow = 1;
+	s->flow = flow_key(meta);
 	return true;
 }
 
@@ -401,8 +426,7 @@ aqm_ar_up(struct aqm_ar *a, struct rte_mbuf **pkts, const uint32_t *pipes,
 }
 
 void
-aqm_ar_down(struct aqm_ar *a, struct aqm_subs *subs, struct rte_mbuf **pkts,
-	    uint16_t n, uint64_t now_ns)
+aqm_ar_down(struct aqm_ar *a, struct rte_mbuf **pkts, uint16_t n, uint64_t now_ns)
 {
 	struct prtt_seg s;
 
@@ -411,14 +435,11 @@ aqm_ar_down(struct aqm_ar *a, struct aqm_subs *subs, struct rte_mbuf **pkts,
 			a->non_tcp++;
 			continue;
 		}
-		/* Only segments that occupy sequence space start samples;
-		 * skip the pipe lookup for the rest. */
+		/* Only segments that occupy sequence space start samples. */
 		if (s.payload == 0 && !(s.flags & 0x03))
 			continue;
-		int id = aqm_subs_lookup(subs, AQM_DIR_DOWN, pkts[i]);
-		if (id < 0)
-			continue;
-		s.sub = (uint32_t)id;
+		/* The pipe it was queued in (or bypassed): no second lookup. */
+		s.sub = pkt_meta(pkts[i])->pipe;
 		prtt_down_segment(a->prtt, &s, now_ns);
 	}
 }

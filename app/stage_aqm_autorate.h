@@ -62,9 +62,10 @@ void aqm_ar_free(struct aqm_ar *a);
 /* Datapath: packets from the subscriber about to be queued in pipes[]. */
 void aqm_ar_up(struct aqm_ar *a, struct rte_mbuf **pkts, const uint32_t *pipes,
 	       uint16_t n, uint64_t now_ns);
-/* Datapath: packets leaving toward the subscriber now. */
-void aqm_ar_down(struct aqm_ar *a, struct aqm_subs *subs, struct rte_mbuf **pkts,
-		 uint16_t n, uint64_t now_ns);
+/* Datapath: packets leaving toward the subscriber now; each one's pipe
+ * is its pkt_meta.pipe, set when it was queued. */
+void aqm_ar_down(struct aqm_ar *a, struct rte_mbuf **pkts, uint16_t n,
+		 uint64_t now_ns);
 /* A worker applied entries e to subs: their pipes take their own autorate
  * directions, floors and ceilings (or the [aqm] keys' where they have
  * none). Call after every aqm_subs_apply() that succeeded. */

@@ -4,7 +4,7 @@
 
     aqm_traffic.py OUTDIR [--flows N] [--subscribers S] [--size B]
                           [--rate R] [--seed X] [--queues Q [--by owner]]
-                          [--dscp-mix]
+                          [--dscp-mix] [--tcp [--segments K]]
 
 Writes, deterministically (same arguments, same bytes):
 
@@ -34,6 +34,20 @@ redirection table). With --by owner a subscriber's frames all go to the
 queue of the worker that owns its pipe (app/handoff.h handoff_owner() of
 the pipe id, row i + PIPE_ID_BASE), so none crosses a hand-off ring: the
 baseline that shows what the hand-off costs.
+
+With --tcp (perf/bench.sh aqm-prtt), the frames are TCP instead, the way
+a bulk download looks to passive RTT (lib/prtt): down.pcap holds K
+(--segments, 3) data segments of B bytes per flow from the server (NOP NOP
+TS options, ACK flag), and OUTDIR/up.pcap the subscriber's K ACKs that
+answer them (66 bytes, each echoing the TSval of its segment), one round
+behind the segments. Replayed
+forever, a static pcap would repeat its sequence numbers and TSvals, which
+passive RTT rightly takes for resends and old ticks. So the K segments of a
+flow step their sequence numbers and TSvals by 2^32 / K: every step is
+forward in serial arithmetic (RFC 1982), the step from the last back to
+the first too, and every segment the box sees is new data with a new
+TSval. That is the costly case, and the common one at 10k flows: a flow
+of 1 Mbit/s sends less than one segment per 1 ms TSval tick.
 
 Pure Python (no scapy) so that it takes well under a second; the headers
 are built by hand and the IPv4 checksum is computed. Check a file with
@@ -108,6 +122,45 @@ def frame(f, subs, size, dscp_mix=False):
     return DST_MAC + SRC_MAC + b"\x08\x00" + ip + udp + bytes(udp_len - 8)
 
 
+def tcp_frames(f, subs, size, k):
+    """Flow f's k data segments (down) and the k ACKs answering them (up)."""
+    srv = bytes((198, 19, (f >> 8) & 255, f & 255))
+    dst = sub_addr(f % subs)
+    sport, dport = 1024 + f % 50000, 443
+    step = (1 << 32) // k
+    iss, irs = (f * 7919) & 0xFFFFFFFF, (f * 104729) & 0xFFFFFFFF
+    down, up = [], []
+    payload = size - 14 - 20 - 32
+    for i in range(k):
+        seq = (iss + i * step) & 0xFFFFFFFF
+        tsv = (f * 31 + i * step) & 0xFFFFFFFF
+        sub_tsv = (f * 17 + i * step) & 0xFFFFFFFF
+        for src, dst_, sp, dp, sq, ak, tv, te, plen in (
+                (srv, dst, sport, dport, seq, irs, tsv, sub_tsv, payload),
+                (dst, srv, dport, sport, irs, (seq + payload) & 0xFFFFFFFF,
+                 sub_tsv, tsv, 0)):
+            ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + 32 + plen,
+                             (f + i) & 0xFFFF, 0, 64, 6, 0, src, dst_)
+            ip = ip[:10] + struct.pack("!H", ip_checksum(ip)) + ip[12:]
+            opts = b"\x01\x01\x08\x0a" + struct.pack("!II", tv, te)
+            tcp = struct.pack("!HHIIBBHHH", sp, dp, sq, ak, 8 << 4, 0x10,
+                              65535, 0, 0) + opts
+            # The TCP checksum is left 0: nothing on this path checks it.
+            fr = DST_MAC + SRC_MAC + b"\x08\x00" + ip + tcp + bytes(plen)
+            (down if plen else up).append(fr)
+    return down, up
+
+
+def write_pcap(path, frames):
+    with open(path, "wb") as out:
+        # pcap global header: microsecond timestamps, Ethernet, snaplen 65535
+        out.write(struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 1))
+        for n, fr in enumerate(frames):
+            out.write(struct.pack("<IIII", n // 1000000, n % 1000000,
+                                  len(fr), len(fr)))
+            out.write(fr)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("outdir")
@@ -119,22 +172,32 @@ def main():
     ap.add_argument("--queues", type=int, default=0)
     ap.add_argument("--by", choices=("rss", "owner"), default="rss")
     ap.add_argument("--dscp-mix", action="store_true")
+    ap.add_argument("--tcp", action="store_true")
+    ap.add_argument("--segments", type=int, default=3)
     a = ap.parse_args()
     if not 1 <= a.subscribers <= 65536 or a.flows < a.subscribers or a.flows > 65536:
         sys.exit("aqm_traffic: want 1 <= subscribers <= flows <= 65536")
     if not 60 <= a.size <= 1514:
         sys.exit("aqm_traffic: --size must be 60..1514")
+    if a.tcp and (a.size < 67 or a.queues or not 2 <= a.segments <= 16):
+        sys.exit("aqm_traffic: --tcp wants --size >= 67, 2..16 --segments, no --queues")
     os.makedirs(a.outdir, exist_ok=True)
     order = list(range(a.flows))
     random.Random(a.seed).shuffle(order)
-    with open(os.path.join(a.outdir, "down.pcap"), "wb") as out:
-        # pcap global header: microsecond timestamps, Ethernet, snaplen 65535
-        out.write(struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 1))
-        for n, f in enumerate(order):
-            fr = frame(f, a.subscribers, a.size, a.dscp_mix)
-            out.write(struct.pack("<IIII", n // 1000000, n % 1000000,
-                                  len(fr), len(fr)))
-            out.write(fr)
+    if a.tcp:
+        # Round by round: segment i of every flow (shuffled), then i + 1.
+        per = [tcp_frames(f, a.subscribers, a.size, a.segments) for f in range(a.flows)]
+        write_pcap(os.path.join(a.outdir, "down.pcap"),
+                   [per[f][0][i] for i in range(a.segments) for f in order])
+        # The ACKs one round behind: replayed side by side with down.pcap,
+        # the ACK of segment i - 1 comes by as segment i leaves.
+        write_pcap(os.path.join(a.outdir, "up.pcap"),
+                   [per[f][1][(i - 1) % a.segments]
+                    for i in range(a.segments) for f in order])
+        order = []  # down.pcap is written
+    if not a.tcp:
+        write_pcap(os.path.join(a.outdir, "down.pcap"),
+                   [frame(f, a.subscribers, a.size, a.dscp_mix) for f in order])
     if a.queues > 0:
         outs = [open(os.path.join(a.outdir, "down-q%d.pcap" % q), "wb")
                 for q in range(a.queues)]

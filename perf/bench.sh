@@ -84,6 +84,16 @@ Modes:
                 by default (--duration sets the seconds); last two lines:
                 ratio proxy_conn_rate_vs_bridge <proxy conn/s / bridge conn/s>
                 ratio proxy_vs_bridge <proxy Mbit/s / bridge Mbit/s>
+  aqm-prtt      the aqm datapath on TCP with passive RTT ([aqm] passive_rtt,
+                lib/prtt) on against off, same binary and traffic: AQM_FLOWS
+                flows of 3 data segments (128 B, TCP timestamps) replayed
+                toward 1k subscribers on port 1 and their ACKs on port 0,
+                every segment new data with a new TSval (perf/aqm_traffic.py
+                --tcp); cycles/packet of each; last line:
+                ratio aqm_prtt_vs_aqm <passive RTT on pps / off pps>
+                (issue 19's target: >= 0.909, i.e. <= 10% more cycles);
+                with --instructions the counts start once forwarding runs
+                (callgrind_control -z) and packets are the parser's calls
   scale         1 worker against 2 workers (both lcores of --lcores; the
                 main lcore is worker 0): pass-through on net_null with 2
                 queues per port (RSS configured), testpmd io given the same
@@ -139,7 +149,10 @@ BENCH_AQM_SUBSCRIBERS (1000), BENCH_AQM_RATE (10gbit), BENCH_AQM_SIZE (64),
 BENCH_AQM_BYPASS (on; off queues every packet, as before the bypass),
 BENCH_AQM_DIFFSERV (besteffort; diffserv3 or diffserv4 also give the
 flows DSCPs 0, CS1, AF41 and EF in turn), BENCH_AQM_ISOLATION (unset: the
-config default, triple-isolate; flows turns host isolation off).
+config default, triple-isolate; flows turns host isolation off). aqm-prtt
+mode: BENCH_AQM_FLOWS, BENCH_AQM_SUBSCRIBERS, BENCH_AQM_TCP_SIZE (128 B data
+segments), BENCH_AQM_SEGMENTS (3 per flow), BENCH_PRTT_FLOWS ([aqm]
+prtt_flows; the power of two >= 4 x BENCH_AQM_FLOWS, 65536).
 --instructions: BENCH_INSTR_SECS (4; 1 with --quick), BENCH_INSTR_TOP (12
 functions), VALGRIND_BIN, BENCH_TELEMETRY_TIMEOUT (20 s under valgrind),
 BENCH_PROXY_BYTES (40M; 4M with --quick).
@@ -505,7 +518,8 @@ mode_aqm() {
 	REPORT_CYCLES=1
 	CYCLES_BASE=testpmd_io
 	[ -x "$SLUICE" ] || die "no sluice binary at $SLUICE (build it, or use --sluice PATH)"
-	[ -x "$SCHED_FWD" ] || die "no sched_fwd at $SCHED_FWD (ninja builds perf/sched_fwd; or use --sched-fwd PATH)"
+	[ "$MODE" = aqm-prtt ] || [ -x "$SCHED_FWD" ] ||
+		die "no sched_fwd at $SCHED_FWD (ninja builds perf/sched_fwd; or use --sched-fwd PATH)"
 	AQM_DIR=$LOGDIR/aqm
 	"$PY" "$HERE/aqm_traffic.py" "$AQM_DIR" --flows "$AQM_FLOWS" \
 		--subscribers "$AQM_SUBS" --rate "$AQM_RATE" --size "$AQM_SIZE" \
@@ -537,6 +551,53 @@ EOF
 	[ -z "$AQM_ISOLATION" ] ||
 		echo "isolation = $AQM_ISOLATION" >>"$AQM_DIR/sluice-aqm.ini"
 	TRAFFIC_DESC="net_pcap1 infinite_rx=1 replaying $AQM_FLOWS UDP flows to $AQM_SUBS subscribers ($AQM_SIZE B, downstream${AQM_DSCP:+, DSCPs 0/CS1/AF41/EF}) into net_null0 (no rx); $MBUFS mbufs; [aqm] bypass = $AQM_BYPASS, diffserv = $AQM_DIFFSERV, isolation = ${AQM_ISOLATION:-default}"
+}
+
+# aqm-prtt: what passive RTT adds to the aqm datapath, on the traffic it
+# measures. The same configuration twice, passive_rtt off and on; TCP data
+# downstream (port 1, internet side) and the subscribers' ACKs upstream
+# (port 0), both replayed by net_pcap from memory. Each flow's segments
+# step their sequence numbers and TSvals around the whole space, so every
+# segment is new data with a new TSval and every ACK answers one
+# (perf/aqm_traffic.py --tcp): the most work passive RTT can be given.
+AQM_TCP_SIZE=${BENCH_AQM_TCP_SIZE:-128}
+AQM_SEGMENTS=${BENCH_AQM_SEGMENTS:-3}
+PRTT_FLOWS=${BENCH_PRTT_FLOWS:-}
+aqm_tcp_vdevs() {
+	VDEVS=("net_pcap0,rx_pcap=$AQM_DIR/up.pcap,infinite_rx=1"
+	       "net_pcap1,rx_pcap=$AQM_DIR/down.pcap,infinite_rx=1")
+}
+start_aqm_tcp() { aqm_tcp_vdevs; start_sluice "$1" "$AQM_DIR/sluice-aqm.ini"; }
+start_aqm_prtt() { aqm_tcp_vdevs; start_sluice "$1" "$AQM_DIR/sluice-aqm-prtt.ini"; }
+mode_aqm_prtt() {
+	mode_aqm # its checks, configuration and subscriber table
+	CONTENDERS=(aqm_tcp aqm_prtt)
+	EXTRA_RATIOS=()
+	INSTR_WINDOW=1
+	RATIO_NAME=aqm_prtt_vs_aqm
+	RATIO_NUM=aqm_prtt
+	RATIO_DEN=aqm_tcp
+	CYCLES_BASE=aqm_tcp
+	"$PY" "$HERE/aqm_traffic.py" "$AQM_DIR" --flows "$AQM_FLOWS" \
+		--subscribers "$AQM_SUBS" --rate "$AQM_RATE" --size "$AQM_TCP_SIZE" \
+		--tcp --segments "$AQM_SEGMENTS" || die "cannot write the aqm TCP traffic"
+	# Both pcaps stay in the pool: room for them and as much again.
+	if [ -z "$MBUFS_FROM_ENV" ]; then
+		MBUFS=16383
+		while [ "$MBUFS" -lt $((4 * AQM_FLOWS * AQM_SEGMENTS)) ]; do MBUFS=$((MBUFS * 2 + 1)); done
+		sed -i "s/^mbufs = .*/mbufs = $MBUFS/" "$AQM_DIR/sluice-aqm.ini"
+	fi
+	# About 2.3 KB an mbuf, and the rest of sluice beside them.
+	[ -n "${BENCH_MEM:-}" ] || MEM_MB=$((MBUFS * 23 / 10240 + 512))
+	# The table at 4x the flows (lib/prtt/README.md: a 4-way bucket that
+	# overflows makes its flows evict each other on every segment).
+	if [ -z "$PRTT_FLOWS" ]; then
+		PRTT_FLOWS=16384
+		while [ "$PRTT_FLOWS" -lt $((4 * AQM_FLOWS)) ]; do PRTT_FLOWS=$((PRTT_FLOWS * 2)); done
+	fi
+	{ cat "$AQM_DIR/sluice-aqm.ini"
+	  printf 'passive_rtt = on\nprtt_flows = %s\n' "$PRTT_FLOWS"; } >"$AQM_DIR/sluice-aqm-prtt.ini"
+	TRAFFIC_DESC="net_pcap1 infinite_rx=1 replaying $AQM_FLOWS TCP flows x $AQM_SEGMENTS data segments ($AQM_TCP_SIZE B, timestamps) to $AQM_SUBS subscribers, net_pcap0 their ACKs (66 B); $MBUFS mbufs; [aqm] bypass = $AQM_BYPASS; passive_rtt off vs on (prtt_flows $PRTT_FLOWS)"
 }
 
 # scale: the same datapaths with 1 and with 2 workers. Worker i polls rx
@@ -690,13 +751,46 @@ for line in sys.stdin:
 # forwarding and print its instructions per packet sent: the
 # instructions counted / the packets its exit report says it sent over
 # the whole run (both counted from its first to its last packet).
+# cg_calls FILE FUNCTION: how many calls of FUNCTION (a name prefix) the
+# callgrind file FILE counted.
+cg_calls() {
+	"$PY" - "$1" "$2" <<'PYEOF'
+import re, sys
+ids, n, cur = set(), 0, None
+for line in open(sys.argv[1]):
+    # A name is given once, at the first fn= or cfn= of its id.
+    m = re.match(r"^(c?)fn=\((\d+)\)(?: (\S+))?", line)
+    if m:
+        if m.group(3) and m.group(3).startswith(sys.argv[2]):
+            ids.add(m.group(2))
+        cur = m.group(2) if m.group(1) else None
+        continue
+    m = re.match(r"^calls=(\d+)", line)
+    if m and cur in ids:
+        n += int(m.group(1))
+print(n)
+PYEOF
+}
+
+# With INSTR_WINDOW=1 (a mode sets it; sluice contenders only) the
+# counts start once forwarding runs: callgrind_control -z zeroes them,
+# and the packets are the calls of the parser (pkt_parse_full, once per
+# frame received; nothing is dropped in these modes) counted after it.
+# What the worker does once at start (applying a table of 1,000
+# subscribers costs about 21 M instructions) is then not spread over the
+# packets of a run that the load made short.
+INSTR_WINDOW=0
 instr_one() {
 	local c=$1 pkts ir f t
 	start_forwarding "$c" "$c-callgrind"
+	if [ "$INSTR_WINDOW" = 1 ] && [ "$APP_KIND" = sluice ]; then
+		callgrind_control -z "$APP_PID" >/dev/null 2>&1 || fail_run "$c: callgrind_control -z failed"
+	fi
 	sleep "$INSTR_SECS"
 	stop_run "$c"
 	case "$APP_KIND" in
 	sluice) pkts=$(sed -n 's/^totals rx=[0-9]* tx=\([0-9]*\).*/\1/p' "$APP_LOG" | tail -n 1)
+		[ "$INSTR_WINDOW" = 1 ] && pkts=$(cg_calls "$APP_CG" pkt_parse_full)
 		ir=$(cg_total "$APP_CG") ;;
 	sched_fwd) pkts=$(sed -n 's/^sched_fwd: rx=[0-9]* tx=\([0-9]*\).*/\1/p' "$APP_LOG" | tail -n 1)
 		ir=$(cg_total "$APP_CG") ;;
@@ -747,6 +841,7 @@ case "$MODE" in
 passthrough) mode_passthrough ;;
 tcpopt) mode_tcpopt ;;
 aqm) mode_aqm ;;
+aqm-prtt) mode_aqm_prtt ;;
 scale) mode_scale ;;
 proxy) mode_proxy ;;
 mptcp) mode_mptcp ;;

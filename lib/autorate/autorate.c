@@ -23,7 +23,7 @@ autorate_params_default(struct autorate_params *p)
 	p->bloat_ns = 15000000;
 	p->drain_ns = 100000000;
 	p->stall_ns = 1000000000;
-	p->cut_min_pm = 500;
+	p->cut_min_pm = 100;
 	p->cut_max_pm = 900;
 	p->raise_pm = 50;
 	p->load_pm = 750;

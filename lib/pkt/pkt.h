@@ -110,7 +110,8 @@ struct pkt_meta {
 	uint16_t out_port;   /**< owner app/stage_aqm: the port a packet it
 			      *   queued or handed off leaves by */
 	uint32_t pipe;       /**< owner app/stage_aqm: the pipe id of a packet
-			      *   handed to the worker that owns the pipe */
+			      *   it queued or handed to the worker that owns
+			      *   the pipe */
 	uint64_t enq_ns;     /**< owner lib/aqm: when the packet was queued;
 			      *   valid while it is and when it leaves */
 } __rte_aligned(8);

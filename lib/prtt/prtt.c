@@ -251,16 +251,39 @@ flow_get(struct prtt *t, uint64_t key, uint32_t sub, uint64_t now_ns)
 	return victim;
 }
 
-/* Drop samples nobody answered within max_age. */
-static void
-expire(struct prtt *t, struct prtt_flow *f, uint64_t now_ns)
+/*
+ * Samples nobody answered within max_age are dropped when they are next
+ * looked at: a timestamp slot when a new TSval finds every slot taken,
+ * or when an echo arrives; the sequence sample when a segment or an ACK
+ * would use it. No per-segment sweep.
+ */
+static inline bool
+too_old(const struct prtt *t, uint64_t sent_ns, uint64_t now_ns)
 {
-	for (unsigned i = 0; i < TS_SLOTS; i++)
-		if (((f->ts_used >> i) & 1) && now_ns - f->ts_t[i] > t->p.max_age_ns) {
+	return now_ns - sent_ns > t->p.max_age_ns;
+}
+
+/* Free the timestamp slots that are too old; @return the slots freed. */
+static unsigned
+expire_ts(struct prtt *t, struct prtt_flow *f, uint64_t now_ns)
+{
+	unsigned n = 0;
+
+	for (unsigned m = f->ts_used; m != 0; m &= m - 1) {
+		unsigned i = (unsigned)__builtin_ctz(m);
+		if (too_old(t, f->ts_t[i], now_ns)) {
 			f->ts_used &= (uint8_t)~(1u << i);
-			t->c.expired++;
+			n++;
 		}
-	if ((f->flags & F_SEQ_PENDING) && now_ns - f->seq_t > t->p.max_age_ns) {
+	}
+	t->c.expired += n;
+	return n;
+}
+
+static inline void
+expire_seq(struct prtt *t, struct prtt_flow *f, uint64_t now_ns)
+{
+	if ((f->flags & F_SEQ_PENDING) && too_old(t, f->seq_t, now_ns)) {
 		f->flags &= (uint8_t)~F_SEQ_PENDING;
 		t->c.expired++;
 	}
@@ -290,28 +313,28 @@ prtt_down_segment(struct prtt *t, const struct prtt_seg *s, uint64_t now_ns)
 	f = flow_get(t, s->flow, s->sub, now_ns);
 	f->used_ns = now_ns;
 	f->sub = s->sub;
-	expire(t, f, now_ns);
 	if (s->has_ts) {
 		/* Only the first segment with a TSval may start its sample:
 		 * the echo answers the earliest of them (RFC 7323 s. 4.3), so
-		 * timing a later one would read short. */
-		bool newer = !(f->flags & F_TS_SEEN) || seq_lt(f->ts_last, s->tsval);
-		if (newer) {
-			f->flags |= F_TS_SEEN;
-			f->ts_last = s->tsval;
-		}
+		 * timing a later one would read short. Most segments of a
+		 * busy flow end here. */
+		if ((f->flags & F_TS_SEEN) && !seq_lt(f->ts_last, s->tsval))
+			return;
+		f->flags |= F_TS_SEEN;
+		f->ts_last = s->tsval;
 		/* A receiver echoes only some of the TSvals it gets (the one
 		 * after its last ACK), so keep a few in flight. */
-		unsigned slot = newer ? (unsigned)__builtin_ctz(~(unsigned)f->ts_used) : TS_SLOTS;
-		if (slot < TS_SLOTS) {
-			f->ts_used |= (uint8_t)(1u << slot);
-			f->ts_val[slot] = s->tsval;
-			f->ts_t[slot] = now_ns;
-			t->c.ts_armed++;
-			w->armed++;
-		}
+		if (f->ts_used == (1u << TS_SLOTS) - 1 && expire_ts(t, f, now_ns) == 0)
+			return;
+		unsigned slot = (unsigned)__builtin_ctz(~(unsigned)f->ts_used);
+		f->ts_used |= (uint8_t)(1u << slot);
+		f->ts_val[slot] = s->tsval;
+		f->ts_t[slot] = now_ns;
+		t->c.ts_armed++;
+		w->armed++;
 		return;
 	}
+	expire_seq(t, f, now_ns);
 	end = s->seq + len;
 	bool fresh;
 	if (!(f->flags & F_SND_VALID)) {
@@ -388,6 +411,7 @@ prtt_up_segment(struct prtt *t, const struct prtt_seg *s, uint64_t now_ns)
 {
 	struct prtt_flow *f;
 	struct prtt_window *w;
+	bool matched = false;
 
 	if (s->sub >= t->p.subs) {
 		t->c.bad_sub++;
@@ -399,7 +423,6 @@ prtt_up_segment(struct prtt *t, const struct prtt_seg *s, uint64_t now_ns)
 		return;
 	f->used_ns = now_ns;
 	f->sub = s->sub;
-	expire(t, f, now_ns);
 	w = &t->subs[s->sub].d[PRTT_DOWN].win;
 	if (s->flags & 0x10) {
 		if (!(f->flags & F_ACK_VALID)) {
@@ -410,19 +433,27 @@ prtt_up_segment(struct prtt *t, const struct prtt_seg *s, uint64_t now_ns)
 			w->acked_bytes += s->ack - f->ack_max;
 			f->ack_max = s->ack;
 		}
-		for (unsigned i = 0; i < TS_SLOTS && s->has_ts; i++) {
-			if (!((f->ts_used >> i) & 1))
-				continue;
+		for (unsigned m = s->has_ts ? f->ts_used : 0; m != 0; m &= m - 1) {
+			unsigned i = (unsigned)__builtin_ctz(m);
 			if (s->tsecr == f->ts_val[i]) {
 				f->ts_used &= (uint8_t)~(1u << i);
-				t->c.ts_samples++;
-				record(t, s->sub, PRTT_DOWN, now_ns - f->ts_t[i]);
+				if (too_old(t, f->ts_t[i], now_ns)) {
+					t->c.expired++;
+				} else {
+					t->c.ts_samples++;
+					record(t, s->sub, PRTT_DOWN, now_ns - f->ts_t[i]);
+					matched = true;
+				}
 			} else if (seq_lt(f->ts_val[i], s->tsecr)) {
 				/* The echo of this one never came by: unknowable. */
 				f->ts_used &= (uint8_t)~(1u << i);
-				t->c.ts_skipped++;
+				if (too_old(t, f->ts_t[i], now_ns))
+					t->c.expired++;
+				else
+					t->c.ts_skipped++;
 			}
 		}
+		expire_seq(t, f, now_ns);
 		if (f->flags & F_SEQ_PENDING) {
 			bool hit = false;
 			if (seq_le(f->seq_hi, s->ack)) {
@@ -445,7 +476,11 @@ prtt_up_segment(struct prtt *t, const struct prtt_seg *s, uint64_t now_ns)
 			}
 		}
 	}
-	if (s->has_ts)
+	/* Upstream delay from the subscriber's data, and from the ACKs that
+	 * just gave an RTT sample: pure ACKs are most of a download's
+	 * upstream, and one sample per RTT sample is plenty (pping takes
+	 * one per RTT) at a fraction of the cost. */
+	if (s->has_ts && (s->payload != 0 || matched))
 		owd_sample(t, f, s, now_ns);
 }
 

@@ -13,9 +13,10 @@
  *   without them the ACK's cumulative acknowledgment, or a SACK block
  *   (RFC 2018), must cover the segment's sequence range. Karn: a sequence
  *   sample is dropped when any part of it is sent again.
- * - Upstream one-way-delay variation: each subscriber segment with a
- *   timestamp gives (arrival - TSval x tick) against that flow's minimum
- *   over the last two windows. Only the rise is meaningful: the sender's
+ * - Upstream one-way-delay variation: each subscriber data segment that
+ *   opens a TSval tick, and each ACK that ends an RTT sample, gives
+ *   (arrival - TSval x tick) against that flow's minimum over the last
+ *   two windows. Only the rise is meaningful: the sender's
  *   clock offset cancels.
  *
  * Flows live in a set-associative table of a fixed size (4 ways per
@@ -130,7 +131,8 @@ void prtt_down_segment(struct prtt *t, const struct prtt_seg *s, uint64_t now_ns
 
 /**
  * A segment from the subscriber arrives at now_ns: match its ACK against
- * the flow's sample in flight; with a timestamp, an upstream OWD sample.
+ * the flow's samples in flight; with a timestamp, an upstream OWD sample
+ * if it carries data (first of its tick) or just ended an RTT sample.
  */
 void prtt_up_segment(struct prtt *t, const struct prtt_seg *s, uint64_t now_ns);
 

@@ -126,22 +126,23 @@ test_a_capacity_drop_from_30_to_6_mbit_cuts_below_6_at_once_then_recovers_to_nin
 	assert_int_equal(s.rate_bps, 31500000);
 	assert_int_equal(s.baseline_ns, 20 * MS);
 	/* The link beyond drops to 6 Mbit/s: 60 ms of queue after a tick.
-	 * f = 1 - 60/100 = 0.4, held at cut_min = 0.5 of the 6 delivered. */
+	 * f = 1 - 60/100 = 0.4 of the 6 delivered (above cut_min, 0.1):
+	 * the 60 ms drain at 6 - 2.4 Mbit/s in the drain time, 100 ms. */
 	in = busy(80, 6 * MBIT);
 	now += TICK;
 	assert_int_equal(autorate_tick(&s, &p, &in, now), AUTORATE_CUT);
-	assert_int_equal(s.rate_bps, 3 * MBIT);
+	assert_int_equal(s.rate_bps, 2400000);
 	assert_int_equal(s.cap_bps, 6 * MBIT);
-	/* Draining: 30 ms left, f = 0.7 of 6 = 4.2 > 3: no second cut. */
+	/* Draining: 30 ms left, f = 0.7 of 6 = 4.2 > 2.4: no second cut. */
 	in = busy(50, 6 * MBIT);
 	now += TICK;
 	assert_int_equal(autorate_tick(&s, &p, &in, now), AUTORATE_HOLD);
-	assert_int_equal(s.rate_bps, 3 * MBIT);
+	assert_int_equal(s.rate_bps, 2400000);
 	/* 10 ms above the baseline: clear, but not yet half the threshold. */
 	in = busy(30, 6 * MBIT);
 	now += TICK;
 	assert_int_equal(autorate_tick(&s, &p, &in, now), AUTORATE_HOLD);
-	assert_int_equal(s.rate_bps, 3 * MBIT);
+	assert_int_equal(s.rate_bps, 2400000);
 	/* Drained: back to 0.9 of the capacity measured. */
 	in = busy(21, 3 * MBIT);
 	now += TICK;
@@ -155,6 +156,74 @@ test_a_capacity_drop_from_30_to_6_mbit_cuts_below_6_at_once_then_recovers_to_nin
 	now += TICK;
 	assert_int_equal(autorate_tick(&s, &p, &in, now), AUTORATE_RAISE);
 	assert_int_equal(s.rate_bps, 5670000 + 425250);
+}
+
+/*
+ * A bottleneck beyond the box with a deep FIFO (the lab's TBF), ticked
+ * with the law at its defaults: sluice sends at its rate while saturated,
+ * the link delivers at most its capacity, and each tick's delay sample
+ * shows the queue as it stood at the tick's start (a sample comes back
+ * late). Returns how long after the drop the queue beyond first fell
+ * under 30 ms again, at the end of a tick: issue 19's recovery time.
+ */
+static uint64_t
+recovery_after_drop_ns(uint64_t from_bps, uint64_t to_bps)
+{
+	struct autorate_params p;
+	struct autorate_state s;
+	uint64_t now = T0, cap = from_bps, q = 0;
+	const uint64_t base_ms = 20;
+
+	autorate_params_default(&p);
+	p.floor_bps = 1 * MBIT; /* perf/autorate.sh: half the trace's minimum */
+	p.ceiling_bps = 40 * MBIT;
+	assert_int_equal(autorate_params_check(&p), 0);
+	autorate_init(&s, &p, from_bps * 9 / 10, T0);
+	for (int k = 1; k <= 100; k++) {
+		if (k == 10)
+			cap = to_bps; /* the drop, at T0 + 10 ticks */
+		uint64_t q0 = q, sent = tick_bytes(s.rate_bps), can = tick_bytes(cap);
+		uint64_t del = q + sent < can ? q + sent : can;
+		struct autorate_input in = {
+			.samples = 10, .armed = 10,
+			.delay_ns = base_ms * MS + q0 * 8 * 1000000000ULL / cap,
+			.delivered_bytes = del, .sent_bytes = sent, .backlogged = true,
+		};
+		q = q + sent - del;
+		now += TICK;
+		autorate_tick(&s, &p, &in, now);
+		if (k > 10 && q * 8 * 1000000000ULL / cap < 30 * MS)
+			return (uint64_t)(k - 10 + 1) * TICK;
+	}
+	return UINT64_MAX;
+}
+
+static void
+test_after_a_drop_from_30_to_6_mbit_the_queue_beyond_is_under_30_ms_within_half_a_second(void **state)
+{
+	(void)state;
+	/* One tick at 27 Mbit/s into 6 queues 420 ms beyond the box. A cut
+	 * to the delivered rate x (1 - rise / drain) drains it at the new
+	 * capacity minus the new rate. Held at half the capacity (the old
+	 * cut_min) it took 0.8 s; at a tenth (the floor here), 0.5 s. */
+	assert_true(recovery_after_drop_ns(30 * MBIT, 6 * MBIT) <= 500 * MS);
+	/* A shallow drop is under the threshold within a few ticks. */
+	assert_true(recovery_after_drop_ns(40 * MBIT, 20 * MBIT) <= 250 * MS);
+}
+
+static void
+test_a_tenfold_drop_takes_as_long_as_the_queue_one_reaction_built_needs_at_the_new_rate(void **state)
+{
+	(void)state;
+	/* 40 -> 4 Mbit/s: the two ticks before the first cut (the drop's
+	 * own, and the one whose sample shows it) queue 0.45 MB, 0.9 s of
+	 * the new capacity: even a rate of 0 cannot drain that in 0.5 s.
+	 * Physics, not the law: only a shorter reaction (autorate_interval)
+	 * shortens it (lib/autorate/README.md). At the floor of 1 Mbit/s it
+	 * drains at 3: 1.3 s (1.8 s with the old cut_min of a half). */
+	uint64_t r = recovery_after_drop_ns(40 * MBIT, 4 * MBIT);
+	assert_true(r > 500 * MS);
+	assert_true(r <= 1300 * MS);
 }
 
 static void
@@ -388,6 +457,8 @@ main(void)
 		cmocka_unit_test(test_samples_that_stop_while_data_goes_out_park_the_rate_at_the_floor_after_the_stall_time),
 		cmocka_unit_test(test_a_pipe_sending_no_tcp_never_stalls),
 		cmocka_unit_test(test_a_capacity_drop_from_30_to_6_mbit_cuts_below_6_at_once_then_recovers_to_nine_tenths),
+		cmocka_unit_test(test_after_a_drop_from_30_to_6_mbit_the_queue_beyond_is_under_30_ms_within_half_a_second),
+		cmocka_unit_test(test_a_tenfold_drop_takes_as_long_as_the_queue_one_reaction_built_needs_at_the_new_rate),
 		cmocka_unit_test(test_a_small_rise_above_the_threshold_cuts_the_delivered_rate_in_proportion_to_the_rise),
 		cmocka_unit_test(test_a_rising_capacity_is_followed_by_raises_up_to_the_ceiling_and_no_further),
 		cmocka_unit_test(test_a_clear_pipe_that_is_not_saturated_holds_its_rate),

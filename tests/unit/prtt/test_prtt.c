@@ -364,6 +364,32 @@ test_upstream_one_way_delay_reads_the_rise_over_the_flows_minimum(void **state)
 }
 
 static void
+test_a_pure_ack_gives_an_upstream_delay_sample_only_when_it_ends_an_rtt_sample(void **state)
+{
+	struct prtt *t = make(64, 4);
+	struct prtt_seg d = ts(data(6, 1000, 1448), 500, 90);
+	struct prtt_seg a;
+
+	(void)state;
+	/* A download's ACKs, each on a new tick of the subscriber's clock:
+	 * only the one that answers the sample in flight is timed upstream
+	 * too (one per RTT sample, as pping does); the others cost a
+	 * compare. */
+	prtt_down_segment(t, &d, T0);
+	a = ts(ackseg(6, 1000), 91, 499);
+	prtt_up_segment(t, &a, T0 + 10 * MS);
+	a = ts(ackseg(6, 1000), 92, 499);
+	prtt_up_segment(t, &a, T0 + 11 * MS);
+	assert_int_equal(samples(t, 1, PRTT_UP), 0);
+	a = ts(ackseg(6, 2448), 93, 500);
+	prtt_up_segment(t, &a, T0 + 30 * MS);
+	assert_int_equal(samples(t, 1, PRTT_DOWN), 1);
+	assert_int_equal(samples(t, 1, PRTT_UP), 1);
+	assert_int_equal(prtt_counters(t)->owd_samples, 1);
+	free(t);
+}
+
+static void
 test_a_flood_of_flows_evicts_the_least_recently_used_and_never_grows(void **state)
 {
 	struct prtt *t = make(4, 4); /* one bucket of 4 */
@@ -506,6 +532,7 @@ main(void)
 		cmocka_unit_test(test_a_sack_block_covering_the_segment_gives_the_sample_before_the_cumulative_ack),
 		cmocka_unit_test(test_a_sample_nobody_answers_expires_after_max_age),
 		cmocka_unit_test(test_upstream_one_way_delay_reads_the_rise_over_the_flows_minimum),
+		cmocka_unit_test(test_a_pure_ack_gives_an_upstream_delay_sample_only_when_it_ends_an_rtt_sample),
 		cmocka_unit_test(test_a_flood_of_flows_evicts_the_least_recently_used_and_never_grows),
 		cmocka_unit_test(test_a_subscriber_id_out_of_range_is_counted_and_ignored),
 		cmocka_unit_test(test_percentiles_come_from_buckets_narrower_than_an_eighth_of_the_value),
