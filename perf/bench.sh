@@ -102,7 +102,12 @@ Modes:
                 of the mode "iratio <name> <v>" = the instructions per
                 packet of the denominator / those of the numerator (proxy:
                 per data segment of a fixed iperf3 upload, BENCH_PROXY_BYTES,
-                40M; 4M with --quick; needs root)
+                40M; 4M with --quick; mptcp: per data segment of an MPTCP
+                download and upload over two unshaped paths, the proxy
+                against kernel MPTCP through the bridge,
+                BENCH_MPTCP_INSTR_BYTES each, 20000000; 2000000 with
+                --quick; last line "iratio mptcp_proxy_vs_bridge <v>";
+                both need root)
 
   mptcp         the kernel's MPTCP client over two paths (4 ports as 2
                 pairs, tests/e2e/mptcp_lib.sh; needs root): through a
@@ -141,7 +146,9 @@ BENCH_AQM_DIFFSERV (besteffort; diffserv3 or diffserv4 also give the
 flows DSCPs 0, CS1, AF41 and EF in turn).
 --instructions: BENCH_INSTR_SECS (4; 1 with --quick), BENCH_INSTR_TOP (12
 functions), VALGRIND_BIN, BENCH_TELEMETRY_TIMEOUT (20 s under valgrind),
-BENCH_PROXY_BYTES (40M; 4M with --quick).
+BENCH_PROXY_BYTES (40M; 4M with --quick), BENCH_MPTCP_INSTR_BYTES
+(20000000; 2000000 with --quick). mptcp mode: BENCH_MPTCP_ONLY=unshaped
+runs only the unshaped transfers.
 EOF
 }
 
@@ -733,7 +740,11 @@ instr_main() {
 mode_mptcp() {
 	# shellcheck source=bench_mptcp.sh
 	. "$HERE/bench_mptcp.sh"
-	mptcp_main
+	if [ "$INSTR" = 1 ]; then
+		mptcp_instructions
+	else
+		mptcp_main
+	fi
 	exit 0
 }
 
