@@ -34,8 +34,7 @@
 #include "proxy_priv.h"
 
 #define DSS_ACK_LEN   12 /* DSS with an 8-byte DATA_ACK */
-#define DSS_FULL_LEN  28 /* ... and an 8-byte DSN mapping (26, padded;
-			    28 with the checksum) */
+#define DSS_FULL_LEN  MPTCP_DSS_DATA_LEN /* ... and an 8-byte DSN mapping */
 #define MPTCP_FAIL_LEN 12 /* MP_FAIL with its 64-bit DSN */
 
 /* Coupled congestion control (RFC 6356 LIA) when configured. */
