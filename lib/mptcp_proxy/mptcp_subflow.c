@@ -172,10 +172,14 @@ tx_acked(struct mptcp_subflow *sf, uint32_t una, uint64_t now)
 	mptcp_meta_mark(sf->meta); /* room for the scheduler */
 }
 
+/* The send mapping that covers relative sequence rel. Newest first: a
+ * new segment's bytes are in the last mapping handed over, and a
+ * subflow keeps up to MPTCP_TX_MAPS of them in flight; the mappings do
+ * not overlap, so the order changes nothing but the walk. */
 static const struct mptcp_map *
 tx_find(const struct mptcp_subflow *sf, uint32_t rel)
 {
-	for (uint32_t k = 0; k < sf->tx_n; k++) {
+	for (uint32_t k = sf->tx_n; k-- > 0;) {
 		const struct mptcp_map *mp = &sf->tx[(sf->tx_first + k) % MPTCP_TX_MAPS];
 
 		if (rel - mp->ssn < mp->len)
