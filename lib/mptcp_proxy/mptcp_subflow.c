@@ -293,6 +293,42 @@ ack_without_dss(struct mptcp_subflow *sf, const struct tcp_hook_seg *seg)
 	mptcp_meta_fallback(mt, MPTCP_PROXY_CNT_MPTCP_FALLBACK_ACK_NO_DSS);
 }
 
+/* The option area of nearly every segment the client sends: one MPTCP
+ * option, a DSS, among others (timestamps, SACK). It is parsed alone
+ * into o->dss, without mptcp_opts_parse() zeroing every slot of *o
+ * first (sf_opts_in() reads a slot only where o->present says so).
+ * false: anything else (no MPTCP option, several, one that does not
+ * parse, an area that cannot be delimited) takes the full parse, which
+ * counts what it rejects. */
+static bool
+dss_alone(const uint8_t *opt, uint32_t optlen, uint8_t flags, struct mptcp_opts *o)
+{
+	const uint8_t *mp = NULL;
+	uint32_t i = 0;
+
+	while (i < optlen && opt[i] != 0) {
+		if (opt[i] == 1) {
+			i++;
+			continue;
+		}
+		if (i + 1 >= optlen || opt[i + 1] < 2 || i + opt[i + 1] > optlen)
+			return false;
+		if (opt[i] == MPTCP_OPT_KIND) {
+			if (mp != NULL)
+				return false;
+			mp = opt + i;
+		}
+		i += opt[i + 1];
+	}
+	if (mp == NULL || mp[1] < 3 || (mp[2] >> 4) != MPTCP_SUB_DSS ||
+	    mptcp_opt_parse(mp, mp[1], flags, &o->dss) != MPTCP_OPT_ERR_NONE)
+		return false;
+	o->present = 1u << MPTCP_SUB_DSS;
+	o->n_err = 0;
+	o->first_err = 0;
+	return true;
+}
+
 static void
 sf_opts_in(void *owner, struct tcp_conn *c, const struct tcp_hook_seg *seg,
 	   const uint8_t *opt, uint32_t optlen, uint64_t now)
@@ -313,7 +349,8 @@ sf_opts_in(void *owner, struct tcp_conn *c, const struct tcp_hook_seg *seg,
 	    (seg->flags & 0x10) && !rel_lt(seg->ack - sf->iss, mt->inf_end_rel) &&
 	    !rel_lt(sf->tx_end_rel, seg->ack - sf->iss))
 		mt->flags |= MT_INF_ACKED; /* the client has it: plain TCP */
-	if (optlen == 0 || (mptcp_opts_parse(opt, optlen, seg->flags, &o, &px->opt_err) == 0 &&
+	if (optlen == 0 || (!dss_alone(opt, optlen, seg->flags, &o) &&
+			    mptcp_opts_parse(opt, optlen, seg->flags, &o, &px->opt_err) == 0 &&
 			    o.n_err == 0)) {
 		ack_without_dss(sf, seg);
 		return;
