@@ -659,7 +659,7 @@ cg_total() { sed -n 's/^totals: *\([0-9]*\).*/\1/p' "$1" | tail -n 1; }
 cg_top() {
 	[ "$INSTR_TOP" -gt 0 ] 2>/dev/null || return 0
 	command -v callgrind_annotate >/dev/null || return 0
-	callgrind_annotate --threshold=100 "$1" 2>/dev/null |
+	callgrind_annotate --threshold=100 --auto=no "$1" 2>/dev/null |
 		"$PY" -c '
 import re, sys
 n, pkts, c, unit = int(sys.argv[1]), float(sys.argv[2]), sys.argv[3], sys.argv[4]
@@ -676,6 +676,7 @@ for line in sys.stdin:
         continue
     o = re.search(r" \[([^]]*)\]$", m.group(2))
     fn = re.sub(r" \[[^]]*\]$", "", m.group(2)).split(":", 1)[1]
+    fn = re.sub(r" \([\d,]+x\)$", "", fn)  # call counts, where shown
     if fn.startswith("0x"):  # a stripped library: name the object
         fn = "%s in %s" % (hex(int(fn, 16)), o.group(1).rsplit("/", 1)[-1] if o else "?")
     if ir / pkts < 0.05:

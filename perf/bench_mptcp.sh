@@ -280,7 +280,7 @@ scale = int(loops) / int(idle_loops) if int(idle_loops) else 0.0
 segs, n = float(segs), int(n)
 
 def own(path):
-    out = subprocess.run(["callgrind_annotate", "--threshold=100", path],
+    out = subprocess.run(["callgrind_annotate", "--threshold=100", "--auto=no", path],
                          capture_output=True, text=True).stdout
     fns, total = {}, float("inf")
     for line in out.splitlines():
@@ -295,6 +295,7 @@ def own(path):
             continue
         o = re.search(r" \[([^]]*)\]$", m.group(2))
         fn = re.sub(r" \[[^]]*\]$", "", m.group(2)).split(":", 1)[1]
+        fn = re.sub(r" \([\d,]+x\)$", "", fn)  # call counts, where shown
         if fn.startswith("0x"):  # a stripped library: name the object
             fn = "%s in %s" % (hex(int(fn, 16)), o.group(1).rsplit("/", 1)[-1] if o else "?")
         fns[fn] = fns.get(fn, 0) + ir
