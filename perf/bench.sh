@@ -112,7 +112,12 @@ Modes:
                 of the mode "iratio <name> <v>" = the instructions per
                 packet of the denominator / those of the numerator (proxy:
                 per data segment of a fixed iperf3 upload, BENCH_PROXY_BYTES,
-                40M; 4M with --quick; needs root)
+                40M; 4M with --quick; mptcp: per data segment of an MPTCP
+                download and upload over two unshaped paths, the proxy
+                against kernel MPTCP through the bridge,
+                BENCH_MPTCP_INSTR_BYTES each, 20000000; 2000000 with
+                --quick; last line "iratio mptcp_proxy_vs_bridge <v>";
+                both need root)
 
   mptcp         the kernel's MPTCP client over two paths (4 ports as 2
                 pairs, tests/e2e/mptcp_lib.sh; needs root): through a
@@ -155,7 +160,9 @@ segments), BENCH_AQM_SEGMENTS (3 per flow), BENCH_PRTT_FLOWS ([aqm]
 prtt_flows; the power of two >= 4 x BENCH_AQM_FLOWS, 65536).
 --instructions: BENCH_INSTR_SECS (4; 1 with --quick), BENCH_INSTR_TOP (12
 functions), VALGRIND_BIN, BENCH_TELEMETRY_TIMEOUT (20 s under valgrind),
-BENCH_PROXY_BYTES (40M; 4M with --quick).
+BENCH_PROXY_BYTES (40M; 4M with --quick), BENCH_MPTCP_INSTR_BYTES
+(20000000; 2000000 with --quick). mptcp mode: BENCH_MPTCP_ONLY=unshaped
+runs only the unshaped transfers.
 EOF
 }
 
@@ -719,7 +726,7 @@ cg_total() { sed -n 's/^totals: *\([0-9]*\).*/\1/p' "$1" | tail -n 1; }
 cg_top() {
 	[ "$INSTR_TOP" -gt 0 ] 2>/dev/null || return 0
 	command -v callgrind_annotate >/dev/null || return 0
-	callgrind_annotate --threshold=100 "$1" 2>/dev/null |
+	callgrind_annotate --threshold=100 --auto=no "$1" 2>/dev/null |
 		"$PY" -c '
 import re, sys
 n, pkts, c, unit = int(sys.argv[1]), float(sys.argv[2]), sys.argv[3], sys.argv[4]
@@ -736,6 +743,7 @@ for line in sys.stdin:
         continue
     o = re.search(r" \[([^]]*)\]$", m.group(2))
     fn = re.sub(r" \[[^]]*\]$", "", m.group(2)).split(":", 1)[1]
+    fn = re.sub(r" \([\d,]+x\)$", "", fn)  # call counts, where shown
     if fn.startswith("0x"):  # a stripped library: name the object
         fn = "%s in %s" % (hex(int(fn, 16)), o.group(1).rsplit("/", 1)[-1] if o else "?")
     if ir / pkts < 0.05:
@@ -833,7 +841,11 @@ instr_main() {
 mode_mptcp() {
 	# shellcheck source=bench_mptcp.sh
 	. "$HERE/bench_mptcp.sh"
-	mptcp_main
+	if [ "$INSTR" = 1 ]; then
+		mptcp_instructions
+	else
+		mptcp_main
+	fi
 	exit 0
 }
 

@@ -333,12 +333,12 @@ px_cg_dump() {
 	[ -n "$(cg_total "$PX_CG_LAST")" ] || die "no total in $PX_CG_LAST"
 }
 
-# px_cg_loops FILE: the worker's loops in a callgrind file: its calls of
-# the function it calls most, the PMD's rx burst, once per rx queue (2)
-# per loop. Telemetry cannot say: under valgrind it answers late, and the
-# loops go on meanwhile.
+# px_cg_loops FILE [PORTS]: the worker's loops in a callgrind file: its
+# calls of the function it calls most, the PMD's rx burst, once per rx
+# queue (PORTS, 2 by default) per loop. Telemetry cannot say: under
+# valgrind it answers late, and the loops go on meanwhile.
 px_cg_loops() {
-	"$PY" - "$1" <<'PY'
+	"$PY" - "$1" "${2:-2}" <<'PY'
 import re, sys
 names, calls, cur, cfn = {}, {}, None, None
 for line in open(sys.argv[1]):
@@ -355,7 +355,7 @@ for line in open(sys.argv[1]):
     m = re.match(r"^calls=(\d+)", line)
     if m and cur.startswith("worker_main") and cfn is not None:
         calls[cfn] = calls.get(cfn, 0) + int(m.group(1))
-print(max(calls.values()) // 2 if calls else 0)
+print(max(calls.values()) // int(sys.argv[2]) if calls else 0)
 PY
 }
 

@@ -34,8 +34,7 @@
 #include "proxy_priv.h"
 
 #define DSS_ACK_LEN   12 /* DSS with an 8-byte DATA_ACK */
-#define DSS_FULL_LEN  28 /* ... and an 8-byte DSN mapping (26, padded;
-			    28 with the checksum) */
+#define DSS_FULL_LEN  MPTCP_DSS_DATA_LEN /* ... and an 8-byte DSN mapping */
 #define MPTCP_FAIL_LEN 12 /* MP_FAIL with its 64-bit DSN */
 
 /* Coupled congestion control (RFC 6356 LIA) when configured. */
@@ -173,10 +172,14 @@ tx_acked(struct mptcp_subflow *sf, uint32_t una, uint64_t now)
 	mptcp_meta_mark(sf->meta); /* room for the scheduler */
 }
 
+/* The send mapping that covers relative sequence rel. Newest first: a
+ * new segment's bytes are in the last mapping handed over, and a
+ * subflow keeps up to MPTCP_TX_MAPS of them in flight; the mappings do
+ * not overlap, so the order changes nothing but the walk. */
 static const struct mptcp_map *
 tx_find(const struct mptcp_subflow *sf, uint32_t rel)
 {
-	for (uint32_t k = 0; k < sf->tx_n; k++) {
+	for (uint32_t k = sf->tx_n; k-- > 0;) {
 		const struct mptcp_map *mp = &sf->tx[(sf->tx_first + k) % MPTCP_TX_MAPS];
 
 		if (rel - mp->ssn < mp->len)
@@ -290,6 +293,42 @@ ack_without_dss(struct mptcp_subflow *sf, const struct tcp_hook_seg *seg)
 	mptcp_meta_fallback(mt, MPTCP_PROXY_CNT_MPTCP_FALLBACK_ACK_NO_DSS);
 }
 
+/* The option area of nearly every segment the client sends: one MPTCP
+ * option, a DSS, among others (timestamps, SACK). It is parsed alone
+ * into o->dss, without mptcp_opts_parse() zeroing every slot of *o
+ * first (sf_opts_in() reads a slot only where o->present says so).
+ * false: anything else (no MPTCP option, several, one that does not
+ * parse, an area that cannot be delimited) takes the full parse, which
+ * counts what it rejects. */
+static bool
+dss_alone(const uint8_t *opt, uint32_t optlen, uint8_t flags, struct mptcp_opts *o)
+{
+	const uint8_t *mp = NULL;
+	uint32_t i = 0;
+
+	while (i < optlen && opt[i] != 0) {
+		if (opt[i] == 1) {
+			i++;
+			continue;
+		}
+		if (i + 1 >= optlen || opt[i + 1] < 2 || i + opt[i + 1] > optlen)
+			return false;
+		if (opt[i] == MPTCP_OPT_KIND) {
+			if (mp != NULL)
+				return false;
+			mp = opt + i;
+		}
+		i += opt[i + 1];
+	}
+	if (mp == NULL || mp[1] < 3 || (mp[2] >> 4) != MPTCP_SUB_DSS ||
+	    mptcp_opt_parse(mp, mp[1], flags, &o->dss) != MPTCP_OPT_ERR_NONE)
+		return false;
+	o->present = 1u << MPTCP_SUB_DSS;
+	o->n_err = 0;
+	o->first_err = 0;
+	return true;
+}
+
 static void
 sf_opts_in(void *owner, struct tcp_conn *c, const struct tcp_hook_seg *seg,
 	   const uint8_t *opt, uint32_t optlen, uint64_t now)
@@ -310,7 +349,8 @@ sf_opts_in(void *owner, struct tcp_conn *c, const struct tcp_hook_seg *seg,
 	    (seg->flags & 0x10) && !rel_lt(seg->ack - sf->iss, mt->inf_end_rel) &&
 	    !rel_lt(sf->tx_end_rel, seg->ack - sf->iss))
 		mt->flags |= MT_INF_ACKED; /* the client has it: plain TCP */
-	if (optlen == 0 || (mptcp_opts_parse(opt, optlen, seg->flags, &o, &px->opt_err) == 0 &&
+	if (optlen == 0 || (!dss_alone(opt, optlen, seg->flags, &o) &&
+			    mptcp_opts_parse(opt, optlen, seg->flags, &o, &px->opt_err) == 0 &&
 			    o.n_err == 0)) {
 		ack_without_dss(sf, seg);
 		return;

@@ -215,6 +215,14 @@ proxy_pair_intercept(struct mptcp_proxy *px, struct rte_mbuf *m,
 	p->meta = NULL;
 	p->mptcp = 0;
 	syn_mptcp(px, p, d + meta->l4_off, meta->l4_len);
+	if (p->mptcp && ep.mss >= 536 + MPTCP_DSS_DATA_LEN)
+		/* Every data segment toward an MPTCP client gives
+		 * MPTCP_DSS_DATA_LEN bytes of its MSS to the DSS: the server
+		 * is asked for segments that much smaller, so that each of
+		 * them leaves on a subflow as one segment, not as a full one
+		 * and a tail of 28 bytes (which doubled the segments built,
+		 * sent and acknowledged toward the client). */
+		ep.mss = (uint16_t)(ep.mss - MPTCP_DSS_DATA_LEN);
 	c = tcp_connect(px->e, &ep, &p->sv, now);
 	if (c == NULL) {
 		if (rte_errno == EEXIST) {

@@ -40,6 +40,9 @@ struct proxy_pair;
 #define MPTCP_TX_MAPS 32
 /** Largest chunk the scheduler hands one subflow (one DSS mapping). */
 #define MPTCP_CHUNK_MAX 32768u
+/** Option bytes the DSS of each of our data segments takes: DATA_ACK and
+ * mapping, 64 bits each (26, padded; 28 with the checksum). */
+#define MPTCP_DSS_DATA_LEN 28u
 
 /* Object kinds given to lib/tcp as a connection's callback argument: the
  * first byte of a struct proxy_leg is PX_OBJ_LEG, of a subflow

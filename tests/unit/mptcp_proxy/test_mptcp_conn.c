@@ -1045,6 +1045,30 @@ a_transfer_both_ways_over_one_subflow_arrives_whole_and_the_server_sees_plain_tc
 	teardown_all();
 }
 
+/* Every data segment toward the client gives 28 bytes of its MSS to the
+ * DSS; the server leg asks the server for segments that much smaller,
+ * so that each full segment of the server leaves on a subflow as one
+ * full segment (not as one and a tail of 28 bytes: twice the segments
+ * to build, send and have acknowledged), and the stream is intact. */
+static void
+the_server_is_asked_for_segments_that_leave_on_a_subflow_whole(void **state)
+{
+	struct xfer x = { .up = 0, .down = 300000, .limit_ms = 30000 };
+	const struct mptcp_meta *mt;
+
+	(void)state;
+	setup(MS(5), MS(5));
+	mc_connect();
+	assert_non_null(app_s.conn);
+	mt = meta();
+	assert_non_null(mt);
+	assert_int_equal(tcp_conn_mss(app_s.conn) + MPTCP_DSS_DATA_LEN,
+			 tcp_conn_mss(mt->sf[0]->c));
+	transfer(&x);
+	assert_int_equal(CNT(MPTCP_TX_NO_MAPPING), 0);
+	teardown_all();
+}
+
 static void
 a_data_fin_from_the_client_reaches_the_server_as_fin_and_the_servers_fin_the_client_as_data_fin(void **state)
 {
@@ -1775,6 +1799,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(a_transfer_both_ways_over_one_subflow_arrives_whole_and_the_server_sees_plain_tcp),
+		cmocka_unit_test(the_server_is_asked_for_segments_that_leave_on_a_subflow_whole),
 		cmocka_unit_test(a_data_fin_from_the_client_reaches_the_server_as_fin_and_the_servers_fin_the_client_as_data_fin),
 		cmocka_unit_test(data_over_two_subflows_is_reassembled_in_dsn_order_when_the_second_delivers_first),
 		cmocka_unit_test(a_join_with_a_wrong_hmac_is_answered_with_rst_and_counted),
