@@ -70,6 +70,9 @@ void aqm_ar_down(struct aqm_ar *a, struct aqm_subs *subs, struct rte_mbuf **pkts
  * none). Call after every aqm_subs_apply() that succeeded. */
 void aqm_ar_subs_applied(struct aqm_ar *a, const struct aqm_subs *subs,
 			 const struct aqm_sub_entry *e, uint32_t n);
+/* Pipe id was removed (its subscriber left): its autorate and passive
+ * RTT state start over for whoever gets the id next. */
+void aqm_ar_pipe_removed(struct aqm_ar *a, uint32_t id);
 /* Pipe id was re-rated (the default pipe by a reload or aqm_set): the law
  * starts over from its new rate. */
 void aqm_ar_restart(struct aqm_ar *a, uint32_t id);
