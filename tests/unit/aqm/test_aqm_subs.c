@@ -880,6 +880,48 @@ test_a_group_keeps_its_pipe_until_its_last_prefix_goes(void **state)
 	aqm_subs_free(s);
 }
 
+/*
+ * A packet enqueued to a removed pipe (a worker that classified it
+ * before the removal) is not stranded there: it joins the orphans, is
+ * counted late, and leaves with the next dequeue, unshaped; the pipe
+ * stays out of the scheduler, and a second removal is refused.
+ */
+static void
+test_a_packet_sent_to_a_removed_pipe_leaves_at_once_and_is_counted_late(void **state)
+{
+	struct aqm_subs *s = make_subs("late", AQM_DEFAULT_PASS);
+	struct aqm_sub_entry a = entry("198.18.1.1/32,1M,1M");
+	struct aqm_sched *down;
+	struct aqm_removed_stats rs;
+	struct rte_mbuf *m[2], *out[4];
+	uint32_t pipes[2] = { 1, 1 };
+	char err[128];
+
+	(void)state;
+	assert_non_null(s);
+	down = aqm_subs_sched(s, AQM_DIR_DOWN);
+	assert_int_equal(aqm_subs_add(s, &a), 1);
+	assert_int_equal(aqm_subs_remove(s, &a, 1, err, sizeof(err)), 0);
+	assert_int_equal(aqm_sched_pipe_remove(down, 1), -EINVAL);
+	m[0] = test_pkt4(1u << 16, 1250, 0);
+	m[1] = test_pkt4(1u << 16, 1250, 0);
+	assert_int_equal(aqm_sched_enqueue_burst(down, pipes, m, 2, T0), 2);
+	assert_int_equal(aqm_sched_pending(down), 2);
+	aqm_sched_removed_stats(down, &rs);
+	assert_int_equal(rs.late_pkts, 2);
+	assert_int_equal(rs.moved_pkts, 0);
+	/* Both at once, in order, though 1 Mbit/s would space them 10 ms. */
+	assert_int_equal(aqm_sched_dequeue_burst(down, out, 4, T0), 2);
+	assert_ptr_equal(out[0], m[0]);
+	assert_ptr_equal(out[1], m[1]);
+	rte_pktmbuf_free_bulk(out, 2);
+	aqm_sched_removed_stats(down, &rs);
+	assert_int_equal(rs.sent_pkts, 2);
+	assert_int_equal(rs.queued_pkts, 0);
+	assert_int_equal(aqm_sched_pending(down), 0);
+	aqm_subs_free(s);
+}
+
 int
 main(void)
 {
@@ -899,6 +941,7 @@ main(void)
 		cmocka_unit_test(test_a_freed_pipe_id_is_reused_with_fresh_counters_and_the_totals_keep_the_old_ones),
 		cmocka_unit_test(test_an_update_that_fails_keeps_the_subscribers_it_would_have_removed),
 		cmocka_unit_test(test_a_group_keeps_its_pipe_until_its_last_prefix_goes),
+		cmocka_unit_test(test_a_packet_sent_to_a_removed_pipe_leaves_at_once_and_is_counted_late),
 		cmocka_unit_test(test_one_hundred_thousand_subscribers_each_reach_their_own_pipe),
 	};
 
