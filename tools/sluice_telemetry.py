@@ -207,6 +207,7 @@ ROWS = [
 GAUGE = re.compile(
     r"(_backlog_pkts|_backlog_bytes|_held_pkts|_sojourn_p\d+_us|_mempool_in_use"
     r"|_mempool_baseline|_rate_down|_rate_up|_aqm_subscribers|_aqm_workers"
+    r"|_aqm_pipes|_aqm_max_pipe_id|_aqm_pipe_gen"
     r"|^sluice_workers_held|_lcore|_tsc_hz|_cycles_per_packet|_owner_worker"
     r"|_pipe_id|_connections_active|_subflows_active|_entries_active|_engine_connections"
     r"|_state_bytes_in_use|_state_bytes_2_subflows"
