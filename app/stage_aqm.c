@@ -129,6 +129,8 @@ aqm_stage_burst(void *ctx, const struct stage_burst *b,
 				nl = 0;
 			}
 		} else {
+			/* With its incarnation: the owner may have removed it. */
+			meta->pipe = aqm_subs_pipe_tag(w->subs, (uint32_t)id);
 			handoff_stage_add(&w->hp, &away, m, owner,
 					  &st->handoffs, &st->handoff_drops);
 		}
@@ -158,10 +160,21 @@ aqm_take_inputs(struct aqm_worker *w, struct stage_emitter *em, uint64_t now_ns)
 		n = handoff_recv(&w->hp, from, in, AQM_BATCH);
 		for (unsigned i = 0; i < n; i++) {
 			struct rte_mbuf *m = in[i];
-			const struct pkt_meta *meta = pkt_meta(m);
+			struct pkt_meta *meta = pkt_meta(m);
 			enum aqm_dir d = dir_of_out_port(meta->out_port);
+			int id = aqm_subs_pipe_of_tag(w->subs, meta->pipe);
+
+			if (unlikely(id < 0)) {
+				/* Its pipe was removed (and perhaps reused) since
+				 * the sender classified it: it goes on unshaped,
+				 * as the pipe's queue did. */
+				w->st[d].handoff_stale++;
+				stage_emit(em, meta->out_port, m);
+				continue;
+			}
+			meta->pipe = (uint32_t)id; /* passive RTT reads the id */
 			pk[d][np[d]] = m;
-			pipes[d][np[d]++] = meta->pipe;
+			pipes[d][np[d]++] = (uint32_t)id;
 		}
 		for (int d = 0; d < 2; d++) {
 			if (np[d] == 0)
@@ -231,6 +244,7 @@ aqm_stage_destroy(void *ctx)
 		return;
 	aqm_ar_free(w->ar);
 	aqm_subs_free(w->subs);
+	rte_free(w->del_tags);
 	rte_free(w);
 }
 
@@ -322,7 +336,12 @@ aqm_create(const void *conf, const struct stage_env *env, struct stage *out)
 	/* BLUE's draws: a different sequence per worker and run. */
 	sp.sched.rng_seed = rte_rand() | 1;
 	w->subs = aqm_subs_create(&sp);
-	if (w->subs == NULL) {
+	w->del_tags = rte_malloc_socket("aqm_del_tags", (size_t)c->max_subs * sizeof(uint32_t),
+					0, env->socket);
+	if (w->subs == NULL || w->del_tags == NULL) {
+		aqm_subs_free(w->subs);
+		rte_free(w->del_tags);
+		w->subs = NULL;
 		rc = -rte_errno;
 		rte_ring_free(w->mailbox);
 		rte_free(w);
@@ -332,6 +351,7 @@ aqm_create(const void *conf, const struct stage_env *env, struct stage *out)
 	if (c->nsubs && aqm_subs_apply(w->subs, c->subs, c->nsubs, err, sizeof(err)) < 0) {
 		aqm_log(RTE_LOG_ERR, "%s: %s", c->subs_path, err);
 		aqm_subs_free(w->subs);
+		rte_free(w->del_tags);
 		rte_ring_free(w->mailbox);
 		rte_free(w);
 		return -EINVAL;
@@ -339,6 +359,7 @@ aqm_create(const void *conf, const struct stage_env *env, struct stage *out)
 	rc = aqm_ar_create(w, &c->ar, sp.max_subs, env, &w->ar);
 	if (rc < 0) {
 		aqm_subs_free(w->subs);
+		rte_free(w->del_tags);
 		rte_ring_free(w->mailbox);
 		rte_free(w);
 		return rc;

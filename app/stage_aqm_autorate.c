@@ -567,6 +567,21 @@ aqm_ar_restart(struct aqm_ar *a, uint32_t id)
 }
 
 void
+aqm_ar_pipe_removed(struct aqm_ar *a, uint32_t id)
+{
+	struct ar_pipe *p;
+
+	if (a == NULL || a->pipes == NULL || id == 0 || id >= a->npipes_max)
+		return;
+	p = &a->pipes[id];
+	a->active -= p->dirs != 0;
+	memset(p, 0, sizeof(*p));
+	p->dirs = a->c.autorate;
+	a->active += p->dirs != 0;
+	prtt_sub_reset(a->prtt, id);
+}
+
+void
 aqm_ar_subs_applied(struct aqm_ar *a, const struct aqm_subs *subs,
 		    const struct aqm_sub_entry *e, uint32_t n)
 {
@@ -610,6 +625,8 @@ aqm_ar_poll(struct aqm_ar *a, struct aqm_worker *w, uint64_t now_ns)
 			continue;
 		if (a->nb_workers > 1 && handoff_owner(id, a->nb_workers) != a->worker)
 			continue;
+		if (!aqm_sched_pipe_live(aqm_subs_sched(w->subs, AQM_DIR_DOWN), id))
+			continue; /* a removed subscriber's id, free */
 		if (!a->pipes[id].on) {
 			pipe_start(a, w, id, now_ns);
 			continue;

@@ -68,9 +68,12 @@ void aqm_ar_down(struct aqm_ar *a, struct rte_mbuf **pkts, uint16_t n,
 		 uint64_t now_ns);
 /* A worker applied entries e to subs: their pipes take their own autorate
  * directions, floors and ceilings (or the [aqm] keys' where they have
- * none). Call after every aqm_subs_apply() that succeeded. */
+ * none). Call after every aqm_subs_update() that succeeded. */
 void aqm_ar_subs_applied(struct aqm_ar *a, const struct aqm_subs *subs,
 			 const struct aqm_sub_entry *e, uint32_t n);
+/* Pipe id was removed (its subscriber left): its autorate and passive
+ * RTT state start over for whoever gets the id next. */
+void aqm_ar_pipe_removed(struct aqm_ar *a, uint32_t id);
 /* Pipe id was re-rated (the default pipe by a reload or aqm_set): the law
  * starts over from its new rate. */
 void aqm_ar_restart(struct aqm_ar *a, uint32_t id);

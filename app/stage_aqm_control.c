@@ -30,28 +30,34 @@
 #include "config.h"
 #include "stage_aqm_priv.h"
 
-/* A change for every worker: subscribers to add or re-rate, default rates. */
+/* A change for every worker: subscribers to remove, to add or re-rate,
+ * default rates. */
 struct aqm_change {
 	struct ctl_change ctl;
 	struct aqm_sub_entry *subs;  /* owned */
 	uint32_t nsubs;
+	struct aqm_sub_entry *dels;  /* owned: prefixes to remove */
+	uint32_t ndels;
 	bool set_default;
 	uint64_t default_down, default_up;
 };
 
 /*
  * One row of the control plane's view of the table: prefix -> pipe id.
- * Rows are never removed and ids are handed out in order from 1 (the
- * prefixes of a group, a LibreQoS circuit, share one id; id_row[id] is
- * the first row of each id); an open-addressing index finds a prefix's
- * row, and another a group's id, so that
- * boot, reload and telemetry stay linear in the subscribers (100k of
- * them took 71 s to start with a scan per prefix).
+ * The ids are the workers' (every worker applies the same changes in the
+ * same order, so worker 0's table answers for all): the prefixes of a
+ * group, a LibreQoS circuit, share one; a removed subscriber's id is
+ * free until a new one takes it. id_row[id] is a row of each id; an
+ * open-addressing index finds a prefix's row, so that boot, reload and
+ * telemetry stay linear in the subscribers (100k of them took 71 s to
+ * start with a scan per prefix). Removing rows compacts the array and
+ * rebuilds both indexes.
  */
 struct aqm_mirror {
 	struct aqm_sub_entry e;
 	uint32_t id;
 	uint32_t seen;  /* the reload that last found this row in its file */
+	uint32_t last;  /* that reload's last line of this prefix (index) */
 };
 
 /* Owned by the control side (telemetry thread, control thread), under lock. */
@@ -65,12 +71,12 @@ static struct {
 	struct aqm_mirror *mirror;
 	uint32_t nmirror, cap_mirror;
 	uint32_t *slot;                  /* row + 1 per slot, 0 empty; 2 x cap_mirror */
-	uint32_t *id_row;                /* id -> its first row + 1; cap_mirror + 1 */
-	uint64_t *gkey;                  /* group per slot, 0 empty; 2 x cap_mirror */
-	uint32_t *gid;                   /* that group's pipe id */
-	uint32_t next_id;
+	uint32_t *id_row;                /* id -> a row + 1 (0: free); cap_mirror + 1 */
+	uint32_t max_id;                 /* highest id in use */
+	uint32_t npipes;                 /* ids in use */
 	uint32_t generation;             /* of the reloads, for aqm_mirror.seen */
 	uint64_t reloads, reload_errors, tel_changes;
+	uint64_t removed;                /* prefixes removed (reload, aqm_del) */
 	char last_error[600];
 } aqm_g = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
@@ -80,6 +86,7 @@ aqm_change_free(struct ctl_change *cc)
 	struct aqm_change *c = (struct aqm_change *)cc;
 
 	free(c->subs);
+	free(c->dels);
 	free(c);
 }
 
@@ -91,10 +98,19 @@ aqm_ctl_apply(void *ctx, struct ctl_change *cc, char *err, size_t errlen)
 	const struct aqm_change *c = (const struct aqm_change *)cc;
 	int rc = 0;
 
-	if (c->nsubs) {
-		rc = aqm_subs_apply(w->subs, c->subs, c->nsubs, err, errlen);
-		if (rc >= 0)
+	if (c->nsubs || c->ndels) {
+		/* Which incarnations the removals may end (for autorate). */
+		for (uint32_t i = 0; i < c->ndels; i++)
+			w->del_tags[i] = aqm_subs_pipe_tag(w->subs,
+							   aqm_subs_find(w->subs, &c->dels[i]));
+		rc = aqm_subs_update(w->subs, c->subs, c->nsubs, c->dels, c->ndels,
+				     err, errlen);
+		if (rc >= 0) {
+			for (uint32_t i = 0; i < c->ndels; i++)
+				if (aqm_subs_pipe_of_tag(w->subs, w->del_tags[i]) < 0)
+					aqm_ar_pipe_removed(w->ar, w->del_tags[i] & 0xffffff);
 			aqm_ar_subs_applied(w->ar, w->subs, c->subs, c->nsubs);
+		}
 	}
 	if (rc >= 0 && c->set_default &&
 	    w->conf->default_policy == AQM_DEFAULT_PIPE) {
@@ -129,6 +145,24 @@ aqm_log(uint32_t level, const char *fmt, ...)
 	vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
 	rte_log(level, (uint32_t)sl_logtype_aqm, "sluice: aqm: %s\n", line);
+}
+
+/* Whether a reload's line b changes anything of the running a (same prefix). */
+static bool
+sub_differs(const struct aqm_sub_entry *a, const struct aqm_sub_entry *b)
+{
+	return a->down_bps != b->down_bps || a->up_bps != b->up_bps ||
+	       a->has_profile != b->has_profile ||
+	       (a->has_profile && (a->profile.overhead != b->profile.overhead ||
+				   a->profile.mpu != b->profile.mpu ||
+				   a->profile.framing != b->profile.framing)) ||
+	       a->has_isolation != b->has_isolation ||
+	       (a->has_isolation && a->isolation != b->isolation) ||
+	       a->has_autorate != b->has_autorate ||
+	       (a->has_autorate && a->autorate != b->autorate) ||
+	       memcmp(a->ar_floor_bps, b->ar_floor_bps, sizeof(a->ar_floor_bps)) != 0 ||
+	       memcmp(a->ar_ceiling_bps, b->ar_ceiling_bps, sizeof(a->ar_ceiling_bps)) != 0 ||
+	       a->group != b->group;
 }
 
 static bool
@@ -174,25 +208,13 @@ mirror_find(const struct aqm_sub_entry *e)
 	return row ? &aqm_g.mirror[row - 1] : NULL;
 }
 
-/* The (first) row of pipe id, or NULL. */
+/* A row of pipe id, or NULL. */
 static struct aqm_mirror *
 mirror_by_id(unsigned long id)
 {
-	if (id == 0 || id >= aqm_g.next_id || aqm_g.id_row[id] == 0)
+	if (id == 0 || id > aqm_g.max_id || aqm_g.id_row[id] == 0)
 		return NULL;
 	return &aqm_g.mirror[aqm_g.id_row[id] - 1];
-}
-
-/* The slot of group g (nonzero) in the group index: its own or empty. */
-static uint32_t
-group_slot(uint64_t g)
-{
-	uint32_t mask = 2 * aqm_g.cap_mirror - 1;
-	uint32_t i = (uint32_t)(g ^ g >> 29) * 2654435761u & mask;
-
-	while (aqm_g.gkey[i] != 0 && aqm_g.gkey[i] != g)
-		i = (i + 1) & mask;
-	return i;
 }
 
 /* Room for n more rows, so that mirror_apply() cannot fail. */
@@ -200,10 +222,7 @@ static int
 mirror_reserve(uint32_t n)
 {
 	uint32_t cap = aqm_g.cap_mirror ? aqm_g.cap_mirror : 64;
-	uint32_t *slot, *gid, *id_row;
-	uint64_t *gkey;
-	uint64_t *okey = aqm_g.gkey;
-	uint32_t *oid = aqm_g.gid, ocap = aqm_g.cap_mirror;
+	uint32_t *slot, *id_row;
 	void *p;
 
 	if ((uint64_t)aqm_g.nmirror + n <= aqm_g.cap_mirror)
@@ -211,15 +230,11 @@ mirror_reserve(uint32_t n)
 	while (cap < aqm_g.nmirror + n)
 		cap *= 2;
 	slot = calloc(2 * (size_t)cap, sizeof(*slot));
-	gkey = calloc(2 * (size_t)cap, sizeof(*gkey));
-	gid = calloc(2 * (size_t)cap, sizeof(*gid));
 	id_row = calloc((size_t)cap + 1, sizeof(*id_row));
-	p = slot && gkey && gid && id_row ?
+	p = slot && id_row ?
 	    realloc(aqm_g.mirror, (size_t)cap * sizeof(*aqm_g.mirror)) : NULL;
 	if (p == NULL) {
 		free(slot);
-		free(gkey);
-		free(gid);
 		free(id_row);
 		return -ENOMEM;
 	}
@@ -228,62 +243,95 @@ mirror_reserve(uint32_t n)
 	free(aqm_g.slot);
 	aqm_g.slot = slot;
 	if (aqm_g.id_row != NULL)
-		memcpy(id_row, aqm_g.id_row, (size_t)aqm_g.next_id * sizeof(*id_row));
+		memcpy(id_row, aqm_g.id_row, ((size_t)aqm_g.max_id + 1) * sizeof(*id_row));
 	free(aqm_g.id_row);
 	aqm_g.id_row = id_row;
-	aqm_g.gkey = gkey;
-	aqm_g.gid = gid;
 	for (uint32_t i = 0; i < aqm_g.nmirror; i++)
 		*mirror_slot(&aqm_g.mirror[i].e) = i + 1;
-	for (uint32_t i = 0; okey != NULL && i < 2 * ocap; i++)
-		if (okey[i] != 0) {
-			uint32_t k = group_slot(okey[i]);
-			gkey[k] = okey[i];
-			gid[k] = oid[i];
-		}
-	free(okey);
-	free(oid);
 	return 0;
 }
 
+/* The pipe id worker 0 (hence every worker) gives e's prefix. */
+static uint32_t
+worker_id(const struct aqm_sub_entry *e)
+{
+	return aqm_g.w[0] != NULL ? aqm_subs_find(aqm_g.w[0]->subs, e) : 0;
+}
+
+/* Both indexes and the id counts from the rows (after rows went). */
+static void
+mirror_reindex(void)
+{
+	memset(aqm_g.slot, 0, 2 * (size_t)aqm_g.cap_mirror * sizeof(*aqm_g.slot));
+	memset(aqm_g.id_row, 0, ((size_t)aqm_g.cap_mirror + 1) * sizeof(*aqm_g.id_row));
+	aqm_g.max_id = 0;
+	aqm_g.npipes = 0;
+	for (uint32_t i = 0; i < aqm_g.nmirror; i++) {
+		uint32_t id = aqm_g.mirror[i].id;
+
+		*mirror_slot(&aqm_g.mirror[i].e) = i + 1;
+		if (id <= aqm_g.cap_mirror && aqm_g.id_row[id] == 0) {
+			aqm_g.id_row[id] = i + 1;
+			aqm_g.npipes++;
+		}
+		if (id > aqm_g.max_id)
+			aqm_g.max_id = id;
+	}
+}
+
 /*
- * Record what every worker just applied, whole (aqm_subs_apply() is all
- * or nothing): new prefixes in list order, so the same ids. Call only
- * after mirror_reserve(n).
+ * Record what every worker just applied, whole (aqm_subs_update() is all
+ * or nothing): the removed prefixes' rows go, and every entry's row takes
+ * the id the workers gave it. Call only after mirror_reserve(n).
  */
 static void
-mirror_apply(const struct aqm_sub_entry *e, uint32_t n)
+mirror_apply(const struct aqm_sub_entry *dels, uint32_t ndels,
+	     const struct aqm_sub_entry *e, uint32_t n)
 {
-	/* As aqm_subs_apply() does it: new prefixes join their group's
-	 * pipes or get the next id, in list order; then a prefix whose
-	 * group has another id follows it. */
-	for (uint32_t i = 0; i < n; i++) {
-		uint32_t *slot = mirror_slot(&e[i]);
-		uint32_t g = e[i].group ? group_slot(e[i].group) : 0;
-		uint32_t id;
+	bool moved = false;
 
-		if (*slot != 0) {
-			aqm_g.mirror[*slot - 1].e = e[i];
-			id = aqm_g.mirror[*slot - 1].id;
-		} else {
-			id = e[i].group && aqm_g.gkey[g] != 0 ? aqm_g.gid[g] : aqm_g.next_id++;
-			aqm_g.mirror[aqm_g.nmirror] = (struct aqm_mirror){ .e = e[i], .id = id };
-			*slot = ++aqm_g.nmirror;
-			if (aqm_g.id_row[id] == 0)
-				aqm_g.id_row[id] = *slot;
+	if (ndels != 0) {
+		uint32_t k = 0;
+
+		for (uint32_t i = 0; i < ndels; i++) {
+			struct aqm_mirror *m = mirror_find(&dels[i]);
+
+			if (m != NULL)
+				m->id = UINT32_MAX; /* goes below */
 		}
-		if (e[i].group && aqm_g.gkey[g] == 0) {
-			aqm_g.gkey[g] = e[i].group;
-			aqm_g.gid[g] = id;
-		}
+		for (uint32_t i = 0; i < aqm_g.nmirror; i++)
+			if (aqm_g.mirror[i].id != UINT32_MAX)
+				aqm_g.mirror[k++] = aqm_g.mirror[i];
+		aqm_g.nmirror = k;
+		mirror_reindex();
 	}
 	for (uint32_t i = 0; i < n; i++) {
-		struct aqm_mirror *m;
+		uint32_t *slot = mirror_slot(&e[i]);
+		uint32_t id = worker_id(&e[i]);
 
-		if (e[i].group == 0)
-			continue;
-		m = &aqm_g.mirror[*mirror_slot(&e[i]) - 1];
-		m->id = aqm_g.gid[group_slot(e[i].group)];
+		if (*slot != 0) {
+			struct aqm_mirror *m = &aqm_g.mirror[*slot - 1];
+
+			moved |= m->id != id;
+			m->e = e[i];
+			m->id = id;
+		} else {
+			aqm_g.mirror[aqm_g.nmirror] = (struct aqm_mirror){ .e = e[i], .id = id };
+			*slot = ++aqm_g.nmirror;
+			if (id <= aqm_g.cap_mirror && aqm_g.id_row[id] == 0) {
+				aqm_g.id_row[id] = *slot;
+				aqm_g.npipes++;
+			}
+			if (id > aqm_g.max_id)
+				aqm_g.max_id = id;
+		}
+	}
+	/* A prefix that moved to another group's pipes (or a group's
+	 * prefixes that changed ids) may have freed an id: count again. */
+	if (moved) {
+		for (uint32_t i = 0; i < aqm_g.nmirror; i++)
+			aqm_g.mirror[i].id = worker_id(&aqm_g.mirror[i].e);
+		mirror_reindex();
 	}
 }
 
@@ -293,7 +341,8 @@ change_record(struct ctl_change *cc)
 {
 	const struct aqm_change *c = (const struct aqm_change *)cc;
 
-	mirror_apply(c->subs, c->nsubs);
+	mirror_apply(c->dels, c->ndels, c->subs, c->nsubs);
+	aqm_g.removed += c->ndels;
 	if (c->set_default) {
 		aqm_g.running->rate_down = c->default_down;
 		aqm_g.running->rate_up = c->default_up;
@@ -306,8 +355,9 @@ change_record(struct ctl_change *cc)
  * poster at a time, so every worker sees changes in the same order.
  */
 static int
-post_change(struct aqm_sub_entry *subs, uint32_t nsubs, bool set_default,
-	    uint64_t down, uint64_t up, char *err, size_t errlen)
+post_change(struct aqm_sub_entry *subs, uint32_t nsubs, struct aqm_sub_entry *dels,
+	    uint32_t ndels, bool set_default, uint64_t down, uint64_t up,
+	    char *err, size_t errlen)
 {
 	struct aqm_change *c;
 	int rc;
@@ -316,12 +366,14 @@ post_change(struct aqm_sub_entry *subs, uint32_t nsubs, bool set_default,
 	rc = ctl_catch_up(aqm_g.bus, err, errlen);
 	if (rc < 0) {
 		free(subs);
+		free(dels);
 		return rc;
 	}
 	/* The mirror must take whatever the workers apply. */
 	c = calloc(1, sizeof(*c));
 	if (c == NULL || mirror_reserve(nsubs) < 0) {
 		free(subs);
+		free(dels);
 		free(c);
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
@@ -330,6 +382,8 @@ post_change(struct aqm_sub_entry *subs, uint32_t nsubs, bool set_default,
 	c->ctl.free = aqm_change_free;
 	c->subs = subs;
 	c->nsubs = nsubs;
+	c->dels = dels;
+	c->ndels = ndels;
 	c->set_default = set_default;
 	c->default_down = down;
 	c->default_up = up;
@@ -368,37 +422,63 @@ aqm_reload(void)
 			 f->path, AQM_SECTION);
 		goto bad;
 	}
-	uint32_t fresh = 0, present = 0;
+	/*
+	 * Deltas: only what differs from what the workers run goes to them
+	 * (a new prefix, or one whose line changed: its last line in the
+	 * file wins), and the prefixes the file no longer lists are removed.
+	 * An unchanged file posts nothing but the default rates.
+	 */
+	uint32_t fresh = 0, changed = 0, present = 0, nadd = 0, ndel = 0;
+	struct aqm_sub_entry *add = NULL, *del = NULL;
 	aqm_g.generation++;
 	for (uint32_t i = 0; i < nc->nsubs; i++) {
 		struct aqm_mirror *m = mirror_find(&nc->subs[i]);
 		if (m == NULL) {
 			fresh++;
-		} else if (m->seen != aqm_g.generation) {
+		} else {
+			if (m->seen != aqm_g.generation)
+				present++;
 			m->seen = aqm_g.generation;
-			present++;
+			m->last = i;
 		}
 	}
-	if (aqm_g.nmirror + fresh > rc_->max_subs) {
-		snprintf(err, sizeof(err), "%s: [%s] subscribers: %u subscribers would exceed max_subscribers = %u (subscribers are never removed at run time)",
-			 f->path, AQM_SECTION, aqm_g.nmirror + fresh, rc_->max_subs);
+	if (aqm_g.nmirror - present + fresh > rc_->max_subs) {
+		snprintf(err, sizeof(err), "%s: [%s] subscribers: %u subscribers would exceed max_subscribers = %u",
+			 f->path, AQM_SECTION, aqm_g.nmirror - present + fresh, rc_->max_subs);
 		goto bad;
 	}
-	uint32_t absent = aqm_g.nmirror - present;
+	add = malloc(((size_t)nc->nsubs + 1) * sizeof(*add));
+	del = malloc(((size_t)(aqm_g.nmirror - present) + 1) * sizeof(*del));
+	if (add == NULL || del == NULL) {
+		free(add);
+		free(del);
+		snprintf(err, sizeof(err), "out of memory");
+		goto bad;
+	}
+	for (uint32_t i = 0; i < nc->nsubs; i++) {
+		struct aqm_mirror *m = mirror_find(&nc->subs[i]);
+		if (m == NULL) {
+			add[nadd++] = nc->subs[i];
+		} else if (m->last == i && sub_differs(&m->e, &nc->subs[i])) {
+			add[nadd++] = nc->subs[i];
+			changed++;
+		}
+	}
+	for (uint32_t i = 0; i < aqm_g.nmirror; i++)
+		if (aqm_g.mirror[i].seen != aqm_g.generation)
+			del[ndel++] = aqm_g.mirror[i].e;
 	ini_free(f);
 	f = NULL;
 	uint32_t nsubs = nc->nsubs;
-	rc = post_change(nc->subs, nc->nsubs, true, nc->rate_down,
+	rc = post_change(add, nadd, del, ndel, true, nc->rate_down,
 			 nc->rate_up, err, sizeof(err));
-	nc->subs = NULL;
 	if (rc < 0)
 		goto bad;
 	aqm_g.reloads++;
 	if (nc->subs_note[0] != '\0')
 		aqm_log(RTE_LOG_INFO, "%s: %s", nc->subs_path, nc->subs_note);
-	aqm_log(RTE_LOG_INFO, "reloaded %s: %u subscribers (%u new%s), default rates down=%" PRIu64 " up=%" PRIu64 " bit/s; no queued packet touched",
-		rc_->path, nsubs, fresh,
-		absent ? ", some running ones absent from the file keep their pipes" : "",
+	aqm_log(RTE_LOG_INFO, "reloaded %s: %u subscribers (%u new, %u changed, %u removed), default rates down=%" PRIu64 " up=%" PRIu64 " bit/s; no packet of another pipe touched",
+		rc_->path, nsubs, fresh, changed, ndel,
 		nc->rate_down, nc->rate_up);
 	aqm_conf_free(nc);
 	return;
@@ -481,6 +561,11 @@ tel_dir(struct rte_tel_data *d, const struct aqm_pipe_stats *ps,
 		rte_tel_data_add_dict_u64(d, "handoffs", ds->handoffs);
 		rte_tel_data_add_dict_u64(d, "handoff_in", ds->handoff_in);
 		rte_tel_data_add_dict_u64(d, "handoff_drops", ds->handoff_drops);
+		rte_tel_data_add_dict_u64(d, "handoff_stale", ds->handoff_stale);
+		rte_tel_data_add_dict_u64(d, "removed_pipes", ds->removed_pipes);
+		rte_tel_data_add_dict_u64(d, "removed_moved", ds->removed_moved);
+		rte_tel_data_add_dict_u64(d, "removed_late", ds->removed_late);
+		rte_tel_data_add_dict_u64(d, "removed_sent", ds->removed_sent);
 		rte_tel_data_add_dict_u64(d, "host_shared", ds->host_shared);
 		rte_tel_data_add_dict_u64(d, "washed", ds->washed);
 		rte_tel_data_add_dict_u64(d, "wash_shared", ds->wash_shared);
@@ -508,6 +593,13 @@ sum_dir(void *const *ctxs, unsigned nb, enum aqm_dir d,
 		ds->handoffs += w->st[d].handoffs;
 		ds->handoff_in += w->st[d].handoff_in;
 		ds->handoff_drops += w->st[d].handoff_drops;
+		ds->handoff_stale += w->st[d].handoff_stale;
+		struct aqm_removed_stats rs;
+		aqm_sched_removed_stats(aqm_subs_sched(w->subs, d), &rs);
+		ds->removed_pipes += rs.pipes;
+		ds->removed_moved += rs.moved_pkts;
+		ds->removed_late += rs.late_pkts;
+		ds->removed_sent += rs.sent_pkts;
 		ds->host_shared += aqm_sched_host_shared(aqm_subs_sched(w->subs, d));
 		uint64_t washed, shared;
 		aqm_sched_wash_stats(aqm_subs_sched(w->subs, d), &washed, &shared);
@@ -547,6 +639,9 @@ aqm_telemetry(void *const *ctxs, unsigned nb_workers, const char *params,
 		}
 	}
 	rte_tel_data_add_dict_u64(d, "subscribers", aqm_g.nmirror);
+	rte_tel_data_add_dict_u64(d, "pipes", aqm_g.npipes);
+	rte_tel_data_add_dict_u64(d, "max_pipe_id", aqm_g.max_id);
+	rte_tel_data_add_dict_u64(d, "removed", aqm_g.removed);
 	rte_tel_data_add_dict_u64(d, "workers", nb_workers);
 	rte_tel_data_add_dict_u64(d, "reloads", aqm_g.reloads);
 	rte_tel_data_add_dict_u64(d, "reload_errors", aqm_g.reload_errors);
@@ -645,6 +740,7 @@ tel_pipe(const char *cmd, const char *params, struct rte_tel_data *d)
 	rte_tel_data_add_dict_u64(d, "id", id);
 	rte_tel_data_add_dict_string(d, "prefix", pfx);
 	rte_tel_data_add_dict_u64(d, "owner_worker", handoff_owner(id, aqm_g.nb_workers));
+	rte_tel_data_add_dict_u64(d, "gen", aqm_subs_pipe_tag(aqm_g.w[0]->subs, id) >> 24);
 	rte_tel_data_add_dict_u64(d, "rate_down", down);
 	rte_tel_data_add_dict_u64(d, "rate_up", up);
 	for (int dir = 0; dir < 2; dir++) {
@@ -695,7 +791,7 @@ static int
 tel_pipes(const char *cmd, const char *params, struct rte_tel_data *d)
 {
 	static const char *const col[] = { "id", "sent_bytes_down", "sent_bytes_up",
-					   "drops_down", "drops_up" };
+					   "drops_down", "drops_up", "gen" };
 	struct rte_tel_data *c[RTE_DIM(col)];
 	unsigned long first = 1;
 	uint32_t last, n;
@@ -712,12 +808,11 @@ tel_pipes(const char *cmd, const char *params, struct rte_tel_data *d)
 	}
 	pthread_mutex_lock(&aqm_g.lock);
 	(void)ctl_catch_up(aqm_g.bus, why, sizeof(why));
-	n = aqm_g.next_id - 1;  /* pipes are never removed: ids 1..n stay valid */
-	pthread_mutex_unlock(&aqm_g.lock);
+	n = aqm_g.max_id;  /* ids 1..n, some free (a removed subscriber's) */
 	last = first > n ? 0 : (uint32_t)RTE_MIN((uint64_t)n, first + AQM_PIPES_PAGE - 1);
 
 	rte_tel_data_start_dict(d);
-	rte_tel_data_add_dict_u64(d, "subscribers", n);
+	rte_tel_data_add_dict_u64(d, "subscribers", aqm_g.npipes);
 	rte_tel_data_add_dict_u64(d, "first", first);
 	rte_tel_data_add_dict_u64(d, "next", last != 0 && last < n ? last + 1 : 0);
 	for (unsigned k = 0; k < RTE_DIM(col); k++) {
@@ -725,12 +820,19 @@ tel_pipes(const char *cmd, const char *params, struct rte_tel_data *d)
 		if (c[k] == NULL) {
 			while (k--)
 				rte_tel_data_free(c[k]);
+			pthread_mutex_unlock(&aqm_g.lock);
 			return -ENOMEM;
 		}
 		rte_tel_data_start_array(c[k], RTE_TEL_U64_VAL);
 	}
+	/* Free ids (removed subscribers') are left out; "gen" is the id's
+	 * incarnation: it changes when the id goes to another subscriber,
+	 * whose counters start from zero. */
 	for (uint32_t id = (uint32_t)first; last != 0 && id <= last; id++) {
-		uint64_t v[RTE_DIM(col)] = { id, 0, 0, 0, 0 };
+		uint64_t v[RTE_DIM(col)] = { id, 0, 0, 0, 0, 0 };
+		if (aqm_g.id_row[id] == 0)
+			continue;
+		v[5] = aqm_subs_pipe_tag(aqm_g.w[0]->subs, id) >> 24;
 		for (int dir = 0; dir < 2; dir++)
 			for (unsigned i = 0; i < aqm_g.nb_workers; i++) {
 				struct aqm_pipe_stats one;
@@ -745,8 +847,60 @@ tel_pipes(const char *cmd, const char *params, struct rte_tel_data *d)
 		for (unsigned k = 0; k < RTE_DIM(col); k++)
 			rte_tel_data_add_array_u64(c[k], v[k]);
 	}
+	pthread_mutex_unlock(&aqm_g.lock);
 	for (unsigned k = 0; k < RTE_DIM(col); k++)
 		rte_tel_data_add_dict_container(d, col[k], c[k], 0);
+	return 0;
+}
+
+/* /sluice/aqm_del,<prefix>: remove one subscriber (its exact prefix). */
+static int
+tel_del(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	char err[256] = "", why[128] = "", line[160], msg[600];
+	struct aqm_sub_entry e;
+	int rc;
+
+	(void)cmd;
+	if (params == NULL || *params == '\0')
+		return -EINVAL;
+	pthread_mutex_lock(&aqm_g.lock);
+	rc = ctl_catch_up(aqm_g.bus, err, sizeof(err));
+	if (rc < 0) {
+		/* Nothing to do: err says why. */
+	} else if (strchr(params, ',') != NULL ||
+		   snprintf(line, sizeof(line), "%s,1mbit,1mbit", params) >= (int)sizeof(line)) {
+		snprintf(err, sizeof(err), "want one prefix (e.g. 198.18.0.1/32)");
+		rc = -EINVAL;
+	} else if (tel_parse_sub(line, &e, why, sizeof(why)) != 0) {
+		snprintf(err, sizeof(err), "%s (want one prefix)", why);
+		rc = -EINVAL;
+	} else if (mirror_find(&e) == NULL) {
+		snprintf(err, sizeof(err), "no subscriber has this exact prefix");
+		rc = -ENOENT;
+	} else {
+		struct aqm_sub_entry *one = malloc(sizeof(*one));
+		if (one == NULL) {
+			rc = -ENOMEM;
+		} else {
+			e.line = 0;
+			*one = e;
+			rc = post_change(NULL, 0, one, 1, false, 0, 0, err, sizeof(err));
+		}
+	}
+	if (rc == 0) {
+		aqm_g.tel_changes++;
+		aqm_log(RTE_LOG_INFO, "aqm_del %.80s: removed", params);
+	} else {
+		snprintf(msg, sizeof(msg), "aqm_del %.80s: %s", params, err);
+		memcpy(aqm_g.last_error, msg, sizeof(msg));
+	}
+	pthread_mutex_unlock(&aqm_g.lock);
+
+	rte_tel_data_start_dict(d);
+	rte_tel_data_add_dict_string(d, "status", rc == 0 ? "removed" : "rejected");
+	if (rc != 0)
+		rte_tel_data_add_dict_string(d, "error", err[0] ? err : strerror(-rc));
 	return 0;
 }
 
@@ -785,7 +939,7 @@ tel_set(const char *cmd, const char *params, struct rte_tel_data *d)
 			snprintf(err, sizeof(err), "no default pipe: [aqm] default = pass");
 			rc = -EINVAL;
 		} else {
-			rc = post_change(NULL, 0, true, e.down_bps, e.up_bps, err, sizeof(err));
+			rc = post_change(NULL, 0, NULL, 0, true, e.down_bps, e.up_bps, err, sizeof(err));
 		}
 	} else if (tel_parse_sub(params, &e, why, sizeof(why)) != 0) {
 		snprintf(err, sizeof(err), "%s (want prefix,down,up[,profile[,isolation[,autorate[,floor_down[,floor_up[,ceiling_down[,ceiling_up]]]]]]])", why);
@@ -809,7 +963,7 @@ tel_set(const char *cmd, const char *params, struct rte_tel_data *d)
 		} else {
 			e.line = 0;
 			*one = e;
-			rc = post_change(one, 1, false, 0, 0, err, sizeof(err));
+			rc = post_change(one, 1, NULL, 0, false, 0, 0, err, sizeof(err));
 		}
 	}
 	if (rc == 0) {
@@ -840,10 +994,9 @@ aqm_ctl_boot(const struct aqm_conf *c, unsigned nb_workers)
 	*aqm_g.running = *c;
 	aqm_g.running->subs = NULL;
 	aqm_g.running->nsubs = 0;
-	aqm_g.next_id = 1;
+	/* The rows come in aqm_ctl_worker_ready(): the ids are worker 0's. */
 	if (mirror_reserve(c->nsubs) < 0)
 		return -ENOMEM;
-	mirror_apply(c->subs, c->nsubs);
 	aqm_g.bus = ctl_bus_create("aqm_mb", nb_workers);
 	if (aqm_g.bus == NULL)
 		return -ENOMEM;
@@ -873,12 +1026,17 @@ aqm_ctl_worker_ready(struct aqm_worker *w, const struct aqm_conf *c,
 	aqm_g.created++;
 	if (aqm_g.created != env->nb_workers)
 		return;
+	pthread_mutex_lock(&aqm_g.lock);
+	mirror_apply(NULL, 0, c->subs, c->nsubs);
+	pthread_mutex_unlock(&aqm_g.lock);
 	rc = telemetry_register_cmd("/sluice/aqm_pipe", tel_pipe,
 		"One pipe, both directions. Param: prefix, pipe id or default");
 	rc |= telemetry_register_cmd("/sluice/aqm_pipes", tel_pipes,
 		"Pipe ids, sent bytes, drops per dir, 128 per call. Param: first id; reply's next: the id to ask next (0: done)");
 	rc |= telemetry_register_cmd("/sluice/aqm_set", tel_set,
 		"Set rates: prefix,down,up[,profile[,isolation]] or default,down,up");
+	rc |= telemetry_register_cmd("/sluice/aqm_del", tel_del,
+		"Remove a subscriber. Param: its exact prefix; what its pipes hold leaves at once, unshaped");
 	if (rc != 0)
 		aqm_log(RTE_LOG_WARNING, "could not register /sluice/aqm_pipe, /sluice/aqm_pipes and /sluice/aqm_set");
 	if (c->subs_note[0] != '\0')
@@ -916,7 +1074,10 @@ aqm_report(void *const *ctxs, unsigned nb_workers, FILE *out)
 			" held_pkts=%" PRIu64 " passed=%" PRIu64
 			" malformed_passed=%" PRIu64 " handoffs=%" PRIu64
 			" handoff_in=%" PRIu64 " handoff_drops=%" PRIu64
-			" p50_us=%" PRIu64 " p95_us=%" PRIu64 " p99_us=%" PRIu64 "\n",
+			" p50_us=%" PRIu64 " p95_us=%" PRIu64 " p99_us=%" PRIu64
+			" removed_pipes=%" PRIu64 " removed_moved=%" PRIu64
+			" removed_late=%" PRIu64 " removed_sent=%" PRIu64
+			" handoff_stale=%" PRIu64 "\n",
 			dir_name[dir], ps.enq_pkts, ps.tx_pkts,
 			ps.drops[AQM_DROP_CODEL], ps.drops[AQM_DROP_OVERFLOW],
 			ps.drops[AQM_DROP_MEMORY], ps.drops[AQM_DROP_BLUE],
@@ -929,7 +1090,9 @@ aqm_report(void *const *ctxs, unsigned nb_workers, FILE *out)
 			ds.handoffs, ds.handoff_in, ds.handoff_drops,
 			aqm_sojourn_percentile(ps.sojourn_hist, 50) / 1000,
 			aqm_sojourn_percentile(ps.sojourn_hist, 95) / 1000,
-			aqm_sojourn_percentile(ps.sojourn_hist, 99) / 1000);
+			aqm_sojourn_percentile(ps.sojourn_hist, 99) / 1000,
+			ds.removed_pipes, ds.removed_moved, ds.removed_late,
+			ds.removed_sent, ds.handoff_stale);
 		for (unsigned t = 0; t < ds.ntins; t++)
 			fprintf(out, "aqm_tin dir=%s tin=%s sent=%" PRIu64
 				" sent_bytes=%" PRIu64 " drops=%" PRIu64
@@ -940,8 +1103,9 @@ aqm_report(void *const *ctxs, unsigned nb_workers, FILE *out)
 				ds.tins[t].marks);
 	}
 	fprintf(out, "aqm_control subscribers=%u reloads=%" PRIu64
-		" reload_errors=%" PRIu64 " telemetry_changes=%" PRIu64 "\n",
+		" reload_errors=%" PRIu64 " telemetry_changes=%" PRIu64
+		" pipes=%u removed=%" PRIu64 "\n",
 		aqm_g.nmirror, aqm_g.reloads, aqm_g.reload_errors,
-		aqm_g.tel_changes);
+		aqm_g.tel_changes, aqm_g.npipes, aqm_g.removed);
 	aqm_ar_report(out);
 }

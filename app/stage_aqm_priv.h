@@ -137,6 +137,10 @@ struct aqm_dir_stats {
 	uint64_t handoffs;      /* sent to the owning worker's ring */
 	uint64_t handoff_in;    /* received from other workers */
 	uint64_t handoff_drops; /* owner's ring full: freed, counted */
+	uint64_t handoff_stale; /* handed off for a pipe removed meanwhile: sent on unshaped */
+	/* Filled in from lib/aqm when summed: removed pipes' packets
+	 * (aqm_sched_removed_stats()). */
+	uint64_t removed_pipes, removed_moved, removed_late, removed_sent;
 	uint64_t host_shared;   /* filled in from lib/aqm: aqm_sched_host_shared() */
 	/* Filled in from lib/aqm when summed: wash, and the tins of mode
 	 * [aqm] diffserv (ntins = 0 for besteffort). */
@@ -158,6 +162,7 @@ struct aqm_worker {
 	uint64_t changes_applied;
 	uint64_t change_errors;
 	struct aqm_ar *ar;               /* passive RTT + autorate, or NULL */
+	uint32_t *del_tags;              /* max_subs: a change's removed pipes */
 };
 
 /* ------------------------------------------------------------------ */

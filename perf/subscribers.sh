@@ -3,7 +3,7 @@
 #
 # Start-up and reload of a large subscriber table (issue 18 item 5).
 #
-#   perf/subscribers.sh [--subscribers N] [--sluice PATH]
+#   perf/subscribers.sh [--subscribers N] [--sluice PATH] [--traffic PPS]
 #
 # Writes N /32 subscribers (198.18.0.0/15, 4 flows per pipe, as
 # perf/scrape.sh does), starts sluice on two net_null ports and prints:
@@ -11,19 +11,29 @@
 #   result rss_mb V           resident size once up
 #   result reload_unchanged_s V   SIGHUP to "reloaded" with the same file
 #   result reload_rates_1pct_s V  1% of the rates changed
-#   result reload_add_1pct_s V    1% new subscribers, 1% gone from the file
+#   result reload_add_1pct_s V    1% new subscribers, and the first 1% gone
+#                                 from the file (removed: their pipes freed)
 #   result queued_sighup_reloads V  reloads after 3 SIGHUPs sent during one
-# Needs root (the DPDK runtime directory) and about 1 GB of memory.
+# With --traffic PPS the ports are net_af_packet on two veth pairs whose
+# peers sit in network namespaces, and during each reload a UDP stream
+# with sequence numbers (perf/seq_udp.py, PPS frames/s over 64 of the
+# subscribers that stay) runs from the internet side to the subscriber
+# side, from 0.5 s before the SIGHUP to 0.5 s after the reload applied:
+#   result reload_<name>_sent N / _lost N / _reordered N
+# (lost: gaps in a destination's sequence, or fewer received than sent).
+# Needs root (the DPDK runtime directory, namespaces) and about 1 GB.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
 N=100000
 SLUICE=$root/build/app/sluice
+PPS=0
 while [ $# -gt 0 ]; do
 	case $1 in
 	--subscribers) N=$2; shift 2 ;;
 	--sluice) SLUICE=$2; shift 2 ;;
-	*) echo "usage: $0 [--subscribers N] [--sluice PATH]" >&2; exit 2 ;;
+	--traffic) PPS=$2; shift 2 ;;
+	*) echo "usage: $0 [--subscribers N] [--sluice PATH] [--traffic PPS]" >&2; exit 2 ;;
 	esac
 done
 [ "$N" -ge 100 ] && [ "$N" -le 120000 ] || { echo "subscribers: 100 <= N <= 120000" >&2; exit 2; }
@@ -31,9 +41,17 @@ PY=/usr/bin/python3
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/sluice-subs.XXXXXX")
 prefix=slsubs-$$
 pid=
+nsA=slsA$$
+nsB=slsB$$
 cleanup() {
 	if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
 		kill -TERM "$pid"; wait "$pid" 2>/dev/null
+	fi
+	if [ "$PPS" != 0 ]; then
+		ip netns del "$nsA" 2>/dev/null
+		ip netns del "$nsB" 2>/dev/null
+		ip link del "sA$$" 2>/dev/null
+		ip link del "sB$$" 2>/dev/null
 	fi
 	rm -rf "$tmp" "/var/run/dpdk/$prefix"
 }
@@ -59,10 +77,23 @@ subscribers = subscribers.csv
 max_subscribers = $((N + N / 50 + 16))
 max_v6_subscribers = 1
 subscriber_flows = 4
-max_subscribers = $((N + N / 50 + 16))
-max_v6_subscribers = 1
-subscriber_flows = 4
 EOF
+ports="--vdev net_null0,no-rx=1 --vdev net_null1,no-rx=1"
+if [ "$PPS" != 0 ]; then
+	# Port 0 faces the subscribers (veth sA, peer in nsA), port 1 the
+	# internet (sB, peer in nsB).
+	for x in A B; do
+		ns=sls$x$$
+		ip netns add "$ns"
+		ip link add "s$x$$" type veth peer name "p$x$$"
+		ip link set "p$x$$" netns "$ns"
+		ip link set "s$x$$" up
+		ip -n "$ns" link set "p$x$$" up
+		ethtool -K "s$x$$" tx off tso off gso off gro off >/dev/null 2>&1
+		ip netns exec "$ns" ethtool -K "p$x$$" tx off tso off gso off gro off >/dev/null 2>&1
+	done
+	ports="--vdev net_af_packet0,iface=sA$$ --vdev net_af_packet1,iface=sB$$"
+fi
 now() { date +%s.%N; }
 # wait_log PATTERN COUNT: until the log holds COUNT lines matching PATTERN.
 wait_log() {
@@ -75,7 +106,7 @@ wait_log() {
 }
 t0=$(now)
 "$SLUICE" --no-huge -m 3072 --no-pci -l 0 --file-prefix "$prefix" \
-	--vdev net_null0,no-rx=1 --vdev net_null1,no-rx=1 -- -c "$tmp/sluice.ini" \
+	$ports -- -c "$tmp/sluice.ini" \
 	</dev/null >"$tmp/sluice.log" 2>&1 &
 pid=$!
 wait_log "worker(s), " 1
@@ -86,13 +117,36 @@ echo "result rss_mb $(awk '/VmRSS/ { printf "%d", $2 / 1024 }' "/proc/$pid/statu
 k=0
 reload() {
 	k=$((k + 1))
-	local a b
+	local a b rpid spid
+	if [ "$PPS" != 0 ]; then
+		rm -f "$tmp/stop"
+		ip netns exec "$nsA" "$PY" "$here/seq_udp.py" recv "pA$$" 1.0 >"$tmp/recv.out" &
+		rpid=$!
+		sleep 0.3
+		ip netns exec "$nsB" "$PY" "$here/seq_udp.py" send "pB$$" "$PPS" "$tmp/stop" \
+			$((N / 2)) 64 >"$tmp/send.out" &
+		spid=$!
+		sleep 0.5
+	fi
 	a=$(now)
 	kill -HUP "$pid"
 	wait_log "sluice: aqm: reload" "$k"
 	b=$(now)
 	grep "sluice: aqm: reload" "$tmp/sluice.log" | tail -1 | cut -c1-200 >&2
 	echo "result $1 $(echo "$b - $a" | bc)"
+	if [ "$PPS" != 0 ]; then
+		sleep 0.5
+		touch "$tmp/stop"
+		wait "$spid"
+		wait "$rpid"
+		local name=${1%_s} sent got lost reord
+		sent=$(awk '/^sent/ { print $2 }' "$tmp/send.out")
+		read -r got lost reord < <(awk '/^received/ { print $2, $4, $6 }' "$tmp/recv.out")
+		[ "$((sent - got))" -gt "$lost" ] && lost=$((sent - got))
+		echo "result ${name}_sent $sent"
+		echo "result ${name}_lost $lost"
+		echo "result ${name}_reordered $reord"
+	fi
 }
 reload reload_unchanged_s
 gen "$N" 0 100 >"$tmp/subscribers.csv.new" && mv "$tmp/subscribers.csv.new" "$tmp/subscribers.csv"

@@ -23,14 +23,17 @@ import socket
 import threading
 
 # Commands never read by a scrape: they change state.
-MUTATING = re.compile(r"_set$")
-# Per-subscriber pipes: "/sluice/aqm_pipe,<id>" for id 1..subscribers (ids
-# are handed out in order and never reused), plus the default pipe.
+MUTATING = re.compile(r"_(set|del)$")
+# Per-subscriber pipes: "/sluice/aqm_pipe,<id>" for id 1..max_pipe_id (ids
+# are handed out in order; a removed subscriber's id is free, answers
+# null, and is given to a later subscriber, its counters from zero and its
+# "gen" one higher), plus the default pipe.
 PIPE_CMD = "/sluice/aqm_pipe"
 # Every pipe's sent bytes and drops in columns, 128 pipes per call: what
 # ranking the subscribers needs, without one call per subscriber.
 PIPES_CMD = "/sluice/aqm_pipes"
 PIPES_COLS = ("sent_bytes_down", "sent_bytes_up", "drops_down", "drops_up")
+PIPES_GEN = "gen"
 # The NIC's own counters (bytes, which sluice's per-port counters lack),
 # read for every port /sluice/ports lists.
 ETHDEV_CMD = "/ethdev/stats"
@@ -85,8 +88,10 @@ def pipe_rows(t):
         if not isinstance(v, dict):
             break
         cols = [v.get(c) or [] for c in PIPES_COLS]
+        gens = v.get(PIPES_GEN) or []
         for i, pid in enumerate(v.get("id") or []):
-            rows[int(pid)] = tuple(int(c[i]) for c in cols)
+            rows[int(pid)] = tuple(int(c[i]) for c in cols) + (
+                int(gens[i]) if i < len(gens) else 0,)
         nxt = int(v.get("next") or 0)
         first = nxt if nxt > first else 0
     return rows
@@ -97,11 +102,12 @@ def busiest(rows, prev, n):
     earlier pipe_rows(); None: since start), and of the n that dropped the
     most (only those that dropped), in one sorted list. Ties go to the
     lower id, so an idle table always gives the same pipes."""
-    zero = (0, 0, 0, 0)
+    zero = (0, 0, 0, 0, 0)
     d = {}
     for pid, r in rows.items():
         p = (prev or {}).get(pid, zero)
-        if any(a < b for a, b in zip(r, p)):  # restarted sluice
+        # restarted sluice, or the id went to another subscriber
+        if any(a < b for a, b in zip(r[:4], p[:4])) or r[4:] != p[4:]:
             p = zero
         d[pid] = (r[0] + r[1] - p[0] - p[1], r[2] + r[3] - p[2] - p[3])
     top = heapq.nlargest(n, d, key=lambda k: (d[k][0], -k))
@@ -146,7 +152,8 @@ def snapshot(t, pipes=True):
             snap["%s,%s" % (ETHDEV_CMD, port)] = {
                 k: x for k, x in v.items() if not k.startswith("q_")}
     if pipes and PIPE_CMD in cmds:
-        n = int((snap.get("/sluice/aqm") or {}).get("subscribers", 0))
+        aqm = snap.get("/sluice/aqm") or {}
+        n = int(aqm.get("max_pipe_id", aqm.get("subscribers", 0)))
         ids = range(1, n + 1) if pipes is True else pipes.choose(t, cmds, n)
         for pid in ["default"] + [str(i) for i in ids]:
             v = t.query("%s,%s" % (PIPE_CMD, pid))
@@ -200,6 +207,7 @@ ROWS = [
 GAUGE = re.compile(
     r"(_backlog_pkts|_backlog_bytes|_held_pkts|_sojourn_p\d+_us|_mempool_in_use"
     r"|_mempool_baseline|_rate_down|_rate_up|_aqm_subscribers|_aqm_workers"
+    r"|_aqm_pipes|_aqm_max_pipe_id|_aqm_pipe_gen"
     r"|^sluice_workers_held|_lcore|_tsc_hz|_cycles_per_packet|_owner_worker"
     r"|_pipe_id|_connections_active|_subflows_active|_entries_active|_engine_connections"
     r"|_state_bytes_in_use|_state_bytes_2_subflows"

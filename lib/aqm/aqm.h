@@ -268,6 +268,16 @@ struct aqm_pipe_stats {
 	uint32_t sojourn_hist[AQM_HIST_BUCKETS];
 };
 
+/** Pipes removed at run time, and what happened to their packets. */
+struct aqm_removed_stats {
+	uint64_t pipes;        /**< aqm_sched_pipe_remove() calls */
+	uint64_t moved_pkts;   /**< queued or held in a pipe when it was removed */
+	uint64_t late_pkts;    /**< enqueued to a removed pipe afterwards */
+	uint64_t sent_pkts;    /**< of both, handed out by dequeue or flush */
+	uint64_t sent_bytes;
+	uint64_t queued_pkts;  /**< of both, still waiting to be handed out */
+};
+
 /** Counters of one diffserv tin of a pipe (or, summed, of a scheduler). */
 struct aqm_tin_stats {
 	uint64_t tx_pkts;      /**< sent (bypassed packets included) */
@@ -305,6 +315,36 @@ int aqm_sched_pipe_add(struct aqm_sched *s, const struct aqm_pipe_params *p);
  *         pipe holds packets (then nothing is removed).
  */
 int aqm_sched_pipe_truncate(struct aqm_sched *s, uint32_t npipes);
+
+/**
+ * Remove a pipe at run time (a subscriber leaves). What it holds, queued
+ * packets and held ACKs, leaves it at once, each flow's in order (held
+ * ACKs after their flow's packets), onto the scheduler's list of orphans,
+ * which the next aqm_sched_dequeue_burst() hands out before anything else,
+ * unshaped; nothing is dropped. Packets enqueued to it later join the
+ * orphans too. Its counters stay in the scheduler's totals
+ * (aqm_sched_stats()); the pipe itself takes no part in scheduling until
+ * aqm_sched_pipe_reuse(). Pipes other than this one are not touched.
+ * @return how many packets it held, or -EINVAL (bad id, already removed).
+ */
+int aqm_sched_pipe_remove(struct aqm_sched *s, uint32_t pipe);
+
+/**
+ * Give a removed pipe new parameters, as aqm_sched_pipe_add() would a new
+ * one, keeping its id and its flow slots: p must ask for as many flows as
+ * the pipe had. Its counters start from zero.
+ * @return 0, -EINVAL (bad id or parameters, not removed, another flow
+ *         count).
+ */
+int aqm_sched_pipe_reuse(struct aqm_sched *s, uint32_t pipe,
+			 const struct aqm_pipe_params *p);
+
+/** Whether pipe exists and is not removed. */
+bool aqm_sched_pipe_live(const struct aqm_sched *s, uint32_t pipe);
+
+/** Counters of removed pipes (aqm_sched_pipe_remove()). */
+void aqm_sched_removed_stats(const struct aqm_sched *s,
+			     struct aqm_removed_stats *st);
 
 /**
  * Change a pipe's shaper at run time. Queued packets stay, in order; the new
@@ -412,7 +452,9 @@ uint32_t aqm_sched_pipe_count(const struct aqm_sched *s);
 int aqm_sched_pipe_stats(const struct aqm_sched *s, uint32_t pipe,
 			 struct aqm_pipe_stats *st);
 
-/** Sum the counters of all pipes into st (histograms included). */
+/** Sum the counters of all pipes into st (histograms included), removed
+ *  pipes' too: their packets still waiting count as backlog, and as sent
+ *  once handed out (their sojourn is not in the histogram). */
 void aqm_sched_stats(const struct aqm_sched *s, struct aqm_pipe_stats *st);
 
 /**

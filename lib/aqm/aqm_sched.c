@@ -188,12 +188,27 @@ fifo_size(struct aqm_pipe *p)
 				      p->fifo_limit_ms / 8000;
 }
 
-int
-aqm_sched_pipe_add(struct aqm_sched *s, const struct aqm_pipe_params *pp)
+/* A pipe's counters as the API shows them: the bypass folded in. */
+static void
+pipe_stats(const struct aqm_pipe *p, struct aqm_pipe_stats *st)
+{
+	*st = p->st;
+	st->enq_pkts += p->byp_pkts;
+	st->enq_bytes += p->byp_bytes;
+	st->tx_pkts += p->byp_pkts;
+	st->tx_bytes += p->byp_bytes;
+	st->bypassed = p->byp_pkts;
+	st->sojourn_hist[0] = aqm_hist_bucket0(p);
+	st->backlog_pkts = p->backlog_pkts;
+	st->backlog_bytes = p->backlog_bytes;
+	st->held_pkts = p->held;
+}
+
+static int
+pipe_params_check(const struct aqm_sched *s, const struct aqm_pipe_params *pp,
+		  uint32_t flows)
 {
 	const struct aqm_fq_params *fq = &pp->fq;
-	uint32_t flows = pp->qdisc == AQM_QDISC_FIFO ? 1 : fq->flows;
-	struct aqm_pipe *p;
 
 	if (pp->qdisc > AQM_QDISC_FIFO || aqm_shaper_check(&pp->shaper) != 0 ||
 	    flows == 0 || flows > AQM_FLOWS_MAX || !rte_is_power_of_2(flows) ||
@@ -218,12 +233,18 @@ aqm_sched_pipe_add(struct aqm_sched *s, const struct aqm_pipe_params *pp)
 	if (pp->qdisc == AQM_QDISC_FIFO && pp->fifo_limit_bytes == 0 &&
 	    (pp->fifo_limit_ms == 0 || pp->shaper.rate_bps == 0))
 		return -EINVAL;
-	if (s->npipes >= s->max_pipes || s->max_flows - s->flows_used < flows)
-		return -ENOSPC;
+	return 0;
+}
 
-	p = &s->pipes[s->npipes];
+/* Set up pipe p on the flow slots from base (a new pipe, or a removed one). */
+static void
+pipe_init(struct aqm_sched *s, struct aqm_pipe *p, const struct aqm_pipe_params *pp,
+	  uint32_t flows, uint32_t base)
+{
+	const struct aqm_fq_params *fq = &pp->fq;
+
 	memset(p, 0, sizeof(*p));
-	p->flows = &s->flow_pool[s->flows_used];
+	p->flows = &s->flow_pool[base];
 	memset(p->flows, 0, flows * sizeof(*p->flows));
 	p->flow_mask = flows - 1;
 	p->seed = fq->seed;
@@ -248,7 +269,7 @@ aqm_sched_pipe_add(struct aqm_sched *s, const struct aqm_pipe_params *pp)
 		if (s->hosts != NULL && flows <= AQM_ISO_FLOWS_MAX)
 			p->isolation |= AQM_ISO_TRACKED;
 		if (p->isolation & AQM_ISO_TRACKED)
-			memset(&s->hosts[2 * (size_t)s->flows_used], 0,
+			memset(&s->hosts[2 * (size_t)base], 0,
 			       2 * (size_t)flows * sizeof(struct aqm_host));
 		p->blue_inc = fq->blue.inc;
 		p->blue_dec = fq->blue.dec;
@@ -268,8 +289,195 @@ aqm_sched_pipe_add(struct aqm_sched *s, const struct aqm_pipe_params *pp)
 	p->link = AQM_NONE;
 	aqm_shaper_apply(p, &pp->shaper);
 	fifo_size(p);
+}
+
+static inline uint32_t
+params_flows(const struct aqm_pipe_params *pp)
+{
+	return pp->qdisc == AQM_QDISC_FIFO ? 1 : pp->fq.flows;
+}
+
+int
+aqm_sched_pipe_add(struct aqm_sched *s, const struct aqm_pipe_params *pp)
+{
+	uint32_t flows = params_flows(pp);
+	int rc = pipe_params_check(s, pp, flows);
+
+	if (rc < 0)
+		return rc;
+	if (s->npipes >= s->max_pipes || s->max_flows - s->flows_used < flows)
+		return -ENOSPC;
+	pipe_init(s, &s->pipes[s->npipes], pp, flows, s->flows_used);
 	s->flows_used += flows;
 	return (int)s->npipes++;
+}
+
+int
+aqm_sched_pipe_reuse(struct aqm_sched *s, uint32_t pipe,
+		     const struct aqm_pipe_params *pp)
+{
+	uint32_t flows = params_flows(pp);
+	struct aqm_pipe *p;
+
+	if (pipe >= s->npipes || s->pipes[pipe].where != AQM_PIPE_REMOVED)
+		return -EINVAL;
+	p = &s->pipes[pipe];
+	if (flows != p->flow_mask + 1 || pipe_params_check(s, pp, flows) < 0)
+		return -EINVAL;
+	pipe_init(s, p, pp, flows, (uint32_t)(p->flows - s->flow_pool));
+	return 0;
+}
+
+bool
+aqm_sched_pipe_live(const struct aqm_sched *s, uint32_t pipe)
+{
+	return pipe < s->npipes && s->pipes[pipe].where != AQM_PIPE_REMOVED;
+}
+
+/* Append m to the orphans (packets of removed pipes); pending counts it. */
+static inline void
+orphan_push(struct aqm_sched *s, struct rte_mbuf *m)
+{
+	*aqm_link(s, m) = NULL;
+	if (s->orphan_head == NULL)
+		s->orphan_head = m;
+	else
+		*aqm_link(s, s->orphan_tail) = m;
+	s->orphan_tail = m;
+	s->pending++;
+	s->removed.queued_pkts++;
+	s->orphan_bytes += rte_pktmbuf_pkt_len(m);
+}
+
+/* Hand out up to max orphans, oldest first. */
+static uint16_t
+orphans_take(struct aqm_sched *s, struct rte_mbuf **pkts, uint16_t max)
+{
+	uint16_t n = 0;
+
+	while (n < max && s->orphan_head != NULL) {
+		struct rte_mbuf *m = s->orphan_head;
+		uint32_t len = rte_pktmbuf_pkt_len(m);
+
+		s->orphan_head = *aqm_link(s, m);
+		pkts[n++] = m;
+		s->pending--;
+		s->removed.queued_pkts--;
+		s->removed.sent_pkts++;
+		s->removed.sent_bytes += len;
+		s->orphan_bytes -= len;
+		/* Sent, in the totals: the removed pipe's enqueue counted it. */
+		s->retired.tx_pkts++;
+		s->retired.tx_bytes += len;
+	}
+	if (s->orphan_head == NULL)
+		s->orphan_tail = NULL;
+	return n;
+}
+
+/* Take pipe idx out of the ready list or its wheel slot. */
+static void
+pipe_unfile(struct aqm_sched *s, uint32_t idx)
+{
+	struct aqm_pipe *p = &s->pipes[idx];
+	uint32_t *at = NULL;
+
+	if (p->where == AQM_PIPE_READY) {
+		uint32_t prev = AQM_NONE;
+
+		for (at = &s->ready.head; *at != idx && *at != AQM_NONE;
+		     at = &s->pipes[*at].link)
+			prev = *at;
+		if (*at == idx && s->ready.tail == idx)
+			s->ready.tail = prev;
+	} else if (p->where == AQM_PIPE_WHEEL) {
+		/* Its slot is that of its next-send time, unless it was
+		 * filed late (then the slot of the tick it was filed at):
+		 * look there first, then everywhere. */
+		uint32_t home = (uint32_t)(p->next_ns >> s->wheel_shift) & s->wheel_mask;
+
+		for (uint32_t k = 0; k <= s->wheel_mask + 1; k++) {
+			uint32_t slot = k == 0 ? home : k - 1;
+
+			for (at = &s->wheel[slot]; *at != idx && *at != AQM_NONE;
+			     at = &s->pipes[*at].link)
+				;
+			if (*at == idx)
+				break;
+		}
+	}
+	if (at != NULL && *at == idx)
+		*at = p->link;
+	p->link = AQM_NONE;
+	p->where = AQM_PIPE_IDLE;
+}
+
+int
+aqm_sched_pipe_remove(struct aqm_sched *s, uint32_t pipe)
+{
+	struct aqm_pipe_stats st;
+	struct aqm_pipe *p;
+	uint32_t n = 0;
+
+	if (!aqm_sched_pipe_live(s, pipe))
+		return -EINVAL;
+	p = &s->pipes[pipe];
+	pipe_unfile(s, pipe);
+	/* Each flow's packets in order, as the shutdown flush gives them. */
+	while (p->backlog_pkts != 0) {
+		struct rte_mbuf *m = aqm_fq_flush_one(s, p);
+
+		if (m == NULL)
+			break;
+		if (p->diffserv & AQM_DS_WASH)
+			aqm_dscp_wash(s, m);
+		orphan_push(s, m);
+		n++;
+	}
+	aqm_fq_idle(s, p);
+	/* Held ACKs come after their flows' queued packets. */
+	for (uint32_t i = s->hold_head; p->held != 0 && i != s->hold_tail; i++) {
+		struct aqm_hold *h = &s->hold[i & s->hold_mask];
+
+		if (h->m == NULL || h->pipe != pipe)
+			continue;
+		p->flows[h->flow].hold = 0;
+		p->held--;
+		s->held--;
+		s->pending--;
+		if (p->diffserv & AQM_DS_WASH)
+			aqm_dscp_wash(s, h->m);
+		orphan_push(s, h->m);
+		h->m = NULL;
+		n++;
+	}
+	s->removed.pipes++;
+	s->removed.moved_pkts += n;
+	/* Its counters stay in the totals. */
+	pipe_stats(p, &st);
+	st.backlog_pkts = st.backlog_bytes = st.held_pkts = 0;
+	aqm_pipe_stats_add(&s->retired, &st);
+	if ((p->diffserv & AQM_DS_MODE) != 0) {
+		struct aqm_tin_stats ts[AQM_TINS_MAX];
+		int nt = aqm_sched_pipe_tin_stats(s, pipe, ts);
+
+		for (int t = 0; t < nt; t++) {
+			struct aqm_tin_stats *r = &s->retired_tins[p->diffserv & AQM_DS_MODE][t];
+
+			r->tx_pkts += ts[t].tx_pkts;
+			r->tx_bytes += ts[t].tx_bytes;
+			r->drops += ts[t].drops;
+			r->marks += ts[t].marks;
+		}
+	}
+	p->where = AQM_PIPE_REMOVED;
+	return (int)n;
+}
+
+void
+aqm_sched_removed_stats(const struct aqm_sched *s, struct aqm_removed_stats *st)
+{
+	*st = s->removed;
 }
 
 int
@@ -421,8 +629,15 @@ static inline uint32_t
 enqueue_one(struct aqm_sched *s, uint32_t idx, struct rte_mbuf *m,
 	    uint64_t now_ns)
 {
-	uint32_t queued = aqm_fq_enqueue(s, &s->pipes[idx], m, now_ns);
+	uint32_t queued;
 
+	if (unlikely(s->pipes[idx].where == AQM_PIPE_REMOVED)) {
+		/* Late for a removed pipe: it goes on as its packets did. */
+		orphan_push(s, m);
+		s->removed.late_pkts++;
+		return 1;
+	}
+	queued = aqm_fq_enqueue(s, &s->pipes[idx], m, now_ns);
 	pipe_wake(s, idx, now_ns);
 	return queued;
 }
@@ -439,6 +654,11 @@ aqm_sched_pipe_enqueue_burst(struct aqm_sched *s, uint32_t pipe,
 		return 0;
 	}
 	p = &s->pipes[pipe];
+	if (unlikely(p->where == AQM_PIPE_REMOVED)) {
+		for (uint16_t i = 0; i < n; i++)
+			queued += (uint16_t)enqueue_one(s, pipe, pkts[i], now_ns);
+		return queued;
+	}
 	for (uint16_t i = 0; i < n; i++)
 		queued += (uint16_t)aqm_fq_enqueue(s, p, pkts[i], now_ns);
 	pipe_wake(s, pipe, now_ns);
@@ -658,6 +878,8 @@ aqm_sched_dequeue_burst(struct aqm_sched *s, struct rte_mbuf **pkts,
 {
 	uint16_t n = 0;
 
+	if (unlikely(s->orphan_head != NULL))
+		n = orphans_take(s, pkts, max);
 	if (s->hold_head != s->hold_tail)
 		aqm_hold_expire(s, now_ns);
 	wheel_advance(s, now_ns);
@@ -719,7 +941,7 @@ aqm_sched_dequeue_burst(struct aqm_sched *s, struct rte_mbuf **pkts,
 uint16_t
 aqm_sched_flush_burst(struct aqm_sched *s, struct rte_mbuf **pkts, uint16_t max)
 {
-	uint16_t n = 0;
+	uint16_t n = orphans_take(s, pkts, max);
 
 	for (uint32_t i = 0; i < s->npipes && n < max; i++) {
 		struct aqm_pipe *p = &s->pipes[i];
@@ -741,7 +963,8 @@ aqm_sched_flush_burst(struct aqm_sched *s, struct rte_mbuf **pkts, uint16_t max)
 	if (s->pending == 0) {
 		/* Everything is out: forget where pipes were filed. */
 		for (uint32_t i = 0; i < s->npipes; i++)
-			s->pipes[i].where = AQM_PIPE_IDLE;
+			if (s->pipes[i].where != AQM_PIPE_REMOVED)
+				s->pipes[i].where = AQM_PIPE_IDLE;
 		for (uint32_t i = 0; i <= s->wheel_mask; i++)
 			s->wheel[i] = AQM_NONE;
 		s->ready.head = s->ready.tail = AQM_NONE;
@@ -766,22 +989,6 @@ uint32_t
 aqm_sched_pipe_count(const struct aqm_sched *s)
 {
 	return s->npipes;
-}
-
-/* A pipe's counters as the API shows them: the bypass folded in. */
-static void
-pipe_stats(const struct aqm_pipe *p, struct aqm_pipe_stats *st)
-{
-	*st = p->st;
-	st->enq_pkts += p->byp_pkts;
-	st->enq_bytes += p->byp_bytes;
-	st->tx_pkts += p->byp_pkts;
-	st->tx_bytes += p->byp_bytes;
-	st->bypassed = p->byp_pkts;
-	st->sojourn_hist[0] = aqm_hist_bucket0(p);
-	st->backlog_pkts = p->backlog_pkts;
-	st->backlog_bytes = p->backlog_bytes;
-	st->held_pkts = p->held;
 }
 
 int
@@ -821,10 +1028,14 @@ aqm_pipe_stats_add(struct aqm_pipe_stats *t, const struct aqm_pipe_stats *s)
 void
 aqm_sched_stats(const struct aqm_sched *s, struct aqm_pipe_stats *st)
 {
-	memset(st, 0, sizeof(*st));
+	*st = s->retired;
+	st->backlog_pkts = s->removed.queued_pkts;
+	st->backlog_bytes = s->orphan_bytes;
 	for (uint32_t i = 0; i < s->npipes; i++) {
 		struct aqm_pipe_stats one;
 
+		if (s->pipes[i].where == AQM_PIPE_REMOVED)
+			continue; /* in retired */
 		pipe_stats(&s->pipes[i], &one);
 		aqm_pipe_stats_add(st, &one);
 	}

@@ -31,7 +31,24 @@ struct aqm_subs {
 	struct rte_lpm6 *lpm6;
 	struct rte_hash *exact;      /* struct prefix_key -> tag(pipe id) */
 	struct rte_hash *groups;     /* uint64_t group -> tag(pipe id) */
-	uint32_t gen;                /* of aqm_subs_apply(), for the tags */
+	uint32_t gen;                /* of aqm_subs_update(), for the tags */
+	/*
+	 * Pipe ids, the same in both schedulers. An id is live while
+	 * prefixes lead to it (refs); when the last one goes its pipes are
+	 * removed and the id joins a FIFO of free ids, which new pipes take
+	 * (oldest first) before fresh ones (next_id on).
+	 */
+	uint32_t *refs;              /* [id]: prefixes that lead to it */
+	uint64_t *pipe_group;        /* [id]: its group (0: none) */
+	uint8_t *pipe_gen;           /* [id]: bumped each time it is removed */
+	uint32_t *freeq;             /* ring of free ids, cap_ids slots */
+	uint32_t free_head, free_tail; /* free-running */
+	uint32_t next_id;            /* first id never used */
+	uint32_t cap_ids;            /* max_subs + 1 */
+	uint32_t *scratch_del;       /* per update: ids of removed prefixes */
+	uint32_t *scratch_new;       /* per update: new ids, then entry index */
+	uint64_t *scratch_grp;       /* per update: groups of the freed ids */
+	uint64_t removed;            /* prefixes removed */
 	uint32_t nsubs;
 	uint32_t max_subs;
 	uint32_t nv6;
@@ -50,19 +67,28 @@ struct prefix_key {
 };
 
 /*
- * The hashes' data: the pipe id, and in the upper half the apply that
- * added the key, so that a failed apply takes back exactly its own keys.
+ * The hashes' data: the pipe id (24 bits), the id's incarnation
+ * (pipe_gen, 8 bits: a group key left over from a removed pipe is seen to
+ * be stale), and in the upper half the update that added the key, so
+ * that a failed update takes back exactly its own keys.
  */
 static inline void *
 tag(const struct aqm_subs *s, uint32_t id)
 {
-	return (void *)(uintptr_t)((uint64_t)s->gen << 32 | id);
+	return (void *)(uintptr_t)((uint64_t)s->gen << 32 |
+				   (uint32_t)s->pipe_gen[id] << 24 | id);
 }
 
 static inline uint32_t
 tag_id(const void *d)
 {
-	return (uint32_t)(uintptr_t)d;
+	return (uint32_t)(uintptr_t)d & 0xffffff;
+}
+
+static inline uint8_t
+tag_pipe_gen(const void *d)
+{
+	return (uint8_t)((uint32_t)(uintptr_t)d >> 24);
 }
 
 static inline uint32_t
@@ -112,6 +138,13 @@ aqm_subs_free(struct aqm_subs *s)
 	rte_lpm6_free(s->lpm6);
 	rte_hash_free(s->exact);
 	rte_hash_free(s->groups);
+	rte_free(s->refs);
+	rte_free(s->pipe_group);
+	rte_free(s->pipe_gen);
+	rte_free(s->freeq);
+	rte_free(s->scratch_del);
+	rte_free(s->scratch_new);
+	rte_free(s->scratch_grp);
 	rte_free(s);
 }
 
@@ -137,6 +170,25 @@ aqm_subs_create(const struct aqm_subs_params *p)
 	s->policy = p->default_policy;
 	s->pipe = p->pipe;
 	s->ack_filter_dirs = p->ack_filter_dirs;
+	s->cap_ids = p->max_subs + 1;
+	s->next_id = 1;
+	s->refs = rte_zmalloc_socket("aqm_subs_refs", s->cap_ids * sizeof(*s->refs),
+				     0, p->socket_id);
+	s->pipe_group = rte_zmalloc_socket("aqm_subs_grp", s->cap_ids * sizeof(*s->pipe_group),
+					   0, p->socket_id);
+	s->pipe_gen = rte_zmalloc_socket("aqm_subs_gen", s->cap_ids, 0, p->socket_id);
+	s->freeq = rte_zmalloc_socket("aqm_subs_free", s->cap_ids * sizeof(*s->freeq),
+				      0, p->socket_id);
+	s->scratch_del = rte_zmalloc_socket("aqm_subs_sd", s->cap_ids * sizeof(uint32_t),
+					    0, p->socket_id);
+	s->scratch_new = rte_zmalloc_socket("aqm_subs_sn", 2 * (size_t)s->cap_ids * sizeof(uint32_t),
+					    0, p->socket_id);
+	s->scratch_grp = rte_zmalloc_socket("aqm_subs_sg", s->cap_ids * sizeof(uint64_t),
+					    0, p->socket_id);
+	if (s->refs == NULL || s->pipe_group == NULL || s->pipe_gen == NULL ||
+	    s->scratch_grp == NULL ||
+	    s->freeq == NULL || s->scratch_del == NULL || s->scratch_new == NULL)
+		goto fail;
 
 	def_flows = p->default_policy == AQM_DEFAULT_PIPE ?
 		    (p->default_pipe.qdisc == AQM_QDISC_FIFO ? 1 : p->default_pipe.fq.flows) : 1;
@@ -189,6 +241,13 @@ aqm_subs_create(const struct aqm_subs_params *p)
 			err = rc < 0 ? -rc : EINVAL;
 			goto fail;
 		}
+		/* The template must make pipes: an update's last step, which
+		 * adds them, cannot fail. */
+		dp = p->pipe;
+		dp.shaper.rate_bps = 1000000;
+		if (aqm_sched_pipe_add(s->sched[d], &dp) != 1 ||
+		    aqm_sched_pipe_truncate(s->sched[d], 1) != 0)
+			goto fail;
 	}
 
 	snprintf(name, sizeof(name), "%s_v4", p->name);
@@ -284,6 +343,10 @@ entry_check(const struct aqm_subs *s, const struct aqm_sub_entry *e)
 	entry_shaper(s, e, e->up_bps, &sp);
 	if (aqm_shaper_check(&sp) != 0)
 		return -EINVAL;
+	/* A FIFO sized in time needs a rate to size it. */
+	if (s->pipe.qdisc == AQM_QDISC_FIFO && s->pipe.fifo_limit_bytes == 0 &&
+	    (e->down_bps == 0 || e->up_bps == 0))
+		return -EINVAL;
 	return 0;
 }
 
@@ -300,17 +363,22 @@ entry_find(const struct aqm_subs *s, const struct aqm_sub_entry *e)
 	return tag_id(id);
 }
 
-/* Pipe id of group g (nonzero), or 0; *gen: the apply that mapped it. */
+/* Pipe id of group g (nonzero), or 0; *gen: the update that mapped it.
+ * A key whose pipe was removed since (another incarnation) is stale. */
 static uint32_t
 group_find(const struct aqm_subs *s, uint64_t g, uint32_t *gen)
 {
 	void *d;
+	uint32_t id;
 
 	if (g == 0 || rte_hash_lookup_data(s->groups, &g, &d) < 0)
 		return 0;
+	id = tag_id(d);
+	if (s->refs[id] == 0 || tag_pipe_gen(d) != s->pipe_gen[id])
+		return 0;
 	if (gen != NULL)
 		*gen = tag_gen(d);
-	return tag_id(d);
+	return id;
 }
 
 /* The LPM rule of e now leads to id (it exists): rte_lpm*_add() of an
@@ -341,86 +409,102 @@ entry_lpm_delete(struct aqm_subs *s, const struct aqm_sub_entry *e)
 	}
 }
 
-/* Forget the prefix of e (it exists): its rule and its hash key. */
+/* Forget the prefix of e, which leads to id: its rule and its hash key. */
 static void
-entry_delete(struct aqm_subs *s, const struct aqm_sub_entry *e)
+entry_delete(struct aqm_subs *s, const struct aqm_sub_entry *e, uint32_t id)
 {
 	struct prefix_key k;
 
 	prefix_key(e, &k);
 	(void)rte_hash_del_key(s->exact, &k);
 	entry_lpm_delete(s, e);
+	s->refs[id]--;
 	s->nv6 -= e->family == 6;
 	s->nsubs--;
 }
 
+/* Map the prefix of e to id: its rule and its hash key, or nothing. */
+static int
+entry_map(struct aqm_subs *s, const struct aqm_sub_entry *e, uint32_t id)
+{
+	struct prefix_key k;
+	int rc = entry_lpm_add(s, e, id);
+
+	if (rc < 0)
+		return rc;
+	prefix_key(e, &k);
+	rc = rte_hash_add_key_data(s->exact, &k, tag(s, id));
+	if (rc < 0) {
+		entry_lpm_delete(s, e);
+		return rc;
+	}
+	s->refs[id]++;
+	s->nv6 += e->family == 6;
+	s->nsubs++;
+	return 0;
+}
+
+/* Group g (nonzero) now leads to id. */
+static int
+group_map(struct aqm_subs *s, uint64_t g, uint32_t id)
+{
+	int rc = rte_hash_add_key_data(s->groups, &g, tag(s, id));
+
+	if (rc >= 0)
+		s->pipe_group[id] = g;
+	return rc;
+}
+
 /*
- * Give a new prefix its two pipes (or, with attach, the pipes of id
- * attach: another prefix of its group) and its LPM rule, or nothing: the LPM
- * may refuse (rte_lpm6 runs out of tbl8 groups well before max_rules when
- * many long prefixes share a /64), and then the pipes go back, so pipe
- * ids stay dense and in step with the callers that count them.
+ * Give a new prefix a pipe id (attach: the id of its group, else a free
+ * id, oldest first, else a fresh one) and its LPM rule, or nothing. The
+ * pipes themselves are made in the update's last step, which cannot fail
+ * (update_commit()); idx is e's index in the list, recorded with a new id.
  */
 static int
-entry_insert(struct aqm_subs *s, const struct aqm_sub_entry *e, uint32_t attach)
+entry_insert(struct aqm_subs *s, const struct aqm_sub_entry *e, uint32_t attach,
+	     uint32_t idx, uint32_t *nnew)
 {
-	struct aqm_sched *down = s->sched[AQM_DIR_DOWN], *up = s->sched[AQM_DIR_UP];
-	const uint32_t mark = aqm_sched_pipe_count(down);
-	struct aqm_pipe_params pp;
-	uint32_t id;
+	uint32_t id = attach;
 	int rc;
 
 	if (s->nsubs >= s->max_subs || (e->family == 6 && s->nv6 >= s->max_v6))
 		return -ENOSPC;
-	if (attach != 0) {
-		struct prefix_key k;
-
-		rc = entry_lpm_add(s, e, attach);
-		if (rc < 0)
-			return rc;
-		prefix_key(e, &k);
-		rc = rte_hash_add_key_data(s->exact, &k, tag(s, attach));
-		if (rc < 0) {
-			entry_lpm_delete(s, e);
-			return rc;
-		}
-		s->nv6 += e->family == 6;
-		s->nsubs++;
-		return (int)attach;
+	if (id == 0) {
+		if (s->free_head != s->free_tail)
+			id = s->freeq[s->free_head % s->cap_ids];
+		else if (s->next_id < s->cap_ids)
+			id = s->next_id;
+		else
+			return -ENOSPC;
 	}
-	pp = s->pipe;
-	if (e->has_isolation)
-		pp.fq.isolation = e->isolation;
-	entry_shaper(s, e, e->down_bps, &pp.shaper);
-	pp.fq.ack_filter = (s->ack_filter_dirs >> AQM_DIR_DOWN) & 1;
-	rc = aqm_sched_pipe_add(down, &pp);
+	rc = entry_map(s, e, id);
 	if (rc < 0)
 		return rc;
-	id = (uint32_t)rc;
-	entry_shaper(s, e, e->up_bps, &pp.shaper);
-	pp.fq.seed = s->pipe.fq.seed ^ 0x9e3779b9u; /* directions hash apart */
-	pp.fq.ack_filter = (s->ack_filter_dirs >> AQM_DIR_UP) & 1;
-	rc = aqm_sched_pipe_add(up, &pp);
-	if (rc >= 0 && (uint32_t)rc != id)
-		rc = -EIO; /* both schedulers are sized and filled alike */
-	if (rc >= 0)
-		rc = entry_lpm_add(s, e, id);
-	if (rc >= 0) {
-		struct prefix_key k;
-
-		prefix_key(e, &k);
-		rc = rte_hash_add_key_data(s->exact, &k, tag(s, id));
-		if (rc < 0)
-			entry_lpm_delete(s, e);
+	if (attach == 0) {
+		if (id == s->next_id)
+			s->next_id++;
+		else
+			s->free_head++;
+		s->scratch_new[2 * *nnew] = id;
+		s->scratch_new[2 * *nnew + 1] = idx;
+		(*nnew)++;
 	}
-	if (rc < 0) {
-		aqm_sched_pipe_truncate(down, mark);
-		aqm_sched_pipe_truncate(up, mark);
-		return rc;
-	}
-	s->nv6 += e->family == 6;
-	s->nsubs++;
 	return (int)id;
+}
+
+/* The pipe parameters of entry e in direction d. */
+static void
+entry_pipe(const struct aqm_subs *s, const struct aqm_sub_entry *e, int d,
+	   struct aqm_pipe_params *pp)
+{
+	*pp = s->pipe;
+	if (e->has_isolation)
+		pp->fq.isolation = e->isolation;
+	entry_shaper(s, e, d == AQM_DIR_DOWN ? e->down_bps : e->up_bps, &pp->shaper);
+	if (d == AQM_DIR_UP)
+		pp->fq.seed = s->pipe.fq.seed ^ 0x9e3779b9u; /* directions hash apart */
+	pp->fq.ack_filter = (s->ack_filter_dirs >> d) & 1;
 }
 
 /* New rates (and profile) for the existing pipe id: queues untouched. */
@@ -440,6 +524,31 @@ entry_rerate(struct aqm_subs *s, const struct aqm_sub_entry *e, uint32_t id)
 						e->isolation : s->pipe.fq.isolation));
 }
 
+/* Id id has no prefix left: its group key goes, its incarnation ends
+ * (hand-off tags and group keys made before are stale from now on), and
+ * the id joins the free ids. Its pipes are removed by the caller. */
+static void
+id_release(struct aqm_subs *s, uint32_t id)
+{
+	uint64_t g = s->pipe_group[id];
+	void *d;
+
+	if (g != 0 && rte_hash_lookup_data(s->groups, &g, &d) >= 0 &&
+	    tag_id(d) == id && tag_pipe_gen(d) == s->pipe_gen[id])
+		(void)rte_hash_del_key(s->groups, &g);
+	s->pipe_group[id] = 0;
+	s->pipe_gen[id]++;
+	s->freeq[s->free_tail++ % s->cap_ids] = id;
+}
+
+/* Remove both pipes of id; what they hold leaves unshaped, in order. */
+static void
+pipes_remove(struct aqm_subs *s, uint32_t id)
+{
+	for (int d = 0; d < 2; d++)
+		(void)aqm_sched_pipe_remove(s->sched[d], id);
+}
+
 uint32_t
 aqm_subs_find(const struct aqm_subs *s, const struct aqm_sub_entry *e)
 {
@@ -452,81 +561,125 @@ aqm_subs_find(const struct aqm_subs *s, const struct aqm_sub_entry *e)
 int
 aqm_subs_add(struct aqm_subs *s, const struct aqm_sub_entry *e)
 {
-	uint32_t id;
-	int rc;
+	int rc = aqm_subs_update(s, e, 1, NULL, 0, NULL, 0);
 
-	rc = entry_check(s, e);
 	if (rc < 0)
 		return rc;
-	id = entry_find(s, e);
-	if (id != 0) {
-		entry_rerate(s, e, id);
-		return (int)id;
-	}
-	id = group_find(s, e->group, NULL);
-	rc = entry_insert(s, e, id);
-	if (rc > 0 && e->group != 0 && id == 0 &&
-	    rte_hash_add_key_data(s->groups, &e->group, tag(s, (uint32_t)rc)) < 0)
-		return -ENOSPC; /* the prefix has its pipe; only grouping failed */
-	return rc;
+	return (int)entry_find(s, e);
 }
 
 static void
 entry_err(char *err, size_t errlen, const struct aqm_sub_entry *e,
-	  uint32_t i, const char *why)
+	  uint32_t i, const char *what, const char *why)
 {
 	if (err == NULL)
 		return;
 	if (e->line)
 		snprintf(err, errlen, "line %u: %s", e->line, why);
 	else
-		snprintf(err, errlen, "entry %u: %s", i + 1, why);
+		snprintf(err, errlen, "%s %u: %s", what, i + 1, why);
+}
+
+static bool
+entry_valid_prefix(const struct aqm_sub_entry *e)
+{
+	return (e->family == 4 && e->depth <= 32) || (e->family == 6 && e->depth <= 128);
+}
+
+/* Take back the removals of an update (the first ndone of del), newest
+ * first, with the free ids they gave. */
+static void
+undo_removals(struct aqm_subs *s, const struct aqm_sub_entry *del, uint32_t ndone,
+	      uint32_t free_tail)
+{
+	s->free_tail = free_tail;
+	for (uint32_t j = ndone; j-- > 0;) {
+		uint32_t id = s->scratch_del[j];
+		bool revive = s->refs[id] == 0;
+
+		if (revive) {
+			/* Released by this update: the same incarnation. */
+			s->pipe_gen[id]--;
+			s->pipe_group[id] = s->scratch_grp[j];
+		}
+		/* The rule and key were there a moment ago: they fit again
+		 * (what the update added is gone already). */
+		if (entry_map(s, &del[j], id) == 0 && revive &&
+		    s->pipe_group[id] != 0)
+			(void)group_map(s, s->pipe_group[id], id);
+	}
 }
 
 int
-aqm_subs_apply(struct aqm_subs *s, const struct aqm_sub_entry *e, uint32_t n,
-	       char *err, size_t errlen)
+aqm_subs_update(struct aqm_subs *s, const struct aqm_sub_entry *e, uint32_t n,
+		const struct aqm_sub_entry *del, uint32_t ndel,
+		char *err, size_t errlen)
 {
-	const uint32_t mark = aqm_sched_pipe_count(s->sched[AQM_DIR_DOWN]);
+	const uint32_t free_head0 = s->free_head, free_tail0 = s->free_tail;
+	const uint32_t next_id0 = s->next_id;
+	uint32_t nnew = 0, nfreed;
 
 	for (uint32_t i = 0; i < n; i++) {
 		int rc = entry_check(s, &e[i]);
 
 		if (rc < 0) {
-			entry_err(err, errlen, &e[i], i,
+			entry_err(err, errlen, &e[i], i, "entry",
 				  rc == -ENOSPC ? "no IPv6 table" :
 				  rc == -EPERM ? "host isolation needs [aqm] isolation other than flows (no host state reserved)" :
 				  "bad prefix or rate out of range");
 			return rc;
 		}
 	}
-	/*
-	 * All or nothing. First every new prefix, in list order (so ids
-	 * follow the list): a prefix of a group (a LibreQoS circuit) whose
-	 * group has pipes joins them, any other gets pipes of its own; an
-	 * existing prefix whose group is new lends it its pipes. If one does
-	 * not fit (max_subs, max_v6_subs, or the LPM's own room), the keys
-	 * this apply added (their tag says so) go again and so do its pipes.
-	 * Only then the rates, which cannot fail: the last line of a prefix
-	 * wins, as if the list were applied line by line; and a prefix whose
-	 * group has other pipes than its own (it moved to another circuit)
-	 * is pointed at them. (A few hash lookups per entry. Adding a new
-	 * prefix costs a walk of rte_fib's tree (IPv4) or rte_lpm6's rule
-	 * depth.)
-	 */
 	s->gen++;
+	/*
+	 * All or nothing, in three steps.
+	 * 1. Removals: each prefix's rule and key go; an id left with no
+	 *    prefix joins the free ids (its group key goes too), so that
+	 *    this very update's new prefixes can take it.
+	 * 2. Every new prefix, in list order (so ids follow the list): a
+	 *    prefix of a group (a LibreQoS circuit) whose group has pipes
+	 *    joins them, any other takes a free id or a fresh one; an
+	 *    existing prefix whose group is new lends it its pipes. If one
+	 *    does not fit (max_subs, max_v6_subs, or the LPM's own room), the
+	 *    keys this update added (their tag says so) go again, then the
+	 *    removed ones come back, and the free ids are as they were.
+	 * 3. update_commit(), which cannot fail: the pipes of freed ids are
+	 *    removed (what they hold leaves at once, unshaped, in order:
+	 *    aqm_sched_pipe_remove()), those of new ids made (a removed
+	 *    pipe's slot is reused), then the rates: the last line of a
+	 *    prefix wins, as if the list were applied line by line; and a
+	 *    prefix whose group has other pipes than its own (it moved to
+	 *    another circuit) is pointed at them, which may free its old id.
+	 * No packet of any other pipe is touched.
+	 */
+	for (uint32_t i = 0; i < ndel; i++) {
+		uint32_t id = entry_valid_prefix(&del[i]) ? entry_find(s, &del[i]) : 0;
+
+		if (id == 0) {
+			entry_err(err, errlen, &del[i], i, "removal",
+				  "no such subscriber prefix");
+			undo_removals(s, del, i, free_tail0);
+			return -ENOENT;
+		}
+		s->scratch_del[i] = id;
+		s->scratch_grp[i] = s->pipe_group[id];
+		entry_delete(s, &del[i], id);
+		if (s->refs[id] == 0)
+			id_release(s, id);
+	}
+	nfreed = s->free_tail - free_tail0;
 	for (uint32_t i = 0; i < n; i++) {
 		uint32_t id = entry_find(s, &e[i]);
 		uint32_t gid = group_find(s, e[i].group, NULL);
 		int rc = 0;
 
 		if (id == 0) {
-			rc = entry_insert(s, &e[i], gid);
+			rc = entry_insert(s, &e[i], gid, i, &nnew);
 			if (rc > 0)
 				id = (uint32_t)rc;
 		}
 		if (rc >= 0 && e[i].group != 0 && gid == 0)
-			rc = rte_hash_add_key_data(s->groups, &e[i].group, tag(s, id));
+			rc = group_map(s, e[i].group, id);
 		if (rc < 0) {
 			char why[96];
 
@@ -540,7 +693,7 @@ aqm_subs_apply(struct aqm_subs *s, const struct aqm_sub_entry *e, uint32_t n,
 					 s->max_v6);
 			else
 				snprintf(why, sizeof(why), "no room left in the prefix table (long prefixes that share a /64 or a /24 use it up fastest)");
-			entry_err(err, errlen, &e[i], i, why);
+			entry_err(err, errlen, &e[i], i, "entry", why);
 			for (uint32_t j = 0; j <= i; j++) {
 				struct prefix_key k;
 				uint32_t gen;
@@ -549,13 +702,31 @@ aqm_subs_apply(struct aqm_subs *s, const struct aqm_sub_entry *e, uint32_t n,
 				prefix_key(&e[j], &k);
 				if (rte_hash_lookup_data(s->exact, &k, &d) >= 0 &&
 				    tag_gen(d) == s->gen)
-					entry_delete(s, &e[j]);
+					entry_delete(s, &e[j], tag_id(d));
 				if (group_find(s, e[j].group, &gen) != 0 && gen == s->gen)
 					(void)rte_hash_del_key(s->groups, &e[j].group);
 			}
-			aqm_sched_pipe_truncate(s->sched[AQM_DIR_DOWN], mark);
-			aqm_sched_pipe_truncate(s->sched[AQM_DIR_UP], mark);
+			s->free_head = free_head0;
+			s->next_id = next_id0;
+			undo_removals(s, del, ndel, free_tail0);
 			return rc;
+		}
+	}
+	/* 3. Nothing below fails. */
+	for (uint32_t k = 0; k < nfreed; k++)
+		pipes_remove(s, s->freeq[(free_tail0 + k) % s->cap_ids]);
+	for (uint32_t k = 0; k < nnew; k++) {
+		uint32_t id = s->scratch_new[2 * k];
+		const struct aqm_sub_entry *ne = &e[s->scratch_new[2 * k + 1]];
+
+		for (int d = 0; d < 2; d++) {
+			struct aqm_pipe_params pp;
+
+			entry_pipe(s, ne, d, &pp);
+			if (id < aqm_sched_pipe_count(s->sched[d]))
+				(void)aqm_sched_pipe_reuse(s->sched[d], id, &pp);
+			else
+				(void)aqm_sched_pipe_add(s->sched[d], &pp);
 		}
 	}
 	for (uint32_t i = 0; i < n; i++) {
@@ -567,11 +738,54 @@ aqm_subs_apply(struct aqm_subs *s, const struct aqm_sub_entry *e, uint32_t n,
 
 			prefix_key(&e[i], &k);
 			(void)rte_hash_add_key_data(s->exact, &k, tag(s, gid));
+			s->refs[gid]++;
+			if (--s->refs[id] == 0) {
+				id_release(s, id);
+				pipes_remove(s, id);
+			}
 			id = gid;
 		}
 		entry_rerate(s, &e[i], id);
 	}
+	s->removed += ndel;
 	return (int)n;
+}
+
+int
+aqm_subs_apply(struct aqm_subs *s, const struct aqm_sub_entry *e, uint32_t n,
+	       char *err, size_t errlen)
+{
+	return aqm_subs_update(s, e, n, NULL, 0, err, errlen);
+}
+
+int
+aqm_subs_remove(struct aqm_subs *s, const struct aqm_sub_entry *del, uint32_t n,
+		char *err, size_t errlen)
+{
+	return aqm_subs_update(s, NULL, 0, del, n, err, errlen);
+}
+
+uint32_t
+aqm_subs_pipe_tag(const struct aqm_subs *s, uint32_t id)
+{
+	return id | (uint32_t)s->pipe_gen[id < s->cap_ids ? id : 0] << 24;
+}
+
+int
+aqm_subs_pipe_of_tag(const struct aqm_subs *s, uint32_t tag_)
+{
+	uint32_t id = tag_ & 0xffffff;
+
+	if (id >= s->cap_ids || (id != 0 && s->refs[id] == 0) ||
+	    s->pipe_gen[id] != (uint8_t)(tag_ >> 24))
+		return -ENOENT;
+	return (int)id;
+}
+
+uint32_t
+aqm_subs_pipes(const struct aqm_subs *s)
+{
+	return s->next_id - 1 - (s->free_tail - s->free_head);
 }
 
 int

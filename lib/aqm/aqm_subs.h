@@ -13,7 +13,9 @@
  * address, upstream ones by source. Unknown addresses go to the default
  * pipe (pipe 0) or pass unshaped, as configured.
  *
- * Adding a subscriber or changing its rates never touches queued packets.
+ * Adding a subscriber or changing its rates never touches queued packets;
+ * removing one (aqm_subs_update()) sends what its pipes hold on at once,
+ * unshaped, and touches no other pipe.
  */
 
 #include <stdint.h>
@@ -111,6 +113,47 @@ void aqm_subs_free(struct aqm_subs *s);
  */
 int aqm_subs_apply(struct aqm_subs *s, const struct aqm_sub_entry *e,
 		   uint32_t n, char *err, size_t errlen);
+
+/**
+ * Change the table at run time, all or nothing: remove the ndel prefixes
+ * of del (each must exist), then apply the n entries of e as
+ * aqm_subs_apply() does. A pipe id whose last prefix is removed (a
+ * subscriber, or the last device of a group) has its two pipes removed:
+ * what they hold, queued packets and held ACKs, leaves at once, unshaped,
+ * each flow's in order, before anything else the schedulers send
+ * (aqm_sched_pipe_remove()); the subscriber's later packets are
+ * classified like any unknown address (default pipe or pass). The id
+ * joins a FIFO of free ids, which new pipes take, oldest first, before
+ * fresh ones, and its incarnation (aqm_subs_pipe_tag()) changes. Packets
+ * queued in other pipes are not touched.
+ * @param err  receives "line N: reason" (or "entry N: ..." / "removal N:
+ *             ..." for entries with no line) on failure (may be NULL).
+ * @return n, or a negative errno (-EINVAL, -ENOSPC, -EPERM, -ENOENT for a
+ *         removal of an unknown prefix).
+ */
+int aqm_subs_update(struct aqm_subs *s, const struct aqm_sub_entry *e,
+		    uint32_t n, const struct aqm_sub_entry *del, uint32_t ndel,
+		    char *err, size_t errlen);
+
+/** aqm_subs_update() with removals only. */
+int aqm_subs_remove(struct aqm_subs *s, const struct aqm_sub_entry *del,
+		    uint32_t n, char *err, size_t errlen);
+
+/**
+ * A pipe id with its incarnation (bits 24..31), which changes each time
+ * the id is freed: for a packet handed to another worker, so that the
+ * receiver can tell a pipe removed (and perhaps reused) meanwhile.
+ */
+uint32_t aqm_subs_pipe_tag(const struct aqm_subs *s, uint32_t id);
+
+/**
+ * The pipe id of a tag from aqm_subs_pipe_tag(), or -ENOENT if that
+ * incarnation of the id is gone.
+ */
+int aqm_subs_pipe_of_tag(const struct aqm_subs *s, uint32_t tag);
+
+/** Subscriber pipe ids in use (pipe pairs; the default pipe not counted). */
+uint32_t aqm_subs_pipes(const struct aqm_subs *s);
 
 /**
  * Pipe id of the subscriber with e's exact prefix, or 0 if there is none.

@@ -224,10 +224,13 @@ aqm_sched_tin_stats(const struct aqm_sched *s, enum aqm_diffserv ds,
 	memset(st, 0, AQM_TINS_MAX * sizeof(*st));
 	if (n == 0 || s->tins == NULL)
 		return n;
+	/* Removed pipes' counters first (aqm_sched_pipe_remove()). */
+	memcpy(st, s->retired_tins[ds & AQM_DS_MODE], AQM_TINS_MAX * sizeof(*st));
 	for (uint32_t i = 0; i < s->npipes; i++) {
 		const struct aqm_pipe_tins *pt = &s->tins[i];
 
-		if ((s->pipes[i].diffserv & AQM_DS_MODE) != (unsigned int)ds)
+		if ((s->pipes[i].diffserv & AQM_DS_MODE) != (unsigned int)ds ||
+		    s->pipes[i].where == AQM_PIPE_REMOVED)
 			continue;
 		for (unsigned int t = 0; t < n; t++) {
 			st[t].tx_pkts += pt->tin[t].st.tx_pkts;

@@ -601,3 +601,14 @@ prtt_sub_hist(const struct prtt *t, uint32_t sub, enum prtt_dir dir)
 		return NULL;
 	return t->subs[sub].d[dir].hist;
 }
+
+int
+prtt_sub_reset(struct prtt *t, uint32_t sub)
+{
+	if (sub >= t->p.subs)
+		return -1;
+	memset(&t->subs[sub], 0, sizeof(t->subs[sub]));
+	for (int d = 0; d < 2; d++)
+		window_reset(&t->subs[sub].d[d].win);
+	return 0;
+}

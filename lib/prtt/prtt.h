@@ -153,6 +153,13 @@ int prtt_sub_summary(const struct prtt *t, uint32_t sub, enum prtt_dir dir,
 int prtt_sub_window_take(struct prtt *t, uint32_t sub, enum prtt_dir dir,
 			 struct prtt_window *out);
 
+/**
+ * Forget one subscriber's histograms, summary and window (its id is given
+ * to another subscriber). Flows already in the table keep their samples
+ * in flight. @return 0 or -1 (bad sub).
+ */
+int prtt_sub_reset(struct prtt *t, uint32_t sub);
+
 /** The instance's counters. */
 const struct prtt_counters *prtt_counters(const struct prtt *t);
 

@@ -130,6 +130,38 @@ def test_aqm_set_rejects_blank_comment_header_and_junk_parameters_with_a_readabl
     _with_sluice(body)
 
 
+def test_aqm_del_rejects_junk_and_unknown_prefixes_then_removes_and_frees_the_id():
+    def body(s):
+        for junk in JUNK + ["default", SUB4 + "/32,1mbit,1mbit", SUB4 + "/33",
+                            "198.18.9.9/32", SUB4 + "/31", "2001:db8::/129",
+                            SUB4 + "/32" + " " * 200 + "x", SUB4 + "/32,"]:
+            ans = s.ask("/sluice/aqm_del," + junk)
+            assert ans is not None and ans.get("status") == "rejected", \
+                "aqm_del,%r: %r" % (junk, ans)
+            _readable(ans.get("error"), "aqm_del,%r error" % junk)
+        aqm = s.ask("/sluice/aqm")
+        assert aqm["subscribers"] == 1 and aqm["removed"] == 0, aqm
+        assert aqm["telemetry_changes"] == 0, aqm
+        assert s.ask("/sluice/aqm_pipe,1")["gen"] == 0
+        # The good form: the subscriber and its pipe id go.
+        ans = s.ask("/sluice/aqm_del," + SUB4 + "/32")
+        assert ans == {"status": "removed"}, ans
+        aqm = s.ask("/sluice/aqm")
+        assert aqm["subscribers"] == 0 and aqm["pipes"] == 0 and aqm["removed"] == 1, aqm
+        assert s.ask("/sluice/aqm_pipe,1") is None
+        assert s.ask("/sluice/aqm_pipe," + SUB4) is None
+        assert s.ask("/sluice/aqm_pipes")["id"] == []
+        again = s.ask("/sluice/aqm_del," + SUB4 + "/32")
+        assert again["status"] == "rejected" and "no subscriber" in again["error"], again
+        # A new subscriber takes the freed id, as its next incarnation.
+        assert s.ask("/sluice/aqm_set,198.18.0.7/32,3mbit,1mbit")["status"] == "applied"
+        pipe = s.ask("/sluice/aqm_pipe,1")
+        assert pipe["prefix"] == "198.18.0.7/32" and pipe["gen"] == 1, pipe
+        assert pipe["down"]["sent"] == 0, pipe
+        assert s.ask("/sluice/aqm_pipes")["gen"] == [1]
+    _with_sluice(body)
+
+
 def test_aqm_pipe_answers_null_to_junk_and_to_unknown_pipes():
     def body(s):
         for junk in JUNK + ["default,", "0x1", "198.18.9.9/32", "2001:db8::/129",

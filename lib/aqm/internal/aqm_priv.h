@@ -123,6 +123,7 @@ enum aqm_pipe_where {
 	AQM_PIPE_READY,    /* in the ready list: due now */
 	AQM_PIPE_WHEEL,    /* in a wheel slot: due later */
 	AQM_PIPE_SERVING,  /* taken off the ready list by dequeue */
+	AQM_PIPE_REMOVED,  /* aqm_sched_pipe_remove(): in no list, takes nothing */
 };
 
 struct aqm_pipe {
@@ -203,6 +204,10 @@ struct aqm_sched {
 	uint32_t wheel_mask;
 	uint32_t wheel_shift;
 	uint32_t pending;
+	/* Packets of removed pipes, oldest first: the next dequeue sends
+	 * them before anything else, unshaped (aqm_sched_pipe_remove()). */
+	struct rte_mbuf *orphan_head;
+	struct rte_mbuf *orphan_tail;
 	uint32_t limit_pkts;
 	uint32_t burst_per_pipe;
 	int link_off;             /* mbuf dynfield offset of the queue link */
@@ -230,6 +235,12 @@ struct aqm_sched {
 	uint64_t wash_shared;
 	int socket_id;
 	char name[32];
+	/* Removed pipes: their counters, folded in when they went, so the
+	 * scheduler's totals never go back; their tins' by diffserv mode. */
+	struct aqm_pipe_stats retired;
+	struct aqm_tin_stats retired_tins[AQM_DS_MODE + 1][AQM_TINS_MAX];
+	struct aqm_removed_stats removed;
+	uint64_t orphan_bytes;
 } __rte_cache_aligned;
 static_assert(sizeof(struct aqm_pipe) <= 512, "a pipe stays within 8 cache lines");
 

@@ -463,6 +463,68 @@ test_flush_releases_everything_queued_first_then_held(void **state)
 	assert_int_equal(rte_mempool_avail_count(test_pool), avail);
 }
 
+/*
+ * Removing a pipe with queued data and held ACKs: the next dequeue hands
+ * them all out at once, the data first and then the ACKs, in order; the
+ * other pipe's queue is untouched and still shaped; nothing leaks; the
+ * removed pipe can be given new parameters and used again.
+ */
+static void
+test_removing_a_pipe_sends_its_queue_then_its_held_acks_and_leaves_the_other_pipe_alone(void **state)
+{
+	struct aqm_sched *s = hold_sched(RATE, HOLD, 1024, 0);
+	unsigned int avail = rte_mempool_avail_count(test_pool);
+	struct aqm_pipe_params pp;
+	struct aqm_removed_stats rs;
+	struct rte_mbuf *pk[32];
+	uint16_t n;
+
+	(void)state;
+	backlog(s, 10, T0);
+	for (uint16_t c = 0; c < 3; c++)
+		put_ack(s, (uint16_t)(DN_PORT + c), 10000, T0 + c);
+	for (int i = 0; i < 6; i++)
+		put(s, 1, seg_pkt(UP_PORT + 1, 1, 1448), T0);
+	assert_int_equal(stats(s, 0).held_pkts, 3);
+	assert_int_equal(aqm_sched_pending(s), 19);
+	assert_int_equal(aqm_sched_pipe_remove(s, 0), 13);
+	assert_false(aqm_sched_pipe_live(s, 0));
+	assert_int_equal(aqm_sched_pipe_remove(s, 0), -EINVAL);
+	assert_int_equal(aqm_sched_pending(s), 19);
+	n = aqm_sched_dequeue_burst(s, pk, 13, T0);
+	assert_int_equal(n, 13);
+	record(pk, n, T0);
+	for (unsigned int i = 0; i < 10; i++)
+		assert_int_equal(outs[i].sport, UP_PORT);
+	for (unsigned int i = 0; i < 3; i++) {
+		assert_int_equal(outs[10 + i].sport, DN_PORT + i);
+		assert_int_equal(outs[10 + i].payload, 0);
+	}
+	aqm_sched_removed_stats(s, &rs);
+	assert_int_equal(rs.moved_pkts, 13);
+	assert_int_equal(rs.sent_pkts, 13);
+	/* Pipe 1 still shaped: 6 x 1514 B take about 1.2 ms each at RATE. */
+	run(s, T0, T0 + 200 * MS, 100 * US);
+	assert_int_equal(nout, 19);
+	for (unsigned int i = 13; i < 19; i++)
+		assert_int_equal(outs[i].sport, UP_PORT + 1);
+	assert_true(outs[18].at > outs[13].at);
+	assert_int_equal(aqm_sched_pending(s), 0);
+	/* Used again, with new parameters and fresh counters. */
+	aqm_pipe_params_default(&pp);
+	pp.shaper.rate_bps = RATE;
+	pp.fq.flows = 512;
+	assert_int_equal(aqm_sched_pipe_reuse(s, 0, &pp), -EINVAL); /* other flow count */
+	pp.fq.flows = 1024;
+	assert_int_equal(aqm_sched_pipe_reuse(s, 0, &pp), 0);
+	assert_int_equal(stats(s, 0).enq_pkts, 0);
+	backlog(s, 2, T0 + 300 * MS);
+	run(s, T0 + 300 * MS, T0 + 400 * MS, 100 * US);
+	assert_int_equal(nout, 21);
+	aqm_sched_free(s);
+	assert_int_equal(rte_mempool_avail_count(test_pool), avail);
+}
+
 static void
 test_limits_hold_with_acks_in_the_hold(void **state)
 {
@@ -633,6 +695,7 @@ main(void)
 		cmocka_unit_test(test_an_emptied_queue_releases_the_held_acks_at_once),
 		cmocka_unit_test(test_an_emptied_queue_releases_them_with_a_long_table_too),
 		cmocka_unit_test(test_flush_releases_everything_queued_first_then_held),
+		cmocka_unit_test(test_removing_a_pipe_sends_its_queue_then_its_held_acks_and_leaves_the_other_pipe_alone),
 		cmocka_unit_test(test_limits_hold_with_acks_in_the_hold),
 		cmocka_unit_test(test_random_traffic_keeps_order_and_accounts_for_everything),
 		cmocka_unit_test(test_a_hold_of_zero_or_a_bad_table_size),

@@ -35,6 +35,22 @@ make_subs(const char *name, enum aqm_default_policy pol)
 	return aqm_subs_create(&p);
 }
 
+/* The same with CoDel out of the way (target 1 s): a test that counts
+ * every packet of a long queue. */
+static struct aqm_subs *
+make_subs_quiet(const char *name)
+{
+	struct aqm_subs_params p;
+
+	aqm_subs_params_default(&p);
+	p.name = name;
+	p.max_subs = 64;
+	p.max_v6_subs = 16;
+	p.pipe.fq.codel.target_ns = 1000 * MS;
+	p.pipe.fq.codel.interval_ns = 3000 * MS;
+	return aqm_subs_create(&p);
+}
+
 static struct aqm_sub_entry
 entry(const char *line)
 {
@@ -569,6 +585,343 @@ test_one_hundred_thousand_subscribers_each_reach_their_own_pipe(void **state)
 	aqm_subs_free(s);
 }
 
+/* Dequeue everything of direction dir until it is empty or until, whichever comes first. */
+static unsigned int
+drain(struct aqm_subs *s, enum aqm_dir dir, uint64_t from, uint64_t until,
+      struct rte_mbuf **got, unsigned int max)
+{
+	unsigned int n = 0;
+
+	for (uint64_t now = from; now <= until && n < max; now += MS) {
+		uint16_t k = aqm_subs_dequeue_burst(s, dir, got + n,
+						    (uint16_t)RTE_MIN(64u, max - n), now);
+		n += k;
+		if (aqm_subs_pending(s) == 0)
+			break;
+	}
+	return n;
+}
+
+/*
+ * Removing a subscriber while both it and another hold 40 packets: the
+ * removed one's packets leave with the next dequeue, at once and in
+ * order, before anything else; the other's keep leaving at its 1 Mbit/s,
+ * all of them, in order; the removed address then passes unshaped;
+ * nothing is dropped, and the totals still add up.
+ */
+static void
+test_removing_a_subscriber_sends_its_queue_on_at_once_and_leaves_the_others_alone(void **state)
+{
+	struct aqm_subs *s = make_subs_quiet("remove");
+	struct aqm_sub_entry list[2] = {
+		entry("198.18.1.1/32,1M,1M"),
+		entry("198.18.1.2/32,1M,1M"),
+	};
+	struct rte_mbuf *a[40], *b[40], *out[128], *m;
+	struct aqm_sched *down;
+	struct aqm_removed_stats rs;
+	struct aqm_pipe_stats tot;
+	unsigned int na = 0, nb = 0, n;
+	char err[128];
+
+	(void)state;
+	assert_non_null(s);
+	down = aqm_subs_sched(s, AQM_DIR_DOWN);
+	assert_int_equal(aqm_subs_apply(s, list, 2, err, sizeof(err)), 2);
+	for (int i = 0; i < 40; i++) {
+		a[i] = test_pkt4(1u << 16 | (uint32_t)(i % 4), 1250, 0); /* 4 flows to 198.18.1.1 */
+		b[i] = test_pkt4(2u << 16 | (uint32_t)(i % 3), 1250, 0); /* 3 flows to 198.18.1.2 */
+	}
+	assert_int_equal(aqm_subs_enqueue_burst(s, AQM_DIR_DOWN, a, 40, T0), 0);
+	assert_int_equal(aqm_subs_enqueue_burst(s, AQM_DIR_DOWN, b, 40, T0), 0);
+	/* 1250 bytes at 1 Mbit/s: one packet of each per 10 ms. */
+	int last[4] = { -1, -1, -1, -1 }, seen = 0;
+
+	n = drain(s, AQM_DIR_DOWN, T0, T0 + 25 * MS, out, 128);
+	assert_int_equal(n, 6);
+	for (unsigned int i = 0; i < n; i++) {
+		for (int j = 0; j < 40; j++)
+			if (out[i] == a[j]) {
+				assert_true(j > last[j % 4]);
+				last[j % 4] = j;
+				na++;
+				seen++;
+			}
+		nb += pkt_meta(out[i])->dst[3] == 2;
+	}
+	rte_pktmbuf_free_bulk(out, n);
+	assert_int_equal(na, 3);
+	assert_int_equal(nb, 3);
+
+	assert_int_equal(aqm_subs_remove(s, &list[0], 1, err, sizeof(err)), 0);
+	assert_int_equal(aqm_subs_count(s), 1);
+	assert_int_equal(aqm_subs_pipes(s), 1);
+	assert_false(aqm_sched_pipe_live(down, 1));
+	aqm_sched_removed_stats(down, &rs);
+	assert_int_equal(rs.pipes, 1);
+	assert_int_equal(rs.moved_pkts, 37);
+	assert_int_equal(rs.queued_pkts, 37);
+	/* The next dequeue: the 37 of the removed pipe first, each flow's
+	 * in its order, unshaped; then b's one due packet. */
+	n = aqm_subs_dequeue_burst(s, AQM_DIR_DOWN, out, 37, T0 + 26 * MS);
+	assert_int_equal(n, 37);
+	for (unsigned int i = 0; i < n; i++) {
+		int k = -1;
+
+		for (int j = 0; j < 40; j++)
+			if (out[i] == a[j])
+				k = j;
+		assert_true(k >= 0);
+		assert_true(k > last[k % 4]);
+		last[k % 4] = k;
+		seen++;
+	}
+	assert_int_equal(seen, 40);
+	rte_pktmbuf_free_bulk(out, n);
+	/* The removed address now passes unshaped. */
+	m = test_pkt4(1u << 16, 100, 0);
+	assert_int_equal(aqm_subs_lookup(s, AQM_DIR_DOWN, m), -ENOENT);
+	rte_pktmbuf_free(m);
+	/* b: the other 37, every one, in order per flow, at 1 Mbit/s. */
+	n = drain(s, AQM_DIR_DOWN, T0 + 26 * MS, T0 + 500 * MS, out, 128);
+	assert_int_equal(n, 37);
+	{
+		int lastb[3] = { -1, -1, -1 };
+
+		for (unsigned int i = 0; i < n; i++) {
+			int k = -1;
+
+			for (int j = 0; j < 40; j++)
+				if (out[i] == b[j])
+					k = j;
+			assert_true(k >= 0);
+			assert_true(k > lastb[k % 3]);
+			lastb[k % 3] = k;
+		}
+	}
+	rte_pktmbuf_free_bulk(out, n);
+	aqm_sched_removed_stats(down, &rs);
+	assert_int_equal(rs.sent_pkts, 37);
+	assert_int_equal(rs.queued_pkts, 0);
+	aqm_sched_stats(down, &tot);
+	assert_int_equal(tot.enq_pkts, 80);
+	assert_int_equal(tot.tx_pkts, 80);
+	assert_int_equal(tot.backlog_pkts, 0);
+	assert_int_equal(tot.drops[AQM_DROP_CODEL] + tot.drops[AQM_DROP_OVERFLOW] +
+			 tot.drops[AQM_DROP_MEMORY] + tot.drops[AQM_DROP_BLUE], 0);
+	aqm_subs_free(s);
+}
+
+/*
+ * A freed id is taken by the next new subscriber (oldest freed first):
+ * its pipes start with zero counters and the new rates; the scheduler's
+ * totals keep what the old pipe counted; the old hand-off tag is stale.
+ */
+static void
+test_a_freed_pipe_id_is_reused_with_fresh_counters_and_the_totals_keep_the_old_ones(void **state)
+{
+	struct aqm_subs *s = make_subs("reuse", AQM_DEFAULT_PASS);
+	struct aqm_sub_entry list[3] = {
+		entry("198.18.1.1/32,1M,1M"),
+		entry("198.18.1.2/32,1M,1M"),
+		entry("198.18.1.3/32,1M,1M"),
+	};
+	struct aqm_sub_entry d = entry("198.18.1.4/32,8M,2M");
+	struct aqm_sub_entry e5 = entry("198.18.1.5/32,8M,2M");
+	struct aqm_sched *down;
+	struct aqm_pipe_stats st, tot;
+	struct aqm_shaper_params sp;
+	struct rte_mbuf *m[5], *out[8];
+	uint32_t old_tag;
+	char err[128];
+
+	(void)state;
+	assert_non_null(s);
+	down = aqm_subs_sched(s, AQM_DIR_DOWN);
+	assert_int_equal(aqm_subs_apply(s, list, 3, err, sizeof(err)), 3);
+	for (int i = 0; i < 5; i++)
+		m[i] = test_pkt4(2u << 16, 200, 0);
+	assert_int_equal(aqm_subs_enqueue_burst(s, AQM_DIR_DOWN, m, 5, T0), 0);
+	assert_int_equal(drain(s, AQM_DIR_DOWN, T0, T0 + 100 * MS, out, 8), 5);
+	rte_pktmbuf_free_bulk(out, 5);
+	old_tag = aqm_subs_pipe_tag(s, 2);
+	assert_int_equal(aqm_subs_pipe_of_tag(s, old_tag), 2);
+
+	/* Remove 2 then 1: 2 is the oldest free id. */
+	assert_int_equal(aqm_subs_remove(s, &list[1], 1, err, sizeof(err)), 0);
+	assert_int_equal(aqm_subs_remove(s, &list[0], 1, err, sizeof(err)), 0);
+	assert_int_equal(aqm_subs_pipe_of_tag(s, old_tag), -ENOENT);
+	assert_int_equal(aqm_subs_add(s, &d), 2);
+	assert_int_equal(aqm_subs_add(s, &e5), 1);
+	assert_int_equal(aqm_sched_pipe_count(down), 4); /* no new pipe made */
+	assert_int_equal(aqm_subs_pipes(s), 3);
+	assert_true(aqm_sched_pipe_live(down, 2));
+	assert_int_equal(aqm_subs_pipe_of_tag(s, old_tag), -ENOENT);
+	assert_int_equal(aqm_subs_pipe_of_tag(s, aqm_subs_pipe_tag(s, 2)), 2);
+	assert_int_equal(aqm_sched_pipe_stats(down, 2, &st), 0);
+	assert_int_equal(st.enq_pkts, 0);
+	assert_int_equal(st.tx_pkts, 0);
+	assert_int_equal(aqm_sched_pipe_shaper(down, 2, &sp), 0);
+	assert_int_equal(sp.rate_bps, 8000000);
+	assert_int_equal(aqm_sched_pipe_shaper(aqm_subs_sched(s, AQM_DIR_UP), 2, &sp), 0);
+	assert_int_equal(sp.rate_bps, 2000000);
+	aqm_sched_stats(down, &tot);
+	assert_int_equal(tot.enq_pkts, 5);
+	assert_int_equal(tot.tx_pkts, 5);
+	/* The new subscriber's packets reach the reused pipe. */
+	m[0] = test_pkt4(4u << 16, 200, 0);
+	assert_int_equal(aqm_subs_lookup(s, AQM_DIR_DOWN, m[0]), 2);
+	rte_pktmbuf_free(m[0]);
+	aqm_subs_free(s);
+}
+
+/*
+ * All or nothing: an update that removes a prefix nobody has, or that
+ * removes some and then adds more than fit, changes nothing: the removed
+ * subscribers are back, reachable, their queues untouched and shaped.
+ */
+static void
+test_an_update_that_fails_keeps_the_subscribers_it_would_have_removed(void **state)
+{
+	struct aqm_subs *s = make_subs("undo", AQM_DEFAULT_PASS);
+	struct aqm_sub_entry *list = calloc(70, sizeof(*list));
+	struct aqm_sub_entry gone = entry("198.18.200.0/24,1M,1M");
+	struct rte_mbuf *m[3], *out[4];
+	char err[128];
+
+	(void)state;
+	assert_non_null(s);
+	assert_non_null(list);
+	for (int i = 0; i < 70; i++) {
+		char line[64];
+
+		snprintf(line, sizeof(line), "198.18.%d.0/24,1M,1M", i + 1);
+		list[i] = entry(line);
+	}
+	assert_int_equal(aqm_subs_apply(s, list, 60, err, sizeof(err)), 60);
+	for (int i = 0; i < 3; i++)
+		m[i] = test_pkt4(1u << 16, 1250, 0);
+	assert_int_equal(aqm_subs_enqueue_burst(s, AQM_DIR_DOWN, m, 3, T0), 0);
+	assert_int_equal(aqm_subs_dequeue_burst(s, AQM_DIR_DOWN, out, 4, T0), 1);
+	rte_pktmbuf_free(out[0]);
+
+	/* Remove 1 and 2, and one that does not exist. */
+	struct aqm_sub_entry del[3] = { list[0], list[1], gone };
+	assert_int_equal(aqm_subs_update(s, NULL, 0, del, 3, err, sizeof(err)), -ENOENT);
+	assert_string_equal(err, "removal 3: no such subscriber prefix");
+	assert_int_equal(aqm_subs_count(s), 60);
+	/* Remove 2, add 7: 65 > 64. */
+	assert_int_equal(aqm_subs_update(s, list + 60, 7, del, 2, err, sizeof(err)), -ENOSPC);
+	assert_int_equal(aqm_subs_count(s), 60);
+	assert_int_equal(aqm_subs_pipes(s), 60);
+	assert_int_equal(aqm_sched_pipe_count(aqm_subs_sched(s, AQM_DIR_DOWN)), 61);
+	m[0] = test_pkt4(1u << 16, 100, 0);
+	assert_int_equal(aqm_subs_lookup(s, AQM_DIR_DOWN, m[0]), 1);
+	pkt_meta(m[0])->dst[2] = 2;
+	assert_int_equal(aqm_subs_lookup(s, AQM_DIR_DOWN, m[0]), 2);
+	pkt_meta(m[0])->dst[2] = 61;
+	assert_int_equal(aqm_subs_lookup(s, AQM_DIR_DOWN, m[0]), -ENOENT);
+	rte_pktmbuf_free(m[0]);
+	/* Subscriber 1 still shapes its two queued packets at 1 Mbit/s. */
+	assert_int_equal(aqm_subs_dequeue_burst(s, AQM_DIR_DOWN, out, 4, T0 + 5 * MS), 0);
+	assert_int_equal(aqm_subs_dequeue_burst(s, AQM_DIR_DOWN, out, 4, T0 + 10 * MS), 1);
+	assert_int_equal(aqm_subs_dequeue_burst(s, AQM_DIR_DOWN, out + 1, 3, T0 + 20 * MS), 1);
+	rte_pktmbuf_free_bulk(out, 2);
+	/* Remove 4, add 4 at a full table... */
+	assert_int_equal(aqm_subs_apply(s, list + 60, 4, err, sizeof(err)), 4);
+	assert_int_equal(aqm_subs_count(s), 64);
+	struct aqm_sub_entry del4[4] = { list[9], list[4], list[7], list[5] };
+	assert_int_equal(aqm_subs_update(s, list + 64, 4, del4, 4, err, sizeof(err)), 4);
+	assert_int_equal(aqm_subs_count(s), 64);
+	/* ...the new ones take the freed ids in the order they were freed. */
+	assert_int_equal(aqm_subs_find(s, &list[64]), 10);
+	assert_int_equal(aqm_subs_find(s, &list[65]), 5);
+	assert_int_equal(aqm_subs_find(s, &list[66]), 8);
+	assert_int_equal(aqm_subs_find(s, &list[67]), 6);
+	assert_int_equal(aqm_sched_pipe_count(aqm_subs_sched(s, AQM_DIR_DOWN)), 65);
+	free(list);
+	aqm_subs_free(s);
+}
+
+/*
+ * Prefixes of one group (a LibreQoS circuit) share a pipe: removing one
+ * keeps it, removing the last frees it, and a prefix of the group that
+ * comes back later gets a pipe again.
+ */
+static void
+test_a_group_keeps_its_pipe_until_its_last_prefix_goes(void **state)
+{
+	struct aqm_subs *s = make_subs("group", AQM_DEFAULT_PASS);
+	struct aqm_sub_entry g[2] = {
+		entry("198.18.1.0/24,1M,1M"),
+		entry("198.18.2.0/24,1M,1M"),
+	};
+	struct aqm_sub_entry other = entry("198.18.3.0/24,1M,1M");
+	char err[128];
+
+	(void)state;
+	assert_non_null(s);
+	g[0].group = g[1].group = 77;
+	assert_int_equal(aqm_subs_apply(s, g, 2, err, sizeof(err)), 2);
+	assert_int_equal(aqm_subs_find(s, &g[0]), 1);
+	assert_int_equal(aqm_subs_find(s, &g[1]), 1);
+	assert_int_equal(aqm_subs_remove(s, &g[0], 1, err, sizeof(err)), 0);
+	assert_int_equal(aqm_subs_pipes(s), 1);
+	assert_true(aqm_sched_pipe_live(aqm_subs_sched(s, AQM_DIR_DOWN), 1));
+	assert_int_equal(aqm_subs_remove(s, &g[1], 1, err, sizeof(err)), 0);
+	assert_int_equal(aqm_subs_pipes(s), 0);
+	assert_false(aqm_sched_pipe_live(aqm_subs_sched(s, AQM_DIR_DOWN), 1));
+	/* Another subscriber takes id 1; the group comes back on id 2. */
+	assert_int_equal(aqm_subs_add(s, &other), 1);
+	assert_int_equal(aqm_subs_apply(s, g, 2, err, sizeof(err)), 2);
+	assert_int_equal(aqm_subs_find(s, &g[0]), 2);
+	assert_int_equal(aqm_subs_find(s, &g[1]), 2);
+	assert_int_equal(aqm_subs_find(s, &other), 1);
+	aqm_subs_free(s);
+}
+
+/*
+ * A packet enqueued to a removed pipe (a worker that classified it
+ * before the removal) is not stranded there: it joins the orphans, is
+ * counted late, and leaves with the next dequeue, unshaped; the pipe
+ * stays out of the scheduler, and a second removal is refused.
+ */
+static void
+test_a_packet_sent_to_a_removed_pipe_leaves_at_once_and_is_counted_late(void **state)
+{
+	struct aqm_subs *s = make_subs("late", AQM_DEFAULT_PASS);
+	struct aqm_sub_entry a = entry("198.18.1.1/32,1M,1M");
+	struct aqm_sched *down;
+	struct aqm_removed_stats rs;
+	struct rte_mbuf *m[2], *out[4];
+	uint32_t pipes[2] = { 1, 1 };
+	char err[128];
+
+	(void)state;
+	assert_non_null(s);
+	down = aqm_subs_sched(s, AQM_DIR_DOWN);
+	assert_int_equal(aqm_subs_add(s, &a), 1);
+	assert_int_equal(aqm_subs_remove(s, &a, 1, err, sizeof(err)), 0);
+	assert_int_equal(aqm_sched_pipe_remove(down, 1), -EINVAL);
+	m[0] = test_pkt4(1u << 16, 1250, 0);
+	m[1] = test_pkt4(1u << 16, 1250, 0);
+	assert_int_equal(aqm_sched_enqueue_burst(down, pipes, m, 2, T0), 2);
+	assert_int_equal(aqm_sched_pending(down), 2);
+	aqm_sched_removed_stats(down, &rs);
+	assert_int_equal(rs.late_pkts, 2);
+	assert_int_equal(rs.moved_pkts, 0);
+	/* Both at once, in order, though 1 Mbit/s would space them 10 ms. */
+	assert_int_equal(aqm_sched_dequeue_burst(down, out, 4, T0), 2);
+	assert_ptr_equal(out[0], m[0]);
+	assert_ptr_equal(out[1], m[1]);
+	rte_pktmbuf_free_bulk(out, 2);
+	aqm_sched_removed_stats(down, &rs);
+	assert_int_equal(rs.sent_pkts, 2);
+	assert_int_equal(rs.queued_pkts, 0);
+	assert_int_equal(aqm_sched_pending(down), 0);
+	aqm_subs_free(s);
+}
+
 int
 main(void)
 {
@@ -584,6 +937,11 @@ main(void)
 		cmocka_unit_test(test_adding_subscribers_and_changing_rates_keeps_queued_packets_in_order),
 		cmocka_unit_test(test_a_reload_that_does_not_fit_changes_nothing),
 		cmocka_unit_test(test_a_list_the_lpm_cannot_hold_changes_nothing_and_leaks_no_pipe),
+		cmocka_unit_test(test_removing_a_subscriber_sends_its_queue_on_at_once_and_leaves_the_others_alone),
+		cmocka_unit_test(test_a_freed_pipe_id_is_reused_with_fresh_counters_and_the_totals_keep_the_old_ones),
+		cmocka_unit_test(test_an_update_that_fails_keeps_the_subscribers_it_would_have_removed),
+		cmocka_unit_test(test_a_group_keeps_its_pipe_until_its_last_prefix_goes),
+		cmocka_unit_test(test_a_packet_sent_to_a_removed_pipe_leaves_at_once_and_is_counted_late),
 		cmocka_unit_test(test_one_hundred_thousand_subscribers_each_reach_their_own_pipe),
 	};
 
