@@ -986,13 +986,19 @@ mptcp_flush(struct mptcp_proxy *px, uint64_t now)
 	}
 }
 
+/* Every subflow that can still deliver delivered what it carried. A
+ * stale or dead one is left out: what it holds went out again on the
+ * others when it turned so (mptcp_sched_reinject_sf()), and a path that
+ * died delivers nothing more. Counting it kept the data-level
+ * retransmission from ever firing once a path died (issue 16). */
 static bool
 all_delivered(const struct mptcp_meta *mt)
 {
 	for (unsigned i = 0; i < MPTCP_SUBFLOWS_MAX; i++) {
 		const struct mptcp_subflow *sf = mt->sf[i];
 
-		if (sf != NULL && sf->c != NULL && !(sf->flags & SF_CLOSED) &&
+		if (sf != NULL && sf->c != NULL &&
+		    !(sf->flags & (SF_CLOSED | SF_STALE | SF_DEAD)) &&
 		    sf->tx_una_rel != sf->tx_end_rel)
 			return false;
 	}
