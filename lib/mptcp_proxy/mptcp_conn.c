@@ -1042,7 +1042,11 @@ mptcp_meta_tick(struct mptcp_proxy *px, uint64_t now)
 				mptcp_sched_reinject_sf(mt, sf);
 				mptcp_meta_mark(mt);
 			}
-			if (2 * tcp_conn_srtt_ns(sf->c) > rto)
+			/* The connection's RTO is that of the subflows that can
+			 * carry its retransmissions: a dead path's RTT (it was
+			 * seen to be seconds under load) would only delay them. */
+			if (!(sf->flags & (SF_STALE | SF_DEAD)) &&
+			    2 * tcp_conn_srtt_ns(sf->c) > rto)
 				rto = 2 * tcp_conn_srtt_ns(sf->c);
 		}
 		if ((mt->flags & (MT_SND_FIN | MT_SND_FIN_ACK)) == MT_SND_FIN &&
