@@ -986,13 +986,19 @@ mptcp_flush(struct mptcp_proxy *px, uint64_t now)
 	}
 }
 
+/* Every subflow that can still deliver delivered what it carried. A
+ * stale or dead one is left out: what it holds went out again on the
+ * others when it turned so (mptcp_sched_reinject_sf()), and a path that
+ * died delivers nothing more. Counting it kept the data-level
+ * retransmission from ever firing once a path died (issue 16). */
 static bool
 all_delivered(const struct mptcp_meta *mt)
 {
 	for (unsigned i = 0; i < MPTCP_SUBFLOWS_MAX; i++) {
 		const struct mptcp_subflow *sf = mt->sf[i];
 
-		if (sf != NULL && sf->c != NULL && !(sf->flags & SF_CLOSED) &&
+		if (sf != NULL && sf->c != NULL &&
+		    !(sf->flags & (SF_CLOSED | SF_STALE | SF_DEAD)) &&
 		    sf->tx_una_rel != sf->tx_end_rel)
 			return false;
 	}
@@ -1036,7 +1042,11 @@ mptcp_meta_tick(struct mptcp_proxy *px, uint64_t now)
 				mptcp_sched_reinject_sf(mt, sf);
 				mptcp_meta_mark(mt);
 			}
-			if (2 * tcp_conn_srtt_ns(sf->c) > rto)
+			/* The connection's RTO is that of the subflows that can
+			 * carry its retransmissions: a dead path's RTT (it was
+			 * seen to be seconds under load) would only delay them. */
+			if (!(sf->flags & (SF_STALE | SF_DEAD)) &&
+			    2 * tcp_conn_srtt_ns(sf->c) > rto)
 				rto = 2 * tcp_conn_srtt_ns(sf->c);
 		}
 		if ((mt->flags & (MT_SND_FIN | MT_SND_FIN_ACK)) == MT_SND_FIN &&

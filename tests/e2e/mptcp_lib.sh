@@ -273,3 +273,54 @@ mptcp_xfer() {
 
 # mptcp_kv "k=v k=v" KEY: the value of KEY.
 mptcp_kv() { e2e_field "$1" "$2"; }
+
+# mptcp_state_sampler FILE PORT: every second until stopped, FILE gets
+# the state of the client's MPTCP connection to PORT and sluice's
+# failover counters (written whole each time, so a failure reads the
+# last complete sample): the client's subflows (ss -ti), its connection
+# (ss -Mi), its kernel's non-zero MPTcpExt counters other than those of
+# handshakes and addresses (data dropped, pruned, out of window or
+# retransmitted at the connection level; namespace-wide), and the
+# non-zero mptcp_* and tcp_* counters of sluice's /sluice/proxy.
+mptcp_state_sampler() {
+	local f=$1 port=$2
+	trap 'exit 0' TERM
+	while :; do
+		{
+			echo "at $(date -u +%T.%N | cut -c1-12) UTC"
+			echo "client subflows (ss -ti dport $port):"
+			ip netns exec "$NS_CLI" ss -tinH "dport = :$port" 2>/dev/null
+			echo "client MPTCP sockets (ss -Mi):"
+			ip netns exec "$NS_CLI" ss -MinH 2>/dev/null
+			echo "client kernel: $(ip netns exec "$NS_CLI" nstat -asz 2>/dev/null |
+				awk '$1 ~ /^MPTcpExt/ && $1 !~ /(Capable|Join|AddAddr|Echo|PortAdd|Subflow$)/ && $2 > 0 { printf "%s=%s ", $1, $2 }')"
+			echo "sluice /sluice/proxy: $(e2e_tel /sluice/proxy 2>/dev/null | "$E2E_PY" -c 'import json, sys
+d = json.load(sys.stdin)
+print(" ".join("%s=%s" % (k, v) for k, v in sorted(d.items())
+               if (k.startswith("mptcp_") or k.startswith("tcp_")) and v))' 2>/dev/null)"
+		} >"$f.tmp" 2>&1
+		mv -f "$f.tmp" "$f"
+		sleep 1
+	done
+}
+
+# mptcp_state_brief FILE: one line from a sample: sluice's failover
+# counters, the client kernel's MPTcpExt counters, and each client
+# subflow's local address, bytes received and time since it last
+# received (lastrcv, ms).
+mptcp_state_brief() {
+	local k v out=""
+	[ -s "$1" ] || { echo "no state sampled"; return 0; }
+	for k in mptcp_subflows_stale mptcp_bytes_reinjected mptcp_window_blocked_reinjections \
+		mptcp_subflows_penalised mptcp_subflows_reset mptcp_subflows_timed_out \
+		mptcp_data_level_retransmissions mptcp_bytes_dropped_beyond_window \
+		mptcp_segments_sent_without_mapping mptcp_mbuf_alloc_failed; do
+		v=$(grep -o "$k=[0-9]*" "$1" | head -1 | cut -d= -f2)
+		out+="$k=${v:-0} "
+	done
+	out+="; client$(grep '^client kernel:' "$1" | cut -d: -f2-)"
+	out+="; client subflows:$(awk '/^client subflows/ { on = 1; next } /^client MPTCP/ { on = 0 }
+		on && /^ESTAB|^[A-Z-]+ / { printf " %s %s", $1, $4; next }
+		on { for (i = 1; i <= NF; i++) if ($i ~ /^(bytes_received|lastrcv|unacked|retrans|backoff):/) printf " %s", $i; printf ";" }' "$1")"
+	echo "$out"
+}

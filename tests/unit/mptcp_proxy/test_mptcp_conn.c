@@ -76,6 +76,11 @@ struct mc {
 	uint64_t mp_fail_dsn;
 	int csum_maps, plain_maps; /* P's mappings with and without checksum */
 	uint32_t chunk;
+	/* The next new segment subflow prune_on - 1 delivers is dropped at
+	 * the data level after the subflow acknowledged it, as Linux does
+	 * when its receive buffer is full (MPTcpExtRcvPruned). */
+	int prune_on;
+	uint64_t pruned;
 	/* Send. */
 	uint64_t snd_base, snd_nxt, snd_una, up_total;
 	int fin_want, fin_sent, fin_acked;
@@ -148,6 +153,20 @@ mc_rx(struct mcsf *s, uint64_t now)
 	while ((m = tcp_recv_seg(s->c, &seq, now)) != NULL) {
 		uint32_t rel = seq - s->irs, off = 0;
 		const uint8_t *d = rte_pktmbuf_mtod(m, const uint8_t *);
+
+		if (mc.prune_on == s->idx + 1) {
+			uint32_t left = 0;
+			struct mcmap *mp = rx_find(s, rel, &left);
+
+			if (mp != NULL && mp->dsn + (rel - mp->ssn) >= mc.rcv_nxt &&
+			    mp->dsn + (rel - mp->ssn) < mc.rcv_base + DOWN_MAX &&
+			    !have[mp->dsn + (rel - mp->ssn) - mc.rcv_base]) {
+				mc.prune_on = 0;
+				mc.pruned += m->data_len;
+				rte_pktmbuf_free(m);
+				continue;
+			}
+		}
 
 		while (off < m->data_len) {
 			uint32_t left = 0, n;
@@ -1716,6 +1735,83 @@ a_slow_subflow_holding_the_window_edge_has_its_bytes_sent_again_on_the_fast_one_
 	teardown_all();
 }
 
+static uint64_t silent_cut_at, prune_armed_at, reinjected_at;
+
+/* Path 0 goes away without a word (no RST, no FIN: the phone left the
+ * Wi-Fi) while both paths carry the download. Once its subflow turned
+ * stale and what it carried went out again on path 1, the client drops
+ * the next new segment path 1 brings after acknowledging it. */
+static void
+cut_path0_silently_and_prune_one_on_path1(uint64_t sent_down)
+{
+	struct mptcp_meta *mt = meta();
+
+	if (silent_cut_at == 0 && sent_down > 400000 && path_bytes_down[1] > 0) {
+		silent_cut_at = now;
+		path_down[0] = 1;
+	}
+	if (silent_cut_at != 0 && reinjected_at == 0 && CNT(MPTCP_SF_STALE) >= 1 &&
+	    mt != NULL && mt->reinj_lo >= mt->reinj_hi)
+		reinjected_at = now;
+	if (reinjected_at != 0 && prune_armed_at == 0 && now - reinjected_at >= MS(50)) {
+		prune_armed_at = now;
+		mc.prune_on = 2;
+	}
+}
+
+/* Issue 16's stall: the dead path's subflow turns stale and its bytes go
+ * out on path 1, but a byte path 1 delivered and the client then dropped
+ * holds the DATA_ACK. Only a data-level retransmission brings it, and it
+ * waited for every subflow to have delivered what it carried, which the
+ * dead one never does: the transfer stood still for good. */
+/* Paths of d0 and d1 ms one way; path 0 dies, then the client drops a
+ * segment path 1 delivered. */
+static void
+drop_after_path_death(uint64_t d0, uint64_t d1)
+{
+	struct xfer x = { .up = 0, .down = 3000000, .limit_ms = 20000,
+			  .during = cut_path0_silently_and_prune_one_on_path1 };
+	uint64_t t0;
+
+	setup(MS(d0), MS(d1));
+	mc_connect();
+	(void)mc_join(0, 0, 0);
+	run_ms(200);
+	silent_cut_at = prune_armed_at = reinjected_at = 0;
+	t0 = now;
+	transfer(&x);
+	print_message("cut at %.3f virtual s, a byte dropped at %.3f, done at %.3f; pruned %llu "
+		      "bytes, stale %llu, reinjected %llu, data-level retransmissions %llu\n",
+		      (double)(silent_cut_at - t0) / 1e9, (double)(prune_armed_at - t0) / 1e9,
+		      (double)(now - t0) / 1e9,
+		      (unsigned long long)mc.pruned, (unsigned long long)CNT(MPTCP_SF_STALE),
+		      (unsigned long long)CNT(MPTCP_REINJECTED),
+		      (unsigned long long)CNT(MPTCP_DATA_RTO));
+	assert_true(silent_cut_at != 0);
+	assert_true(mc.pruned > 0);
+	assert_true(CNT(MPTCP_SF_STALE) >= 1);
+	assert_true(CNT(MPTCP_DATA_RTO) >= 1);
+	/* Four RTOs of path 1 (at least 200 ms each), not for good. */
+	assert_true(now - prune_armed_at < MS(1500));
+	teardown_all();
+}
+
+static void
+a_byte_the_client_dropped_after_its_path_died_is_sent_again_at_the_data_level(void **state)
+{
+	(void)state;
+	drop_after_path_death(5, 10);
+}
+
+/* The same, the dead path the slower one (300 ms round trip): its RTT
+ * must not set the data-level timeout, since nothing goes out on it. */
+static void
+the_data_level_retransmission_after_a_path_died_does_not_wait_for_the_dead_paths_rtt(void **state)
+{
+	(void)state;
+	drop_after_path_death(150, 10);
+}
+
 static void
 a_join_that_lands_on_the_worker_not_owning_its_token_is_handed_over_and_its_subflow_carries_data(void **state)
 {
@@ -1823,6 +1919,8 @@ main(void)
 		cmocka_unit_test(mp_fastclose_from_the_client_resets_every_subflow_and_the_server_leg),
 		cmocka_unit_test(a_relay_burst_beyond_one_subflows_buffer_reaches_the_client_whole),
 		cmocka_unit_test(a_slow_subflow_holding_the_window_edge_has_its_bytes_sent_again_on_the_fast_one_and_is_penalised),
+		cmocka_unit_test(a_byte_the_client_dropped_after_its_path_died_is_sent_again_at_the_data_level),
+		cmocka_unit_test(the_data_level_retransmission_after_a_path_died_does_not_wait_for_the_dead_paths_rtt),
 		cmocka_unit_test(a_join_that_lands_on_the_worker_not_owning_its_token_is_handed_over_and_its_subflow_carries_data),
 		cmocka_unit_test(without_hand_over_a_join_on_the_other_worker_is_refused_with_rst),
 		cmocka_unit_test(a_full_redirect_table_refuses_the_join_with_rst_and_counts_it),
