@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <rte_ip.h>
 #include <rte_mbuf_dyn.h>
 
 #include "tcp_test_util.h"
@@ -410,6 +411,29 @@ a_chain_with_an_odd_piece_sums_like_its_linear_copy(void **state)
 	}
 }
 
+/* The engine's 64-bit sum gives rte_raw_cksum()'s value, bit for bit,
+ * for every length and every alignment of the first byte: random bytes,
+ * all ones (sums that wrap many times) and all zeros (the one 0). */
+static void
+the_64_bit_sum_equals_rte_raw_cksum_at_every_length_and_alignment(void **state)
+{
+	static uint8_t buf[2100 + 8];
+
+	(void)state;
+	for (int fill = 0; fill < 3; fill++) {
+		if (fill == 0)
+			fill_random(buf, sizeof(buf), 21);
+		else
+			memset(buf, fill == 1 ? 0xff : 0, sizeof(buf));
+		for (uint32_t align = 0; align < 8; align++)
+			for (uint32_t len = 0; len <= 2100; len++)
+				if (tcp_raw_sum(buf + align, len) != rte_raw_cksum(buf + align, len))
+					fail_msg("fill %d align %u len %u: %#x, want %#x", fill,
+						 align, len, tcp_raw_sum(buf + align, len),
+						 rte_raw_cksum(buf + align, len));
+	}
+}
+
 static void
 siphash24_matches_the_reference_vectors(void **state)
 {
@@ -467,6 +491,7 @@ main(void)
 		cmocka_unit_test(a_chained_segment_references_the_queue_and_matches_the_copied_one),
 		cmocka_unit_test(a_kept_payload_sum_is_used_wherever_it_covers_the_piece),
 		cmocka_unit_test(a_chain_with_an_odd_piece_sums_like_its_linear_copy),
+		cmocka_unit_test(the_64_bit_sum_equals_rte_raw_cksum_at_every_length_and_alignment),
 		cmocka_unit_test(siphash24_matches_the_reference_vectors),
 		cmocka_unit_test(isns_depend_on_key_and_tuple_and_advance_every_4us),
 	};
