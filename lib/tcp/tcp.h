@@ -640,7 +640,11 @@ uint32_t tcp_timers_run(struct tcp_engine *e, uint64_t now_ns);
 
 /**
  * Take frames the engine wants sent: full Ethernet frames with complete
- * IP and TCP checksums and mbuf->port set. Their pkt_meta is not filled.
+ * IP and TCP checksums and mbuf->port set. Each carries the pkt_meta
+ * pkt_parse(m, pkt_meta(m), m->port) would give it (written as the frame
+ * is built: the engine knows what it laid out), so a caller that passes
+ * them through stages that read the metadata needs no second parse; it
+ * sets in_port to what it means, if not the port they leave by.
  *
  * @param e    engine.
  * @param pkts output array.

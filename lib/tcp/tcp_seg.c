@@ -558,6 +558,20 @@ write_headers(uint8_t *d, const struct tcp_endpoints *ep,
 	return th;
 }
 
+/* Do the frame's tags all have TPIDs pkt_parse() walks? */
+static inline bool
+tpids_walked(const struct tcp_endpoints *ep, unsigned int tags)
+{
+	for (unsigned int t = 0; t < tags; t++) {
+		uint16_t tpid = ep->vlan_tpid[t] ? ep->vlan_tpid[t] : RTE_ETHER_TYPE_VLAN;
+
+		if (tpid != RTE_ETHER_TYPE_VLAN && tpid != RTE_ETHER_TYPE_QINQ &&
+		    tpid != RTE_ETHER_TYPE_QINQ1)
+			return false;
+	}
+	return true;
+}
+
 struct rte_mbuf *
 tcp_seg_build(struct rte_mempool *mp, const struct tcp_endpoints *ep,
 	      const struct tcp_seg_out *o, const struct rte_mbuf *data,
@@ -650,6 +664,15 @@ tcp_seg_build_ex(struct rte_mempool *mp, const struct tcp_endpoints *ep,
 	m->l2_len = (uint16_t)l2_len;
 	m->l3_len = (uint16_t)l3_len;
 	m->l4_len = (uint16_t)hlen;
+	/* The stages after the engine's owner read pkt_meta: written from
+	 * what was just laid out rather than parsed again (tcp_tx_burst()).
+	 * A tag of a TPID the parser would not walk is left to it. */
+	if (m->priv_size >= PKT_META_PRIV_SIZE) {
+		if (tpids_walked(ep, tags))
+			pkt_meta_tcp_built(m, pkt_meta(m), ep->port, (uint8_t)tags);
+		else
+			(void)pkt_parse(m, pkt_meta(m), ep->port);
+	}
 	return m;
 fail:
 	m->nb_segs = segs;
