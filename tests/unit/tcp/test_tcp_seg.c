@@ -505,6 +505,41 @@ every_built_frame_carries_the_metadata_pkt_parse_gives_it(void **state)
 	assert_int_equal(rte_mempool_in_use_count(test_pool), 0);
 }
 
+/* A segment whose options are exactly NOP NOP TS is read through the
+ * parser's shape flag, without the option walk: the same fields as the
+ * walk gives. */
+static void
+timestamps_read_through_the_shape_flag_match_the_option_walk(void **state)
+{
+	struct tcp_endpoints ep;
+	struct tcp_seg_out o = { 0 };
+	struct tcp_seg_in fast, walk;
+	struct pkt_meta meta;
+	struct rte_mbuf *m;
+
+	(void)state;
+	wire_ep_v6(&ep);
+	o.seq = 5;
+	o.ack = 6;
+	o.flags = TCP_FL_ACK;
+	o.wnd = 77;
+	o.opts = TCP_SO_TS;
+	o.tsval = 0x01020304;
+	o.tsecr = 0xfffefdfc;
+	m = tcp_seg_build(test_pool, &ep, &o, NULL, 0, 0);
+	assert_non_null(m);
+	assert_int_equal(pkt_parse(m, &meta, 0), PKT_ERR_NONE);
+	assert_true(meta.flags & PKT_F_TCP_TSOPT);
+	assert_int_equal(tcp_seg_parse(m, &meta, &fast, 1), 0);
+	meta.flags &= (uint16_t)~PKT_F_TCP_TSOPT;
+	assert_int_equal(tcp_seg_parse(m, &meta, &walk, 1), 0);
+	assert_memory_equal(&fast, &walk, offsetof(struct tcp_seg_in, sack));
+	assert_int_equal(fast.opts, TCP_SO_TS);
+	assert_int_equal(fast.tsval, 0x01020304);
+	assert_int_equal(fast.tsecr, 0xfffefdfc);
+	rte_pktmbuf_free(m);
+}
+
 static void
 siphash24_matches_the_reference_vectors(void **state)
 {
@@ -564,6 +599,7 @@ main(void)
 		cmocka_unit_test(a_chain_with_an_odd_piece_sums_like_its_linear_copy),
 		cmocka_unit_test(the_64_bit_sum_equals_rte_raw_cksum_at_every_length_and_alignment),
 		cmocka_unit_test(every_built_frame_carries_the_metadata_pkt_parse_gives_it),
+		cmocka_unit_test(timestamps_read_through_the_shape_flag_match_the_option_walk),
 		cmocka_unit_test(siphash24_matches_the_reference_vectors),
 		cmocka_unit_test(isns_depend_on_key_and_tuple_and_advance_every_4us),
 	};
