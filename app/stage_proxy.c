@@ -8,8 +8,9 @@
  *   burst  frames go to mptcp_proxy_input_burst(); what it does not take
  *          passes on unchanged.
  *   poll   mptcp_proxy_poll(): timers, memory pressure, and the frames it
- *          sends, parsed as if they arrived on the other port of their
- *          pair (stages after this one read the metadata) and emitted.
+ *          sends, whose metadata the engine wrote as it built them, read
+ *          as if they arrived on the other port of their pair (stages
+ *          after this one read it), emitted.
  *   flush  shutdown: reset both legs of every connection (the ends learn
  *          at once that sluice is gone), emit the RSTs, free the proxy.
  *
@@ -407,8 +408,9 @@ proxy_handover(void *arg, struct rte_mbuf *m, uint16_t to)
 	return 0;
 }
 
-/* Stages after us read the metadata: parse as if the frame arrived on
- * the other port of the pair. */
+/* Stages after us read the metadata: the engine wrote it as it built
+ * the frame (tcp_tx_burst()); it reads as if the frame arrived on the
+ * other port of the pair. */
 static void
 emit_frames(void *arg, struct rte_mbuf **pkts, uint16_t n)
 {
@@ -417,7 +419,7 @@ emit_frames(void *arg, struct rte_mbuf **pkts, uint16_t n)
 	for (uint16_t j = 0; j < n; j++) {
 		struct rte_mbuf *m = pkts[j];
 
-		(void)pkt_parse(m, pkt_meta(m), (uint16_t)(m->port ^ 1));
+		pkt_meta(m)->in_port = (uint16_t)(m->port ^ 1);
 		stage_emit(em, m->port, m);
 	}
 }

@@ -476,6 +476,49 @@ pkt_parse_full(const struct rte_mbuf *m, struct pkt_meta *meta,
 	return parse_meta(&c, meta, in_port, true);
 }
 
+void
+pkt_meta_tcp_built(const struct rte_mbuf *m, struct pkt_meta *meta,
+		   uint16_t in_port, uint8_t vlan_count)
+{
+	const uint8_t *d = rte_pktmbuf_mtod(m, const uint8_t *);
+	uint32_t off = ETH_HLEN + VLAN_HLEN * (uint32_t)vlan_count;
+	const uint8_t *ip = d + off, *th;
+	uint32_t doff;
+
+	/* What parse_frame() leaves before its walk, then its walk's
+	 * writes for this one shape, in the same order of fields. */
+	memset(meta, 0, offsetof(struct pkt_meta, in_port));
+	meta->in_port = in_port;
+	for (uint8_t t = 0; t < vlan_count; t++) {
+		meta->vlan_tci[t] = rd16(d + 14 + VLAN_HLEN * t);
+		meta->flags |= t == 0 ? PKT_F_VLAN : PKT_F_QINQ;
+	}
+	meta->vlan_count = vlan_count;
+	meta->ethertype = rd16(ip - 2);
+	meta->l3_off = (uint16_t)off;
+	meta->l4_proto = PROTO_TCP;
+	if ((ip[0] >> 4) == 4) {
+		meta->l3 = PKT_L3_IPV4;
+		meta->l3_len = rd16(ip + 2);
+		memcpy(meta->src, ip + 12, 4);
+		memcpy(meta->dst, ip + 16, 4);
+		meta->l4_off = (uint16_t)(off + 20);
+	} else {
+		meta->l3 = PKT_L3_IPV6;
+		meta->l3_len = (uint32_t)rd16(ip + 4) + 40;
+		memcpy(meta->src, ip + 8, 16);
+		memcpy(meta->dst, ip + 24, 16);
+		meta->l4_off = (uint16_t)(off + 40);
+	}
+	th = d + meta->l4_off;
+	doff = (uint32_t)(th[12] >> 4) * 4;
+	meta->sport = rd16(th);
+	meta->dport = rd16(th + 2);
+	meta->l4_len = (uint16_t)doff;
+	meta->flags |= tcp_shape(th, doff) | PKT_F_L4;
+	meta->payload_off = (uint16_t)(meta->l4_off + doff);
+}
+
 /* CRC32-C of one endpoint: the same value rte_hash_crc(addr, alen, port)
  * gives, computed in 4- and 8-byte steps without its generic loop. */
 static inline uint32_t

@@ -197,6 +197,25 @@ enum pkt_err pkt_parse_buf(const uint8_t *data, uint32_t len,
 enum pkt_err pkt_parse_buf_walk(const uint8_t *data, uint32_t len,
 				struct pkt_meta *meta, uint16_t in_port);
 
+/**
+ * The metadata of a TCP frame its maker laid out itself, exactly as
+ * pkt_parse() would fill it, without reading more than the fields it
+ * reports and without checks. For a builder that knows what it wrote
+ * (lib/tcp), so that its frames need no second parse before the stages
+ * after it. The frame must be: Ethernet with vlan_count (0 to 2) tags
+ * whose TPIDs pkt_parse() walks (0x8100, 0x88a8, 0x9100); IPv4 of 20
+ * bytes, not fragmented, or IPv6 without extension headers; a TCP
+ * header whose data offset bytes lie in the first segment; lengths that
+ * agree with pkt_len. Anything else must be parsed.
+ *
+ * @param m          the frame; only read.
+ * @param meta       output.
+ * @param in_port    stored in meta.
+ * @param vlan_count tags after the MAC addresses.
+ */
+void pkt_meta_tcp_built(const struct rte_mbuf *m, struct pkt_meta *meta,
+			uint16_t in_port, uint8_t vlan_count);
+
 /** Stable name of an error, e.g. "truncated_ip". */
 const char *pkt_err_name(enum pkt_err e);
 

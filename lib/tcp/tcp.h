@@ -359,13 +359,15 @@ enum tcp_input_result tcp_input(struct tcp_engine *e, struct rte_mbuf *m,
  * looking at the segment itself: neither its checksum nor its options.
  * A caller that must leave frames of other flows untouched (the proxy
  * forwards what it does not own, checksum right or wrong) asks this
- * first, then feeds the frame with tcp_input_conn().
+ * first, then feeds the frame with tcp_input_conn(). A small cache of
+ * the connections found last, by their ports, answers a burst of one
+ * connection's segments without hashing the key each time.
  *
  * @param e engine.
  * @param m frame parsed by pkt_parse().
  * @return the connection (TIME-WAIT included), or NULL.
  */
-struct tcp_conn *tcp_conn_lookup(const struct tcp_engine *e,
+struct tcp_conn *tcp_conn_lookup(struct tcp_engine *e,
 				 const struct rte_mbuf *m);
 
 /**
@@ -640,7 +642,11 @@ uint32_t tcp_timers_run(struct tcp_engine *e, uint64_t now_ns);
 
 /**
  * Take frames the engine wants sent: full Ethernet frames with complete
- * IP and TCP checksums and mbuf->port set. Their pkt_meta is not filled.
+ * IP and TCP checksums and mbuf->port set. Each carries the pkt_meta
+ * pkt_parse(m, pkt_meta(m), m->port) would give it (written as the frame
+ * is built: the engine knows what it laid out), so a caller that passes
+ * them through stages that read the metadata needs no second parse; it
+ * sets in_port to what it means, if not the port they leave by.
  *
  * @param e    engine.
  * @param pkts output array.

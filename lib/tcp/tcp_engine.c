@@ -198,6 +198,12 @@ tcp_conn_release(struct tcp_conn *c)
 		tcp_mq_free(&c->ooo[i].q);
 	c->ooo_n = 0;
 	rte_hash_del_key(e->table, &c->key);
+	{
+		uint32_t slot = tcp_hot_slot(c->key.lport, c->key.rport);
+
+		if (e->hot[slot] == c)
+			e->hot[slot] = NULL;
+	}
 	c->flags = TCP_CF_FREE;
 	e->free[e->nfree++] = c;
 	e->nconns--;

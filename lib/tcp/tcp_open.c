@@ -308,27 +308,74 @@ conn_segment(struct tcp_conn *c, struct rte_mbuf *m, struct tcp_seg_in *s)
 	return 0;
 }
 
-struct tcp_conn *
-tcp_conn_lookup(const struct tcp_engine *e, const struct rte_mbuf *m)
+/* The key of a frame's connection: our address is its destination. */
+static inline void
+key_from_meta(struct tcp_key *k, const struct pkt_meta *meta)
 {
-	const struct pkt_meta *meta = pkt_meta((struct rte_mbuf *)(uintptr_t)m);
-	struct tcp_endpoints ep;
+	uint32_t alen = meta->l3 == PKT_L3_IPV4 ? 4 : 16;
+
+	memset(k, 0, sizeof(*k));
+	memcpy(k->laddr, meta->dst, alen);
+	memcpy(k->raddr, meta->src, alen);
+	k->lport = meta->dport;
+	k->rport = meta->sport;
+	k->family = meta->l3 == PKT_L3_IPV4 ? 4 : 6;
+}
+
+/* Is k the key of the frame meta describes? */
+static inline bool
+key_is(const struct tcp_key *k, const struct pkt_meta *meta)
+{
+	uint64_t a[2], b[2], x[2], y[2];
+
+	if (k->lport != meta->dport || k->rport != meta->sport)
+		return false;
+	if (meta->l3 == PKT_L3_IPV4) {
+		uint32_t la, ra, d, s;
+
+		memcpy(&la, k->laddr, 4);
+		memcpy(&ra, k->raddr, 4);
+		memcpy(&d, meta->dst, 4);
+		memcpy(&s, meta->src, 4);
+		return k->family == 4 && la == d && ra == s;
+	}
+	memcpy(a, k->laddr, 16);
+	memcpy(b, k->raddr, 16);
+	memcpy(x, meta->dst, 16);
+	memcpy(y, meta->src, 16);
+	return k->family == 6 && ((a[0] ^ x[0]) | (a[1] ^ x[1]) | (b[0] ^ y[0]) |
+				  (b[1] ^ y[1])) == 0;
+}
+
+struct tcp_conn *
+tcp_conn_find(struct tcp_engine *e, const struct pkt_meta *meta)
+{
+	uint32_t slot = tcp_hot_slot(meta->dport, meta->sport);
+	struct tcp_conn *c = e->hot[slot];
 	struct tcp_key k;
 	void *data;
+
+	/* A bulk transfer brings bursts of one connection's segments:
+	 * compare with the one its ports found last before hashing the
+	 * 40-byte key. */
+	if (c != NULL && key_is(&c->key, meta))
+		return c;
+	key_from_meta(&k, meta);
+	if (rte_hash_lookup_data(e->table, &k, &data) < 0)
+		return NULL;
+	e->hot[slot] = data;
+	return data;
+}
+
+struct tcp_conn *
+tcp_conn_lookup(struct tcp_engine *e, const struct rte_mbuf *m)
+{
+	const struct pkt_meta *meta = pkt_meta((struct rte_mbuf *)(uintptr_t)m);
 
 	if (meta->l3 == PKT_L3_NONE || meta->l4_proto != IPPROTO_TCP ||
 	    !(meta->flags & PKT_F_L4))
 		return NULL;
-	memset(&ep, 0, sizeof(ep));
-	ep.family = meta->l3 == PKT_L3_IPV4 ? 4 : 6;
-	memcpy(ep.laddr, meta->dst, 16);
-	memcpy(ep.raddr, meta->src, 16);
-	ep.lport = meta->dport;
-	ep.rport = meta->sport;
-	tcp_key_from_ep(&k, &ep);
-	if (rte_hash_lookup_data(e->table, &k, &data) < 0)
-		return NULL;
-	return data;
+	return tcp_conn_find(e, meta);
 }
 
 enum tcp_input_result
@@ -369,10 +416,9 @@ enum tcp_input_result
 tcp_input(struct tcp_engine *e, struct rte_mbuf *m, uint64_t now_ns)
 {
 	struct pkt_meta *meta = pkt_meta(m);
-	struct tcp_endpoints ep;
 	struct tcp_seg_in s;
+	struct tcp_conn *c;
 	struct tcp_key k;
-	void *data;
 
 	e->now = now_ns;
 	/* PPPoE sessions are not terminated here (replies would need the
@@ -392,20 +438,12 @@ tcp_input(struct tcp_engine *e, struct rte_mbuf *m, uint64_t now_ns)
 		rte_pktmbuf_free(m);
 		return TCP_INPUT_CONSUMED;
 	}
-	memset(&ep, 0, sizeof(ep));
-	ep.family = meta->l3 == PKT_L3_IPV4 ? 4 : 6;
-	memcpy(ep.laddr, meta->dst, 16);
-	memcpy(ep.raddr, meta->src, 16);
-	ep.lport = meta->dport;
-	ep.rport = meta->sport;
-	tcp_key_from_ep(&k, &ep);
-	if (rte_hash_lookup_data(e->table, &k, &data) >= 0 &&
-	    conn_segment(data, m, &s) == 0)
+	c = tcp_conn_find(e, meta);
+	if (c != NULL && conn_segment(c, m, &s) == 0)
 		return TCP_INPUT_CONSUMED;
+	key_from_meta(&k, meta);
 	if ((s.flags & (TCP_FL_SYN | TCP_FL_ACK | TCP_FL_RST)) == TCP_FL_SYN &&
 	    tcp_listening(e, meta->dport)) {
-		struct tcp_conn *c;
-
 		if (e->nsynrcvd >= e->p.syn_backlog || e->nfree == 0) {
 			/* A flood (or just a full table) costs no state. */
 			syn_cookie_reply(e, m, &s, &k);

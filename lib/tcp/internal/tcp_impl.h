@@ -57,6 +57,17 @@ struct tcp_key {
 	uint8_t pad[3];
 } __rte_aligned(8);
 
+/* The connection cache: a frame's slot by its ports (a hash that tells
+ * the two legs of a proxied connection apart: their ports are swapped). */
+#define TCP_HOT_BITS 6
+#define TCP_HOT_SLOTS (1u << TCP_HOT_BITS)
+
+static inline uint32_t
+tcp_hot_slot(uint16_t lport, uint16_t rport)
+{
+	return ((uint32_t)lport << 16 | rport) * 0x9e3779b1u >> (32 - TCP_HOT_BITS);
+}
+
 /* An out-of-order range of received bytes (RFC 2018 reports them). */
 struct tcp_ooo {
 	uint32_t seq;
@@ -230,6 +241,9 @@ struct tcp_engine {
 	uint64_t cnt[TCP_CNT_MAX];
 	uint32_t rcv_limit;         /* tcp_engine_set_rcv_limit(), <= rcv_buf */
 	struct tcp_psum_reg psum;   /* payload sums kept in received mbufs */
+	/* In front of the table: the connection each slot's ports last
+	 * found (tcp_conn_find()); a released connection leaves its slot. */
+	struct tcp_conn *hot[TCP_HOT_SLOTS];
 	uint64_t listen_bits[65536 / 64];
 	char hash_name[RTE_HASH_NAMESIZE];
 };
@@ -246,6 +260,9 @@ struct tcp_conn *tcp_conn_new(struct tcp_engine *e, const struct tcp_endpoints *
 void tcp_txq_push(struct tcp_engine *e, struct rte_mbuf *m);
 void tcp_conn_release(struct tcp_conn *c);
 void tcp_key_from_ep(struct tcp_key *k, const struct tcp_endpoints *ep);
+/* The connection of a parsed TCP frame's 4-tuple, or NULL: the cache,
+ * then the table. */
+struct tcp_conn *tcp_conn_find(struct tcp_engine *e, const struct pkt_meta *meta);
 int tcp_listening(const struct tcp_engine *e, uint16_t port);
 
 /* tcp_timer.c */

@@ -92,7 +92,7 @@ static inline int tcp_seq_ge(uint32_t a, uint32_t b) { return (int32_t)(a - b) >
  */
 struct tcp_psum {
 	uint16_t data_off, data_len;
-	uint16_t sum;          /* rte_raw_cksum() of those bytes */
+	uint16_t sum;          /* tcp_raw_sum() of those bytes */
 	uint16_t pad;
 };
 
@@ -104,6 +104,11 @@ struct tcp_psum_reg {
 
 /* Register the field and flag (idempotent). 0, or -1 with r->off = -1. */
 int tcp_psum_register(struct tcp_psum_reg *r);
+
+/* The ones'-complement sum of len bytes, the value rte_raw_cksum() gives
+ * (the same bytes, the same order, the same 0 for zeros only), in 64-bit
+ * steps. */
+uint16_t tcp_raw_sum(const void *buf, uint32_t len);
 
 /* A 16-bit ones'-complement sum of bytes found at byte offset `at` of
  * the data summed, made ready to add: byte-swapped when `at` is odd

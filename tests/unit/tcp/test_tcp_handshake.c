@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "tcp_test_util.h"
+#include "tcp_impl.h"
 
 static struct tcp_engine_params pa, pb;
 
@@ -732,6 +733,72 @@ only_frames_without_a_connection_are_handed_back(void **state)
 	wire_free(w);
 }
 
+/* A frame the peer of ep would send to us (ep is our view). */
+static struct rte_mbuf *
+frame_to(const struct tcp_endpoints *ep)
+{
+	struct tcp_endpoints r = *ep;
+	struct tcp_seg_out o = { .seq = 1, .ack = 1, .flags = TCP_FL_ACK, .wnd = 100 };
+	struct rte_mbuf *m;
+
+	memcpy(r.laddr, ep->raddr, 16);
+	memcpy(r.raddr, ep->laddr, 16);
+	r.lport = ep->rport;
+	r.rport = ep->lport;
+	m = tcp_seg_build(test_pool, &r, &o, NULL, 0, 0);
+	assert_non_null(m);
+	pkt_parse(m, pkt_meta(m), 0);
+	return m;
+}
+
+/* The connection cache in front of the table: two connections whose
+ * ports share a slot each find their own frames, in turn, and a
+ * released connection is not found any more, through the cache or the
+ * table, until a new one takes its 4-tuple. */
+static void
+the_connection_cache_finds_each_connection_and_forgets_a_released_one(void **state)
+{
+	struct wire *w = setup_wire();
+	struct tcp_endpoints e1 = w->ep_a, e2 = w->ep_a;
+	struct rte_mbuf *out[4], *f1, *f2;
+	struct tcp_conn *c1, *c2, *c3;
+	uint16_t n;
+
+	(void)state;
+	e2.lport = e1.lport;
+	do
+		e2.lport++;
+	while (tcp_hot_slot(e2.lport, e2.rport) != tcp_hot_slot(e1.lport, e1.rport));
+	c1 = tcp_connect(w->a, &e1, &w->app_a, w->now);
+	c2 = tcp_connect(w->a, &e2, &w->app_a, w->now);
+	assert_non_null(c1);
+	assert_non_null(c2);
+	while ((n = tcp_tx_burst(w->a, out, 4)) > 0)
+		for (uint16_t i = 0; i < n; i++)
+			rte_pktmbuf_free(out[i]);
+	f1 = frame_to(&e1);
+	f2 = frame_to(&e2);
+	for (int round = 0; round < 3; round++) {
+		assert_ptr_equal(tcp_conn_lookup(w->a, f1), c1);
+		assert_ptr_equal(tcp_conn_lookup(w->a, f1), c1);
+		assert_ptr_equal(tcp_conn_lookup(w->a, f2), c2);
+	}
+	assert_ptr_equal(tcp_conn_lookup(w->a, f1), c1); /* c1 holds the slot */
+	tcp_abort(c1, w->now); /* SYN-SENT: gone at once */
+	assert_null(tcp_conn_lookup(w->a, f1));
+	assert_ptr_equal(tcp_conn_lookup(w->a, f2), c2);
+	c3 = tcp_connect(w->a, &e1, &w->app_a, w->now);
+	assert_non_null(c3);
+	assert_ptr_equal(tcp_conn_lookup(w->a, f1), c3);
+	assert_ptr_equal(tcp_conn_lookup(w->a, f2), c2);
+	tcp_abort(c2, w->now);
+	assert_null(tcp_conn_lookup(w->a, f2));
+	assert_ptr_equal(tcp_conn_lookup(w->a, f1), c3);
+	rte_pktmbuf_free(f1);
+	rte_pktmbuf_free(f2);
+	wire_free(w);
+}
+
 static void
 connection_state_fits_in_2kb(void **state)
 {
@@ -773,6 +840,7 @@ main(void)
 		cmocka_unit_test(time_wait_answers_a_retransmitted_fin_and_restarts),
 		cmocka_unit_test(an_active_open_can_announce_a_smaller_mss),
 		cmocka_unit_test(only_frames_without_a_connection_are_handed_back),
+		cmocka_unit_test(the_connection_cache_finds_each_connection_and_forgets_a_released_one),
 		cmocka_unit_test(connection_state_fits_in_2kb),
 	};
 

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <rte_ip.h>
 #include <rte_mbuf_dyn.h>
 
 #include "tcp_test_util.h"
@@ -410,6 +411,135 @@ a_chain_with_an_odd_piece_sums_like_its_linear_copy(void **state)
 	}
 }
 
+/* The engine's 64-bit sum gives rte_raw_cksum()'s value, bit for bit,
+ * for every length and every alignment of the first byte: random bytes,
+ * all ones (sums that wrap many times) and all zeros (the one 0). */
+static void
+the_64_bit_sum_equals_rte_raw_cksum_at_every_length_and_alignment(void **state)
+{
+	static uint8_t buf[2100 + 8];
+
+	(void)state;
+	for (int fill = 0; fill < 3; fill++) {
+		if (fill == 0)
+			fill_random(buf, sizeof(buf), 21);
+		else
+			memset(buf, fill == 1 ? 0xff : 0, sizeof(buf));
+		for (uint32_t align = 0; align < 8; align++)
+			for (uint32_t len = 0; len <= 2100; len++)
+				if (tcp_raw_sum(buf + align, len) != rte_raw_cksum(buf + align, len))
+					fail_msg("fill %d align %u len %u: %#x, want %#x", fill,
+						 align, len, tcp_raw_sum(buf + align, len),
+						 rte_raw_cksum(buf + align, len));
+	}
+}
+
+/* The stages after the engine read pkt_meta without parsing its frames
+ * again: what the builder writes must be what pkt_parse() would, over
+ * both families, every tag layout, every option layout, with and
+ * without payload, chained or copied. */
+static void
+every_built_frame_carries_the_metadata_pkt_parse_gives_it(void **state)
+{
+	static const uint16_t tpids[] = { 0, RTE_ETHER_TYPE_QINQ, RTE_ETHER_TYPE_QINQ1 };
+	static uint8_t data[3000];
+	struct rte_mbuf *q;
+	unsigned int n = 0;
+
+	(void)state;
+	fill_random(data, sizeof(data), 5);
+	q = chain_of(data, sizeof(data), 1000);
+	for (int fam = 4; fam <= 6; fam += 2)
+	for (unsigned int tags = 0; tags <= 2; tags++)
+	for (unsigned int tp = 0; tp < RTE_DIM(tpids); tp++)
+	for (unsigned int opt = 0; opt < 4; opt++)
+	for (unsigned int len = 0; len <= 1500; len += 1500)
+	for (int chain = 0; chain <= 1; chain++) {
+		struct tcp_endpoints ep;
+		struct tcp_seg_out o = { 0 };
+		struct pkt_meta built, parsed;
+		struct rte_mbuf *m;
+
+		if (fam == 4)
+			wire_ep_v4(&ep);
+		else
+			wire_ep_v6(&ep);
+		ep.port = 3;
+		ep.vlan_count = (uint8_t)tags;
+		ep.vlan_tpid[0] = tpids[tp];
+		ep.vlan_tci[0] = 0x123;
+		ep.vlan_tci[1] = 0xfed;
+		o.seq = 1000;
+		o.ack = 2000;
+		o.wnd = 1000;
+		o.flags = TCP_FL_ACK | (len ? TCP_FL_PSH : 0);
+		if (opt == 1 || opt == 2) {
+			o.opts = TCP_SO_TS;
+			o.tsval = 7;
+			o.tsecr = 8;
+		}
+		if (opt == 2) {
+			o.opts |= TCP_SO_SACK;
+			o.nsack = 2;
+			o.sack[0].left = 10; o.sack[0].right = 20;
+			o.sack[1].left = 30; o.sack[1].right = 40;
+		}
+		if (opt == 3) {
+			o.flags = TCP_FL_SYN;
+			o.opts = TCP_SO_MSS | TCP_SO_WS | TCP_SO_SACK_PERM | TCP_SO_TS;
+			o.mss = 1400;
+			o.ws = 7;
+		}
+		m = tcp_seg_build_ex(test_pool, &ep, &o, q, 3, len, NULL, chain);
+		assert_non_null(m);
+		built = *(const struct pkt_meta *)rte_mbuf_to_priv(m);
+		assert_int_equal(pkt_parse(m, &parsed, 3), PKT_ERR_NONE);
+		if (memcmp(&built, &parsed, offsetof(struct pkt_meta, in_port) + 2) != 0)
+			fail_msg("family %d, %u tags (TPID %#x), options %u, %u bytes, chain %d",
+				 fam, tags, tpids[tp], opt, len, chain);
+		rte_pktmbuf_free(m);
+		n++;
+	}
+	assert_int_equal(n, 2 * 3 * 3 * 4 * 2 * 2);
+	chain_free(q);
+	assert_int_equal(rte_mempool_in_use_count(test_pool), 0);
+}
+
+/* A segment whose options are exactly NOP NOP TS is read through the
+ * parser's shape flag, without the option walk: the same fields as the
+ * walk gives. */
+static void
+timestamps_read_through_the_shape_flag_match_the_option_walk(void **state)
+{
+	struct tcp_endpoints ep;
+	struct tcp_seg_out o = { 0 };
+	struct tcp_seg_in fast, walk;
+	struct pkt_meta meta;
+	struct rte_mbuf *m;
+
+	(void)state;
+	wire_ep_v6(&ep);
+	o.seq = 5;
+	o.ack = 6;
+	o.flags = TCP_FL_ACK;
+	o.wnd = 77;
+	o.opts = TCP_SO_TS;
+	o.tsval = 0x01020304;
+	o.tsecr = 0xfffefdfc;
+	m = tcp_seg_build(test_pool, &ep, &o, NULL, 0, 0);
+	assert_non_null(m);
+	assert_int_equal(pkt_parse(m, &meta, 0), PKT_ERR_NONE);
+	assert_true(meta.flags & PKT_F_TCP_TSOPT);
+	assert_int_equal(tcp_seg_parse(m, &meta, &fast, 1), 0);
+	meta.flags &= (uint16_t)~PKT_F_TCP_TSOPT;
+	assert_int_equal(tcp_seg_parse(m, &meta, &walk, 1), 0);
+	assert_memory_equal(&fast, &walk, offsetof(struct tcp_seg_in, sack));
+	assert_int_equal(fast.opts, TCP_SO_TS);
+	assert_int_equal(fast.tsval, 0x01020304);
+	assert_int_equal(fast.tsecr, 0xfffefdfc);
+	rte_pktmbuf_free(m);
+}
+
 static void
 siphash24_matches_the_reference_vectors(void **state)
 {
@@ -467,6 +597,9 @@ main(void)
 		cmocka_unit_test(a_chained_segment_references_the_queue_and_matches_the_copied_one),
 		cmocka_unit_test(a_kept_payload_sum_is_used_wherever_it_covers_the_piece),
 		cmocka_unit_test(a_chain_with_an_odd_piece_sums_like_its_linear_copy),
+		cmocka_unit_test(the_64_bit_sum_equals_rte_raw_cksum_at_every_length_and_alignment),
+		cmocka_unit_test(every_built_frame_carries_the_metadata_pkt_parse_gives_it),
+		cmocka_unit_test(timestamps_read_through_the_shape_flag_match_the_option_walk),
 		cmocka_unit_test(siphash24_matches_the_reference_vectors),
 		cmocka_unit_test(isns_depend_on_key_and_tuple_and_advance_every_4us),
 	};
