@@ -16,19 +16,28 @@
  */
 #include "aqm_priv.h"
 
+struct rte_mbuf *
+aqm_hold_take(struct aqm_sched *s, struct aqm_hold *h)
+{
+	struct aqm_pipe *p = &s->pipes[h->pipe];
+	struct rte_mbuf *m = h->m;
+
+	h->m = NULL;
+	p->flows[h->flow].hold = 0;
+	p->held--;
+	s->held--;
+	s->pending--;
+	return m;
+}
+
 /* Move the ACK of h into its flow queue, as if it arrived at now. */
 static void
 hold_release(struct aqm_sched *s, struct aqm_hold *h, uint64_t now)
 {
 	struct aqm_pipe *p = &s->pipes[h->pipe];
 	struct aqm_flow *f = &p->flows[h->flow];
-	struct rte_mbuf *m = h->m;
+	struct rte_mbuf *m = aqm_hold_take(s, h);
 
-	h->m = NULL;
-	f->hold = 0;
-	p->held--;
-	s->held--;
-	s->pending--;
 	if (f->tail != NULL)
 		aqm_ack_filter(s, p, f, m);
 	aqm_fq_queue(s, p, h->flow, m, now);
@@ -146,16 +155,12 @@ aqm_hold_flush(struct aqm_sched *s, struct rte_mbuf **pkts, uint16_t max)
 		struct aqm_hold *h = &s->hold[s->hold_head & s->hold_mask];
 
 		if (h->m != NULL) {
-			struct aqm_pipe *p = &s->pipes[h->pipe];
+			const bool wash = s->pipes[h->pipe].diffserv & AQM_DS_WASH;
+			struct rte_mbuf *m = aqm_hold_take(s, h);
 
-			p->flows[h->flow].hold = 0;
-			p->held--;
-			s->held--;
-			s->pending--;
-			if (p->diffserv & AQM_DS_WASH)
-				aqm_dscp_wash(s, h->m);
-			pkts[n++] = h->m;
-			h->m = NULL;
+			if (wash)
+				aqm_dscp_wash(s, m);
+			pkts[n++] = m;
 		}
 		s->hold_head++;
 	}

@@ -438,17 +438,14 @@ aqm_sched_pipe_remove(struct aqm_sched *s, uint32_t pipe)
 	/* Held ACKs come after their flows' queued packets. */
 	for (uint32_t i = s->hold_head; p->held != 0 && i != s->hold_tail; i++) {
 		struct aqm_hold *h = &s->hold[i & s->hold_mask];
+		struct rte_mbuf *m;
 
 		if (h->m == NULL || h->pipe != pipe)
 			continue;
-		p->flows[h->flow].hold = 0;
-		p->held--;
-		s->held--;
-		s->pending--;
+		m = aqm_hold_take(s, h);
 		if (p->diffserv & AQM_DS_WASH)
-			aqm_dscp_wash(s, h->m);
-		orphan_push(s, h->m);
-		h->m = NULL;
+			aqm_dscp_wash(s, m);
+		orphan_push(s, m);
 		n++;
 	}
 	s->removed.pipes++;

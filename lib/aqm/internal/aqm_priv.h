@@ -396,6 +396,9 @@ void aqm_hold_expire(struct aqm_sched *s, uint64_t now);
 /* Queue every held ACK of pipe idx now (its queue ran empty); the caller
  * files the pipe. */
 void aqm_hold_release_pipe(struct aqm_sched *s, uint32_t idx, uint64_t now);
+/* Take h's ACK out of the hold (its flow, pipe and scheduler counts)
+ * and return it; the slot stays in the ring, empty. */
+struct rte_mbuf *aqm_hold_take(struct aqm_sched *s, struct aqm_hold *h);
 /* Shutdown: take up to max held ACKs out, in arrival order. */
 uint16_t aqm_hold_flush(struct aqm_sched *s, struct rte_mbuf **pkts, uint16_t max);
 
