@@ -853,11 +853,53 @@ tel_pipes(const char *cmd, const char *params, struct rte_tel_data *d)
 	return 0;
 }
 
+/*
+ * Post one entry from telemetry, to be set (del false) or removed; the
+ * change list owns the copy. Caller holds aqm_g.lock.
+ */
+static int
+tel_post_one(struct aqm_sub_entry *e, bool del, char *err, size_t errlen)
+{
+	struct aqm_sub_entry *one = malloc(sizeof(*one));
+
+	if (one == NULL)
+		return -ENOMEM;
+	e->line = 0;
+	*one = *e;
+	return del ? post_change(NULL, 0, one, 1, false, 0, 0, err, errlen) :
+		     post_change(one, 1, NULL, 0, false, 0, 0, err, errlen);
+}
+
+/*
+ * The end of a telemetry change (what is aqm_set or aqm_del): count or
+ * log it, release aqm_g.lock, answer with ok or "rejected" and the error.
+ */
+static void
+tel_change_done(const char *what, const char *params, int rc,
+		const char *err, const char *ok, struct rte_tel_data *d)
+{
+	char msg[600];
+
+	if (rc == 0) {
+		aqm_g.tel_changes++;
+		aqm_log(RTE_LOG_INFO, "%s %.80s: %s", what, params, ok);
+	} else {
+		snprintf(msg, sizeof(msg), "%s %.80s: %s", what, params, err);
+		memcpy(aqm_g.last_error, msg, sizeof(msg));
+	}
+	pthread_mutex_unlock(&aqm_g.lock);
+
+	rte_tel_data_start_dict(d);
+	rte_tel_data_add_dict_string(d, "status", rc == 0 ? ok : "rejected");
+	if (rc != 0)
+		rte_tel_data_add_dict_string(d, "error", err[0] ? err : strerror(-rc));
+}
+
 /* /sluice/aqm_del,<prefix>: remove one subscriber (its exact prefix). */
 static int
 tel_del(const char *cmd, const char *params, struct rte_tel_data *d)
 {
-	char err[256] = "", why[128] = "", line[160], msg[600];
+	char err[256] = "", why[128] = "", line[160];
 	struct aqm_sub_entry e;
 	int rc;
 
@@ -879,28 +921,9 @@ tel_del(const char *cmd, const char *params, struct rte_tel_data *d)
 		snprintf(err, sizeof(err), "no subscriber has this exact prefix");
 		rc = -ENOENT;
 	} else {
-		struct aqm_sub_entry *one = malloc(sizeof(*one));
-		if (one == NULL) {
-			rc = -ENOMEM;
-		} else {
-			e.line = 0;
-			*one = e;
-			rc = post_change(NULL, 0, one, 1, false, 0, 0, err, sizeof(err));
-		}
+		rc = tel_post_one(&e, true, err, sizeof(err));
 	}
-	if (rc == 0) {
-		aqm_g.tel_changes++;
-		aqm_log(RTE_LOG_INFO, "aqm_del %.80s: removed", params);
-	} else {
-		snprintf(msg, sizeof(msg), "aqm_del %.80s: %s", params, err);
-		memcpy(aqm_g.last_error, msg, sizeof(msg));
-	}
-	pthread_mutex_unlock(&aqm_g.lock);
-
-	rte_tel_data_start_dict(d);
-	rte_tel_data_add_dict_string(d, "status", rc == 0 ? "removed" : "rejected");
-	if (rc != 0)
-		rte_tel_data_add_dict_string(d, "error", err[0] ? err : strerror(-rc));
+	tel_change_done("aqm_del", params, rc, err, "removed", d);
 	return 0;
 }
 
@@ -910,7 +933,6 @@ tel_set(const char *cmd, const char *params, struct rte_tel_data *d)
 {
 	char err[256] = "", why[128] = "";
 	struct aqm_sub_entry e;
-	char msg[600];
 	int rc;
 
 	(void)cmd;
@@ -957,28 +979,9 @@ tel_set(const char *cmd, const char *params, struct rte_tel_data *d)
 			 aqm_g.running->max_subs);
 		rc = -ENOSPC;
 	} else {
-		struct aqm_sub_entry *one = malloc(sizeof(*one));
-		if (one == NULL) {
-			rc = -ENOMEM;
-		} else {
-			e.line = 0;
-			*one = e;
-			rc = post_change(one, 1, NULL, 0, false, 0, 0, err, sizeof(err));
-		}
+		rc = tel_post_one(&e, false, err, sizeof(err));
 	}
-	if (rc == 0) {
-		aqm_g.tel_changes++;
-		aqm_log(RTE_LOG_INFO, "aqm_set %.80s: applied", params);
-	} else {
-		snprintf(msg, sizeof(msg), "aqm_set %.80s: %s", params, err);
-		memcpy(aqm_g.last_error, msg, sizeof(msg));
-	}
-	pthread_mutex_unlock(&aqm_g.lock);
-
-	rte_tel_data_start_dict(d);
-	rte_tel_data_add_dict_string(d, "status", rc == 0 ? "applied" : "rejected");
-	if (rc != 0)
-		rte_tel_data_add_dict_string(d, "error", err[0] ? err : strerror(-rc));
+	tel_change_done("aqm_set", params, rc, err, "applied", d);
 	return 0;
 }
 /* ------------------------------------------------------------------ */
