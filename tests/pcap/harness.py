@@ -7,9 +7,11 @@ byte. Run with Debian's /usr/bin/python3 (scapy comes from Debian).
 """
 import os
 import re
+import select
 import shutil
 import subprocess
 import tempfile
+import time
 
 from scapy.utils import PcapWriter, RawPcapReader
 
@@ -41,6 +43,51 @@ class Run:
         m = re.search(r"mempool in_use=(\d+) baseline=(\d+)", self.stdout)
         assert m, "no mempool line:\n" + self.stdout
         return int(m.group(1)), int(m.group(2))
+
+
+class Output:
+    """The merged stdout and stderr of a running sluice, read as it prints,
+    for tests that act on a log line (a SIGHUP after boot, the next step
+    after a reload). wait_for() never blocks past its deadline: a sluice
+    that stays silent fails the test (and is killed) instead of hanging it.
+    """
+
+    def __init__(self, p):
+        self.p = p
+        self.lines = []
+        self.pending = b""
+
+    def _split(self):
+        while b"\n" in self.pending:
+            line, self.pending = self.pending.split(b"\n", 1)
+            self.lines.append(line.decode(errors="replace") + "\n")
+
+    def wait_for(self, what, count=1, timeout=60):
+        """Until count lines hold what."""
+        t0 = time.time()
+        while time.time() - t0 < timeout:
+            self._split()
+            if sum(what in l for l in self.lines) >= count:
+                return
+            ready, _, _ = select.select([self.p.stdout], [], [], 0.2)
+            if ready:
+                chunk = os.read(self.p.stdout.fileno(), 65536)
+                if not chunk:
+                    break
+                self.pending += chunk
+        self._split()
+        if sum(what in l for l in self.lines) >= count:
+            return
+        self.p.kill()
+        raise AssertionError("no %d x %r in: %s" % (count, what, self.text()[-3000:]))
+
+    def finish(self, timeout=60):
+        """Everything, once sluice has exited (after a signal or idle-exit)."""
+        out, _ = self.p.communicate(timeout=timeout)
+        return self.text() + (out or b"").decode(errors="replace")
+
+    def text(self):
+        return "".join(self.lines) + self.pending.decode(errors="replace")
 
 
 def write_pcap(path, frames):

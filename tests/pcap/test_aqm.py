@@ -488,7 +488,6 @@ def test_a_reload_applies_rates_and_refuses_a_boot_only_key_by_name():
     the line and the key, and nothing changes; one that changes rate_down
     and spells out a default (profile = none) is applied."""
     import signal
-    import time
     tmp = tempfile.mkdtemp(prefix="sluice-reload-")
     prefix = "aqmreload%d" % os.getpid()
     path = os.path.join(tmp, "aqm.ini")
@@ -503,40 +502,17 @@ def test_a_reload_applies_rates_and_refuses_a_boot_only_key_by_name():
                 "--vdev", "net_null0", "--vdev", "net_null1", "--", "-c", path]
         p = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                              stdin=subprocess.DEVNULL)
-        seen = []
-        pending = [b""]
-
-        def wait_for(what):
-            # Lines until one holds what (sluice prints them as it goes),
-            # read unbuffered; never blocks past the deadline, so a sluice
-            # that stays silent fails the test instead of hanging it.
-            import select
-            t0 = time.time()
-            while time.time() - t0 < 30:
-                while b"\n" in pending[0]:
-                    line, pending[0] = pending[0].split(b"\n", 1)
-                    seen.append(line.decode(errors="replace") + "\n")
-                    if what in seen[-1]:
-                        return
-                ready, _, _ = select.select([p.stdout], [], [], 1.0)
-                if ready:
-                    chunk = os.read(p.stdout.fileno(), 65536)
-                    if not chunk:
-                        break
-                    pending[0] += chunk
-            p.kill()
-            raise AssertionError("no %r in: %s" % (what, "".join(seen)))
-
-        wait_for(" worker(s), 1 port pair(s)")  # booted: SIGHUP reloads
-        for text in (base + "quantum = 3000\n",
-                     base.replace("rate_down = 10mbit", "rate_down = 20mbit") + "profile = none\n"):
+        o = h.Output(p)
+        o.wait_for(" worker(s), 1 port pair(s)", timeout=30)  # booted: SIGHUP reloads
+        for n, text in enumerate((base + "quantum = 3000\n",
+                                  base.replace("rate_down = 10mbit", "rate_down = 20mbit") +
+                                  "profile = none\n"), 1):
             with open(path, "w") as f:
                 f.write(text)
             p.send_signal(signal.SIGHUP)
-            wait_for("sluice: aqm: reload")
+            o.wait_for("sluice: aqm: reload", count=n, timeout=30)
         p.send_signal(signal.SIGTERM)
-        out, _ = p.communicate(timeout=30)
-        out = "".join(seen) + pending[0].decode(errors="replace") + out.decode(errors="replace")
+        out = o.finish(timeout=30)
         err = ""
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

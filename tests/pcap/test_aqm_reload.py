@@ -7,7 +7,6 @@ Addresses only from 198.18.0.0/15.
 """
 import os
 import re
-import select
 import shutil
 import signal
 import subprocess
@@ -32,7 +31,6 @@ def test_sighups_sent_during_a_reload_are_followed_by_a_reload_of_the_newest_fil
     prefix = "aqmhup%d" % os.getpid()
     ini = os.path.join(tmp, "aqm.ini")
     csv = os.path.join(tmp, "subs.csv")
-    seen, pending = [], [b""]
     p = None
     try:
         _csv(csv, "20mbit")
@@ -47,26 +45,8 @@ def test_sighups_sent_during_a_reload_are_followed_by_a_reload_of_the_newest_fil
                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                              stdin=subprocess.DEVNULL)
 
-        def wait_for(what, count=1, timeout=60):
-            t0 = time.time()
-            while time.time() - t0 < timeout:
-                if sum(what in l for l in seen) >= count:
-                    return
-                while b"\n" in pending[0]:
-                    line, pending[0] = pending[0].split(b"\n", 1)
-                    seen.append(line.decode(errors="replace") + "\n")
-                if sum(what in l for l in seen) >= count:
-                    return
-                ready, _, _ = select.select([p.stdout], [], [], 0.2)
-                if ready:
-                    chunk = os.read(p.stdout.fileno(), 65536)
-                    if not chunk:
-                        break
-                    pending[0] += chunk
-            p.kill()
-            raise AssertionError("no %d x %r in: %s" % (count, what, "".join(seen)[-3000:]))
-
-        wait_for(" worker(s), 1 port pair(s)")
+        o = h.Output(p)
+        o.wait_for(" worker(s), 1 port pair(s)")
         # A first reload of the unchanged file; while it reads and
         # applies 50k lines, the file changes and two more signals come.
         p.send_signal(signal.SIGHUP)
@@ -76,11 +56,10 @@ def test_sighups_sent_during_a_reload_are_followed_by_a_reload_of_the_newest_fil
             f.write("rate_down = 40mbit\n")
         p.send_signal(signal.SIGHUP)
         p.send_signal(signal.SIGHUP)
-        wait_for("sluice: aqm: reload", 2)
+        o.wait_for("sluice: aqm: reload", 2)
         time.sleep(1.0)  # room for a third, if one comes
         p.send_signal(signal.SIGTERM)
-        out, _ = p.communicate(timeout=60)
-        out = "".join(seen) + pending[0].decode(errors="replace") + out.decode(errors="replace")
+        out = o.finish()
     finally:
         if p is not None and p.poll() is None:
             p.kill()

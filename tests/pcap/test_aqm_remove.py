@@ -7,7 +7,6 @@ leave at once, in order, unshaped, and none is lost. FIFO pipes, so no
 AQM drop muddies the exact counts. Addresses only from 198.18.0.0/15.
 """
 import os
-import select
 import shutil
 import signal
 import struct
@@ -48,7 +47,6 @@ def test_a_subscriber_removed_by_a_reload_under_traffic_loses_nothing_and_leaves
     prefix = "aqmrm%d" % os.getpid()
     csv = os.path.join(tmp, "subs.csv")
     ini = os.path.join(tmp, "test.ini")
-    seen = [b""]
     p = None
     try:
         with open(csv, "w") as f:
@@ -70,21 +68,8 @@ def test_a_subscriber_removed_by_a_reload_under_traffic_loses_nothing_and_leaves
         p = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                              stdin=subprocess.DEVNULL)
 
-        def wait_for(what, timeout=60):
-            t0 = time.time()
-            while time.time() - t0 < timeout:
-                if what.encode() in seen[0]:
-                    return
-                ready, _, _ = select.select([p.stdout], [], [], 0.2)
-                if ready:
-                    chunk = os.read(p.stdout.fileno(), 65536)
-                    if not chunk:
-                        break
-                    seen[0] += chunk
-            p.kill()
-            raise AssertionError("no %r in: %s" % (what, seen[0][-3000:]))
-
-        wait_for(" worker(s), 1 port pair(s)")
+        o = h.Output(p)
+        o.wait_for(" worker(s), 1 port pair(s)")
         # Both queues fill at once (the pcap is read in milliseconds);
         # a second later each still holds about 3.8 s of packets.
         time.sleep(1.0)
@@ -92,9 +77,8 @@ def test_a_subscriber_removed_by_a_reload_under_traffic_loses_nothing_and_leaves
             f.write("%s/32,500kbit,500kbit\n" % B)
         os.rename(csv + ".new", csv)
         p.send_signal(signal.SIGHUP)
-        wait_for("sluice: aqm: reloaded")
-        out, _ = p.communicate(timeout=120)
-        out = (seen[0] + out).decode(errors="replace")
+        o.wait_for("sluice: aqm: reloaded")
+        out = o.finish(timeout=120)
         outs = [h.read_pcap(os.path.join(tmp, "out%d.pcap" % i)) for i in range(2)]
     finally:
         if p is not None and p.poll() is None:
