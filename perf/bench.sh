@@ -720,39 +720,11 @@ mode_proxy() {
 cg_total() { sed -n 's/^totals: *\([0-9]*\).*/\1/p' "$1" | tail -n 1; }
 
 # cg_top FILE PACKETS CONTENDER [UNIT]: the INSTR_TOP functions with the
-# most instructions of their own, per packet (or UNIT). A file callgrind
-# dumped while running also charges the callers on the stack at the dump
-# with everything: those lines (all of the total) are left out.
+# most instructions of their own, per packet (or UNIT): perf/cg_top.py.
 cg_top() {
 	[ "$INSTR_TOP" -gt 0 ] 2>/dev/null || return 0
 	command -v callgrind_annotate >/dev/null || return 0
-	callgrind_annotate --threshold=100 --auto=no "$1" 2>/dev/null |
-		"$PY" -c '
-import re, sys
-n, pkts, c, unit = int(sys.argv[1]), float(sys.argv[2]), sys.argv[3], sys.argv[4]
-total = float("inf")
-for line in sys.stdin:
-    m = re.match(r"^\s*([\d,]+)\s+(?:\([\s\d.]+%\)\s+)?(\S.*?)\s*$", line)
-    if not m:
-        continue
-    ir = int(m.group(1).replace(",", ""))
-    if "PROGRAM TOTALS" in line:
-        total = ir
-        continue
-    if ":" not in m.group(2) or ir >= 0.999 * total:
-        continue
-    o = re.search(r" \[([^]]*)\]$", m.group(2))
-    fn = re.sub(r" \[[^]]*\]$", "", m.group(2)).split(":", 1)[1]
-    fn = re.sub(r" \([\d,]+x\)$", "", fn)  # call counts, where shown
-    if fn.startswith("0x"):  # a stripped library: name the object
-        fn = "%s in %s" % (hex(int(fn, 16)), o.group(1).rsplit("/", 1)[-1] if o else "?")
-    if ir / pkts < 0.05:
-        break
-    print("top %-22s %8.1f per %s  %s" % (c, ir / pkts, unit, fn))
-    n -= 1
-    if n == 0:
-        break
-' "$INSTR_TOP" "$2" "$3" "${4:-packet}"
+	"$PY" "$HERE/cg_top.py" "$1" "$2" "$3" "${4:-packet}" "$INSTR_TOP"
 }
 
 # instr_one CONTENDER: run it under callgrind for INSTR_SECS seconds of

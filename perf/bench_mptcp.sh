@@ -273,41 +273,9 @@ mb_rx() {
 mb_cg_top() {
 	[ "$INSTR_TOP" -gt 0 ] 2>/dev/null || return 0
 	command -v callgrind_annotate >/dev/null || return 0
-	"$PY" - "$@" "$INSTR_TOP" <<'PY'
-import re, subprocess, sys
-f, idle_f, loops, idle_loops, segs, name, n = sys.argv[1:8]
-scale = int(loops) / int(idle_loops) if int(idle_loops) else 0.0
-segs, n = float(segs), int(n)
-
-def own(path):
-    out = subprocess.run(["callgrind_annotate", "--threshold=100", "--auto=no", path],
-                         capture_output=True, text=True).stdout
-    fns, total = {}, float("inf")
-    for line in out.splitlines():
-        m = re.match(r"^\s*([\d,]+)\s+(?:\([\s\d.]+%\)\s+)?(\S.*?)\s*$", line)
-        if not m:
-            continue
-        ir = int(m.group(1).replace(",", ""))
-        if "PROGRAM TOTALS" in line:
-            total = ir
-            continue
-        if ":" not in m.group(2) or ir >= 0.999 * total:
-            continue
-        o = re.search(r" \[([^]]*)\]$", m.group(2))
-        fn = re.sub(r" \[[^]]*\]$", "", m.group(2)).split(":", 1)[1]
-        fn = re.sub(r" \([\d,]+x\)$", "", fn)  # call counts, where shown
-        if fn.startswith("0x"):  # a stripped library: name the object
-            fn = "%s in %s" % (hex(int(fn, 16)), o.group(1).rsplit("/", 1)[-1] if o else "?")
-        fns[fn] = fns.get(fn, 0) + ir
-    return fns
-
-busy, idle = own(f), own(idle_f)
-net = {fn: ir - idle.get(fn, 0) * scale for fn, ir in busy.items()}
-for fn, ir in sorted(net.items(), key=lambda kv: -kv[1])[:n]:
-    if ir / segs < 0.05:
-        break
-    print("top %-22s %8.1f per segment  %s" % (name, ir / segs, fn))
-PY
+	local scale
+	scale=$(awk -v l="$3" -v i="$4" 'BEGIN { printf "%.9f", (i > 0 ? l / i : 0) }')
+	"$PY" "$HERE/cg_top.py" "$1" "$5" "$6" segment "$INSTR_TOP" "$2" "$scale"
 }
 
 # mb_instr_run CONTENDER: one sluice under callgrind, idle, download,
