@@ -14,6 +14,9 @@
 # The senders use CUBIC (set per socket; BB_CC=bbr for BBR).
 #
 #   sudo perf/autorate.sh [-t lte|step|FILE] [-o DIR] [--modes LIST]
+#                         [--aqm "K = V; ..."]
+# --aqm adds [aqm] lines to the autorate mode's config (e.g.
+# "autorate_interval = 20ms"), to try the law's parameters in the lab.
 #
 # Writes OUT/<mode>/ (raw data), OUT/autorate.png and OUT/table.md; the
 # last lines are, per mode:
@@ -32,6 +35,7 @@ IDLE=${AR_IDLE:-3}
 UP_RATE=${AR_UP:-10mbit}
 TBF_LIMIT=${AR_TBF_LIMIT:-2000000}   # bytes: 0.4 s at 40 Mbit/s, 8 s at 2
 SLUICE_BIN=${SLUICE:-$ROOT/build/app/sluice}
+AR_AQM=${AR_AQM:-}
 
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -39,7 +43,8 @@ while [ $# -gt 0 ]; do
 	-o | --out) OUT=${2:-}; shift ;;
 	--modes) MODES=${2:-}; shift ;;
 	--sluice) SLUICE_BIN=${2:-}; shift ;;
-	-h | --help) sed -n '3,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	--aqm) AR_AQM=${2:-}; shift ;;
+	-h | --help) sed -n '3,25p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "autorate: unknown option '$1'" >&2; exit 2 ;;
 	esac
 	shift
@@ -108,7 +113,8 @@ run_mode() {
 		# The floor below the trace's minimum: a shaper held at the
 		# capacity itself leaves a queue beyond nothing to drain it.
 		extra="autorate = down
-autorate_floor_down = $(awk -v m="$RMIN" 'BEGIN { f = m / 2; print (f < 0.5 ? 0.5 : f) }')mbit" ;;
+autorate_floor_down = $(awk -v m="$RMIN" 'BEGIN { f = m / 2; print (f < 0.5 ? 0.5 : f) }')mbit
+$(printf '%s' "$AR_AQM" | tr ';' '\n' | sed 's/^ *//')" ;;
 	*) echo "autorate: unknown mode $mode" >&2; return 1 ;;
 	esac
 	cat >"$dir/sluice.ini" <<EOF
