@@ -17,41 +17,9 @@
 #include <openssl/sha.h>
 
 #include "mptcp_crypto.h"
+#include "mptcp_be.h"
 
 #define SHA256_BLOCK 64
-
-static inline void
-put_be64(uint8_t *p, uint64_t v)
-{
-	for (int i = 7; i >= 0; i--, v >>= 8)
-		p[i] = (uint8_t)v;
-}
-
-static inline void
-put_be32(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 24);
-	p[1] = (uint8_t)(v >> 16);
-	p[2] = (uint8_t)(v >> 8);
-	p[3] = (uint8_t)v;
-}
-
-static inline uint64_t
-get_be64(const uint8_t *p)
-{
-	uint64_t v = 0;
-
-	for (int i = 0; i < 8; i++)
-		v = (v << 8) | p[i];
-	return v;
-}
-
-static inline uint32_t
-get_be32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
-	       (uint32_t)p[2] << 8 | p[3];
-}
 
 void
 mptcp_key_token_idsn(uint64_t key, uint32_t *token, uint64_t *idsn)
