@@ -30,6 +30,7 @@ struct aqm_ar_conf {
 	uint8_t autorate;          /* bits 1 << enum aqm_dir */
 	uint64_t floor_down, floor_up, ceiling_down, ceiling_up;
 	uint64_t interval, bloat, drain, stall;
+	uint32_t spacing;
 	double raise, cut_min, cut_max, load;
 	uint32_t log_size;
 };
