@@ -6,8 +6,9 @@
  * same with host isolation, and with diffserv4 tins (flows' DSCPs 0,
  * CS1, AF41, EF in turn). Packets are 64 bytes and recycled; the clock
  * is virtual. And the
- * subscriber table's classification (aqm_subs_lookup()) of IPv4
- * packets among 100k /32 subscribers.
+ * subscriber table's classification of IPv4 packets among 100k /32
+ * subscribers, a packet at a time (aqm_subs_lookup()) and a burst at a
+ * time (aqm_subs_lookup_burst()).
  */
 
 #include <stdint.h>
@@ -170,28 +171,42 @@ static void BM_aqm_10k_flows_1k_pipes_diffserv4(struct cbench_state *st)
 	run_ds(st, 10240, 1000, 16, AQM_ISO_FLOWS, AQM_DIFFSERV_4);
 }
 
-/* Classify packets whose destinations are spread over 100k /32 subscribers. */
-static void
-BM_aqm_subs_lookup_100k(struct cbench_state *st)
-{
-	enum { SUBS = 100000, PKTS = 4096 };
-	struct aqm_subs_params p;
-	struct aqm_sub_entry *e = calloc(SUBS, sizeof(*e));
-	struct rte_mbuf *m[PKTS] = { 0 };
-	struct aqm_subs *s;
-	char err[128];
-	uint64_t x = 88172645463325252ULL, hits = 0;
-	size_t k = 0;
+/* A subscriber table of 100k /32s (198.18.0.0 + i) and packets whose
+ * destinations are spread over them, for the classification benchmarks. */
+enum { LOOKUP_SUBS = 100000, LOOKUP_PKTS = 4096 };
 
+struct lookup_fixture {
+	struct aqm_subs *s;
+	struct rte_mbuf *m[LOOKUP_PKTS];
+};
+
+static void
+lookup_fixture_free(struct lookup_fixture *f)
+{
+	for (unsigned int i = 0; i < LOOKUP_PKTS; i++)
+		rte_pktmbuf_free(f->m[i]);
+	aqm_subs_free(f->s);
+}
+
+static int
+lookup_fixture_init(struct cbench_state *st, struct lookup_fixture *f)
+{
+	struct aqm_subs_params p;
+	struct aqm_sub_entry *e = calloc(LOOKUP_SUBS, sizeof(*e));
+	uint64_t x = 88172645463325252ULL;
+	char err[128];
+	int ok;
+
+	memset(f, 0, sizeof(*f));
 	aqm_subs_params_default(&p);
 	p.name = "bench_subs";
-	p.max_subs = SUBS;
+	p.max_subs = LOOKUP_SUBS;
 	p.max_v6_subs = 0;
 	p.pipe.fq.flows = 1;
 	p.pipe.fq.isolation = AQM_ISO_FLOWS;
-	s = aqm_subs_create(&p);
-	for (uint32_t i = 0; e != NULL && i < SUBS; i++) {
-		uint32_t a = 0xc6120000u + i; /* 198.18.0.0 + i */
+	f->s = aqm_subs_create(&p);
+	for (uint32_t i = 0; e != NULL && i < LOOKUP_SUBS; i++) {
+		uint32_t a = 0xc6120000u + i;
 
 		e[i].family = 4;
 		e[i].depth = 32;
@@ -201,44 +216,82 @@ BM_aqm_subs_lookup_100k(struct cbench_state *st)
 		e[i].addr[3] = (uint8_t)a;
 		e[i].down_bps = e[i].up_bps = 10000000;
 	}
-	if (s == NULL || e == NULL || aqm_subs_apply(s, e, SUBS, err, sizeof(err)) != SUBS) {
+	ok = f->s != NULL && e != NULL &&
+	     aqm_subs_apply(f->s, e, LOOKUP_SUBS, err, sizeof(err)) == LOOKUP_SUBS;
+	free(e);
+	if (!ok) {
 		cbench_skip_with_error(st, "table set-up failed");
-		goto out;
+		return -1;
 	}
-	for (unsigned int i = 0; i < PKTS; i++) {
+	for (unsigned int i = 0; i < LOOKUP_PKTS; i++) {
 		struct pkt_meta *meta;
 		uint32_t a;
 
-		m[i] = rte_pktmbuf_alloc(g_pool);
-		if (m[i] == NULL) {
+		f->m[i] = rte_pktmbuf_alloc(g_pool);
+		if (f->m[i] == NULL) {
 			cbench_skip_with_error(st, "no mbufs");
-			goto out;
+			return -1;
 		}
 		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-		a = rte_cpu_to_be_32(0xc6120000u + (uint32_t)(x % SUBS));
-		meta = pkt_meta(m[i]);
+		a = rte_cpu_to_be_32(0xc6120000u + (uint32_t)(x % LOOKUP_SUBS));
+		meta = pkt_meta(f->m[i]);
 		memset(meta, 0, sizeof(*meta));
 		meta->l3 = PKT_L3_IPV4;
 		memcpy(meta->dst, &a, 4);
 	}
-	CBENCH_LOOP(st) {
-		for (unsigned int i = 0; i < BURST; i++)
-			hits += aqm_subs_lookup(s, AQM_DIR_DOWN, m[(k + i) % PKTS]) > 0;
-		k += BURST;
+	return 0;
+}
+
+/* One aqm_subs_lookup() per packet. */
+static void
+BM_aqm_subs_lookup_100k(struct cbench_state *st)
+{
+	struct lookup_fixture f;
+	uint64_t hits = 0;
+	size_t k = 0;
+
+	if (lookup_fixture_init(st, &f) == 0) {
+		CBENCH_LOOP(st) {
+			for (unsigned int i = 0; i < BURST; i++)
+				hits += aqm_subs_lookup(f.s, AQM_DIR_DOWN,
+							f.m[(k + i) % LOOKUP_PKTS]) > 0;
+			k += BURST;
+		}
+		cbench_do_not_optimize(hits);
+		cbench_set_items_processed(st, cbench_iterations(st) * BURST);
+		cbench_counter(st, "ns_per_pkt", (double)cbench_iterations(st) * BURST,
+			       CBENCH_COUNTER_RATE | CBENCH_COUNTER_INVERT);
 	}
-	cbench_do_not_optimize(hits);
-	cbench_set_items_processed(st, cbench_iterations(st) * BURST);
-	cbench_counter(st, "ns_per_pkt", (double)cbench_iterations(st) * BURST,
-		       CBENCH_COUNTER_RATE | CBENCH_COUNTER_INVERT);
-out:
-	for (unsigned int i = 0; i < PKTS; i++)
-		rte_pktmbuf_free(m[i]);
-	aqm_subs_free(s);
-	free(e);
+	lookup_fixture_free(&f);
+}
+
+/* The same packets, BURST at a time through aqm_subs_lookup_burst() (one
+ * rte_fib bulk call per burst: what the aqm stage does). */
+static void
+BM_aqm_subs_lookup_burst_100k(struct cbench_state *st)
+{
+	struct lookup_fixture f;
+	int32_t ids[BURST];
+	uint64_t hits = 0;
+	size_t k = 0;
+
+	if (lookup_fixture_init(st, &f) == 0) {
+		CBENCH_LOOP(st) {
+			aqm_subs_lookup_burst(f.s, AQM_DIR_DOWN, &f.m[k], BURST, ids);
+			hits += (uint32_t)ids[0] + (uint32_t)ids[BURST - 1];
+			k = (k + BURST) % LOOKUP_PKTS;
+		}
+		cbench_do_not_optimize(hits);
+		cbench_set_items_processed(st, cbench_iterations(st) * BURST);
+		cbench_counter(st, "ns_per_pkt", (double)cbench_iterations(st) * BURST,
+			       CBENCH_COUNTER_RATE | CBENCH_COUNTER_INVERT);
+	}
+	lookup_fixture_free(&f);
 }
 
 static const struct cbench_def benches[] = {
 	{ CBENCH(BM_aqm_subs_lookup_100k) },
+	{ CBENCH(BM_aqm_subs_lookup_burst_100k) },
 	{ CBENCH(BM_aqm_1_flow) },
 	{ CBENCH(BM_aqm_1k_flows) },
 	{ CBENCH(BM_aqm_64k_flows) },
