@@ -3,8 +3,9 @@
  * lib/tcp costs: building and parsing a full-sized data segment (software
  * checksums included), the engine per segment in a bulk transfer between
  * two engines in memory (both sides' work: send, receive, ACK), and a
- * whole connection (handshake + close) per iteration. Items are segments
- * or connections, so ns/item = 1e9 / items/s.
+ * whole connection (handshake + close) per iteration, and the lookup of
+ * a received frame's connection (cache hit or table). Items are segments,
+ * connections or lookups, so ns/item = 1e9 / items/s.
  */
 
 #include <stdbool.h>
@@ -243,11 +244,88 @@ BM_ConnectionOpenAndClose(struct cbench_state *st)
 	pair_fini(&p);
 }
 
+/*
+ * tcp_conn_lookup() of a received frame among conns connections: the
+ * 64-slot cache by ports, then the rte_hash table. Each connection has one
+ * frame from its peer; run frames of one connection come in a row (32: a
+ * bulk burst; 1: every frame another connection). Items are lookups.
+ */
+static void
+conn_lookup(struct cbench_state *st, uint32_t run)
+{
+	const uint32_t conns = (uint32_t)cbench_range(st, 0);
+	struct tcp_engine_params p;
+	struct tcp_engine *e;
+	struct rte_mbuf *frames[4096] = { 0 }, *pkts[64];
+	struct sink sk = { 0 };
+	uint64_t now = 1000000000ull, hits = 0;
+	uint32_t k = 0;
+
+	tcp_engine_params_init(&p);
+	p.pool = g_pool;
+	p.cb = sink_cb;
+	p.cb_arg = &sk;
+	p.max_conns = 8192;
+	p.name = "lookup";
+	e = tcp_engine_create(&p);
+	if (e == NULL || conns > RTE_DIM(frames)) {
+		cbench_skip_with_error(st, "tcp_engine_create failed");
+		tcp_engine_free(e);
+		return;
+	}
+	for (uint32_t i = 0; i < conns; i++) {
+		struct tcp_endpoints ep, peer;
+		struct tcp_seg_out o = { 0 };
+		uint16_t n;
+
+		endpoints(&ep, (uint16_t)(1024 + i));
+		if (tcp_connect(e, &ep, &sk, now) == NULL)
+			break;
+		while ((n = tcp_tx_burst(e, pkts, 64)) > 0)
+			rte_pktmbuf_free_bulk(pkts, n);
+		/* The peer's frame: the endpoints the other way round. */
+		peer = ep;
+		memcpy(peer.laddr, ep.raddr, sizeof(peer.laddr));
+		memcpy(peer.raddr, ep.laddr, sizeof(peer.raddr));
+		peer.lport = ep.rport;
+		peer.rport = ep.lport;
+		o.flags = TCP_FL_ACK;
+		frames[i] = tcp_seg_build(g_pool, &peer, &o, NULL, 0, 0);
+		if (frames[i] == NULL)
+			break;
+		pkt_parse(frames[i], pkt_meta(frames[i]), 0);
+		if (tcp_conn_lookup(e, frames[i]) == NULL) {
+			cbench_skip_with_error(st, "a frame does not find its connection");
+			goto out;
+		}
+	}
+	if (frames[conns - 1] == NULL) {
+		cbench_skip_with_error(st, "set-up failed");
+		goto out;
+	}
+	CBENCH_LOOP(st) {
+		for (uint32_t i = 0; i < 32; i++)
+			hits += tcp_conn_lookup(e, frames[(k + i / run) % conns]) != NULL;
+		k += 32 / run;
+	}
+	cbench_do_not_optimize(hits);
+	cbench_set_items_processed(st, cbench_iterations(st) * 32);
+out:
+	for (uint32_t i = 0; i < conns; i++)
+		rte_pktmbuf_free(frames[i]);
+	tcp_engine_free(e);
+}
+
+static void BM_ConnLookupBursts(struct cbench_state *st) { conn_lookup(st, 32); }
+static void BM_ConnLookupInterleaved(struct cbench_state *st) { conn_lookup(st, 1); }
+
 static const struct cbench_def benches[] = {
 	{ CBENCH(BM_SegmentBuild1448) },
 	{ CBENCH(BM_SegmentParseVerify1448) },
 	{ CBENCH(BM_BulkTransferPerSegment) },
 	{ CBENCH(BM_ConnectionOpenAndClose) },
+	{ CBENCH(BM_ConnLookupBursts), CBENCH_ARGS(1, 16, 4096) },
+	{ CBENCH(BM_ConnLookupInterleaved), CBENCH_ARGS(1, 16, 4096) },
 };
 
 int
