@@ -430,11 +430,36 @@ aqm_reload(void)
 	 */
 	uint32_t fresh = 0, changed = 0, present = 0, nadd = 0, ndel = 0;
 	struct aqm_sub_entry *add = NULL, *del = NULL;
+	/* A new prefix may be listed more than once too: count it once, and
+	 * post only its last line. fresh_slot indexes the new prefixes (row
+	 * i + 1 of nc->subs), at most half full; fresh_last marks each one's
+	 * last line. */
+	uint32_t fmask = 1;
+	while (fmask < 2 * (nc->nsubs + 1))
+		fmask <<= 1;
+	uint32_t *fresh_slot = calloc(fmask, sizeof(*fresh_slot));
+	bool *fresh_last = calloc((size_t)nc->nsubs + 1, sizeof(*fresh_last));
+	fmask--;
+	if (fresh_slot == NULL || fresh_last == NULL) {
+		free(fresh_slot);
+		free(fresh_last);
+		snprintf(err, sizeof(err), "out of memory");
+		goto bad;
+	}
 	aqm_g.generation++;
 	for (uint32_t i = 0; i < nc->nsubs; i++) {
 		struct aqm_mirror *m = mirror_find(&nc->subs[i]);
 		if (m == NULL) {
-			fresh++;
+			uint32_t k = prefix_hash(&nc->subs[i]) & fmask;
+			while (fresh_slot[k] != 0 &&
+			       !same_prefix(&nc->subs[fresh_slot[k] - 1], &nc->subs[i]))
+				k = (k + 1) & fmask;
+			if (fresh_slot[k] == 0)
+				fresh++;
+			else
+				fresh_last[fresh_slot[k] - 1] = false;
+			fresh_slot[k] = i + 1;
+			fresh_last[i] = true;
 		} else {
 			if (m->seen != aqm_g.generation)
 				present++;
@@ -442,7 +467,9 @@ aqm_reload(void)
 			m->last = i;
 		}
 	}
+	free(fresh_slot);
 	if (aqm_g.nmirror - present + fresh > rc_->max_subs) {
+		free(fresh_last);
 		snprintf(err, sizeof(err), "%s: [%s] subscribers: %u subscribers would exceed max_subscribers = %u",
 			 f->path, AQM_SECTION, aqm_g.nmirror - present + fresh, rc_->max_subs);
 		goto bad;
@@ -452,18 +479,21 @@ aqm_reload(void)
 	if (add == NULL || del == NULL) {
 		free(add);
 		free(del);
+		free(fresh_last);
 		snprintf(err, sizeof(err), "out of memory");
 		goto bad;
 	}
 	for (uint32_t i = 0; i < nc->nsubs; i++) {
 		struct aqm_mirror *m = mirror_find(&nc->subs[i]);
 		if (m == NULL) {
-			add[nadd++] = nc->subs[i];
+			if (fresh_last[i])
+				add[nadd++] = nc->subs[i];
 		} else if (m->last == i && sub_differs(&m->e, &nc->subs[i])) {
 			add[nadd++] = nc->subs[i];
 			changed++;
 		}
 	}
+	free(fresh_last);
 	for (uint32_t i = 0; i < aqm_g.nmirror; i++)
 		if (aqm_g.mirror[i].seen != aqm_g.generation)
 			del[ndel++] = aqm_g.mirror[i].e;

@@ -72,3 +72,47 @@ def test_sighups_sent_during_a_reload_are_followed_by_a_reload_of_the_newest_fil
     assert "default rates down=40000000 " in reloads[-1], reloads
     assert r.counter("aqm_control", "reload_errors") == 0, out[-3000:]
     assert r.counter("aqm_control", "reloads") == len(reloads), out[-3000:]
+
+
+def test_a_new_prefix_listed_twice_counts_once_against_max_subscribers():
+    """Its last line wins, as for a prefix already running: a table that
+    fits is not refused for the repeat."""
+    tmp = tempfile.mkdtemp(prefix="sluice-dup-")
+    prefix = "aqmdup%d" % os.getpid()
+    ini = os.path.join(tmp, "aqm.ini")
+    csv = os.path.join(tmp, "subs.csv")
+    p = None
+    try:
+        with open(csv, "w") as f:
+            f.write("198.18.1.1/32,10mbit,10mbit\n")
+        with open(ini, "w") as f:
+            f.write("[aqm]\ndefault = pipe\nrate_down = 10mbit\nrate_up = 10mbit\n"
+                    "subscribers = subs.csv\nmax_subscribers = 2\nmax_v6_subscribers = 1\n"
+                    "subscriber_flows = 4\n")
+        p = subprocess.Popen([h.SLUICE, "--no-huge", "-m", "512", "--no-pci", "-l", "0",
+                              "--file-prefix", prefix, "--log-level=lib.*:warning",
+                              "--vdev", "net_null0,no-rx=1", "--vdev", "net_null1,no-rx=1",
+                              "--", "-c", ini],
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                             stdin=subprocess.DEVNULL)
+        o = h.Output(p)
+        o.wait_for(" worker(s), 1 port pair(s)")
+        # 198.18.1.1 goes, 198.18.1.2 comes, listed twice: one subscriber
+        # after the reload, max_subscribers = 2.
+        with open(csv + ".new", "w") as f:
+            f.write("198.18.1.2/32,20mbit,20mbit\n198.18.1.2/32,30mbit,30mbit\n")
+        os.rename(csv + ".new", csv)
+        p.send_signal(signal.SIGHUP)
+        o.wait_for("sluice: aqm: reload")
+        p.send_signal(signal.SIGTERM)
+        out = o.finish()
+    finally:
+        if p is not None and p.poll() is None:
+            p.kill()
+        shutil.rmtree(tmp, ignore_errors=True)
+        shutil.rmtree(h.eal_runtime_dir(prefix), ignore_errors=True)
+    r = h.Run(p.returncode, out, "", [])
+    h.assert_clean_exit(r)
+    assert "(1 new, 0 changed, 1 removed)" in out, out[-3000:]
+    assert r.counter("aqm_control", "reload_errors") == 0, out[-3000:]
+    assert r.counter("aqm_control", "subscribers") == 1, out[-3000:]
