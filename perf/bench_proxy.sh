@@ -361,17 +361,27 @@ PY
 
 # px_rx0: frames port 0 has received (from the client: the data segments
 # of an upload), from telemetry.
-px_rx0() {
+px_rx0() { px_stat 0 ipackets; }
+
+# px_stat PORT KEY: /ethdev/stats,PORT KEY (ipackets, opackets).
+px_stat() {
 	local i j
 	for i in 1 2 3 4 5; do
-		j=$(px_tel /ethdev/stats,0 ipackets 2>/dev/null) && [ -n "$j" ] && { echo "$j"; return 0; }
+		j=$(px_tel "/ethdev/stats,$1" "$2" 2>/dev/null) && [ -n "$j" ] && { echo "$j"; return 0; }
 		sleep 1
 	done
 	return 1
 }
 
+# px_tx: frames sluice sent on both ports (opackets of 0 and 1).
+px_tx() {
+	local a b
+	a=$(px_stat 0 opackets) && b=$(px_stat 1 opackets) || return 1
+	echo $((a + b))
+}
+
 px_instr_run() {
-	local c=$1 cfg="" wrapper idle_cg cg f0 f1 out spid i port=5299
+	local c=$1 cfg="" wrapper idle_cg cg f0 f1 t0 t1 out spid i port=5299
 	[ "$c" = proxy ] && cfg=$PROXY_CONF
 	PX_CG=$LOGDIR/$c.callgrind
 	rm -f "$PX_CG" "$PX_CG".*
@@ -398,6 +408,7 @@ px_instr_run() {
 	E2E_PIDS+=("$spid")
 	e2e_wait_listen "$port" || die "$c: iperf3 server did not listen"
 	f0=$(px_rx0) || die "$c: no /ethdev/stats,0"
+	t0=$(px_tx) || die "$c: no /ethdev/stats"
 	callgrind_control -z "$SLUICE_PID" >/dev/null 2>&1 || die "callgrind_control -z $SLUICE_PID failed"
 	e2e_run cli timeout --foreground "$PX_IPERF_TIMEOUT" iperf3 -c "$SRV4" -p "$port" -J \
 		-n "$PROXY_BYTES" --connect-timeout 20000 </dev/null \
@@ -413,6 +424,7 @@ px_instr_run() {
 	_e2e_kill_child "$spid" TERM
 	wait "$spid" 2>/dev/null
 	f1=$(px_rx0) || die "$c: no /ethdev/stats,0"
+	t1=$(px_tx) || die "$c: no /ethdev/stats"
 	out=$("$PY" -c 'import json, sys
 j = json.load(open(sys.argv[1]))
 print(j.get("error", "") or ("" if "sum_sent" in j.get("end", {}) else "no result"))' "$LOGDIR/iperf-cg-$c.json" 2>&1)
@@ -421,9 +433,10 @@ print(j.get("error", "") or ("" if "sum_sent" in j.get("end", {}) else "no resul
 	SLUICE=$PX_SLUICE
 	out=$("$PY" - "$c" "$(cg_total "$cg")" "$(px_cg_loops "$cg")" \
 		"$(cg_total "$idle_cg")" "$(px_cg_loops "$idle_cg")" "$((f1 - f0))" \
-		"$LOGDIR/iperf-cg-$c.json" <<'PY'
+		"$LOGDIR/iperf-cg-$c.json" "$((t1 - t0))" <<'PY'
 import json, sys
 c = sys.argv[1]
+sent = int(sys.argv[8])
 ir, loops, idle_ir, idle_loops, segs = (int(x) for x in sys.argv[2:7])
 end = json.load(open(sys.argv[7]))["end"]
 per_loop = idle_ir / idle_loops if idle_loops else 0.0
@@ -433,6 +446,8 @@ if segs <= 0:
 print("instructions %-22s %8.1f per segment  (%d instructions, less %d loops x %.0f (a loop without a frame) = %.1f%%, over %d segments received from the sender; %d bytes sent, %d retransmitted segments; %.1f per segment with the loops)"
       % (c, net / segs, ir, loops, per_loop, 100.0 * loops * per_loop / ir if ir else 0,
          segs, end["sum_sent"]["bytes"], end["sum_sent"].get("retransmits", -1), ir / segs))
+print("frames_sent  %-22s %8.3f per segment  (%d frames sent on both ports over %d segments received from the sender)"
+      % (c, sent / segs, sent, segs))
 print("%.1f" % (net / segs))
 PY
 ) || die "$c: $out"

@@ -329,6 +329,9 @@ input(struct mptcp_proxy *px, struct rte_mbuf **pkts, uint16_t n,
 	if (px->e == NULL) /* shut down: a bridge */
 		return n;
 	any = tcp_engine_conn_count(px->e) > 0;
+	/* One cumulative ACK per connection for the in-order data of the
+	 * burst (lib/tcp/README.md, "ACKs per burst"). */
+	tcp_input_burst_begin(px->e);
 	for (uint16_t i = 0; i < n; i++) {
 		struct rte_mbuf *m = pkts[i];
 		const struct pkt_meta *meta = pkt_meta(m);
@@ -400,6 +403,9 @@ input(struct mptcp_proxy *px, struct rte_mbuf **pkts, uint16_t n,
 pass:
 		pkts[keep++] = m;
 	}
+	/* Before the meta level's flush: the subflows' deferred ACKs carry
+	 * the DATA_ACK of what their segments brought. */
+	tcp_input_burst_end(px->e, now);
 	if (px->dirty != NULL)
 		mptcp_flush(px, now);
 	return keep;

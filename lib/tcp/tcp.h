@@ -285,7 +285,8 @@ struct tcp_conn_info {
 	X(FRAGMENT,          "ip_fragments_not_taken") \
 	X(RCV_COLLAPSE,      "receive_queues_collapsed") \
 	X(OOO_PRUNED,        "out_of_order_pruned") \
-	X(RCV_MEM_DROPPED,   "receive_memory_dropped")
+	X(RCV_MEM_DROPPED,   "receive_memory_dropped") \
+	X(ACK_COALESCED,     "acks_coalesced_in_burst")
 
 /** Counter indices, e.g. TCP_CNT_BAD_CSUM. */
 enum tcp_cnt {
@@ -386,6 +387,35 @@ struct tcp_conn *tcp_conn_lookup(struct tcp_engine *e,
  */
 enum tcp_input_result tcp_input_conn(struct tcp_engine *e, struct tcp_conn *c,
 				     struct rte_mbuf *m, uint64_t now_ns);
+
+/**
+ * Start an input burst: until tcp_input_burst_end(), the ACK that the
+ * delayed-ACK rule owes for every second full-sized in-order segment
+ * (RFC 1122 4.2.3.2) is not sent at once but once, cumulative, at the
+ * end of the burst; each ACK that rule would have sent on its own and
+ * that a later one of the same burst covers instead counts as
+ * acks_coalesced_in_burst. Everything else still ACKs at once, as
+ * without a burst: out-of-order data and a filled hole (RFC 5681 4.2),
+ * a FIN, a segment with no room, a challenge ACK. Data a connection
+ * sends in the meantime carries the ACK (and settles it). A burst is
+ * what the caller receives at once (one rx burst): its ACKs leave a few
+ * microseconds later than they would have, never later than the
+ * delayed-ACK timer. Without a burst (the default) each segment is
+ * ACKed as before.
+ *
+ * @param e engine.
+ */
+void tcp_input_burst_begin(struct tcp_engine *e);
+
+/**
+ * End an input burst: send the ACKs it deferred (one per connection, with
+ * RCV.NXT and the window as they are now) and deliver the events that
+ * raises. Without tcp_input_burst_begin() it does nothing.
+ *
+ * @param e      engine.
+ * @param now_ns current time.
+ */
+void tcp_input_burst_end(struct tcp_engine *e, uint64_t now_ns);
 
 /**
  * Whether a parsed frame is a TCP segment the engine would accept: not

@@ -395,6 +395,7 @@ void
 tcp_conn_close(struct tcp_conn *c)
 {
 	c->state = TCP_CLOSED;
+	c->flags &= ~TCP_CF_ACK_BURST;
 	c->rtx_at = 0;
 	c->delack_at = 0;
 	c->rack_at = 0;

@@ -232,6 +232,58 @@ rcv_mem_room(struct tcp_conn *c, uint32_t seq, uint32_t need)
 	return rcv_mem(c) + need <= lim;
 }
 
+/* Inside an input burst, the ACK the every-second-segment rule owes
+ * waits for tcp_input_burst_end(). The rule counts again from here, as
+ * if that ACK had left: each time it fires again before the burst ends,
+ * one ACK is saved. false: the burst's list is full, ACK at once. */
+static bool
+burst_defer_ack(struct tcp_conn *c)
+{
+	struct tcp_engine *e = c->eng;
+
+	if (c->flags & TCP_CF_ACK_BURST) {
+		TCP_CNT(e, ACK_COALESCED);
+	} else {
+		if (e->n_ack_owed == TCP_BURST_ACKS)
+			return false;
+		e->ack_owed[e->n_ack_owed++] = c;
+		c->flags |= TCP_CF_ACK_BURST;
+	}
+	c->rcv_unacked = 0;
+	/* A caller that never ends the burst still gets its ACK. */
+	if (c->delack_at == 0)
+		c->delack_at = e->now + e->p.delack_ns;
+	return true;
+}
+
+void
+tcp_input_burst_begin(struct tcp_engine *e)
+{
+	e->in_burst = 1;
+}
+
+void
+tcp_input_burst_end(struct tcp_engine *e, uint64_t now_ns)
+{
+	e->in_burst = 0;
+	if (e->n_ack_owed == 0)
+		return;
+	e->now = now_ns;
+	for (uint16_t i = 0; i < e->n_ack_owed; i++) {
+		struct tcp_conn *c = e->ack_owed[i];
+
+		/* Gone: an ACK or data since settled it, or the connection
+		 * closed (and its entry may be another connection now). */
+		if (!(c->flags & TCP_CF_ACK_BURST))
+			continue;
+		c->flags = (c->flags & ~TCP_CF_ACK_BURST) | TCP_CF_ACK_NOW;
+		tcp_output(c);
+		tcp_timer_update(c);
+		tcp_conn_deliver(c);
+	}
+	e->n_ack_owed = 0;
+}
+
 /* Step 7 of 3.10.7.4: segment text. Takes the mbuf. */
 static void
 rcv_data(struct tcp_conn *c, struct rte_mbuf *m, const struct tcp_seg_in *s)
@@ -302,7 +354,8 @@ rcv_data(struct tcp_conn *c, struct rte_mbuf *m, const struct tcp_seg_in *s)
 	 * does), else within delack_ns. */
 	c->rcv_unacked += len;
 	if (c->rcv_unacked > (uint32_t)(c->rcv_mss - ((c->flags & TCP_CF_TS) ? 12 : 0))) {
-		c->flags |= TCP_CF_ACK_NOW;
+		if (!e->in_burst || !burst_defer_ack(c))
+			c->flags |= TCP_CF_ACK_NOW;
 	} else if (c->delack_at == 0) {
 		c->delack_at = e->now + e->p.delack_ns;
 	}

@@ -147,7 +147,7 @@ hdr_init(struct tcp_conn *c, struct tcp_seg_out *o, uint32_t seq, uint8_t flags,
 	o->hopt_len = 0;
 	if (flags & TCP_FL_ACK) {
 		o->ack = c->rcv_nxt;
-		c->flags &= ~TCP_CF_ACK_NOW;
+		c->flags &= ~(TCP_CF_ACK_NOW | TCP_CF_ACK_BURST);
 		c->rcv_unacked = 0;
 		c->delack_at = 0;
 	} else {

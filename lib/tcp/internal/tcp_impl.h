@@ -62,6 +62,10 @@ struct tcp_key {
 #define TCP_HOT_BITS 6
 #define TCP_HOT_SLOTS (1u << TCP_HOT_BITS)
 
+/* Connections of one input burst whose ACK can wait for its end; past
+ * that many, the others ACK as without a burst. */
+#define TCP_BURST_ACKS 64
+
 static inline uint32_t
 tcp_hot_slot(uint16_t lport, uint16_t rport)
 {
@@ -126,6 +130,7 @@ struct tcp_txrec {
 #define TCP_CF_XOPT_PEER 0x4000000 /* ep.xopt holds the peer's SYN-ACK's */
 #define TCP_CF_TW_LISTED 0x8000000 /* on the engine's TIME-WAIT list */
 #define TCP_CF_KEEP_SEGS 0x10000000 /* tcp_conn_keep_segments(): no merging */
+#define TCP_CF_ACK_BURST 0x20000000 /* owes an ACK at tcp_input_burst_end() */
 
 struct tcp_conn {
 	/* identity */
@@ -244,6 +249,11 @@ struct tcp_engine {
 	/* In front of the table: the connection each slot's ports last
 	 * found (tcp_conn_find()); a released connection leaves its slot. */
 	struct tcp_conn *hot[TCP_HOT_SLOTS];
+	/* Between tcp_input_burst_begin() and _end(): the connections whose
+	 * every-second-segment ACK waits for the end of the burst. */
+	struct tcp_conn *ack_owed[TCP_BURST_ACKS];
+	uint16_t n_ack_owed;
+	uint8_t in_burst;
 	uint64_t listen_bits[65536 / 64];
 	char hash_name[RTE_HASH_NAMESIZE];
 };

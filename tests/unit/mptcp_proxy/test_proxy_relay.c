@@ -47,6 +47,10 @@ static uint64_t now;
 static uint16_t hole_lo, hole_hi;
 /* mptcp_proxy_params.half_open_yield_ns of the next setup_proxy(). */
 static uint64_t yield_ns;
+/* Set: the frames due at P on one port reach it in one call, as an rx
+ * burst does; p_acks_to_c counts the pure ACKs P sends C meanwhile. */
+static int p_burst;
+static uint32_t p_acks_to_c;
 
 struct qframe { struct rte_mbuf *m; uint64_t due; int dst; }; /* 0 C, 1 P, 2 S */
 static struct qframe q[16384];
@@ -67,8 +71,16 @@ static void
 p_emit(void *arg, struct rte_mbuf **pk, uint16_t n)
 {
 	(void)arg;
-	for (uint16_t i = 0; i < n; i++)
+	for (uint16_t i = 0; i < n; i++) {
 		enqueue(pk[i], pk[i]->port == 0 ? 0 : 2);
+		if (p_burst && pk[i]->port == 0) {
+			struct tcp_seg_in s;
+
+			assert_int_equal(tcp_seg_parse(pk[i], pkt_meta(pk[i]), &s, 1), 0);
+			if (s.len == 0 && s.flags == TCP_FL_ACK)
+				p_acks_to_c++;
+		}
+	}
 }
 
 static void
@@ -100,11 +112,43 @@ stats(void)
 
 #define CNT(name) (stats().cnt[MPTCP_PROXY_CNT_##name])
 
+/* With p_burst: what is due at P, one call per port; what P lets pass
+ * goes on to the other side at once. */
+static void
+deliver_burst_to_p(void)
+{
+	for (uint16_t port = 0; port < 2; port++) {
+		struct rte_mbuf *b[64];
+		uint16_t n = 0, keep;
+		uint32_t k = 0;
+
+		for (uint32_t i = 0; i < qn; i++) {
+			if (q[i].due <= now && q[i].dst == 1 && q[i].m->port == port && n < 64)
+				b[n++] = q[i].m;
+			else
+				q[k++] = q[i];
+		}
+		qn = k;
+		if (n == 0)
+			continue;
+		keep = mptcp_proxy_input_burst(P, b, n, port == 0, (uint16_t)(port ^ 1), now);
+		for (uint16_t i = 0; i < keep; i++) {
+			pkt_parse(b[i], pkt_meta(b[i]), 0);
+			q[qn].m = b[i];
+			q[qn].due = now;
+			q[qn].dst = port == 0 ? 2 : 0;
+			qn++;
+		}
+	}
+}
+
 static void
 deliver_due(void)
 {
 	uint32_t k = 0;
 
+	if (p_burst)
+		deliver_burst_to_p();
 	for (uint32_t i = 0; i < qn; i++) {
 		struct qframe f = q[i];
 		enum tcp_input_result r;
@@ -335,6 +379,49 @@ a_proxied_connection_relays_both_ways_and_closes_cleanly(void **state)
 	assert_int_equal(CNT(BYTES_DOWN), total);
 	print_message("proxied 2 x %llu bytes in %.2f virtual s\n",
 		      (unsigned long long)total, (double)(now - MS(1000)) / 1e9);
+	teardown_three();
+}
+
+/* Eight of the client's full segments reach P in one rx burst: P's
+ * client leg ACKs them once, at the end of the burst, for all eight
+ * (lib/tcp/README.md, "ACKs per burst"), where it ACKed every second
+ * one; the bytes go on to the server as before. */
+static void
+the_client_leg_acks_a_burst_of_segments_once(void **state)
+{
+	static uint8_t buf[8 * 1448];
+	struct tcp_endpoints ep;
+	struct tcp_conn *cc;
+	struct tcp_conn_info ic;
+	const uint64_t *pc;
+
+	(void)state;
+	setup_three(1);
+	wire_ep_v4(&ep);
+	cc = tcp_connect(C, &ep, &app_c, now);
+	app_c.conn = cc;
+	while (now < MS(1200) && app_s.conn == NULL)
+		step();
+	assert_non_null(app_s.conn);
+	for (int i = 0; i < 200; i++) /* 100 ms: everything settles */
+		step();
+	p_burst = 1;
+	p_acks_to_c = 0;
+	assert_int_equal(tcp_send(cc, buf, sizeof(buf), now), sizeof(buf));
+	collect();
+	now += MS(2); /* the eight segments are due at P together */
+	deliver_due();
+	mptcp_proxy_poll(P, now, p_emit, NULL);
+	assert_int_equal(p_acks_to_c, 1);
+	pc = mptcp_proxy_tcp_counters(P);
+	assert_int_equal(pc[TCP_CNT_ACK_COALESCED], 3);
+	for (int i = 0; i < 200; i++)
+		step();
+	p_burst = 0;
+	assert_int_equal(app_s.rx_bytes, sizeof(buf));
+	tcp_conn_get_info(cc, &ic);
+	assert_int_equal(ic.snd_una, ic.snd_nxt);
+	assert_int_equal(pc[TCP_CNT_DELACK], 0);
 	teardown_three();
 }
 
@@ -685,6 +772,7 @@ main(void)
 		cmocka_unit_test(a_syn_that_finds_the_table_full_is_bridged_and_counted),
 		cmocka_unit_test(a_full_table_of_half_open_connections_gives_way_to_new_syns_after_a_second),
 		cmocka_unit_test(shutdown_resets_both_ends_of_every_proxied_connection),
+		cmocka_unit_test(the_client_leg_acks_a_burst_of_segments_once),
 	};
 
 	if (test_eal_init("proxy_relay") != 0)

@@ -127,6 +127,9 @@ struct wire {
 	uint32_t n_data[2];      /* data segments carried */
 	uint32_t n_pure_ack[2];
 	struct tcp_endpoints ep_a;   /* a's view: a -> b */
+	int burst;               /* deliver the frames due at once as one
+				  * input burst of each engine
+				  * (tcp_input_burst_begin() .. _end()) */
 };
 
 static inline void
@@ -332,6 +335,10 @@ wire_next_due(const struct wire *w)
 static inline void
 wire_deliver(struct wire *w)
 {
+	if (w->burst) {
+		tcp_input_burst_begin(w->a);
+		tcp_input_burst_begin(w->b);
+	}
 	while (w->n && w->f[w->head].due <= w->now) {
 		struct frame f = w->f[w->head];
 		struct tcp_engine *dst = f.to_b ? w->b : w->a;
@@ -342,6 +349,10 @@ wire_deliver(struct wire *w)
 			tcp_reply_rst(dst, f.m, w->now);
 			rte_pktmbuf_free(f.m);
 		}
+	}
+	if (w->burst) {
+		tcp_input_burst_end(w->a, w->now);
+		tcp_input_burst_end(w->b, w->now);
 	}
 }
 

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Timers on the virtual clock: RFC 6298 RTO values and backoff, SYN
- * retries, Karn's rule, delayed ACKs, zero-window probes. */
+ * retries, Karn's rule, delayed ACKs and ACKs per input burst,
+ * zero-window probes. */
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -23,13 +24,28 @@ static struct {
 	uint64_t at[64];      /* times of the matching segments */
 	uint32_t n;
 	uint32_t probe_seq;   /* record A's segments with this seq and no data */
+	uint32_t drop_nth_data; /* drop A's nth data segment (1: the first), once */
+	uint32_t n_data;      /* A's data segments seen */
+	/* B's pure ACKs: when, what they acknowledge, their window field */
+	uint64_t ack_at[64];
+	uint32_t ack[64], ack_wnd[64];
+	uint32_t n_acks;
 } rec;
 
 static int
 hook(struct wire *w, int to_b, const struct tcp_seg_in *s)
 {
-	if (!to_b)
+	if (!to_b) {
+		if (s->len == 0 && !(s->flags & (TCP_FL_SYN | TCP_FL_FIN | TCP_FL_RST)) &&
+		    rec.n_acks < 64) {
+			rec.ack_at[rec.n_acks] = w->now;
+			rec.ack[rec.n_acks] = s->ack;
+			rec.ack_wnd[rec.n_acks++] = s->wnd;
+		}
 		return 0;
+	}
+	if (s->len && ++rec.n_data == rec.drop_nth_data)
+		return 1;
 	if (s->len && rec.drop_data_to_b) {
 		if (rec.n < 64)
 			rec.at[rec.n++] = w->now;
@@ -247,6 +263,116 @@ a_full_segment_and_a_short_tail_are_acked_at_once(void **state)
 	check_acked_at_once(1448 + 500, 1);
 }
 
+/* An idle connection, 100 ms after its handshake, on a wire that
+ * delivers what is due at once as one input burst of each engine; t0 is
+ * now, when the test sends. */
+static struct wire *
+burst_setup(struct tcp_conn **c, uint64_t *t0)
+{
+	struct wire *w = setup(0);
+
+	*c = wire_connect(w);
+	assert_non_null(*c);
+	wire_run(w, MS(100));
+	w->burst = 1;
+	rec.n_acks = 0;
+	rec.n_data = 0;
+	*t0 = w->now;
+	return w;
+}
+
+/* Eight full segments arrive in one burst: the every-second-segment rule
+ * would ACK four times; the burst sends one ACK at its end, for all
+ * eight, with the window as it is after the reader took them. */
+static void
+in_order_segments_of_one_burst_get_one_cumulative_ack(void **state)
+{
+	static uint8_t buf[8 * 1448];
+	struct tcp_conn *c;
+	uint64_t t0;
+	struct wire *w = burst_setup(&c, &t0);
+	struct tcp_conn_info ib;
+
+	(void)state;
+	assert_int_equal(tcp_send(c, buf, sizeof(buf), w->now), sizeof(buf));
+	wire_run(w, w->delay);
+	assert_int_equal(w->app_b.rx_bytes, sizeof(buf));
+	assert_int_equal(rec.n_data, 8);
+	assert_int_equal(rec.n_acks, 1);
+	assert_int_equal(rec.ack_at[0] - t0, w->delay);
+	assert_int_equal(rec.ack[0], info(c).snd_nxt);
+	ib = info(w->app_b.conn);
+	assert_int_equal(rec.ack_wnd[0], pb.rcv_buf >> ib.rcv_wscale);
+	assert_int_equal(tcp_engine_counters(w->b)[TCP_CNT_ACK_COALESCED], 3);
+	/* Nothing is left for the delayed-ACK timer. */
+	wire_run(w, MS(100));
+	assert_int_equal(rec.n_acks, 1);
+	assert_int_equal(tcp_engine_counters(w->b)[TCP_CNT_DELACK], 0);
+	assert_int_equal(info(c).snd_una, info(c).snd_nxt);
+	wire_free(w);
+}
+
+/* The third of eight segments is lost: the second's ACK waits for the
+ * burst's end, but the fourth arrives out of order and is ACKed at once
+ * (RFC 5681 4.2), and so is each after it: five duplicate ACKs for the
+ * hole, as without a burst, none held back, and no ACK added at the end.
+ * The sender retransmits the hole when they arrive, not at its RTO. */
+static void
+an_out_of_order_segment_in_a_burst_is_acked_at_once(void **state)
+{
+	static uint8_t buf[8 * 1448];
+	struct tcp_conn *c;
+	uint64_t t0;
+	struct wire *w = burst_setup(&c, &t0);
+	uint32_t hole;
+
+	(void)state;
+	rec.drop_nth_data = 3;
+	hole = info(c).snd_nxt + 2 * 1448;
+	assert_int_equal(tcp_send(c, buf, sizeof(buf), w->now), sizeof(buf));
+	wire_run(w, w->delay);
+	assert_int_equal(rec.n_data, 8);
+	assert_int_equal(rec.n_acks, 5);
+	for (uint32_t i = 0; i < rec.n_acks; i++) {
+		assert_int_equal(rec.ack[i], hole);
+		assert_int_equal(rec.ack_at[i] - t0, w->delay);
+	}
+	/* They reach A one delay later: the hole goes again at once. */
+	wire_run(w, w->delay);
+	assert_int_equal(info(c).retransmits, 1);
+	assert_int_equal(tcp_engine_counters(w->a)[TCP_CNT_RTO], 0);
+	wire_run(w, 2 * w->delay);
+	assert_int_equal(w->app_b.rx_bytes, sizeof(buf));
+	assert_int_equal(info(c).snd_una, info(c).snd_nxt);
+	wire_free(w);
+}
+
+/* Three full segments and a FIN in one burst: the FIN is ACKed at once,
+ * and that ACK also covers the segments whose ACK the burst held. */
+static void
+a_fin_in_a_burst_is_acked_at_once_with_the_data_before_it(void **state)
+{
+	static uint8_t buf[3 * 1448];
+	struct tcp_conn *c;
+	uint64_t t0;
+	struct wire *w = burst_setup(&c, &t0);
+
+	(void)state;
+	assert_int_equal(tcp_send(c, buf, sizeof(buf), w->now), sizeof(buf));
+	assert_int_equal(tcp_shutdown(c, w->now), 0);
+	wire_run(w, w->delay);
+	assert_true(w->app_b.events & TCP_EV_PEER_FIN);
+	assert_int_equal(info(w->app_b.conn).state, TCP_CLOSE_WAIT);
+	assert_int_equal(rec.n_acks, 1);
+	assert_int_equal(rec.ack_at[0] - t0, w->delay);
+	assert_int_equal(rec.ack[0], info(c).snd_nxt); /* the FIN counted */
+	wire_run(w, w->delay);
+	assert_int_equal(info(c).state, TCP_FIN_WAIT_2);
+	wire_run(w, MS(100));
+	assert_int_equal(rec.n_acks, 1);
+	wire_free(w);
+}
+
 static void
 zero_window_probes_back_off_from_the_rto(void **state)
 {
@@ -460,6 +586,9 @@ main(void)
 		cmocka_unit_test(a_lone_segment_is_acked_after_the_40ms_delay),
 		cmocka_unit_test(every_second_full_segment_is_acked_at_once),
 		cmocka_unit_test(a_full_segment_and_a_short_tail_are_acked_at_once),
+		cmocka_unit_test(in_order_segments_of_one_burst_get_one_cumulative_ack),
+		cmocka_unit_test(an_out_of_order_segment_in_a_burst_is_acked_at_once),
+		cmocka_unit_test(a_fin_in_a_burst_is_acked_at_once_with_the_data_before_it),
 		cmocka_unit_test(zero_window_probes_back_off_from_the_rto),
 		cmocka_unit_test(data_that_is_never_acked_times_out_with_a_reset),
 		cmocka_unit_test(keepalive_probes_an_idle_peer_and_gives_up_when_it_is_gone),
