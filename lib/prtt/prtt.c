@@ -9,20 +9,23 @@
 
 #define unlikely(x) __builtin_expect(!!(x), 0)
 
+#define TS_SLOTS 4 /* timestamp samples in flight per subscriber */
+
 /* Slot states. */
 #define S_NONE 0 /* no flow chosen */
 #define S_CAND 1 /* a flow chosen; its next new data starts the sample */
-#define S_ARM  2 /* a sample in flight */
+#define S_ARM  2 /* samples in flight */
 
 /*
- * One subscriber's sampling state: 128 bytes, the first line for the
+ * One subscriber's sampling state: 256 bytes, the first line for the
  * downstream sample (read by every segment of the subscriber), the second
- * for the flow pinned for the upstream delay.
+ * for the flow pinned for the upstream delay, the last two for the
+ * timestamp samples (read by the chosen flow's segments only).
  */
 struct prtt_slot {
 	/* Downstream. */
 	uint64_t key;       /* the candidate's or sample's flow */
-	uint64_t t_ns;      /* S_ARM: when the sample left; S_CAND: the flow's last segment */
+	uint64_t t_ns;      /* S_ARM: when the newest sample left; S_CAND: the flow's last segment */
 	uint64_t sent;      /* payload bytes sent toward the subscriber, ever */
 	uint64_t sent_wire; /* their frame bytes */
 	uint64_t arm_sent;  /* sent when the sample in flight started */
@@ -41,8 +44,16 @@ struct prtt_slot {
 	uint32_t o_ts0, o_last;
 	uint8_t o_valid;
 	uint8_t pad1[7];
+	/* Timestamps: a receiver echoes only the TSval after its last ACK,
+	 * and stretch ACKs skip most ticks: one in flight would mostly go
+	 * unanswered (tests/e2e/test_prtt.sh: 16 of 80). */
+	uint64_t tt[TS_SLOTS];    /* when tv[i] left */
+	uint64_t tsent[TS_SLOTS]; /* sent then */
+	uint32_t tv[TS_SLOTS];
+	uint8_t tused;            /* bit i: tv[i] in flight */
+	uint8_t pad2[47];
 };
-_Static_assert(sizeof(struct prtt_slot) == 128, "slot size");
+_Static_assert(sizeof(struct prtt_slot) == 256, "slot size");
 
 struct prtt_sub_dir {
 	uint32_t hist[PRTT_HIST_BUCKETS];
@@ -237,6 +248,23 @@ seg_len(uint32_t payload, uint8_t flags)
 	return payload + ((flags & 0x02) != 0) + ((flags & 0x01) != 0);
 }
 
+/* Free the timestamp samples older than max_age; @return how many. */
+static unsigned
+expire_ts(struct prtt *t, struct prtt_slot *sl, uint64_t now_ns)
+{
+	unsigned n = 0;
+
+	for (unsigned m = sl->tused; m != 0; m &= m - 1) {
+		unsigned i = (unsigned)__builtin_ctz(m);
+		if (now_ns - sl->tt[i] > t->p.max_age_ns) {
+			sl->tused &= (uint8_t)~(1u << i);
+			n++;
+		}
+	}
+	t->c.expired += n;
+	return n;
+}
+
 /* A downstream segment that occupies sequence space, counted already. */
 static void
 down(struct prtt *t, struct prtt_slot *sl, const struct prtt_seg *s,
@@ -246,7 +274,8 @@ down(struct prtt *t, struct prtt_slot *sl, const struct prtt_seg *s,
 
 	if (sl->state == S_ARM && now_ns - sl->t_ns > t->p.max_age_ns) {
 		/* Nobody answered: the flow may be gone. */
-		t->c.expired++;
+		t->c.expired += sl->ts ? (unsigned)__builtin_popcount(sl->tused) : 1;
+		sl->tused = 0;
 		sl->state = S_NONE;
 	}
 	if (sl->key != s->flow || sl->state == S_NONE) {
@@ -275,10 +304,17 @@ down(struct prtt *t, struct prtt_slot *sl, const struct prtt_seg *s,
 		if (!seq_lt(sl->newest, s->tsval))
 			return;
 		sl->newest = s->tsval;
-		if (sl->state == S_CAND) {
-			arm(t, sl, s->sub, s->tsval, 0, now_ns);
-			t->c.ts_armed++;
-		}
+		if (sl->tused == (1u << TS_SLOTS) - 1 && expire_ts(t, sl, now_ns) == 0)
+			return;
+		unsigned i = (unsigned)__builtin_ctz(~(unsigned)sl->tused);
+		sl->tused |= (uint8_t)(1u << i);
+		sl->tv[i] = s->tsval;
+		sl->tt[i] = now_ns;
+		sl->tsent[i] = sl->sent;
+		sl->state = S_ARM;
+		sl->t_ns = now_ns;
+		t->subs[s->sub].d[PRTT_DOWN].win.armed++;
+		t->c.ts_armed++;
 		return;
 	}
 	if (seq_le(sl->newest, s->seq)) {
@@ -363,8 +399,32 @@ owd_sample(struct prtt *t, struct prtt_slot *sl, const struct prtt_seg *s,
 }
 
 /*
- * An ACK of the sampled flow: does it answer the sample? Answered or
- * unknowable, the flow stays the candidate: its next new data starts the
+ * An answered sample: its RTT, and the delivered rate. What left between
+ * the starts of two samples arrived between their answers; only when
+ * this one started within an RTT of the last answer (it may have started
+ * before it): across a pause it would read the pause as a slow path.
+ */
+static void
+hit(struct prtt *t, uint32_t sub, uint64_t rtt, uint64_t sent_ns,
+    uint64_t sent_bytes, uint64_t now_ns)
+{
+	struct prtt_sub *su = &t->subs[sub];
+	struct prtt_window *w = &su->d[PRTT_DOWN].win;
+
+	record(t, sub, PRTT_DOWN, rtt);
+	if (sent_bytes < su->dlv_sent)
+		return;
+	if (su->dlv_ns != 0 && (int64_t)(sent_ns - su->dlv_ns) <= (int64_t)rtt) {
+		w->acked_bytes += sent_bytes - su->dlv_sent;
+		w->acked_ns += now_ns - su->dlv_ns;
+	}
+	su->dlv_sent = sent_bytes;
+	su->dlv_ns = now_ns;
+}
+
+/*
+ * An ACK of the sampled flow: does it answer a sample? When none is left
+ * in flight, the flow stays the candidate: its next new data starts the
  * next sample.
  */
 static void
@@ -372,26 +432,39 @@ answer(struct prtt *t, struct prtt_slot *sl, const struct prtt_seg *s,
        uint64_t now_ns)
 {
 	uint64_t rtt = now_ns - sl->t_ns;
-	struct prtt_window *w;
-	struct prtt_sub *su;
 
-	if (rtt > t->p.max_age_ns) {
-		t->c.expired++;
-		goto cand;
-	}
 	if (sl->ts) {
 		if (!s->has_ts)
 			return;
-		if (s->tsecr == sl->val) {
-			t->c.ts_samples++;
-			goto hit;
+		for (unsigned m = sl->tused; m != 0; m &= m - 1) {
+			unsigned i = (unsigned)__builtin_ctz(m);
+			uint64_t r = now_ns - sl->tt[i];
+			bool old = r > t->p.max_age_ns;
+
+			if (s->tsecr == sl->tv[i]) {
+				sl->tused &= (uint8_t)~(1u << i);
+				if (old) {
+					t->c.expired++;
+				} else {
+					t->c.ts_samples++;
+					hit(t, s->sub, r, sl->tt[i], sl->tsent[i], now_ns);
+				}
+			} else if (seq_lt(sl->tv[i], s->tsecr)) {
+				/* Its echo never came by: unknowable. */
+				sl->tused &= (uint8_t)~(1u << i);
+				if (old)
+					t->c.expired++;
+				else
+					t->c.ts_skipped++;
+			}
 		}
-		if (seq_lt(sl->val, s->tsecr)) {
-			/* The echo of this one never came by: unknowable. */
-			t->c.ts_skipped++;
+		if (sl->tused == 0)
 			goto cand;
-		}
 		return;
+	}
+	if (rtt > t->p.max_age_ns) {
+		t->c.expired++;
+		goto cand;
 	}
 	if (seq_le(sl->val, s->ack)) {
 		t->c.seq_samples++;
@@ -406,19 +479,7 @@ answer(struct prtt *t, struct prtt_slot *sl, const struct prtt_seg *s,
 	}
 	return;
 hit:
-	record(t, s->sub, PRTT_DOWN, rtt);
-	/* Delivered: what left between the starts of the last two samples
-	 * arrived between their answers. Only when this one started within
-	 * an RTT of the last answer: across a pause it would read the
-	 * pause as a slow path. */
-	su = &t->subs[s->sub];
-	w = &su->d[PRTT_DOWN].win;
-	if (su->dlv_ns != 0 && sl->t_ns - su->dlv_ns <= rtt) {
-		w->acked_bytes += sl->arm_sent - su->dlv_sent;
-		w->acked_ns += now_ns - su->dlv_ns;
-	}
-	su->dlv_sent = sl->arm_sent;
-	su->dlv_ns = now_ns;
+	hit(t, s->sub, rtt, sl->t_ns, sl->arm_sent, now_ns);
 cand:
 	sl->state = S_CAND;
 	sl->t_ns = now_ns;

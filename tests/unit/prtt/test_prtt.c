@@ -103,13 +103,13 @@ test_an_ack_that_echoes_the_tsval_gives_the_time_since_that_tsval_was_first_sent
 	assert_int_equal(prtt_counters(t)->ts_armed, 0);
 	prtt_down_segment(t, &d1, T0);
 	prtt_down_segment(t, &d2, T0 + 1 * MS);  /* same TSval: keeps T0 */
-	prtt_down_segment(t, &d3, T0 + 2 * MS);  /* one sample in flight: none */
+	prtt_down_segment(t, &d3, T0 + 2 * MS);  /* a second one in flight */
 	struct prtt_seg a = ts(ackseg(7, 3896), 91, 500);
 	prtt_up_segment(t, &a, T0 + 37 * MS + 250 * US);
 	assert_int_equal(samples(t, 1, PRTT_DOWN), 1);
 	assert_int_equal(last_down(t, 1), 37 * MS + 250 * US);
 	assert_int_equal(prtt_counters(t)->ts_samples, 1);
-	assert_int_equal(prtt_counters(t)->ts_armed, 1);
+	assert_int_equal(prtt_counters(t)->ts_armed, 2);
 	/* A duplicate echo of the same TSval matches nothing more. */
 	prtt_up_segment(t, &a, T0 + 40 * MS);
 	assert_int_equal(samples(t, 1, PRTT_DOWN), 1);
@@ -135,21 +135,48 @@ test_a_later_segment_of_a_tick_already_sent_starts_no_sample(void **state)
 	/* More of tick 501 after the sample ended: timing it from here
 	 * would read 35 ms short when the echo of 501 comes. */
 	prtt_down_segment(t, &d3, T0 + 36 * MS);
-	assert_int_equal(prtt_counters(t)->ts_armed, 1);
-	a = ts(ackseg(7, 5344), 92, 501);
-	prtt_up_segment(t, &a, T0 + 61 * MS);     /* not timed: no sample */
-	assert_int_equal(samples(t, 1, PRTT_DOWN), 1);
-	prtt_down_segment(t, &d4, T0 + 62 * MS); /* a new tick: a sample */
 	assert_int_equal(prtt_counters(t)->ts_armed, 2);
+	a = ts(ackseg(7, 5344), 92, 501);
+	prtt_up_segment(t, &a, T0 + 61 * MS);     /* from 501's first: 60 ms */
+	assert_int_equal(samples(t, 1, PRTT_DOWN), 2);
+	assert_int_equal(last_down(t, 1), 60 * MS);
+	prtt_down_segment(t, &d4, T0 + 62 * MS); /* a new tick: a sample */
+	assert_int_equal(prtt_counters(t)->ts_armed, 3);
 	a = ts(ackseg(7, 6792), 93, 502);
 	prtt_up_segment(t, &a, T0 + 92 * MS);
-	assert_int_equal(samples(t, 1, PRTT_DOWN), 2);
+	assert_int_equal(samples(t, 1, PRTT_DOWN), 3);
 	assert_int_equal(last_down(t, 1), 30 * MS);
 	free(t);
 }
 
 static void
-test_one_sample_per_subscriber_other_flows_wait_until_the_chosen_one_goes_quiet(void **state)
+test_four_tsvals_are_timed_at_once_and_an_echo_of_any_of_them_matches(void **state)
+{
+	struct prtt *t = make(4);
+	struct prtt_seg d, a;
+
+	(void)state;
+	choose(t, ts(data(7, 0, 1000), 599, 90), T0 - 1 * MS);
+	for (uint32_t i = 0; i < 6; i++) { /* 600..605, 1 ms apart; 4 slots */
+		d = ts(data(7, 1000 + 1448 * i, 1448), 600 + i, 90);
+		prtt_down_segment(t, &d, T0 + i * MS);
+	}
+	assert_int_equal(prtt_counters(t)->ts_armed, 4);
+	/* The receiver echoes 602 (it acked after 601): 600 and 601 can no
+	 * longer be answered, 602 is, 603 stays in flight. */
+	a = ts(ackseg(7, 1000 + 1448 * 3), 91, 602);
+	prtt_up_segment(t, &a, T0 + 40 * MS);
+	assert_int_equal(prtt_counters(t)->ts_skipped, 2);
+	assert_int_equal(last_down(t, 1), 38 * MS);
+	a = ts(ackseg(7, 1000 + 1448 * 5), 92, 603);
+	prtt_up_segment(t, &a, T0 + 41 * MS);
+	assert_int_equal(samples(t, 1, PRTT_DOWN), 2);
+	assert_int_equal(last_down(t, 1), 38 * MS);
+	free(t);
+}
+
+static void
+test_one_flow_per_subscriber_is_sampled_others_wait_until_it_goes_quiet(void **state)
 {
 	struct prtt *t = make(4);
 	struct prtt_seg d, a;
@@ -226,13 +253,14 @@ test_timestamps_compare_across_the_wrap_of_the_tsval_clock(void **state)
 	d = ts(data(7, 1000, 1000), 0xFFFFFFFFu, 90);
 	prtt_down_segment(t, &d, T0);             /* sample on 2^32 - 1 */
 	d = ts(data(7, 2000, 1000), 0, 90);
-	prtt_down_segment(t, &d, T0 + 1 * MS);
-	a = ts(ackseg(7, 3000), 91, 0);            /* past it: unknowable */
+	prtt_down_segment(t, &d, T0 + 1 * MS);    /* and on 0, past the wrap */
+	a = ts(ackseg(7, 3000), 91, 0);            /* 2^32 - 1 unknowable, 0 timed */
 	prtt_up_segment(t, &a, T0 + 20 * MS);
 	assert_int_equal(prtt_counters(t)->ts_skipped, 1);
+	assert_int_equal(last_down(t, 1), 19 * MS);
 	d = ts(data(7, 3000, 1000), 0, 90);        /* tick 0 again: nothing */
 	prtt_down_segment(t, &d, T0 + 21 * MS);
-	assert_int_equal(prtt_counters(t)->ts_armed, 1);
+	assert_int_equal(prtt_counters(t)->ts_armed, 2);
 	d = ts(data(7, 4000, 1000), 1, 90);
 	prtt_down_segment(t, &d, T0 + 22 * MS);
 	a = ts(ackseg(7, 5000), 92, 1);
@@ -717,8 +745,8 @@ test_the_init_refuses_no_subscribers_and_zero_times_and_needs_no_flow_table(void
 	p.max_age_ns = 1;
 	size_t eight = prtt_memsize(&p);
 	p.subs = 16;
-	/* Per subscriber: a 128-byte slot and the histograms; nothing else. */
-	assert_true(prtt_memsize(&p) - eight < 8 * 1600);
+	/* Per subscriber: a 256-byte slot and the histograms; nothing else. */
+	assert_true(prtt_memsize(&p) - eight < 8 * 1800);
 }
 
 int
@@ -727,7 +755,8 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_an_ack_that_echoes_the_tsval_gives_the_time_since_that_tsval_was_first_sent),
 		cmocka_unit_test(test_a_later_segment_of_a_tick_already_sent_starts_no_sample),
-		cmocka_unit_test(test_one_sample_per_subscriber_other_flows_wait_until_the_chosen_one_goes_quiet),
+		cmocka_unit_test(test_four_tsvals_are_timed_at_once_and_an_echo_of_any_of_them_matches),
+		cmocka_unit_test(test_one_flow_per_subscriber_is_sampled_others_wait_until_it_goes_quiet),
 		cmocka_unit_test(test_an_echo_newer_than_the_armed_tsval_drops_the_sample_as_unknowable),
 		cmocka_unit_test(test_timestamps_compare_across_the_wrap_of_the_tsval_clock),
 		cmocka_unit_test(test_without_timestamps_the_first_cumulative_ack_covering_the_segment_gives_the_sample),
