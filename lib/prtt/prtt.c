@@ -28,7 +28,7 @@ struct prtt_slot {
 	uint64_t t_ns;      /* S_ARM: when the newest sample left; S_CAND: the flow's last segment */
 	uint64_t sent;      /* payload bytes sent toward the subscriber, ever */
 	uint64_t sent_wire; /* their frame bytes */
-	uint64_t arm_sent;  /* sent when the sample in flight started */
+	uint64_t quiet_ns;  /* a flow quiet this long gives up its place: max(idle, 2 RTT) */
 	uint32_t val;       /* timestamps: the TSval sampled; sequence: the range's end */
 	uint32_t lo;        /* sequence: the range's start */
 	uint32_t newest;    /* the flow's newest TSval or sequence end sent */
@@ -51,7 +51,9 @@ struct prtt_slot {
 	uint64_t tsent[TS_SLOTS]; /* sent then */
 	uint32_t tv[TS_SLOTS];
 	uint8_t tused;            /* bit i: tv[i] in flight */
-	uint8_t pad2[47];
+	uint8_t pad2[7];
+	uint64_t arm_sent;        /* sent when the sequence sample started */
+	uint8_t pad3[32];
 };
 _Static_assert(sizeof(struct prtt_slot) == 256, "slot size");
 
@@ -132,9 +134,11 @@ prtt_init(void *mem, const struct prtt_params *p)
 	t->p = *p;
 	t->slots = (struct prtt_slot *)((uint8_t *)mem + align64(sizeof(*t)));
 	t->subs = (struct prtt_sub *)(t->slots + p->subs);
-	for (uint32_t s = 0; s < p->subs; s++)
+	for (uint32_t s = 0; s < p->subs; s++) {
+		t->slots[s].quiet_ns = p->idle_ns;
 		for (int d = 0; d < 2; d++)
 			window_reset(&t->subs[s].d[d].win);
+	}
 	return t;
 }
 
@@ -283,7 +287,7 @@ down(struct prtt *t, struct prtt_slot *sl, const struct prtt_seg *s,
 		 * chosen or the candidate has gone quiet. Most segments of
 		 * a busy subscriber end here. */
 		if (sl->state == S_NONE ||
-		    (sl->state == S_CAND && now_ns - sl->t_ns > t->p.idle_ns))
+		    (sl->state == S_CAND && now_ns - sl->t_ns > sl->quiet_ns))
 			take(t, sl, s, end, now_ns);
 		return;
 	}
@@ -405,13 +409,16 @@ owd_sample(struct prtt *t, struct prtt_slot *sl, const struct prtt_seg *s,
  * before it): across a pause it would read the pause as a slow path.
  */
 static void
-hit(struct prtt *t, uint32_t sub, uint64_t rtt, uint64_t sent_ns,
-    uint64_t sent_bytes, uint64_t now_ns)
+hit(struct prtt *t, struct prtt_slot *sl, uint32_t sub, uint64_t rtt,
+    uint64_t sent_ns, uint64_t sent_bytes, uint64_t now_ns)
 {
 	struct prtt_sub *su = &t->subs[sub];
 	struct prtt_window *w = &su->d[PRTT_DOWN].win;
 
 	record(t, sub, PRTT_DOWN, rtt);
+	/* A flow that sends nothing for two RTTs has stopped (a bulk flow
+	 * sends every RTT); never sooner than idle_ns. */
+	sl->quiet_ns = 2 * rtt > t->p.idle_ns ? 2 * rtt : t->p.idle_ns;
 	if (sent_bytes < su->dlv_sent)
 		return;
 	if (su->dlv_ns != 0 && (int64_t)(sent_ns - su->dlv_ns) <= (int64_t)rtt) {
@@ -447,7 +454,7 @@ answer(struct prtt *t, struct prtt_slot *sl, const struct prtt_seg *s,
 					t->c.expired++;
 				} else {
 					t->c.ts_samples++;
-					hit(t, s->sub, r, sl->tt[i], sl->tsent[i], now_ns);
+					hit(t, sl, s->sub, r, sl->tt[i], sl->tsent[i], now_ns);
 				}
 			} else if (seq_lt(sl->tv[i], s->tsecr)) {
 				/* Its echo never came by: unknowable. */
@@ -479,7 +486,7 @@ answer(struct prtt *t, struct prtt_slot *sl, const struct prtt_seg *s,
 	}
 	return;
 hit:
-	hit(t, s->sub, rtt, sl->t_ns, sl->arm_sent, now_ns);
+	hit(t, sl, s->sub, rtt, sl->t_ns, sl->arm_sent, now_ns);
 cand:
 	sl->state = S_CAND;
 	sl->t_ns = now_ns;
@@ -498,7 +505,7 @@ up(struct prtt *t, struct prtt_slot *sl, const struct prtt_seg *s,
 	 * flow that lasts, and one flow's ticks are plenty (pping takes one
 	 * sample per RTT). Another flow takes the pin when it goes quiet. */
 	if (sl->okey != s->flow) {
-		if (sl->okey != 0 && now_ns - sl->o_seen <= t->p.idle_ns)
+		if (sl->okey != 0 && now_ns - sl->o_seen <= sl->quiet_ns)
 			return;
 		sl->okey = s->flow;
 		sl->o_valid = 0;
@@ -632,7 +639,7 @@ prtt_down_burst(struct prtt *t, const struct prtt_pkt *pkts, unsigned n,
 		uint64_t now_ns)
 {
 	const uint32_t subs = t->p.subs;
-	const uint64_t idle = t->p.idle_ns, max_age = t->p.max_age_ns;
+	const uint64_t max_age = t->p.max_age_ns;
 	struct prtt_slot *const slots = t->slots;
 	unsigned bad = 0;
 
@@ -657,7 +664,7 @@ prtt_down_burst(struct prtt *t, const struct prtt_pkt *pkts, unsigned n,
 		/* Another flow than the subscriber's, while its own is
 		 * alive: nothing to read. Most segments end here. */
 		if (sl->key != p->flow &&
-		    ((sl->state == S_CAND && now_ns - sl->t_ns <= idle) ||
+		    ((sl->state == S_CAND && now_ns - sl->t_ns <= sl->quiet_ns) ||
 		     (sl->state == S_ARM && now_ns - sl->t_ns <= max_age)))
 			continue;
 		down_slow(t, sl, p, now_ns);
@@ -685,7 +692,6 @@ prtt_up_burst(struct prtt *t, const struct prtt_pkt *pkts, unsigned n,
 	      uint64_t now_ns)
 {
 	const uint32_t subs = t->p.subs;
-	const uint64_t idle = t->p.idle_ns;
 	struct prtt_slot *const slots = t->slots;
 	unsigned bad = 0;
 
@@ -703,7 +709,7 @@ prtt_up_burst(struct prtt *t, const struct prtt_pkt *pkts, unsigned n,
 		/* Neither the sampled flow nor the pinned one (alive). */
 		if (!(sl->key == p->flow && sl->state == S_ARM) &&
 		    sl->okey != p->flow && sl->okey != 0 &&
-		    now_ns - sl->o_seen <= idle)
+		    now_ns - sl->o_seen <= sl->quiet_ns)
 			continue;
 		up_slow(t, sl, p, now_ns);
 	}
@@ -804,6 +810,7 @@ prtt_sub_reset(struct prtt *t, uint32_t sub)
 		return -1;
 	memset(&t->subs[sub], 0, sizeof(t->subs[sub]));
 	memset(&t->slots[sub], 0, sizeof(t->slots[sub]));
+	t->slots[sub].quiet_ns = t->p.idle_ns;
 	for (int d = 0; d < 2; d++)
 		window_reset(&t->subs[sub].d[d].win);
 	return 0;

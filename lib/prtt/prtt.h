@@ -78,7 +78,8 @@ struct prtt_params {
 	uint64_t owd_window_ns; /**< upstream baseline: min over 2 such windows */
 	/**
 	 * A flow that holds a subscriber's candidate or upstream pin and
-	 * sends nothing for this long gives it up to the next flow.
+	 * sends nothing for this long, or for twice the subscriber's last
+	 * RTT sample if that is longer, gives it up to the next flow.
 	 */
 	uint64_t idle_ns;
 };

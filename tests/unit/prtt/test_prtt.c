@@ -221,6 +221,26 @@ test_one_flow_per_subscriber_is_sampled_others_wait_until_it_goes_quiet(void **s
 }
 
 static void
+test_a_flow_keeps_its_place_while_quiet_for_less_than_two_of_its_rtts(void **state)
+{
+	struct prtt *t = make(4);
+	struct prtt_seg d, a;
+
+	(void)state;
+	choose(t, ts(data(7, 0, 1000), 499, 90), T0 - 1 * MS);
+	d = ts(data(7, 1000, 1000), 500, 90);
+	prtt_down_segment(t, &d, T0);
+	a = ts(ackseg(7, 2000), 91, 500);
+	prtt_up_segment(t, &a, T0 + 200 * MS);   /* 200 ms: quiet after 400 */
+	d = ts(data(8, 0, 1000), 800, 90);
+	prtt_down_segment(t, &d, T0 + 600 * MS);
+	assert_int_equal(prtt_counters(t)->candidates, 1);
+	prtt_down_segment(t, &d, T0 + 600 * MS + 1);
+	assert_int_equal(prtt_counters(t)->candidates, 2);
+	free(t);
+}
+
+static void
 test_an_echo_newer_than_the_armed_tsval_drops_the_sample_as_unknowable(void **state)
 {
 	struct prtt *t = make(4);
@@ -757,6 +777,7 @@ main(void)
 		cmocka_unit_test(test_a_later_segment_of_a_tick_already_sent_starts_no_sample),
 		cmocka_unit_test(test_four_tsvals_are_timed_at_once_and_an_echo_of_any_of_them_matches),
 		cmocka_unit_test(test_one_flow_per_subscriber_is_sampled_others_wait_until_it_goes_quiet),
+		cmocka_unit_test(test_a_flow_keeps_its_place_while_quiet_for_less_than_two_of_its_rtts),
 		cmocka_unit_test(test_an_echo_newer_than_the_armed_tsval_drops_the_sample_as_unknowable),
 		cmocka_unit_test(test_timestamps_compare_across_the_wrap_of_the_tsval_clock),
 		cmocka_unit_test(test_without_timestamps_the_first_cumulative_ack_covering_the_segment_gives_the_sample),
