@@ -399,56 +399,55 @@ aqm_ar_up(struct aqm_ar *a, struct rte_mbuf **pkts, const uint32_t *pipes,
 	  uint16_t n, uint64_t now_ns)
 {
 	struct prtt_pkt pp[AQM_BATCH];
-	unsigned k = 0;
 
-	for (uint16_t i = 0; i < n; i++) {
-		/* (Callers pass at most AQM_BATCH.) */
-		if (k == AQM_BATCH) {
+	/* (Callers pass at most AQM_BATCH: one round.) */
+	for (unsigned base = 0; base < n; base += AQM_BATCH) {
+		const unsigned last = RTE_MIN((unsigned)n, base + AQM_BATCH);
+		unsigned k = 0;
+
+		for (unsigned i = base; i < last; i++) {
+			struct pkt_meta *meta = pkt_meta(pkts[i]);
+
+			if (!tcp_of(pkts[i], meta, &pp[k])) {
+				a->non_tcp++;
+				continue;
+			}
+			/* (Upstream, the payload and length are not used.) */
+			pp[k++].sub = pipes[i];
+		}
+		if (k != 0)
 			prtt_up_burst(a->prtt, pp, k, now_ns);
-			k = 0;
-		}
-		struct pkt_meta *meta = pkt_meta(pkts[i]);
-		struct prtt_pkt *p = &pp[k];
-
-		if (!tcp_of(pkts[i], meta, p)) {
-			a->non_tcp++;
-			continue;
-		}
-		/* (Upstream, the payload and length are not used.) */
-		p->sub = pipes[i];
-		k++;
 	}
-	prtt_up_burst(a->prtt, pp, k, now_ns);
 }
 
 void
 aqm_ar_down(struct aqm_ar *a, struct rte_mbuf **pkts, uint16_t n, uint64_t now_ns)
 {
 	struct prtt_pkt pp[AQM_BATCH];
-	unsigned k = 0;
-	uint32_t end;
 
-	for (uint16_t i = 0; i < n; i++) {
-		/* (Callers pass at most AQM_BATCH.) */
-		if (k == AQM_BATCH) {
+	for (unsigned base = 0; base < n; base += AQM_BATCH) {
+		const unsigned last = RTE_MIN((unsigned)n, base + AQM_BATCH);
+		unsigned k = 0;
+
+		for (unsigned i = base; i < last; i++) {
+			struct pkt_meta *meta = pkt_meta(pkts[i]);
+			struct prtt_pkt *p = &pp[k];
+			uint32_t end;
+
+			if (!tcp_of(pkts[i], meta, p)) {
+				a->non_tcp++;
+				continue;
+			}
+			/* The pipe it was queued in (or bypassed): no second lookup. */
+			p->sub = meta->pipe;
+			end = (uint32_t)meta->l3_off + meta->l3_len;
+			p->payload = end > meta->payload_off ? end - meta->payload_off : 0;
+			p->wire_len = pkts[i]->pkt_len;
+			k++;
+		}
+		if (k != 0)
 			prtt_down_burst(a->prtt, pp, k, now_ns);
-			k = 0;
-		}
-		struct pkt_meta *meta = pkt_meta(pkts[i]);
-		struct prtt_pkt *p = &pp[k];
-
-		if (!tcp_of(pkts[i], meta, p)) {
-			a->non_tcp++;
-			continue;
-		}
-		/* The pipe it was queued in (or bypassed): no second lookup. */
-		p->sub = meta->pipe;
-		end = (uint32_t)meta->l3_off + meta->l3_len;
-		p->payload = end > meta->payload_off ? end - meta->payload_off : 0;
-		p->wire_len = pkts[i]->pkt_len;
-		k++;
 	}
-	prtt_down_burst(a->prtt, pp, k, now_ns);
 }
 
 /* ------------------------------------------------------------------ */
