@@ -383,71 +383,73 @@ flow_key(const struct pkt_meta *meta)
  * needs it.
  */
 static inline bool
-tcp_of(struct rte_mbuf *m, const struct pkt_meta *meta, struct prtt_pkt *p)
+is_tcp(const struct pkt_meta *meta)
 {
-	if (meta->l4_proto != IPPROTO_TCP || !(meta->flags & PKT_F_L4) ||
-	    meta->err != PKT_ERR_NONE)
-		return false;
-	p->hdr = rte_pktmbuf_mtod_offset(m, const uint8_t *, meta->l4_off);
-	p->hdr_len = meta->l4_len;
-	p->flow = flow_key(meta);
-	return true;
+	return meta->l4_proto == IPPROTO_TCP && (meta->flags & PKT_F_L4) &&
+	       meta->err == PKT_ERR_NONE;
 }
 
+static inline const uint8_t *
+tcp_hdr(struct rte_mbuf *m, const struct pkt_meta *meta)
+{
+	return rte_pktmbuf_mtod_offset(m, const uint8_t *, meta->l4_off);
+}
+
+/*
+ * Most segments are of another flow than the subscriber's chosen (or
+ * pinned) one: lib/prtt's inline check takes them on the key alone; the
+ * others go to lib/prtt with their header.
+ */
 void
 aqm_ar_up(struct aqm_ar *a, struct rte_mbuf **pkts, const uint32_t *pipes,
 	  uint16_t n, uint64_t now_ns)
 {
-	struct prtt_pkt pp[AQM_BATCH];
+	struct prtt_fast f;
 
-	/* (Callers pass at most AQM_BATCH: one round.) */
-	for (unsigned base = 0; base < n; base += AQM_BATCH) {
-		const unsigned last = RTE_MIN((unsigned)n, base + AQM_BATCH);
-		unsigned k = 0;
+	prtt_fast_get(a->prtt, &f);
+	for (uint16_t i = 0; i < n; i++) {
+		struct pkt_meta *meta = pkt_meta(pkts[i]);
+		uint64_t flow;
 
-		for (unsigned i = base; i < last; i++) {
-			struct pkt_meta *meta = pkt_meta(pkts[i]);
-
-			if (!tcp_of(pkts[i], meta, &pp[k])) {
-				a->non_tcp++;
-				continue;
-			}
-			/* (Upstream, the payload and length are not used.) */
-			pp[k++].sub = pipes[i];
+		if (!is_tcp(meta)) {
+			a->non_tcp++;
+			continue;
 		}
-		if (k != 0)
-			prtt_up_burst(a->prtt, pp, k, now_ns);
+		flow = flow_key(meta);
+		if (prtt_up_fast(&f, pipes[i], flow, now_ns))
+			continue;
+		/* (Upstream, the payload and length are not used.) */
+		prtt_up_tcp(a->prtt, pipes[i], flow, tcp_hdr(pkts[i], meta),
+			    meta->l4_len, 0, 0, now_ns);
 	}
+	prtt_fast_put(a->prtt, &f);
 }
 
 void
 aqm_ar_down(struct aqm_ar *a, struct rte_mbuf **pkts, uint16_t n, uint64_t now_ns)
 {
-	struct prtt_pkt pp[AQM_BATCH];
+	struct prtt_fast f;
 
-	for (unsigned base = 0; base < n; base += AQM_BATCH) {
-		const unsigned last = RTE_MIN((unsigned)n, base + AQM_BATCH);
-		unsigned k = 0;
+	prtt_fast_get(a->prtt, &f);
+	for (uint16_t i = 0; i < n; i++) {
+		struct pkt_meta *meta = pkt_meta(pkts[i]);
+		uint32_t end, payload;
+		uint64_t flow;
 
-		for (unsigned i = base; i < last; i++) {
-			struct pkt_meta *meta = pkt_meta(pkts[i]);
-			struct prtt_pkt *p = &pp[k];
-			uint32_t end;
-
-			if (!tcp_of(pkts[i], meta, p)) {
-				a->non_tcp++;
-				continue;
-			}
-			/* The pipe it was queued in (or bypassed): no second lookup. */
-			p->sub = meta->pipe;
-			end = (uint32_t)meta->l3_off + meta->l3_len;
-			p->payload = end > meta->payload_off ? end - meta->payload_off : 0;
-			p->wire_len = pkts[i]->pkt_len;
-			k++;
+		if (!is_tcp(meta)) {
+			a->non_tcp++;
+			continue;
 		}
-		if (k != 0)
-			prtt_down_burst(a->prtt, pp, k, now_ns);
+		flow = flow_key(meta);
+		end = (uint32_t)meta->l3_off + meta->l3_len;
+		payload = end > meta->payload_off ? end - meta->payload_off : 0;
+		/* The pipe it was queued in (or bypassed): no second lookup. */
+		if (prtt_down_fast(&f, meta->pipe, flow, payload, pkts[i]->pkt_len, now_ns))
+			continue;
+		prtt_down_tcp(a->prtt, meta->pipe, flow, tcp_hdr(pkts[i], meta),
+			      meta->l4_len, payload, pkts[i]->pkt_len, now_ns);
 	}
+	prtt_fast_put(a->prtt, &f);
 }
 
 /* ------------------------------------------------------------------ */

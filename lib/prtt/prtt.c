@@ -17,33 +17,26 @@
 #define S_ARM  2 /* samples in flight */
 
 /*
- * One subscriber's sampling state: 256 bytes, the first line for the
- * downstream sample (read by every segment of the subscriber), the second
- * for the flow pinned for the upstream delay, the last two for the
- * timestamp samples (read by the chosen flow's segments only).
+ * One subscriber's sampling state: 256 bytes. The first line (struct
+ * prtt_hot, prtt.h) is all a segment of another flow reads; the second
+ * holds the chosen flow's sequence state and the pinned flow's baseline,
+ * the last two the timestamp samples (read by those flows only).
  */
 struct prtt_slot {
+	struct prtt_hot h;  /* key, t_ns, quiet_ns, sent, sent_wire, okey, o_seen, state */
 	/* Downstream. */
-	uint64_t key;       /* the candidate's or sample's flow */
-	uint64_t t_ns;      /* S_ARM: when the newest sample left; S_CAND: the flow's last segment */
-	uint64_t sent;      /* payload bytes sent toward the subscriber, ever */
-	uint64_t sent_wire; /* their frame bytes */
-	uint64_t quiet_ns;  /* a flow quiet this long gives up its place: max(idle, 2 RTT) */
-	uint32_t val;       /* timestamps: the TSval sampled; sequence: the range's end */
+	uint32_t val;       /* timestamps: unused; sequence: the range's end */
 	uint32_t lo;        /* sequence: the range's start */
 	uint32_t newest;    /* the flow's newest TSval or sequence end sent */
-	uint8_t state;      /* S_* */
 	uint8_t ts;         /* the flow uses timestamps */
-	uint8_t pad0[10];
+	uint8_t o_valid;    /* upstream: o_* hold a reference */
+	uint8_t pad0[2];
 	/* Upstream. */
-	uint64_t okey;      /* the pinned flow (0: none) */
-	uint64_t o_seen;    /* its last segment */
 	uint64_t o_t0;      /* reference instant of the OWD arithmetic */
 	uint64_t o_win;     /* start of this window */
 	int64_t o_min[2];   /* this window's and the last one's minimum */
 	uint32_t o_ts0, o_last;
-	uint8_t o_valid;
-	uint8_t pad1[7];
+	uint8_t pad1[8];
 	/* Timestamps: a receiver echoes only the TSval after its last ACK,
 	 * and stretch ACKs skip most ticks: one in flight would mostly go
 	 * unanswered (tests/e2e/test_prtt.sh: 16 of 80). */
@@ -55,6 +48,7 @@ struct prtt_slot {
 	uint64_t arm_sent;        /* sent when the sequence sample started */
 	uint8_t pad3[32];
 };
+_Static_assert(sizeof(struct prtt_hot) == 64, "hot line size");
 _Static_assert(sizeof(struct prtt_slot) == 256, "slot size");
 
 struct prtt_sub_dir {
@@ -135,7 +129,7 @@ prtt_init(void *mem, const struct prtt_params *p)
 	t->slots = (struct prtt_slot *)((uint8_t *)mem + align64(sizeof(*t)));
 	t->subs = (struct prtt_sub *)(t->slots + p->subs);
 	for (uint32_t s = 0; s < p->subs; s++) {
-		t->slots[s].quiet_ns = p->idle_ns;
+		t->slots[s].h.quiet_ns = p->idle_ns;
 		for (int d = 0; d < 2; d++)
 			window_reset(&t->subs[s].d[d].win);
 	}
@@ -225,9 +219,9 @@ static void
 take(struct prtt *t, struct prtt_slot *sl, const struct prtt_seg *s,
      uint32_t end, uint64_t now_ns)
 {
-	sl->state = S_CAND;
-	sl->key = s->flow;
-	sl->t_ns = now_ns;
+	sl->h.state = S_CAND;
+	sl->h.key = s->flow;
+	sl->h.t_ns = now_ns;
 	sl->ts = s->has_ts;
 	sl->newest = s->has_ts ? s->tsval : end;
 	t->c.candidates++;
@@ -237,11 +231,11 @@ static void
 arm(struct prtt *t, struct prtt_slot *sl, uint32_t sub, uint32_t val,
     uint32_t lo, uint64_t now_ns)
 {
-	sl->state = S_ARM;
+	sl->h.state = S_ARM;
 	sl->val = val;
 	sl->lo = lo;
-	sl->t_ns = now_ns;
-	sl->arm_sent = sl->sent;
+	sl->h.t_ns = now_ns;
+	sl->arm_sent = sl->h.sent;
 	t->subs[sub].d[PRTT_DOWN].win.armed++;
 }
 
@@ -276,26 +270,26 @@ down(struct prtt *t, struct prtt_slot *sl, const struct prtt_seg *s,
 {
 	uint32_t end = s->seq + len;
 
-	if (sl->state == S_ARM && now_ns - sl->t_ns > t->p.max_age_ns) {
+	if (sl->h.state == S_ARM && now_ns - sl->h.t_ns > t->p.max_age_ns) {
 		/* Nobody answered: the flow may be gone. */
 		t->c.expired += sl->ts ? (unsigned)__builtin_popcount(sl->tused) : 1;
 		sl->tused = 0;
-		sl->state = S_NONE;
+		sl->h.state = S_NONE;
 	}
-	if (sl->key != s->flow || sl->state == S_NONE) {
+	if (sl->h.key != s->flow || sl->h.state == S_NONE) {
 		/* Another flow: it takes the subscriber when no flow is
 		 * chosen or the candidate has gone quiet. Most segments of
 		 * a busy subscriber end here. */
-		if (sl->state == S_NONE ||
-		    (sl->state == S_CAND && now_ns - sl->t_ns > sl->quiet_ns))
+		if (sl->h.state == S_NONE ||
+		    (sl->h.state == S_CAND && now_ns - sl->h.t_ns > sl->h.quiet_ns))
 			take(t, sl, s, end, now_ns);
 		return;
 	}
-	if (sl->state == S_CAND)
-		sl->t_ns = now_ns;
+	if (sl->h.state == S_CAND)
+		sl->h.t_ns = now_ns;
 	if (s->has_ts != sl->ts) {
 		/* The options changed under us: start over on this one. */
-		if (sl->state == S_CAND)
+		if (sl->h.state == S_CAND)
 			take(t, sl, s, end, now_ns);
 		return;
 	}
@@ -314,9 +308,9 @@ down(struct prtt *t, struct prtt_slot *sl, const struct prtt_seg *s,
 		sl->tused |= (uint8_t)(1u << i);
 		sl->tv[i] = s->tsval;
 		sl->tt[i] = now_ns;
-		sl->tsent[i] = sl->sent;
-		sl->state = S_ARM;
-		sl->t_ns = now_ns;
+		sl->tsent[i] = sl->h.sent;
+		sl->h.state = S_ARM;
+		sl->h.t_ns = now_ns;
 		t->subs[s->sub].d[PRTT_DOWN].win.armed++;
 		t->c.ts_armed++;
 		return;
@@ -324,7 +318,7 @@ down(struct prtt *t, struct prtt_slot *sl, const struct prtt_seg *s,
 	if (seq_le(sl->newest, s->seq)) {
 		/* New data (past everything the flow sent since chosen). */
 		sl->newest = end;
-		if (sl->state == S_CAND) {
+		if (sl->h.state == S_CAND) {
 			arm(t, sl, s->sub, end, s->seq, now_ns);
 			t->c.seq_armed++;
 		}
@@ -332,10 +326,10 @@ down(struct prtt *t, struct prtt_slot *sl, const struct prtt_seg *s,
 	}
 	/* Some of it was sent before: Karn, no sample may span it, and a
 	 * resend never starts one. */
-	if (sl->state == S_ARM && seq_lt(s->seq, sl->val) && seq_lt(sl->lo, end)) {
+	if (sl->h.state == S_ARM && seq_lt(s->seq, sl->val) && seq_lt(sl->lo, end)) {
 		t->c.karn_discarded++;
-		sl->state = S_CAND;
-		sl->t_ns = now_ns;
+		sl->h.state = S_CAND;
+		sl->h.t_ns = now_ns;
 	}
 	if (seq_lt(sl->newest, end))
 		sl->newest = end;
@@ -356,8 +350,8 @@ prtt_down_segment(struct prtt *t, const struct prtt_seg *s, uint64_t now_ns)
 	if (len == 0)
 		return; /* a pure ACK: nothing answers it */
 	sl = &t->slots[s->sub];
-	sl->sent += s->payload;
-	sl->sent_wire += s->wire_len;
+	sl->h.sent += s->payload;
+	sl->h.sent_wire += s->wire_len;
 	down(t, sl, s, len, now_ns);
 }
 
@@ -418,7 +412,7 @@ hit(struct prtt *t, struct prtt_slot *sl, uint32_t sub, uint64_t rtt,
 	record(t, sub, PRTT_DOWN, rtt);
 	/* A flow that sends nothing for two RTTs has stopped (a bulk flow
 	 * sends every RTT); never sooner than idle_ns. */
-	sl->quiet_ns = 2 * rtt > t->p.idle_ns ? 2 * rtt : t->p.idle_ns;
+	sl->h.quiet_ns = 2 * rtt > t->p.idle_ns ? 2 * rtt : t->p.idle_ns;
 	if (sent_bytes < su->dlv_sent)
 		return;
 	if (su->dlv_ns != 0 && (int64_t)(sent_ns - su->dlv_ns) <= (int64_t)rtt) {
@@ -438,7 +432,7 @@ static void
 answer(struct prtt *t, struct prtt_slot *sl, const struct prtt_seg *s,
        uint64_t now_ns)
 {
-	uint64_t rtt = now_ns - sl->t_ns;
+	uint64_t rtt = now_ns - sl->h.t_ns;
 
 	if (sl->ts) {
 		if (!s->has_ts)
@@ -486,10 +480,10 @@ answer(struct prtt *t, struct prtt_slot *sl, const struct prtt_seg *s,
 	}
 	return;
 hit:
-	hit(t, sl, s->sub, rtt, sl->t_ns, sl->arm_sent, now_ns);
+	hit(t, sl, s->sub, rtt, sl->h.t_ns, sl->arm_sent, now_ns);
 cand:
-	sl->state = S_CAND;
-	sl->t_ns = now_ns;
+	sl->h.state = S_CAND;
+	sl->h.t_ns = now_ns;
 }
 
 /* An upstream segment, counted already. */
@@ -497,21 +491,21 @@ static void
 up(struct prtt *t, struct prtt_slot *sl, const struct prtt_seg *s,
    uint64_t now_ns)
 {
-	if (sl->key == s->flow && sl->state == S_ARM && (s->flags & 0x10))
+	if (sl->h.key == s->flow && sl->h.state == S_ARM && (s->flags & 0x10))
 		answer(t, sl, s, now_ns);
 	if (!s->has_ts)
 		return;
 	/* Upstream delay from one flow per subscriber: its baseline needs a
 	 * flow that lasts, and one flow's ticks are plenty (pping takes one
 	 * sample per RTT). Another flow takes the pin when it goes quiet. */
-	if (sl->okey != s->flow) {
-		if (sl->okey != 0 && now_ns - sl->o_seen <= sl->quiet_ns)
+	if (sl->h.okey != s->flow) {
+		if (sl->h.okey != 0 && now_ns - sl->h.o_seen <= sl->h.quiet_ns)
 			return;
-		sl->okey = s->flow;
+		sl->h.okey = s->flow;
 		sl->o_valid = 0;
 		t->c.owd_pins++;
 	}
-	sl->o_seen = now_ns;
+	sl->h.o_seen = now_ns;
 	owd_sample(t, sl, s, now_ns);
 }
 
@@ -659,13 +653,13 @@ prtt_down_burst(struct prtt *t, const struct prtt_pkt *pkts, unsigned n,
 		if (len == 0)
 			continue; /* a pure ACK: nothing answers it */
 		sl = &slots[p->sub];
-		sl->sent += p->payload;
-		sl->sent_wire += p->wire_len;
+		sl->h.sent += p->payload;
+		sl->h.sent_wire += p->wire_len;
 		/* Another flow than the subscriber's, while its own is
 		 * alive: nothing to read. Most segments end here. */
-		if (sl->key != p->flow &&
-		    ((sl->state == S_CAND && now_ns - sl->t_ns <= sl->quiet_ns) ||
-		     (sl->state == S_ARM && now_ns - sl->t_ns <= max_age)))
+		if (sl->h.key != p->flow &&
+		    ((sl->h.state == S_CAND && now_ns - sl->h.t_ns <= sl->h.quiet_ns) ||
+		     (sl->h.state == S_ARM && now_ns - sl->h.t_ns <= max_age)))
 			continue;
 		down_slow(t, sl, p, now_ns);
 	}
@@ -707,14 +701,30 @@ prtt_up_burst(struct prtt *t, const struct prtt_pkt *pkts, unsigned n,
 			continue;
 		sl = &slots[p->sub];
 		/* Neither the sampled flow nor the pinned one (alive). */
-		if (!(sl->key == p->flow && sl->state == S_ARM) &&
-		    sl->okey != p->flow && sl->okey != 0 &&
-		    now_ns - sl->o_seen <= sl->quiet_ns)
+		if (!(sl->h.key == p->flow && sl->h.state == S_ARM) &&
+		    sl->h.okey != p->flow && sl->h.okey != 0 &&
+		    now_ns - sl->h.o_seen <= sl->h.quiet_ns)
 			continue;
 		up_slow(t, sl, p, now_ns);
 	}
 	t->c.bad_sub += bad;
 	t->c.segments += n - bad;
+}
+
+void
+prtt_fast_get(struct prtt *t, struct prtt_fast *f)
+{
+	f->slots = &t->slots[0].h;
+	f->max_age_ns = t->p.max_age_ns;
+	f->segments = 0;
+	f->subs = t->p.subs;
+}
+
+void
+prtt_fast_put(struct prtt *t, struct prtt_fast *f)
+{
+	t->c.segments += f->segments;
+	f->segments = 0;
 }
 
 void
@@ -775,10 +785,10 @@ prtt_sub_window_take(struct prtt *t, uint32_t sub, enum prtt_dir dir,
 	if (dir == PRTT_DOWN) {
 		struct prtt_sub *su = &t->subs[sub];
 		const struct prtt_slot *sl = &t->slots[sub];
-		out->sent_payload = sl->sent - su->sent_taken;
-		out->sent_wire = sl->sent_wire - su->wire_taken;
-		su->sent_taken = sl->sent;
-		su->wire_taken = sl->sent_wire;
+		out->sent_payload = sl->h.sent - su->sent_taken;
+		out->sent_wire = sl->h.sent_wire - su->wire_taken;
+		su->sent_taken = sl->h.sent;
+		su->wire_taken = sl->h.sent_wire;
 	}
 	return 0;
 }
@@ -810,7 +820,7 @@ prtt_sub_reset(struct prtt *t, uint32_t sub)
 		return -1;
 	memset(&t->subs[sub], 0, sizeof(t->subs[sub]));
 	memset(&t->slots[sub], 0, sizeof(t->slots[sub]));
-	t->slots[sub].quiet_ns = t->p.idle_ns;
+	t->slots[sub].h.quiet_ns = t->p.idle_ns;
 	for (int d = 0; d < 2; d++)
 		window_reset(&t->subs[sub].d[d].win);
 	return 0;

@@ -157,6 +157,89 @@ void prtt_down_segment(struct prtt *t, const struct prtt_seg *s, uint64_t now_ns
  */
 void prtt_up_segment(struct prtt *t, const struct prtt_seg *s, uint64_t now_ns);
 
+/**
+ * The first line of a subscriber's slot: what the inline checks below
+ * read (lib/prtt's own state; callers never write it).
+ */
+struct prtt_hot {
+	uint64_t key;       /**< the chosen flow */
+	uint64_t t_ns;      /**< samples in flight: the newest's start; else the flow's last segment */
+	uint64_t quiet_ns;  /**< the chosen or pinned flow keeps its place while quiet for less */
+	uint64_t sent;      /**< payload bytes sent toward the subscriber, ever */
+	uint64_t sent_wire; /**< their frame bytes */
+	uint64_t okey;      /**< the flow pinned for the upstream delay (0: none) */
+	uint64_t o_seen;    /**< its last segment */
+	uint8_t state;      /**< 0: no flow chosen, 1: chosen, 2: samples in flight */
+	uint8_t pad[7];
+};
+
+/** What the inline checks need, from prtt_fast_get(), for one burst. */
+struct prtt_fast {
+	struct prtt_hot *slots;   /**< 256 bytes apart */
+	uint64_t max_age_ns;
+	uint64_t segments;        /**< taken by the checks; prtt_fast_put() counts them */
+	uint32_t subs;
+};
+
+/** Start a burst of inline checks. */
+void prtt_fast_get(struct prtt *t, struct prtt_fast *f);
+
+/** End it: the segments the checks took are counted. */
+void prtt_fast_put(struct prtt *t, struct prtt_fast *f);
+
+/** The subscriber's slot. */
+static inline struct prtt_hot *
+prtt_fast_slot(const struct prtt_fast *f, uint32_t sub)
+{
+	return (struct prtt_hot *)((uint8_t *)f->slots + (size_t)sub * 256);
+}
+
+/**
+ * A downstream segment with payload of flow (see struct prtt_seg) for
+ * subscriber sub: if it is not the subscriber's chosen flow and that one
+ * is alive, it only counts, and this returns true. Else (false) the
+ * caller passes it to prtt_down_tcp().
+ */
+static inline bool
+prtt_down_fast(struct prtt_fast *f, uint32_t sub, uint64_t flow,
+	       uint32_t payload, uint32_t wire_len, uint64_t now_ns)
+{
+	struct prtt_hot *h;
+
+	if (sub >= f->subs || payload == 0) /* (SYN/FIN: the header decides) */
+		return false;
+	h = prtt_fast_slot(f, sub);
+	if (h->key == flow ||
+	    !((h->state == 1 && now_ns - h->t_ns <= h->quiet_ns) ||
+	      (h->state == 2 && now_ns - h->t_ns <= f->max_age_ns)))
+		return false;
+	h->sent += payload;
+	h->sent_wire += wire_len;
+	f->segments++;
+	return true;
+}
+
+/**
+ * An upstream segment of flow from subscriber sub: true if it is neither
+ * the sampled flow (with samples in flight) nor the pinned one, and the
+ * pinned one is alive: nothing to do. Else the caller passes it to
+ * prtt_up_tcp().
+ */
+static inline bool
+prtt_up_fast(struct prtt_fast *f, uint32_t sub, uint64_t flow, uint64_t now_ns)
+{
+	const struct prtt_hot *h;
+
+	if (sub >= f->subs)
+		return false;
+	h = prtt_fast_slot(f, sub);
+	if ((h->key == flow && h->state == 2) || h->okey == flow || h->okey == 0 ||
+	    now_ns - h->o_seen > h->quiet_ns)
+		return false;
+	f->segments++;
+	return true;
+}
+
 /** One TCP segment for the burst calls: its header is read only if needed. */
 struct prtt_pkt {
 	const uint8_t *hdr;  /**< the TCP header */

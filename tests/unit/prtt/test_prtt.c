@@ -748,6 +748,40 @@ test_the_header_entry_points_give_the_same_samples_and_count_bad_options(void **
 }
 
 static void
+test_the_inline_checks_take_only_segments_of_other_flows_while_the_chosen_ones_are_alive(void **state)
+{
+	struct prtt *t = make(4);
+	struct prtt_fast f;
+	struct prtt_seg d, a;
+	struct prtt_window w;
+
+	(void)state;
+	prtt_fast_get(t, &f);
+	assert_false(prtt_down_fast(&f, 1, 8, 1000, 1054, T0)); /* none chosen */
+	assert_false(prtt_up_fast(&f, 1, 8, T0));               /* none pinned */
+	assert_false(prtt_down_fast(&f, 4, 8, 1000, 1054, T0)); /* bad sub: the call counts it */
+	choose(t, ts(data(7, 0, 1000), 499, 90), T0);
+	a = ts(ackseg(7, 1000), 91, 400);
+	prtt_up_segment(t, &a, T0);                              /* pins 7 */
+	assert_true(prtt_down_fast(&f, 1, 8, 1000, 1054, T0 + 1 * MS));
+	assert_false(prtt_down_fast(&f, 1, 7, 1000, 1054, T0 + 1 * MS));
+	assert_false(prtt_down_fast(&f, 1, 8, 0, 54, T0 + 1 * MS)); /* SYN/FIN? the header says */
+	assert_true(prtt_up_fast(&f, 1, 8, T0 + 1 * MS));
+	assert_false(prtt_up_fast(&f, 1, 7, T0 + 1 * MS));
+	d = ts(data(7, 1000, 1000), 500, 90);
+	prtt_down_segment(t, &d, T0 + 2 * MS);                   /* in flight */
+	/* Quiet for longer than idle: the next segment of any flow is looked at. */
+	assert_false(prtt_up_fast(&f, 1, 8, T0 + 251 * MS));
+	assert_false(prtt_down_fast(&f, 1, 8, 1000, 1054, T0 + 4003 * MS));
+	prtt_fast_put(t, &f);
+	assert_int_equal(prtt_counters(t)->segments, 5);        /* 2 taken inline, 3 by the calls */
+	assert_int_equal(prtt_sub_window_take(t, 1, PRTT_DOWN, &w), 0);
+	assert_int_equal(w.sent_payload, 3000);
+	assert_int_equal(w.sent_wire, 1054 + 2 * 1054);
+	free(t);
+}
+
+static void
 test_the_init_refuses_no_subscribers_and_zero_times_and_needs_no_flow_table(void **state)
 {
 	struct prtt_params p;
@@ -794,6 +828,7 @@ main(void)
 		cmocka_unit_test(test_percentiles_come_from_buckets_narrower_than_an_eighth_of_the_value),
 		cmocka_unit_test(test_the_option_parser_reads_timestamps_and_sack_and_refuses_bad_lengths),
 		cmocka_unit_test(test_the_header_entry_points_give_the_same_samples_and_count_bad_options),
+		cmocka_unit_test(test_the_inline_checks_take_only_segments_of_other_flows_while_the_chosen_ones_are_alive),
 		cmocka_unit_test(test_the_init_refuses_no_subscribers_and_zero_times_and_needs_no_flow_table),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
