@@ -49,7 +49,7 @@ struct prtt_slot {
 	uint8_t pad3[32];
 };
 _Static_assert(sizeof(struct prtt_hot) == 64, "hot line size");
-_Static_assert(sizeof(struct prtt_slot) == 256, "slot size");
+_Static_assert(sizeof(struct prtt_slot) == 256, "slot size (prtt_fast_slot() in prtt.h)");
 
 struct prtt_sub_dir {
 	uint32_t hist[PRTT_HIST_BUCKETS];
