@@ -78,7 +78,7 @@ static const struct ini_key ar_keys[] = {
 	{ "passive_rtt", INI_KIND_BOOL, AC(passive_rtt), .def = "off",
 	  .doc = "passive RTT per subscriber from its TCP traffic (lib/prtt); autorate needs it" },
 	{ "prtt_flows", INI_KIND_UINT, AC(prtt_flows), 4, 1u << 24, .def = "16384",
-	  .unit = "flows", .doc = "flow table slots per worker, a power of two; the least recently used is evicted" },
+	  .unit = "flows", .doc = "no longer used (lib/prtt keeps no flow table); accepted so older files load" },
 	{ "prtt_max_age", INI_KIND_TIME, AC(prtt_max_age), 1000000, 60000000000ULL, 1000000,
 	  .def = "4s", .doc = "a sample not answered by then is dropped" },
 	{ "prtt_ts_tick", INI_KIND_TIME, AC(prtt_ts_tick), 1000, 1000000000, 1000000,
@@ -160,9 +160,6 @@ aqm_ar_conf_parse(struct ini_file *f, struct aqm_ar_conf *c, uint64_t max_subs,
 	    ini_apply_section(f, AR_SECTION, ar_keys, RTE_DIM(ar_keys), c, &set,
 			      err, errlen) < 0)
 		return -1;
-	if ((c->prtt_flows & (c->prtt_flows - 1)) != 0)
-		return ar_fail(f, "prtt_flows", set, key_idx("prtt_flows"), err, errlen,
-			       "must be a power of two");
 	if ((c->log_size & (c->log_size - 1)) != 0)
 		return ar_fail(f, "autorate_log", set, key_idx("autorate_log"), err, errlen,
 			       "must be a power of two");
@@ -246,7 +243,6 @@ struct aqm_ar {
 	uint64_t events[2][AUTORATE_EVENT_MAX];
 	uint64_t rate_changes[2];
 	uint64_t non_tcp;            /* packets seen that were not TCP with ports */
-	uint64_t bad_options;        /* TCP options that did not parse: no timestamp used */
 	struct ar_log_entry *log;
 	uint32_t log_mask;
 	volatile uint64_t log_head;  /* entries written; published after the entry */
@@ -281,7 +277,6 @@ aqm_ar_create(struct aqm_worker *w, const struct aqm_ar_conf *c,
 	a->c = *c;
 	a->npipes_max = max_subs + 1; /* pipe 0: the default pipe */
 	prtt_params_default(&pp);
-	pp.flows = c->prtt_flows;
 	pp.subs = a->npipes_max;
 	pp.max_age_ns = c->prtt_max_age;
 	pp.ts_tick_ns = c->prtt_ts_tick;
@@ -353,98 +348,111 @@ rd32(const uint8_t *p)
 }
 
 /*
- * The flow key: the same for both directions of a connection, never 0.
- * IPv4: the two endpoints (address << 16 | port), smaller first, mixed
- * into 64 bits; no CRC, which the bypass path otherwise never pays for. IPv6: the symmetric 5-tuple hash and the sorted port pair.
+ * The flow key: the same for both directions of a connection, never 0,
+ * and cheap, since every TCP segment of a subscriber needs it (lib/prtt
+ * compares it with the one flow the subscriber samples): the sorted port
+ * pair and the xor of the two addresses. Two connections of one
+ * subscriber share a key only with the same ports and the same address
+ * xor, and then the TSecr or ACK must match too. (pkt_flow_hash() would
+ * be a CRC of the 5-tuple per packet: the bypass path never pays it.)
  */
 static inline uint64_t
-flow_key(struct pkt_meta *meta)
+flow_key(const struct pkt_meta *meta)
 {
+	uint32_t a, b, lo, hi;
 	uint64_t k;
 
-	if (meta->l3 == PKT_L3_IPV4) {
-		uint64_t ea = (uint64_t)rd32(meta->src) << 16 | meta->sport;
-		uint64_t eb = (uint64_t)rd32(meta->dst) << 16 | meta->dport;
-		uint64_t lo = RTE_MIN(ea, eb), hi = RTE_MAX(ea, eb);
-		/* A multiply, xor and shift finalizer: the table takes its
-		 * bucket from the top bits, and a plain sum of products of
-		 * these structured addresses fills a third of the buckets. */
-		k = lo * 0x9E3779B97F4A7C15ULL ^ hi;
-		k ^= k >> 32;
-		k *= 0xC2B2AE3D27D4EB4FULL;
-		k ^= k >> 29;
-	} else {
-		uint16_t lo = RTE_MIN(meta->sport, meta->dport), hi = RTE_MAX(meta->sport, meta->dport);
-		k = (uint64_t)pkt_flow_hash(meta) << 32 | (uint32_t)lo << 16 | hi;
+	/* (Raw words: the xor only has to be the same both ways.) */
+	memcpy(&a, meta->src, 4);
+	memcpy(&b, meta->dst, 4);
+	a ^= b;
+	if (meta->l3 != PKT_L3_IPV4) {
+		for (int i = 4; i < 16; i += 4) {
+			memcpy(&b, meta->src + i, 4);
+			a ^= b;
+			memcpy(&b, meta->dst + i, 4);
+			a ^= b;
+		}
 	}
+	lo = RTE_MIN(meta->sport, meta->dport);
+	hi = RTE_MAX(meta->sport, meta->dport);
+	k = (uint64_t)(lo << 16 | hi) << 32 | a;
 	return k != 0 ? k : 1;
 }
 
-/* A TCP segment's fields from its mbuf; false if it is not one. */
+/*
+ * A TCP segment's header, its header length and payload; false if it is
+ * not one. lib/prtt reads the header only if the subscriber's state
+ * needs it.
+ */
 static inline bool
-seg_of(struct aqm_ar *a, struct rte_mbuf *m, struct prtt_seg *s)
+is_tcp(const struct pkt_meta *meta)
 {
-	struct pkt_meta *meta = pkt_meta(m);
-	const uint8_t *h;
-	uint32_t end;
-
-	if (meta->l4_proto != IPPROTO_TCP || !(meta->flags & PKT_F_L4) ||
-	    meta->err != PKT_ERR_NONE)
-		return false;
-	h = rte_pktmbuf_mtod_offset(m, const uint8_t *, meta->l4_off);
-	if (meta->flags & PKT_F_TCP_TSOPT) {
-		/* The common shape: NOP NOP TS, read in place. */
-		s->seq = rd32(h + 4);
-		s->ack = rd32(h + 8);
-		s->flags = h[13];
-		s->has_ts = 1;
-		s->tsval = rd32(h + 24);
-		s->tsecr = rd32(h + 28);
-		s->nsack = 0;
-	} else {
-		if (prtt_tcp_parse(h, meta->l4_len, s) < 0)
-			a->bad_options++;
-	}
-	end = (uint32_t)meta->l3_off + meta->l3_len;
-	s->payload = end > meta->payload_off ? end - meta->payload_off : 0;
-	s->wire_len = m->pkt_len;
-	s->flow = flow_key(meta);
-	return true;
+	return meta->l4_proto == IPPROTO_TCP && (meta->flags & PKT_F_L4) &&
+	       meta->err == PKT_ERR_NONE;
 }
 
+static inline const uint8_t *
+tcp_hdr(struct rte_mbuf *m, const struct pkt_meta *meta)
+{
+	return rte_pktmbuf_mtod_offset(m, const uint8_t *, meta->l4_off);
+}
+
+/*
+ * Most segments are of another flow than the subscriber's chosen (or
+ * pinned) one: lib/prtt's inline check takes them on the key alone; the
+ * others go to lib/prtt with their header.
+ */
 void
 aqm_ar_up(struct aqm_ar *a, struct rte_mbuf **pkts, const uint32_t *pipes,
 	  uint16_t n, uint64_t now_ns)
 {
-	struct prtt_seg s;
+	struct prtt_fast f;
 
+	prtt_fast_get(a->prtt, &f);
 	for (uint16_t i = 0; i < n; i++) {
-		if (!seg_of(a, pkts[i], &s)) {
+		struct pkt_meta *meta = pkt_meta(pkts[i]);
+		uint64_t flow;
+
+		if (!is_tcp(meta)) {
 			a->non_tcp++;
 			continue;
 		}
-		s.sub = pipes[i];
-		prtt_up_segment(a->prtt, &s, now_ns);
+		flow = flow_key(meta);
+		if (prtt_up_fast(&f, pipes[i], flow, now_ns))
+			continue;
+		/* (Upstream, the payload and length are not used.) */
+		prtt_up_tcp(a->prtt, pipes[i], flow, tcp_hdr(pkts[i], meta),
+			    meta->l4_len, 0, 0, now_ns);
 	}
+	prtt_fast_put(a->prtt, &f);
 }
 
 void
 aqm_ar_down(struct aqm_ar *a, struct rte_mbuf **pkts, uint16_t n, uint64_t now_ns)
 {
-	struct prtt_seg s;
+	struct prtt_fast f;
 
+	prtt_fast_get(a->prtt, &f);
 	for (uint16_t i = 0; i < n; i++) {
-		if (!seg_of(a, pkts[i], &s)) {
+		struct pkt_meta *meta = pkt_meta(pkts[i]);
+		uint32_t end, payload;
+		uint64_t flow;
+
+		if (!is_tcp(meta)) {
 			a->non_tcp++;
 			continue;
 		}
-		/* Only segments that occupy sequence space start samples. */
-		if (s.payload == 0 && !(s.flags & 0x03))
-			continue;
+		flow = flow_key(meta);
+		end = (uint32_t)meta->l3_off + meta->l3_len;
+		payload = end > meta->payload_off ? end - meta->payload_off : 0;
 		/* The pipe it was queued in (or bypassed): no second lookup. */
-		s.sub = pkt_meta(pkts[i])->pipe;
-		prtt_down_segment(a->prtt, &s, now_ns);
+		if (prtt_down_fast(&f, meta->pipe, flow, payload, pkts[i]->pkt_len, now_ns))
+			continue;
+		prtt_down_tcp(a->prtt, meta->pipe, flow, tcp_hdr(pkts[i], meta),
+			      meta->l4_len, payload, pkts[i]->pkt_len, now_ns);
 	}
+	prtt_fast_put(a->prtt, &f);
 }
 
 /* ------------------------------------------------------------------ */
@@ -509,6 +517,7 @@ pipe_tick(struct aqm_ar *a, struct aqm_worker *w, uint32_t id, uint64_t now_ns)
 {
 	struct ar_pipe *p = &a->pipes[id];
 	struct prtt_window win[2];
+	const uint64_t dt = now_ns - p->tick_ns;
 
 	p->tick_ns = now_ns;
 	prtt_sub_window_take(a->prtt, id, PRTT_DOWN, &win[PRTT_DOWN]);
@@ -528,10 +537,14 @@ pipe_tick(struct aqm_ar *a, struct aqm_worker *w, uint32_t id, uint64_t now_ns)
 		in.armed = pw->armed;
 		in.delay_ns = pw->min_ns;
 		if (d == AQM_DIR_DOWN) {
-			/* Acknowledged payload, in frame bytes. */
+			/* Acknowledged payload, in frame bytes: lib/prtt
+			 * gives a rate (bytes over acked_ns, between the
+			 * answers of its samples); over this tick, that. */
+			uint64_t acked = pw->acked_ns == 0 ? 0 :
+				(uint64_t)((unsigned __int128)pw->acked_bytes * dt / pw->acked_ns);
 			in.delivered_bytes = pw->sent_payload ?
-				pw->acked_bytes * pw->sent_wire / pw->sent_payload :
-				pw->acked_bytes * 1514 / 1460;
+				acked * pw->sent_wire / pw->sent_payload :
+				acked * 1514 / 1460;
 			/* An RTT sample crosses the uplink too: take off the
 			 * rise the subscriber's own segments show there. */
 			if (win[PRTT_UP].samples && in.samples) {
@@ -700,11 +713,10 @@ top_n(enum prtt_dir dir, struct ar_top *top, unsigned n)
 }
 
 static void
-counters_sum(struct prtt_counters *c, uint64_t *non_tcp, uint64_t *bad_options)
+counters_sum(struct prtt_counters *c, uint64_t *non_tcp)
 {
 	memset(c, 0, sizeof(*c));
 	*non_tcp = 0;
-	*bad_options = 0;
 	for (unsigned w = 0; w < ar_g.nb_workers; w++) {
 		const struct aqm_ar *a = ar_g.a[w];
 		if (a == NULL)
@@ -714,7 +726,6 @@ counters_sum(struct prtt_counters *c, uint64_t *non_tcp, uint64_t *bad_options)
 		for (size_t i = 0; i < PRTT_NB_COUNTERS; i++)
 			dst[i] += src[i];
 		*non_tcp += a->non_tcp;
-		*bad_options += a->bad_options;
 	}
 }
 
@@ -733,17 +744,16 @@ static int
 tel_prtt(const char *cmd, const char *params, struct rte_tel_data *d)
 {
 	struct prtt_counters c;
-	uint64_t non_tcp, bad_options;
+	uint64_t non_tcp;
 
 	(void)cmd;
 	(void)params;
 	rte_tel_data_start_dict(d);
-	counters_sum(&c, &non_tcp, &bad_options);
+	counters_sum(&c, &non_tcp);
 	const uint64_t *v = (const uint64_t *)&c;
 	for (size_t i = 0; i < PRTT_NB_COUNTERS; i++)
 		rte_tel_data_add_dict_u64(d, prtt_counter_names[i], v[i]);
 	rte_tel_data_add_dict_u64(d, "non_tcp", non_tcp);
-	rte_tel_data_add_dict_u64(d, "bad_options", bad_options);
 	for (int dir = 0; dir < 2; dir++) {
 		uint32_t hist[PRTT_HIST_BUCKETS];
 		uint64_t min_ns, subs;
@@ -954,16 +964,16 @@ void
 aqm_ar_report(FILE *out)
 {
 	struct prtt_counters c;
-	uint64_t non_tcp, bad_options;
+	uint64_t non_tcp;
 
 	if (ar_g.created == 0)
 		return;
-	counters_sum(&c, &non_tcp, &bad_options);
+	counters_sum(&c, &non_tcp);
 	fprintf(out, "prtt");
 	const uint64_t *v = (const uint64_t *)&c;
 	for (size_t i = 0; i < PRTT_NB_COUNTERS; i++)
 		fprintf(out, " %s=%" PRIu64, prtt_counter_names[i], v[i]);
-	fprintf(out, " non_tcp=%" PRIu64 " bad_options=%" PRIu64 "\n", non_tcp, bad_options);
+	fprintf(out, " non_tcp=%" PRIu64 "\n", non_tcp);
 	for (int dir = 0; dir < 2; dir++) {
 		uint32_t hist[PRTT_HIST_BUCKETS];
 		uint64_t min_ns, subs;

@@ -596,8 +596,9 @@ mode_aqm_prtt() {
 	fi
 	# About 2.3 KB an mbuf, and the rest of sluice beside them.
 	[ -n "${BENCH_MEM:-}" ] || MEM_MB=$((MBUFS * 23 / 10240 + 512))
-	# The table at 4x the flows (lib/prtt/README.md: a 4-way bucket that
-	# overflows makes its flows evict each other on every segment).
+	# The table at 4x the flows, for a sluice from before lib/prtt sampled
+	# one flow per subscriber (its 4-way buckets, overflowing, made their
+	# flows evict each other on every segment); a newer one ignores it.
 	if [ -z "$PRTT_FLOWS" ]; then
 		PRTT_FLOWS=16384
 		while [ "$PRTT_FLOWS" -lt $((4 * AQM_FLOWS)) ]; do PRTT_FLOWS=$((PRTT_FLOWS * 2)); done

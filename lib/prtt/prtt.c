@@ -1,41 +1,55 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Passive RTT: a set-associative flow table, one sample in flight per flow,
+ * Passive RTT: one sample in flight and one pinned flow per subscriber,
  * and log histograms per subscriber. See prtt.h and README.md.
  */
 #include <string.h>
 
 #include "prtt.h"
 
-#define WAYS 4
-#define TS_SLOTS 4 /* timestamp samples in flight per flow */
+#define unlikely(x) __builtin_expect(!!(x), 0)
 
-/* Flow flags. */
-#define F_SEQ_PENDING 0x02
-#define F_SND_VALID   0x04
-#define F_ACK_VALID   0x08
-#define F_OWD_VALID   0x10
-#define F_TS_SEEN     0x20
+#define TS_SLOTS 4 /* timestamp samples in flight per subscriber */
 
-/* One connection: 144 bytes; a bucket is 4 of them. */
-struct prtt_flow {
-	uint64_t key;            /* 0: free */
-	uint64_t used_ns;        /* last segment seen, for LRU eviction */
-	uint64_t ts_t[TS_SLOTS]; /* when ts_val[i] was first sent */
-	uint64_t seq_t;          /* when [seq_lo, seq_hi) was sent */
-	int64_t owd_min[2];      /* this window's and the last one's minimum */
-	uint64_t owd_t0;         /* reference instant of the OWD arithmetic */
-	uint64_t owd_win_ns;     /* start of this window */
-	uint32_t sub;
-	uint32_t ts_val[TS_SLOTS];
-	uint32_t seq_lo, seq_hi;
-	uint32_t snd_max, ack_max;
-	uint32_t owd_ts0, owd_last;
-	uint32_t ts_last;        /* newest TSval sent toward the subscriber */
-	uint8_t flags;
-	uint8_t ts_used;         /* bit i: ts_val[i] is in flight */
+/* Slot states. */
+#define S_NONE 0 /* no flow chosen */
+#define S_CAND 1 /* a flow chosen; its next new data starts the sample */
+#define S_ARM  2 /* samples in flight */
+
+/*
+ * One subscriber's sampling state: 256 bytes. The first line (struct
+ * prtt_hot, prtt.h) is all a segment of another flow reads; the second
+ * holds the chosen flow's sequence state and the pinned flow's baseline,
+ * the last two the timestamp samples (read by those flows only).
+ */
+struct prtt_slot {
+	struct prtt_hot h;  /* key, t_ns, quiet_ns, sent, sent_wire, okey, o_seen, state */
+	/* Downstream. */
+	uint32_t val;       /* timestamps: unused; sequence: the range's end */
+	uint32_t lo;        /* sequence: the range's start */
+	uint32_t newest;    /* the flow's newest TSval or sequence end sent */
+	uint8_t ts;         /* the flow uses timestamps */
+	uint8_t o_valid;    /* upstream: o_* hold a reference */
+	uint8_t pad0[2];
+	/* Upstream. */
+	uint64_t o_t0;      /* reference instant of the OWD arithmetic */
+	uint64_t o_win;     /* start of this window */
+	int64_t o_min[2];   /* this window's and the last one's minimum */
+	uint32_t o_ts0, o_last;
+	uint8_t pad1[8];
+	/* Timestamps: a receiver echoes only the TSval after its last ACK,
+	 * and stretch ACKs skip most ticks: one in flight would mostly go
+	 * unanswered (tests/e2e/test_prtt.sh: 16 of 80). */
+	uint64_t tt[TS_SLOTS];    /* when tv[i] left */
+	uint64_t tsent[TS_SLOTS]; /* sent then */
+	uint32_t tv[TS_SLOTS];
+	uint8_t tused;            /* bit i: tv[i] in flight */
+	uint8_t pad2[7];
+	uint64_t arm_sent;        /* sent when the sequence sample started */
+	uint8_t pad3[32];
 };
-_Static_assert(sizeof(struct prtt_flow) == 144, "flow entry size");
+_Static_assert(sizeof(struct prtt_hot) == 64, "hot line size");
+_Static_assert(sizeof(struct prtt_slot) == 256, "slot size (prtt_fast_slot() in prtt.h)");
 
 struct prtt_sub_dir {
 	uint32_t hist[PRTT_HIST_BUCKETS];
@@ -45,13 +59,15 @@ struct prtt_sub_dir {
 
 struct prtt_sub {
 	struct prtt_sub_dir d[2];
+	uint64_t sent_taken, wire_taken; /* the slot's sent, sent_wire at the last take */
+	uint64_t dlv_sent;  /* arm_sent of the last answered sample */
+	uint64_t dlv_ns;    /* when it was answered (0: none yet) */
 };
 
 struct prtt {
 	struct prtt_params p;
-	uint32_t bucket_shift;   /* 64 - log2(buckets) */
 	struct prtt_counters c;
-	struct prtt_flow *flows; /* after the header, then subs */
+	struct prtt_slot *slots; /* after the header, then subs */
 	struct prtt_sub *subs;
 };
 
@@ -68,11 +84,11 @@ static inline bool seq_le(uint32_t a, uint32_t b) { return (int32_t)(a - b) <= 0
 void
 prtt_params_default(struct prtt_params *p)
 {
-	p->flows = 16384;
 	p->subs = 1024;
 	p->max_age_ns = 4000000000ULL;
 	p->ts_tick_ns = 1000000;
 	p->owd_window_ns = 10000000000ULL;
+	p->idle_ns = 250000000ULL;
 }
 
 static size_t
@@ -84,12 +100,12 @@ align64(size_t n)
 size_t
 prtt_memsize(const struct prtt_params *p)
 {
-	if (p == NULL || p->flows < WAYS || (p->flows & (p->flows - 1)) != 0 ||
-	    p->flows > (1u << 26) || p->subs == 0 || p->subs > (1u << 24) ||
-	    p->ts_tick_ns == 0 || p->max_age_ns == 0 || p->owd_window_ns == 0)
+	if (p == NULL || p->subs == 0 || p->subs > (1u << 24) ||
+	    p->ts_tick_ns == 0 || p->max_age_ns == 0 || p->owd_window_ns == 0 ||
+	    p->idle_ns == 0)
 		return 0;
 	return align64(sizeof(struct prtt)) +
-	       align64((size_t)p->flows * sizeof(struct prtt_flow)) +
+	       (size_t)p->subs * sizeof(struct prtt_slot) +
 	       (size_t)p->subs * sizeof(struct prtt_sub);
 }
 
@@ -105,24 +121,18 @@ prtt_init(void *mem, const struct prtt_params *p)
 {
 	size_t sz = prtt_memsize(p);
 	struct prtt *t = mem;
-	uint32_t buckets, shift = 64;
 
 	if (sz == 0 || mem == NULL)
 		return NULL;
 	memset(mem, 0, sz);
 	t->p = *p;
-	buckets = p->flows / WAYS;
-	while (buckets > 1) {
-		buckets >>= 1;
-		shift--;
-	}
-	t->bucket_shift = shift;
-	t->flows = (struct prtt_flow *)((uint8_t *)mem + align64(sizeof(*t)));
-	t->subs = (struct prtt_sub *)((uint8_t *)t->flows +
-		  align64((size_t)p->flows * sizeof(struct prtt_flow)));
-	for (uint32_t s = 0; s < p->subs; s++)
+	t->slots = (struct prtt_slot *)((uint8_t *)mem + align64(sizeof(*t)));
+	t->subs = (struct prtt_sub *)(t->slots + p->subs);
+	for (uint32_t s = 0; s < p->subs; s++) {
+		t->slots[s].h.quiet_ns = p->idle_ns;
 		for (int d = 0; d < 2; d++)
 			window_reset(&t->subs[s].d[d].win);
+	}
 	return t;
 }
 
@@ -201,78 +211,51 @@ record(struct prtt *t, uint32_t sub, enum prtt_dir dir, uint64_t ns)
 }
 
 /* ------------------------------------------------------------------ */
-/* The flow table.                                                     */
+/* Segments.                                                           */
 
-static inline struct prtt_flow *
-bucket_of(const struct prtt *t, uint64_t key)
+/* The flow of s becomes the subscriber's candidate: its next new data
+ * starts the sample. */
+static void
+take(struct prtt *t, struct prtt_slot *sl, const struct prtt_seg *s,
+     uint32_t end, uint64_t now_ns)
 {
-	/* One bucket: a shift by 64 would be undefined. */
-	uint64_t h = t->bucket_shift == 64 ? 0 :
-		     (key * 0x9E3779B97F4A7C15ULL) >> t->bucket_shift;
-
-	return &t->flows[h * WAYS];
+	sl->h.state = S_CAND;
+	sl->h.key = s->flow;
+	sl->h.t_ns = now_ns;
+	sl->ts = s->has_ts;
+	sl->newest = s->has_ts ? s->tsval : end;
+	t->c.candidates++;
 }
 
-static struct prtt_flow *
-flow_find(struct prtt *t, uint64_t key)
+static void
+arm(struct prtt *t, struct prtt_slot *sl, uint32_t sub, uint32_t val,
+    uint32_t lo, uint64_t now_ns)
 {
-	struct prtt_flow *b = bucket_of(t, key);
-
-	for (int i = 0; i < WAYS; i++)
-		if (b[i].key == key)
-			return &b[i];
-	return NULL;
+	sl->h.state = S_ARM;
+	sl->val = val;
+	sl->lo = lo;
+	sl->h.t_ns = now_ns;
+	sl->arm_sent = sl->h.sent;
+	t->subs[sub].d[PRTT_DOWN].win.armed++;
 }
 
-/* The flow's slot, taking a free or the least recently used one. */
-static struct prtt_flow *
-flow_get(struct prtt *t, uint64_t key, uint32_t sub, uint64_t now_ns)
+/* Sequence space a segment occupies (SYN and FIN take one each). */
+static inline uint32_t
+seg_len(uint32_t payload, uint8_t flags)
 {
-	struct prtt_flow *b = bucket_of(t, key), *victim = NULL;
-
-	for (int i = 0; i < WAYS; i++)
-		if (b[i].key == key)
-			return &b[i];
-	for (int i = 0; i < WAYS; i++) {
-		if (b[i].key == 0) {
-			victim = &b[i];
-			break;
-		}
-		if (victim == NULL || b[i].used_ns < victim->used_ns)
-			victim = &b[i];
-	}
-	if (victim->key != 0)
-		t->c.evictions++;
-	t->c.flows_inserted++;
-	memset(victim, 0, sizeof(*victim));
-	victim->key = key;
-	victim->sub = sub;
-	victim->used_ns = now_ns;
-	return victim;
+	return payload + ((flags & 0x02) != 0) + ((flags & 0x01) != 0);
 }
 
-/*
- * Samples nobody answered within max_age are dropped when they are next
- * looked at: a timestamp slot when a new TSval finds every slot taken,
- * or when an echo arrives; the sequence sample when a segment or an ACK
- * would use it. No per-segment sweep.
- */
-static inline bool
-too_old(const struct prtt *t, uint64_t sent_ns, uint64_t now_ns)
-{
-	return now_ns - sent_ns > t->p.max_age_ns;
-}
-
-/* Free the timestamp slots that are too old; @return the slots freed. */
+/* Free the timestamp samples older than max_age; @return how many. */
 static unsigned
-expire_ts(struct prtt *t, struct prtt_flow *f, uint64_t now_ns)
+expire_ts(struct prtt *t, struct prtt_slot *sl, uint64_t now_ns)
 {
 	unsigned n = 0;
 
-	for (unsigned m = f->ts_used; m != 0; m &= m - 1) {
+	for (unsigned m = sl->tused; m != 0; m &= m - 1) {
 		unsigned i = (unsigned)__builtin_ctz(m);
-		if (too_old(t, f->ts_t[i], now_ns)) {
-			f->ts_used &= (uint8_t)~(1u << i);
+		if (now_ns - sl->tt[i] > t->p.max_age_ns) {
+			sl->tused &= (uint8_t)~(1u << i);
 			n++;
 		}
 	}
@@ -280,208 +263,261 @@ expire_ts(struct prtt *t, struct prtt_flow *f, uint64_t now_ns)
 	return n;
 }
 
-static inline void
-expire_seq(struct prtt *t, struct prtt_flow *f, uint64_t now_ns)
+/* A downstream segment that occupies sequence space, counted already. */
+static void
+down(struct prtt *t, struct prtt_slot *sl, const struct prtt_seg *s,
+     uint32_t len, uint64_t now_ns)
 {
-	if ((f->flags & F_SEQ_PENDING) && too_old(t, f->seq_t, now_ns)) {
-		f->flags &= (uint8_t)~F_SEQ_PENDING;
-		t->c.expired++;
-	}
-}
+	uint32_t end = s->seq + len;
 
-/* ------------------------------------------------------------------ */
-/* Segments.                                                           */
+	if (sl->h.state == S_ARM && now_ns - sl->h.t_ns > t->p.max_age_ns) {
+		/* Nobody answered: the flow may be gone. */
+		t->c.expired += sl->ts ? (unsigned)__builtin_popcount(sl->tused) : 1;
+		sl->tused = 0;
+		sl->h.state = S_NONE;
+	}
+	if (sl->h.key != s->flow || sl->h.state == S_NONE) {
+		/* Another flow: it takes the subscriber when no flow is
+		 * chosen or the candidate has gone quiet. Most segments of
+		 * a busy subscriber end here. */
+		if (sl->h.state == S_NONE ||
+		    (sl->h.state == S_CAND && now_ns - sl->h.t_ns > sl->h.quiet_ns))
+			take(t, sl, s, end, now_ns);
+		return;
+	}
+	if (sl->h.state == S_CAND)
+		sl->h.t_ns = now_ns;
+	if (s->has_ts != sl->ts) {
+		/* The options changed under us: start over on this one. */
+		if (sl->h.state == S_CAND)
+			take(t, sl, s, end, now_ns);
+		return;
+	}
+	if (s->has_ts) {
+		/* Only the first segment with a TSval may start a sample:
+		 * the echo answers the earliest of them (RFC 7323 s. 4.3),
+		 * so timing a later one would read short. Since the flow was
+		 * chosen, every segment of it has been seen here. A resend
+		 * carries a new TSval: no Karn rule. */
+		if (!seq_lt(sl->newest, s->tsval))
+			return;
+		sl->newest = s->tsval;
+		if (sl->tused == (1u << TS_SLOTS) - 1 && expire_ts(t, sl, now_ns) == 0)
+			return;
+		unsigned i = (unsigned)__builtin_ctz(~(unsigned)sl->tused);
+		sl->tused |= (uint8_t)(1u << i);
+		sl->tv[i] = s->tsval;
+		sl->tt[i] = now_ns;
+		sl->tsent[i] = sl->h.sent;
+		sl->h.state = S_ARM;
+		sl->h.t_ns = now_ns;
+		t->subs[s->sub].d[PRTT_DOWN].win.armed++;
+		t->c.ts_armed++;
+		return;
+	}
+	if (seq_le(sl->newest, s->seq)) {
+		/* New data (past everything the flow sent since chosen). */
+		sl->newest = end;
+		if (sl->h.state == S_CAND) {
+			arm(t, sl, s->sub, end, s->seq, now_ns);
+			t->c.seq_armed++;
+		}
+		return;
+	}
+	/* Some of it was sent before: Karn, no sample may span it, and a
+	 * resend never starts one. */
+	if (sl->h.state == S_ARM && seq_lt(s->seq, sl->val) && seq_lt(sl->lo, end)) {
+		t->c.karn_discarded++;
+		sl->h.state = S_CAND;
+		sl->h.t_ns = now_ns;
+	}
+	if (seq_lt(sl->newest, end))
+		sl->newest = end;
+}
 
 void
 prtt_down_segment(struct prtt *t, const struct prtt_seg *s, uint64_t now_ns)
 {
-	uint32_t len, end;
-	struct prtt_flow *f;
-	struct prtt_window *w;
+	struct prtt_slot *sl;
+	uint32_t len;
 
 	if (s->sub >= t->p.subs) {
 		t->c.bad_sub++;
 		return;
 	}
 	t->c.segments++;
-	len = s->payload + ((s->flags & 0x02) != 0) + ((s->flags & 0x01) != 0);
+	len = seg_len(s->payload, s->flags);
 	if (len == 0)
 		return; /* a pure ACK: nothing answers it */
-	w = &t->subs[s->sub].d[PRTT_DOWN].win;
-	w->sent_payload += s->payload;
-	w->sent_wire += s->wire_len;
-	f = flow_get(t, s->flow, s->sub, now_ns);
-	f->used_ns = now_ns;
-	f->sub = s->sub;
-	if (s->has_ts) {
-		/* Only the first segment with a TSval may start its sample:
-		 * the echo answers the earliest of them (RFC 7323 s. 4.3), so
-		 * timing a later one would read short. Most segments of a
-		 * busy flow end here. */
-		if ((f->flags & F_TS_SEEN) && !seq_lt(f->ts_last, s->tsval))
-			return;
-		f->flags |= F_TS_SEEN;
-		f->ts_last = s->tsval;
-		/* A receiver echoes only some of the TSvals it gets (the one
-		 * after its last ACK), so keep a few in flight. */
-		if (f->ts_used == (1u << TS_SLOTS) - 1 && expire_ts(t, f, now_ns) == 0)
-			return;
-		unsigned slot = (unsigned)__builtin_ctz(~(unsigned)f->ts_used);
-		f->ts_used |= (uint8_t)(1u << slot);
-		f->ts_val[slot] = s->tsval;
-		f->ts_t[slot] = now_ns;
-		t->c.ts_armed++;
-		w->armed++;
-		return;
-	}
-	expire_seq(t, f, now_ns);
-	end = s->seq + len;
-	bool fresh;
-	if (!(f->flags & F_SND_VALID)) {
-		f->flags |= F_SND_VALID;
-		f->snd_max = end;
-		fresh = true;
-	} else if (seq_le(f->snd_max, s->seq)) {
-		f->snd_max = end;
-		fresh = true;
-	} else {
-		/* Some of it was sent before: Karn, no sample may span it. */
-		if ((f->flags & F_SEQ_PENDING) && seq_lt(s->seq, f->seq_hi) &&
-		    seq_lt(f->seq_lo, end)) {
-			f->flags &= (uint8_t)~F_SEQ_PENDING;
-			t->c.karn_discarded++;
-		}
-		if (seq_lt(f->snd_max, end))
-			f->snd_max = end;
-		fresh = false;
-	}
-	if (fresh && !(f->flags & F_SEQ_PENDING)) {
-		f->flags |= F_SEQ_PENDING;
-		f->seq_lo = s->seq;
-		f->seq_hi = end;
-		f->seq_t = now_ns;
-		t->c.seq_armed++;
-		w->armed++;
-	}
+	sl = &t->slots[s->sub];
+	sl->h.sent += s->payload;
+	sl->h.sent_wire += s->wire_len;
+	down(t, sl, s, len, now_ns);
 }
 
 /* Upstream: (arrival - TSval x tick) against its recent minimum. */
 static void
-owd_sample(struct prtt *t, struct prtt_flow *f, const struct prtt_seg *s,
+owd_sample(struct prtt *t, struct prtt_slot *sl, const struct prtt_seg *s,
 	   uint64_t now_ns)
 {
 	int64_t x;
 	int32_t dts;
 
-	if (!(f->flags & F_OWD_VALID) ||
-	    (uint32_t)((s->tsval - f->owd_ts0) + (1u << 30)) >= (1u << 31)) {
+	if (!sl->o_valid ||
+	    (uint32_t)((s->tsval - sl->o_ts0) + (1u << 30)) >= (1u << 31)) {
 		/* First sight, or a TSval too far from the reference to
 		 * compute with (a clock jump, 12 days at 1 ms): start over. */
-		f->flags |= F_OWD_VALID;
-		f->owd_ts0 = s->tsval;
-		f->owd_t0 = now_ns;
-		f->owd_last = s->tsval;
-		f->owd_min[0] = f->owd_min[1] = 0;
-		f->owd_win_ns = now_ns;
+		sl->o_valid = 1;
+		sl->o_ts0 = s->tsval;
+		sl->o_t0 = now_ns;
+		sl->o_last = s->tsval;
+		sl->o_min[0] = sl->o_min[1] = 0;
+		sl->o_win = now_ns;
 		t->c.owd_samples++;
 		record(t, s->sub, PRTT_UP, 0);
 		return;
 	}
 	/* Only the first segment of a tick carries its delay; the later ones
 	 * of the same TSval left later and would read as a rise. */
-	if (!seq_lt(f->owd_last, s->tsval))
+	if (!seq_lt(sl->o_last, s->tsval))
 		return;
-	f->owd_last = s->tsval;
-	dts = (int32_t)(s->tsval - f->owd_ts0);
-	x = (int64_t)(now_ns - f->owd_t0) - (int64_t)dts * (int64_t)t->p.ts_tick_ns;
-	if (now_ns - f->owd_win_ns >= t->p.owd_window_ns) {
-		f->owd_min[1] = f->owd_min[0];
-		f->owd_min[0] = x;
-		f->owd_win_ns = now_ns;
-	} else if (x < f->owd_min[0]) {
-		f->owd_min[0] = x;
+	sl->o_last = s->tsval;
+	dts = (int32_t)(s->tsval - sl->o_ts0);
+	x = (int64_t)(now_ns - sl->o_t0) - (int64_t)dts * (int64_t)t->p.ts_tick_ns;
+	if (now_ns - sl->o_win >= t->p.owd_window_ns) {
+		sl->o_min[1] = sl->o_min[0];
+		sl->o_min[0] = x;
+		sl->o_win = now_ns;
+	} else if (x < sl->o_min[0]) {
+		sl->o_min[0] = x;
 	}
-	int64_t base = f->owd_min[0] < f->owd_min[1] ? f->owd_min[0] : f->owd_min[1];
+	int64_t base = sl->o_min[0] < sl->o_min[1] ? sl->o_min[0] : sl->o_min[1];
 	t->c.owd_samples++;
 	record(t, s->sub, PRTT_UP, (uint64_t)(x - base));
 }
 
-void
-prtt_up_segment(struct prtt *t, const struct prtt_seg *s, uint64_t now_ns)
+/*
+ * An answered sample: its RTT, and the delivered rate. What left between
+ * the starts of two samples arrived between their answers; only when
+ * this one started within an RTT of the last answer (it may have started
+ * before it): across a pause it would read the pause as a slow path.
+ */
+static void
+hit(struct prtt *t, struct prtt_slot *sl, uint32_t sub, uint64_t rtt,
+    uint64_t sent_ns, uint64_t sent_bytes, uint64_t now_ns)
 {
-	struct prtt_flow *f;
-	struct prtt_window *w;
-	bool matched = false;
+	struct prtt_sub *su = &t->subs[sub];
+	struct prtt_window *w = &su->d[PRTT_DOWN].win;
 
-	if (s->sub >= t->p.subs) {
-		t->c.bad_sub++;
+	record(t, sub, PRTT_DOWN, rtt);
+	/* A flow that sends nothing for two RTTs has stopped (a bulk flow
+	 * sends every RTT); never sooner than idle_ns. */
+	sl->h.quiet_ns = 2 * rtt > t->p.idle_ns ? 2 * rtt : t->p.idle_ns;
+	if (sent_bytes < su->dlv_sent)
 		return;
+	if (su->dlv_ns != 0 && (int64_t)(sent_ns - su->dlv_ns) <= (int64_t)rtt) {
+		w->acked_bytes += sent_bytes - su->dlv_sent;
+		w->acked_ns += now_ns - su->dlv_ns;
 	}
-	t->c.segments++;
-	f = s->has_ts ? flow_get(t, s->flow, s->sub, now_ns) : flow_find(t, s->flow);
-	if (f == NULL)
-		return;
-	f->used_ns = now_ns;
-	f->sub = s->sub;
-	w = &t->subs[s->sub].d[PRTT_DOWN].win;
-	if (s->flags & 0x10) {
-		if (!(f->flags & F_ACK_VALID)) {
-			f->flags |= F_ACK_VALID;
-			f->ack_max = s->ack;
-		} else if (seq_lt(f->ack_max, s->ack) &&
-			   s->ack - f->ack_max < (1u << 30)) {
-			w->acked_bytes += s->ack - f->ack_max;
-			f->ack_max = s->ack;
-		}
-		for (unsigned m = s->has_ts ? f->ts_used : 0; m != 0; m &= m - 1) {
+	su->dlv_sent = sent_bytes;
+	su->dlv_ns = now_ns;
+}
+
+/*
+ * An ACK of the sampled flow: does it answer a sample? When none is left
+ * in flight, the flow stays the candidate: its next new data starts the
+ * next sample.
+ */
+static void
+answer(struct prtt *t, struct prtt_slot *sl, const struct prtt_seg *s,
+       uint64_t now_ns)
+{
+	uint64_t rtt = now_ns - sl->h.t_ns;
+
+	if (sl->ts) {
+		if (!s->has_ts)
+			return;
+		for (unsigned m = sl->tused; m != 0; m &= m - 1) {
 			unsigned i = (unsigned)__builtin_ctz(m);
-			if (s->tsecr == f->ts_val[i]) {
-				f->ts_used &= (uint8_t)~(1u << i);
-				if (too_old(t, f->ts_t[i], now_ns)) {
+			uint64_t r = now_ns - sl->tt[i];
+			bool old = r > t->p.max_age_ns;
+
+			if (s->tsecr == sl->tv[i]) {
+				sl->tused &= (uint8_t)~(1u << i);
+				if (old) {
 					t->c.expired++;
 				} else {
 					t->c.ts_samples++;
-					record(t, s->sub, PRTT_DOWN, now_ns - f->ts_t[i]);
-					matched = true;
+					hit(t, sl, s->sub, r, sl->tt[i], sl->tsent[i], now_ns);
 				}
-			} else if (seq_lt(f->ts_val[i], s->tsecr)) {
-				/* The echo of this one never came by: unknowable. */
-				f->ts_used &= (uint8_t)~(1u << i);
-				if (too_old(t, f->ts_t[i], now_ns))
+			} else if (seq_lt(sl->tv[i], s->tsecr)) {
+				/* Its echo never came by: unknowable. */
+				sl->tused &= (uint8_t)~(1u << i);
+				if (old)
 					t->c.expired++;
 				else
 					t->c.ts_skipped++;
 			}
 		}
-		expire_seq(t, f, now_ns);
-		if (f->flags & F_SEQ_PENDING) {
-			bool hit = false;
-			if (seq_le(f->seq_hi, s->ack)) {
-				hit = true;
-				t->c.seq_samples++;
-			} else {
-				for (unsigned i = 0; i < s->nsack && i < 4; i++) {
-					uint32_t l = s->sack[i][0], r = s->sack[i][1];
-					if (seq_lt(l, r) && seq_le(l, f->seq_lo) &&
-					    seq_le(f->seq_hi, r)) {
-						hit = true;
-						t->c.sack_samples++;
-						break;
-					}
-				}
-			}
-			if (hit) {
-				f->flags &= (uint8_t)~F_SEQ_PENDING;
-				record(t, s->sub, PRTT_DOWN, now_ns - f->seq_t);
-			}
+		if (sl->tused == 0)
+			goto cand;
+		return;
+	}
+	if (rtt > t->p.max_age_ns) {
+		t->c.expired++;
+		goto cand;
+	}
+	if (seq_le(sl->val, s->ack)) {
+		t->c.seq_samples++;
+		goto hit;
+	}
+	for (unsigned i = 0; i < s->nsack && i < 4; i++) {
+		uint32_t l = s->sack[i][0], r = s->sack[i][1];
+		if (seq_lt(l, r) && seq_le(l, sl->lo) && seq_le(sl->val, r)) {
+			t->c.sack_samples++;
+			goto hit;
 		}
 	}
-	/* Upstream delay from the subscriber's data, and from the ACKs that
-	 * just gave an RTT sample: pure ACKs are most of a download's
-	 * upstream, and one sample per RTT sample is plenty (pping takes
-	 * one per RTT) at a fraction of the cost. */
-	if (s->has_ts && (s->payload != 0 || matched))
-		owd_sample(t, f, s, now_ns);
+	return;
+hit:
+	hit(t, sl, s->sub, rtt, sl->h.t_ns, sl->arm_sent, now_ns);
+cand:
+	sl->h.state = S_CAND;
+	sl->h.t_ns = now_ns;
+}
+
+/* An upstream segment, counted already. */
+static void
+up(struct prtt *t, struct prtt_slot *sl, const struct prtt_seg *s,
+   uint64_t now_ns)
+{
+	if (sl->h.key == s->flow && sl->h.state == S_ARM && (s->flags & 0x10))
+		answer(t, sl, s, now_ns);
+	if (!s->has_ts)
+		return;
+	/* Upstream delay from one flow per subscriber: its baseline needs a
+	 * flow that lasts, and one flow's ticks are plenty (pping takes one
+	 * sample per RTT). Another flow takes the pin when it goes quiet. */
+	if (sl->h.okey != s->flow) {
+		if (sl->h.okey != 0 && now_ns - sl->h.o_seen <= sl->h.quiet_ns)
+			return;
+		sl->h.okey = s->flow;
+		sl->o_valid = 0;
+		t->c.owd_pins++;
+	}
+	sl->h.o_seen = now_ns;
+	owd_sample(t, sl, s, now_ns);
+}
+
+void
+prtt_up_segment(struct prtt *t, const struct prtt_seg *s, uint64_t now_ns)
+{
+	if (s->sub >= t->p.subs) {
+		t->c.bad_sub++;
+		return;
+	}
+	t->c.segments++;
+	up(t, &t->slots[s->sub], s, now_ns);
 }
 
 /* ------------------------------------------------------------------ */
@@ -549,6 +585,173 @@ bad:
 }
 
 /* ------------------------------------------------------------------ */
+/* From the TCP header, read only when needed.                         */
+
+/*
+ * The fields of hdr into s. The common layouts are read in place: no
+ * options, or NOP NOP TS first (Linux, BSD, macOS; a SACK after it is
+ * not read: only flows without timestamps are timed by SACK). Anything
+ * else goes through the option parser; what it refuses is counted and
+ * timed by sequence.
+ */
+static inline void
+read_hdr(struct prtt *t, const uint8_t *h, uint32_t hl, struct prtt_seg *s)
+{
+	s->seq = rd32(h + 4);
+	s->ack = rd32(h + 8);
+	s->flags = h[13];
+	s->nsack = 0;
+	if (hl >= 32 && (uint32_t)(h[12] >> 4) * 4 == hl &&
+	    rd32(h + 20) == 0x0101080au) {
+		s->has_ts = 1;
+		s->tsval = rd32(h + 24);
+		s->tsecr = rd32(h + 28);
+	} else if (hl == 20) {
+		s->has_ts = 0;
+	} else if (prtt_tcp_parse(h, hl, s) < 0) {
+		t->c.bad_options++;
+	}
+}
+
+/* The rare case: the subscriber's own flow, or one that may take it. */
+static __attribute__((noinline)) void
+down_slow(struct prtt *t, struct prtt_slot *sl, const struct prtt_pkt *p,
+	  uint64_t now_ns)
+{
+	struct prtt_seg s;
+
+	read_hdr(t, p->hdr, p->hdr_len, &s);
+	s.flow = p->flow;
+	s.sub = p->sub;
+	s.payload = p->payload;
+	s.wire_len = p->wire_len;
+	down(t, sl, &s, seg_len(p->payload, s.flags), now_ns);
+}
+
+void
+prtt_down_burst(struct prtt *t, const struct prtt_pkt *pkts, unsigned n,
+		uint64_t now_ns)
+{
+	const uint32_t subs = t->p.subs;
+	const uint64_t max_age = t->p.max_age_ns;
+	struct prtt_slot *const slots = t->slots;
+	unsigned bad = 0;
+
+	for (unsigned i = 0; i < n; i++) {
+		const struct prtt_pkt *p = &pkts[i];
+		struct prtt_slot *sl;
+		uint32_t len;
+
+		if (unlikely(p->sub >= subs)) {
+			bad++;
+			continue;
+		}
+		if (unlikely(p->hdr_len < 20))
+			continue;
+		/* (The flags byte only matters without payload.) */
+		len = p->payload != 0 ? p->payload : seg_len(0, p->hdr[13]);
+		if (len == 0)
+			continue; /* a pure ACK: nothing answers it */
+		sl = &slots[p->sub];
+		sl->h.sent += p->payload;
+		sl->h.sent_wire += p->wire_len;
+		/* Another flow than the subscriber's, while its own is
+		 * alive: nothing to read. Most segments end here. */
+		if (sl->h.key != p->flow &&
+		    ((sl->h.state == S_CAND && now_ns - sl->h.t_ns <= sl->h.quiet_ns) ||
+		     (sl->h.state == S_ARM && now_ns - sl->h.t_ns <= max_age)))
+			continue;
+		down_slow(t, sl, p, now_ns);
+	}
+	t->c.bad_sub += bad;
+	t->c.segments += n - bad;
+}
+
+static __attribute__((noinline)) void
+up_slow(struct prtt *t, struct prtt_slot *sl, const struct prtt_pkt *p,
+	uint64_t now_ns)
+{
+	struct prtt_seg s;
+
+	read_hdr(t, p->hdr, p->hdr_len, &s);
+	s.flow = p->flow;
+	s.sub = p->sub;
+	s.payload = 0; /* (not used upstream) */
+	s.wire_len = 0;
+	up(t, sl, &s, now_ns);
+}
+
+void
+prtt_up_burst(struct prtt *t, const struct prtt_pkt *pkts, unsigned n,
+	      uint64_t now_ns)
+{
+	const uint32_t subs = t->p.subs;
+	struct prtt_slot *const slots = t->slots;
+	unsigned bad = 0;
+
+	for (unsigned i = 0; i < n; i++) {
+		const struct prtt_pkt *p = &pkts[i];
+		struct prtt_slot *sl;
+
+		if (unlikely(p->sub >= subs)) {
+			bad++;
+			continue;
+		}
+		if (unlikely(p->hdr_len < 20))
+			continue;
+		sl = &slots[p->sub];
+		/* Neither the sampled flow nor the pinned one (alive). */
+		if (!(sl->h.key == p->flow && sl->h.state == S_ARM) &&
+		    sl->h.okey != p->flow && sl->h.okey != 0 &&
+		    now_ns - sl->h.o_seen <= sl->h.quiet_ns)
+			continue;
+		up_slow(t, sl, p, now_ns);
+	}
+	t->c.bad_sub += bad;
+	t->c.segments += n - bad;
+}
+
+void
+prtt_fast_get(struct prtt *t, struct prtt_fast *f)
+{
+	f->slots = &t->slots[0].h;
+	f->max_age_ns = t->p.max_age_ns;
+	f->segments = 0;
+	f->subs = t->p.subs;
+}
+
+void
+prtt_fast_put(struct prtt *t, struct prtt_fast *f)
+{
+	t->c.segments += f->segments;
+	f->segments = 0;
+}
+
+void
+prtt_down_tcp(struct prtt *t, uint32_t sub, uint64_t flow, const uint8_t *hdr,
+	      uint32_t hdr_len, uint32_t payload, uint32_t wire_len,
+	      uint64_t now_ns)
+{
+	struct prtt_pkt p = { .hdr = hdr, .flow = flow, .sub = sub,
+			      .hdr_len = hdr_len, .payload = payload,
+			      .wire_len = wire_len };
+
+	prtt_down_burst(t, &p, 1, now_ns);
+}
+
+void
+prtt_up_tcp(struct prtt *t, uint32_t sub, uint64_t flow, const uint8_t *hdr,
+	    uint32_t hdr_len, uint32_t payload, uint32_t wire_len,
+	    uint64_t now_ns)
+{
+	struct prtt_pkt p = { .hdr = hdr, .flow = flow, .sub = sub,
+			      .hdr_len = hdr_len, .payload = payload,
+			      .wire_len = wire_len };
+
+	prtt_up_burst(t, &p, 1, now_ns);
+}
+
+/* ------------------------------------------------------------------ */
 /* Reading.                                                            */
 
 int
@@ -579,6 +782,14 @@ prtt_sub_window_take(struct prtt *t, uint32_t sub, enum prtt_dir dir,
 	w = &t->subs[sub].d[dir].win;
 	*out = *w;
 	window_reset(w);
+	if (dir == PRTT_DOWN) {
+		struct prtt_sub *su = &t->subs[sub];
+		const struct prtt_slot *sl = &t->slots[sub];
+		out->sent_payload = sl->h.sent - su->sent_taken;
+		out->sent_wire = sl->h.sent_wire - su->wire_taken;
+		su->sent_taken = sl->h.sent;
+		su->wire_taken = sl->h.sent_wire;
+	}
 	return 0;
 }
 
@@ -608,6 +819,8 @@ prtt_sub_reset(struct prtt *t, uint32_t sub)
 	if (sub >= t->p.subs)
 		return -1;
 	memset(&t->subs[sub], 0, sizeof(t->subs[sub]));
+	memset(&t->slots[sub], 0, sizeof(t->slots[sub]));
+	t->slots[sub].h.quiet_ns = t->p.idle_ns;
 	for (int d = 0; d < 2; d++)
 		window_reset(&t->subs[sub].d[d].win);
 	return 0;

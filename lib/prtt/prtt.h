@@ -13,15 +13,17 @@
  *   without them the ACK's cumulative acknowledgment, or a SACK block
  *   (RFC 2018), must cover the segment's sequence range. Karn: a sequence
  *   sample is dropped when any part of it is sent again.
- * - Upstream one-way-delay variation: each subscriber data segment that
- *   opens a TSval tick, and each ACK that ends an RTT sample, gives
- *   (arrival - TSval x tick) against that flow's minimum over the last
- *   two windows. Only the rise is meaningful: the sender's
- *   clock offset cancels.
+ * - Upstream one-way-delay variation: each segment of the subscriber's
+ *   pinned flow that opens a TSval tick gives (arrival - TSval x tick)
+ *   against that flow's minimum over the last two windows. Only the rise
+ *   is meaningful: the sender's clock offset cancels.
  *
- * Flows live in a set-associative table of a fixed size (4 ways per
- * bucket, least recently used evicted): a flood of flows costs samples,
- * never memory. Subscribers are the caller's dense ids (sluice: pipe ids).
+ * Sampling in the manner of pping, but with no flow table: each
+ * subscriber holds at most one downstream sample (one flow, one TSval or
+ * sequence range) and one flow pinned for the upstream delay, in a
+ * 128-byte slot of its own. Most segments cost a compare of their flow
+ * key with the slot's and return. Subscribers are the caller's dense ids
+ * (sluice: pipe ids).
  * The caller allocates prtt_memsize() bytes once and passes the time in;
  * nothing allocates, locks or reads a clock. One owner (one lcore) per
  * instance.
@@ -56,9 +58,10 @@ enum prtt_dir {
 	X(ts_skipped,      "timestamp samples dropped: a newer TSecr came first") \
 	X(expired,         "samples dropped: no answer within max_age") \
 	X(owd_samples,     "upstream one-way-delay samples") \
-	X(flows_inserted,  "flows that took a table slot") \
-	X(evictions,       "flows evicted by a newer one (table full in that bucket)") \
-	X(bad_sub,         "segments of a subscriber id out of range (ignored)")
+	X(candidates,      "flows that became a subscriber's next one to sample") \
+	X(owd_pins,        "flows pinned for a subscriber's upstream delay") \
+	X(bad_sub,         "segments of a subscriber id out of range (ignored)") \
+	X(bad_options,     "TCP headers read whose options did not parse (timed by sequence)")
 
 /** Instance counters. */
 struct prtt_counters {
@@ -69,16 +72,26 @@ struct prtt_counters {
 
 /** Parameters, fixed at init. */
 struct prtt_params {
-	uint32_t flows;       /**< table slots, a power of two >= 4 */
 	uint32_t subs;        /**< subscriber ids 0..subs-1 */
 	uint64_t max_age_ns;  /**< a sample not answered by then is dropped */
 	uint64_t ts_tick_ns;  /**< the peers' TSval clock tick (Linux: 1 ms) */
 	uint64_t owd_window_ns; /**< upstream baseline: min over 2 such windows */
+	/**
+	 * A flow that holds a subscriber's candidate or upstream pin and
+	 * sends nothing for this long, or for twice the subscriber's last
+	 * RTT sample if that is longer, gives it up to the next flow.
+	 */
+	uint64_t idle_ns;
 };
 
 /** One TCP segment as the library needs it (prtt_tcp_parse() fills most). */
 struct prtt_seg {
-	uint64_t flow;       /**< the same for both directions of a connection; not 0 */
+	/**
+	 * The same for both directions of a connection, not 0, and distinct
+	 * between the connections of one subscriber (a collision only costs
+	 * a sample: the TSecr or ACK must match too).
+	 */
+	uint64_t flow;
 	uint32_t sub;        /**< subscriber id */
 	uint32_t seq, ack;
 	uint32_t payload;    /**< payload bytes */
@@ -104,14 +117,21 @@ struct prtt_window {
 	uint32_t samples;
 	uint32_t armed;          /**< samples started (DOWN) */
 	uint64_t min_ns;         /**< smallest sample (UINT64_MAX: none) */
-	uint64_t acked_bytes;    /**< DOWN: payload bytes the subscriber acknowledged */
+	/**
+	 * DOWN: payload bytes delivered over acked_ns, estimated from the
+	 * samples (what was sent toward the subscriber between the starts
+	 * of two consecutive samples arrived between their answers); the
+	 * rate is acked_bytes / acked_ns.
+	 */
+	uint64_t acked_bytes;
+	uint64_t acked_ns;
 	uint64_t sent_payload;   /**< DOWN: payload bytes sent toward the subscriber */
 	uint64_t sent_wire;      /**< DOWN: frame bytes of those segments */
 };
 
 struct prtt;
 
-/** Defaults: 16384 flows, 1024 subscribers, 4 s, 1 ms tick, 10 s window. */
+/** Defaults: 1024 subscribers, 4 s, 1 ms tick, 10 s window, 250 ms idle. */
 void prtt_params_default(struct prtt_params *p);
 
 /** Bytes an instance with p needs, or 0 if p is invalid. */
@@ -125,16 +145,137 @@ struct prtt *prtt_init(void *mem, const struct prtt_params *p);
 
 /**
  * A data segment (or SYN/FIN) leaves toward the subscriber at now_ns:
- * start a sample if none is in flight for its flow; Karn's rule on resends.
+ * start the subscriber's sample if none is in flight and the flow is its
+ * candidate; Karn's rule on resends of the sampled flow.
  */
 void prtt_down_segment(struct prtt *t, const struct prtt_seg *s, uint64_t now_ns);
 
 /**
  * A segment from the subscriber arrives at now_ns: match its ACK against
- * the flow's samples in flight; with a timestamp, an upstream OWD sample
- * if it carries data (first of its tick) or just ended an RTT sample.
+ * the subscriber's sample in flight; with a timestamp, an upstream OWD
+ * sample if its flow is the pinned one and it opens a new tick.
  */
 void prtt_up_segment(struct prtt *t, const struct prtt_seg *s, uint64_t now_ns);
+
+/**
+ * The first line of a subscriber's slot: what the inline checks below
+ * read (lib/prtt's own state; callers never write it).
+ */
+struct prtt_hot {
+	uint64_t key;       /**< the chosen flow */
+	uint64_t t_ns;      /**< samples in flight: the newest's start; else the flow's last segment */
+	uint64_t quiet_ns;  /**< the chosen or pinned flow keeps its place while quiet for less */
+	uint64_t sent;      /**< payload bytes sent toward the subscriber, ever */
+	uint64_t sent_wire; /**< their frame bytes */
+	uint64_t okey;      /**< the flow pinned for the upstream delay (0: none) */
+	uint64_t o_seen;    /**< its last segment */
+	uint8_t state;      /**< 0: no flow chosen, 1: chosen, 2: samples in flight */
+	uint8_t pad[7];
+};
+
+/** What the inline checks need, from prtt_fast_get(), for one burst. */
+struct prtt_fast {
+	struct prtt_hot *slots;   /**< 256 bytes apart */
+	uint64_t max_age_ns;
+	uint64_t segments;        /**< taken by the checks; prtt_fast_put() counts them */
+	uint32_t subs;
+};
+
+/** Start a burst of inline checks. */
+void prtt_fast_get(struct prtt *t, struct prtt_fast *f);
+
+/** End it: the segments the checks took are counted. */
+void prtt_fast_put(struct prtt *t, struct prtt_fast *f);
+
+/** The subscriber's slot. */
+static inline struct prtt_hot *
+prtt_fast_slot(const struct prtt_fast *f, uint32_t sub)
+{
+	return (struct prtt_hot *)((uint8_t *)f->slots + (size_t)sub * 256);
+}
+
+/**
+ * A downstream segment with payload of flow (see struct prtt_seg) for
+ * subscriber sub: if it is not the subscriber's chosen flow and that one
+ * is alive, it only counts, and this returns true. Else (false) the
+ * caller passes it to prtt_down_tcp().
+ */
+static inline bool
+prtt_down_fast(struct prtt_fast *f, uint32_t sub, uint64_t flow,
+	       uint32_t payload, uint32_t wire_len, uint64_t now_ns)
+{
+	struct prtt_hot *h;
+
+	if (sub >= f->subs || payload == 0) /* (SYN/FIN: the header decides) */
+		return false;
+	h = prtt_fast_slot(f, sub);
+	if (h->key == flow ||
+	    !((h->state == 1 && now_ns - h->t_ns <= h->quiet_ns) ||
+	      (h->state == 2 && now_ns - h->t_ns <= f->max_age_ns)))
+		return false;
+	h->sent += payload;
+	h->sent_wire += wire_len;
+	f->segments++;
+	return true;
+}
+
+/**
+ * An upstream segment of flow from subscriber sub: true if it is neither
+ * the sampled flow (with samples in flight) nor the pinned one, and the
+ * pinned one is alive: nothing to do. Else the caller passes it to
+ * prtt_up_tcp().
+ */
+static inline bool
+prtt_up_fast(struct prtt_fast *f, uint32_t sub, uint64_t flow, uint64_t now_ns)
+{
+	const struct prtt_hot *h;
+
+	if (sub >= f->subs)
+		return false;
+	h = prtt_fast_slot(f, sub);
+	if ((h->key == flow && h->state == 2) || h->okey == flow || h->okey == 0 ||
+	    now_ns - h->o_seen > h->quiet_ns)
+		return false;
+	f->segments++;
+	return true;
+}
+
+/** One TCP segment for the burst calls: its header is read only if needed. */
+struct prtt_pkt {
+	const uint8_t *hdr;  /**< the TCP header */
+	uint64_t flow;       /**< as in struct prtt_seg */
+	uint32_t sub;        /**< subscriber id */
+	uint32_t hdr_len;    /**< the data offset's worth of bytes */
+	uint32_t payload;    /**< payload bytes (downstream only) */
+	uint32_t wire_len;   /**< frame bytes (downstream only) */
+};
+
+/**
+ * prtt_down_segment() for n segments from their TCP headers: a header is
+ * read only if the subscriber's state needs it, so a segment of a flow
+ * the subscriber does not sample costs a compare.
+ */
+void prtt_down_burst(struct prtt *t, const struct prtt_pkt *pkts, unsigned n,
+		     uint64_t now_ns);
+
+/** prtt_up_segment() for n segments, headers read only if needed. */
+void prtt_up_burst(struct prtt *t, const struct prtt_pkt *pkts, unsigned n,
+		   uint64_t now_ns);
+
+/**
+ * prtt_down_segment() from the TCP header itself (hdr_len bytes: the data
+ * offset's worth): the header is read only if the subscriber's state
+ * needs it, so a segment of a flow the subscriber does not sample costs a
+ * compare. flow as in struct prtt_seg; payload and wire_len in bytes.
+ */
+void prtt_down_tcp(struct prtt *t, uint32_t sub, uint64_t flow, const uint8_t *hdr,
+		   uint32_t hdr_len, uint32_t payload, uint32_t wire_len,
+		   uint64_t now_ns);
+
+/** prtt_up_segment() from the TCP header, read only if needed (as above). */
+void prtt_up_tcp(struct prtt *t, uint32_t sub, uint64_t flow, const uint8_t *hdr,
+		 uint32_t hdr_len, uint32_t payload, uint32_t wire_len,
+		 uint64_t now_ns);
 
 /**
  * Parse a TCP header (hdr, hdr_len bytes: the data offset's worth) into
@@ -155,8 +296,7 @@ int prtt_sub_window_take(struct prtt *t, uint32_t sub, enum prtt_dir dir,
 
 /**
  * Forget one subscriber's histograms, summary and window (its id is given
- * to another subscriber). Flows already in the table keep their samples
- * in flight. @return 0 or -1 (bad sub).
+ * to another subscriber), and its sample and pin. @return 0 or -1 (bad sub).
  */
 int prtt_sub_reset(struct prtt *t, uint32_t sub);
 

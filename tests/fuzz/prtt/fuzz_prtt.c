@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * lib/prtt under arbitrary input: the TCP option parser on the first
- * bytes, then the rest drives a small table (16 flows, 4 subscribers) as a
- * series of segments in both directions with arbitrary fields and times.
+ * bytes, then the rest drives a small instance (4 subscribers) as a
+ * series of segments in both directions with arbitrary fields and times,
+ * through the parsed-segment calls and the header calls by turns.
  * Checks: the parser never reads past hdr_len, never reports more than 4
- * SACK blocks; no sample is ever negative (a time before its start); the
- * table never holds more flows than it has slots.
+ * SACK blocks; no sample is ever negative (a time before its start); no
+ * more samples are answered than were started.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -47,7 +48,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	/* 2. Segments: 24 bytes each. */
 	prtt_params_default(&p);
-	p.flows = 16;
+	p.idle_ns = 5000000;
 	p.subs = 4;
 	p.max_age_ns = 50000000;
 	p.owd_window_ns = 20000000;
@@ -72,13 +73,31 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			s.sack[i][0] = s.ack + (uint32_t)data[6 + i] * 100;
 			s.sack[i][1] = s.sack[i][0] + (uint32_t)data[10 + i] * 100;
 		}
-		if (data[16] & 0x80)
+		if (data[15] & 0x40) {
+			/* The same segment as a header (NOP NOP TS, or none). */
+			uint8_t h[32] = { 0 };
+			uint32_t hl = s.has_ts ? 32 : 20;
+			for (int b = 0; b < 4; b++) {
+				h[4 + b] = (uint8_t)(s.seq >> (24 - 8 * b));
+				h[8 + b] = (uint8_t)(s.ack >> (24 - 8 * b));
+				h[24 + b] = (uint8_t)(s.tsval >> (24 - 8 * b));
+				h[28 + b] = (uint8_t)(s.tsecr >> (24 - 8 * b));
+			}
+			h[12] = (uint8_t)(hl / 4 << 4);
+			h[13] = s.flags;
+			h[20] = 1; h[21] = 1; h[22] = 8; h[23] = 10;
+			if (data[16] & 0x80)
+				prtt_up_tcp(t, s.sub, s.flow, h, hl, s.payload, s.wire_len, now);
+			else
+				prtt_down_tcp(t, s.sub, s.flow, h, hl, s.payload, s.wire_len, now);
+		} else if (data[16] & 0x80) {
 			prtt_up_segment(t, &s, now);
-		else
+		} else {
 			prtt_down_segment(t, &s, now);
+		}
 	}
 	const struct prtt_counters *c = prtt_counters(t);
-	if (c->flows_inserted - c->evictions > p.flows)
+	if (c->ts_samples + c->seq_samples + c->sack_samples > c->ts_armed + c->seq_armed)
 		abort();
 	for (uint32_t sub = 0; sub < p.subs; sub++) {
 		struct prtt_summary sm;

@@ -2,7 +2,7 @@
 /*
  * lib/prtt on a virtual clock: exact RTT samples with and without TCP
  * timestamps, Karn's rule, wrapped sequence numbers, SACK, the upstream
- * one-way-delay rise, table eviction, and the option parser.
+ * one-way-delay rise, one sample per subscriber, and the option parser.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -23,13 +23,12 @@
 #define ACK 0x10
 
 static struct prtt *
-make(uint32_t flows, uint32_t subs)
+make(uint32_t subs)
 {
 	struct prtt_params p;
 	void *mem;
 
 	prtt_params_default(&p);
-	p.flows = flows;
 	p.subs = subs;
 	mem = aligned_alloc(64, (prtt_memsize(&p) + 63) & ~(size_t)63);
 	assert_non_null(mem);
@@ -81,15 +80,27 @@ samples(const struct prtt *t, uint32_t sub, enum prtt_dir d)
 	return sm.samples;
 }
 
+/* Choose flow `flow` with one segment of tick `tv` (or of [seq, seq+len)
+ * without timestamps): its next new data starts the sample. */
+static void
+choose(struct prtt *t, struct prtt_seg s, uint64_t now)
+{
+	prtt_down_segment(t, &s, now);
+}
+
 static void
 test_an_ack_that_echoes_the_tsval_gives_the_time_since_that_tsval_was_first_sent(void **state)
 {
-	struct prtt *t = make(64, 4);
+	struct prtt *t = make(4);
 	struct prtt_seg d1 = ts(data(7, 1000, 1448), 500, 90);
 	struct prtt_seg d2 = ts(data(7, 2448, 1448), 500, 90);
 	struct prtt_seg d3 = ts(data(7, 3896, 1448), 501, 90);
 
 	(void)state;
+	/* The first segment seen chooses the flow: its tick may have begun
+	 * before, so it starts nothing. */
+	choose(t, ts(data(7, 0, 1000), 499, 90), T0 - 1 * MS);
+	assert_int_equal(prtt_counters(t)->ts_armed, 0);
 	prtt_down_segment(t, &d1, T0);
 	prtt_down_segment(t, &d2, T0 + 1 * MS);  /* same TSval: keeps T0 */
 	prtt_down_segment(t, &d3, T0 + 2 * MS);  /* a second one in flight */
@@ -108,7 +119,7 @@ test_an_ack_that_echoes_the_tsval_gives_the_time_since_that_tsval_was_first_sent
 static void
 test_a_later_segment_of_a_tick_already_sent_starts_no_sample(void **state)
 {
-	struct prtt *t = make(64, 4);
+	struct prtt *t = make(4);
 	struct prtt_seg d1 = ts(data(7, 1000, 1448), 500, 90);
 	struct prtt_seg d2 = ts(data(7, 2448, 1448), 501, 90);
 	struct prtt_seg d3 = ts(data(7, 3896, 1448), 501, 90);
@@ -116,13 +127,14 @@ test_a_later_segment_of_a_tick_already_sent_starts_no_sample(void **state)
 	struct prtt_seg a;
 
 	(void)state;
+	choose(t, ts(data(7, 0, 1000), 499, 90), T0 - 1 * MS);
 	prtt_down_segment(t, &d1, T0);           /* sample on 500 */
 	prtt_down_segment(t, &d2, T0 + 1 * MS);  /* 501 first sent here */
 	a = ts(ackseg(7, 2448), 91, 500);
 	prtt_up_segment(t, &a, T0 + 30 * MS);    /* 30 ms */
 	/* More of tick 501 after the sample ended: timing it from here
-	 * would read 5 ms short when the echo of 501 comes. */
-	prtt_down_segment(t, &d3, T0 + 6 * MS + 30 * MS);
+	 * would read 35 ms short when the echo of 501 comes. */
+	prtt_down_segment(t, &d3, T0 + 36 * MS);
 	assert_int_equal(prtt_counters(t)->ts_armed, 2);
 	a = ts(ackseg(7, 5344), 92, 501);
 	prtt_up_segment(t, &a, T0 + 61 * MS);     /* from 501's first: 60 ms */
@@ -132,6 +144,7 @@ test_a_later_segment_of_a_tick_already_sent_starts_no_sample(void **state)
 	assert_int_equal(prtt_counters(t)->ts_armed, 3);
 	a = ts(ackseg(7, 6792), 93, 502);
 	prtt_up_segment(t, &a, T0 + 92 * MS);
+	assert_int_equal(samples(t, 1, PRTT_DOWN), 3);
 	assert_int_equal(last_down(t, 1), 30 * MS);
 	free(t);
 }
@@ -139,10 +152,11 @@ test_a_later_segment_of_a_tick_already_sent_starts_no_sample(void **state)
 static void
 test_four_tsvals_are_timed_at_once_and_an_echo_of_any_of_them_matches(void **state)
 {
-	struct prtt *t = make(64, 4);
+	struct prtt *t = make(4);
 	struct prtt_seg d, a;
 
 	(void)state;
+	choose(t, ts(data(7, 0, 1000), 599, 90), T0 - 1 * MS);
 	for (uint32_t i = 0; i < 6; i++) { /* 600..605, 1 ms apart; 4 slots */
 		d = ts(data(7, 1000 + 1448 * i, 1448), 600 + i, 90);
 		prtt_down_segment(t, &d, T0 + i * MS);
@@ -162,18 +176,84 @@ test_four_tsvals_are_timed_at_once_and_an_echo_of_any_of_them_matches(void **sta
 }
 
 static void
+test_one_flow_per_subscriber_is_sampled_others_wait_until_it_goes_quiet(void **state)
+{
+	struct prtt *t = make(4);
+	struct prtt_seg d, a;
+
+	(void)state;
+	choose(t, ts(data(7, 0, 1000), 499, 90), T0 - 1 * MS);
+	d = ts(data(7, 1000, 1000), 500, 90);
+	prtt_down_segment(t, &d, T0);            /* flow 7: sample on 500 */
+	for (uint32_t i = 0; i < 2; i++) {       /* flow 8: nothing */
+		d = ts(data(8, 1000 * i, 1000), 800 + i, 90);
+		prtt_down_segment(t, &d, T0 + (2 + i) * MS);
+	}
+	assert_int_equal(prtt_counters(t)->ts_armed, 1);
+	assert_int_equal(prtt_counters(t)->candidates, 1);
+	a = ts(ackseg(8, 1000), 91, 800);        /* flow 8's echo: not ours */
+	prtt_up_segment(t, &a, T0 + 20 * MS);
+	assert_int_equal(samples(t, 1, PRTT_DOWN), 0);
+	a = ts(ackseg(7, 2000), 91, 500);
+	prtt_up_segment(t, &a, T0 + 31 * MS);    /* 31 ms; flow 7 stays chosen */
+	assert_int_equal(last_down(t, 1), 31 * MS);
+	d = ts(data(8, 2000, 1000), 802, 90);
+	prtt_down_segment(t, &d, T0 + 31 * MS + 250 * MS);
+	assert_int_equal(prtt_counters(t)->candidates, 1);
+	/* Flow 7 quiet for more than idle (250 ms): flow 8 takes over, and
+	 * its next tick starts the sample. */
+	d = ts(data(8, 3000, 1000), 803, 90);
+	prtt_down_segment(t, &d, T0 + 31 * MS + 250 * MS + 1);
+	assert_int_equal(prtt_counters(t)->candidates, 2);
+	assert_int_equal(prtt_counters(t)->ts_armed, 1);
+	d = ts(data(8, 4000, 1000), 804, 90);
+	prtt_down_segment(t, &d, T0 + 300 * MS);
+	assert_int_equal(prtt_counters(t)->ts_armed, 2);
+	a = ts(ackseg(8, 5000), 95, 804);
+	prtt_up_segment(t, &a, T0 + 312 * MS);
+	assert_int_equal(last_down(t, 1), 12 * MS);
+	/* Another subscriber has a slot of its own. */
+	d = ts(data(9, 0, 1000), 900, 90);
+	d.sub = 2;
+	prtt_down_segment(t, &d, T0 + 313 * MS);
+	assert_int_equal(prtt_counters(t)->candidates, 3);
+	free(t);
+}
+
+static void
+test_a_flow_keeps_its_place_while_quiet_for_less_than_two_of_its_rtts(void **state)
+{
+	struct prtt *t = make(4);
+	struct prtt_seg d, a;
+
+	(void)state;
+	choose(t, ts(data(7, 0, 1000), 499, 90), T0 - 1 * MS);
+	d = ts(data(7, 1000, 1000), 500, 90);
+	prtt_down_segment(t, &d, T0);
+	a = ts(ackseg(7, 2000), 91, 500);
+	prtt_up_segment(t, &a, T0 + 200 * MS);   /* 200 ms: quiet after 400 */
+	d = ts(data(8, 0, 1000), 800, 90);
+	prtt_down_segment(t, &d, T0 + 600 * MS);
+	assert_int_equal(prtt_counters(t)->candidates, 1);
+	prtt_down_segment(t, &d, T0 + 600 * MS + 1);
+	assert_int_equal(prtt_counters(t)->candidates, 2);
+	free(t);
+}
+
+static void
 test_an_echo_newer_than_the_armed_tsval_drops_the_sample_as_unknowable(void **state)
 {
-	struct prtt *t = make(64, 4);
+	struct prtt *t = make(4);
 	struct prtt_seg d = ts(data(7, 1000, 1448), 500, 90);
 	struct prtt_seg a = ts(ackseg(7, 2448), 91, 502);
 
 	(void)state;
+	choose(t, ts(data(7, 0, 1000), 499, 90), T0 - 1 * MS);
 	prtt_down_segment(t, &d, T0);
 	prtt_up_segment(t, &a, T0 + 30 * MS);
 	assert_int_equal(samples(t, 1, PRTT_DOWN), 0);
 	assert_int_equal(prtt_counters(t)->ts_skipped, 1);
-	/* The next data segment starts a new sample. */
+	/* The flow's next new tick starts a new sample. */
 	d = ts(data(7, 2448, 1448), 510, 91);
 	prtt_down_segment(t, &d, T0 + 31 * MS);
 	a = ts(ackseg(7, 3896), 95, 510);
@@ -183,13 +263,41 @@ test_an_echo_newer_than_the_armed_tsval_drops_the_sample_as_unknowable(void **st
 }
 
 static void
+test_timestamps_compare_across_the_wrap_of_the_tsval_clock(void **state)
+{
+	struct prtt *t = make(4);
+	struct prtt_seg d, a;
+
+	(void)state;
+	choose(t, ts(data(7, 0, 1000), 0xFFFFFFFEu, 90), T0 - 1 * MS);
+	d = ts(data(7, 1000, 1000), 0xFFFFFFFFu, 90);
+	prtt_down_segment(t, &d, T0);             /* sample on 2^32 - 1 */
+	d = ts(data(7, 2000, 1000), 0, 90);
+	prtt_down_segment(t, &d, T0 + 1 * MS);    /* and on 0, past the wrap */
+	a = ts(ackseg(7, 3000), 91, 0);            /* 2^32 - 1 unknowable, 0 timed */
+	prtt_up_segment(t, &a, T0 + 20 * MS);
+	assert_int_equal(prtt_counters(t)->ts_skipped, 1);
+	assert_int_equal(last_down(t, 1), 19 * MS);
+	d = ts(data(7, 3000, 1000), 0, 90);        /* tick 0 again: nothing */
+	prtt_down_segment(t, &d, T0 + 21 * MS);
+	assert_int_equal(prtt_counters(t)->ts_armed, 2);
+	d = ts(data(7, 4000, 1000), 1, 90);
+	prtt_down_segment(t, &d, T0 + 22 * MS);
+	a = ts(ackseg(7, 5000), 92, 1);
+	prtt_up_segment(t, &a, T0 + 40 * MS);
+	assert_int_equal(last_down(t, 1), 18 * MS);
+	free(t);
+}
+
+static void
 test_without_timestamps_the_first_cumulative_ack_covering_the_segment_gives_the_sample(void **state)
 {
-	struct prtt *t = make(64, 4);
+	struct prtt *t = make(4);
 	struct prtt_seg d1 = data(9, 1000, 1000), d2 = data(9, 2000, 1000);
 	struct prtt_seg a;
 
 	(void)state;
+	choose(t, data(9, 0, 1000), T0 - 1 * MS);
 	prtt_down_segment(t, &d1, T0);
 	prtt_down_segment(t, &d2, T0 + 1 * MS);
 	a = ackseg(9, 1500); /* covers half: no sample */
@@ -205,23 +313,64 @@ test_without_timestamps_the_first_cumulative_ack_covering_the_segment_gives_the_
 	assert_int_equal(w.samples, 1);
 	assert_int_equal(w.min_ns, 25 * MS);
 	assert_int_equal(w.armed, 1);
-	assert_int_equal(w.acked_bytes, 1500); /* 1500 -> 3000; the first ACK set the mark */
-	assert_int_equal(w.sent_payload, 2000);
-	assert_int_equal(w.sent_wire, 2108);
+	assert_int_equal(w.acked_bytes, 0); /* one answer: no rate yet */
+	assert_int_equal(w.acked_ns, 0);
+	assert_int_equal(w.sent_payload, 3000);
+	assert_int_equal(w.sent_wire, 3162);
 	assert_int_equal(prtt_sub_window_take(t, 1, PRTT_DOWN, &w), 0);
 	assert_int_equal(w.samples, 0);
 	assert_int_equal(w.min_ns, UINT64_MAX);
+	assert_int_equal(w.sent_payload, 0);
+	free(t);
+}
+
+static void
+test_the_delivered_rate_is_what_left_between_two_sample_starts_over_the_time_between_their_answers(void **state)
+{
+	struct prtt *t = make(4);
+	struct prtt_seg d, a;
+	struct prtt_window w;
+
+	(void)state;
+	choose(t, data(9, 0, 1000), T0 - 1 * MS);
+	d = data(9, 1000, 1000);
+	prtt_down_segment(t, &d, T0);               /* starts at 2000 sent */
+	d = data(9, 2000, 1000);
+	prtt_down_segment(t, &d, T0 + 5 * MS);
+	a = ackseg(9, 2000);
+	prtt_up_segment(t, &a, T0 + 20 * MS);
+	d = data(9, 3000, 1000);
+	prtt_down_segment(t, &d, T0 + 21 * MS);     /* starts at 4000 sent */
+	d = data(9, 4000, 1000);
+	prtt_down_segment(t, &d, T0 + 25 * MS);
+	a = ackseg(9, 4000);
+	prtt_up_segment(t, &a, T0 + 41 * MS);
+	assert_int_equal(prtt_sub_window_take(t, 1, PRTT_DOWN, &w), 0);
+	assert_int_equal(w.samples, 2);
+	assert_int_equal(w.acked_bytes, 2000);
+	assert_int_equal(w.acked_ns, 21 * MS);
+	/* After a pause longer than the RTT, no rate: it would read the
+	 * pause as a slow path. */
+	d = data(9, 5000, 1000);
+	prtt_down_segment(t, &d, T0 + 1041 * MS);
+	a = ackseg(9, 6000);
+	prtt_up_segment(t, &a, T0 + 1061 * MS);
+	assert_int_equal(prtt_sub_window_take(t, 1, PRTT_DOWN, &w), 0);
+	assert_int_equal(w.samples, 1);
+	assert_int_equal(w.acked_bytes, 0);
+	assert_int_equal(w.acked_ns, 0);
 	free(t);
 }
 
 static void
 test_karn_a_resent_range_gives_no_sample(void **state)
 {
-	struct prtt *t = make(64, 4);
+	struct prtt *t = make(4);
 	struct prtt_seg d1 = data(9, 1000, 1000), d2 = data(9, 2000, 1000);
 	struct prtt_seg a = ackseg(9, 2000);
 
 	(void)state;
+	choose(t, data(9, 0, 1000), T0 - 1 * MS);
 	prtt_down_segment(t, &d1, T0);
 	prtt_down_segment(t, &d2, T0 + 1 * MS);
 	prtt_down_segment(t, &d1, T0 + 200 * MS); /* RTO: sent again */
@@ -243,11 +392,12 @@ test_karn_a_resent_range_gives_no_sample(void **state)
 static void
 test_a_resend_of_other_data_keeps_the_sample_in_flight(void **state)
 {
-	struct prtt *t = make(64, 4);
+	struct prtt *t = make(4);
 	struct prtt_seg d1 = data(9, 1000, 1000), d2 = data(9, 2000, 1000);
-	struct prtt_seg a = ackseg(9, 3000);
+	struct prtt_seg a;
 
 	(void)state;
+	choose(t, data(9, 0, 1000), T0 - 1 * MS);
 	prtt_down_segment(t, &d1, T0);          /* sample on [1000, 2000) */
 	prtt_down_segment(t, &d2, T0 + 1 * MS);
 	a = ackseg(9, 2000);
@@ -266,11 +416,12 @@ test_a_resend_of_other_data_keeps_the_sample_in_flight(void **state)
 static void
 test_sequence_matching_works_across_the_wrap_of_the_sequence_space(void **state)
 {
-	struct prtt *t = make(64, 4);
+	struct prtt *t = make(4);
 	struct prtt_seg d1 = data(3, 0xFFFFFC00u, 2048); /* ends at 0x400 */
 	struct prtt_seg a;
 
 	(void)state;
+	choose(t, data(3, 0xFFFFF800u, 1024), T0 - 1 * MS);
 	prtt_down_segment(t, &d1, T0);
 	a = ackseg(3, 0xFFFFFF00u);
 	prtt_up_segment(t, &a, T0 + 5 * MS);
@@ -284,19 +435,23 @@ test_sequence_matching_works_across_the_wrap_of_the_sequence_space(void **state)
 	prtt_down_segment(t, &d2, T0 + 9 * MS);
 	assert_int_equal(prtt_counters(t)->seq_armed, 2);
 	struct prtt_seg d3 = data(3, 0xFFFFFC00u, 2048);
-	prtt_down_segment(t, &d3, T0 + 10 * MS);
+	prtt_down_segment(t, &d3, T0 + 10 * MS);   /* before the sample: kept */
 	assert_int_equal(prtt_counters(t)->seq_armed, 2);
+	assert_int_equal(prtt_counters(t)->karn_discarded, 0);
+	prtt_down_segment(t, &d2, T0 + 11 * MS);   /* the sampled range again */
+	assert_int_equal(prtt_counters(t)->karn_discarded, 1);
 	free(t);
 }
 
 static void
 test_a_sack_block_covering_the_segment_gives_the_sample_before_the_cumulative_ack(void **state)
 {
-	struct prtt *t = make(64, 4);
+	struct prtt *t = make(4);
 	struct prtt_seg d0 = data(4, 1000, 1000), hole = data(4, 2000, 1000);
 	struct prtt_seg dn = data(4, 3000, 1000), a;
 
 	(void)state;
+	choose(t, data(4, 0, 1000), T0 - 1 * MS);
 	prtt_down_segment(t, &d0, T0);            /* sample on [1000, 2000) */
 	prtt_down_segment(t, &hole, T0 + 1 * MS); /* lost on the way */
 	a = ackseg(4, 2000);
@@ -322,21 +477,32 @@ test_a_sack_block_covering_the_segment_gives_the_sample_before_the_cumulative_ac
 static void
 test_a_sample_nobody_answers_expires_after_max_age(void **state)
 {
-	struct prtt *t = make(64, 4);
+	struct prtt *t = make(4);
 	struct prtt_seg d = data(4, 1000, 1000), a = ackseg(4, 2000);
 
 	(void)state;
+	choose(t, data(4, 0, 1000), T0 - 1 * MS);
 	prtt_down_segment(t, &d, T0);
 	prtt_up_segment(t, &a, T0 + 4000 * MS + 1);
 	assert_int_equal(samples(t, 1, PRTT_DOWN), 0);
 	assert_int_equal(prtt_counters(t)->expired, 1);
+	/* The flow's next new data starts another; unanswered and its flow
+	 * gone, the next flow's segment finds it expired and takes the
+	 * subscriber. */
+	d = data(4, 2000, 1000);
+	prtt_down_segment(t, &d, T0 + 4001 * MS);
+	assert_int_equal(prtt_counters(t)->seq_armed, 2);
+	d = data(5, 9000, 100);
+	prtt_down_segment(t, &d, T0 + 8002 * MS);
+	assert_int_equal(prtt_counters(t)->expired, 2);
+	assert_int_equal(prtt_counters(t)->candidates, 2);
 	free(t);
 }
 
 static void
 test_upstream_one_way_delay_reads_the_rise_over_the_flows_minimum(void **state)
 {
-	struct prtt *t = make(64, 4);
+	struct prtt *t = make(4);
 	struct prtt_seg u;
 	struct prtt_summary sm;
 
@@ -364,70 +530,70 @@ test_upstream_one_way_delay_reads_the_rise_over_the_flows_minimum(void **state)
 }
 
 static void
-test_a_pure_ack_gives_an_upstream_delay_sample_only_when_it_ends_an_rtt_sample(void **state)
+test_upstream_delay_comes_from_one_pinned_flow_per_subscriber_until_it_goes_quiet(void **state)
 {
-	struct prtt *t = make(64, 4);
-	struct prtt_seg d = ts(data(6, 1000, 1448), 500, 90);
+	struct prtt *t = make(4);
 	struct prtt_seg a;
 
 	(void)state;
-	/* A download's ACKs, each on a new tick of the subscriber's clock:
-	 * only the one that answers the sample in flight is timed upstream
-	 * too (one per RTT sample, as pping does); the others cost a
-	 * compare. */
-	prtt_down_segment(t, &d, T0);
+	/* A download's ACKs: flow 6 is pinned by the first, and each of its
+	 * new ticks gives a sample; flow 7's ACKs cost a compare. */
 	a = ts(ackseg(6, 1000), 91, 499);
-	prtt_up_segment(t, &a, T0 + 10 * MS);
-	a = ts(ackseg(6, 1000), 92, 499);
-	prtt_up_segment(t, &a, T0 + 11 * MS);
-	assert_int_equal(samples(t, 1, PRTT_UP), 0);
-	a = ts(ackseg(6, 2448), 93, 500);
-	prtt_up_segment(t, &a, T0 + 30 * MS);
-	assert_int_equal(samples(t, 1, PRTT_DOWN), 1);
-	assert_int_equal(samples(t, 1, PRTT_UP), 1);
-	assert_int_equal(prtt_counters(t)->owd_samples, 1);
+	prtt_up_segment(t, &a, T0);
+	a = ts(ackseg(6, 1000), 91, 499);
+	prtt_up_segment(t, &a, T0 + 1 * MS / 2);
+	a = ts(ackseg(7, 1000), 300, 499);
+	prtt_up_segment(t, &a, T0 + 1 * MS);
+	a = ts(ackseg(6, 2000), 93, 500);
+	prtt_up_segment(t, &a, T0 + 2 * MS);
+	assert_int_equal(samples(t, 1, PRTT_UP), 2);
+	assert_int_equal(prtt_counters(t)->owd_pins, 1);
+	/* Flow 6 quiet for more than idle (250 ms): flow 7 takes the pin and
+	 * starts its own baseline. */
+	a = ts(ackseg(7, 1000), 301, 499);
+	prtt_up_segment(t, &a, T0 + 252 * MS);
+	assert_int_equal(prtt_counters(t)->owd_pins, 1);
+	a = ts(ackseg(7, 1000), 302, 499);
+	prtt_up_segment(t, &a, T0 + 253 * MS);
+	assert_int_equal(prtt_counters(t)->owd_pins, 2);
+	assert_int_equal(samples(t, 1, PRTT_UP), 3);
+	/* Without timestamps: nothing upstream. */
+	a = ackseg(8, 1000);
+	prtt_up_segment(t, &a, T0 + 900 * MS);
+	assert_int_equal(prtt_counters(t)->owd_pins, 2);
+	assert_int_equal(prtt_counters(t)->owd_samples, 3);
 	free(t);
 }
 
 static void
-test_a_flood_of_flows_evicts_the_least_recently_used_and_never_grows(void **state)
+test_a_flood_of_flows_neither_grows_the_state_nor_takes_the_sample_in_flight(void **state)
 {
-	struct prtt *t = make(4, 4); /* one bucket of 4 */
+	struct prtt *t = make(4);
 	struct prtt_seg d;
 
 	(void)state;
-	for (uint64_t f = 1; f <= 4; f++) {
-		d = data(f, 1000, 100);
-		prtt_down_segment(t, &d, T0 + f * MS);
-	}
-	assert_int_equal(prtt_counters(t)->evictions, 0);
-	/* Flow 1 is touched again: flow 2 is now the oldest. */
-	struct prtt_seg a = ackseg(1, 1100);
-	prtt_up_segment(t, &a, T0 + 10 * MS);
-	d = data(99, 5000, 100);
-	prtt_down_segment(t, &d, T0 + 11 * MS);
-	assert_int_equal(prtt_counters(t)->evictions, 1);
-	/* Flow 2's sample went with it; flow 3's is still there. */
-	a = ackseg(2, 1100);
-	prtt_up_segment(t, &a, T0 + 12 * MS);
-	assert_int_equal(samples(t, 1, PRTT_DOWN), 1);
-	a = ackseg(3, 1100);
-	prtt_up_segment(t, &a, T0 + 13 * MS);
-	assert_int_equal(samples(t, 1, PRTT_DOWN), 2);
-	assert_int_equal(last_down(t, 1), 10 * MS);
+	choose(t, data(1, 0, 100), T0);
+	d = data(1, 100, 100);
+	prtt_down_segment(t, &d, T0 + 1 * MS);
 	for (uint64_t f = 1000; f < 11000; f++) {
 		d = data(f, 1, 100);
-		prtt_down_segment(t, &d, T0 + 20 * MS + f);
+		prtt_down_segment(t, &d, T0 + 2 * MS + f);
+		struct prtt_seg a = ackseg(f, 101);
+		prtt_up_segment(t, &a, T0 + 2 * MS + f);
 	}
-	assert_int_equal(prtt_counters(t)->flows_inserted, 10005);
-	assert_int_equal(prtt_counters(t)->evictions, 10001);
+	assert_int_equal(prtt_counters(t)->candidates, 1);
+	assert_int_equal(samples(t, 1, PRTT_DOWN), 0);
+	struct prtt_seg a = ackseg(1, 200);
+	prtt_up_segment(t, &a, T0 + 21 * MS);
+	assert_int_equal(samples(t, 1, PRTT_DOWN), 1);
+	assert_int_equal(last_down(t, 1), 20 * MS);
 	free(t);
 }
 
 static void
 test_a_subscriber_id_out_of_range_is_counted_and_ignored(void **state)
 {
-	struct prtt *t = make(64, 4);
+	struct prtt *t = make(4);
 	struct prtt_seg d = data(4, 1000, 1000);
 
 	(void)state;
@@ -435,15 +601,17 @@ test_a_subscriber_id_out_of_range_is_counted_and_ignored(void **state)
 	prtt_down_segment(t, &d, T0);
 	prtt_up_segment(t, &d, T0);
 	assert_int_equal(prtt_counters(t)->bad_sub, 2);
-	assert_int_equal(prtt_counters(t)->flows_inserted, 0);
+	assert_int_equal(prtt_counters(t)->candidates, 0);
+	assert_int_equal(prtt_counters(t)->segments, 0);
 	free(t);
 }
 
 static void
 test_percentiles_come_from_buckets_narrower_than_an_eighth_of_the_value(void **state)
 {
-	struct prtt *t = make(64, 4);
+	struct prtt *t = make(4);
 	struct prtt_summary sm;
+	uint64_t now = T0;
 
 	(void)state;
 	for (unsigned b = 0; b + 1 < PRTT_HIST_BUCKETS; b++) {
@@ -453,11 +621,14 @@ test_percentiles_come_from_buckets_narrower_than_an_eighth_of_the_value(void **s
 		if (b >= 16)
 			assert_true((hi - lo) * 8 <= lo);
 	}
-	/* 98 samples of 20 ms, 2 of 400 ms (RTTs from 100 flows). */
+	/* 98 samples of 20 ms, 2 of 400 ms, one after the other. */
+	choose(t, data(100, 0, 100), now);
 	for (uint32_t i = 0; i < 100; i++) {
-		struct prtt_seg d = data(100 + i, 1000, 100), a = ackseg(100 + i, 1100);
-		prtt_down_segment(t, &d, T0);
-		prtt_up_segment(t, &a, T0 + (i < 98 ? 20 : 400) * MS);
+		struct prtt_seg d = data(100, 100 * (i + 1), 100);
+		struct prtt_seg a = ackseg(100, 100 * (i + 2));
+		prtt_down_segment(t, &d, now);
+		now += (i < 98 ? 20 : 400) * MS;
+		prtt_up_segment(t, &a, now);
 	}
 	assert_int_equal(prtt_sub_summary(t, 1, PRTT_DOWN, &sm), 0);
 	assert_int_equal(sm.samples, 100);
@@ -501,20 +672,135 @@ test_the_option_parser_reads_timestamps_and_sack_and_refuses_bad_lengths(void **
 	assert_int_equal(prtt_tcp_parse(h, 19, &s), -1);
 }
 
+/* A TCP header: 20 bytes, or 32 with NOP NOP TS when tsval or tsecr is set. */
+static uint32_t
+hdr(uint8_t *h, uint32_t seq, uint32_t ack, uint8_t flags, uint32_t tsval, uint32_t tsecr)
+{
+	uint32_t len = tsval || tsecr ? 32 : 20;
+
+	memset(h, 0, 32);
+	h[4] = (uint8_t)(seq >> 24); h[5] = (uint8_t)(seq >> 16);
+	h[6] = (uint8_t)(seq >> 8); h[7] = (uint8_t)seq;
+	h[8] = (uint8_t)(ack >> 24); h[9] = (uint8_t)(ack >> 16);
+	h[10] = (uint8_t)(ack >> 8); h[11] = (uint8_t)ack;
+	h[12] = (uint8_t)(len / 4 << 4);
+	h[13] = flags;
+	if (len == 32) {
+		h[20] = 1; h[21] = 1; h[22] = 8; h[23] = 10;
+		h[24] = (uint8_t)(tsval >> 24); h[25] = (uint8_t)(tsval >> 16);
+		h[26] = (uint8_t)(tsval >> 8); h[27] = (uint8_t)tsval;
+		h[28] = (uint8_t)(tsecr >> 24); h[29] = (uint8_t)(tsecr >> 16);
+		h[30] = (uint8_t)(tsecr >> 8); h[31] = (uint8_t)tsecr;
+	}
+	return len;
+}
+
 static void
-test_the_init_refuses_a_table_that_is_not_a_power_of_two(void **state)
+test_the_header_entry_points_give_the_same_samples_and_count_bad_options(void **state)
+{
+	struct prtt *t = make(4);
+	uint8_t h[32];
+	uint32_t n;
+
+	(void)state;
+	/* With timestamps: choose, start on 500, another flow in between
+	 * (not read), the echo. */
+	n = hdr(h, 0, 1, ACK, 499, 90);
+	prtt_down_tcp(t, 1, 7, h, n, 1000, 1054, T0 - 1 * MS);
+	n = hdr(h, 1000, 1, ACK, 500, 90);
+	prtt_down_tcp(t, 1, 7, h, n, 1000, 1054, T0);
+	n = hdr(h, 5000, 1, ACK, 800, 90);
+	prtt_down_tcp(t, 1, 8, h, n, 1000, 1054, T0 + 1 * MS);
+	n = hdr(h, 1, 0, ACK, 0, 0);              /* a pure ACK down: nothing */
+	prtt_down_tcp(t, 1, 7, h, n, 0, 54, T0 + 2 * MS);
+	n = hdr(h, 1, 2000, ACK, 91, 500);
+	prtt_up_tcp(t, 1, 7, h, n, 0, 66, T0 + 23 * MS);
+	assert_int_equal(prtt_counters(t)->ts_armed, 1);
+	assert_int_equal(samples(t, 1, PRTT_DOWN), 1);
+	assert_int_equal(last_down(t, 1), 23 * MS);
+	assert_int_equal(samples(t, 1, PRTT_UP), 1); /* flow 7 pinned */
+	/* Without timestamps, on subscriber 2. */
+	n = hdr(h, 0, 1, ACK, 0, 0);
+	prtt_down_tcp(t, 2, 9, h, n, 1000, 1054, T0);
+	n = hdr(h, 1000, 1, ACK, 0, 0);
+	prtt_down_tcp(t, 2, 9, h, n, 1000, 1054, T0 + 1 * MS);
+	n = hdr(h, 1, 2000, ACK, 0, 0);
+	prtt_up_tcp(t, 2, 9, h, n, 0, 54, T0 + 18 * MS);
+	assert_int_equal(samples(t, 2, PRTT_DOWN), 1);
+	assert_int_equal(last_down(t, 2), 17 * MS);
+	struct prtt_window w;
+	assert_int_equal(prtt_sub_window_take(t, 2, PRTT_DOWN, &w), 0);
+	assert_int_equal(w.sent_payload, 2000);
+	assert_int_equal(w.sent_wire, 2108);
+	/* A timestamp option of the wrong length: counted, timed by sequence. */
+	n = hdr(h, 0, 1, ACK, 600, 90);
+	h[23] = 9;
+	prtt_down_tcp(t, 3, 11, h, n, 1000, 1054, T0);
+	assert_int_equal(prtt_counters(t)->bad_options, 1);
+	n = hdr(h, 1000, 1, ACK, 0, 0);
+	prtt_down_tcp(t, 3, 11, h, n, 1000, 1054, T0 + 1 * MS);
+	assert_int_equal(prtt_counters(t)->seq_armed, 2);
+	/* Shorter than a TCP header: counted as a segment, nothing read. */
+	prtt_down_tcp(t, 3, 11, h, 19, 1000, 1054, T0 + 2 * MS);
+	prtt_up_tcp(t, 3, 11, h, 19, 0, 54, T0 + 2 * MS);
+	assert_int_equal(prtt_counters(t)->segments, 12);
+	free(t);
+}
+
+static void
+test_the_inline_checks_take_only_segments_of_other_flows_while_the_chosen_ones_are_alive(void **state)
+{
+	struct prtt *t = make(4);
+	struct prtt_fast f;
+	struct prtt_seg d, a;
+	struct prtt_window w;
+
+	(void)state;
+	prtt_fast_get(t, &f);
+	assert_false(prtt_down_fast(&f, 1, 8, 1000, 1054, T0)); /* none chosen */
+	assert_false(prtt_up_fast(&f, 1, 8, T0));               /* none pinned */
+	assert_false(prtt_down_fast(&f, 4, 8, 1000, 1054, T0)); /* bad sub: the call counts it */
+	choose(t, ts(data(7, 0, 1000), 499, 90), T0);
+	a = ts(ackseg(7, 1000), 91, 400);
+	prtt_up_segment(t, &a, T0);                              /* pins 7 */
+	assert_true(prtt_down_fast(&f, 1, 8, 1000, 1054, T0 + 1 * MS));
+	assert_false(prtt_down_fast(&f, 1, 7, 1000, 1054, T0 + 1 * MS));
+	assert_false(prtt_down_fast(&f, 1, 8, 0, 54, T0 + 1 * MS)); /* SYN/FIN? the header says */
+	assert_true(prtt_up_fast(&f, 1, 8, T0 + 1 * MS));
+	assert_false(prtt_up_fast(&f, 1, 7, T0 + 1 * MS));
+	d = ts(data(7, 1000, 1000), 500, 90);
+	prtt_down_segment(t, &d, T0 + 2 * MS);                   /* in flight */
+	/* Quiet for longer than idle: the next segment of any flow is looked at. */
+	assert_false(prtt_up_fast(&f, 1, 8, T0 + 251 * MS));
+	assert_false(prtt_down_fast(&f, 1, 8, 1000, 1054, T0 + 4003 * MS));
+	prtt_fast_put(t, &f);
+	assert_int_equal(prtt_counters(t)->segments, 5);        /* 2 taken inline, 3 by the calls */
+	assert_int_equal(prtt_sub_window_take(t, 1, PRTT_DOWN, &w), 0);
+	assert_int_equal(w.sent_payload, 3000);
+	assert_int_equal(w.sent_wire, 1054 + 2 * 1054);
+	free(t);
+}
+
+static void
+test_the_init_refuses_no_subscribers_and_zero_times_and_needs_no_flow_table(void **state)
 {
 	struct prtt_params p;
 
 	(void)state;
 	prtt_params_default(&p);
-	p.flows = 1000;
-	assert_int_equal(prtt_memsize(&p), 0);
-	p.flows = 1024;
 	p.subs = 0;
 	assert_int_equal(prtt_memsize(&p), 0);
 	p.subs = 8;
-	assert_true(prtt_memsize(&p) >= 1024 * 144);
+	p.idle_ns = 0;
+	assert_int_equal(prtt_memsize(&p), 0);
+	p.idle_ns = 1;
+	p.max_age_ns = 0;
+	assert_int_equal(prtt_memsize(&p), 0);
+	p.max_age_ns = 1;
+	size_t eight = prtt_memsize(&p);
+	p.subs = 16;
+	/* Per subscriber: a 256-byte slot and the histograms; nothing else. */
+	assert_true(prtt_memsize(&p) - eight < 8 * 1800);
 }
 
 int
@@ -524,20 +810,26 @@ main(void)
 		cmocka_unit_test(test_an_ack_that_echoes_the_tsval_gives_the_time_since_that_tsval_was_first_sent),
 		cmocka_unit_test(test_a_later_segment_of_a_tick_already_sent_starts_no_sample),
 		cmocka_unit_test(test_four_tsvals_are_timed_at_once_and_an_echo_of_any_of_them_matches),
+		cmocka_unit_test(test_one_flow_per_subscriber_is_sampled_others_wait_until_it_goes_quiet),
+		cmocka_unit_test(test_a_flow_keeps_its_place_while_quiet_for_less_than_two_of_its_rtts),
 		cmocka_unit_test(test_an_echo_newer_than_the_armed_tsval_drops_the_sample_as_unknowable),
+		cmocka_unit_test(test_timestamps_compare_across_the_wrap_of_the_tsval_clock),
 		cmocka_unit_test(test_without_timestamps_the_first_cumulative_ack_covering_the_segment_gives_the_sample),
+		cmocka_unit_test(test_the_delivered_rate_is_what_left_between_two_sample_starts_over_the_time_between_their_answers),
 		cmocka_unit_test(test_karn_a_resent_range_gives_no_sample),
 		cmocka_unit_test(test_a_resend_of_other_data_keeps_the_sample_in_flight),
 		cmocka_unit_test(test_sequence_matching_works_across_the_wrap_of_the_sequence_space),
 		cmocka_unit_test(test_a_sack_block_covering_the_segment_gives_the_sample_before_the_cumulative_ack),
 		cmocka_unit_test(test_a_sample_nobody_answers_expires_after_max_age),
 		cmocka_unit_test(test_upstream_one_way_delay_reads_the_rise_over_the_flows_minimum),
-		cmocka_unit_test(test_a_pure_ack_gives_an_upstream_delay_sample_only_when_it_ends_an_rtt_sample),
-		cmocka_unit_test(test_a_flood_of_flows_evicts_the_least_recently_used_and_never_grows),
+		cmocka_unit_test(test_upstream_delay_comes_from_one_pinned_flow_per_subscriber_until_it_goes_quiet),
+		cmocka_unit_test(test_a_flood_of_flows_neither_grows_the_state_nor_takes_the_sample_in_flight),
 		cmocka_unit_test(test_a_subscriber_id_out_of_range_is_counted_and_ignored),
 		cmocka_unit_test(test_percentiles_come_from_buckets_narrower_than_an_eighth_of_the_value),
 		cmocka_unit_test(test_the_option_parser_reads_timestamps_and_sack_and_refuses_bad_lengths),
-		cmocka_unit_test(test_the_init_refuses_a_table_that_is_not_a_power_of_two),
+		cmocka_unit_test(test_the_header_entry_points_give_the_same_samples_and_count_bad_options),
+		cmocka_unit_test(test_the_inline_checks_take_only_segments_of_other_flows_while_the_chosen_ones_are_alive),
+		cmocka_unit_test(test_the_init_refuses_no_subscribers_and_zero_times_and_needs_no_flow_table),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
