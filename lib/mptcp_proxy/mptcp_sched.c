@@ -230,8 +230,8 @@ mptcp_sched_push(struct mptcp_meta *mt, uint64_t now)
 		}
 		/* The mapping first: the engine may send at once, and asks
 		 * the hook for the segment's DSS. */
-		if (sf->tx_una_rel == sf->tx_end_rel)
-			sf->ack_ns = now; /* its silence counts from here */
+		if (mptcp_sf_sent_unacked(sf) == 0) /* its silence counts from here */
+			sf->quiet_from = mptcp_watch_ns(mt->px, now);
 		mp = &sf->tx[(sf->tx_first + sf->tx_n) % MPTCP_TX_MAPS];
 		mp->dsn = lo;
 		mp->ssn = sf->tx_end_rel;
