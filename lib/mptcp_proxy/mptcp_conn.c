@@ -44,6 +44,7 @@
  * proxy that did not run (its lcore preempted) read no ACK, and those
  * that came meanwhile wait in its ring behind the timers. */
 #define STALE_GAP_NS      (2 * META_TICK_NS)
+#define ZWP_MAX_NS        60000000000ull /* window probes back off to this */
 
 void
 mptcp_meta_mark(struct mptcp_meta *mt)
@@ -1102,6 +1103,27 @@ mptcp_meta_tick(struct mptcp_proxy *px, uint64_t now)
 			mt->reinj_hi = mt->snd_nxt;
 			mt->data_ack_ns = now;
 			mptcp_meta_mark(mt);
+		}
+		/* Data-level zero-window probe: data waits, none is in
+		 * flight (no DATA_ACK will come on its own), and it stayed so
+		 * for an RTO: the client's windows are closed, and the update
+		 * that opens them may be lost. Probes back off exponentially
+		 * (RFC 9293 3.8.6.1) up to a minute, until data moves. */
+		if (mt->snd_una == mt->snd_nxt && mt->snd_nxt < mt->snd_end &&
+		    mt->reinj_lo >= mt->reinj_hi) {
+			if (mt->zwp_at == 0) {
+				mt->zwp_at = now + rto;
+				mt->zwp_n = 0;
+			} else if (now >= mt->zwp_at) {
+				uint64_t wait = rto << RTE_MIN(mt->zwp_n + 1, 16u);
+
+				if (mptcp_sched_probe(mt, now))
+					PX_CNT(px, MPTCP_DATA_ZWP)++;
+				mt->zwp_n++;
+				mt->zwp_at = now + RTE_MIN(wait, ZWP_MAX_NS);
+			}
+		} else {
+			mt->zwp_at = 0;
 		}
 	}
 	mptcp_flush(px, now);

@@ -174,6 +174,9 @@ struct mptcp_meta {
 	uint32_t want_space;
 	uint64_t fin_sent_ns;
 	uint64_t data_ack_ns;       /* snd_una last advanced */
+	uint64_t zwp_at;            /* the next data-level window probe
+				     * (0: not blocked) */
+	uint32_t zwp_n;             /* probes sent in this blockage */
 	uint32_t inf_end_rel;       /* fallback: the relative subflow sequence
 				     * after the segment that carried the
 				     * infinite mapping */
@@ -241,6 +244,7 @@ uint32_t mptcp_sf_held_free(struct mptcp_subflow *sf);
 /* mptcp_sched.c */
 void mptcp_sched_push(struct mptcp_meta *mt, uint64_t now);
 void mptcp_sched_reinject_sf(struct mptcp_meta *mt, struct mptcp_subflow *sf);
+bool mptcp_sched_probe(struct mptcp_meta *mt, uint64_t now);
 
 /* mptcp_token.c */
 int mptcp_token_init(struct mptcp_token_table *t, uint32_t n, int socket);

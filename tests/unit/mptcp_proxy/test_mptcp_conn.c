@@ -84,6 +84,10 @@ struct mc {
 	/* The client reads nothing from subflow i when bit i is set: what
 	 * arrives stays in its receive queue and its window closes. */
 	int hold;
+	/* The client offers no receive window (its application stopped
+	 * reading what it reassembled): the window closes as data arrives,
+	 * and nothing announces that it opened again. */
+	int wnd_zero;
 	/* Send. */
 	uint64_t snd_base, snd_nxt, snd_una, up_total;
 	int fin_want, fin_sent, fin_acked;
@@ -442,7 +446,16 @@ mc_opts_out(void *owner, struct tcp_conn *c, const struct tcp_hook_seg *seg,
 	return n > 0 ? (uint32_t)n : 0;
 }
 
+static uint32_t
+mc_rcv_wnd(void *owner, struct tcp_conn *c, uint32_t own)
+{
+	(void)owner;
+	(void)c;
+	return mc.wnd_zero ? 0 : own;
+}
+
 static const struct tcp_conn_hooks mc_hooks = {
+	.rcv_wnd = mc_rcv_wnd,
 	.opts_in = mc_opts_in,
 	.opts_space = mc_opts_space,
 	.opts_out = mc_opts_out,
@@ -2062,6 +2075,43 @@ a_data_ack_with_the_send_queue_over_a_shrunken_limit_announces_no_room(void **st
 	teardown_all();
 }
 
+/* The client's data-level window closes (its application stops reading)
+ * and opens again, and the ACK that would say so is lost (here never
+ * sent). Nothing is in flight at the data level, so no DATA_ACK will
+ * come on its own: the proxy probes the closed window (RFC 9293 3.8.6.1
+ * at the data level, RFC 8684 3.3.6), with one byte beyond it, and the
+ * answer's window lets the download resume. */
+static void
+a_closed_data_level_window_is_probed_and_the_download_resumes_when_it_opens(void **state)
+{
+	uint64_t offs = 0, hs = FNV_INIT, total = 1500000, stalled;
+	struct mptcp_meta *mt;
+
+	(void)state;
+	setup(MS(5), MS(10));
+	mc_connect();
+	(void)mc_join(0, 0, 0);
+	run_ms(200);
+	mc.wnd_zero = 1;
+	for (uint64_t until = now + MS(1000); now < until;) {
+		s_push(total, &offs, &hs);
+		step();
+	}
+	mt = meta();
+	/* Stalled: data waits, nothing but a probe's byte in flight. */
+	assert_true(mt->snd_nxt - mt->snd_una <= 1);
+	assert_true(mt->snd_end > mt->snd_nxt);      /* data waits for it */
+	stalled = mc.rcv_nxt;
+	mc.wnd_zero = 0; /* it opens; nobody says so */
+	download_until(total, &offs, &hs, 30000);
+	print_message("window probes %llu; %llu bytes had arrived when it opened\n",
+		      (unsigned long long)CNT(MPTCP_DATA_ZWP),
+		      (unsigned long long)(stalled - mc.rcv_base));
+	assert_down_is(total);
+	assert_true(CNT(MPTCP_DATA_ZWP) >= 1);
+	teardown_all();
+}
+
 int
 main(void)
 {
@@ -2099,6 +2149,7 @@ main(void)
 		cmocka_unit_test(a_poll_gap_longer_than_the_stale_bound_marks_no_healthy_subflow_stale),
 		cmocka_unit_test(a_client_that_stops_reading_for_a_second_leaves_every_subflow_fresh),
 		cmocka_unit_test(a_data_ack_with_the_send_queue_over_a_shrunken_limit_announces_no_room),
+		cmocka_unit_test(a_closed_data_level_window_is_probed_and_the_download_resumes_when_it_opens),
 	};
 
 	if (test_eal_init("mptcp_conn") != 0)
