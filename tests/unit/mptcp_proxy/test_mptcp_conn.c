@@ -1989,6 +1989,40 @@ a_poll_gap_longer_than_the_stale_bound_marks_no_healthy_subflow_stale(void **sta
 	teardown_all();
 }
 
+/* The other side of the rule: a path that goes silent mid-download
+ * turns its subflow stale once what it sent went unacknowledged for the
+ * bound (150 ms here: twice a 20 ms RTT plus 50 ms is less), within a
+ * scan (10 ms) and the RTT of the last ACKs still on their way; not
+ * before. The download completes on the other path. */
+static void
+a_path_that_goes_silent_turns_stale_within_the_bound_and_a_scan(void **state)
+{
+	uint64_t offs = 0, hs = FNV_INIT, total = 3000000, cut = 0, stale_at = 0;
+
+	(void)state;
+	setup(MS(5), MS(10));
+	mc_connect();
+	(void)mc_join(0, 0, 0);
+	run_ms(200);
+	for (uint64_t until = now + MS(5000); now < until && stale_at == 0;) {
+		s_push(total, &offs, &hs);
+		step();
+		if (cut == 0 && path_bytes_down[0] > 100000 && path_bytes_down[1] > 100000) {
+			cut = now;
+			path_down[1] = 1;
+		}
+		if (cut != 0 && CNT(MPTCP_SF_STALE) > 0)
+			stale_at = now;
+	}
+	assert_true(cut != 0 && stale_at != 0);
+	print_message("stale %.3f s after the cut\n", (double)(stale_at - cut) / 1e9);
+	assert_true(stale_at - cut >= MS(150));
+	assert_true(stale_at - cut <= MS(150 + 10 + 20 + 1));
+	download_until(total, &offs, &hs, 20000);
+	assert_down_is(total);
+	teardown_all();
+}
+
 /* The client's application stops reading for a second: the subflows'
  * windows close with the connection's send queue full. Everything the
  * subflows sent is acknowledged (the client has the memory for what its
@@ -2147,6 +2181,7 @@ main(void)
 		cmocka_unit_test(without_hand_over_a_join_on_the_other_worker_is_refused_with_rst),
 		cmocka_unit_test(a_full_redirect_table_refuses_the_join_with_rst_and_counts_it),
 		cmocka_unit_test(a_poll_gap_longer_than_the_stale_bound_marks_no_healthy_subflow_stale),
+		cmocka_unit_test(a_path_that_goes_silent_turns_stale_within_the_bound_and_a_scan),
 		cmocka_unit_test(a_client_that_stops_reading_for_a_second_leaves_every_subflow_fresh),
 		cmocka_unit_test(a_data_ack_with_the_send_queue_over_a_shrunken_limit_announces_no_room),
 		cmocka_unit_test(a_closed_data_level_window_is_probed_and_the_download_resumes_when_it_opens),
