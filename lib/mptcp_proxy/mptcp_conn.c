@@ -1109,18 +1109,19 @@ mptcp_meta_tick(struct mptcp_proxy *px, uint64_t now)
 		 * for an RTO: the client's windows are closed, and the update
 		 * that opens them may be lost. Probes back off exponentially
 		 * (RFC 9293 3.8.6.1) up to a minute, until data moves. */
+		if (mt->snd_nxt > mt->zwp_nxt)
+			mt->zwp_n = 0; /* data went past the last probe: it opened */
 		if (mt->snd_una == mt->snd_nxt && mt->snd_nxt < mt->snd_end &&
 		    mt->reinj_lo >= mt->reinj_hi) {
 			if (mt->zwp_at == 0) {
-				mt->zwp_at = now + rto;
-				mt->zwp_n = 0;
+				mt->zwp_at = now + RTE_MIN(rto << RTE_MIN(mt->zwp_n, 16u), ZWP_MAX_NS);
 			} else if (now >= mt->zwp_at) {
-				uint64_t wait = rto << RTE_MIN(mt->zwp_n + 1, 16u);
-
-				if (mptcp_sched_probe(mt, now))
+				if (mptcp_sched_probe(mt, now)) {
 					PX_CNT(px, MPTCP_DATA_ZWP)++;
+					mt->zwp_nxt = mt->snd_nxt;
+				}
 				mt->zwp_n++;
-				mt->zwp_at = now + RTE_MIN(wait, ZWP_MAX_NS);
+				mt->zwp_at = now + RTE_MIN(rto << RTE_MIN(mt->zwp_n, 16u), ZWP_MAX_NS);
 			}
 		} else {
 			mt->zwp_at = 0;

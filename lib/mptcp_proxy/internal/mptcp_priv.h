@@ -176,7 +176,8 @@ struct mptcp_meta {
 	uint64_t data_ack_ns;       /* snd_una last advanced */
 	uint64_t zwp_at;            /* the next data-level window probe
 				     * (0: not blocked) */
-	uint32_t zwp_n;             /* probes sent in this blockage */
+	uint32_t zwp_n;             /* probes since data last moved past one */
+	uint64_t zwp_nxt;           /* snd_nxt after the last probe */
 	uint32_t inf_end_rel;       /* fallback: the relative subflow sequence
 				     * after the segment that carried the
 				     * infinite mapping */
