@@ -40,6 +40,11 @@
 #define DATA_FIN_RTO_MIN  200000000ull
 #define STALE_SLACK_NS    50000000ull  /* no ACK for 2 RTT + this: stale */
 #define STALE_MIN_NS      150000000ull
+/* A gap between two ticks counts at most this on the watched clock: a
+ * proxy that did not run (its lcore preempted) read no ACK, and those
+ * that came meanwhile wait in its ring behind the timers. */
+#define STALE_GAP_NS      (2 * META_TICK_NS)
+#define ZWP_MAX_NS        60000000000ull /* window probes back off to this */
 
 void
 mptcp_meta_mark(struct mptcp_meta *mt)
@@ -123,6 +128,17 @@ static inline uint32_t
 snd_lim(const struct mptcp_meta *mt)
 {
 	return mt->snd_buf * RTE_MAX(mt->nsf, (uint8_t)1);
+}
+
+/* Room the relay may fill: the limit less what the send queue holds,
+ * none when it holds more (the limit falls as subflows go, and what was
+ * queued stays until acknowledged). */
+static inline uint32_t
+snd_room(const struct mptcp_meta *mt)
+{
+	uint64_t used = mt->snd_end - mt->snd_una;
+
+	return used >= snd_lim(mt) ? 0 : snd_lim(mt) - (uint32_t)used;
 }
 
 static inline uint32_t
@@ -565,8 +581,8 @@ mptcp_meta_data_ack(struct mptcp_meta *mt, uint64_t ack, uint32_t wnd, uint64_t 
 			mt->snd_nxt = ack;
 		if (mt->reinj_lo < ack)
 			mt->reinj_lo = RTE_MIN(ack, mt->reinj_hi);
-		if ((mt->flags & MT_WANT_WRITE) &&
-		    snd_lim(mt) - (uint32_t)(mt->snd_end - mt->snd_una) >= mt->want_space) {
+		if ((mt->flags & MT_WANT_WRITE) && snd_room(mt) >= mt->want_space &&
+		    snd_room(mt) > 0) {
 			mt->flags &= ~MT_WANT_WRITE;
 			mt->flags |= MT_WRITABLE_EV;
 			mptcp_meta_mark(mt);
@@ -682,8 +698,7 @@ static uint32_t
 meta_send_space(void *ctx, uint32_t want)
 {
 	struct mptcp_meta *mt = ctx;
-	uint32_t used = (uint32_t)(mt->snd_end - mt->snd_una);
-	uint32_t room = used >= snd_lim(mt) ? 0 : snd_lim(mt) - used;
+	uint32_t room = snd_room(mt);
 
 	if (room < want) {
 		mt->flags |= MT_WANT_WRITE;
@@ -1005,14 +1020,32 @@ all_delivered(const struct mptcp_meta *mt)
 	return true;
 }
 
+uint64_t
+mptcp_watch_ns(const struct mptcp_proxy *px, uint64_t now)
+{
+	return px->watch_ns + RTE_MIN(now - px->tick_ns, STALE_GAP_NS);
+}
+
+uint32_t
+mptcp_sf_sent_unacked(const struct mptcp_subflow *sf)
+{
+	uint32_t held = sf->tx_end_rel - sf->tx_una_rel;
+	uint32_t unsent = sf->c != NULL ? tcp_conn_unsent(sf->c) : 0;
+
+	return held > unsent ? held - unsent : 0;
+}
+
 /* Every 10 ms: subflows that stopped answering are stale (their data
  * goes out again on the others at once); a DATA_FIN not yet
  * acknowledged is sent again. */
 void
 mptcp_meta_tick(struct mptcp_proxy *px, uint64_t now)
 {
+	uint64_t watch;
+
 	if (now - px->tick_ns < META_TICK_NS)
 		return;
+	watch = px->watch_ns = mptcp_watch_ns(px, now);
 	px->tick_ns = now;
 	for (struct mptcp_meta *mt = px->meta_active; mt != NULL; mt = mt->next) {
 		uint64_t rto = DATA_FIN_RTO_MIN;
@@ -1021,22 +1054,29 @@ mptcp_meta_tick(struct mptcp_proxy *px, uint64_t now)
 			continue;
 		for (unsigned i = 0; i < MPTCP_SUBFLOWS_MAX; i++) {
 			struct mptcp_subflow *sf = mt->sf[i];
-			uint32_t streak;
-			uint64_t quiet;
+			uint64_t quiet, silent;
 
 			if (sf == NULL || sf->c == NULL || (sf->flags & SF_CLOSED))
 				continue;
-			/* Stale: a retransmission timeout, or no ACK for
-			 * twice its RTT plus 50 ms (at least STALE_MIN) with
-			 * data out: a path that went away shows here long
-			 * before its RTO, and what it holds goes out again
-			 * on the others. An ACK that moves makes it fresh. */
-			streak = tcp_conn_rto_streak(sf->c);
+			/* Stale (README, "Failover"): bytes it sent went
+			 * unacknowledged, without any ACK that moved, for
+			 * longer than twice its RTT plus 50 ms (at least
+			 * STALE_MIN), or at least STALE_MIN ending in a
+			 * retransmission timeout; time counted on the watched
+			 * clock. A path that went away shows here long before
+			 * its RTO, and what it holds goes out again on the
+			 * others. Bytes queued but never sent wait for a
+			 * window, not for the path: they do not count. An ACK
+			 * that moves makes it fresh. */
+			if (mptcp_sf_sent_unacked(sf) == 0)
+				sf->quiet_from = watch;
+			silent = watch - sf->quiet_from;
 			quiet = 2 * tcp_conn_srtt_ns(sf->c) + STALE_SLACK_NS;
 			if (quiet < STALE_MIN_NS)
 				quiet = STALE_MIN_NS;
-			if (!(sf->flags & SF_STALE) && sf->tx_una_rel != sf->tx_end_rel &&
-			    (streak > 0 || now - sf->ack_ns > quiet)) {
+			if (!(sf->flags & SF_STALE) &&
+			    (silent > quiet ||
+			     (silent > STALE_MIN_NS && tcp_conn_rto_streak(sf->c) > 0))) {
 				sf->flags |= SF_STALE;
 				PX_CNT(px, MPTCP_SF_STALE)++;
 				mptcp_sched_reinject_sf(mt, sf);
@@ -1063,6 +1103,28 @@ mptcp_meta_tick(struct mptcp_proxy *px, uint64_t now)
 			mt->reinj_hi = mt->snd_nxt;
 			mt->data_ack_ns = now;
 			mptcp_meta_mark(mt);
+		}
+		/* Data-level zero-window probe: data waits, none is in
+		 * flight (no DATA_ACK will come on its own), and it stayed so
+		 * for an RTO: the client's windows are closed, and the update
+		 * that opens them may be lost. Probes back off exponentially
+		 * (RFC 9293 3.8.6.1) up to a minute, until data moves. */
+		if (mt->snd_nxt > mt->zwp_nxt)
+			mt->zwp_n = 0; /* data went past the last probe: it opened */
+		if (mt->snd_una == mt->snd_nxt && mt->snd_nxt < mt->snd_end &&
+		    mt->reinj_lo >= mt->reinj_hi) {
+			if (mt->zwp_at == 0) {
+				mt->zwp_at = now + RTE_MIN(rto << RTE_MIN(mt->zwp_n, 16u), ZWP_MAX_NS);
+			} else if (now >= mt->zwp_at) {
+				if (mptcp_sched_probe(mt, now)) {
+					PX_CNT(px, MPTCP_DATA_ZWP)++;
+					mt->zwp_nxt = mt->snd_nxt;
+				}
+				mt->zwp_n++;
+				mt->zwp_at = now + RTE_MIN(rto << RTE_MIN(mt->zwp_n, 16u), ZWP_MAX_NS);
+			}
+		} else {
+			mt->zwp_at = 0;
 		}
 	}
 	mptcp_flush(px, now);

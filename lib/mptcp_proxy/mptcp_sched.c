@@ -24,6 +24,8 @@
  * Congestion control is coupled (LIA, RFC 6356) through the connection's
  * tcp_cc_group: subflows join it when established.
  */
+#include <errno.h>
+
 #include <rte_common.h>
 #include <rte_mbuf.h>
 
@@ -175,6 +177,87 @@ hol_reinject(struct mptcp_meta *mt, uint64_t now)
 	return true;
 }
 
+/* Hand [lo, lo + len) of the send queue to sf as one mapping. Returns
+ * what tcp_send_mbuf() returned (<= 0: nothing was handed over). */
+static int32_t
+send_chunk(struct mptcp_meta *mt, struct mptcp_subflow *sf, uint64_t lo,
+	   uint32_t len, uint64_t now)
+{
+	struct rte_mbuf *m = mptcp_sq_clone(mt, lo, len);
+	struct mptcp_map *mp;
+	int32_t rc;
+
+	if (m == NULL) {
+		PX_CNT(mt->px, MPTCP_NO_MBUF)++;
+		return -ENOMEM;
+	}
+	/* The mapping first: the engine may send at once, and asks the
+	 * hook for the segment's DSS. */
+	if (mptcp_sf_sent_unacked(sf) == 0) /* its silence counts from here */
+		sf->quiet_from = mptcp_watch_ns(mt->px, now);
+	mp = &sf->tx[(sf->tx_first + sf->tx_n) % MPTCP_TX_MAPS];
+	mp->dsn = lo;
+	mp->ssn = sf->tx_end_rel;
+	mp->len = (uint16_t)len;
+	mp->flags = 0;
+	if (mt->flags & MT_CSUM) {
+		/* The DSS checksum over the chunk (RFC 8684 3.3.1), once per
+		 * mapping: every segment of it repeats it. */
+		struct mptcp_csum cs;
+
+		mptcp_dss_csum_start(&cs, lo, mp->ssn, (uint16_t)len);
+		for (const struct rte_mbuf *s = m; s != NULL; s = s->next)
+			mptcp_dss_csum_add(&cs, rte_pktmbuf_mtod(s, const void *), s->data_len);
+		mp->csum = mptcp_dss_csum_final(&cs);
+	}
+	sf->tx_n++;
+	sf->tx_end_rel += len;
+	rc = tcp_send_mbuf(sf->c, m, now);
+	if (rc <= 0) {
+		sf->tx_n--;
+		sf->tx_end_rel -= len;
+		rte_pktmbuf_free(m);
+	}
+	return rc;
+}
+
+/* Zero-window probe at the data level (RFC 9293 3.8.6.1; RFC 8684
+ * 3.3.6 leaves the data level's to the implementation): data waits,
+ * nothing is in flight, and the client's windows let nothing out. One
+ * new byte goes to the fresh subflow with the lowest RTT that has
+ * nothing queued unsent, beyond the windows if need be: with its
+ * subflow window open it goes out at once and the client's answer
+ * carries its DATA_ACK and window; closed, the subflow's own persist
+ * timer probes it. Returns true if the byte was handed over. */
+bool
+mptcp_sched_probe(struct mptcp_meta *mt, uint64_t now)
+{
+	struct mptcp_subflow *best = NULL;
+	uint64_t best_rtt = UINT64_MAX;
+
+	if (!(mt->flags & MT_ESTAB) || (mt->flags & (MT_ABORTED | MT_FALLBACK)) ||
+	    mt->snd_nxt >= mt->snd_end)
+		return false;
+	for (unsigned i = 0; i < MPTCP_SUBFLOWS_MAX; i++) {
+		struct mptcp_subflow *sf = mt->sf[i];
+		uint64_t rtt;
+
+		if (!usable(sf) || (sf->flags & SF_STALE) ||
+		    sf->tx_n >= MPTCP_TX_MAPS || tcp_conn_unsent(sf->c) != 0)
+			continue;
+		rtt = tcp_conn_srtt_ns(sf->c) + ((sf->flags & SF_BACKUP) ? UINT64_MAX / 2 : 0);
+		if (rtt < best_rtt) {
+			best = sf;
+			best_rtt = rtt;
+		}
+	}
+	if (best == NULL || tcp_send_space(best->c, 1) == 0 ||
+	    send_chunk(mt, best, mt->snd_nxt, 1, now) <= 0)
+		return false;
+	mt->snd_nxt++;
+	return true;
+}
+
 void
 mptcp_sched_push(struct mptcp_meta *mt, uint64_t now)
 {
@@ -186,12 +269,9 @@ mptcp_sched_push(struct mptcp_meta *mt, uint64_t now)
 	}
 	for (;;) {
 		struct mptcp_subflow *sf;
-		struct mptcp_map *mp;
-		struct rte_mbuf *m;
 		uint64_t lo, hi;
 		uint32_t budget = 0, len, room;
 		bool reinj = false;
-		int32_t rc;
 
 		if (mt->reinj_lo < mt->snd_una)
 			mt->reinj_lo = RTE_MIN(mt->snd_una, mt->reinj_hi);
@@ -223,39 +303,8 @@ mptcp_sched_push(struct mptcp_meta *mt, uint64_t now)
 		len = RTE_MIN(len, room);
 		if (len == 0)
 			break;
-		m = mptcp_sq_clone(mt, lo, len);
-		if (m == NULL) {
-			PX_CNT(mt->px, MPTCP_NO_MBUF)++;
+		if (send_chunk(mt, sf, lo, len, now) <= 0)
 			break;
-		}
-		/* The mapping first: the engine may send at once, and asks
-		 * the hook for the segment's DSS. */
-		if (sf->tx_una_rel == sf->tx_end_rel)
-			sf->ack_ns = now; /* its silence counts from here */
-		mp = &sf->tx[(sf->tx_first + sf->tx_n) % MPTCP_TX_MAPS];
-		mp->dsn = lo;
-		mp->ssn = sf->tx_end_rel;
-		mp->len = (uint16_t)len;
-		mp->flags = 0;
-		if (mt->flags & MT_CSUM) {
-			/* The DSS checksum over the chunk (RFC 8684 3.3.1),
-			 * once per mapping: every segment of it repeats it. */
-			struct mptcp_csum cs;
-
-			mptcp_dss_csum_start(&cs, lo, mp->ssn, (uint16_t)len);
-			for (const struct rte_mbuf *s = m; s != NULL; s = s->next)
-				mptcp_dss_csum_add(&cs, rte_pktmbuf_mtod(s, const void *), s->data_len);
-			mp->csum = mptcp_dss_csum_final(&cs);
-		}
-		sf->tx_n++;
-		sf->tx_end_rel += len;
-		rc = tcp_send_mbuf(sf->c, m, now);
-		if (rc <= 0) {
-			sf->tx_n--;
-			sf->tx_end_rel -= len;
-			rte_pktmbuf_free(m);
-			break;
-		}
 		if (reinj) {
 			PX_CNT(mt->px, MPTCP_REINJECTED) += len;
 			mt->reinj_lo = lo + len;

@@ -157,7 +157,7 @@ tx_acked(struct mptcp_subflow *sf, uint32_t una, uint64_t now)
 	if (!rel_lt(sf->tx_una_rel, una) || rel_lt(sf->tx_end_rel, una))
 		return;
 	sf->tx_una_rel = una;
-	sf->ack_ns = now;
+	sf->quiet_from = mptcp_watch_ns(sf->meta->px, now);
 	if (sf->flags & SF_STALE) {
 		sf->flags &= (uint16_t)~SF_STALE; /* the path answers again */
 	}

@@ -108,8 +108,9 @@ struct mptcp_subflow {
 	 * the relative sequence after the last byte handed over. */
 	uint32_t tx_first, tx_n;
 	uint32_t tx_una_rel, tx_end_rel;
-	uint64_t ack_ns;            /* tx_una_rel last advanced, or data
-				     * was handed to an idle subflow */
+	uint64_t quiet_from;        /* on the watched clock: the subflow
+				     * last had nothing it sent unacknowledged,
+				     * or tx_una_rel last advanced */
 	uint64_t penal_ns;          /* last penalised for blocking the
 				     * client's window (mptcp_sched.c) */
 	struct mptcp_map tx[MPTCP_TX_MAPS];
@@ -173,6 +174,10 @@ struct mptcp_meta {
 	uint32_t want_space;
 	uint64_t fin_sent_ns;
 	uint64_t data_ack_ns;       /* snd_una last advanced */
+	uint64_t zwp_at;            /* the next data-level window probe
+				     * (0: not blocked) */
+	uint32_t zwp_n;             /* probes since data last moved past one */
+	uint64_t zwp_nxt;           /* snd_nxt after the last probe */
 	uint32_t inf_end_rel;       /* fallback: the relative subflow sequence
 				     * after the segment that carried the
 				     * infinite mapping */
@@ -211,6 +216,12 @@ void mptcp_meta_fallback(struct mptcp_meta *mt, unsigned cause);
 void mptcp_meta_sf_gone(struct mptcp_meta *mt, struct mptcp_subflow *sf,
 			uint64_t now);
 void mptcp_meta_tick(struct mptcp_proxy *px, uint64_t now);
+/* The watched clock now: px->watch_ns plus the time since the last tick,
+ * at most STALE_GAP_NS (a proxy that did not run saw no ACK). */
+uint64_t mptcp_watch_ns(const struct mptcp_proxy *px, uint64_t now);
+/* Bytes sf sent at least once that its peer has not acknowledged (those
+ * queued and never sent are not counted). */
+uint32_t mptcp_sf_sent_unacked(const struct mptcp_subflow *sf);
 uint32_t mptcp_meta_rcv_space(const struct mptcp_meta *mt);
 extern const struct mptcp_proxy_endpoint_ops mptcp_meta_endpoint;
 
@@ -234,6 +245,7 @@ uint32_t mptcp_sf_held_free(struct mptcp_subflow *sf);
 /* mptcp_sched.c */
 void mptcp_sched_push(struct mptcp_meta *mt, uint64_t now);
 void mptcp_sched_reinject_sf(struct mptcp_meta *mt, struct mptcp_subflow *sf);
+bool mptcp_sched_probe(struct mptcp_meta *mt, uint64_t now);
 
 /* mptcp_token.c */
 int mptcp_token_init(struct mptcp_token_table *t, uint32_t n, int socket);

@@ -84,6 +84,9 @@ struct mptcp_proxy {
 	void *handover_arg;
 	int dsn_off;                 /* mbuf dynfield: a segment's DSN */
 	uint64_t tick_ns;            /* last mptcp_meta_tick() */
+	/* The watched clock (mptcp_watch_ns()): time the proxy ran to see
+	 * ACKs, a long gap between two ticks counted as STALE_GAP_NS. */
+	uint64_t watch_ns;
 	struct mptcp_meta *metas;    /* max_conns */
 	struct mptcp_meta *meta_free, *meta_active;
 	struct mptcp_meta *dirty;

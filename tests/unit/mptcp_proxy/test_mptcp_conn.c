@@ -81,6 +81,13 @@ struct mc {
 	 * when its receive buffer is full (MPTcpExtRcvPruned). */
 	int prune_on;
 	uint64_t pruned;
+	/* The client reads nothing from subflow i when bit i is set: what
+	 * arrives stays in its receive queue and its window closes. */
+	int hold;
+	/* The client offers no receive window (its application stopped
+	 * reading what it reassembled): the window closes as data arrives,
+	 * and nothing announces that it opened again. */
+	int wnd_zero;
 	/* Send. */
 	uint64_t snd_base, snd_nxt, snd_una, up_total;
 	int fin_want, fin_sent, fin_acked;
@@ -150,6 +157,8 @@ mc_rx(struct mcsf *s, uint64_t now)
 	struct rte_mbuf *m;
 	uint32_t seq;
 
+	if (mc.hold & (1 << s->idx))
+		return;
 	while ((m = tcp_recv_seg(s->c, &seq, now)) != NULL) {
 		uint32_t rel = seq - s->irs, off = 0;
 		const uint8_t *d = rte_pktmbuf_mtod(m, const uint8_t *);
@@ -437,7 +446,16 @@ mc_opts_out(void *owner, struct tcp_conn *c, const struct tcp_hook_seg *seg,
 	return n > 0 ? (uint32_t)n : 0;
 }
 
+static uint32_t
+mc_rcv_wnd(void *owner, struct tcp_conn *c, uint32_t own)
+{
+	(void)owner;
+	(void)c;
+	return mc.wnd_zero ? 0 : own;
+}
+
 static const struct tcp_conn_hooks mc_hooks = {
+	.rcv_wnd = mc_rcv_wnd,
 	.opts_in = mc_opts_in,
 	.opts_space = mc_opts_space,
 	.opts_out = mc_opts_out,
@@ -493,6 +511,9 @@ static int path_down[2];
 static uint64_t path_bytes_down[2]; /* payload P sent on each path */
 static uint32_t frames_to_s_with_mptcp;
 static uint64_t max_ooo;
+/* The proxy does not run (a preempted lcore): frames to it wait, its
+ * poll is skipped. */
+static int p_asleep;
 
 struct qframe { struct rte_mbuf *m; uint64_t due; int dst; }; /* 0 C, 1 P, 2 S */
 static struct qframe q[16384];
@@ -594,7 +615,7 @@ deliver_due(void)
 		struct qframe f = q[i];
 		enum tcp_input_result r;
 
-		if (f.due > now) {
+		if (f.due > now || (f.dst == 1 && p_asleep)) {
 			q[k++] = f;
 			continue;
 		}
@@ -681,7 +702,8 @@ step(void)
 	}
 	tcp_timers_run(C, now);
 	tcp_timers_run(S, now);
-	mptcp_proxy_poll(P, now, p_emit, NULL);
+	if (!p_asleep)
+		mptcp_proxy_poll(P, now, p_emit, NULL);
 	/* The client's DATA_ACK catches up with what it reassembled, and
 	 * its DATA_FIN goes out (again every 100 ms) until acknowledged. */
 	for (int i = 0; i < mc.nsf; i++) {
@@ -719,6 +741,9 @@ static void teardown_all(void);
 /* The client's receive buffer, and so its data-level window, when not 0
  * (the engine's default otherwise); one test only, reset by setup(). */
 static uint32_t client_rcv_buf;
+/* Its receive memory, when not 0 (else the engine's default, twice the
+ * buffer); one test only, reset by setup(). */
+static uint32_t client_rcv_mem;
 
 static void
 setup(uint64_t d0, uint64_t d1)
@@ -736,7 +761,9 @@ setup(uint64_t d0, uint64_t d1)
 	p.snd_buf = SNDBUF;
 	if (client_rcv_buf != 0)
 		p.rcv_buf = client_rcv_buf;
-	client_rcv_buf = 0;
+	if (client_rcv_mem != 0)
+		p.rcv_mem = client_rcv_mem;
+	client_rcv_buf = client_rcv_mem = 0;
 	p.cb = mc_event;
 	C = tcp_engine_create(&p);
 	wire_params(&p, "s", &app_s);
@@ -785,6 +812,7 @@ setup(uint64_t d0, uint64_t d1)
 	path_delay[1] = d1;
 	path_down[0] = path_down[1] = 0;
 	path_bytes_down[0] = path_bytes_down[1] = 0;
+	p_asleep = 0;
 	frames_to_s_with_mptcp = 0;
 	max_ooo = 0;
 	memset(&mc, 0, sizeof(mc));
@@ -1890,6 +1918,234 @@ a_full_redirect_table_refuses_the_join_with_rst_and_counts_it(void **state)
 	teardown_all();
 }
 
+/* ------------------------------------------------------------------ */
+/* The stale rule (issue 16): only data a subflow sent and that went    */
+/* unacknowledged past the bound makes it stale.                        */
+
+/* S sends total bytes; step until the client has them all (or limit). */
+static void
+download_until(uint64_t total, uint64_t *offs, uint64_t *hs, uint64_t limit_ms)
+{
+	uint64_t until = now + MS(limit_ms);
+
+	while (now < until && mc.rcv_nxt - mc.rcv_base < total) {
+		s_push(total, offs, hs);
+		step();
+	}
+}
+
+/* The bytes each of P's subflows holds sent and unacknowledged, and
+ * queued unsent, summed over its subflows. */
+static void
+sf_outstanding(uint32_t *sent, uint32_t *unsent)
+{
+	struct mptcp_meta *mt = meta();
+
+	*sent = *unsent = 0;
+	for (unsigned i = 0; mt != NULL && i < MPTCP_SUBFLOWS_MAX; i++) {
+		struct mptcp_subflow *sf = mt->sf[i];
+		uint32_t u;
+
+		if (sf == NULL || sf->c == NULL)
+			continue;
+		u = tcp_conn_unsent(sf->c);
+		*unsent += u;
+		*sent += sf->tx_end_rel - u - sf->tx_una_rel;
+	}
+}
+
+/* A preempted lcore: the proxy runs nothing for 300 ms (twice the stale
+ * bound) while both paths stay healthy and their ACKs wait in its ring.
+ * When it runs again its timers come before those ACKs, as in the app
+ * (one burst per queue, then the poll). The silence it did not watch is
+ * no evidence against a path: no subflow turns stale, nothing is
+ * reinjected. */
+static void
+a_poll_gap_longer_than_the_stale_bound_marks_no_healthy_subflow_stale(void **state)
+{
+	uint64_t offs = 0, hs = FNV_INIT, total = 2000000;
+	uint32_t sent, unsent;
+
+	(void)state;
+	setup(MS(5), MS(10));
+	mc_connect();
+	(void)mc_join(0, 0, 0);
+	run_ms(200);
+	download_until(total, &offs, &hs, 150);
+	assert_true(path_bytes_down[0] > 0 && path_bytes_down[1] > 0);
+	sf_outstanding(&sent, &unsent);
+	assert_true(sent > 0); /* both paths busy when the lcore stops */
+	p_asleep = 1;
+	run_ms(300);
+	p_asleep = 0;
+	mptcp_proxy_poll(P, now, p_emit, NULL); /* timers before the ring */
+	download_until(total, &offs, &hs, 10000);
+	print_message("stale %llu, reinjected %llu\n",
+		      (unsigned long long)CNT(MPTCP_SF_STALE),
+		      (unsigned long long)CNT(MPTCP_REINJECTED));
+	assert_down_is(total);
+	assert_int_equal(CNT(MPTCP_SF_STALE), 0);
+	assert_int_equal(CNT(MPTCP_REINJECTED), 0);
+	teardown_all();
+}
+
+/* The other side of the rule: a path that goes silent mid-download
+ * turns its subflow stale once what it sent went unacknowledged for the
+ * bound (150 ms here: twice a 20 ms RTT plus 50 ms is less), within a
+ * scan (10 ms) and the RTT of the last ACKs still on their way; not
+ * before. The download completes on the other path. */
+static void
+a_path_that_goes_silent_turns_stale_within_the_bound_and_a_scan(void **state)
+{
+	uint64_t offs = 0, hs = FNV_INIT, total = 3000000, cut = 0, stale_at = 0;
+
+	(void)state;
+	setup(MS(5), MS(10));
+	mc_connect();
+	(void)mc_join(0, 0, 0);
+	run_ms(200);
+	for (uint64_t until = now + MS(5000); now < until && stale_at == 0;) {
+		s_push(total, &offs, &hs);
+		step();
+		if (cut == 0 && path_bytes_down[0] > 100000 && path_bytes_down[1] > 100000) {
+			cut = now;
+			path_down[1] = 1;
+		}
+		if (cut != 0 && CNT(MPTCP_SF_STALE) > 0)
+			stale_at = now;
+	}
+	assert_true(cut != 0 && stale_at != 0);
+	print_message("stale %.3f s after the cut\n", (double)(stale_at - cut) / 1e9);
+	assert_true(stale_at - cut >= MS(150));
+	assert_true(stale_at - cut <= MS(150 + 10 + 20 + 1));
+	download_until(total, &offs, &hs, 20000);
+	assert_down_is(total);
+	teardown_all();
+}
+
+/* The client's application stops reading for a second: the subflows'
+ * windows close with the connection's send queue full. Everything the
+ * subflows sent is acknowledged (the client has the memory for what its
+ * window lets in), so neither is stale, and the download completes once
+ * the application reads again. (In this engine the scheduler's chunks
+ * fit the windows, so no subflow is left with bytes queued and unsent
+ * and nothing in flight; the rule ignores such bytes all the same.) */
+static void
+a_client_that_stops_reading_for_a_second_leaves_every_subflow_fresh(void **state)
+{
+	uint64_t offs = 0, hs = FNV_INIT, total = 2000000;
+
+	(void)state;
+	client_rcv_buf = 64 * 1024;
+	client_rcv_mem = 16 * client_rcv_buf;
+	setup(MS(5), MS(10));
+	mc_connect();
+	(void)mc_join(0, 0, 0);
+	run_ms(200);
+	mc.hold = 3;
+	for (uint64_t until = now + MS(1000); now < until;) {
+		s_push(total, &offs, &hs);
+		step();
+	}
+	assert_true(meta()->snd_end > meta()->snd_nxt); /* waiting for the window */
+	assert_int_equal(CNT(MPTCP_SF_STALE), 0);
+	mc.hold = 0;
+	for (int i = 0; i < mc.nsf; i++)
+		if (mc.sf[i].c != NULL)
+			mc_rx(&mc.sf[i], now);
+	download_until(total, &offs, &hs, 20000);
+	assert_down_is(total);
+	assert_int_equal(CNT(MPTCP_SF_STALE), 0);
+	teardown_all();
+}
+
+/* A subflow goes while the send queue is full: the connection's limit
+ * (snd_buf per subflow) falls below what the queue holds. A DATA_ACK
+ * that frees a little must not announce room to the relay: the room is
+ * the limit less what is held, which is none (it was computed unsigned,
+ * and wrapped to 4 GB). */
+static void
+a_data_ack_with_the_send_queue_over_a_shrunken_limit_announces_no_room(void **state)
+{
+	uint64_t offs = 0, hs = FNV_INIT, total = 3000000;
+	struct mptcp_opt o = { .sub = MPTCP_SUB_REMOVE_ADDR };
+	struct mptcp_meta *mt;
+
+	(void)state;
+	client_rcv_buf = 64 * 1024;
+	client_rcv_mem = 16 * client_rcv_buf;
+	setup(MS(5), MS(10));
+	mc_connect();
+	(void)mc_join(0, 0, 0);
+	run_ms(200);
+	mc.hold = 3;
+	for (uint64_t until = now + MS(500); now < until;) {
+		s_push(total, &offs, &hs);
+		step();
+	}
+	mt = meta();
+	assert_non_null(mt);
+	assert_true(mt->flags & MT_WANT_WRITE);
+	assert_true(mt->snd_end - mt->snd_una > SNDBUF + SNDBUF / 2);
+	o.u.rm_addr.n = 1;
+	o.u.rm_addr.ids[0] = (uint8_t)mc.sf[1].addr_id;
+	mc_send_option(&mc.sf[0], &o);
+	run_ms(100);
+	assert_int_equal(stats().mptcp_subflows, 1);
+	assert_true(mt->snd_end - mt->snd_una > SNDBUF);
+	assert_true(mt->flags & MT_WANT_WRITE);
+	/* The client reads again, and its DATA_ACK (here one byte of what
+	 * it now has) frees a little. */
+	mc.hold = 0;
+	mc_rx(&mc.sf[0], now);
+	assert_true(mc.rcv_nxt > mt->snd_una);
+	mptcp_meta_data_ack(mt, mt->snd_una + 1, 65535, now);
+	assert_true(mt->snd_end - mt->snd_una > SNDBUF);
+	assert_false(mt->flags & MT_WRITABLE_EV);
+	assert_true(mt->flags & MT_WANT_WRITE);
+	/* The download completes. */
+	download_until(total, &offs, &hs, 30000);
+	assert_down_is(total);
+	teardown_all();
+}
+
+/* The client's data-level window closes (its application stops reading)
+ * and opens again, and the ACK that would say so is lost (here never
+ * sent). Nothing is in flight at the data level, so no DATA_ACK will
+ * come on its own: the proxy probes the closed window (RFC 9293 3.8.6.1
+ * at the data level, RFC 8684 3.3.6), with one byte beyond it, and the
+ * answer's window lets the download resume. */
+static void
+a_closed_data_level_window_is_probed_and_the_download_resumes_when_it_opens(void **state)
+{
+	uint64_t offs = 0, hs = FNV_INIT, total = 1500000, stalled;
+	struct mptcp_meta *mt;
+
+	(void)state;
+	setup(MS(5), MS(10));
+	mc_connect();
+	(void)mc_join(0, 0, 0);
+	run_ms(200);
+	mc.wnd_zero = 1;
+	for (uint64_t until = now + MS(1000); now < until;) {
+		s_push(total, &offs, &hs);
+		step();
+	}
+	mt = meta();
+	/* Stalled: data waits, nothing but a probe's byte in flight. */
+	assert_true(mt->snd_nxt - mt->snd_una <= 1);
+	assert_true(mt->snd_end > mt->snd_nxt);      /* data waits for it */
+	stalled = mc.rcv_nxt;
+	mc.wnd_zero = 0; /* it opens; nobody says so */
+	download_until(total, &offs, &hs, 30000);
+	print_message("window probes %llu; %llu bytes had arrived when it opened\n",
+		      (unsigned long long)CNT(MPTCP_DATA_ZWP),
+		      (unsigned long long)(stalled - mc.rcv_base));
+	assert_down_is(total);
+	assert_true(CNT(MPTCP_DATA_ZWP) >= 1);
+	teardown_all();
+}
+
 int
 main(void)
 {
@@ -1924,6 +2180,11 @@ main(void)
 		cmocka_unit_test(a_join_that_lands_on_the_worker_not_owning_its_token_is_handed_over_and_its_subflow_carries_data),
 		cmocka_unit_test(without_hand_over_a_join_on_the_other_worker_is_refused_with_rst),
 		cmocka_unit_test(a_full_redirect_table_refuses_the_join_with_rst_and_counts_it),
+		cmocka_unit_test(a_poll_gap_longer_than_the_stale_bound_marks_no_healthy_subflow_stale),
+		cmocka_unit_test(a_path_that_goes_silent_turns_stale_within_the_bound_and_a_scan),
+		cmocka_unit_test(a_client_that_stops_reading_for_a_second_leaves_every_subflow_fresh),
+		cmocka_unit_test(a_data_ack_with_the_send_queue_over_a_shrunken_limit_announces_no_room),
+		cmocka_unit_test(a_closed_data_level_window_is_probed_and_the_download_resumes_when_it_opens),
 	};
 
 	if (test_eal_init("mptcp_conn") != 0)
