@@ -89,6 +89,8 @@ aqm_stage_burst(void *ctx, const struct stage_burst *b,
 	/* At shutdown the owner may have flushed already: keep it here. */
 	const bool stopping = b->stopping;
 	const unsigned nb_workers = w->nb_workers, me = w->index;
+	/* One worker owns every pipe: no owner to work out per packet. */
+	const bool single = nb_workers == 1;
 
 	if (!((w->pairs >> b->pair) & 1))
 		return n;
@@ -96,6 +98,7 @@ aqm_stage_burst(void *ctx, const struct stage_burst *b,
 	for (uint16_t i = 0; i < n; i++) {
 		struct rte_mbuf *m = pkts[i];
 		struct pkt_meta *meta = pkt_meta(m);
+		unsigned int owner;
 		int id;
 
 		/* One table lookup per run of packets: the loop rewrites
@@ -118,9 +121,9 @@ aqm_stage_burst(void *ctx, const struct stage_burst *b,
 		meta->out_port = b->out_port;
 		meta->pipe = (uint32_t)id; /* passive RTT reads it as it leaves */
 		/* Pipe ids are the same on every worker; one owns each. */
-		unsigned owner = nb_workers == 1 ? 0 :
-				 handoff_owner((uint32_t)id, nb_workers);
-		if (likely(owner == me || stopping)) {
+		if (likely(single ||
+			   (owner = handoff_owner((uint32_t)id, nb_workers)) == me ||
+			   stopping)) {
 			local[nl] = m;
 			pipes[nl++] = (uint32_t)id;
 			if (nl == AQM_BATCH) {
