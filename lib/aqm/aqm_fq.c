@@ -442,17 +442,44 @@ blue_head(struct codel_ctx *c, struct rte_mbuf *m)
 	return true;
 }
 
+/*
+ * codel_cb_dequeue() for a flow BLUE may act on, out of line: BLUE's work
+ * at the head for m, and for the packets after it for as long as BLUE
+ * drops them. Returns the packet that stays, or NULL if the flow ran
+ * empty.
+ */
+static __rte_noinline void *
+blue_dequeue(struct codel_ctx *c, struct rte_mbuf *m, uint64_t *enq_ns,
+	     uint32_t *backlog)
+{
+	while (blue_head(c, m)) {
+		m = flow_take_head(c->s, c->p, c->f);
+		if (m == NULL)
+			return NULL;
+	}
+	*enq_ns = pkt_meta(m)->enq_ns;
+	*backlog = c->f->backlog;
+	return m;
+}
+
 static void *
 codel_cb_dequeue(void *arg, uint64_t *enq_ns, uint32_t *backlog)
 {
 	struct codel_ctx *c = arg;
-	struct rte_mbuf *m;
+	struct rte_mbuf *m = flow_take_head(c->s, c->p, c->f);
 
-	do {
-		m = flow_take_head(c->s, c->p, c->f);
-		if (m == NULL)
-			return NULL;
-	} while (unlikely(c->p->blue_inc != 0) && blue_head(c, m));
+	if (m == NULL)
+		return NULL;
+	/*
+	 * BLUE has nothing to do for a flow whose p is 0 and that keeps no
+	 * more than blue_min_bytes queued behind m: blue_head() would
+	 * neither raise p (that needs more queued), nor lower it, nor draw.
+	 * That common case costs two compares; the rest runs out of line
+	 * (a tail call, so the common case saves no registers for it).
+	 */
+	if (unlikely(c->f->cv.blue_p != 0 || c->f->backlog > c->p->blue_min_bytes) &&
+	    c->p->blue_inc != 0)
+		return blue_dequeue(c, m, enq_ns, backlog);
 	*enq_ns = pkt_meta(m)->enq_ns;
 	*backlog = c->f->backlog;
 	return m;
