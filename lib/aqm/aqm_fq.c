@@ -667,6 +667,15 @@ dequeue_diffserv(struct aqm_sched *s, struct aqm_pipe *p, uint64_t now)
  * without CoDel calls. A flow that spent its quantum is refilled until it
  * is positive (it would go round the old list), and visiting an empty
  * flow ends CoDel's dropping state; then it leaves the list. */
+static __rte_noinline void
+idle_refill(struct aqm_sched *s, struct aqm_pipe *p, uint32_t fi)
+{
+	struct aqm_flow *f = &p->flows[fi];
+
+	while (f->deficit <= 0)
+		f->deficit += flow_quantum(s, p, fi);
+}
+
 static inline void
 idle_list(struct aqm_sched *s, struct aqm_pipe *p, struct aqm_list *l)
 {
@@ -677,8 +686,9 @@ idle_list(struct aqm_sched *s, struct aqm_pipe *p, struct aqm_list *l)
 		uint32_t i = fi;
 
 		fi = f->next;
-		while (f->deficit <= 0)
-			f->deficit += flow_quantum(s, p, i);
+		/* (Out of line: a flow that had a quantum's worth queued.) */
+		if (unlikely(f->deficit <= 0))
+			idle_refill(s, p, i);
 		f->cv.dropping = 0;
 		f->cv.first_above_ns = 0;
 		flow_unlist(s, p, i);
