@@ -84,7 +84,7 @@ aqm_stage_burst(void *ctx, const struct stage_burst *b,
 	struct rte_mbuf *local[AQM_BATCH];
 	uint32_t pipes[AQM_BATCH];
 	struct handoff_stage away;
-	int32_t ids[AQM_SUBS_LOOKUP_BURST];
+	uint64_t hop[AQM_SUBS_LOOKUP_BURST];
 	uint16_t keep = 0, nl = 0;
 	/* At shutdown the owner may have flushed already: keep it here. */
 	const bool stopping = b->stopping;
@@ -92,6 +92,7 @@ aqm_stage_burst(void *ctx, const struct stage_burst *b,
 	/* One worker owns every pipe: no owner to work out per packet. */
 	const bool single = nb_workers == 1;
 	const uint16_t out_port = b->out_port;
+	const bool pass = aqm_subs_default_pass(w->subs);
 
 	if (!((w->pairs >> b->pair) & 1))
 		return n;
@@ -102,13 +103,14 @@ aqm_stage_burst(void *ctx, const struct stage_burst *b,
 	 */
 	for (uint16_t run = 0; run < n; run += AQM_SUBS_LOOKUP_BURST) {
 		const uint16_t end = RTE_MIN(n, run + AQM_SUBS_LOOKUP_BURST);
-		const int32_t *id_of = ids - run;
+		const uint64_t *hop_of = hop - run;
 
-		aqm_subs_lookup_burst(w->subs, dir, pkts + run, end - run, ids);
+		aqm_subs_lookup_burst(w->subs, dir, pkts + run, end - run, hop);
 		for (uint16_t i = run; i < end; i++) {
 			struct rte_mbuf *m = pkts[i];
 			struct pkt_meta *meta = pkt_meta(m);
-			const int id = id_of[i];
+			/* 0: no subscriber; the default pipe's id is 0 */
+			const uint32_t id = (uint32_t)hop_of[i];
 			unsigned int owner;
 
 			if (unlikely(meta->err != PKT_ERR_NONE)) {
@@ -117,19 +119,19 @@ aqm_stage_burst(void *ctx, const struct stage_burst *b,
 				pkts[keep++] = m;
 				continue;
 			}
-			if (id < 0) {
+			if (unlikely(id == 0) && pass) {
 				st->passed++;
 				pkts[keep++] = m;
 				continue;
 			}
 			meta->out_port = out_port;
-			meta->pipe = (uint32_t)id; /* passive RTT reads it as it leaves */
+			meta->pipe = id; /* passive RTT reads it as it leaves */
 			/* Pipe ids are the same on every worker; one owns each. */
 			if (likely(single ||
-				   (owner = handoff_owner((uint32_t)id, nb_workers)) == me ||
+				   (owner = handoff_owner(id, nb_workers)) == me ||
 				   stopping)) {
 				local[nl] = m;
-				pipes[nl++] = (uint32_t)id;
+				pipes[nl++] = id;
 				if (nl == AQM_BATCH) {
 					keep += enqueue_local(w, dir, sched, pipes, local,
 							      nl, pkts + keep, now_ns);
@@ -137,7 +139,7 @@ aqm_stage_burst(void *ctx, const struct stage_burst *b,
 				}
 			} else {
 				/* With its incarnation: the owner may have removed it. */
-				meta->pipe = aqm_subs_pipe_tag(w->subs, (uint32_t)id);
+				meta->pipe = aqm_subs_pipe_tag(w->subs, id);
 				handoff_stage_add(&w->hp, &away, m, owner,
 						  &st->handoffs, &st->handoff_drops);
 			}

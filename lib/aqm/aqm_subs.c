@@ -813,11 +813,10 @@ aqm_subs_lookup(const struct aqm_subs *s, enum aqm_dir dir, struct rte_mbuf *m)
 }
 
 /* The packets of a burst that are not IPv4: IPv6 ones in the IPv6 table,
- * the rest miss. Out of line: most bursts have none. */
+ * the rest have no subscriber. Out of line: most bursts have none. */
 static __rte_noinline void
 lookup_other(const struct aqm_subs *s, enum aqm_dir dir,
-	     struct rte_mbuf *const *pkts, uint16_t n, int32_t *ids,
-	     int32_t miss)
+	     struct rte_mbuf *const *pkts, uint16_t n, uint64_t *hop)
 {
 	for (uint16_t i = 0; i < n; i++) {
 		const struct pkt_meta *meta = pkt_meta(pkts[i]);
@@ -826,22 +825,20 @@ lookup_other(const struct aqm_subs *s, enum aqm_dir dir,
 
 		if (meta->l3 == PKT_L3_IPV4)
 			continue;
-		ids[i] = miss;
+		hop[i] = 0;
 		if (meta->l3 == PKT_L3_IPV6 && s->lpm6 != NULL &&
 		    rte_lpm6_lookup(s->lpm6, a, &nh6) == 0)
-			ids[i] = (int32_t)nh6;
+			hop[i] = nh6;
 	}
 }
 
 void
 aqm_subs_lookup_burst(const struct aqm_subs *s, enum aqm_dir dir,
-		      struct rte_mbuf *const *pkts, uint16_t n, int32_t *ids)
+		      struct rte_mbuf *const *pkts, uint16_t n, uint64_t *hop)
 {
-	const int32_t miss = s->policy == AQM_DEFAULT_PIPE ? 0 : -ENOENT;
 	const size_t off = dir == AQM_DIR_DOWN ? offsetof(struct pkt_meta, dst) :
 						  offsetof(struct pkt_meta, src);
 	uint32_t ip[AQM_SUBS_LOOKUP_BURST];
-	uint64_t nh[AQM_SUBS_LOOKUP_BURST];
 	unsigned int other = 0;
 
 	RTE_ASSERT(n <= AQM_SUBS_LOOKUP_BURST);
@@ -862,11 +859,16 @@ aqm_subs_lookup_burst(const struct aqm_subs *s, enum aqm_dir dir,
 		ip[i] = rte_be_to_cpu_32(a);
 		other |= meta->l3 ^ PKT_L3_IPV4;
 	}
-	rte_fib_lookup_bulk(s->fib4, ip, nh, n);
-	for (uint16_t i = 0; i < n; i++)
-		ids[i] = nh[i] != 0 ? (int32_t)nh[i] : miss;
+	/* Its default next hop is 0: ids of subscribers start at 1. */
+	rte_fib_lookup_bulk(s->fib4, ip, hop, n);
 	if (unlikely(other != 0))
-		lookup_other(s, dir, pkts, n, ids, miss);
+		lookup_other(s, dir, pkts, n, hop);
+}
+
+bool
+aqm_subs_default_pass(const struct aqm_subs *s)
+{
+	return s->policy != AQM_DEFAULT_PIPE;
 }
 
 uint16_t
@@ -875,22 +877,23 @@ aqm_subs_enqueue_burst(struct aqm_subs *s, enum aqm_dir dir,
 {
 	struct rte_mbuf *q[64];
 	uint32_t pipes[64];
-	int32_t ids[AQM_SUBS_LOOKUP_BURST];
+	uint64_t hop[AQM_SUBS_LOOKUP_BURST];
+	const bool pass = aqm_subs_default_pass(s);
 	uint16_t left = 0, nq = 0;
 
 	for (uint16_t i = 0; i < n; i++) {
-		int id;
+		uint32_t id;
 
 		if (i % AQM_SUBS_LOOKUP_BURST == 0)
 			aqm_subs_lookup_burst(s, dir, pkts + i,
-					      RTE_MIN(n - i, AQM_SUBS_LOOKUP_BURST), ids);
-		id = ids[i % AQM_SUBS_LOOKUP_BURST];
-		if (id < 0) {
+					      RTE_MIN(n - i, AQM_SUBS_LOOKUP_BURST), hop);
+		id = (uint32_t)hop[i % AQM_SUBS_LOOKUP_BURST];
+		if (id == 0 && pass) {
 			pkts[left++] = pkts[i];
 			continue;
 		}
 		q[nq] = pkts[i];
-		pipes[nq++] = (uint32_t)id;
+		pipes[nq++] = id;
 		if (nq == RTE_DIM(q)) {
 			aqm_sched_enqueue_burst(s->sched[dir], pipes, q, nq, now_ns);
 			nq = 0;

@@ -348,22 +348,24 @@ test_a_mixed_burst_gets_the_pipes_single_lookups_give(void **state)
 	for (unsigned int k = 0; k < RTE_DIM(pol); k++) {
 		struct aqm_subs *s = make_subs(k ? "mix_def" : "mix_pass", pol[k]);
 		const int32_t miss = pol[k] == AQM_DEFAULT_PIPE ? 0 : -ENOENT;
-		const int32_t want[6] = { 1, 2, 3, miss, miss, 1 };
-		int32_t ids[6];
+		const uint64_t want[6] = { 1, 2, 3, 0, 0, 1 };
+		uint64_t hop[6];
 
 		assert_non_null(s);
 		assert_int_equal(aqm_subs_apply(s, e, 3, err, sizeof(err)), 3);
-		aqm_subs_lookup_burst(s, AQM_DIR_DOWN, m, 6, ids);
+		assert_int_equal(aqm_subs_default_pass(s), pol[k] == AQM_DEFAULT_PASS);
+		aqm_subs_lookup_burst(s, AQM_DIR_DOWN, m, 6, hop);
 		for (unsigned int i = 0; i < 6; i++) {
-			assert_int_equal(ids[i], want[i]);
-			assert_int_equal(ids[i], aqm_subs_lookup(s, AQM_DIR_DOWN, m[i]));
+			assert_int_equal(hop[i], want[i]);
+			assert_int_equal(hop[i] != 0 ? (int32_t)hop[i] : miss,
+					 aqm_subs_lookup(s, AQM_DIR_DOWN, m[i]));
 		}
 		/* Upstream: the sources, 198.18.0.5 and 2001:db8::5, are
 		 * no subscriber's. */
-		aqm_subs_lookup_burst(s, AQM_DIR_UP, m, 6, ids);
+		aqm_subs_lookup_burst(s, AQM_DIR_UP, m, 6, hop);
 		for (unsigned int i = 0; i < 6; i++) {
-			assert_int_equal(ids[i], miss);
-			assert_int_equal(ids[i], aqm_subs_lookup(s, AQM_DIR_UP, m[i]));
+			assert_int_equal(hop[i], 0);
+			assert_int_equal(miss, aqm_subs_lookup(s, AQM_DIR_UP, m[i]));
 		}
 		aqm_subs_free(s);
 	}
