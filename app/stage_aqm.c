@@ -84,55 +84,65 @@ aqm_stage_burst(void *ctx, const struct stage_burst *b,
 	struct rte_mbuf *local[AQM_BATCH];
 	uint32_t pipes[AQM_BATCH];
 	struct handoff_stage away;
-	int32_t ids[AQM_SUBS_LOOKUP_BURST];
+	uint64_t hop[AQM_SUBS_LOOKUP_BURST];
 	uint16_t keep = 0, nl = 0;
 	/* At shutdown the owner may have flushed already: keep it here. */
 	const bool stopping = b->stopping;
 	const unsigned nb_workers = w->nb_workers, me = w->index;
+	/* One worker owns every pipe: no owner to work out per packet. */
+	const bool single = nb_workers == 1;
+	const uint16_t out_port = b->out_port;
+	const bool pass = aqm_subs_default_pass(w->subs);
 
 	if (!((w->pairs >> b->pair) & 1))
 		return n;
 	away.n = 0;
-	for (uint16_t i = 0; i < n; i++) {
-		struct rte_mbuf *m = pkts[i];
-		struct pkt_meta *meta = pkt_meta(m);
-		int id;
+	/*
+	 * One table lookup per run of packets: the loop rewrites only
+	 * positions up to i, which it has read already.
+	 */
+	for (uint16_t run = 0; run < n; run += AQM_SUBS_LOOKUP_BURST) {
+		const uint16_t end = RTE_MIN(n, run + AQM_SUBS_LOOKUP_BURST);
+		const uint64_t *hop_of = hop - run;
 
-		/* One table lookup per run of packets: the loop rewrites
-		 * only positions up to i, which it has read already. */
-		if (i % AQM_SUBS_LOOKUP_BURST == 0)
-			aqm_subs_lookup_burst(w->subs, dir, pkts + i,
-					      RTE_MIN(n - i, AQM_SUBS_LOOKUP_BURST), ids);
-		if (unlikely(meta->err != PKT_ERR_NONE)) {
-			/* Never CE-mark or reorder what we cannot parse. */
-			st->malformed++;
-			pkts[keep++] = m;
-			continue;
-		}
-		id = ids[i % AQM_SUBS_LOOKUP_BURST];
-		if (id < 0) {
-			st->passed++;
-			pkts[keep++] = m;
-			continue;
-		}
-		meta->out_port = b->out_port;
-		meta->pipe = (uint32_t)id; /* passive RTT reads it as it leaves */
-		/* Pipe ids are the same on every worker; one owns each. */
-		unsigned owner = nb_workers == 1 ? 0 :
-				 handoff_owner((uint32_t)id, nb_workers);
-		if (likely(owner == me || stopping)) {
-			local[nl] = m;
-			pipes[nl++] = (uint32_t)id;
-			if (nl == AQM_BATCH) {
-				keep += enqueue_local(w, dir, sched, pipes, local,
-						      nl, pkts + keep, now_ns);
-				nl = 0;
+		aqm_subs_lookup_burst(w->subs, dir, pkts + run, end - run, hop);
+		for (uint16_t i = run; i < end; i++) {
+			struct rte_mbuf *m = pkts[i];
+			struct pkt_meta *meta = pkt_meta(m);
+			/* 0: no subscriber; the default pipe's id is 0 */
+			const uint32_t id = (uint32_t)hop_of[i];
+			unsigned int owner;
+
+			if (unlikely(meta->err != PKT_ERR_NONE)) {
+				/* Never CE-mark or reorder what we cannot parse. */
+				st->malformed++;
+				pkts[keep++] = m;
+				continue;
 			}
-		} else {
-			/* With its incarnation: the owner may have removed it. */
-			meta->pipe = aqm_subs_pipe_tag(w->subs, (uint32_t)id);
-			handoff_stage_add(&w->hp, &away, m, owner,
-					  &st->handoffs, &st->handoff_drops);
+			if (unlikely(id == 0) && pass) {
+				st->passed++;
+				pkts[keep++] = m;
+				continue;
+			}
+			meta->out_port = out_port;
+			meta->pipe = id; /* passive RTT reads it as it leaves */
+			/* Pipe ids are the same on every worker; one owns each. */
+			if (likely(single ||
+				   (owner = handoff_owner(id, nb_workers)) == me ||
+				   stopping)) {
+				local[nl] = m;
+				pipes[nl++] = id;
+				if (nl == AQM_BATCH) {
+					keep += enqueue_local(w, dir, sched, pipes, local,
+							      nl, pkts + keep, now_ns);
+					nl = 0;
+				}
+			} else {
+				/* With its incarnation: the owner may have removed it. */
+				meta->pipe = aqm_subs_pipe_tag(w->subs, id);
+				handoff_stage_add(&w->hp, &away, m, owner,
+						  &st->handoffs, &st->handoff_drops);
+			}
 		}
 	}
 	if (nl)

@@ -442,17 +442,44 @@ blue_head(struct codel_ctx *c, struct rte_mbuf *m)
 	return true;
 }
 
+/*
+ * codel_cb_dequeue() for a flow BLUE may act on, out of line: BLUE's work
+ * at the head for m, and for the packets after it for as long as BLUE
+ * drops them. Returns the packet that stays, or NULL if the flow ran
+ * empty.
+ */
+static __rte_noinline void *
+blue_dequeue(struct codel_ctx *c, struct rte_mbuf *m, uint64_t *enq_ns,
+	     uint32_t *backlog)
+{
+	while (blue_head(c, m)) {
+		m = flow_take_head(c->s, c->p, c->f);
+		if (m == NULL)
+			return NULL;
+	}
+	*enq_ns = pkt_meta(m)->enq_ns;
+	*backlog = c->f->backlog;
+	return m;
+}
+
 static void *
 codel_cb_dequeue(void *arg, uint64_t *enq_ns, uint32_t *backlog)
 {
 	struct codel_ctx *c = arg;
-	struct rte_mbuf *m;
+	struct rte_mbuf *m = flow_take_head(c->s, c->p, c->f);
 
-	do {
-		m = flow_take_head(c->s, c->p, c->f);
-		if (m == NULL)
-			return NULL;
-	} while (unlikely(c->p->blue_inc != 0) && blue_head(c, m));
+	if (m == NULL)
+		return NULL;
+	/*
+	 * BLUE has nothing to do for a flow whose p is 0 and that keeps no
+	 * more than blue_min_bytes queued behind m: blue_head() would
+	 * neither raise p (that needs more queued), nor lower it, nor draw.
+	 * That common case costs two compares; the rest runs out of line
+	 * (a tail call, so the common case saves no registers for it).
+	 */
+	if (unlikely(c->f->cv.blue_p != 0 || c->f->backlog > c->p->blue_min_bytes) &&
+	    c->p->blue_inc != 0)
+		return blue_dequeue(c, m, enq_ns, backlog);
 	*enq_ns = pkt_meta(m)->enq_ns;
 	*backlog = c->f->backlog;
 	return m;
@@ -640,6 +667,15 @@ dequeue_diffserv(struct aqm_sched *s, struct aqm_pipe *p, uint64_t now)
  * without CoDel calls. A flow that spent its quantum is refilled until it
  * is positive (it would go round the old list), and visiting an empty
  * flow ends CoDel's dropping state; then it leaves the list. */
+static __rte_noinline void
+idle_refill(struct aqm_sched *s, struct aqm_pipe *p, uint32_t fi)
+{
+	struct aqm_flow *f = &p->flows[fi];
+
+	while (f->deficit <= 0)
+		f->deficit += flow_quantum(s, p, fi);
+}
+
 static inline void
 idle_list(struct aqm_sched *s, struct aqm_pipe *p, struct aqm_list *l)
 {
@@ -650,8 +686,9 @@ idle_list(struct aqm_sched *s, struct aqm_pipe *p, struct aqm_list *l)
 		uint32_t i = fi;
 
 		fi = f->next;
-		while (f->deficit <= 0)
-			f->deficit += flow_quantum(s, p, i);
+		/* (Out of line: a flow that had a quantum's worth queued.) */
+		if (unlikely(f->deficit <= 0))
+			idle_refill(s, p, i);
 		f->cv.dropping = 0;
 		f->cv.first_above_ns = 0;
 		flow_unlist(s, p, i);

@@ -8,6 +8,7 @@
  * about 12 s.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -811,38 +812,63 @@ aqm_subs_lookup(const struct aqm_subs *s, enum aqm_dir dir, struct rte_mbuf *m)
 	return s->policy == AQM_DEFAULT_PIPE ? 0 : -ENOENT;
 }
 
-void
-aqm_subs_lookup_burst(const struct aqm_subs *s, enum aqm_dir dir,
-		      struct rte_mbuf *const *pkts, uint16_t n, int32_t *ids)
+/* The packets of a burst that are not IPv4: IPv6 ones in the IPv6 table,
+ * the rest have no subscriber. Out of line: most bursts have none. */
+static __rte_noinline void
+lookup_other(const struct aqm_subs *s, enum aqm_dir dir,
+	     struct rte_mbuf *const *pkts, uint16_t n, uint64_t *hop)
 {
-	const int32_t miss = s->policy == AQM_DEFAULT_PIPE ? 0 : -ENOENT;
-	uint32_t ip[AQM_SUBS_LOOKUP_BURST];
-	uint64_t nh[AQM_SUBS_LOOKUP_BURST];
-	uint8_t at[AQM_SUBS_LOOKUP_BURST];
-	unsigned int k = 0;
-
-	RTE_ASSERT(n <= AQM_SUBS_LOOKUP_BURST);
 	for (uint16_t i = 0; i < n; i++) {
 		const struct pkt_meta *meta = pkt_meta(pkts[i]);
 		const uint8_t *a = dir == AQM_DIR_DOWN ? meta->dst : meta->src;
 		uint32_t nh6;
 
-		ids[i] = miss;
-		if (meta->l3 == PKT_L3_IPV4) {
-			memcpy(&ip[k], a, 4);
-			ip[k] = rte_be_to_cpu_32(ip[k]);
-			at[k++] = (uint8_t)i;
-		} else if (meta->l3 == PKT_L3_IPV6 && s->lpm6 != NULL &&
-			   rte_lpm6_lookup(s->lpm6, a, &nh6) == 0) {
-			ids[i] = (int32_t)nh6;
-		}
+		if (meta->l3 == PKT_L3_IPV4)
+			continue;
+		hop[i] = 0;
+		if (meta->l3 == PKT_L3_IPV6 && s->lpm6 != NULL &&
+		    rte_lpm6_lookup(s->lpm6, a, &nh6) == 0)
+			hop[i] = nh6;
 	}
-	if (k == 0)
+}
+
+void
+aqm_subs_lookup_burst(const struct aqm_subs *s, enum aqm_dir dir,
+		      struct rte_mbuf *const *pkts, uint16_t n, uint64_t *hop)
+{
+	const size_t off = dir == AQM_DIR_DOWN ? offsetof(struct pkt_meta, dst) :
+						  offsetof(struct pkt_meta, src);
+	uint32_t ip[AQM_SUBS_LOOKUP_BURST];
+	unsigned int other = 0;
+
+	RTE_ASSERT(n <= AQM_SUBS_LOOKUP_BURST);
+	if (n == 0)
 		return;
-	rte_fib_lookup_bulk(s->fib4, ip, nh, k);
-	for (unsigned int j = 0; j < k; j++)
-		if (nh[j] != 0)
-			ids[at[j]] = (int32_t)nh[j];
+	/*
+	 * Every packet's first four address bytes go to the IPv4 table in
+	 * one bulk call, as if all were IPv4 (the common case): one pass
+	 * with no branch per packet. What the table says of the others (an
+	 * IPv6 address's first bytes, or whatever a non-IP frame's metadata
+	 * holds there) is replaced by lookup_other().
+	 */
+	for (uint16_t i = 0; i < n; i++) {
+		const struct pkt_meta *meta = pkt_meta(pkts[i]);
+		uint32_t a;
+
+		memcpy(&a, (const uint8_t *)meta + off, sizeof(a));
+		ip[i] = rte_be_to_cpu_32(a);
+		other |= meta->l3 ^ PKT_L3_IPV4;
+	}
+	/* Its default next hop is 0: ids of subscribers start at 1. */
+	rte_fib_lookup_bulk(s->fib4, ip, hop, n);
+	if (unlikely(other != 0))
+		lookup_other(s, dir, pkts, n, hop);
+}
+
+bool
+aqm_subs_default_pass(const struct aqm_subs *s)
+{
+	return s->policy != AQM_DEFAULT_PIPE;
 }
 
 uint16_t
@@ -851,22 +877,23 @@ aqm_subs_enqueue_burst(struct aqm_subs *s, enum aqm_dir dir,
 {
 	struct rte_mbuf *q[64];
 	uint32_t pipes[64];
-	int32_t ids[AQM_SUBS_LOOKUP_BURST];
+	uint64_t hop[AQM_SUBS_LOOKUP_BURST];
+	const bool pass = aqm_subs_default_pass(s);
 	uint16_t left = 0, nq = 0;
 
 	for (uint16_t i = 0; i < n; i++) {
-		int id;
+		uint32_t id;
 
 		if (i % AQM_SUBS_LOOKUP_BURST == 0)
 			aqm_subs_lookup_burst(s, dir, pkts + i,
-					      RTE_MIN(n - i, AQM_SUBS_LOOKUP_BURST), ids);
-		id = ids[i % AQM_SUBS_LOOKUP_BURST];
-		if (id < 0) {
+					      RTE_MIN(n - i, AQM_SUBS_LOOKUP_BURST), hop);
+		id = (uint32_t)hop[i % AQM_SUBS_LOOKUP_BURST];
+		if (id == 0 && pass) {
 			pkts[left++] = pkts[i];
 			continue;
 		}
 		q[nq] = pkts[i];
-		pipes[nq++] = (uint32_t)id;
+		pipes[nq++] = id;
 		if (nq == RTE_DIM(q)) {
 			aqm_sched_enqueue_burst(s->sched[dir], pipes, q, nq, now_ns);
 			nq = 0;

@@ -245,13 +245,19 @@ int aqm_subs_lookup(const struct aqm_subs *s, enum aqm_dir dir,
 #define AQM_SUBS_LOOKUP_BURST 64
 
 /**
- * aqm_subs_lookup() for n parsed packets (n <= AQM_SUBS_LOOKUP_BURST):
- * ids[i] gets pkts[i]'s pipe id or -ENOENT. The IPv4 addresses go to the
- * table in one bulk call, which costs a fraction of n single lookups.
+ * aqm_subs_lookup() for n parsed packets (n <= AQM_SUBS_LOOKUP_BURST), as
+ * the table answers: hop[i] = the pipe id of pkts[i]'s subscriber, or 0
+ * when it has none (then it takes the default pipe, whose id is 0, or
+ * passes unshaped: aqm_subs_default_pass()). The IPv4 addresses go to
+ * the table in one bulk call, which writes hop[] directly and costs a
+ * fraction of n single lookups.
  */
 void aqm_subs_lookup_burst(const struct aqm_subs *s, enum aqm_dir dir,
 			   struct rte_mbuf *const *pkts, uint16_t n,
-			   int32_t *ids);
+			   uint64_t *hop);
+
+/** Whether a packet of no subscriber passes unshaped (else: pipe 0). */
+bool aqm_subs_default_pass(const struct aqm_subs *s);
 
 /** Dequeue what the shapers of direction dir allow; see aqm_sched_dequeue_burst(). */
 uint16_t aqm_subs_dequeue_burst(struct aqm_subs *s, enum aqm_dir dir,

@@ -313,6 +313,66 @@ test_packets_reach_the_pipe_of_the_longest_matching_prefix(void **state)
 	aqm_subs_free(s);
 }
 
+/*
+ * aqm_subs_lookup_burst() asks the IPv4 table about every packet of a
+ * burst, IPv4 or not, and then corrects the others: a non-IP frame whose
+ * metadata holds a subscriber's address bytes matches in that table, and
+ * that answer must not stick.
+ */
+static void
+test_a_mixed_burst_gets_the_pipes_single_lookups_give(void **state)
+{
+	static const enum aqm_default_policy pol[2] = { AQM_DEFAULT_PASS, AQM_DEFAULT_PIPE };
+	struct aqm_sub_entry e[3] = {
+		entry("198.18.1.0/24,10M,1M"),
+		entry("198.19.0.0/16,20M,2M"),
+		entry("2001:db8:100::/48,30M,3M"),
+	};
+	/* Pipe ids: 1 (the /24), 2 (the /16), 3 (the IPv6 /48). */
+	const uint8_t v4_sub[4] = { 198, 18, 1, 2 };
+	struct rte_mbuf *m[6];
+	char err[128];
+
+	(void)state;
+	m[0] = test_pkt4(0x00020005, 100, 0);   /* to 198.18.1.2: the /24 */
+	m[1] = test_pkt4(0x00020005, 100, 0);   /* to 198.19.0.1: the /16 */
+	pkt_meta(m[1])->dst[1] = 19;
+	pkt_meta(m[1])->dst[2] = 0;
+	m[2] = test_pkt6(5, 100, 0);            /* to 2001:db8:100::1 */
+	m[3] = test_pkt6(5, 100, 0);            /* to 2001:db8:200::1: no one */
+	pkt_meta(m[3])->dst[4] = 2;
+	m[4] = test_pkt4(0x00020005, 100, 0);   /* not IP, a subscriber's bytes */
+	pkt_meta(m[4])->l3 = PKT_L3_NONE;
+	memcpy(pkt_meta(m[4])->dst, v4_sub, sizeof(v4_sub));
+	m[5] = test_pkt4(0x00020005, 100, 0);   /* to 198.18.1.2 again */
+	for (unsigned int k = 0; k < RTE_DIM(pol); k++) {
+		struct aqm_subs *s = make_subs(k ? "mix_def" : "mix_pass", pol[k]);
+		const int32_t miss = pol[k] == AQM_DEFAULT_PIPE ? 0 : -ENOENT;
+		const uint64_t want[6] = { 1, 2, 3, 0, 0, 1 };
+		uint64_t hop[6];
+
+		assert_non_null(s);
+		assert_int_equal(aqm_subs_apply(s, e, 3, err, sizeof(err)), 3);
+		assert_int_equal(aqm_subs_default_pass(s), pol[k] == AQM_DEFAULT_PASS);
+		aqm_subs_lookup_burst(s, AQM_DIR_DOWN, m, 6, hop);
+		for (unsigned int i = 0; i < 6; i++) {
+			assert_int_equal(hop[i], want[i]);
+			assert_int_equal(hop[i] != 0 ? (int32_t)hop[i] : miss,
+					 aqm_subs_lookup(s, AQM_DIR_DOWN, m[i]));
+		}
+		/* Upstream: the sources, 198.18.0.5 and 2001:db8::5, are
+		 * no subscriber's. */
+		aqm_subs_lookup_burst(s, AQM_DIR_UP, m, 6, hop);
+		for (unsigned int i = 0; i < 6; i++) {
+			assert_int_equal(hop[i], 0);
+			assert_int_equal(miss, aqm_subs_lookup(s, AQM_DIR_UP, m[i]));
+		}
+		aqm_subs_free(s);
+	}
+	for (unsigned int i = 0; i < 6; i++)
+		rte_pktmbuf_free(m[i]);
+}
+
 static void
 test_unknown_addresses_pass_unshaped_or_use_the_default_pipe(void **state)
 {
@@ -934,6 +994,7 @@ main(void)
 		cmocka_unit_test(test_a_nul_byte_in_the_csv_is_an_error_on_its_line),
 		cmocka_unit_test(test_packets_reach_the_pipe_of_the_longest_matching_prefix),
 		cmocka_unit_test(test_unknown_addresses_pass_unshaped_or_use_the_default_pipe),
+		cmocka_unit_test(test_a_mixed_burst_gets_the_pipes_single_lookups_give),
 		cmocka_unit_test(test_adding_subscribers_and_changing_rates_keeps_queued_packets_in_order),
 		cmocka_unit_test(test_a_reload_that_does_not_fit_changes_nothing),
 		cmocka_unit_test(test_a_list_the_lpm_cannot_hold_changes_nothing_and_leaks_no_pipe),
