@@ -271,14 +271,14 @@ static void
 BM_aqm_subs_lookup_burst_100k(struct cbench_state *st)
 {
 	struct lookup_fixture f;
-	int32_t ids[BURST];
+	uint64_t hop[BURST];
 	uint64_t hits = 0;
 	size_t k = 0;
 
 	if (lookup_fixture_init(st, &f) == 0) {
 		CBENCH_LOOP(st) {
-			aqm_subs_lookup_burst(f.s, AQM_DIR_DOWN, &f.m[k], BURST, ids);
-			hits += (uint32_t)ids[0] + (uint32_t)ids[BURST - 1];
+			aqm_subs_lookup_burst(f.s, AQM_DIR_DOWN, &f.m[k], BURST, hop);
+			hits += hop[0] + hop[BURST - 1];
 			k = (k + BURST) % LOOKUP_PKTS;
 		}
 		cbench_do_not_optimize(hits);
