@@ -26,6 +26,17 @@ def _csv(path, down):
     os.rename(path + ".new", path)
 
 
+def _start(prefix, ini, mem_mb):
+    """sluice on two net_null ports that receive nothing, reading ini:
+    only its reloads matter here."""
+    return subprocess.Popen([h.SLUICE, "--no-huge", "-m", str(mem_mb), "--no-pci", "-l", "0",
+                             "--file-prefix", prefix, "--log-level=lib.*:warning",
+                             "--vdev", "net_null0,no-rx=1", "--vdev", "net_null1,no-rx=1",
+                             "--", "-c", ini],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            stdin=subprocess.DEVNULL)
+
+
 def test_sighups_sent_during_a_reload_are_followed_by_a_reload_of_the_newest_file():
     tmp = tempfile.mkdtemp(prefix="sluice-hup-")
     prefix = "aqmhup%d" % os.getpid()
@@ -38,13 +49,7 @@ def test_sighups_sent_during_a_reload_are_followed_by_a_reload_of_the_newest_fil
             f.write("[aqm]\ndefault = pipe\nrate_down = 10mbit\nrate_up = 10mbit\n"
                     "subscribers = subs.csv\nmax_subscribers = %d\nmax_v6_subscribers = 1\n"
                     "subscriber_flows = 4\n" % N)
-        p = subprocess.Popen([h.SLUICE, "--no-huge", "-m", "1024", "--no-pci", "-l", "0",
-                              "--file-prefix", prefix, "--log-level=lib.*:warning",
-                              "--vdev", "net_null0,no-rx=1", "--vdev", "net_null1,no-rx=1",
-                              "--", "-c", ini],
-                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                             stdin=subprocess.DEVNULL)
-
+        p = _start(prefix, ini, 1024)
         o = h.Output(p)
         o.wait_for(" worker(s), 1 port pair(s)")
         # A first reload of the unchanged file; while it reads and
@@ -89,12 +94,7 @@ def test_a_new_prefix_listed_twice_counts_once_against_max_subscribers():
             f.write("[aqm]\ndefault = pipe\nrate_down = 10mbit\nrate_up = 10mbit\n"
                     "subscribers = subs.csv\nmax_subscribers = 2\nmax_v6_subscribers = 1\n"
                     "subscriber_flows = 4\n")
-        p = subprocess.Popen([h.SLUICE, "--no-huge", "-m", "512", "--no-pci", "-l", "0",
-                              "--file-prefix", prefix, "--log-level=lib.*:warning",
-                              "--vdev", "net_null0,no-rx=1", "--vdev", "net_null1,no-rx=1",
-                              "--", "-c", ini],
-                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                             stdin=subprocess.DEVNULL)
+        p = _start(prefix, ini, 512)
         o = h.Output(p)
         o.wait_for(" worker(s), 1 port pair(s)")
         # 198.18.1.1 goes, 198.18.1.2 comes, listed twice: one subscriber
