@@ -46,7 +46,8 @@ struct prtt_slot {
 	uint8_t tused;            /* bit i: tv[i] in flight */
 	uint8_t pad2[7];
 	uint64_t arm_sent;        /* sent when the sequence sample started */
-	uint8_t pad3[32];
+	uint64_t d_seen;          /* the chosen flow's last downstream segment */
+	uint8_t pad3[24];
 };
 _Static_assert(sizeof(struct prtt_hot) == 64, "hot line size");
 _Static_assert(sizeof(struct prtt_slot) == 256, "slot size (prtt_fast_slot() in prtt.h)");
@@ -222,6 +223,7 @@ take(struct prtt *t, struct prtt_slot *sl, const struct prtt_seg *s,
 	sl->h.state = S_CAND;
 	sl->h.key = s->flow;
 	sl->h.t_ns = now_ns;
+	sl->d_seen = now_ns;
 	sl->ts = s->has_ts;
 	sl->newest = s->has_ts ? s->tsval : end;
 	t->c.candidates++;
@@ -276,6 +278,17 @@ down(struct prtt *t, struct prtt_slot *sl, const struct prtt_seg *s,
 		sl->tused = 0;
 		sl->h.state = S_NONE;
 	}
+	if (sl->h.key != s->flow && sl->h.state == S_ARM &&
+	    now_ns - sl->d_seen > sl->h.quiet_ns) {
+		/* The chosen flow has sent nothing for its quiet time while
+		 * its samples wait: an echo that never comes (a receiver
+		 * echoes the earliest TSval it has not ACKed, so a flow that
+		 * stops after two segments leaves the second's sample
+		 * unanswered) would hold the subscriber until max_age. */
+		t->c.expired += sl->ts ? (unsigned)__builtin_popcount(sl->tused) : 1;
+		sl->tused = 0;
+		sl->h.state = S_NONE;
+	}
 	if (sl->h.key != s->flow || sl->h.state == S_NONE) {
 		/* Another flow: it takes the subscriber when no flow is
 		 * chosen or the candidate has gone quiet. Most segments of
@@ -285,6 +298,7 @@ down(struct prtt *t, struct prtt_slot *sl, const struct prtt_seg *s,
 			take(t, sl, s, end, now_ns);
 		return;
 	}
+	sl->d_seen = now_ns;
 	if (sl->h.state == S_CAND)
 		sl->h.t_ns = now_ns;
 	if (s->has_ts != sl->ts) {

@@ -211,7 +211,7 @@ prtt_down_fast(struct prtt_fast *f, uint32_t sub, uint64_t flow,
 	h = prtt_fast_slot(f, sub);
 	if (h->key == flow ||
 	    !((h->state == 1 && now_ns - h->t_ns <= h->quiet_ns) ||
-	      (h->state == 2 && now_ns - h->t_ns <= f->max_age_ns)))
+	      (h->state == 2 && now_ns - h->t_ns <= h->quiet_ns)))
 		return false;
 	h->sent += payload;
 	h->sent_wire += wire_len;

@@ -240,6 +240,51 @@ test_a_flow_keeps_its_place_while_quiet_for_less_than_two_of_its_rtts(void **sta
 	free(t);
 }
 
+/*
+ * A receiver echoes the earliest TSval it has not ACKed: a flow that sends
+ * two segments and stops (a control connection) leaves the second's
+ * sample unanswered. The subscriber must go to a flow that sends once the
+ * chosen one has been silent for its quiet time, not after max_age (the
+ * lab's autorate saw no sample for 4 s at start-up and let 200 ms queue
+ * beyond). A chosen flow that keeps sending keeps its place, answered or
+ * not.
+ */
+static void
+test_a_chosen_flow_silent_with_a_sample_unanswered_gives_way_after_its_quiet_time(void **state)
+{
+	struct prtt *t = make(4);
+	struct prtt_fast f;
+	struct prtt_seg d;
+
+	(void)state;
+	choose(t, ts(data(7, 0, 300), 499, 90), T0 - 1 * MS);
+	d = ts(data(7, 300, 300), 500, 90);
+	prtt_down_segment(t, &d, T0);            /* armed; its echo never comes */
+	d = ts(data(8, 0, 1000), 800, 90);
+	prtt_down_segment(t, &d, T0 + 200 * MS); /* within the quiet time */
+	assert_int_equal(prtt_counters(t)->candidates, 1);
+	prtt_fast_get(t, &f);
+	assert_false(prtt_down_fast(&f, 1, 8, 1000, 1054, T0 + 251 * MS));
+	prtt_fast_put(t, &f);
+	d = ts(data(8, 1000, 1000), 801, 90);
+	prtt_down_segment(t, &d, T0 + 251 * MS);
+	assert_int_equal(prtt_counters(t)->candidates, 2);
+	assert_int_equal(prtt_counters(t)->expired, 1);
+	/* Flow 8 is chosen now and keeps sending with its sample unanswered
+	 * for 300 ms: flow 9 does not take it. */
+	d = ts(data(8, 2000, 1000), 802, 90);
+	prtt_down_segment(t, &d, T0 + 260 * MS); /* armed */
+	for (uint32_t i = 1; i <= 30; i++) {
+		d = ts(data(8, 2000 + 1000 * i, 1000), 802, 90);
+		prtt_down_segment(t, &d, T0 + (260 + 10 * i) * MS);
+		d = ts(data(9, 1000 * i, 1000), 900 + i, 90);
+		prtt_down_segment(t, &d, T0 + (260 + 10 * i) * MS + 1);
+	}
+	assert_int_equal(prtt_counters(t)->candidates, 2);
+	assert_int_equal(prtt_counters(t)->expired, 1);
+	free(t);
+}
+
 static void
 test_an_echo_newer_than_the_armed_tsval_drops_the_sample_as_unknowable(void **state)
 {
@@ -812,6 +857,7 @@ main(void)
 		cmocka_unit_test(test_four_tsvals_are_timed_at_once_and_an_echo_of_any_of_them_matches),
 		cmocka_unit_test(test_one_flow_per_subscriber_is_sampled_others_wait_until_it_goes_quiet),
 		cmocka_unit_test(test_a_flow_keeps_its_place_while_quiet_for_less_than_two_of_its_rtts),
+		cmocka_unit_test(test_a_chosen_flow_silent_with_a_sample_unanswered_gives_way_after_its_quiet_time),
 		cmocka_unit_test(test_an_echo_newer_than_the_armed_tsval_drops_the_sample_as_unknowable),
 		cmocka_unit_test(test_timestamps_compare_across_the_wrap_of_the_tsval_clock),
 		cmocka_unit_test(test_without_timestamps_the_first_cumulative_ack_covering_the_segment_gives_the_sample),
