@@ -647,7 +647,6 @@ prtt_down_burst(struct prtt *t, const struct prtt_pkt *pkts, unsigned n,
 		uint64_t now_ns)
 {
 	const uint32_t subs = t->p.subs;
-	const uint64_t max_age = t->p.max_age_ns;
 	struct prtt_slot *const slots = t->slots;
 	unsigned bad = 0;
 
@@ -672,8 +671,8 @@ prtt_down_burst(struct prtt *t, const struct prtt_pkt *pkts, unsigned n,
 		/* Another flow than the subscriber's, while its own is
 		 * alive: nothing to read. Most segments end here. */
 		if (sl->h.key != p->flow &&
-		    ((sl->h.state == S_CAND && now_ns - sl->h.t_ns <= sl->h.quiet_ns) ||
-		     (sl->h.state == S_ARM && now_ns - sl->h.t_ns <= max_age)))
+		    (sl->h.state == S_CAND || sl->h.state == S_ARM) &&
+		    now_ns - sl->h.t_ns <= sl->h.quiet_ns)
 			continue;
 		down_slow(t, sl, p, now_ns);
 	}

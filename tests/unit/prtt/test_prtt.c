@@ -792,6 +792,35 @@ test_the_header_entry_points_give_the_same_samples_and_count_bad_options(void **
 	free(t);
 }
 
+/* The same through the burst call the aqm stage uses: its own check of
+ * other flows must let them through once the chosen one is silent. */
+static void
+test_through_the_burst_call_a_silent_chosen_flow_gives_way_after_its_quiet_time(void **state)
+{
+	struct prtt *t = make(4);
+	uint8_t h[3][32];
+	struct prtt_pkt p[3];
+
+	(void)state;
+	p[0] = (struct prtt_pkt){ .hdr = h[0], .flow = 7, .sub = 1,
+				  .hdr_len = hdr(h[0], 0, 1, ACK, 499, 90),
+				  .payload = 300, .wire_len = 354 };
+	p[1] = (struct prtt_pkt){ .hdr = h[1], .flow = 7, .sub = 1,
+				  .hdr_len = hdr(h[1], 300, 1, ACK, 500, 90),
+				  .payload = 300, .wire_len = 354 };
+	prtt_down_burst(t, p, 2, T0);            /* chosen, armed on 500 */
+	assert_int_equal(prtt_counters(t)->ts_armed, 1);
+	p[2] = (struct prtt_pkt){ .hdr = h[2], .flow = 8, .sub = 1,
+				  .hdr_len = hdr(h[2], 0, 1, ACK, 800, 90),
+				  .payload = 1000, .wire_len = 1054 };
+	prtt_down_burst(t, &p[2], 1, T0 + 200 * MS);
+	assert_int_equal(prtt_counters(t)->candidates, 1);
+	prtt_down_burst(t, &p[2], 1, T0 + 251 * MS);
+	assert_int_equal(prtt_counters(t)->candidates, 2);
+	assert_int_equal(prtt_counters(t)->expired, 1);
+	free(t);
+}
+
 static void
 test_the_inline_checks_take_only_segments_of_other_flows_while_the_chosen_ones_are_alive(void **state)
 {
@@ -874,6 +903,7 @@ main(void)
 		cmocka_unit_test(test_percentiles_come_from_buckets_narrower_than_an_eighth_of_the_value),
 		cmocka_unit_test(test_the_option_parser_reads_timestamps_and_sack_and_refuses_bad_lengths),
 		cmocka_unit_test(test_the_header_entry_points_give_the_same_samples_and_count_bad_options),
+		cmocka_unit_test(test_through_the_burst_call_a_silent_chosen_flow_gives_way_after_its_quiet_time),
 		cmocka_unit_test(test_the_inline_checks_take_only_segments_of_other_flows_while_the_chosen_ones_are_alive),
 		cmocka_unit_test(test_the_init_refuses_no_subscribers_and_zero_times_and_needs_no_flow_table),
 	};
