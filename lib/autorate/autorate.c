@@ -28,7 +28,7 @@ autorate_params_default(struct autorate_params *p)
 	p->raise_pm = 50;
 	p->load_pm = 750;
 	p->baseline_shift = 6;
-	p->spacing_bytes = 4 * 1514;
+	p->spacing_bytes = 2 * 1514;
 	p->calm_raises = 10;
 }
 

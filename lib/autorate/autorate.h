@@ -73,8 +73,8 @@ struct autorate_params {
 	 * A sample ends at an ACK, and a receiver ACKs every second segment,
 	 * so at a low rate a sample holds the wait for the next segment(s):
 	 * the bloat threshold grows by spacing_bytes at the current rate
-	 * (default 4 x 1514: two flows' pairs of segments; 37 ms at 1.3
-	 * Mbit/s, 2.4 ms at 20 Mbit/s).
+	 * (default 2 x 1514: 18.6 ms at 1.3 Mbit/s, 1.2 ms at 20 Mbit/s;
+	 * 4 x 1514 until the lab compared them, lib/autorate/README.md).
 	 */
 	uint32_t spacing_bytes;
 	uint32_t calm_raises;    /**< quarter-step RAISEs above the last capacity first */

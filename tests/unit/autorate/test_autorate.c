@@ -326,12 +326,12 @@ test_at_a_low_rate_the_wait_for_the_next_segments_is_not_taken_for_a_queue(void 
 	struct autorate_input in;
 
 	(void)state;
-	p.spacing_bytes = 4 * 1514; /* the default */
+	p.spacing_bytes = 2 * 1514; /* the default */
 	p.floor_bps = 1 * MBIT;
 	autorate_init(&s, &p, 1300000, T0);
 	in = busy(1, 1300000);
 	autorate_tick(&s, &p, &in, T0 + TICK);
-	/* +30 ms at 1.3 Mbit/s: under 15 + 37.3 ms, no cut. */
+	/* +30 ms at 1.3 Mbit/s: under 15 + 18.6 ms, no cut. */
 	in = busy(31, 1300000);
 	assert_int_equal(autorate_tick(&s, &p, &in, T0 + 2 * TICK), AUTORATE_RAISE);
 	/* The same rise at 20 Mbit/s (15 + 2.4 ms) is a queue. */
