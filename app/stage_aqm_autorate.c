@@ -340,13 +340,6 @@ aqm_ar_free(struct aqm_ar *a)
 /* ------------------------------------------------------------------ */
 /* Datapath.                                                           */
 
-static inline uint32_t
-rd32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
-	       (uint32_t)p[2] << 8 | p[3];
-}
-
 /*
  * The flow key: the same for both directions of a connection, never 0,
  * and cheap, since every TCP segment of a subscriber needs it (lib/prtt
