@@ -389,11 +389,11 @@ aqm_fq_enqueue(struct aqm_sched *s, struct aqm_pipe *p, struct rte_mbuf *m,
 	} else {
 		uint32_t h = pkt_flow_hash(pkt_meta(m));
 
-		/* Each tin has its own flow queues: a 5-tuple's packets of
-		 * two tins hash apart (and unmarked ones as without tins). */
+		/* Each tin has its own flow queues (aqm_tin_flow_index()). */
 		if (unlikely(p->diffserv & AQM_DS_MODE))
-			h ^= aqm_tin_hash_mix(p, m);
-		fi = aqm_flow_index(h, p->seed, p->flow_mask);
+			fi = aqm_tin_flow_index(p, m, h);
+		else
+			fi = aqm_flow_index(h, p->seed, p->flow_mask);
 	}
 	p->st.enq_pkts++;
 	p->st.enq_bytes += len;

@@ -128,10 +128,22 @@ aqm_tins_init(struct aqm_sched *s, struct aqm_pipe *p, unsigned int ds)
 	}
 }
 
+/*
+ * The flow queues are cut into one slice per tin, and a packet hashes
+ * into its tin's slice: a flow of one tin can never share a queue with a
+ * flow of another. (Sharing one, a voice flow waited behind a Best
+ * Effort flow's backlog in that flow's tin; with a random seed, 1 run in
+ * 60 of 18 flows in 1024 queues.) Fewer queues than tins: one slice.
+ */
 uint32_t
-aqm_tin_hash_mix(const struct aqm_pipe *p, const struct rte_mbuf *m)
+aqm_tin_flow_index(const struct aqm_pipe *p, const struct rte_mbuf *m, uint32_t h)
 {
-	return aqm_tin_of(p->diffserv & AQM_DS_MODE, m) * AQM_TIN_HASH_MIX;
+	unsigned int ds = p->diffserv & AQM_DS_MODE;
+	uint32_t slice = (p->flow_mask + 1) / tin_modes[ds].ntins;
+
+	if (slice == 0)
+		return aqm_flow_index(h, p->seed, p->flow_mask);
+	return aqm_tin_of(ds, m) * slice + aqm_flow_index(h, p->seed, slice - 1);
 }
 
 struct aqm_list *

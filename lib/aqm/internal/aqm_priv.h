@@ -115,9 +115,6 @@ struct aqm_pipe_tins {
 #define AQM_DS_INNER 0x40 /* DRR++ runs on a tin's lists (aqm_fq.c) */
 #define AQM_DS_WASH 0x80
 
-/* Flow hash perturbation of tin t: Best Effort (0) hashes as without tins. */
-#define AQM_TIN_HASH_MIX 0x9e3779b9u
-
 enum aqm_pipe_where {
 	AQM_PIPE_IDLE = 0, /* no backlog, in no list */
 	AQM_PIPE_READY,    /* in the ready list: due now */
@@ -464,9 +461,11 @@ aqm_tin_charge(const struct aqm_pipe *p, struct aqm_pipe_tins *pt,
 }
 
 /* Out of line, so that pipes without tins keep their inlining: the flow
- * hash perturbation of m's tin, and the new-flow list of m's tin for
- * flow f, which joins that tin. */
-uint32_t aqm_tin_hash_mix(const struct aqm_pipe *p, const struct rte_mbuf *m);
+ * queue of m (flow hash h) in p, in the slice of the flow queues that
+ * m's tin owns, and the new-flow list of m's tin for flow f, which joins
+ * that tin. */
+uint32_t aqm_tin_flow_index(const struct aqm_pipe *p, const struct rte_mbuf *m,
+			    uint32_t h);
 struct aqm_list *aqm_tin_new_list(struct aqm_sched *s, struct aqm_pipe *p,
 				  struct aqm_flow *f, const struct rte_mbuf *m);
 
