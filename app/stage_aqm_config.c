@@ -205,7 +205,7 @@ enum {
 	AK_PORTS, AK_QDISC, AK_FIFO_LIMIT, AK_TARGET, AK_INTERVAL,
 	AK_CE_THRESHOLD, AK_ECN, AK_CODEL_RATE_AWARE, AK_BLUE,
 	AK_BLUE_THRESHOLD, AK_BLUE_MIN_QUEUE, AK_BLUE_INTERVAL, AK_BLUE_INC,
-	AK_BLUE_DEC, AK_ISOLATION, AK_DIFFSERV, AK_WASH, AK_QUANTUM, AK_DROP_BATCH, AK_ACK_FILTER, AK_ACK_HOLD, AK_FLOWS,
+	AK_BLUE_DEC, AK_ISOLATION, AK_DIFFSERV, AK_WASH, AK_QUANTUM, AK_DROP_BATCH, AK_ACK_FILTER, AK_ACK_HOLD, AK_FLOWS, AK_FLOW_SEED,
 	AK_LIMIT, AK_MEMORY_LIMIT, AK_DEFAULT, AK_RATE_DOWN, AK_RATE_UP,
 	AK_PROFILE, AK_OVERHEAD, AK_MPU, AK_FRAMING, AK_SUBSCRIBERS,
 	AK_MAX_SUBS, AK_MAX_V6_SUBS, AK_SUB_FLOWS, AK_SUB_LIMIT, AK_SUB_MEMORY,
@@ -275,6 +275,8 @@ static const struct ini_key aqm_keys[AK_MAX] = {
 		.doc = "hold pure ACKs of a backlogged pipe this long for the filter; 0: off" },
 	[AK_FLOWS] = { "flows", INI_KIND_UINT, AC(flows), 1, AQM_FLOWS_MAX,
 		.def = "1024", .unit = "flows", .doc = "flow queues of the default pipe, a power of two" },
+	[AK_FLOW_SEED] = { "flow_seed", INI_KIND_UINT, AC(flow_seed), 0, UINT32_MAX,
+		.def = "0", .doc = "flow-hash perturbation of every pipe; 0: a random one at each start and reload" },
 	[AK_LIMIT] = { "limit", INI_KIND_UINT, AC(limit), 1, 1000000,
 		.def = "10240", .unit = "packets", .doc = "packets the default pipe may hold" },
 	[AK_MEMORY_LIMIT] = { "memory_limit", INI_KIND_SIZE, AC(memory_limit), 0,
@@ -588,8 +590,9 @@ aqm_conf_pipe(const struct aqm_conf *c, bool subscriber, struct aqm_pipe_params 
 		p->fq.blue.min_queue = c->blue_min_queue;
 	}
 	/* RFC 8290 section 4.1.1: perturb the flow hash per instance, so
-	 * flows that share a queue by bad luck do not share it every run. */
-	p->fq.seed = (uint32_t)rte_rand();
+	 * flows that share a queue by bad luck do not share it every run;
+	 * a lab that wants the same queues every run names a seed. */
+	p->fq.seed = c->flow_seed != 0 ? c->flow_seed : (uint32_t)rte_rand();
 	if (c->fifo_limit.in_ms) {
 		p->fifo_limit_ms = (uint32_t)c->fifo_limit.value;
 		p->fifo_limit_bytes = 0;

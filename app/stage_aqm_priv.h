@@ -71,6 +71,7 @@ struct aqm_conf {
 	uint8_t ack_filter;           /* bits 1 << enum aqm_dir */
 	uint64_t ack_hold_ns;         /* 0: off */
 	uint32_t flows, limit;        /* the default pipe */
+	uint32_t flow_seed;           /* 0: random per start and reload */
 	uint64_t memory_limit;
 	int default_policy;           /* enum aqm_default_policy */
 	uint64_t rate_down, rate_up;  /* the default pipe, bit/s; 0: unshaped */
