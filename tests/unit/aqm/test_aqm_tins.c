@@ -59,22 +59,26 @@ add_flow(struct tin_run *r, uint8_t tos, uint16_t len, uint64_t gap_ns)
 	return f;
 }
 
-/* Run r's flows through one 10 Mbit/s FQ-CoDel pipe for 6 s. */
-static void
-tin_simulate(struct tin_run *r)
+/*
+ * A scheduler with one 10 Mbit/s FQ-CoDel pipe of 1024 flow queues in
+ * mode ds (flow-hash seed: the library's default if 0). CoDel is out of
+ * the way (a greedy sender here would stall on a drop): only the
+ * scheduler's order, shares and waits are measured.
+ */
+static struct aqm_sched *
+tin_sched(enum aqm_diffserv ds, uint32_t seed)
 {
 	struct aqm_pipe_params pp;
 	struct aqm_sched_params sp;
 	struct aqm_sched *s;
-	uint64_t sent_before[MAX_FLOWS];
 
 	aqm_pipe_params_default(&pp);
 	pp.shaper.rate_bps = RATE;
 	pp.fq.flows = 1024;
-	pp.fq.diffserv = (uint8_t)r->ds;
+	pp.fq.diffserv = (uint8_t)ds;
 	pp.fq.limit_pkts = 1000;
-	/* CoDel out of the way (a greedy sender here would stall on a
-	 * drop): only the scheduler's shares and waits are measured. */
+	if (seed != 0)
+		pp.fq.seed = seed;
 	pp.fq.codel.target_ns = 1000 * MS;
 	pp.fq.codel.interval_ns = 2000 * MS;
 	aqm_sched_params_default(&sp);
@@ -84,6 +88,16 @@ tin_simulate(struct tin_run *r)
 	s = aqm_sched_create(&sp);
 	assert_non_null(s);
 	assert_int_equal(aqm_sched_pipe_add(s, &pp), 0);
+	return s;
+}
+
+/* Run r's flows through one 10 Mbit/s FQ-CoDel pipe for 6 s. */
+static void
+tin_simulate(struct tin_run *r)
+{
+	struct aqm_sched *s = tin_sched(r->ds, 0);
+	uint64_t sent_before[MAX_FLOWS];
+
 	for (uint64_t now = T0; now < T0 + 6000 * MS; now += STEP) {
 		struct rte_mbuf *out[16];
 		uint16_t n;
@@ -399,26 +413,10 @@ test_a_voice_flow_never_shares_a_queue_with_a_best_effort_flow(void **state)
 
 	(void)state;
 	for (uint32_t seed = 1; seed <= 2000; seed++) {
-		struct aqm_pipe_params pp;
-		struct aqm_sched_params sp;
-		struct aqm_sched *s;
+		struct aqm_sched *s = tin_sched(AQM_DIFFSERV_3, seed * 0x9e3779b1u);
 		unsigned int pos = 0, last_voice = 0;
 		uint64_t now = T0;
 
-		aqm_pipe_params_default(&pp);
-		pp.shaper.rate_bps = RATE;
-		pp.fq.flows = 1024;
-		pp.fq.seed = seed * 0x9e3779b1u;
-		pp.fq.diffserv = AQM_DIFFSERV_3;
-		pp.fq.codel.target_ns = 1000 * MS; /* no drops: order only */
-		pp.fq.codel.interval_ns = 2000 * MS;
-		aqm_sched_params_default(&sp);
-		sp.max_pipes = 1;
-		sp.max_flows = 1024;
-		sp.diffserv = true;
-		s = aqm_sched_create(&sp);
-		assert_non_null(s);
-		assert_int_equal(aqm_sched_pipe_add(s, &pp), 0);
 		for (unsigned int k = 0; k < 10; k++)
 			for (uint32_t i = 0; i < 16; i++) {
 				struct rte_mbuf *m = test_pkt4(i, 1000, 0);
