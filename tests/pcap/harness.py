@@ -150,6 +150,32 @@ def run(inputs, config=None, extra=None, idle_ms=300, pairs=1, timeout=60,
         shutil.rmtree(eal_runtime_dir(prefix), ignore_errors=True)
 
 
+class Scratch:
+    """A scratch directory and an EAL file prefix for one sluice started by
+    the test itself: `with Scratch("name") as s:`, then `s.proc = Popen(...)`.
+    On the way out a sluice still running is killed, and the directory and
+    the EAL's runtime files are removed."""
+
+    def __init__(self, name):
+        self.prefix = "%s%d" % (name, os.getpid())
+        self.tmp = tempfile.mkdtemp(prefix="sluice-%s-" % name)
+        self.proc = None
+
+    def path(self, name):
+        return os.path.join(self.tmp, name)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        shutil.rmtree(self.tmp, ignore_errors=True)
+        shutil.rmtree(eal_runtime_dir(self.prefix), ignore_errors=True)
+        return False
+
+
 def eal_runtime_dir(prefix):
     """Where the EAL keeps the files of --file-prefix prefix."""
     if os.getuid() == 0:

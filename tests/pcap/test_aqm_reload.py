@@ -7,10 +7,8 @@ Addresses only from 198.18.0.0/15.
 """
 import os
 import re
-import shutil
 import signal
 import subprocess
-import tempfile
 import time
 
 import harness as h
@@ -38,18 +36,16 @@ def _start(prefix, ini, mem_mb):
 
 
 def test_sighups_sent_during_a_reload_are_followed_by_a_reload_of_the_newest_file():
-    tmp = tempfile.mkdtemp(prefix="sluice-hup-")
-    prefix = "aqmhup%d" % os.getpid()
-    ini = os.path.join(tmp, "aqm.ini")
-    csv = os.path.join(tmp, "subs.csv")
-    p = None
-    try:
+    with h.Scratch("aqmhup") as s:
+        prefix = s.prefix
+        ini = s.path("aqm.ini")
+        csv = s.path("subs.csv")
         _csv(csv, "20mbit")
         with open(ini, "w") as f:
             f.write("[aqm]\ndefault = pipe\nrate_down = 10mbit\nrate_up = 10mbit\n"
                     "subscribers = subs.csv\nmax_subscribers = %d\nmax_v6_subscribers = 1\n"
                     "subscriber_flows = 4\n" % N)
-        p = _start(prefix, ini, 1024)
+        p = s.proc = _start(prefix, ini, 1024)
         o = h.Output(p)
         o.wait_for(" worker(s), 1 port pair(s)")
         # A first reload of the unchanged file; while it reads and
@@ -65,11 +61,6 @@ def test_sighups_sent_during_a_reload_are_followed_by_a_reload_of_the_newest_fil
         time.sleep(1.0)  # room for a third, if one comes
         p.send_signal(signal.SIGTERM)
         out = o.finish()
-    finally:
-        if p is not None and p.poll() is None:
-            p.kill()
-        shutil.rmtree(tmp, ignore_errors=True)
-        shutil.rmtree(h.eal_runtime_dir(prefix), ignore_errors=True)
     r = h.Run(p.returncode, out, "", [])
     h.assert_clean_exit(r)
     reloads = re.findall(r"sluice: aqm: reloaded .*", out)
@@ -82,19 +73,17 @@ def test_sighups_sent_during_a_reload_are_followed_by_a_reload_of_the_newest_fil
 def test_a_new_prefix_listed_twice_counts_once_against_max_subscribers():
     """Its last line wins, as for a prefix already running: a table that
     fits is not refused for the repeat."""
-    tmp = tempfile.mkdtemp(prefix="sluice-dup-")
-    prefix = "aqmdup%d" % os.getpid()
-    ini = os.path.join(tmp, "aqm.ini")
-    csv = os.path.join(tmp, "subs.csv")
-    p = None
-    try:
+    with h.Scratch("aqmdup") as s:
+        prefix = s.prefix
+        ini = s.path("aqm.ini")
+        csv = s.path("subs.csv")
         with open(csv, "w") as f:
             f.write("198.18.1.1/32,10mbit,10mbit\n")
         with open(ini, "w") as f:
             f.write("[aqm]\ndefault = pipe\nrate_down = 10mbit\nrate_up = 10mbit\n"
                     "subscribers = subs.csv\nmax_subscribers = 2\nmax_v6_subscribers = 1\n"
                     "subscriber_flows = 4\n")
-        p = _start(prefix, ini, 512)
+        p = s.proc = _start(prefix, ini, 512)
         o = h.Output(p)
         o.wait_for(" worker(s), 1 port pair(s)")
         # 198.18.1.1 goes, 198.18.1.2 comes, listed twice: one subscriber
@@ -106,11 +95,6 @@ def test_a_new_prefix_listed_twice_counts_once_against_max_subscribers():
         o.wait_for("sluice: aqm: reload")
         p.send_signal(signal.SIGTERM)
         out = o.finish()
-    finally:
-        if p is not None and p.poll() is None:
-            p.kill()
-        shutil.rmtree(tmp, ignore_errors=True)
-        shutil.rmtree(h.eal_runtime_dir(prefix), ignore_errors=True)
     r = h.Run(p.returncode, out, "", [])
     h.assert_clean_exit(r)
     assert "(1 new, 0 changed, 1 removed)" in out, out[-3000:]

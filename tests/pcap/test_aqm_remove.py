@@ -7,11 +7,9 @@ leave at once, in order, unshaped, and none is lost. FIFO pipes, so no
 AQM drop muddies the exact counts. Addresses only from 198.18.0.0/15.
 """
 import os
-import shutil
 import signal
 import struct
 import subprocess
-import tempfile
 import time
 
 from scapy.layers.inet import IP, UDP
@@ -43,12 +41,10 @@ def _seqs(frames, dst):
 
 
 def test_a_subscriber_removed_by_a_reload_under_traffic_loses_nothing_and_leaves_the_others_shaped():
-    tmp = tempfile.mkdtemp(prefix="sluice-rm-")
-    prefix = "aqmrm%d" % os.getpid()
-    csv = os.path.join(tmp, "subs.csv")
-    ini = os.path.join(tmp, "test.ini")
-    p = None
-    try:
+    with h.Scratch("aqmrm") as s:
+        tmp, prefix = s.tmp, s.prefix
+        csv = s.path("subs.csv")
+        ini = s.path("test.ini")
         with open(csv, "w") as f:
             f.write("%s/32,500kbit,500kbit\n%s/32,500kbit,500kbit\n" % (A, B))
         with open(ini, "w") as f:
@@ -65,8 +61,8 @@ def test_a_subscriber_removed_by_a_reload_under_traffic_loses_nothing_and_leaves
                      (port, os.path.join(tmp, "in%d.pcap" % port),
                       os.path.join(tmp, "out%d.pcap" % port))]
         args += ["--", "--idle-exit", "1000", "-c", ini]
-        p = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                             stdin=subprocess.DEVNULL)
+        p = s.proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                      stdin=subprocess.DEVNULL)
 
         o = h.Output(p)
         o.wait_for(" worker(s), 1 port pair(s)")
@@ -80,11 +76,6 @@ def test_a_subscriber_removed_by_a_reload_under_traffic_loses_nothing_and_leaves
         o.wait_for("sluice: aqm: reloaded")
         out = o.finish(timeout=120)
         outs = [h.read_pcap(os.path.join(tmp, "out%d.pcap" % i)) for i in range(2)]
-    finally:
-        if p is not None and p.poll() is None:
-            p.kill()
-        shutil.rmtree(tmp, ignore_errors=True)
-        shutil.rmtree(h.eal_runtime_dir(prefix), ignore_errors=True)
     r = h.Run(p.returncode, out, "", outs)
     h.assert_clean_exit(r)
     assert "(0 new, 0 changed, 1 removed)" in out, out[-3000:]
