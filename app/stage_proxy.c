@@ -66,6 +66,7 @@ struct proxy_conf {
 	uint32_t rcv_buf;
 	uint8_t cc;
 	uint8_t syn_retries;
+	uint64_t rto_min_ns;
 	uint64_t idle_ns;      /* 0: never */
 	uint64_t fin_wait2_ns; /* 0: never */
 	uint64_t persist_ns;   /* 0: never */
@@ -244,6 +245,9 @@ static const struct ini_key proxy_keys[] = {
 	  .def = "cubic", .doc = "congestion control of both legs: cubic or newreno" },
 	{ "syn_retries", INI_KIND_UINT, INI_AT(struct proxy_conf, syn_retries), 1, 10,
 	  .def = "6", .unit = "retries", .doc = "SYN retransmissions toward a silent server" },
+	{ "rto_min", INI_KIND_TIME, INI_AT(struct proxy_conf, rto_min_ns), NS_PER_S / 100, 10ull * NS_PER_S,
+	  NS_PER_S / 1000, .def = "200ms", .unit = "ms",
+	  .doc = "least retransmission timeout of every leg and subflow, 10ms..10s" },
 	{ "idle_timeout", INI_KIND_CUSTOM, INI_AT(struct proxy_conf, idle_ns),
 	  .parse = parse_timeout, .def = "7440s", .unit = "s",
 	  .doc = "reset a leg silent this long; 0: never, else 1s..864000s" },
@@ -566,6 +570,7 @@ proxy_stage_create(const void *conf, const struct stage_env *env,
 	prm.rcv_buf = c->rcv_buf;
 	prm.cc = c->cc;
 	prm.syn_retries = c->syn_retries;
+	prm.rto_min_ns = c->rto_min_ns;
 	prm.idle_timeout_ns = c->idle_ns;
 	prm.fin_wait2_timeout_ns = c->fin_wait2_ns;
 	prm.persist_timeout_ns = c->persist_ns;

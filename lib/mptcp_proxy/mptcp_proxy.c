@@ -214,6 +214,8 @@ mptcp_proxy_create(const struct mptcp_proxy_params *p)
 	prm.rcv_buf = p->rcv_buf;
 	prm.cc = p->cc;
 	prm.syn_retries = p->syn_retries;
+	if (p->rto_min_ns != 0)
+		prm.rto_min_ns = p->rto_min_ns;
 	prm.idle_timeout_ns = p->idle_timeout_ns;
 	prm.fin_wait2_timeout_ns = p->fin_wait2_timeout_ns;
 	prm.persist_timeout_ns = p->persist_timeout_ns;

@@ -75,6 +75,9 @@ struct mptcp_proxy_params {
 	uint32_t snd_buf, rcv_buf;   /**< per leg, bytes */
 	uint8_t cc;                  /**< enum tcp_cc (tcp.h) */
 	uint8_t syn_retries;
+	/** Least retransmission timeout of every leg and subflow (RFC 6298
+	 *  2.4); 0: the engine's default, 200 ms. */
+	uint64_t rto_min_ns;
 	uint64_t idle_timeout_ns;    /**< 0: never */
 	uint64_t fin_wait2_timeout_ns; /**< 0: never */
 	uint64_t persist_timeout_ns; /**< 0: never */

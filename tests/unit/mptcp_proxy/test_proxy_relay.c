@@ -47,6 +47,13 @@ static uint64_t now;
 static uint16_t hole_lo, hole_hi;
 /* mptcp_proxy_params.half_open_yield_ns of the next setup_proxy(). */
 static uint64_t yield_ns;
+/* mptcp_proxy_params.rto_min_ns of the next setup_proxy(). */
+static uint64_t rto_min_ns;
+/* Set: frames on their way to S vanish; the times S would have got data
+ * segments starting at the first one's sequence number are kept. */
+static int s_silent;
+static uint64_t s_first_at[4];
+static uint32_t s_first_n, s_first_seq;
 /* Set: the frames due at P on one port reach it in one call, as an rx
  * burst does; p_acks_to_c counts the pure ACKs P sends C meanwhile. */
 static int p_burst;
@@ -178,6 +185,18 @@ deliver_due(void)
 				memcpy(keep, th, pm->l4_len);
 			}
 		}
+		if (f.dst == 2 && s_silent) {
+			struct tcp_seg_in sg;
+
+			if (tcp_seg_parse(f.m, pkt_meta(f.m), &sg, 1) == 0 && sg.len > 0) {
+				if (s_first_n == 0)
+					s_first_seq = sg.seq;
+				if (sg.seq == s_first_seq && s_first_n < RTE_DIM(s_first_at))
+					s_first_at[s_first_n++] = now;
+			}
+			rte_pktmbuf_free(f.m);
+			continue;
+		}
 		if (f.dst == 0) {
 			const struct pkt_meta *pm = pkt_meta(f.m);
 			const uint8_t *th = rte_pktmbuf_mtod_offset(f.m, const uint8_t *,
@@ -262,6 +281,10 @@ setup_proxy(int server_listens, uint16_t port, uint32_t max_conns)
 	pp.rules = &rule;
 	pp.half_open_yield_ns = yield_ns;
 	yield_ns = 0;
+	pp.rto_min_ns = rto_min_ns;
+	rto_min_ns = 0;
+	s_silent = 0;
+	s_first_n = 0;
 	hole_lo = hole_hi = 0;
 	P = mptcp_proxy_create(&pp);
 	assert_non_null(C);
@@ -423,6 +446,56 @@ the_client_leg_acks_a_burst_of_segments_once(void **state)
 	assert_int_equal(ic.snd_una, ic.snd_nxt);
 	assert_int_equal(pc[TCP_CNT_DELACK], 0);
 	teardown_three();
+}
+
+/*
+ * The server goes silent after the handshake and the client sends 1000
+ * bytes: P's server leg sends them, then resends them at each RTO,
+ * backing off. The RTT is 4 ms, so the first RTO is the floor: 200 ms
+ * by default, 1 s with rto_min_ns at 1 s.
+ */
+static void
+rto_min_is_the_least_retransmission_timeout_of_a_leg(void **state)
+{
+	static const uint8_t buf[1000];
+
+	(void)state;
+	for (int k = 0; k < 2; k++) {
+		struct tcp_endpoints ep;
+		struct tcp_conn *cc;
+		uint64_t gap[3];
+
+		rto_min_ns = k == 0 ? 0 : MS(1000);
+		setup_three(1);
+		wire_ep_v4(&ep);
+		cc = tcp_connect(C, &ep, &app_c, now);
+		app_c.conn = cc;
+		while (now < MS(1200) && app_s.conn == NULL)
+			step();
+		assert_non_null(app_s.conn);
+		for (int i = 0; i < 200; i++) /* 100 ms: everything settles */
+			step();
+		s_silent = 1;
+		assert_int_equal(tcp_send(cc, buf, sizeof(buf), now), sizeof(buf));
+		while (s_first_n < 4 && now < MS(9000))
+			step();
+		assert_int_equal(s_first_n, 4);
+		for (uint32_t n = 1; n < 4; n++)
+			gap[n - 1] = s_first_at[n] - s_first_at[n - 1];
+		if (k == 0) {
+			/* RTOs: 200 ms, backing off (the probe would be later). */
+			assert_int_equal(gap[0], MS(200));
+			assert_int_equal(gap[1], MS(400));
+			assert_int_equal(gap[2], MS(800));
+		} else {
+			/* The tail loss probe (2 SRTT + 200 ms, RFC 8985 7.2)
+			 * is not an RTO; the RTOs after it are 1 s, 2 s. */
+			assert_true(gap[0] < MS(250));
+			assert_int_equal(gap[1], MS(1000));
+			assert_int_equal(gap[2], MS(2000));
+		}
+		teardown_three();
+	}
 }
 
 static void
@@ -763,6 +836,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(a_proxied_connection_relays_both_ways_and_closes_cleanly),
+		cmocka_unit_test(rto_min_is_the_least_retransmission_timeout_of_a_leg),
 		cmocka_unit_test(a_refused_server_connection_looks_refused_to_the_client),
 		cmocka_unit_test(a_server_reset_reaches_the_client_as_a_reset),
 		cmocka_unit_test(tfo_and_unknown_options_cross_the_proxy_mptcp_does_not),
