@@ -24,8 +24,12 @@ SRV_MAC=$(ip netns exec "$NS_SRV" cat "/sys/class/net/$SRV_IF/address") ||
 ip -n "$NS_CLI" neigh replace "$VADDR" lladdr "$SRV_MAC" dev "$CLI_IF" nud permanent ||
 	e2e_die "static neighbour for $VADDR failed"
 
+# No scenario may need an RTO (each checks tcp_rto_expired); rto_min = 1s
+# keeps a peer that the machine's load schedules late (scapy, 100-300 ms
+# behind on a busy machine) from firing one before the loss recovery
+# under test acts.
 CFG=$E2E_TMP/peer.ini
-printf '[proxy]\nintercept = %s/32\n' "$VADDR" >"$CFG"
+printf '[proxy]\nintercept = %s/32\nrto_min = 1s\n' "$VADDR" >"$CFG"
 e2e_start_sluice "$CFG" || e2e_die "sluice start: $E2E_WHY"
 
 # scenario NAME PORT send|recv [BYTES]: the peer runs NAME on PORT while
