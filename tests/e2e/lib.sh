@@ -344,11 +344,13 @@ e2e_ping() {
 	for i in 1 2 3; do   # ARP / ND may eat the first echo
 		cli ping "-$fam" -c 1 -W 2 "$dst" >/dev/null 2>&1 && break
 	done
-	e2e_run cli timeout --foreground 30 ping "-$fam" -q -c "$count" -i "$intv" \
+	e2e_run cli timeout --foreground 30 ping "-$fam" -c "$count" -i "$intv" \
 		-W 1 "$dst" >"$E2E_TMP/ping.out" 2>&1
 	out=$(cat "$E2E_TMP/ping.out")
 	E2E_LOSS=$(echo "$out" | sed -n 's/.* \([0-9.]*\)% packet loss.*/\1/p')
 	E2E_RTT=$(echo "$out" | sed -n 's|^rtt [^=]*= \([0-9.]*\)/\([0-9.]*\)/\([0-9.]*\)/.*|\1/\2/\3|p')
+	E2E_RTT_P50=$(echo "$out" | sed -n 's/.* time=\([0-9.]*\) ms.*/\1/p' | sort -n |
+		awk '{ a[NR] = $1 } END { if (NR) print a[int((NR + 1) / 2)] }')
 	if [ -z "$E2E_LOSS" ]; then
 		E2E_WHY="ping -$fam: no summary: $(echo "$out" | tail -1)"
 		return 1

@@ -6,9 +6,10 @@
 # the aqm stage, so it is delay beyond the point sluice measures from:
 #  - a download (iperf3 -R) gives timestamp-matched RTT samples whose
 #    minimum is at least the 30 ms the impair stage adds;
-#  - their median agrees with ping through the same path (issue 19: within
-#    2 ms or 10%), once what sluice itself adds to a ping on this host (a
-#    plain bridge's ping, measured first) is taken off: the passive RTT
+#  - their median agrees with ping's median through the same path (issue
+#    19: within 2 ms or 10%; a median, as a few pings the machine's load
+#    delays drag an average up), once what sluice itself adds to a ping on
+#    this host (a plain bridge's ping median, measured first) is taken off: the passive RTT
 #    starts where a segment leaves the shaper and ends where its ACK
 #    enters sluice, so sluice's own rx/tx time is not in it;
 #  - /sluice/prtt_sub,0 (the default pipe) has the samples, and the exit
@@ -24,7 +25,7 @@ e2e_setup
 # What sluice itself adds to a ping on this host, for the comparison.
 e2e_start_sluice "" || e2e_die "sluice start: $E2E_WHY"
 e2e_ping 4 40 0.05 || e2e_die "bridge ping: $E2E_WHY"
-BASE_AVG=$(echo "$E2E_RTT" | cut -d/ -f2)
+BASE_P50=$E2E_RTT_P50
 e2e_stop_sluice || e2e_die "bridge stop: $E2E_WHY"
 cat >"$E2E_TMP/prtt.ini" <<'CFG'
 [aqm]
@@ -38,7 +39,7 @@ delay = 30ms
 CFG
 e2e_start_sluice "$E2E_TMP/prtt.ini" || e2e_die "sluice start: $E2E_WHY"
 e2e_ping 4 40 0.05 || e2e_die "ping: $E2E_WHY"
-PING_AVG=$(echo "$E2E_RTT" | cut -d/ -f2)
+PING_P50=$E2E_RTT_P50
 E2E_IPERF_SECS=4 E2E_MIN_MBPS=5 e2e_iperf 4 -R || e2e_die "iperf3 -R: $E2E_WHY"
 
 samples() {
@@ -60,8 +61,9 @@ else e2e_fail prtt_download_samples_cover_the_added_delay "$E2E_WHY"; fi
 
 agree() {
 	[ -n "${PRTT_P50:-}" ] || { E2E_WHY="no passive median"; return 1; }
-	E2E_WHY="passive p50 $PRTT_P50 us, ping avg $PING_AVG ms, plain bridge ping avg $BASE_AVG ms"
-	awk -v p="$PRTT_P50" -v g="$PING_AVG" -v b="$BASE_AVG" 'BEGIN {
+	E2E_WHY="passive p50 $PRTT_P50 us, ping p50 $PING_P50 ms, plain bridge ping p50 $BASE_P50 ms"
+	[ -n "$PING_P50" ] && [ -n "$BASE_P50" ] || { E2E_WHY="$E2E_WHY: no ping times"; return 1; }
+	awk -v p="$PRTT_P50" -v g="$PING_P50" -v b="$BASE_P50" 'BEGIN {
 		g -= b; d = p / 1000 - g; if (d < 0) d = -d
 		exit !(d <= 2 || d <= 0.1 * g) }'
 }
