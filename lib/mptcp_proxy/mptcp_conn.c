@@ -45,6 +45,11 @@
  * that came meanwhile wait in its ring behind the timers. */
 #define STALE_GAP_NS      (2 * META_TICK_NS)
 #define ZWP_MAX_NS        60000000000ull /* window probes back off to this */
+/* Data-level retransmissions: the first after four RTOs of the
+ * connection without DATA_ACK progress, each next one after twice the
+ * last wait (RFC 6298 5.5), up to a minute (5.6's RTO ceiling). */
+#define DRTO_MULT         4u
+#define DRTO_MAX_NS       60000000000ull
 
 void
 mptcp_meta_mark(struct mptcp_meta *mt)
@@ -72,6 +77,7 @@ mptcp_meta_new(struct mptcp_proxy *px, struct proxy_pair *p, uint64_t now)
 	mt->rcv_buf = px->rcv_buf;
 	mt->snd_buf = px->snd_buf;
 	mt->data_ack_ns = now;
+	mt->drto_from = mptcp_watch_ns(px, now);
 	mt->cc.increase = tcp_cc_lia_increase;
 	mt->cc.owner = mt;
 	mt->next = px->meta_active;
@@ -577,6 +583,10 @@ mptcp_meta_data_ack(struct mptcp_meta *mt, uint64_t ack, uint32_t wnd, uint64_t 
 		sq_drop(mt, ack - mt->snd_una);
 		mt->snd_una = ack;
 		mt->data_ack_ns = now;
+		/* Progress: the data-level timer restarts, from its base
+		 * (RFC 6298 5.7's reset of the backoff). */
+		mt->drto_from = mptcp_watch_ns(mt->px, now);
+		mt->drto_n = 0;
 		if (mt->snd_nxt < ack)
 			mt->snd_nxt = ack;
 		if (mt->reinj_lo < ack)
@@ -1095,13 +1105,25 @@ mptcp_meta_tick(struct mptcp_proxy *px, uint64_t now)
 		/* Data-level retransmission: every subflow delivered what it
 		 * carried, yet the DATA_ACK stands still (the client dropped
 		 * bytes after acknowledging them on a subflow): send again
-		 * what it lacks. */
-		if (mt->snd_una < mt->snd_nxt && now - mt->data_ack_ns > 4 * rto &&
-		    mt->reinj_lo >= mt->reinj_hi && all_delivered(mt)) {
+		 * what it lacks. Timed on the watched clock (a proxy that did
+		 * not run has the DATA_ACKs still in its ring), from the last
+		 * progress, the last moment nothing was outstanding, or the
+		 * last retransmission; each one without progress since
+		 * doubles the wait (RFC 6298 5.5-5.7), up to a minute. */
+		if (mt->snd_una == mt->snd_nxt) {
+			mt->drto_from = watch;
+			mt->drto_n = 0;
+		} else if (mt->reinj_lo >= mt->reinj_hi &&
+			   watch - mt->drto_from >
+			   RTE_MIN((DRTO_MULT * rto) << RTE_MIN(mt->drto_n, 16u), DRTO_MAX_NS) &&
+			   all_delivered(mt)) {
 			PX_CNT(px, MPTCP_DATA_RTO)++;
+			if (mt->drto_n > 0)
+				PX_CNT(px, MPTCP_DATA_RTO_BACKOFF)++;
+			mt->drto_n++;
+			mt->drto_from = watch;
 			mt->reinj_lo = mt->snd_una;
 			mt->reinj_hi = mt->snd_nxt;
-			mt->data_ack_ns = now;
 			mptcp_meta_mark(mt);
 		}
 		/* Data-level zero-window probe: data waits, none is in

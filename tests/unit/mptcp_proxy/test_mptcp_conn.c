@@ -81,6 +81,9 @@ struct mc {
 	 * when its receive buffer is full (MPTcpExtRcvPruned). */
 	int prune_on;
 	uint64_t pruned;
+	/* With prune_sticky, every new segment that subflow delivers is
+	 * dropped so, not only the next one. */
+	int prune_sticky;
 	/* The client reads nothing from subflow i when bit i is set: what
 	 * arrives stays in its receive queue and its window closes. */
 	int hold;
@@ -170,7 +173,8 @@ mc_rx(struct mcsf *s, uint64_t now)
 			if (mp != NULL && mp->dsn + (rel - mp->ssn) >= mc.rcv_nxt &&
 			    mp->dsn + (rel - mp->ssn) < mc.rcv_base + DOWN_MAX &&
 			    !have[mp->dsn + (rel - mp->ssn) - mc.rcv_base]) {
-				mc.prune_on = 0;
+				if (!mc.prune_sticky)
+					mc.prune_on = 0;
 				mc.pruned += m->data_len;
 				rte_pktmbuf_free(m);
 				continue;
@@ -2146,6 +2150,80 @@ a_closed_data_level_window_is_probed_and_the_download_resumes_when_it_opens(void
 	teardown_all();
 }
 
+/* The client drops at the data level every new segment its subflow
+ * delivers, after acknowledging it there (its receive memory stays
+ * short): the DATA_ACK stands still and each data-level retransmission
+ * meets the same fate. Like TCP's RTO (RFC 6298 5.5-5.7) the timeout
+ * doubles with each one (they came every 4 RTOs, 0.8 s here, for as
+ * long as it lasted), each doubling counted; once the client reads
+ * again and the DATA_ACK moves, the timeout is the base one again. */
+static void
+data_level_retransmissions_back_off_until_the_data_ack_moves(void **state)
+{
+	uint64_t offs = 0, hs = FNV_INIT, total = 2000000, at[5], last, t;
+	unsigned n = 0;
+
+	(void)state;
+	setup(MS(5), MS(5));
+	mc_connect();
+	download_until(300000, &offs, &hs, 5000);
+	mc.prune_on = 1;
+	mc.prune_sticky = 1;
+	t = now;
+	last = CNT(MPTCP_DATA_RTO);
+	for (uint64_t until = now + MS(30000); now < until && n < RTE_DIM(at);) {
+		s_push(total, &offs, &hs);
+		step();
+		if (CNT(MPTCP_DATA_RTO) != last) {
+			last = CNT(MPTCP_DATA_RTO);
+			at[n++] = now;
+		}
+	}
+	print_message("data-level retransmissions at %.3f %.3f %.3f %.3f %.3f virtual s, "
+		      "backoffs %llu\n", (double)(at[0] - t) / 1e9, (double)(at[1] - t) / 1e9,
+		      (double)(at[2] - t) / 1e9, (double)(at[3] - t) / 1e9,
+		      (double)(at[4] - t) / 1e9,
+		      (unsigned long long)CNT(MPTCP_DATA_RTO_BACKOFF));
+	assert_int_equal(n, RTE_DIM(at));
+	for (unsigned i = 2; i < n; i++) {
+		uint64_t prev = at[i - 1] - at[i - 2], gap = at[i] - at[i - 1];
+
+		/* Twice the last gap, within a scan (10 ms) either way. */
+		assert_true(gap + MS(20) >= 2 * prev);
+		assert_true(gap <= 2 * prev + MS(20));
+	}
+	assert_int_equal(CNT(MPTCP_DATA_RTO_BACKOFF), n - 1);
+	/* The client reads again: the retransmission due (12.8 s after the
+	 * last) is what brings the download on, and its DATA_ACK resets the
+	 * timeout. */
+	mc.prune_on = 0;
+	mc.prune_sticky = 0;
+	download_until(total, &offs, &hs, 30000);
+	assert_down_is(total);
+	/* It drops again: the next retransmission comes after the base
+	 * timeout, not after the backed-off one. */
+	total += 500000;
+	download_until(total - 300000, &offs, &hs, 5000);
+	mc.prune_on = 1;
+	mc.prune_sticky = 1;
+	t = now;
+	last = CNT(MPTCP_DATA_RTO);
+	while (now < t + MS(5000) && CNT(MPTCP_DATA_RTO) == last) {
+		s_push(total, &offs, &hs);
+		step();
+	}
+	print_message("after the DATA_ACK moved: retransmitted %.3f virtual s after the drops began\n",
+		      (double)(now - t) / 1e9);
+	assert_true(CNT(MPTCP_DATA_RTO) == last + 1);
+	assert_true(now - t <= MS(1200));
+	mc.prune_on = 0;
+	mc.prune_sticky = 0;
+	download_until(total, &offs, &hs, 30000);
+	assert_down_is(total);
+	teardown_all();
+}
+
+
 int
 main(void)
 {
@@ -2185,6 +2263,7 @@ main(void)
 		cmocka_unit_test(a_client_that_stops_reading_for_a_second_leaves_every_subflow_fresh),
 		cmocka_unit_test(a_data_ack_with_the_send_queue_over_a_shrunken_limit_announces_no_room),
 		cmocka_unit_test(a_closed_data_level_window_is_probed_and_the_download_resumes_when_it_opens),
+		cmocka_unit_test(data_level_retransmissions_back_off_until_the_data_ack_moves),
 	};
 
 	if (test_eal_init("mptcp_conn") != 0)
