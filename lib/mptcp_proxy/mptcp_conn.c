@@ -38,7 +38,7 @@
 
 #define META_TICK_NS      10000000ull  /* stale subflows, DATA_FIN resend */
 #define DATA_FIN_RTO_MIN  200000000ull
-#define STALE_SLACK_NS    50000000ull  /* no ACK for 2 RTT + this: stale */
+#define STALE_SLACK_NS    50000000ull  /* stale after at least 2 SRTT + this */
 #define STALE_MIN_NS      150000000ull
 /* A gap between two ticks counts at most this on the watched clock: a
  * proxy that did not run (its lcore preempted) read no ACK, and those
@@ -1045,6 +1045,22 @@ mptcp_sf_sent_unacked(const struct mptcp_subflow *sf)
 	return held > unsent ? held - unsent : 0;
 }
 
+/* How long bytes a subflow sent may go unacknowledged before it is
+ * stale: its RTO-like bound SRTT + 4 RTTVAR (RFC 6298 2.3), but at
+ * least twice SRTT plus STALE_SLACK and at least STALE_MIN. A
+ * round-trip time that jumps grows RTTVAR at once while SRTT lags:
+ * twice the lagging SRTT alone turned healthy subflows stale (issue
+ * 16). The other two terms hold for a steady path, whose RTTVAR the
+ * engine's sample per ACK brings close to 0. */
+uint64_t
+mptcp_sf_stale_bound(const struct tcp_conn *c)
+{
+	uint64_t srtt = tcp_conn_srtt_ns(c);
+	uint64_t q = RTE_MAX(srtt + 4 * tcp_conn_rttvar_ns(c), 2 * srtt + STALE_SLACK_NS);
+
+	return RTE_MAX(q, STALE_MIN_NS);
+}
+
 /* Every 10 ms: subflows that stopped answering are stale (their data
  * goes out again on the others at once); a DATA_FIN not yet
  * acknowledged is sent again. */
@@ -1070,10 +1086,10 @@ mptcp_meta_tick(struct mptcp_proxy *px, uint64_t now)
 				continue;
 			/* Stale (README, "Failover"): bytes it sent went
 			 * unacknowledged, without any ACK that moved, for
-			 * longer than twice its RTT plus 50 ms (at least
-			 * STALE_MIN), or at least STALE_MIN ending in a
-			 * retransmission timeout; time counted on the watched
-			 * clock. A path that went away shows here long before
+			 * longer than mptcp_sf_stale_bound(), or at least
+			 * STALE_MIN ending in a retransmission timeout; time
+			 * counted on the watched clock. A path that went away
+			 * shows here long before
 			 * its RTO, and what it holds goes out again on the
 			 * others. Bytes queued but never sent wait for a
 			 * window, not for the path: they do not count. An ACK
@@ -1081,9 +1097,7 @@ mptcp_meta_tick(struct mptcp_proxy *px, uint64_t now)
 			if (mptcp_sf_sent_unacked(sf) == 0)
 				sf->quiet_from = watch;
 			silent = watch - sf->quiet_from;
-			quiet = 2 * tcp_conn_srtt_ns(sf->c) + STALE_SLACK_NS;
-			if (quiet < STALE_MIN_NS)
-				quiet = STALE_MIN_NS;
+			quiet = mptcp_sf_stale_bound(sf->c);
 			if (!(sf->flags & SF_STALE) &&
 			    (silent > quiet ||
 			     (silent > STALE_MIN_NS && tcp_conn_rto_streak(sf->c) > 0))) {

@@ -251,6 +251,7 @@ uint32_t mptcp_sf_held_free(struct mptcp_subflow *sf);
 void mptcp_sched_push(struct mptcp_meta *mt, uint64_t now);
 void mptcp_sched_reinject_sf(struct mptcp_meta *mt, struct mptcp_subflow *sf);
 bool mptcp_sched_probe(struct mptcp_meta *mt, uint64_t now);
+uint64_t mptcp_sf_stale_bound(const struct tcp_conn *c);
 
 /* mptcp_token.c */
 int mptcp_token_init(struct mptcp_token_table *t, uint32_t n, int socket);

@@ -518,6 +518,9 @@ static uint64_t max_ooo;
 /* The proxy does not run (a preempted lcore): frames to it wait, its
  * poll is skipped. */
 static int p_asleep;
+/* Until then, frames from the client on path i wait (its uplink
+ * stalls: a cellular uplink's scheduling). */
+static uint64_t up_held_until[2];
 
 struct qframe { struct rte_mbuf *m; uint64_t due; int dst; }; /* 0 C, 1 P, 2 S */
 static struct qframe q[16384];
@@ -619,7 +622,9 @@ deliver_due(void)
 		struct qframe f = q[i];
 		enum tcp_input_result r;
 
-		if (f.due > now || (f.dst == 1 && p_asleep)) {
+		if (f.due > now || (f.dst == 1 && p_asleep) ||
+		    (f.dst == 1 && f.m->port == 0 &&
+		     now < up_held_until[path_of(pkt_meta(f.m), 0)])) {
 			q[k++] = f;
 			continue;
 		}
@@ -817,6 +822,7 @@ setup(uint64_t d0, uint64_t d1)
 	path_down[0] = path_down[1] = 0;
 	path_bytes_down[0] = path_bytes_down[1] = 0;
 	p_asleep = 0;
+	up_held_until[0] = up_held_until[1] = 0;
 	frames_to_s_with_mptcp = 0;
 	max_ooo = 0;
 	memset(&mc, 0, sizeof(mc));
@@ -2150,6 +2156,7 @@ a_closed_data_level_window_is_probed_and_the_download_resumes_when_it_opens(void
 	teardown_all();
 }
 
+
 /* The client drops at the data level every new segment its subflow
  * delivers, after acknowledging it there (its receive memory stays
  * short): the DATA_ACK stands still and each data-level retransmission
@@ -2224,6 +2231,56 @@ data_level_retransmissions_back_off_until_the_data_ack_moves(void **state)
 }
 
 
+/* The round-trip time of both paths jumps from 20 ms to 120 ms (a queue
+ * builds up: a thousand connections start, as in tests/e2e/test_mptcp.sh).
+ * On each subflow, once its first ACKs at 120 ms arrived (its SRTT lags,
+ * at 50 ms, its RTTVAR grew to 40 ms and more), the client's uplink on
+ * that path stalls for 200 ms, as a cellular uplink's scheduling may:
+ * longer than twice the lagging SRTT plus 50 ms, within SRTT + 4 RTTVAR.
+ * The paths are healthy: no subflow is marked stale, nothing is sent
+ * twice. */
+static void
+a_round_trip_time_that_jumps_with_its_variation_marks_no_subflow_stale(void **state)
+{
+	uint64_t offs = 0, hs = FNV_INIT, total = 3000000, held[2] = { 0, 0 };
+	struct mptcp_meta *mt;
+
+	(void)state;
+	setup(MS(10), MS(10));
+	mc_connect();
+	(void)mc_join(0, 0, 0);
+	run_ms(200);
+	download_until(500000, &offs, &hs, 5000);
+	assert_int_equal(CNT(MPTCP_SF_STALE), 0);
+	path_delay[0] = path_delay[1] = MS(60);
+	mt = meta();
+	for (uint64_t until = now + MS(1000); now < until;) {
+		s_push(total, &offs, &hs);
+		step();
+		for (unsigned i = 0; i < 2; i++) {
+			struct tcp_conn_info ci;
+
+			tcp_conn_get_info(mt->sf[i]->c, &ci);
+			if (held[i] == 0 && ci.srtt_ns >= MS(50)) {
+				held[i] = now;
+				up_held_until[i] = now + MS(200);
+				print_message("subflow %u: SRTT %.1f ms, RTTVAR %.1f ms when its "
+					      "uplink stalls\n", i, (double)ci.srtt_ns / 1e6,
+					      (double)ci.rttvar_ns / 1e6);
+			}
+		}
+	}
+	assert_true(held[0] != 0 && held[1] != 0);
+	download_until(total, &offs, &hs, 30000);
+	print_message("stale %llu, reinjected %llu\n",
+		      (unsigned long long)CNT(MPTCP_SF_STALE),
+		      (unsigned long long)CNT(MPTCP_REINJECTED));
+	assert_down_is(total);
+	assert_int_equal(CNT(MPTCP_SF_STALE), 0);
+	assert_int_equal(CNT(MPTCP_REINJECTED), 0);
+	teardown_all();
+}
+
 int
 main(void)
 {
@@ -2264,6 +2321,7 @@ main(void)
 		cmocka_unit_test(a_data_ack_with_the_send_queue_over_a_shrunken_limit_announces_no_room),
 		cmocka_unit_test(a_closed_data_level_window_is_probed_and_the_download_resumes_when_it_opens),
 		cmocka_unit_test(data_level_retransmissions_back_off_until_the_data_ack_moves),
+		cmocka_unit_test(a_round_trip_time_that_jumps_with_its_variation_marks_no_subflow_stale),
 	};
 
 	if (test_eal_init("mptcp_conn") != 0)
