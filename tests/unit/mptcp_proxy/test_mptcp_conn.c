@@ -91,6 +91,9 @@ struct mc {
 	 * reading what it reassembled): the window closes as data arrives,
 	 * and nothing announces that it opened again. */
 	int wnd_zero;
+	/* The client keeps its subflows open after the proxy closed them
+	 * (its application has not closed the socket yet). */
+	int keep_subflows;
 	/* Send. */
 	uint64_t snd_base, snd_nxt, snd_una, up_total;
 	int fin_want, fin_sent, fin_acked;
@@ -489,7 +492,7 @@ mc_event(struct tcp_conn *c, void *arg, uint32_t ev, uint64_t now)
 		}
 		/* The proxy closes a subflow once both DATA_FINs were
 		 * acknowledged (or in fallback, the stream): close ours. */
-		if (mc.fin_acked || mc.plain)
+		if ((mc.fin_acked || mc.plain) && !mc.keep_subflows)
 			(void)tcp_shutdown(c, now);
 	}
 	if (ev & TCP_EV_CLOSED)
@@ -521,6 +524,8 @@ static int p_asleep;
 /* Until then, frames from the client on path i wait (its uplink
  * stalls: a cellular uplink's scheduling). */
 static uint64_t up_held_until[2];
+/* Frames from the client on path i are lost while set. */
+static int up_lost[2];
 
 struct qframe { struct rte_mbuf *m; uint64_t due; int dst; }; /* 0 C, 1 P, 2 S */
 static struct qframe q[16384];
@@ -551,7 +556,7 @@ enqueue(struct rte_mbuf *m, int dst, int from_s)
 	if (dst == 0 || (dst == 1 && !from_s)) {
 		int path = path_of(pkt_meta(m), dst == 0);
 
-		if (path_down[path]) {
+		if (path_down[path] || (dst == 1 && up_lost[path])) {
 			rte_pktmbuf_free(m);
 			return;
 		}
@@ -823,6 +828,7 @@ setup(uint64_t d0, uint64_t d1)
 	path_bytes_down[0] = path_bytes_down[1] = 0;
 	p_asleep = 0;
 	up_held_until[0] = up_held_until[1] = 0;
+	up_lost[0] = up_lost[1] = 0;
 	frames_to_s_with_mptcp = 0;
 	max_ooo = 0;
 	memset(&mc, 0, sizeof(mc));
@@ -2281,6 +2287,46 @@ a_round_trip_time_that_jumps_with_its_variation_marks_no_subflow_stale(void **st
 	teardown_all();
 }
 
+
+/* The connection closes with the last bytes path 1 carried not yet
+ * acknowledged on their subflow (the client's ACKs on path 1 were lost;
+ * its DATA_ACKs came on path 0). The proxy closes that subflow: its FIN
+ * follows those bytes, and the client's next ACK on path 1 covers both.
+ * That ACK acknowledges the bytes: the subflow is not left with them
+ * outstanding, and not marked stale while the client keeps it open. */
+static void
+an_ack_covering_a_subflows_fin_and_its_last_bytes_acknowledges_the_bytes(void **state)
+{
+	uint64_t offs = 0, hs = FNV_INIT, total = 400000;
+	struct mptcp_meta *mt;
+	struct mptcp_subflow *sf1;
+
+	(void)state;
+	setup(MS(5), MS(5));
+	mc_connect();
+	(void)mc_join(0, 0, 0);
+	mc.keep_subflows = 1;
+	run_ms(100);
+	mt = meta();
+	sf1 = mt->sf[1];
+	download_until(total - 60000, &offs, &hs, 5000);
+	up_lost[1] = 1;
+	download_until(total, &offs, &hs, 5000);
+	assert_down_is(total);
+	assert_true(mptcp_sf_sent_unacked(sf1) > 0);
+	up_lost[1] = 0;
+	/* Both sides close: the DATA_FINs cross on path 0. */
+	(void)tcp_shutdown(app_s.conn, now);
+	mc.fin_want = 1;
+	run_ms(300);
+	print_message("subflow 1: %u bytes sent and unacknowledged, stale %llu\n",
+		      mptcp_sf_sent_unacked(sf1), (unsigned long long)CNT(MPTCP_SF_STALE));
+	assert_true(mc.fin_acked && mc.peer_fin);
+	assert_int_equal(mptcp_sf_sent_unacked(sf1), 0);
+	assert_int_equal(CNT(MPTCP_SF_STALE), 0);
+	teardown_all();
+}
+
 int
 main(void)
 {
@@ -2322,6 +2368,7 @@ main(void)
 		cmocka_unit_test(a_closed_data_level_window_is_probed_and_the_download_resumes_when_it_opens),
 		cmocka_unit_test(data_level_retransmissions_back_off_until_the_data_ack_moves),
 		cmocka_unit_test(a_round_trip_time_that_jumps_with_its_variation_marks_no_subflow_stale),
+		cmocka_unit_test(an_ack_covering_a_subflows_fin_and_its_last_bytes_acknowledges_the_bytes),
 	};
 
 	if (test_eal_init("mptcp_conn") != 0)
