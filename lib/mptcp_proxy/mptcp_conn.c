@@ -1078,6 +1078,10 @@ mptcp_meta_tick(struct mptcp_proxy *px, uint64_t now)
 
 		if (!(mt->flags & MT_ESTAB) || (mt->flags & (MT_ABORTED | MT_FALLBACK)))
 			continue;
+		struct mptcp_subflow *late[MPTCP_SUBFLOWS_MAX];
+		unsigned nlate = 0;
+		bool live = false;
+
 		for (unsigned i = 0; i < MPTCP_SUBFLOWS_MAX; i++) {
 			struct mptcp_subflow *sf = mt->sf[i];
 			uint64_t quiet, silent;
@@ -1089,27 +1093,40 @@ mptcp_meta_tick(struct mptcp_proxy *px, uint64_t now)
 			 * longer than mptcp_sf_stale_bound(), or at least
 			 * STALE_MIN ending in a retransmission timeout; time
 			 * counted on the watched clock. A path that went away
-			 * shows here long before
-			 * its RTO, and what it holds goes out again on the
-			 * others. Bytes queued but never sent wait for a
-			 * window, not for the path: they do not count. An ACK
-			 * that moves makes it fresh. */
+			 * shows here long before its RTO, and what it holds
+			 * goes out again on the others. Bytes queued but never
+			 * sent wait for a window, not for the path: they do not
+			 * count. An ACK that moves makes it fresh. */
 			if (mptcp_sf_sent_unacked(sf) == 0)
 				sf->quiet_from = watch;
 			silent = watch - sf->quiet_from;
 			quiet = mptcp_sf_stale_bound(sf->c);
-			if (!(sf->flags & SF_STALE) &&
-			    (silent > quiet ||
-			     (silent > STALE_MIN_NS && tcp_conn_rto_streak(sf->c) > 0))) {
-				sf->flags |= SF_STALE;
-				PX_CNT(px, MPTCP_SF_STALE)++;
-				mptcp_sched_reinject_sf(mt, sf);
-				mptcp_meta_mark(mt);
-			}
-			/* The connection's RTO is that of the subflows that can
-			 * carry its retransmissions: a dead path's RTT (it was
-			 * seen to be seconds under load) would only delay them. */
-			if (!(sf->flags & (SF_STALE | SF_DEAD)) &&
+			if (sf->flags & SF_STALE)
+				continue;
+			if (silent > quiet ||
+			    (silent > STALE_MIN_NS && tcp_conn_rto_streak(sf->c) > 0))
+				late[nlate++] = sf;
+			else if ((sf->flags & (SF_ESTAB | SF_DEAD)) == SF_ESTAB)
+				live = true;
+		}
+		/* ... but only while another subflow still answers: when
+		 * every one is silent at once, the client (its machine
+		 * starved) is, not a path, and the others could carry the
+		 * bytes no better. */
+		for (unsigned k = 0; live && k < nlate; k++) {
+			late[k]->flags |= SF_STALE;
+			PX_CNT(px, MPTCP_SF_STALE)++;
+			mptcp_sched_reinject_sf(mt, late[k]);
+			mptcp_meta_mark(mt);
+		}
+		/* The connection's RTO is that of the subflows that can carry
+		 * its retransmissions: a dead path's RTT (it was seen to be
+		 * seconds under load) would only delay them. */
+		for (unsigned i = 0; i < MPTCP_SUBFLOWS_MAX; i++) {
+			const struct mptcp_subflow *sf = mt->sf[i];
+
+			if (sf != NULL && sf->c != NULL &&
+			    !(sf->flags & (SF_CLOSED | SF_STALE | SF_DEAD)) &&
 			    2 * tcp_conn_srtt_ns(sf->c) > rto)
 				rto = 2 * tcp_conn_srtt_ns(sf->c);
 		}
