@@ -2178,7 +2178,8 @@ a_closed_data_level_window_is_probed_and_the_download_resumes_when_it_opens(void
 static void
 data_level_retransmissions_back_off_until_the_data_ack_moves(void **state)
 {
-	uint64_t offs = 0, hs = FNV_INIT, total = 2000000, at[5], last, t;
+	uint64_t offs = 0, hs = FNV_INIT, total = 2000000, last, t;
+	uint64_t at[5] = { 0 };
 	unsigned n = 0;
 
 	(void)state;
