@@ -38,13 +38,18 @@
 
 #define META_TICK_NS      10000000ull  /* stale subflows, DATA_FIN resend */
 #define DATA_FIN_RTO_MIN  200000000ull
-#define STALE_SLACK_NS    50000000ull  /* no ACK for 2 RTT + this: stale */
+#define STALE_SLACK_NS    50000000ull  /* stale after at least 2 SRTT + this */
 #define STALE_MIN_NS      150000000ull
 /* A gap between two ticks counts at most this on the watched clock: a
  * proxy that did not run (its lcore preempted) read no ACK, and those
  * that came meanwhile wait in its ring behind the timers. */
 #define STALE_GAP_NS      (2 * META_TICK_NS)
 #define ZWP_MAX_NS        60000000000ull /* window probes back off to this */
+/* Data-level retransmissions: the first after four RTOs of the
+ * connection without DATA_ACK progress, each next one after twice the
+ * last wait (RFC 6298 5.5), up to a minute (5.6's RTO ceiling). */
+#define DRTO_MULT         4u
+#define DRTO_MAX_NS       60000000000ull
 
 void
 mptcp_meta_mark(struct mptcp_meta *mt)
@@ -72,6 +77,7 @@ mptcp_meta_new(struct mptcp_proxy *px, struct proxy_pair *p, uint64_t now)
 	mt->rcv_buf = px->rcv_buf;
 	mt->snd_buf = px->snd_buf;
 	mt->data_ack_ns = now;
+	mt->drto_from = mptcp_watch_ns(px, now);
 	mt->cc.increase = tcp_cc_lia_increase;
 	mt->cc.owner = mt;
 	mt->next = px->meta_active;
@@ -577,6 +583,10 @@ mptcp_meta_data_ack(struct mptcp_meta *mt, uint64_t ack, uint32_t wnd, uint64_t 
 		sq_drop(mt, ack - mt->snd_una);
 		mt->snd_una = ack;
 		mt->data_ack_ns = now;
+		/* Progress: the data-level timer restarts, from its base
+		 * (RFC 6298 5.7's reset of the backoff). */
+		mt->drto_from = mptcp_watch_ns(mt->px, now);
+		mt->drto_n = 0;
 		if (mt->snd_nxt < ack)
 			mt->snd_nxt = ack;
 		if (mt->reinj_lo < ack)
@@ -1035,6 +1045,22 @@ mptcp_sf_sent_unacked(const struct mptcp_subflow *sf)
 	return held > unsent ? held - unsent : 0;
 }
 
+/* How long bytes a subflow sent may go unacknowledged before it is
+ * stale: its RTO-like bound SRTT + 4 RTTVAR (RFC 6298 2.3), but at
+ * least twice SRTT plus STALE_SLACK and at least STALE_MIN. A
+ * round-trip time that jumps grows RTTVAR at once while SRTT lags:
+ * twice the lagging SRTT alone turned healthy subflows stale (issue
+ * 16). The other two terms hold for a steady path, whose RTTVAR the
+ * engine's sample per ACK brings close to 0. */
+uint64_t
+mptcp_sf_stale_bound(const struct tcp_conn *c)
+{
+	uint64_t srtt = tcp_conn_srtt_ns(c);
+	uint64_t q = RTE_MAX(srtt + 4 * tcp_conn_rttvar_ns(c), 2 * srtt + STALE_SLACK_NS);
+
+	return RTE_MAX(q, STALE_MIN_NS);
+}
+
 /* Every 10 ms: subflows that stopped answering are stale (their data
  * goes out again on the others at once); a DATA_FIN not yet
  * acknowledged is sent again. */
@@ -1052,6 +1078,10 @@ mptcp_meta_tick(struct mptcp_proxy *px, uint64_t now)
 
 		if (!(mt->flags & MT_ESTAB) || (mt->flags & (MT_ABORTED | MT_FALLBACK)))
 			continue;
+		struct mptcp_subflow *late[MPTCP_SUBFLOWS_MAX];
+		unsigned nlate = 0;
+		bool live = false;
+
 		for (unsigned i = 0; i < MPTCP_SUBFLOWS_MAX; i++) {
 			struct mptcp_subflow *sf = mt->sf[i];
 			uint64_t quiet, silent;
@@ -1060,32 +1090,43 @@ mptcp_meta_tick(struct mptcp_proxy *px, uint64_t now)
 				continue;
 			/* Stale (README, "Failover"): bytes it sent went
 			 * unacknowledged, without any ACK that moved, for
-			 * longer than twice its RTT plus 50 ms (at least
-			 * STALE_MIN), or at least STALE_MIN ending in a
-			 * retransmission timeout; time counted on the watched
-			 * clock. A path that went away shows here long before
-			 * its RTO, and what it holds goes out again on the
-			 * others. Bytes queued but never sent wait for a
-			 * window, not for the path: they do not count. An ACK
-			 * that moves makes it fresh. */
+			 * longer than mptcp_sf_stale_bound(), or at least
+			 * STALE_MIN ending in a retransmission timeout; time
+			 * counted on the watched clock. A path that went away
+			 * shows here long before its RTO, and what it holds
+			 * goes out again on the others. Bytes queued but never
+			 * sent wait for a window, not for the path: they do not
+			 * count. An ACK that moves makes it fresh. */
 			if (mptcp_sf_sent_unacked(sf) == 0)
 				sf->quiet_from = watch;
 			silent = watch - sf->quiet_from;
-			quiet = 2 * tcp_conn_srtt_ns(sf->c) + STALE_SLACK_NS;
-			if (quiet < STALE_MIN_NS)
-				quiet = STALE_MIN_NS;
-			if (!(sf->flags & SF_STALE) &&
-			    (silent > quiet ||
-			     (silent > STALE_MIN_NS && tcp_conn_rto_streak(sf->c) > 0))) {
-				sf->flags |= SF_STALE;
-				PX_CNT(px, MPTCP_SF_STALE)++;
-				mptcp_sched_reinject_sf(mt, sf);
-				mptcp_meta_mark(mt);
-			}
-			/* The connection's RTO is that of the subflows that can
-			 * carry its retransmissions: a dead path's RTT (it was
-			 * seen to be seconds under load) would only delay them. */
-			if (!(sf->flags & (SF_STALE | SF_DEAD)) &&
+			quiet = mptcp_sf_stale_bound(sf->c);
+			if (sf->flags & SF_STALE)
+				continue;
+			if (silent > quiet ||
+			    (silent > STALE_MIN_NS && tcp_conn_rto_streak(sf->c) > 0))
+				late[nlate++] = sf;
+			else if ((sf->flags & (SF_ESTAB | SF_DEAD)) == SF_ESTAB)
+				live = true;
+		}
+		/* ... but only while another subflow still answers: when
+		 * every one is silent at once, the client (its machine
+		 * starved) is, not a path, and the others could carry the
+		 * bytes no better. */
+		for (unsigned k = 0; live && k < nlate; k++) {
+			late[k]->flags |= SF_STALE;
+			PX_CNT(px, MPTCP_SF_STALE)++;
+			mptcp_sched_reinject_sf(mt, late[k]);
+			mptcp_meta_mark(mt);
+		}
+		/* The connection's RTO is that of the subflows that can carry
+		 * its retransmissions: a dead path's RTT (it was seen to be
+		 * seconds under load) would only delay them. */
+		for (unsigned i = 0; i < MPTCP_SUBFLOWS_MAX; i++) {
+			const struct mptcp_subflow *sf = mt->sf[i];
+
+			if (sf != NULL && sf->c != NULL &&
+			    !(sf->flags & (SF_CLOSED | SF_STALE | SF_DEAD)) &&
 			    2 * tcp_conn_srtt_ns(sf->c) > rto)
 				rto = 2 * tcp_conn_srtt_ns(sf->c);
 		}
@@ -1095,13 +1136,25 @@ mptcp_meta_tick(struct mptcp_proxy *px, uint64_t now)
 		/* Data-level retransmission: every subflow delivered what it
 		 * carried, yet the DATA_ACK stands still (the client dropped
 		 * bytes after acknowledging them on a subflow): send again
-		 * what it lacks. */
-		if (mt->snd_una < mt->snd_nxt && now - mt->data_ack_ns > 4 * rto &&
-		    mt->reinj_lo >= mt->reinj_hi && all_delivered(mt)) {
+		 * what it lacks. Timed on the watched clock (a proxy that did
+		 * not run has the DATA_ACKs still in its ring), from the last
+		 * progress, the last moment nothing was outstanding, or the
+		 * last retransmission; each one without progress since
+		 * doubles the wait (RFC 6298 5.5-5.7), up to a minute. */
+		if (mt->snd_una == mt->snd_nxt) {
+			mt->drto_from = watch;
+			mt->drto_n = 0;
+		} else if (mt->reinj_lo >= mt->reinj_hi &&
+			   watch - mt->drto_from >
+			   RTE_MIN((DRTO_MULT * rto) << RTE_MIN(mt->drto_n, 16u), DRTO_MAX_NS) &&
+			   all_delivered(mt)) {
 			PX_CNT(px, MPTCP_DATA_RTO)++;
+			if (mt->drto_n > 0)
+				PX_CNT(px, MPTCP_DATA_RTO_BACKOFF)++;
+			mt->drto_n++;
+			mt->drto_from = watch;
 			mt->reinj_lo = mt->snd_una;
 			mt->reinj_hi = mt->snd_nxt;
-			mt->data_ack_ns = now;
 			mptcp_meta_mark(mt);
 		}
 		/* Data-level zero-window probe: data waits, none is in

@@ -184,6 +184,7 @@ struct mptcp_proxy_params {
 	X(MPTCP_HOL_REINJECT, "mptcp_window_blocked_reinjections") \
 	X(MPTCP_PENALISED, "mptcp_subflows_penalised") \
 	X(MPTCP_DATA_RTO,  "mptcp_data_level_retransmissions") \
+	X(MPTCP_DATA_RTO_BACKOFF, "mptcp_data_level_rto_backoffs") \
 	X(MPTCP_DATA_ZWP,  "mptcp_data_window_probes") \
 	X(MPTCP_NO_MBUF,   "mptcp_mbuf_alloc_failed") \
 	X(MPTCP_SF_STALE,  "mptcp_subflows_stale") \

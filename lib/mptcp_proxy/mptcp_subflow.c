@@ -329,6 +329,16 @@ dss_alone(const uint8_t *opt, uint32_t optlen, uint8_t flags, struct mptcp_opts 
 	return true;
 }
 
+/* Our FIN is out: it follows the last byte queued. */
+static bool
+fin_sent(const struct tcp_conn *c)
+{
+	uint8_t st = tcp_conn_state(c);
+
+	return st == TCP_FIN_WAIT_1 || st == TCP_FIN_WAIT_2 || st == TCP_CLOSING ||
+	       st == TCP_LAST_ACK || st == TCP_TIME_WAIT;
+}
+
 static void
 sf_opts_in(void *owner, struct tcp_conn *c, const struct tcp_hook_seg *seg,
 	   const uint8_t *opt, uint32_t optlen, uint64_t now)
@@ -342,9 +352,17 @@ sf_opts_in(void *owner, struct tcp_conn *c, const struct tcp_hook_seg *seg,
 	 * engine judges the ACK: a RST or a SYN here is answered with a
 	 * challenge ACK and its ACK field taken for nothing, and an ACK of
 	 * bytes not yet sent is refused; their mappings must stay. */
-	if ((seg->flags & (0x10 | 0x04 | 0x02)) == 0x10 &&
-	    !rel_lt(sf->tx_end_rel - tcp_conn_unsent(c), seg->ack - sf->iss))
-		tx_acked(sf, seg->ack - sf->iss, now);
+	if ((seg->flags & (0x10 | 0x04 | 0x02)) == 0x10) {
+		uint32_t ack = seg->ack - sf->iss, sent = sf->tx_end_rel - tcp_conn_unsent(c);
+
+		/* Our FIN takes the sequence number after the last byte: an
+		 * ACK that covers it covers every byte too. It was ignored,
+		 * and the bytes stayed outstanding (stale, issue 16). */
+		if (ack == sent + 1 && sent == sf->tx_end_rel && fin_sent(c))
+			ack = sent;
+		if (!rel_lt(sent, ack))
+			tx_acked(sf, ack, now);
+	}
 	if ((mt->flags & (MT_INF_SENT | MT_INF_ACKED)) == MT_INF_SENT &&
 	    (seg->flags & 0x10) && !rel_lt(seg->ack - sf->iss, mt->inf_end_rel) &&
 	    !rel_lt(sf->tx_end_rel, seg->ack - sf->iss))

@@ -1006,6 +1006,12 @@ int tcp_conn_cwnd_reduce(struct tcp_conn *c, uint64_t now_ns);
 /** Smoothed RTT, ns (0 before the first sample). */
 uint64_t tcp_conn_srtt_ns(const struct tcp_conn *c);
 
+/**
+ * The connection's round-trip time variation (RFC 6298 RTTVAR), in ns
+ * (0 before any sample).
+ */
+uint64_t tcp_conn_rttvar_ns(const struct tcp_conn *c);
+
 /** Payload bytes per full segment the connection sends (its MSS). */
 uint32_t tcp_conn_mss(const struct tcp_conn *c);
 

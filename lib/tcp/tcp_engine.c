@@ -686,6 +686,12 @@ tcp_conn_srtt_ns(const struct tcp_conn *c)
 	return c->srtt_ns;
 }
 
+uint64_t
+tcp_conn_rttvar_ns(const struct tcp_conn *c)
+{
+	return c->rttvar_ns;
+}
+
 uint32_t
 tcp_conn_mss(const struct tcp_conn *c)
 {

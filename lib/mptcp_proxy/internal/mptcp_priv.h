@@ -174,6 +174,11 @@ struct mptcp_meta {
 	uint32_t want_space;
 	uint64_t fin_sent_ns;
 	uint64_t data_ack_ns;       /* snd_una last advanced */
+	uint64_t drto_from;         /* the data-level retransmission timer
+				     * started (watched clock): snd_una
+				     * advanced, nothing was outstanding,
+				     * or it last fired */
+	uint32_t drto_n;            /* its doublings since snd_una moved */
 	uint64_t zwp_at;            /* the next data-level window probe
 				     * (0: not blocked) */
 	uint32_t zwp_n;             /* probes since data last moved past one */
@@ -246,6 +251,7 @@ uint32_t mptcp_sf_held_free(struct mptcp_subflow *sf);
 void mptcp_sched_push(struct mptcp_meta *mt, uint64_t now);
 void mptcp_sched_reinject_sf(struct mptcp_meta *mt, struct mptcp_subflow *sf);
 bool mptcp_sched_probe(struct mptcp_meta *mt, uint64_t now);
+uint64_t mptcp_sf_stale_bound(const struct tcp_conn *c);
 
 /* mptcp_token.c */
 int mptcp_token_init(struct mptcp_token_table *t, uint32_t n, int socket);

@@ -81,6 +81,9 @@ struct mc {
 	 * when its receive buffer is full (MPTcpExtRcvPruned). */
 	int prune_on;
 	uint64_t pruned;
+	/* With prune_sticky, every new segment that subflow delivers is
+	 * dropped so, not only the next one. */
+	int prune_sticky;
 	/* The client reads nothing from subflow i when bit i is set: what
 	 * arrives stays in its receive queue and its window closes. */
 	int hold;
@@ -88,6 +91,9 @@ struct mc {
 	 * reading what it reassembled): the window closes as data arrives,
 	 * and nothing announces that it opened again. */
 	int wnd_zero;
+	/* The client keeps its subflows open after the proxy closed them
+	 * (its application has not closed the socket yet). */
+	int keep_subflows;
 	/* Send. */
 	uint64_t snd_base, snd_nxt, snd_una, up_total;
 	int fin_want, fin_sent, fin_acked;
@@ -170,7 +176,8 @@ mc_rx(struct mcsf *s, uint64_t now)
 			if (mp != NULL && mp->dsn + (rel - mp->ssn) >= mc.rcv_nxt &&
 			    mp->dsn + (rel - mp->ssn) < mc.rcv_base + DOWN_MAX &&
 			    !have[mp->dsn + (rel - mp->ssn) - mc.rcv_base]) {
-				mc.prune_on = 0;
+				if (!mc.prune_sticky)
+					mc.prune_on = 0;
 				mc.pruned += m->data_len;
 				rte_pktmbuf_free(m);
 				continue;
@@ -485,7 +492,7 @@ mc_event(struct tcp_conn *c, void *arg, uint32_t ev, uint64_t now)
 		}
 		/* The proxy closes a subflow once both DATA_FINs were
 		 * acknowledged (or in fallback, the stream): close ours. */
-		if (mc.fin_acked || mc.plain)
+		if ((mc.fin_acked || mc.plain) && !mc.keep_subflows)
 			(void)tcp_shutdown(c, now);
 	}
 	if (ev & TCP_EV_CLOSED)
@@ -514,6 +521,14 @@ static uint64_t max_ooo;
 /* The proxy does not run (a preempted lcore): frames to it wait, its
  * poll is skipped. */
 static int p_asleep;
+/* The client does not run (its machine is starved): frames to it wait,
+ * its timers and DATA_ACKs too. */
+static int c_asleep;
+/* Until then, frames from the client on path i wait (its uplink
+ * stalls: a cellular uplink's scheduling). */
+static uint64_t up_held_until[2];
+/* Frames from the client on path i are lost while set. */
+static int up_lost[2];
 
 struct qframe { struct rte_mbuf *m; uint64_t due; int dst; }; /* 0 C, 1 P, 2 S */
 static struct qframe q[16384];
@@ -544,7 +559,7 @@ enqueue(struct rte_mbuf *m, int dst, int from_s)
 	if (dst == 0 || (dst == 1 && !from_s)) {
 		int path = path_of(pkt_meta(m), dst == 0);
 
-		if (path_down[path]) {
+		if (path_down[path] || (dst == 1 && up_lost[path])) {
 			rte_pktmbuf_free(m);
 			return;
 		}
@@ -615,7 +630,9 @@ deliver_due(void)
 		struct qframe f = q[i];
 		enum tcp_input_result r;
 
-		if (f.due > now || (f.dst == 1 && p_asleep)) {
+		if (f.due > now || (f.dst == 1 && p_asleep) || (f.dst == 0 && c_asleep) ||
+		    (f.dst == 1 && f.m->port == 0 &&
+		     now < up_held_until[path_of(pkt_meta(f.m), 0)])) {
 			q[k++] = f;
 			continue;
 		}
@@ -700,13 +717,14 @@ step(void)
 		take_handed();
 		mptcp_proxy_poll(P2, now, p_emit, NULL);
 	}
-	tcp_timers_run(C, now);
+	if (!c_asleep)
+		tcp_timers_run(C, now);
 	tcp_timers_run(S, now);
 	if (!p_asleep)
 		mptcp_proxy_poll(P, now, p_emit, NULL);
 	/* The client's DATA_ACK catches up with what it reassembled, and
 	 * its DATA_FIN goes out (again every 100 ms) until acknowledged. */
-	for (int i = 0; i < mc.nsf; i++) {
+	for (int i = 0; i < mc.nsf && !c_asleep; i++) {
 		struct mcsf *s = &mc.sf[i];
 
 		if (s->c == NULL || !(s->events & TCP_EV_CONNECTED) || mc.no_dss)
@@ -813,6 +831,9 @@ setup(uint64_t d0, uint64_t d1)
 	path_down[0] = path_down[1] = 0;
 	path_bytes_down[0] = path_bytes_down[1] = 0;
 	p_asleep = 0;
+	c_asleep = 0;
+	up_held_until[0] = up_held_until[1] = 0;
+	up_lost[0] = up_lost[1] = 0;
 	frames_to_s_with_mptcp = 0;
 	max_ooo = 0;
 	memset(&mc, 0, sizeof(mc));
@@ -2146,6 +2167,208 @@ a_closed_data_level_window_is_probed_and_the_download_resumes_when_it_opens(void
 	teardown_all();
 }
 
+
+/* The client drops at the data level every new segment its subflow
+ * delivers, after acknowledging it there (its receive memory stays
+ * short): the DATA_ACK stands still and each data-level retransmission
+ * meets the same fate. Like TCP's RTO (RFC 6298 5.5-5.7) the timeout
+ * doubles with each one (they came every 4 RTOs, 0.8 s here, for as
+ * long as it lasted), each doubling counted; once the client reads
+ * again and the DATA_ACK moves, the timeout is the base one again. */
+static void
+data_level_retransmissions_back_off_until_the_data_ack_moves(void **state)
+{
+	uint64_t offs = 0, hs = FNV_INIT, total = 2000000, last, t;
+	uint64_t at[5] = { 0 };
+	unsigned n = 0;
+
+	(void)state;
+	setup(MS(5), MS(5));
+	mc_connect();
+	download_until(300000, &offs, &hs, 5000);
+	mc.prune_on = 1;
+	mc.prune_sticky = 1;
+	t = now;
+	last = CNT(MPTCP_DATA_RTO);
+	for (uint64_t until = now + MS(30000); now < until && n < RTE_DIM(at);) {
+		s_push(total, &offs, &hs);
+		step();
+		if (CNT(MPTCP_DATA_RTO) != last) {
+			last = CNT(MPTCP_DATA_RTO);
+			at[n++] = now;
+		}
+	}
+	print_message("data-level retransmissions at %.3f %.3f %.3f %.3f %.3f virtual s, "
+		      "backoffs %llu\n", (double)(at[0] - t) / 1e9, (double)(at[1] - t) / 1e9,
+		      (double)(at[2] - t) / 1e9, (double)(at[3] - t) / 1e9,
+		      (double)(at[4] - t) / 1e9,
+		      (unsigned long long)CNT(MPTCP_DATA_RTO_BACKOFF));
+	assert_int_equal(n, RTE_DIM(at));
+	for (unsigned i = 2; i < n; i++) {
+		uint64_t prev = at[i - 1] - at[i - 2], gap = at[i] - at[i - 1];
+
+		/* Twice the last gap, within a scan (10 ms) either way. */
+		assert_true(gap + MS(20) >= 2 * prev);
+		assert_true(gap <= 2 * prev + MS(20));
+	}
+	assert_int_equal(CNT(MPTCP_DATA_RTO_BACKOFF), n - 1);
+	/* The client reads again: the retransmission due (12.8 s after the
+	 * last) is what brings the download on, and its DATA_ACK resets the
+	 * timeout. */
+	mc.prune_on = 0;
+	mc.prune_sticky = 0;
+	download_until(total, &offs, &hs, 30000);
+	assert_down_is(total);
+	/* It drops again: the next retransmission comes after the base
+	 * timeout, not after the backed-off one. */
+	total += 500000;
+	download_until(total - 300000, &offs, &hs, 5000);
+	mc.prune_on = 1;
+	mc.prune_sticky = 1;
+	t = now;
+	last = CNT(MPTCP_DATA_RTO);
+	while (now < t + MS(5000) && CNT(MPTCP_DATA_RTO) == last) {
+		s_push(total, &offs, &hs);
+		step();
+	}
+	print_message("after the DATA_ACK moved: retransmitted %.3f virtual s after the drops began\n",
+		      (double)(now - t) / 1e9);
+	assert_true(CNT(MPTCP_DATA_RTO) == last + 1);
+	assert_true(now - t <= MS(1200));
+	mc.prune_on = 0;
+	mc.prune_sticky = 0;
+	download_until(total, &offs, &hs, 30000);
+	assert_down_is(total);
+	teardown_all();
+}
+
+
+/* The round-trip time of both paths jumps from 20 ms to 120 ms (a queue
+ * builds up: a thousand connections start, as in tests/e2e/test_mptcp.sh).
+ * On each subflow, once its first ACKs at 120 ms arrived (its SRTT lags,
+ * at 50 ms, its RTTVAR grew to 40 ms and more), the client's uplink on
+ * that path stalls for 200 ms, as a cellular uplink's scheduling may:
+ * longer than twice the lagging SRTT plus 50 ms, within SRTT + 4 RTTVAR.
+ * The paths are healthy: no subflow is marked stale, nothing is sent
+ * twice. */
+static void
+a_round_trip_time_that_jumps_with_its_variation_marks_no_subflow_stale(void **state)
+{
+	uint64_t offs = 0, hs = FNV_INIT, total = 3000000, held[2] = { 0, 0 };
+	struct mptcp_meta *mt;
+
+	(void)state;
+	setup(MS(10), MS(10));
+	mc_connect();
+	(void)mc_join(0, 0, 0);
+	run_ms(200);
+	download_until(500000, &offs, &hs, 5000);
+	assert_int_equal(CNT(MPTCP_SF_STALE), 0);
+	path_delay[0] = path_delay[1] = MS(60);
+	mt = meta();
+	for (uint64_t until = now + MS(1000); now < until;) {
+		s_push(total, &offs, &hs);
+		step();
+		for (unsigned i = 0; i < 2; i++) {
+			struct tcp_conn_info ci;
+
+			tcp_conn_get_info(mt->sf[i]->c, &ci);
+			if (held[i] == 0 && ci.srtt_ns >= MS(50)) {
+				held[i] = now;
+				up_held_until[i] = now + MS(200);
+				print_message("subflow %u: SRTT %.1f ms, RTTVAR %.1f ms when its "
+					      "uplink stalls\n", i, (double)ci.srtt_ns / 1e6,
+					      (double)ci.rttvar_ns / 1e6);
+			}
+		}
+	}
+	assert_true(held[0] != 0 && held[1] != 0);
+	download_until(total, &offs, &hs, 30000);
+	print_message("stale %llu, reinjected %llu\n",
+		      (unsigned long long)CNT(MPTCP_SF_STALE),
+		      (unsigned long long)CNT(MPTCP_REINJECTED));
+	assert_down_is(total);
+	assert_int_equal(CNT(MPTCP_SF_STALE), 0);
+	assert_int_equal(CNT(MPTCP_REINJECTED), 0);
+	teardown_all();
+}
+
+
+/* The connection closes with the last bytes path 1 carried not yet
+ * acknowledged on their subflow (the client's ACKs on path 1 were lost;
+ * its DATA_ACKs came on path 0). The proxy closes that subflow: its FIN
+ * follows those bytes, and the client's next ACK on path 1 covers both.
+ * That ACK acknowledges the bytes: the subflow is not left with them
+ * outstanding, and not marked stale while the client keeps it open. */
+static void
+an_ack_covering_a_subflows_fin_and_its_last_bytes_acknowledges_the_bytes(void **state)
+{
+	uint64_t offs = 0, hs = FNV_INIT, total = 400000;
+	struct mptcp_meta *mt;
+	struct mptcp_subflow *sf1;
+
+	(void)state;
+	setup(MS(5), MS(5));
+	mc_connect();
+	(void)mc_join(0, 0, 0);
+	mc.keep_subflows = 1;
+	run_ms(100);
+	mt = meta();
+	sf1 = mt->sf[1];
+	download_until(total - 60000, &offs, &hs, 5000);
+	up_lost[1] = 1;
+	download_until(total, &offs, &hs, 5000);
+	assert_down_is(total);
+	assert_true(mptcp_sf_sent_unacked(sf1) > 0);
+	up_lost[1] = 0;
+	/* Both sides close: the DATA_FINs cross on path 0. */
+	(void)tcp_shutdown(app_s.conn, now);
+	mc.fin_want = 1;
+	run_ms(300);
+	print_message("subflow 1: %u bytes sent and unacknowledged, stale %llu\n",
+		      mptcp_sf_sent_unacked(sf1), (unsigned long long)CNT(MPTCP_SF_STALE));
+	assert_true(mc.fin_acked && mc.peer_fin);
+	assert_int_equal(mptcp_sf_sent_unacked(sf1), 0);
+	assert_int_equal(CNT(MPTCP_SF_STALE), 0);
+	teardown_all();
+}
+
+
+/* The client's machine stops for 250 ms mid-download (a thousand
+ * connections on two cores, as in tests/e2e/test_mptcp.sh): every
+ * subflow goes silent at once. That is no evidence against a path, and
+ * the others could not carry the bytes any better: no subflow is marked
+ * stale, nothing is sent twice, and the download completes. */
+static void
+a_client_that_stalls_on_every_path_at_once_leaves_its_subflows_fresh(void **state)
+{
+	uint64_t offs = 0, hs = FNV_INIT, total = 2000000;
+	uint32_t sent, unsent;
+
+	(void)state;
+	setup(MS(5), MS(10));
+	mc_connect();
+	(void)mc_join(0, 0, 0);
+	run_ms(200);
+	download_until(500000, &offs, &hs, 5000);
+	sf_outstanding(&sent, &unsent);
+	assert_true(sent > 0);
+	c_asleep = 1;
+	for (uint64_t until = now + MS(250); now < until;) {
+		s_push(total, &offs, &hs);
+		step();
+	}
+	c_asleep = 0;
+	download_until(total, &offs, &hs, 10000);
+	print_message("stale %llu, reinjected %llu\n",
+		      (unsigned long long)CNT(MPTCP_SF_STALE),
+		      (unsigned long long)CNT(MPTCP_REINJECTED));
+	assert_down_is(total);
+	assert_int_equal(CNT(MPTCP_SF_STALE), 0);
+	assert_int_equal(CNT(MPTCP_REINJECTED), 0);
+	teardown_all();
+}
+
 int
 main(void)
 {
@@ -2185,6 +2408,10 @@ main(void)
 		cmocka_unit_test(a_client_that_stops_reading_for_a_second_leaves_every_subflow_fresh),
 		cmocka_unit_test(a_data_ack_with_the_send_queue_over_a_shrunken_limit_announces_no_room),
 		cmocka_unit_test(a_closed_data_level_window_is_probed_and_the_download_resumes_when_it_opens),
+		cmocka_unit_test(data_level_retransmissions_back_off_until_the_data_ack_moves),
+		cmocka_unit_test(a_round_trip_time_that_jumps_with_its_variation_marks_no_subflow_stale),
+		cmocka_unit_test(an_ack_covering_a_subflows_fin_and_its_last_bytes_acknowledges_the_bytes),
+		cmocka_unit_test(a_client_that_stalls_on_every_path_at_once_leaves_its_subflows_fresh),
 	};
 
 	if (test_eal_init("mptcp_conn") != 0)
