@@ -23,7 +23,7 @@
  * the last two the timestamp samples (read by those flows only).
  */
 struct prtt_slot {
-	struct prtt_hot h;  /* key, until, t_ns, sent, sent_wire, okey, o_until, state */
+	struct prtt_hot h;  /* key, until, sent, t_ns, sent_wire, okey, o_until, state */
 	/* Downstream. */
 	uint32_t val;       /* timestamps: unused; sequence: the range's end */
 	uint32_t lo;        /* sequence: the range's start */
@@ -755,16 +755,41 @@ prtt_fast_put(struct prtt *t, struct prtt_fast *f)
 	f->segments = 0;
 }
 
+/*
+ * One segment, as prtt_down_burst() would take it, without the array: the
+ * callers of the inline checks come here with what the check did not
+ * take, a few percent of the segments.
+ */
 void
 prtt_down_tcp(struct prtt *t, uint32_t sub, uint64_t flow, const uint8_t *hdr,
 	      uint32_t hdr_len, uint32_t payload, uint32_t wire_len,
 	      uint64_t now_ns)
 {
-	struct prtt_pkt p = { .hdr = hdr, .flow = flow, .sub = sub,
-			      .hdr_len = hdr_len, .payload = payload,
-			      .wire_len = wire_len };
+	struct prtt_slot *sl;
+	struct prtt_seg s;
 
-	prtt_down_burst(t, &p, 1, now_ns);
+	if (unlikely(sub >= t->p.subs)) {
+		t->c.bad_sub++;
+		return;
+	}
+	t->c.segments++;
+	if (unlikely(hdr_len < 20))
+		return;
+	/* (The flags byte only matters without payload.) */
+	if (payload == 0 && seg_len(0, hdr[13]) == 0)
+		return; /* a pure ACK: nothing answers it */
+	sl = &t->slots[sub];
+	sl->h.sent += payload;
+	sl->h.sent_wire += wire_len;
+	if (prtt_hot_held(&sl->h, flow, now_ns))
+		return;
+	read_hdr(t, hdr, hdr_len, &s);
+	s.flow = flow;
+	s.sub = sub;
+	s.payload = payload;
+	s.wire_len = wire_len;
+	down(t, sl, &s, seg_len(payload, s.flags), now_ns);
+	sync_hot(sl);
 }
 
 void
@@ -772,11 +797,29 @@ prtt_up_tcp(struct prtt *t, uint32_t sub, uint64_t flow, const uint8_t *hdr,
 	    uint32_t hdr_len, uint32_t payload, uint32_t wire_len,
 	    uint64_t now_ns)
 {
-	struct prtt_pkt p = { .hdr = hdr, .flow = flow, .sub = sub,
-			      .hdr_len = hdr_len, .payload = payload,
-			      .wire_len = wire_len };
+	struct prtt_slot *sl;
+	struct prtt_seg s;
 
-	prtt_up_burst(t, &p, 1, now_ns);
+	(void)payload; /* (not used upstream) */
+	(void)wire_len;
+	if (unlikely(sub >= t->p.subs)) {
+		t->c.bad_sub++;
+		return;
+	}
+	t->c.segments++;
+	if (unlikely(hdr_len < 20))
+		return;
+	sl = &t->slots[sub];
+	if (!(sl->h.key == flow && sl->h.state == S_ARM) &&
+	    sl->h.okey != flow && now_ns < sl->h.o_until)
+		return;
+	read_hdr(t, hdr, hdr_len, &s);
+	s.flow = flow;
+	s.sub = sub;
+	s.payload = 0;
+	s.wire_len = 0;
+	up(t, sl, &s, now_ns);
+	sync_hot(sl);
 }
 
 /* ------------------------------------------------------------------ */
