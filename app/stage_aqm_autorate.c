@@ -24,6 +24,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <netinet/in.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -343,16 +344,17 @@ aqm_ar_free(struct aqm_ar *a)
 /*
  * The flow key: the same for both directions of a connection, never 0,
  * and cheap, since every TCP segment of a subscriber needs it (lib/prtt
- * compares it with the one flow the subscriber samples): the sorted port
- * pair and the xor of the two addresses. Two connections of one
- * subscriber share a key only with the same ports and the same address
- * xor, and then the TSecr or ACK must match too. (pkt_flow_hash() would
- * be a CRC of the 5-tuple per packet: the bypass path never pays it.)
+ * compares it with the one flow the subscriber samples): the port pair in
+ * the order that reads smaller as one word, and the xor of the two
+ * addresses. Two connections of one subscriber share a key only with the
+ * same ports and the same address xor, and then the TSecr or ACK must
+ * match too. (pkt_flow_hash() would be a CRC of the 5-tuple per packet:
+ * the bypass path never pays it.)
  */
 static inline uint64_t
 flow_key(const struct pkt_meta *meta)
 {
-	uint32_t a, b, lo, hi;
+	uint32_t a, b, p;
 	uint64_t k;
 
 	/* (Raw words: the xor only has to be the same both ways.) */
@@ -367,22 +369,40 @@ flow_key(const struct pkt_meta *meta)
 			a ^= b;
 		}
 	}
-	lo = RTE_MIN(meta->sport, meta->dport);
-	hi = RTE_MAX(meta->sport, meta->dport);
-	k = (uint64_t)(lo << 16 | hi) << 32 | a;
+	/* Both ports in one load; the other direction holds them swapped,
+	 * i.e. the word turned by 16 bits: the smaller of the two is the
+	 * same both ways. */
+	memcpy(&p, (const uint8_t *)meta + offsetof(struct pkt_meta, sport), 4);
+	p = RTE_MIN(p, p << 16 | p >> 16);
+	k = (uint64_t)p << 32 | a;
 	return k != 0 ? k : 1;
 }
+_Static_assert(offsetof(struct pkt_meta, dport) == offsetof(struct pkt_meta, sport) + 2,
+	       "flow_key() reads both ports as one word");
 
 /*
- * A TCP segment's header, its header length and payload; false if it is
- * not one. lib/prtt reads the header only if the subscriber's state
- * needs it.
+ * A TCP segment whose header the parser read: the TCP protocol, PKT_F_L4
+ * (not a later fragment) and no error, tested as one 8-byte word from
+ * flags on (a template of each field, so any byte order folds to
+ * constants).
  */
+#define TCP_WORD_OFF offsetof(struct pkt_meta, flags)
+_Static_assert(offsetof(struct pkt_meta, l4_proto) < TCP_WORD_OFF + 8 &&
+	       offsetof(struct pkt_meta, err) < TCP_WORD_OFF + 8,
+	       "is_tcp() reads flags, l4_proto and err as one word");
+
 static inline bool
 is_tcp(const struct pkt_meta *meta)
 {
-	return meta->l4_proto == IPPROTO_TCP && (meta->flags & PKT_F_L4) &&
-	       meta->err == PKT_ERR_NONE;
+	struct pkt_meta mask = { .flags = PKT_F_L4, .l4_proto = 0xff, .err = 0xff };
+	struct pkt_meta want = { .flags = PKT_F_L4, .l4_proto = IPPROTO_TCP,
+				 .err = PKT_ERR_NONE };
+	uint64_t w, m, v;
+
+	memcpy(&w, (const uint8_t *)meta + TCP_WORD_OFF, 8);
+	memcpy(&m, (const uint8_t *)&mask + TCP_WORD_OFF, 8);
+	memcpy(&v, (const uint8_t *)&want + TCP_WORD_OFF, 8);
+	return (w & m) == v;
 }
 
 static inline const uint8_t *
