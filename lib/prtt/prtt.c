@@ -30,7 +30,8 @@ struct prtt_slot {
 	uint32_t newest;    /* the flow's newest TSval or sequence end sent */
 	uint8_t ts;         /* the flow uses timestamps */
 	uint8_t o_valid;    /* upstream: o_* hold a reference */
-	uint8_t pad0[2];
+	uint8_t o_pinned;   /* upstream: h.okey is a flow (any key, 0 too) */
+	uint8_t pad0;
 	/* Upstream. */
 	uint64_t o_t0;      /* reference instant of the OWD arithmetic */
 	uint64_t o_win;     /* start of this window */
@@ -259,7 +260,7 @@ static inline void
 sync_hot(struct prtt_slot *sl)
 {
 	sl->h.until = sl->h.state != S_NONE ? sl->h.t_ns + sl->quiet_ns + 1 : 0;
-	sl->h.o_until = sl->h.okey != 0 ? sl->o_seen + sl->quiet_ns + 1 : 0;
+	sl->h.o_until = sl->o_pinned ? sl->o_seen + sl->quiet_ns + 1 : 0;
 }
 
 /* Free the timestamp samples older than max_age; @return how many. */
@@ -527,9 +528,10 @@ up(struct prtt *t, struct prtt_slot *sl, const struct prtt_seg *s,
 	/* Upstream delay from one flow per subscriber: its baseline needs a
 	 * flow that lasts, and one flow's ticks are plenty (pping takes one
 	 * sample per RTT). Another flow takes the pin when it goes quiet. */
-	if (sl->h.okey != s->flow) {
-		if (sl->h.okey != 0 && now_ns - sl->o_seen <= sl->quiet_ns)
+	if (!sl->o_pinned || sl->h.okey != s->flow) {
+		if (sl->o_pinned && now_ns - sl->o_seen <= sl->quiet_ns)
 			return;
+		sl->o_pinned = 1;
 		sl->h.okey = s->flow;
 		sl->o_valid = 0;
 		t->c.owd_pins++;

@@ -87,9 +87,9 @@ struct prtt_params {
 /** One TCP segment as the library needs it (prtt_tcp_parse() fills most). */
 struct prtt_seg {
 	/**
-	 * The same for both directions of a connection, not 0, and distinct
-	 * between the connections of one subscriber (a collision only costs
-	 * a sample: the TSecr or ACK must match too).
+	 * The same for both directions of a connection (any value, 0 too),
+	 * and distinct between the connections of one subscriber (a
+	 * collision only costs a sample: the TSecr or ACK must match too).
 	 */
 	uint64_t flow;
 	uint32_t sub;        /**< subscriber id */
@@ -178,7 +178,7 @@ struct prtt_hot {
 	uint64_t sent;      /**< payload bytes sent toward the subscriber, ever */
 	uint64_t t_ns;      /**< samples in flight: the newest's start; else the flow's last segment */
 	uint64_t sent_wire; /**< their frame bytes */
-	uint64_t okey;      /**< the flow pinned for the upstream delay (0: none) */
+	uint64_t okey;      /**< the flow pinned for the upstream delay (while o_until != 0) */
 	/** The pinned flow keeps the pin while now_ns < o_until: its last
 	 * segment + quiet_ns + 1, 0 with none pinned. */
 	uint64_t o_until;
@@ -255,7 +255,7 @@ prtt_up_fast(struct prtt_fast *f, uint32_t sub, uint64_t flow, uint64_t now_ns)
 	if (sub >= f->subs)
 		return false;
 	h = prtt_fast_slot(f, sub);
-	/* (o_until is 0 with none pinned.) */
+	/* (o_until is 0 with none pinned: okey is then no flow.) */
 	if ((h->key == flow && h->state == 2) || h->okey == flow || now_ns >= h->o_until)
 		return false;
 	f->segments++;

@@ -610,6 +610,37 @@ test_upstream_delay_comes_from_one_pinned_flow_per_subscriber_until_it_goes_quie
 	free(t);
 }
 
+/*
+ * Any 64-bit value is a flow key, 0 too: a caller's key (sluice's: the
+ * port pair and the address xor) need not spend instructions on a value
+ * the library would reserve. A flow whose key is 0 is pinned, counted and
+ * let go like any other, and the inline check tells it from the others.
+ */
+static void
+test_a_flow_whose_key_is_zero_is_pinned_and_released_like_any_other(void **state)
+{
+	struct prtt *t = make(4);
+	struct prtt_fast f;
+	struct prtt_seg a;
+
+	(void)state;
+	a = ts(ackseg(0, 1000), 91, 499);
+	prtt_up_segment(t, &a, T0);
+	assert_int_equal(prtt_counters(t)->owd_pins, 1);
+	a = ts(ackseg(0, 2000), 92, 500);
+	prtt_up_segment(t, &a, T0 + 1 * MS);
+	assert_int_equal(samples(t, 1, PRTT_UP), 2);
+	prtt_fast_get(t, &f);
+	assert_false(prtt_up_fast(&f, 1, 0, T0 + 2 * MS)); /* the pinned one */
+	assert_true(prtt_up_fast(&f, 1, 7, T0 + 2 * MS));  /* another: a compare */
+	prtt_fast_put(t, &f);
+	/* Flow 7 takes the pin once flow 0 has been quiet for idle. */
+	a = ts(ackseg(7, 1000), 300, 499);
+	prtt_up_segment(t, &a, T0 + 300 * MS);
+	assert_int_equal(prtt_counters(t)->owd_pins, 2);
+	free(t);
+}
+
 static void
 test_a_flood_of_flows_neither_grows_the_state_nor_takes_the_sample_in_flight(void **state)
 {
@@ -898,6 +929,7 @@ main(void)
 		cmocka_unit_test(test_a_sample_nobody_answers_expires_after_max_age),
 		cmocka_unit_test(test_upstream_one_way_delay_reads_the_rise_over_the_flows_minimum),
 		cmocka_unit_test(test_upstream_delay_comes_from_one_pinned_flow_per_subscriber_until_it_goes_quiet),
+		cmocka_unit_test(test_a_flow_whose_key_is_zero_is_pinned_and_released_like_any_other),
 		cmocka_unit_test(test_a_flood_of_flows_neither_grows_the_state_nor_takes_the_sample_in_flight),
 		cmocka_unit_test(test_a_subscriber_id_out_of_range_is_counted_and_ignored),
 		cmocka_unit_test(test_percentiles_come_from_buckets_narrower_than_an_eighth_of_the_value),
