@@ -342,8 +342,8 @@ aqm_ar_free(struct aqm_ar *a)
 /* Datapath.                                                           */
 
 /*
- * The flow key: the same for both directions of a connection, never 0,
- * and cheap, since every TCP segment of a subscriber needs it (lib/prtt
+ * The flow key: the same for both directions of a connection (lib/prtt
+ * takes any value, 0 too), and cheap, since every TCP segment of a subscriber needs it (lib/prtt
  * compares it with the one flow the subscriber samples): the port pair in
  * the order that reads smaller as one word, and the xor of the two
  * addresses. Two connections of one subscriber share a key only with the
@@ -355,7 +355,6 @@ static inline uint64_t
 flow_key(const struct pkt_meta *meta)
 {
 	uint32_t a, b, p;
-	uint64_t k;
 
 	/* (Raw words: the xor only has to be the same both ways.) */
 	memcpy(&a, meta->src, 4);
@@ -374,8 +373,7 @@ flow_key(const struct pkt_meta *meta)
 	 * same both ways. */
 	memcpy(&p, (const uint8_t *)meta + offsetof(struct pkt_meta, sport), 4);
 	p = RTE_MIN(p, p << 16 | p >> 16);
-	k = (uint64_t)p << 32 | a;
-	return k != 0 ? k : 1;
+	return (uint64_t)p << 32 | a;
 }
 _Static_assert(offsetof(struct pkt_meta, dport) == offsetof(struct pkt_meta, sport) + 2,
 	       "flow_key() reads both ports as one word");
