@@ -262,6 +262,54 @@ prtt_up_fast(struct prtt_fast *f, uint32_t sub, uint64_t flow, uint64_t now_ns)
 	return true;
 }
 
+/*
+ * The same checks on the upper 32 bits of the flow key alone, for a
+ * caller whose key has a part that is cheaper to make (sluice's: the
+ * ports): when they differ from the chosen (and pinned) flow's, the
+ * segment is of another flow, and these take it as prtt_down_fast() and
+ * prtt_up_fast() would. false says nothing: the caller makes the whole
+ * key and calls those.
+ */
+static inline uint32_t
+prtt_key_hi(uint64_t key)
+{
+	return (uint32_t)(key >> 32);
+}
+
+/** prtt_down_fast() on the key's upper 32 bits (see above). */
+static inline bool
+prtt_down_fast_hi(struct prtt_fast *f, uint32_t sub, uint32_t flow_hi,
+		  uint32_t payload, uint32_t wire_len, uint64_t now_ns)
+{
+	struct prtt_hot *h;
+
+	if (sub >= f->subs || payload == 0)
+		return false;
+	h = prtt_fast_slot(f, sub);
+	if (prtt_key_hi(h->key) == flow_hi || now_ns >= h->until)
+		return false;
+	h->sent += payload;
+	h->sent_wire += wire_len;
+	f->segments++;
+	return true;
+}
+
+/** prtt_up_fast() on the key's upper 32 bits (see above). */
+static inline bool
+prtt_up_fast_hi(struct prtt_fast *f, uint32_t sub, uint32_t flow_hi, uint64_t now_ns)
+{
+	const struct prtt_hot *h;
+
+	if (sub >= f->subs)
+		return false;
+	h = prtt_fast_slot(f, sub);
+	if (prtt_key_hi(h->key) == flow_hi || prtt_key_hi(h->okey) == flow_hi ||
+	    now_ns >= h->o_until)
+		return false;
+	f->segments++;
+	return true;
+}
+
 /** One TCP segment for the burst calls: its header is read only if needed. */
 struct prtt_pkt {
 	const uint8_t *hdr;  /**< the TCP header */

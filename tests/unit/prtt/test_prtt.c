@@ -886,6 +886,46 @@ test_the_inline_checks_take_only_segments_of_other_flows_while_the_chosen_ones_a
 	free(t);
 }
 
+/*
+ * The checks on the key's upper half: a segment whose upper half differs
+ * from the chosen and the pinned flow's is another flow's and is taken;
+ * one that shares it says nothing, and the whole key decides.
+ */
+static void
+test_the_checks_on_the_key_s_upper_half_take_other_flows_and_leave_the_rest_to_the_whole_key(void **state)
+{
+	const uint64_t chosen = 5ull << 32 | 70, pinned = 9ull << 32 | 90;
+	const uint64_t same_hi = 5ull << 32 | 71; /* the chosen flow's ports, other addresses */
+	struct prtt *t = make(4);
+	struct prtt_fast f;
+	struct prtt_seg a;
+	struct prtt_window w;
+
+	(void)state;
+	prtt_fast_get(t, &f);
+	assert_false(prtt_down_fast_hi(&f, 1, 6, 1000, 1054, T0)); /* none chosen */
+	assert_false(prtt_up_fast_hi(&f, 1, 6, T0));               /* none pinned */
+	choose(t, ts(data(chosen, 0, 1000), 499, 90), T0);
+	a = ts(ackseg(pinned, 1000), 91, 400);
+	prtt_up_segment(t, &a, T0);
+	assert_true(prtt_down_fast_hi(&f, 1, 6, 1000, 1054, T0 + 1 * MS));
+	assert_false(prtt_down_fast_hi(&f, 1, 5, 1000, 1054, T0 + 1 * MS));
+	assert_true(prtt_down_fast(&f, 1, same_hi, 1000, 1054, T0 + 1 * MS));
+	assert_false(prtt_down_fast_hi(&f, 4, 6, 1000, 1054, T0 + 1 * MS)); /* bad sub */
+	assert_false(prtt_down_fast_hi(&f, 1, 6, 0, 54, T0 + 1 * MS));      /* SYN/FIN? */
+	assert_true(prtt_up_fast_hi(&f, 1, 6, T0 + 1 * MS));
+	assert_false(prtt_up_fast_hi(&f, 1, 5, T0 + 1 * MS));
+	assert_false(prtt_up_fast_hi(&f, 1, 9, T0 + 1 * MS));
+	/* The pinned flow quiet for longer than idle: nothing taken. */
+	assert_false(prtt_up_fast_hi(&f, 1, 6, T0 + 251 * MS));
+	assert_false(prtt_down_fast_hi(&f, 1, 6, 1000, 1054, T0 + 251 * MS));
+	prtt_fast_put(t, &f);
+	assert_int_equal(prtt_counters(t)->segments, 2 + 3);    /* 2 calls, 3 taken inline */
+	assert_int_equal(prtt_sub_window_take(t, 1, PRTT_DOWN, &w), 0);
+	assert_int_equal(w.sent_payload, 3000);
+	free(t);
+}
+
 static void
 test_the_init_refuses_no_subscribers_and_zero_times_and_needs_no_flow_table(void **state)
 {
@@ -937,6 +977,7 @@ main(void)
 		cmocka_unit_test(test_the_header_entry_points_give_the_same_samples_and_count_bad_options),
 		cmocka_unit_test(test_through_the_burst_call_a_silent_chosen_flow_gives_way_after_its_quiet_time),
 		cmocka_unit_test(test_the_inline_checks_take_only_segments_of_other_flows_while_the_chosen_ones_are_alive),
+		cmocka_unit_test(test_the_checks_on_the_key_s_upper_half_take_other_flows_and_leave_the_rest_to_the_whole_key),
 		cmocka_unit_test(test_the_init_refuses_no_subscribers_and_zero_times_and_needs_no_flow_table),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
