@@ -343,18 +343,33 @@ aqm_ar_free(struct aqm_ar *a)
 
 /*
  * The flow key: the same for both directions of a connection (lib/prtt
- * takes any value, 0 too), and cheap, since every TCP segment of a subscriber needs it (lib/prtt
- * compares it with the one flow the subscriber samples): the port pair in
- * the order that reads smaller as one word, and the xor of the two
- * addresses. Two connections of one subscriber share a key only with the
- * same ports and the same address xor, and then the TSecr or ACK must
- * match too. (pkt_flow_hash() would be a CRC of the 5-tuple per packet:
- * the bypass path never pays it.)
+ * takes any value, 0 too), and cheap, since every TCP segment of a
+ * subscriber needs it (lib/prtt compares it with the one flow the
+ * subscriber samples): in the upper half the port pair in the order that
+ * reads smaller as one word, in the lower the xor of the two addresses.
+ * Two connections of one subscriber share a key only with the same ports
+ * and the same address xor, and then the TSecr or ACK must match too.
+ * (pkt_flow_hash() would be a CRC of the 5-tuple per packet: the bypass
+ * path never pays it.) The ports alone tell most segments from the
+ * sampled flow's (lib/prtt's checks on the key's upper half): the
+ * addresses are read only when they match.
  */
-static inline uint64_t
-flow_key(const struct pkt_meta *meta)
+static inline uint32_t
+flow_key_hi(const struct pkt_meta *meta)
 {
-	uint32_t a, b, p;
+	uint32_t p;
+
+	/* Both ports in one load; the other direction holds them swapped,
+	 * i.e. the word turned by 16 bits: the smaller of the two is the
+	 * same both ways. */
+	memcpy(&p, (const uint8_t *)meta + offsetof(struct pkt_meta, sport), 4);
+	return RTE_MIN(p, p << 16 | p >> 16);
+}
+
+static inline uint64_t
+flow_key(const struct pkt_meta *meta, uint32_t hi)
+{
+	uint32_t a, b;
 
 	/* (Raw words: the xor only has to be the same both ways.) */
 	memcpy(&a, meta->src, 4);
@@ -368,15 +383,10 @@ flow_key(const struct pkt_meta *meta)
 			a ^= b;
 		}
 	}
-	/* Both ports in one load; the other direction holds them swapped,
-	 * i.e. the word turned by 16 bits: the smaller of the two is the
-	 * same both ways. */
-	memcpy(&p, (const uint8_t *)meta + offsetof(struct pkt_meta, sport), 4);
-	p = RTE_MIN(p, p << 16 | p >> 16);
-	return (uint64_t)p << 32 | a;
+	return (uint64_t)hi << 32 | a;
 }
 _Static_assert(offsetof(struct pkt_meta, dport) == offsetof(struct pkt_meta, sport) + 2,
-	       "flow_key() reads both ports as one word");
+	       "flow_key_hi() reads both ports as one word");
 
 /*
  * A TCP segment whose header the parser read: the TCP protocol, PKT_F_L4
@@ -411,8 +421,9 @@ tcp_hdr(struct rte_mbuf *m, const struct pkt_meta *meta)
 
 /*
  * Most segments are of another flow than the subscriber's chosen (or
- * pinned) one: lib/prtt's inline check takes them on the key alone; the
- * others go to lib/prtt with their header.
+ * pinned) one: lib/prtt's inline checks take them on the key's upper
+ * half (the ports) or, when that matches, on the whole key; the others
+ * go to lib/prtt with their header.
  */
 void
 aqm_ar_up(struct aqm_ar *a, struct rte_mbuf **pkts, const uint32_t *pipes,
@@ -424,12 +435,16 @@ aqm_ar_up(struct aqm_ar *a, struct rte_mbuf **pkts, const uint32_t *pipes,
 	for (uint16_t i = 0; i < n; i++) {
 		struct pkt_meta *meta = pkt_meta(pkts[i]);
 		uint64_t flow;
+		uint32_t hi;
 
 		if (!is_tcp(meta)) {
 			a->non_tcp++;
 			continue;
 		}
-		flow = flow_key(meta);
+		hi = flow_key_hi(meta);
+		if (prtt_up_fast_hi(&f, pipes[i], hi, now_ns))
+			continue;
+		flow = flow_key(meta, hi);
 		if (prtt_up_fast(&f, pipes[i], flow, now_ns))
 			continue;
 		/* (Upstream, the payload and length are not used.) */
@@ -447,17 +462,20 @@ aqm_ar_down(struct aqm_ar *a, struct rte_mbuf **pkts, uint16_t n, uint64_t now_n
 	prtt_fast_get(a->prtt, &f);
 	for (uint16_t i = 0; i < n; i++) {
 		struct pkt_meta *meta = pkt_meta(pkts[i]);
-		uint32_t end, payload;
+		uint32_t end, payload, hi;
 		uint64_t flow;
 
 		if (!is_tcp(meta)) {
 			a->non_tcp++;
 			continue;
 		}
-		flow = flow_key(meta);
+		hi = flow_key_hi(meta);
 		end = (uint32_t)meta->l3_off + meta->l3_len;
 		payload = end > meta->payload_off ? end - meta->payload_off : 0;
 		/* The pipe it was queued in (or bypassed): no second lookup. */
+		if (prtt_down_fast_hi(&f, meta->pipe, hi, payload, pkts[i]->pkt_len, now_ns))
+			continue;
+		flow = flow_key(meta, hi);
 		if (prtt_down_fast(&f, meta->pipe, flow, payload, pkts[i]->pkt_len, now_ns))
 			continue;
 		prtt_down_tcp(a->prtt, meta->pipe, flow, tcp_hdr(pkts[i], meta),
