@@ -430,7 +430,6 @@ aqm_ar_up(struct aqm_ar *a, struct rte_mbuf **pkts, const uint32_t *pipes,
 	  uint16_t n, uint64_t now_ns)
 {
 	struct prtt_fast f;
-	uint16_t rest = 0; /* the segments the checks on the ports did not take */
 
 	prtt_fast_get(a->prtt, &f);
 	for (uint16_t i = 0; i < n; i++) {
@@ -440,13 +439,11 @@ aqm_ar_up(struct aqm_ar *a, struct rte_mbuf **pkts, const uint32_t *pipes,
 
 		if (!is_tcp(meta)) {
 			a->non_tcp++;
-			rest++;
 			continue;
 		}
 		hi = flow_key_hi(meta);
 		if (prtt_up_fast_hi(&f, pipes[i], hi, now_ns))
 			continue;
-		rest++;
 		flow = flow_key(meta, hi);
 		if (prtt_up_fast(&f, pipes[i], flow, now_ns))
 			continue;
@@ -454,7 +451,6 @@ aqm_ar_up(struct aqm_ar *a, struct rte_mbuf **pkts, const uint32_t *pipes,
 		prtt_up_tcp(a->prtt, pipes[i], flow, tcp_hdr(pkts[i], meta),
 			    meta->l4_len, 0, 0, now_ns);
 	}
-	f.segments += (uint64_t)(n - rest); /* (the others count themselves) */
 	prtt_fast_put(a->prtt, &f);
 }
 
@@ -462,7 +458,6 @@ void
 aqm_ar_down(struct aqm_ar *a, struct rte_mbuf **pkts, uint16_t n, uint64_t now_ns)
 {
 	struct prtt_fast f;
-	uint16_t rest = 0; /* the segments the checks on the ports did not take */
 
 	prtt_fast_get(a->prtt, &f);
 	for (uint16_t i = 0; i < n; i++) {
@@ -472,7 +467,6 @@ aqm_ar_down(struct aqm_ar *a, struct rte_mbuf **pkts, uint16_t n, uint64_t now_n
 
 		if (!is_tcp(meta)) {
 			a->non_tcp++;
-			rest++;
 			continue;
 		}
 		hi = flow_key_hi(meta);
@@ -481,14 +475,12 @@ aqm_ar_down(struct aqm_ar *a, struct rte_mbuf **pkts, uint16_t n, uint64_t now_n
 		/* The pipe it was queued in (or bypassed): no second lookup. */
 		if (prtt_down_fast_hi(&f, meta->pipe, hi, payload, pkts[i]->pkt_len, now_ns))
 			continue;
-		rest++;
 		flow = flow_key(meta, hi);
 		if (prtt_down_fast(&f, meta->pipe, flow, payload, pkts[i]->pkt_len, now_ns))
 			continue;
 		prtt_down_tcp(a->prtt, meta->pipe, flow, tcp_hdr(pkts[i], meta),
 			      meta->l4_len, payload, pkts[i]->pkt_len, now_ns);
 	}
-	f.segments += (uint64_t)(n - rest); /* (the others count themselves) */
 	prtt_fast_put(a->prtt, &f);
 }
 
