@@ -267,10 +267,8 @@ prtt_up_fast(struct prtt_fast *f, uint32_t sub, uint64_t flow, uint64_t now_ns)
  * caller whose key has a part that is cheaper to make (sluice's: the
  * ports): when they differ from the chosen (and pinned) flow's, the
  * segment is of another flow, and these take it as prtt_down_fast() and
- * prtt_up_fast() would, except that they do not count it: the caller
- * adds how many they took to f->segments before prtt_fast_put() (one
- * subtraction per burst where it counts the others anyway). false says
- * nothing: the caller makes the whole key and calls those.
+ * prtt_up_fast() would. false says nothing: the caller makes the whole
+ * key and calls those.
  */
 static inline uint32_t
 prtt_key_hi(uint64_t key)
@@ -292,6 +290,7 @@ prtt_down_fast_hi(struct prtt_fast *f, uint32_t sub, uint32_t flow_hi,
 		return false;
 	h->sent += payload;
 	h->sent_wire += wire_len;
+	f->segments++;
 	return true;
 }
 
@@ -304,8 +303,11 @@ prtt_up_fast_hi(struct prtt_fast *f, uint32_t sub, uint32_t flow_hi, uint64_t no
 	if (sub >= f->subs)
 		return false;
 	h = prtt_fast_slot(f, sub);
-	return prtt_key_hi(h->key) != flow_hi && prtt_key_hi(h->okey) != flow_hi &&
-	       now_ns < h->o_until;
+	if (prtt_key_hi(h->key) == flow_hi || prtt_key_hi(h->okey) == flow_hi ||
+	    now_ns >= h->o_until)
+		return false;
+	f->segments++;
+	return true;
 }
 
 /** One TCP segment for the burst calls: its header is read only if needed. */
