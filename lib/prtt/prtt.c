@@ -254,12 +254,19 @@ seg_len(uint32_t payload, uint8_t flags)
 /*
  * The hot line's deadlines from the state, t_ns, quiet_ns and the pin:
  * what prtt_hot_held() and prtt_up_fast() compare with. Every call that
- * may change them ends here.
+ * may change them ends here (downstream only until: down() moves neither
+ * the pin nor quiet_ns).
  */
+static inline void
+sync_until(struct prtt_slot *sl)
+{
+	sl->h.until = sl->h.state != S_NONE ? sl->h.t_ns + sl->quiet_ns + 1 : 0;
+}
+
 static inline void
 sync_hot(struct prtt_slot *sl)
 {
-	sl->h.until = sl->h.state != S_NONE ? sl->h.t_ns + sl->quiet_ns + 1 : 0;
+	sync_until(sl);
 	sl->h.o_until = sl->o_pinned ? sl->o_seen + sl->quiet_ns + 1 : 0;
 }
 
@@ -382,7 +389,7 @@ prtt_down_segment(struct prtt *t, const struct prtt_seg *s, uint64_t now_ns)
 	sl->h.sent += s->payload;
 	sl->h.sent_wire += s->wire_len;
 	down(t, sl, s, len, now_ns);
-	sync_hot(sl);
+	sync_until(sl);
 }
 
 /* Upstream: (arrival - TSval x tick) against its recent minimum. */
@@ -658,7 +665,7 @@ down_slow(struct prtt *t, struct prtt_slot *sl, const struct prtt_pkt *p,
 	s.payload = p->payload;
 	s.wire_len = p->wire_len;
 	down(t, sl, &s, seg_len(p->payload, s.flags), now_ns);
-	sync_hot(sl);
+	sync_until(sl);
 }
 
 void
@@ -791,7 +798,7 @@ prtt_down_tcp(struct prtt *t, uint32_t sub, uint64_t flow, const uint8_t *hdr,
 	s.payload = payload;
 	s.wire_len = wire_len;
 	down(t, sl, &s, seg_len(payload, s.flags), now_ns);
-	sync_hot(sl);
+	sync_until(sl);
 }
 
 void
