@@ -24,6 +24,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <netinet/in.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -341,19 +342,34 @@ aqm_ar_free(struct aqm_ar *a)
 /* Datapath.                                                           */
 
 /*
- * The flow key: the same for both directions of a connection, never 0,
- * and cheap, since every TCP segment of a subscriber needs it (lib/prtt
- * compares it with the one flow the subscriber samples): the sorted port
- * pair and the xor of the two addresses. Two connections of one
- * subscriber share a key only with the same ports and the same address
- * xor, and then the TSecr or ACK must match too. (pkt_flow_hash() would
- * be a CRC of the 5-tuple per packet: the bypass path never pays it.)
+ * The flow key: the same for both directions of a connection (lib/prtt
+ * takes any value, 0 too), and cheap, since every TCP segment of a
+ * subscriber needs it (lib/prtt compares it with the one flow the
+ * subscriber samples): in the upper half the port pair in the order that
+ * reads smaller as one word, in the lower the xor of the two addresses.
+ * Two connections of one subscriber share a key only with the same ports
+ * and the same address xor, and then the TSecr or ACK must match too.
+ * (pkt_flow_hash() would be a CRC of the 5-tuple per packet: the bypass
+ * path never pays it.) The ports alone tell most segments from the
+ * sampled flow's (lib/prtt's checks on the key's upper half): the
+ * addresses are read only when they match.
  */
-static inline uint64_t
-flow_key(const struct pkt_meta *meta)
+static inline uint32_t
+flow_key_hi(const struct pkt_meta *meta)
 {
-	uint32_t a, b, lo, hi;
-	uint64_t k;
+	uint32_t p;
+
+	/* Both ports in one load; the other direction holds them swapped,
+	 * i.e. the word turned by 16 bits: the smaller of the two is the
+	 * same both ways. */
+	memcpy(&p, (const uint8_t *)meta + offsetof(struct pkt_meta, sport), 4);
+	return RTE_MIN(p, p << 16 | p >> 16);
+}
+
+static inline uint64_t
+flow_key(const struct pkt_meta *meta, uint32_t hi)
+{
+	uint32_t a, b;
 
 	/* (Raw words: the xor only has to be the same both ways.) */
 	memcpy(&a, meta->src, 4);
@@ -367,22 +383,34 @@ flow_key(const struct pkt_meta *meta)
 			a ^= b;
 		}
 	}
-	lo = RTE_MIN(meta->sport, meta->dport);
-	hi = RTE_MAX(meta->sport, meta->dport);
-	k = (uint64_t)(lo << 16 | hi) << 32 | a;
-	return k != 0 ? k : 1;
+	return (uint64_t)hi << 32 | a;
 }
+_Static_assert(offsetof(struct pkt_meta, dport) == offsetof(struct pkt_meta, sport) + 2,
+	       "flow_key_hi() reads both ports as one word");
 
 /*
- * A TCP segment's header, its header length and payload; false if it is
- * not one. lib/prtt reads the header only if the subscriber's state
- * needs it.
+ * A TCP segment whose header the parser read: the TCP protocol, PKT_F_L4
+ * (not a later fragment) and no error, tested as one 8-byte word from
+ * flags on (a template of each field, so any byte order folds to
+ * constants).
  */
+#define TCP_WORD_OFF offsetof(struct pkt_meta, flags)
+_Static_assert(offsetof(struct pkt_meta, l4_proto) < TCP_WORD_OFF + 8 &&
+	       offsetof(struct pkt_meta, err) < TCP_WORD_OFF + 8,
+	       "is_tcp() reads flags, l4_proto and err as one word");
+
 static inline bool
 is_tcp(const struct pkt_meta *meta)
 {
-	return meta->l4_proto == IPPROTO_TCP && (meta->flags & PKT_F_L4) &&
-	       meta->err == PKT_ERR_NONE;
+	struct pkt_meta mask = { .flags = PKT_F_L4, .l4_proto = 0xff, .err = 0xff };
+	struct pkt_meta want = { .flags = PKT_F_L4, .l4_proto = IPPROTO_TCP,
+				 .err = PKT_ERR_NONE };
+	uint64_t w, m, v;
+
+	memcpy(&w, (const uint8_t *)meta + TCP_WORD_OFF, 8);
+	memcpy(&m, (const uint8_t *)&mask + TCP_WORD_OFF, 8);
+	memcpy(&v, (const uint8_t *)&want + TCP_WORD_OFF, 8);
+	return (w & m) == v;
 }
 
 static inline const uint8_t *
@@ -393,8 +421,9 @@ tcp_hdr(struct rte_mbuf *m, const struct pkt_meta *meta)
 
 /*
  * Most segments are of another flow than the subscriber's chosen (or
- * pinned) one: lib/prtt's inline check takes them on the key alone; the
- * others go to lib/prtt with their header.
+ * pinned) one: lib/prtt's inline checks take them on the key's upper
+ * half (the ports) or, when that matches, on the whole key; the others
+ * go to lib/prtt with their header.
  */
 void
 aqm_ar_up(struct aqm_ar *a, struct rte_mbuf **pkts, const uint32_t *pipes,
@@ -406,12 +435,16 @@ aqm_ar_up(struct aqm_ar *a, struct rte_mbuf **pkts, const uint32_t *pipes,
 	for (uint16_t i = 0; i < n; i++) {
 		struct pkt_meta *meta = pkt_meta(pkts[i]);
 		uint64_t flow;
+		uint32_t hi;
 
 		if (!is_tcp(meta)) {
 			a->non_tcp++;
 			continue;
 		}
-		flow = flow_key(meta);
+		hi = flow_key_hi(meta);
+		if (prtt_up_fast_hi(&f, pipes[i], hi, now_ns))
+			continue;
+		flow = flow_key(meta, hi);
 		if (prtt_up_fast(&f, pipes[i], flow, now_ns))
 			continue;
 		/* (Upstream, the payload and length are not used.) */
@@ -429,17 +462,20 @@ aqm_ar_down(struct aqm_ar *a, struct rte_mbuf **pkts, uint16_t n, uint64_t now_n
 	prtt_fast_get(a->prtt, &f);
 	for (uint16_t i = 0; i < n; i++) {
 		struct pkt_meta *meta = pkt_meta(pkts[i]);
-		uint32_t end, payload;
+		uint32_t end, payload, hi;
 		uint64_t flow;
 
 		if (!is_tcp(meta)) {
 			a->non_tcp++;
 			continue;
 		}
-		flow = flow_key(meta);
+		hi = flow_key_hi(meta);
 		end = (uint32_t)meta->l3_off + meta->l3_len;
 		payload = end > meta->payload_off ? end - meta->payload_off : 0;
 		/* The pipe it was queued in (or bypassed): no second lookup. */
+		if (prtt_down_fast_hi(&f, meta->pipe, hi, payload, pkts[i]->pkt_len, now_ns))
+			continue;
+		flow = flow_key(meta, hi);
 		if (prtt_down_fast(&f, meta->pipe, flow, payload, pkts[i]->pkt_len, now_ns))
 			continue;
 		prtt_down_tcp(a->prtt, meta->pipe, flow, tcp_hdr(pkts[i], meta),

@@ -23,14 +23,15 @@
  * the last two the timestamp samples (read by those flows only).
  */
 struct prtt_slot {
-	struct prtt_hot h;  /* key, t_ns, quiet_ns, sent, sent_wire, okey, o_seen, state */
+	struct prtt_hot h;  /* key, until, sent, t_ns, sent_wire, okey, o_until, state */
 	/* Downstream. */
 	uint32_t val;       /* timestamps: unused; sequence: the range's end */
 	uint32_t lo;        /* sequence: the range's start */
 	uint32_t newest;    /* the flow's newest TSval or sequence end sent */
 	uint8_t ts;         /* the flow uses timestamps */
 	uint8_t o_valid;    /* upstream: o_* hold a reference */
-	uint8_t pad0[2];
+	uint8_t o_pinned;   /* upstream: h.okey is a flow (any key, 0 too) */
+	uint8_t pad0;
 	/* Upstream. */
 	uint64_t o_t0;      /* reference instant of the OWD arithmetic */
 	uint64_t o_win;     /* start of this window */
@@ -47,7 +48,9 @@ struct prtt_slot {
 	uint8_t pad2[7];
 	uint64_t arm_sent;        /* sent when the sequence sample started */
 	uint64_t d_seen;          /* the chosen flow's last downstream segment */
-	uint8_t pad3[24];
+	uint64_t quiet_ns;        /* the chosen or pinned flow keeps its place while quiet for less */
+	uint64_t o_seen;          /* the pinned flow's last segment */
+	uint8_t pad3[8];
 };
 _Static_assert(sizeof(struct prtt_hot) == 64, "hot line size");
 _Static_assert(sizeof(struct prtt_slot) == 256, "slot size (prtt_fast_slot() in prtt.h)");
@@ -130,7 +133,7 @@ prtt_init(void *mem, const struct prtt_params *p)
 	t->slots = (struct prtt_slot *)((uint8_t *)mem + align64(sizeof(*t)));
 	t->subs = (struct prtt_sub *)(t->slots + p->subs);
 	for (uint32_t s = 0; s < p->subs; s++) {
-		t->slots[s].h.quiet_ns = p->idle_ns;
+		t->slots[s].quiet_ns = p->idle_ns;
 		for (int d = 0; d < 2; d++)
 			window_reset(&t->subs[s].d[d].win);
 	}
@@ -248,6 +251,25 @@ seg_len(uint32_t payload, uint8_t flags)
 	return payload + ((flags & 0x02) != 0) + ((flags & 0x01) != 0);
 }
 
+/*
+ * The hot line's deadlines from the state, t_ns, quiet_ns and the pin:
+ * what prtt_hot_held() and prtt_up_fast() compare with. Every call that
+ * may change them ends here (downstream only until: down() moves neither
+ * the pin nor quiet_ns).
+ */
+static inline void
+sync_until(struct prtt_slot *sl)
+{
+	sl->h.until = sl->h.state != S_NONE ? sl->h.t_ns + sl->quiet_ns + 1 : 0;
+}
+
+static inline void
+sync_hot(struct prtt_slot *sl)
+{
+	sync_until(sl);
+	sl->h.o_until = sl->o_pinned ? sl->o_seen + sl->quiet_ns + 1 : 0;
+}
+
 /* Free the timestamp samples older than max_age; @return how many. */
 static unsigned
 expire_ts(struct prtt *t, struct prtt_slot *sl, uint64_t now_ns)
@@ -279,7 +301,7 @@ down(struct prtt *t, struct prtt_slot *sl, const struct prtt_seg *s,
 		sl->h.state = S_NONE;
 	}
 	if (sl->h.key != s->flow && sl->h.state == S_ARM &&
-	    now_ns - sl->d_seen > sl->h.quiet_ns) {
+	    now_ns - sl->d_seen > sl->quiet_ns) {
 		/* The chosen flow has sent nothing for its quiet time while
 		 * its samples wait: an echo that never comes (a receiver
 		 * echoes the earliest TSval it has not ACKed, so a flow that
@@ -294,7 +316,7 @@ down(struct prtt *t, struct prtt_slot *sl, const struct prtt_seg *s,
 		 * chosen or the candidate has gone quiet. Most segments of
 		 * a busy subscriber end here. */
 		if (sl->h.state == S_NONE ||
-		    (sl->h.state == S_CAND && now_ns - sl->h.t_ns > sl->h.quiet_ns))
+		    (sl->h.state == S_CAND && now_ns - sl->h.t_ns > sl->quiet_ns))
 			take(t, sl, s, end, now_ns);
 		return;
 	}
@@ -367,6 +389,7 @@ prtt_down_segment(struct prtt *t, const struct prtt_seg *s, uint64_t now_ns)
 	sl->h.sent += s->payload;
 	sl->h.sent_wire += s->wire_len;
 	down(t, sl, s, len, now_ns);
+	sync_until(sl);
 }
 
 /* Upstream: (arrival - TSval x tick) against its recent minimum. */
@@ -426,7 +449,7 @@ hit(struct prtt *t, struct prtt_slot *sl, uint32_t sub, uint64_t rtt,
 	record(t, sub, PRTT_DOWN, rtt);
 	/* A flow that sends nothing for two RTTs has stopped (a bulk flow
 	 * sends every RTT); never sooner than idle_ns. */
-	sl->h.quiet_ns = 2 * rtt > t->p.idle_ns ? 2 * rtt : t->p.idle_ns;
+	sl->quiet_ns = 2 * rtt > t->p.idle_ns ? 2 * rtt : t->p.idle_ns;
 	if (sent_bytes < su->dlv_sent)
 		return;
 	if (su->dlv_ns != 0 && (int64_t)(sent_ns - su->dlv_ns) <= (int64_t)rtt) {
@@ -512,14 +535,15 @@ up(struct prtt *t, struct prtt_slot *sl, const struct prtt_seg *s,
 	/* Upstream delay from one flow per subscriber: its baseline needs a
 	 * flow that lasts, and one flow's ticks are plenty (pping takes one
 	 * sample per RTT). Another flow takes the pin when it goes quiet. */
-	if (sl->h.okey != s->flow) {
-		if (sl->h.okey != 0 && now_ns - sl->h.o_seen <= sl->h.quiet_ns)
+	if (!sl->o_pinned || sl->h.okey != s->flow) {
+		if (sl->o_pinned && now_ns - sl->o_seen <= sl->quiet_ns)
 			return;
+		sl->o_pinned = 1;
 		sl->h.okey = s->flow;
 		sl->o_valid = 0;
 		t->c.owd_pins++;
 	}
-	sl->h.o_seen = now_ns;
+	sl->o_seen = now_ns;
 	owd_sample(t, sl, s, now_ns);
 }
 
@@ -532,6 +556,7 @@ prtt_up_segment(struct prtt *t, const struct prtt_seg *s, uint64_t now_ns)
 	}
 	t->c.segments++;
 	up(t, &t->slots[s->sub], s, now_ns);
+	sync_hot(&t->slots[s->sub]);
 }
 
 /* ------------------------------------------------------------------ */
@@ -640,6 +665,7 @@ down_slow(struct prtt *t, struct prtt_slot *sl, const struct prtt_pkt *p,
 	s.payload = p->payload;
 	s.wire_len = p->wire_len;
 	down(t, sl, &s, seg_len(p->payload, s.flags), now_ns);
+	sync_until(sl);
 }
 
 void
@@ -670,9 +696,7 @@ prtt_down_burst(struct prtt *t, const struct prtt_pkt *pkts, unsigned n,
 		sl->h.sent_wire += p->wire_len;
 		/* Another flow than the subscriber's, while its own is
 		 * alive: nothing to read. Most segments end here. */
-		if (sl->h.key != p->flow &&
-		    (sl->h.state == S_CAND || sl->h.state == S_ARM) &&
-		    now_ns - sl->h.t_ns <= sl->h.quiet_ns)
+		if (prtt_hot_held(&sl->h, p->flow, now_ns))
 			continue;
 		down_slow(t, sl, p, now_ns);
 	}
@@ -692,6 +716,7 @@ up_slow(struct prtt *t, struct prtt_slot *sl, const struct prtt_pkt *p,
 	s.payload = 0; /* (not used upstream) */
 	s.wire_len = 0;
 	up(t, sl, &s, now_ns);
+	sync_hot(sl);
 }
 
 void
@@ -715,8 +740,7 @@ prtt_up_burst(struct prtt *t, const struct prtt_pkt *pkts, unsigned n,
 		sl = &slots[p->sub];
 		/* Neither the sampled flow nor the pinned one (alive). */
 		if (!(sl->h.key == p->flow && sl->h.state == S_ARM) &&
-		    sl->h.okey != p->flow && sl->h.okey != 0 &&
-		    now_ns - sl->h.o_seen <= sl->h.quiet_ns)
+		    sl->h.okey != p->flow && now_ns < sl->h.o_until)
 			continue;
 		up_slow(t, sl, p, now_ns);
 	}
@@ -740,16 +764,41 @@ prtt_fast_put(struct prtt *t, struct prtt_fast *f)
 	f->segments = 0;
 }
 
+/*
+ * One segment, as prtt_down_burst() would take it, without the array: the
+ * callers of the inline checks come here with what the check did not
+ * take, a few percent of the segments.
+ */
 void
 prtt_down_tcp(struct prtt *t, uint32_t sub, uint64_t flow, const uint8_t *hdr,
 	      uint32_t hdr_len, uint32_t payload, uint32_t wire_len,
 	      uint64_t now_ns)
 {
-	struct prtt_pkt p = { .hdr = hdr, .flow = flow, .sub = sub,
-			      .hdr_len = hdr_len, .payload = payload,
-			      .wire_len = wire_len };
+	struct prtt_slot *sl;
+	struct prtt_seg s;
 
-	prtt_down_burst(t, &p, 1, now_ns);
+	if (unlikely(sub >= t->p.subs)) {
+		t->c.bad_sub++;
+		return;
+	}
+	t->c.segments++;
+	if (unlikely(hdr_len < 20))
+		return;
+	/* (The flags byte only matters without payload.) */
+	if (payload == 0 && seg_len(0, hdr[13]) == 0)
+		return; /* a pure ACK: nothing answers it */
+	sl = &t->slots[sub];
+	sl->h.sent += payload;
+	sl->h.sent_wire += wire_len;
+	if (prtt_hot_held(&sl->h, flow, now_ns))
+		return;
+	read_hdr(t, hdr, hdr_len, &s);
+	s.flow = flow;
+	s.sub = sub;
+	s.payload = payload;
+	s.wire_len = wire_len;
+	down(t, sl, &s, seg_len(payload, s.flags), now_ns);
+	sync_until(sl);
 }
 
 void
@@ -757,11 +806,29 @@ prtt_up_tcp(struct prtt *t, uint32_t sub, uint64_t flow, const uint8_t *hdr,
 	    uint32_t hdr_len, uint32_t payload, uint32_t wire_len,
 	    uint64_t now_ns)
 {
-	struct prtt_pkt p = { .hdr = hdr, .flow = flow, .sub = sub,
-			      .hdr_len = hdr_len, .payload = payload,
-			      .wire_len = wire_len };
+	struct prtt_slot *sl;
+	struct prtt_seg s;
 
-	prtt_up_burst(t, &p, 1, now_ns);
+	(void)payload; /* (not used upstream) */
+	(void)wire_len;
+	if (unlikely(sub >= t->p.subs)) {
+		t->c.bad_sub++;
+		return;
+	}
+	t->c.segments++;
+	if (unlikely(hdr_len < 20))
+		return;
+	sl = &t->slots[sub];
+	if (!(sl->h.key == flow && sl->h.state == S_ARM) &&
+	    sl->h.okey != flow && now_ns < sl->h.o_until)
+		return;
+	read_hdr(t, hdr, hdr_len, &s);
+	s.flow = flow;
+	s.sub = sub;
+	s.payload = 0;
+	s.wire_len = 0;
+	up(t, sl, &s, now_ns);
+	sync_hot(sl);
 }
 
 /* ------------------------------------------------------------------ */
@@ -833,7 +900,7 @@ prtt_sub_reset(struct prtt *t, uint32_t sub)
 		return -1;
 	memset(&t->subs[sub], 0, sizeof(t->subs[sub]));
 	memset(&t->slots[sub], 0, sizeof(t->slots[sub]));
-	t->slots[sub].h.quiet_ns = t->p.idle_ns;
+	t->slots[sub].quiet_ns = t->p.idle_ns;
 	for (int d = 0; d < 2; d++)
 		window_reset(&t->subs[sub].d[d].win);
 	return 0;

@@ -610,6 +610,37 @@ test_upstream_delay_comes_from_one_pinned_flow_per_subscriber_until_it_goes_quie
 	free(t);
 }
 
+/*
+ * Any 64-bit value is a flow key, 0 too: a caller's key (sluice's: the
+ * port pair and the address xor) need not spend instructions on a value
+ * the library would reserve. A flow whose key is 0 is pinned, counted and
+ * let go like any other, and the inline check tells it from the others.
+ */
+static void
+test_a_flow_whose_key_is_zero_is_pinned_and_released_like_any_other(void **state)
+{
+	struct prtt *t = make(4);
+	struct prtt_fast f;
+	struct prtt_seg a;
+
+	(void)state;
+	a = ts(ackseg(0, 1000), 91, 499);
+	prtt_up_segment(t, &a, T0);
+	assert_int_equal(prtt_counters(t)->owd_pins, 1);
+	a = ts(ackseg(0, 2000), 92, 500);
+	prtt_up_segment(t, &a, T0 + 1 * MS);
+	assert_int_equal(samples(t, 1, PRTT_UP), 2);
+	prtt_fast_get(t, &f);
+	assert_false(prtt_up_fast(&f, 1, 0, T0 + 2 * MS)); /* the pinned one */
+	assert_true(prtt_up_fast(&f, 1, 7, T0 + 2 * MS));  /* another: a compare */
+	prtt_fast_put(t, &f);
+	/* Flow 7 takes the pin once flow 0 has been quiet for idle. */
+	a = ts(ackseg(7, 1000), 300, 499);
+	prtt_up_segment(t, &a, T0 + 300 * MS);
+	assert_int_equal(prtt_counters(t)->owd_pins, 2);
+	free(t);
+}
+
 static void
 test_a_flood_of_flows_neither_grows_the_state_nor_takes_the_sample_in_flight(void **state)
 {
@@ -855,6 +886,46 @@ test_the_inline_checks_take_only_segments_of_other_flows_while_the_chosen_ones_a
 	free(t);
 }
 
+/*
+ * The checks on the key's upper half: a segment whose upper half differs
+ * from the chosen and the pinned flow's is another flow's and is taken;
+ * one that shares it says nothing, and the whole key decides.
+ */
+static void
+test_the_checks_on_the_key_s_upper_half_take_other_flows_and_leave_the_rest_to_the_whole_key(void **state)
+{
+	const uint64_t chosen = 5ull << 32 | 70, pinned = 9ull << 32 | 90;
+	const uint64_t same_hi = 5ull << 32 | 71; /* the chosen flow's ports, other addresses */
+	struct prtt *t = make(4);
+	struct prtt_fast f;
+	struct prtt_seg a;
+	struct prtt_window w;
+
+	(void)state;
+	prtt_fast_get(t, &f);
+	assert_false(prtt_down_fast_hi(&f, 1, 6, 1000, 1054, T0)); /* none chosen */
+	assert_false(prtt_up_fast_hi(&f, 1, 6, T0));               /* none pinned */
+	choose(t, ts(data(chosen, 0, 1000), 499, 90), T0);
+	a = ts(ackseg(pinned, 1000), 91, 400);
+	prtt_up_segment(t, &a, T0);
+	assert_true(prtt_down_fast_hi(&f, 1, 6, 1000, 1054, T0 + 1 * MS));
+	assert_false(prtt_down_fast_hi(&f, 1, 5, 1000, 1054, T0 + 1 * MS));
+	assert_true(prtt_down_fast(&f, 1, same_hi, 1000, 1054, T0 + 1 * MS));
+	assert_false(prtt_down_fast_hi(&f, 4, 6, 1000, 1054, T0 + 1 * MS)); /* bad sub */
+	assert_false(prtt_down_fast_hi(&f, 1, 6, 0, 54, T0 + 1 * MS));      /* SYN/FIN? */
+	assert_true(prtt_up_fast_hi(&f, 1, 6, T0 + 1 * MS));
+	assert_false(prtt_up_fast_hi(&f, 1, 5, T0 + 1 * MS));
+	assert_false(prtt_up_fast_hi(&f, 1, 9, T0 + 1 * MS));
+	/* The pinned flow quiet for longer than idle: nothing taken. */
+	assert_false(prtt_up_fast_hi(&f, 1, 6, T0 + 251 * MS));
+	assert_false(prtt_down_fast_hi(&f, 1, 6, 1000, 1054, T0 + 251 * MS));
+	prtt_fast_put(t, &f);
+	assert_int_equal(prtt_counters(t)->segments, 2 + 3);    /* 2 calls, 3 taken inline */
+	assert_int_equal(prtt_sub_window_take(t, 1, PRTT_DOWN, &w), 0);
+	assert_int_equal(w.sent_payload, 3000);
+	free(t);
+}
+
 static void
 test_the_init_refuses_no_subscribers_and_zero_times_and_needs_no_flow_table(void **state)
 {
@@ -898,6 +969,7 @@ main(void)
 		cmocka_unit_test(test_a_sample_nobody_answers_expires_after_max_age),
 		cmocka_unit_test(test_upstream_one_way_delay_reads_the_rise_over_the_flows_minimum),
 		cmocka_unit_test(test_upstream_delay_comes_from_one_pinned_flow_per_subscriber_until_it_goes_quiet),
+		cmocka_unit_test(test_a_flow_whose_key_is_zero_is_pinned_and_released_like_any_other),
 		cmocka_unit_test(test_a_flood_of_flows_neither_grows_the_state_nor_takes_the_sample_in_flight),
 		cmocka_unit_test(test_a_subscriber_id_out_of_range_is_counted_and_ignored),
 		cmocka_unit_test(test_percentiles_come_from_buckets_narrower_than_an_eighth_of_the_value),
@@ -905,6 +977,7 @@ main(void)
 		cmocka_unit_test(test_the_header_entry_points_give_the_same_samples_and_count_bad_options),
 		cmocka_unit_test(test_through_the_burst_call_a_silent_chosen_flow_gives_way_after_its_quiet_time),
 		cmocka_unit_test(test_the_inline_checks_take_only_segments_of_other_flows_while_the_chosen_ones_are_alive),
+		cmocka_unit_test(test_the_checks_on_the_key_s_upper_half_take_other_flows_and_leave_the_rest_to_the_whole_key),
 		cmocka_unit_test(test_the_init_refuses_no_subscribers_and_zero_times_and_needs_no_flow_table),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
