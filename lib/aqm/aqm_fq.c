@@ -462,7 +462,8 @@ blue_dequeue(struct codel_ctx *c, struct rte_mbuf *m, uint64_t *enq_ns,
 	return m;
 }
 
-static void *
+/* (Always inlined: fq_dequeue_lists() calls it directly for the head.) */
+static __rte_always_inline void *
 codel_cb_dequeue(void *arg, uint64_t *enq_ns, uint32_t *backlog)
 {
 	struct codel_ctx *c = arg;
@@ -529,7 +530,8 @@ fq_dequeue_lists(struct aqm_sched *s, struct aqm_pipe *p,
 		struct aqm_list *l;
 		struct aqm_flow *f;
 		struct rte_mbuf *m;
-		uint32_t fi;
+		uint64_t enq;
+		uint32_t fi, backlog;
 
 		if (new_flows->head != AQM_NONE)
 			l = new_flows;
@@ -548,7 +550,12 @@ fq_dequeue_lists(struct aqm_sched *s, struct aqm_pipe *p,
 			continue;
 		}
 		c.f = f;
-		m = aqm_codel_dequeue(&f->cv, &p->codel, &codel_ops, &c, now);
+		/* The take inlined here; CoDel's drops take through codel_ops. */
+		enq = 0;
+		backlog = 0;
+		m = codel_cb_dequeue(&c, &enq, &backlog);
+		m = aqm_codel_dequeue_taken(&f->cv, &p->codel, &codel_ops, &c, now,
+					    m, enq, backlog);
 		if (m == NULL) {
 			list_pop(p->flows, l);
 			/*
@@ -626,10 +633,9 @@ aqm_fq_dequeue(struct aqm_sched *s, struct aqm_pipe *p, uint64_t now)
  * Pipes with tins or wash, off the common path. A tin's lists take the
  * pipe's place for one aqm_fq_dequeue() with the mode bits cleared
  * (AQM_DS_INNER set, so drops and marks still count in the tin): the
- * one DRR++ loop, with CoDel inlined, serves every pipe (a second copy
- * made the compiler stop inlining CoDel into the first). A tin whose
- * listed flows turn out empty (they leave the lists only when DRR++
- * next visits them) gives NULL with its lists cleaned: pick again.
+ * same DRR++ loop serves every pipe. A tin whose listed flows turn out
+ * empty (they leave the lists only when DRR++ next visits them) gives
+ * NULL with its lists cleaned: pick again.
  */
 static __rte_noinline struct rte_mbuf *
 dequeue_diffserv(struct aqm_sched *s, struct aqm_pipe *p, uint64_t now)
