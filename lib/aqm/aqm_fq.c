@@ -324,9 +324,11 @@ aqm_fq_drop_fattest(struct aqm_sched *s, struct aqm_pipe *p,
 	} while (++n < p->drop_batch && dropped < half);
 }
 
-static inline void
-fq_queue(struct aqm_sched *s, struct aqm_pipe *p, uint32_t fi,
-	 struct rte_mbuf *m, uint64_t now)
+/* Queue m in flow fi of p. plain (a constant): p->enq_extra is 0, so p
+ * runs FQ-CoDel without host tracking or tins. */
+static __rte_always_inline void
+fq_queue_(struct aqm_sched *s, struct aqm_pipe *p, uint32_t fi,
+	  struct rte_mbuf *m, uint64_t now, const bool plain)
 {
 	struct aqm_flow *f = &p->flows[fi];
 	uint32_t len = rte_pktmbuf_pkt_len(m);
@@ -338,15 +340,15 @@ fq_queue(struct aqm_sched *s, struct aqm_pipe *p, uint32_t fi,
 	p->backlog_bytes += len;
 	p->mem += aqm_truesize(m);
 	s->pending++;
-	if (p->qdisc == AQM_QDISC_FIFO)
+	if (!plain && p->qdisc == AQM_QDISC_FIFO)
 		return;
 	if (f->list == AQM_LIST_NONE) {
 		struct aqm_list *nl = &p->new_flows;
 
 		/* A flow with no queue and no list entry is new (s. 4.1). */
-		if (p->isolation & AQM_ISO_TRACKED)
+		if (!plain && (p->isolation & AQM_ISO_TRACKED))
 			hosts_bind(s, p, fi, m);
-		if (unlikely(p->diffserv & AQM_DS_MODE))
+		if (!plain && unlikely(p->diffserv & AQM_DS_MODE))
 			nl = aqm_tin_new_list(s, p, f, m);
 		f->list = AQM_LIST_NEW;
 		f->deficit = (int32_t)p->quantum;
@@ -364,12 +366,13 @@ void
 aqm_fq_queue(struct aqm_sched *s, struct aqm_pipe *p, uint32_t fi,
 	     struct rte_mbuf *m, uint64_t now)
 {
-	fq_queue(s, p, fi, m, now);
+	fq_queue_(s, p, fi, m, now, false);
 }
 
-uint32_t
-aqm_fq_enqueue(struct aqm_sched *s, struct aqm_pipe *p, struct rte_mbuf *m,
-	       uint64_t now)
+/* aqm_fq_enqueue() for a pipe with anything in p->enq_extra. */
+static __rte_noinline uint32_t
+fq_enqueue_extra(struct aqm_sched *s, struct aqm_pipe *p, struct rte_mbuf *m,
+		 uint64_t now)
 {
 	uint32_t len = rte_pktmbuf_pkt_len(m);
 	uint32_t fi = 0;
@@ -398,9 +401,32 @@ aqm_fq_enqueue(struct aqm_sched *s, struct aqm_pipe *p, struct rte_mbuf *m,
 	p->st.enq_pkts++;
 	p->st.enq_bytes += len;
 	/* The ACK filter, and the hold, which may keep m back for now. */
-	if (unlikely(p->ack_filter != 0) && aqm_hold_enqueue(s, p, fi, m, now))
+	if ((p->enq_extra & (AQM_ACKF_FILTER | AQM_ACKF_HOLD)) &&
+	    aqm_hold_enqueue(s, p, fi, m, now))
 		return 1;
-	fq_queue(s, p, fi, m, now);
+	fq_queue_(s, p, fi, m, now, false);
+	return 1;
+}
+
+/*
+ * Inlined into the scheduler's enqueue (aqm_sched.c, through LTO). Most
+ * pipes run plain FQ-CoDel: one test of p->enq_extra sends the others
+ * (FIFO, the ACK filter, host isolation, tins) out of line, and the plain
+ * ones do exactly what fq_enqueue_extra() would do for them.
+ */
+__rte_always_inline uint32_t
+aqm_fq_enqueue(struct aqm_sched *s, struct aqm_pipe *p, struct rte_mbuf *m,
+	       uint64_t now)
+{
+	uint32_t len;
+
+	if (unlikely(p->enq_extra != 0))
+		return fq_enqueue_extra(s, p, m, now);
+	len = rte_pktmbuf_pkt_len(m);
+	p->st.enq_pkts++;
+	p->st.enq_bytes += len;
+	fq_queue_(s, p, aqm_flow_index(pkt_flow_hash(pkt_meta(m)), p->seed,
+				       p->flow_mask), m, now, true);
 	return 1;
 }
 
