@@ -92,7 +92,9 @@ aqm_stage_burst(void *ctx, const struct stage_burst *b,
 	/* One worker owns every pipe: no owner to work out per packet. */
 	const bool single = nb_workers == 1;
 	const uint16_t out_port = b->out_port;
-	const bool pass = aqm_subs_default_pass(w->subs);
+	/* Unknown addresses (id 0) pass, if they do, with one compare per
+	 * packet: pipe ids stay below 2^24, so none is UINT32_MAX. */
+	const uint32_t pass_id = aqm_subs_default_pass(w->subs) ? 0 : UINT32_MAX;
 
 	if (!((w->pairs >> b->pair) & 1))
 		return n;
@@ -119,7 +121,7 @@ aqm_stage_burst(void *ctx, const struct stage_burst *b,
 				pkts[keep++] = m;
 				continue;
 			}
-			if (unlikely(id == 0) && pass) {
+			if (unlikely(id == pass_id)) {
 				st->passed++;
 				pkts[keep++] = m;
 				continue;

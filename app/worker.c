@@ -134,20 +134,29 @@ emitter_drain(struct stage_emitter *em, uint64_t now)
 	em->n = 0;
 }
 
-void
+/* The staging array is full: send it on through the later stages. */
+static __rte_noinline void
+emitter_full(struct stage_emitter *em)
+{
+	if (unlikely(em->w->stage_cycles)) {
+		uint64_t t0 = rte_rdtsc();
+
+		em->emitted += em->n;
+		emitter_drain(em, worker_now_ns(em->w));
+		em->drain_cycles += rte_rdtsc() - t0;
+	} else {
+		emitter_drain(em, worker_now_ns(em->w));
+	}
+}
+
+/* Inlined into the stages' polls (through LTO): called once per packet a
+ * stage releases, and as a call, with the registers the drain needs
+ * saved, it cost 22 instructions a packet. */
+__rte_always_inline void
 stage_emit(struct stage_emitter *em, uint16_t out_port, struct rte_mbuf *m)
 {
-	if (em->n == SL_EMIT_MAX) {
-		if (unlikely(em->w->stage_cycles)) {
-			uint64_t t0 = rte_rdtsc();
-
-			em->emitted += em->n;
-			emitter_drain(em, worker_now_ns(em->w));
-			em->drain_cycles += rte_rdtsc() - t0;
-		} else {
-			emitter_drain(em, worker_now_ns(em->w));
-		}
-	}
+	if (unlikely(em->n == SL_EMIT_MAX))
+		emitter_full(em);
 	em->port[em->n] = out_port;
 	em->pkts[em->n++] = m;
 }

@@ -9,7 +9,10 @@
  * The caller owns the queue. It passes in the time and a small table of
  * callbacks: take the head packet (and say when it was enqueued and how many
  * bytes stay queued behind it), drop a packet, and try to CE-mark a packet.
- * Everything is inlined at the call site, so the callbacks cost nothing.
+ * Everything but the dropping state's work is inlined at the call site
+ * (that work, rare, is one call out of line: aqm_codel_dequeue_drop_()).
+ * A caller that wants its take of the head inlined for sure takes it
+ * itself and calls aqm_codel_dequeue_taken().
  *
  * The control law interval / sqrt(count) (RFC 8289 section 5.5) is computed
  * without division: the state keeps 1/sqrt(count) in Q0.32 fixed point and
@@ -120,21 +123,14 @@ aqm_codel_control_law(const struct aqm_codel_vars *v,
 	return t + ((p->interval_ns * v->rec_inv_sqrt) >> 32);
 }
 
-/* RFC 8289 dodequeue(): take the head and decide whether it may be dropped. */
-static inline void *
-aqm_codel_dodequeue_(struct aqm_codel_vars *v, const struct aqm_codel_params *p,
-		     const struct aqm_codel_ops *ops, void *ctx, uint64_t now,
-		     bool *ok_to_drop, uint64_t *sojourn)
+/* RFC 8289 dodequeue()'s decision for a packet taken from the head, which
+ * was enqueued at enq and leaves backlog bytes behind it. */
+static inline void
+aqm_codel_judge_(struct aqm_codel_vars *v, const struct aqm_codel_params *p,
+		 uint64_t now, uint64_t enq, uint32_t backlog, bool *ok_to_drop,
+		 uint64_t *sojourn)
 {
-	uint64_t enq;
-	uint32_t backlog;
-	void *pkt = ops->dequeue(ctx, &enq, &backlog);
-
 	*ok_to_drop = false;
-	if (pkt == NULL) {
-		v->first_above_ns = 0; /* empty queue: below target by definition */
-		return NULL;
-	}
 	*sojourn = now > enq ? now - enq : 0;
 	if (*sojourn < p->target_ns || backlog <= p->mtu) {
 		/* Below target, or less than one packet queued (section 4.2). */
@@ -145,32 +141,37 @@ aqm_codel_dodequeue_(struct aqm_codel_vars *v, const struct aqm_codel_params *p,
 	} else if (now >= v->first_above_ns) {
 		*ok_to_drop = true;
 	}
+}
+
+/* RFC 8289 dodequeue(): take the head and decide whether it may be dropped. */
+static inline void *
+aqm_codel_dodequeue_(struct aqm_codel_vars *v, const struct aqm_codel_params *p,
+		     const struct aqm_codel_ops *ops, void *ctx, uint64_t now,
+		     bool *ok_to_drop, uint64_t *sojourn)
+{
+	uint64_t enq;
+	uint32_t backlog;
+	void *pkt = ops->dequeue(ctx, &enq, &backlog);
+
+	if (pkt == NULL) {
+		*ok_to_drop = false;
+		v->first_above_ns = 0; /* empty queue: below target by definition */
+		return NULL;
+	}
+	aqm_codel_judge_(v, p, now, enq, backlog, ok_to_drop, sojourn);
 	return pkt;
 }
 
-/**
- * CoDel dequeue (RFC 8289 section 5.4 / 5.6): return the next packet to
- * send, after dropping (or CE-marking) what the control law says.
- *
- * @param v    the queue's state.
- * @param p    parameters.
- * @param ops  callbacks on the caller's queue.
- * @param ctx  passed to every callback.
- * @param now  current time in ns (monotonic, never 0 after the first call).
- * @return the packet to send, or NULL if the queue is (now) empty.
+/*
+ * The rest of aqm_codel_dequeue() for pkt, once it is known that CoDel
+ * is in its dropping state or may enter it (ok): out of line, so that
+ * the common case (neither) inlines only the take and two tests.
  */
-static inline void *
-aqm_codel_dequeue(struct aqm_codel_vars *v, const struct aqm_codel_params *p,
-		  const struct aqm_codel_ops *ops, void *ctx, uint64_t now)
+static __attribute__((noinline, unused)) void *
+aqm_codel_dequeue_drop_(struct aqm_codel_vars *v, const struct aqm_codel_params *p,
+			const struct aqm_codel_ops *ops, void *ctx, uint64_t now,
+			void *pkt, bool ok, uint64_t sojourn)
 {
-	bool ok;
-	uint64_t sojourn = 0;
-	void *pkt = aqm_codel_dodequeue_(v, p, ops, ctx, now, &ok, &sojourn);
-
-	if (pkt == NULL) {
-		v->dropping = 0;
-		return NULL;
-	}
 	if (v->dropping) {
 		if (!ok) {
 			/* Sojourn fell below target: leave the dropping state. */
@@ -191,7 +192,7 @@ aqm_codel_dequeue(struct aqm_codel_vars *v, const struct aqm_codel_params *p,
 			else
 				v->drop_next_ns = aqm_codel_control_law(v, p, v->drop_next_ns);
 		}
-	} else if (ok) {
+	} else {
 		uint32_t delta = v->count - v->lastcount;
 		bool marked = p->ecn && ops->mark(ctx, pkt, AQM_CODEL_MARK_CONTROL_LAW);
 
@@ -218,6 +219,58 @@ aqm_codel_dequeue(struct aqm_codel_vars *v, const struct aqm_codel_params *p,
 	if (pkt != NULL && p->ce_threshold_ns != 0 && sojourn > p->ce_threshold_ns)
 		ops->mark(ctx, pkt, AQM_CODEL_MARK_THRESHOLD);
 	return pkt;
+}
+
+/**
+ * aqm_codel_dequeue() for a head packet the caller took itself, as
+ * ops->dequeue() would have: pkt (NULL if the queue was empty), when it
+ * was enqueued and the bytes that stay queued behind it. For a caller
+ * whose take is worth inlining (a call through ops is not always
+ * inlined); every later take goes through ops->dequeue().
+ *
+ * @return the packet to send, or NULL if the queue is (now) empty.
+ */
+static inline void *
+aqm_codel_dequeue_taken(struct aqm_codel_vars *v, const struct aqm_codel_params *p,
+			const struct aqm_codel_ops *ops, void *ctx, uint64_t now,
+			void *pkt, uint64_t enq, uint32_t backlog)
+{
+	bool ok;
+	uint64_t sojourn = 0;
+
+	if (pkt == NULL) {
+		v->first_above_ns = 0; /* empty queue: below target by definition */
+		v->dropping = 0;
+		return NULL;
+	}
+	aqm_codel_judge_(v, p, now, enq, backlog, &ok, &sojourn);
+	if (__builtin_expect(v->dropping || ok, 0))
+		return aqm_codel_dequeue_drop_(v, p, ops, ctx, now, pkt, ok, sojourn);
+	if (p->ce_threshold_ns != 0 && sojourn > p->ce_threshold_ns)
+		ops->mark(ctx, pkt, AQM_CODEL_MARK_THRESHOLD);
+	return pkt;
+}
+
+/**
+ * CoDel dequeue (RFC 8289 section 5.4 / 5.6): return the next packet to
+ * send, after dropping (or CE-marking) what the control law says.
+ *
+ * @param v    the queue's state.
+ * @param p    parameters.
+ * @param ops  callbacks on the caller's queue.
+ * @param ctx  passed to every callback.
+ * @param now  current time in ns (monotonic, never 0 after the first call).
+ * @return the packet to send, or NULL if the queue is (now) empty.
+ */
+static inline void *
+aqm_codel_dequeue(struct aqm_codel_vars *v, const struct aqm_codel_params *p,
+		  const struct aqm_codel_ops *ops, void *ctx, uint64_t now)
+{
+	uint64_t enq = 0;
+	uint32_t backlog = 0;
+	void *pkt = ops->dequeue(ctx, &enq, &backlog);
+
+	return aqm_codel_dequeue_taken(v, p, ops, ctx, now, pkt, enq, backlog);
 }
 
 #ifdef __cplusplus

@@ -324,9 +324,11 @@ aqm_fq_drop_fattest(struct aqm_sched *s, struct aqm_pipe *p,
 	} while (++n < p->drop_batch && dropped < half);
 }
 
-static inline void
-fq_queue(struct aqm_sched *s, struct aqm_pipe *p, uint32_t fi,
-	 struct rte_mbuf *m, uint64_t now)
+/* Queue m in flow fi of p. plain (a constant): p->enq_extra is 0, so p
+ * runs FQ-CoDel without host tracking or tins. */
+static __rte_always_inline void
+fq_queue_(struct aqm_sched *s, struct aqm_pipe *p, uint32_t fi,
+	  struct rte_mbuf *m, uint64_t now, const bool plain)
 {
 	struct aqm_flow *f = &p->flows[fi];
 	uint32_t len = rte_pktmbuf_pkt_len(m);
@@ -338,15 +340,15 @@ fq_queue(struct aqm_sched *s, struct aqm_pipe *p, uint32_t fi,
 	p->backlog_bytes += len;
 	p->mem += aqm_truesize(m);
 	s->pending++;
-	if (p->qdisc == AQM_QDISC_FIFO)
+	if (!plain && p->qdisc == AQM_QDISC_FIFO)
 		return;
 	if (f->list == AQM_LIST_NONE) {
 		struct aqm_list *nl = &p->new_flows;
 
 		/* A flow with no queue and no list entry is new (s. 4.1). */
-		if (p->isolation & AQM_ISO_TRACKED)
+		if (!plain && (p->isolation & AQM_ISO_TRACKED))
 			hosts_bind(s, p, fi, m);
-		if (unlikely(p->diffserv & AQM_DS_MODE))
+		if (!plain && unlikely(p->diffserv & AQM_DS_MODE))
 			nl = aqm_tin_new_list(s, p, f, m);
 		f->list = AQM_LIST_NEW;
 		f->deficit = (int32_t)p->quantum;
@@ -364,12 +366,13 @@ void
 aqm_fq_queue(struct aqm_sched *s, struct aqm_pipe *p, uint32_t fi,
 	     struct rte_mbuf *m, uint64_t now)
 {
-	fq_queue(s, p, fi, m, now);
+	fq_queue_(s, p, fi, m, now, false);
 }
 
-uint32_t
-aqm_fq_enqueue(struct aqm_sched *s, struct aqm_pipe *p, struct rte_mbuf *m,
-	       uint64_t now)
+/* aqm_fq_enqueue() for a pipe with anything in p->enq_extra. */
+static __rte_noinline uint32_t
+fq_enqueue_extra(struct aqm_sched *s, struct aqm_pipe *p, struct rte_mbuf *m,
+		 uint64_t now)
 {
 	uint32_t len = rte_pktmbuf_pkt_len(m);
 	uint32_t fi = 0;
@@ -398,9 +401,32 @@ aqm_fq_enqueue(struct aqm_sched *s, struct aqm_pipe *p, struct rte_mbuf *m,
 	p->st.enq_pkts++;
 	p->st.enq_bytes += len;
 	/* The ACK filter, and the hold, which may keep m back for now. */
-	if (unlikely(p->ack_filter != 0) && aqm_hold_enqueue(s, p, fi, m, now))
+	if ((p->enq_extra & (AQM_ACKF_FILTER | AQM_ACKF_HOLD)) &&
+	    aqm_hold_enqueue(s, p, fi, m, now))
 		return 1;
-	fq_queue(s, p, fi, m, now);
+	fq_queue_(s, p, fi, m, now, false);
+	return 1;
+}
+
+/*
+ * Inlined into the scheduler's enqueue (aqm_sched.c, through LTO). Most
+ * pipes run plain FQ-CoDel: one test of p->enq_extra sends the others
+ * (FIFO, the ACK filter, host isolation, tins) out of line, and the plain
+ * ones do exactly what fq_enqueue_extra() would do for them.
+ */
+__rte_always_inline uint32_t
+aqm_fq_enqueue(struct aqm_sched *s, struct aqm_pipe *p, struct rte_mbuf *m,
+	       uint64_t now)
+{
+	uint32_t len;
+
+	if (unlikely(p->enq_extra != 0))
+		return fq_enqueue_extra(s, p, m, now);
+	len = rte_pktmbuf_pkt_len(m);
+	p->st.enq_pkts++;
+	p->st.enq_bytes += len;
+	fq_queue_(s, p, aqm_flow_index(pkt_flow_hash(pkt_meta(m)), p->seed,
+				       p->flow_mask), m, now, true);
 	return 1;
 }
 
@@ -462,7 +488,8 @@ blue_dequeue(struct codel_ctx *c, struct rte_mbuf *m, uint64_t *enq_ns,
 	return m;
 }
 
-static void *
+/* (Always inlined: fq_dequeue_lists() calls it directly for the head.) */
+static __rte_always_inline void *
 codel_cb_dequeue(void *arg, uint64_t *enq_ns, uint32_t *backlog)
 {
 	struct codel_ctx *c = arg;
@@ -529,7 +556,8 @@ fq_dequeue_lists(struct aqm_sched *s, struct aqm_pipe *p,
 		struct aqm_list *l;
 		struct aqm_flow *f;
 		struct rte_mbuf *m;
-		uint32_t fi;
+		uint64_t enq;
+		uint32_t fi, backlog;
 
 		if (new_flows->head != AQM_NONE)
 			l = new_flows;
@@ -548,7 +576,12 @@ fq_dequeue_lists(struct aqm_sched *s, struct aqm_pipe *p,
 			continue;
 		}
 		c.f = f;
-		m = aqm_codel_dequeue(&f->cv, &p->codel, &codel_ops, &c, now);
+		/* The take inlined here; CoDel's drops take through codel_ops. */
+		enq = 0;
+		backlog = 0;
+		m = codel_cb_dequeue(&c, &enq, &backlog);
+		m = aqm_codel_dequeue_taken(&f->cv, &p->codel, &codel_ops, &c, now,
+					    m, enq, backlog);
 		if (m == NULL) {
 			list_pop(p->flows, l);
 			/*
@@ -612,7 +645,10 @@ diffserv_sent(struct aqm_sched *s, struct aqm_pipe *p, struct aqm_tin *t,
 static __rte_noinline struct rte_mbuf *
 dequeue_diffserv(struct aqm_sched *s, struct aqm_pipe *p, uint64_t now);
 
-struct rte_mbuf *
+/* Inlined into the scheduler's dequeue loop (aqm_sched.c, through LTO):
+ * called there once per packet sent, and a call with the registers it
+ * saves cost about 20 instructions a packet. */
+__rte_always_inline struct rte_mbuf *
 aqm_fq_dequeue(struct aqm_sched *s, struct aqm_pipe *p, uint64_t now)
 {
 	if (unlikely(p->diffserv & (AQM_DS_MODE | AQM_DS_WASH)))
@@ -626,10 +662,9 @@ aqm_fq_dequeue(struct aqm_sched *s, struct aqm_pipe *p, uint64_t now)
  * Pipes with tins or wash, off the common path. A tin's lists take the
  * pipe's place for one aqm_fq_dequeue() with the mode bits cleared
  * (AQM_DS_INNER set, so drops and marks still count in the tin): the
- * one DRR++ loop, with CoDel inlined, serves every pipe (a second copy
- * made the compiler stop inlining CoDel into the first). A tin whose
- * listed flows turn out empty (they leave the lists only when DRR++
- * next visits them) gives NULL with its lists cleaned: pick again.
+ * same DRR++ loop serves every pipe. A tin whose listed flows turn out
+ * empty (they leave the lists only when DRR++ next visits them) gives
+ * NULL with its lists cleaned: pick again.
  */
 static __rte_noinline struct rte_mbuf *
 dequeue_diffserv(struct aqm_sched *s, struct aqm_pipe *p, uint64_t now)

@@ -82,7 +82,7 @@ aqm_hold_enqueue(struct aqm_sched *s, struct aqm_pipe *p, uint32_t fi,
 	 * for a packet time and the ACK would wait too. An idle or lightly
 	 * loaded pipe sends its ACKs at once.
 	 */
-	if ((p->ack_filter & AQM_ACKF_HOLD) && p->ns_per_byte != 0 &&
+	if ((p->enq_extra & AQM_ACKF_HOLD) && p->ns_per_byte != 0 &&
 	    p->backlog_bytes >= p->quantum &&
 	    s->hold_tail - s->hold_head <= s->hold_mask &&
 	    (s->limit_pkts == 0 || s->pending < s->limit_pkts) &&

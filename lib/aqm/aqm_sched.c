@@ -255,10 +255,11 @@ pipe_init(struct aqm_sched *s, struct aqm_pipe *p, const struct aqm_pipe_params 
 	p->limit_pkts = fq->limit_pkts;
 	p->drop_batch = (uint16_t)RTE_MIN(fq->drop_batch, (uint32_t)UINT16_MAX);
 	p->codel = fq->codel;
-	p->ack_filter = pp->qdisc == AQM_QDISC_FQ_CODEL && fq->ack_filter ?
+	p->enq_extra = pp->qdisc == AQM_QDISC_FQ_CODEL && fq->ack_filter ?
 		AQM_ACKF_FILTER | (s->hold_ns != 0 ? AQM_ACKF_HOLD : 0) : 0;
 	p->qdisc = (uint8_t)pp->qdisc;
 	if (pp->qdisc == AQM_QDISC_FIFO) {
+		p->enq_extra |= AQM_ENQ_FIFO;
 		p->fifo_limit_bytes = pp->fifo_limit_bytes;
 		p->fifo_limit_ms = pp->fifo_limit_bytes ? 0 : pp->fifo_limit_ms;
 	} else {
@@ -268,9 +269,11 @@ pipe_init(struct aqm_sched *s, struct aqm_pipe *p, const struct aqm_pipe_params 
 		p->isolation = fq->isolation;
 		if (s->hosts != NULL && flows <= AQM_ISO_FLOWS_MAX)
 			p->isolation |= AQM_ISO_TRACKED;
-		if (p->isolation & AQM_ISO_TRACKED)
+		if (p->isolation & AQM_ISO_TRACKED) {
 			memset(&s->hosts[2 * (size_t)base], 0,
 			       2 * (size_t)flows * sizeof(struct aqm_host));
+			p->enq_extra |= AQM_ENQ_HOSTS;
+		}
 		p->blue_inc = fq->blue.inc;
 		p->blue_dec = fq->blue.dec;
 		p->blue_threshold_ms = (uint16_t)((fq->blue.threshold_ns + 500000) / 1000000);
@@ -281,8 +284,10 @@ pipe_init(struct aqm_sched *s, struct aqm_pipe *p, const struct aqm_pipe_params 
 					   (1ULL << AQM_BLUE_TICK_SHIFT) - 1) >>
 					  AQM_BLUE_TICK_SHIFT);
 		p->diffserv = fq->diffserv;
-		if (fq->diffserv != AQM_DIFFSERV_BESTEFFORT)
+		if (fq->diffserv != AQM_DIFFSERV_BESTEFFORT) {
 			aqm_tins_init(s, p, fq->diffserv);
+			p->enq_extra |= AQM_ENQ_TINS;
+		}
 	}
 	if (pp->wash)
 		p->diffserv |= AQM_DS_WASH;

@@ -18,9 +18,15 @@
 
 enum aqm_list_id { AQM_LIST_NONE = 0, AQM_LIST_NEW, AQM_LIST_OLD };
 
-/* aqm_pipe.ack_filter bits. */
+/* aqm_pipe.enq_extra bits: what a packet queued in the pipe meets
+ * besides plain FQ-CoDel. A pipe with none takes aqm_fq_enqueue()'s short
+ * path; set when the pipe is set up (the host isolation mode may change
+ * later, whether hosts are tracked does not). */
 #define AQM_ACKF_FILTER 1 /* aqm_fq_params.ack_filter */
 #define AQM_ACKF_HOLD 2   /* ... and the scheduler holds ACKs */
+#define AQM_ENQ_HOSTS 4   /* flows bind to hosts (isolation & AQM_ISO_TRACKED) */
+#define AQM_ENQ_TINS 8    /* diffserv tins (diffserv & AQM_DS_MODE) */
+#define AQM_ENQ_FIFO 16   /* the FIFO qdisc */
 
 /*
  * One held ACK. The hold table is a ring in arrival order; with one hold
@@ -134,7 +140,7 @@ struct aqm_pipe {
 	uint8_t framing;
 	uint8_t qdisc;
 	uint8_t where;         /* enum aqm_pipe_where */
-	uint8_t ack_filter;    /* AQM_ACKF_* bits */
+	uint8_t enq_extra;     /* AQM_ACKF_* and AQM_ENQ_* bits */
 	/* Queue. */
 	struct aqm_flow *flows;
 	uint32_t flow_mask;
@@ -383,7 +389,7 @@ bool aqm_ack_filter(struct aqm_sched *s, struct aqm_pipe *p, struct aqm_flow *f,
 bool aqm_ack_is_pure(const struct rte_mbuf *m);
 
 /* hold.c */
-/* The ACK filter and hold for m, bound for flow fi of p (p->ack_filter set).
+/* The ACK filter and hold for m, bound for flow fi of p (p->enq_extra has AQM_ACKF_FILTER).
  * Returns true if m went into the hold (consumed, counted ack_held), false
  * if the caller queues it. */
 bool aqm_hold_enqueue(struct aqm_sched *s, struct aqm_pipe *p, uint32_t fi,

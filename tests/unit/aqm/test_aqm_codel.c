@@ -211,6 +211,60 @@ test_ce_threshold_marks_every_packet_above_it(void **state)
 	assert_int_equal(q.drops, 0);
 }
 
+/*
+ * The take handed in by the caller (aqm_codel_dequeue_taken(), as FQ-CoDel
+ * does) gives the same drops, marks and state as the take through ops,
+ * step by step: overload, recovery, overload again soon after (count
+ * resumes), ECN on and off, a CE threshold, and an empty queue.
+ */
+static void
+test_a_take_handed_in_decides_as_the_take_through_ops(void **state)
+{
+	struct aqm_codel_params p = params;
+	struct aqm_codel_vars va = { 0 }, vb = { 0 };
+	struct fake_queue a = { .backlog = 100000 }, b = { .backlog = 100000 };
+	uint64_t t = 1000 * MS;
+
+	(void)state;
+	p.ce_threshold_ns = 20 * MS;
+	for (unsigned int i = 0; i < 40000; i++, t += 100000) {
+		/* 1 s phases: overload, calm, overload, calm with ECN... */
+		unsigned int phase = (unsigned int)(i / 10000);
+		uint64_t sojourn = phase % 2 == 0 ? 30 * MS + (i % 7) * MS : 1 * MS;
+		bool empty = phase % 2 == 1 && i % 997 == 0;
+		void *pa, *pb;
+
+		a.now = b.now = t;
+		a.sojourn = b.sojourn = sojourn;
+		a.ect = b.ect = phase >= 2;
+		if (empty) {
+			pa = aqm_codel_dequeue_taken(&va, &p, &ops, &a, t, NULL, 0, 0);
+		} else {
+			uint64_t enq;
+			uint32_t backlog;
+			void *head = fq_dequeue(&a, &enq, &backlog);
+
+			pa = aqm_codel_dequeue_taken(&va, &p, &ops, &a, t, head, enq,
+						     backlog);
+		}
+		if (empty) {
+			/* The take through ops on an empty queue, by hand. */
+			vb.first_above_ns = 0;
+			vb.dropping = 0;
+			pb = NULL;
+		} else {
+			pb = aqm_codel_dequeue(&vb, &p, &ops, &b, t);
+		}
+		assert_true((pa == NULL) == (pb == NULL));
+		assert_int_equal(a.drops, b.drops);
+		assert_int_equal(a.marks, b.marks);
+		assert_memory_equal(&va, &vb, sizeof(va));
+	}
+	/* The phases did drop and mark, or the test proves nothing. */
+	assert_true(a.drops > 10);
+	assert_true(a.marks > 10);
+}
+
 int
 main(void)
 {
@@ -223,6 +277,7 @@ main(void)
 		cmocka_unit_test(test_reentering_soon_resumes_count_from_the_last_cycle),
 		cmocka_unit_test(test_ecn_capable_packets_are_marked_instead_of_dropped),
 		cmocka_unit_test(test_ce_threshold_marks_every_packet_above_it),
+		cmocka_unit_test(test_a_take_handed_in_decides_as_the_take_through_ops),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
