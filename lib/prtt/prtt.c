@@ -764,6 +764,21 @@ prtt_fast_put(struct prtt *t, struct prtt_fast *f)
 	f->segments = 0;
 }
 
+/* The slot of a one-segment call's subscriber, the segment counted; NULL
+ * for a subscriber out of range (counted) or a header too short to read. */
+static inline struct prtt_slot *
+seg_slot(struct prtt *t, uint32_t sub, uint32_t hdr_len)
+{
+	if (unlikely(sub >= t->p.subs)) {
+		t->c.bad_sub++;
+		return NULL;
+	}
+	t->c.segments++;
+	if (unlikely(hdr_len < 20))
+		return NULL;
+	return &t->slots[sub];
+}
+
 /*
  * One segment, as prtt_down_burst() would take it, without the array: the
  * callers of the inline checks come here with what the check did not
@@ -774,20 +789,14 @@ prtt_down_tcp(struct prtt *t, uint32_t sub, uint64_t flow, const uint8_t *hdr,
 	      uint32_t hdr_len, uint32_t payload, uint32_t wire_len,
 	      uint64_t now_ns)
 {
-	struct prtt_slot *sl;
+	struct prtt_slot *sl = seg_slot(t, sub, hdr_len);
 	struct prtt_seg s;
 
-	if (unlikely(sub >= t->p.subs)) {
-		t->c.bad_sub++;
-		return;
-	}
-	t->c.segments++;
-	if (unlikely(hdr_len < 20))
+	if (sl == NULL)
 		return;
 	/* (The flags byte only matters without payload.) */
 	if (payload == 0 && seg_len(0, hdr[13]) == 0)
 		return; /* a pure ACK: nothing answers it */
-	sl = &t->slots[sub];
 	sl->h.sent += payload;
 	sl->h.sent_wire += wire_len;
 	if (prtt_hot_held(&sl->h, flow, now_ns))
@@ -806,19 +815,13 @@ prtt_up_tcp(struct prtt *t, uint32_t sub, uint64_t flow, const uint8_t *hdr,
 	    uint32_t hdr_len, uint32_t payload, uint32_t wire_len,
 	    uint64_t now_ns)
 {
-	struct prtt_slot *sl;
+	struct prtt_slot *sl = seg_slot(t, sub, hdr_len);
 	struct prtt_seg s;
 
 	(void)payload; /* (not used upstream) */
 	(void)wire_len;
-	if (unlikely(sub >= t->p.subs)) {
-		t->c.bad_sub++;
+	if (sl == NULL)
 		return;
-	}
-	t->c.segments++;
-	if (unlikely(hdr_len < 20))
-		return;
-	sl = &t->slots[sub];
 	if (!(sl->h.key == flow && sl->h.state == S_ARM) &&
 	    sl->h.okey != flow && now_ns < sl->h.o_until)
 		return;
