@@ -1943,6 +1943,17 @@ a_full_redirect_table_refuses_the_join_with_rst_and_counts_it(void **state)
 /* The stale rule (issue 16): only data a subflow sent and that went    */
 /* unacknowledged past the bound makes it stale.                        */
 
+/* Two paths of 10 and 20 ms RTT (setup()), the client connected over
+ * the first and joined over the second, and 200 ms to settle. */
+static void
+setup_two_paths(void)
+{
+	setup(MS(5), MS(10));
+	mc_connect();
+	(void)mc_join(0, 0, 0);
+	run_ms(200);
+}
+
 /* S sends total bytes; step until the client has them all (or limit). */
 static void
 download_until(uint64_t total, uint64_t *offs, uint64_t *hs, uint64_t limit_ms)
@@ -1953,6 +1964,21 @@ download_until(uint64_t total, uint64_t *offs, uint64_t *hs, uint64_t limit_ms)
 		s_push(total, offs, hs);
 		step();
 	}
+}
+
+/* The download (download_until()) ends intact, no subflow marked stale
+ * and nothing reinjected on the way. */
+static void
+download_with_no_stale_subflow(uint64_t total, uint64_t *offs, uint64_t *hs,
+			       uint64_t limit_ms)
+{
+	download_until(total, offs, hs, limit_ms);
+	print_message("stale %llu, reinjected %llu\n",
+		      (unsigned long long)CNT(MPTCP_SF_STALE),
+		      (unsigned long long)CNT(MPTCP_REINJECTED));
+	assert_down_is(total);
+	assert_int_equal(CNT(MPTCP_SF_STALE), 0);
+	assert_int_equal(CNT(MPTCP_REINJECTED), 0);
 }
 
 /* The bytes each of P's subflows holds sent and unacknowledged, and
@@ -1988,10 +2014,7 @@ a_poll_gap_longer_than_the_stale_bound_marks_no_healthy_subflow_stale(void **sta
 	uint32_t sent, unsent;
 
 	(void)state;
-	setup(MS(5), MS(10));
-	mc_connect();
-	(void)mc_join(0, 0, 0);
-	run_ms(200);
+	setup_two_paths();
 	download_until(total, &offs, &hs, 150);
 	assert_true(path_bytes_down[0] > 0 && path_bytes_down[1] > 0);
 	sf_outstanding(&sent, &unsent);
@@ -2000,13 +2023,7 @@ a_poll_gap_longer_than_the_stale_bound_marks_no_healthy_subflow_stale(void **sta
 	run_ms(300);
 	p_asleep = 0;
 	mptcp_proxy_poll(P, now, p_emit, NULL); /* timers before the ring */
-	download_until(total, &offs, &hs, 10000);
-	print_message("stale %llu, reinjected %llu\n",
-		      (unsigned long long)CNT(MPTCP_SF_STALE),
-		      (unsigned long long)CNT(MPTCP_REINJECTED));
-	assert_down_is(total);
-	assert_int_equal(CNT(MPTCP_SF_STALE), 0);
-	assert_int_equal(CNT(MPTCP_REINJECTED), 0);
+	download_with_no_stale_subflow(total, &offs, &hs, 10000);
 	teardown_all();
 }
 
@@ -2021,10 +2038,7 @@ a_path_that_goes_silent_turns_stale_within_the_bound_and_a_scan(void **state)
 	uint64_t offs = 0, hs = FNV_INIT, total = 3000000, cut = 0, stale_at = 0;
 
 	(void)state;
-	setup(MS(5), MS(10));
-	mc_connect();
-	(void)mc_join(0, 0, 0);
-	run_ms(200);
+	setup_two_paths();
 	for (uint64_t until = now + MS(5000); now < until && stale_at == 0;) {
 		s_push(total, &offs, &hs);
 		step();
@@ -2059,10 +2073,7 @@ a_client_that_stops_reading_for_a_second_leaves_every_subflow_fresh(void **state
 	(void)state;
 	client_rcv_buf = 64 * 1024;
 	client_rcv_mem = 16 * client_rcv_buf;
-	setup(MS(5), MS(10));
-	mc_connect();
-	(void)mc_join(0, 0, 0);
-	run_ms(200);
+	setup_two_paths();
 	mc.hold = 3;
 	for (uint64_t until = now + MS(1000); now < until;) {
 		s_push(total, &offs, &hs);
@@ -2095,10 +2106,7 @@ a_data_ack_with_the_send_queue_over_a_shrunken_limit_announces_no_room(void **st
 	(void)state;
 	client_rcv_buf = 64 * 1024;
 	client_rcv_mem = 16 * client_rcv_buf;
-	setup(MS(5), MS(10));
-	mc_connect();
-	(void)mc_join(0, 0, 0);
-	run_ms(200);
+	setup_two_paths();
 	mc.hold = 3;
 	for (uint64_t until = now + MS(500); now < until;) {
 		s_push(total, &offs, &hs);
@@ -2143,10 +2151,7 @@ a_closed_data_level_window_is_probed_and_the_download_resumes_when_it_opens(void
 	struct mptcp_meta *mt;
 
 	(void)state;
-	setup(MS(5), MS(10));
-	mc_connect();
-	(void)mc_join(0, 0, 0);
-	run_ms(200);
+	setup_two_paths();
 	mc.wnd_zero = 1;
 	for (uint64_t until = now + MS(1000); now < until;) {
 		s_push(total, &offs, &hs);
@@ -2283,13 +2288,7 @@ a_round_trip_time_that_jumps_with_its_variation_marks_no_subflow_stale(void **st
 		}
 	}
 	assert_true(held[0] != 0 && held[1] != 0);
-	download_until(total, &offs, &hs, 30000);
-	print_message("stale %llu, reinjected %llu\n",
-		      (unsigned long long)CNT(MPTCP_SF_STALE),
-		      (unsigned long long)CNT(MPTCP_REINJECTED));
-	assert_down_is(total);
-	assert_int_equal(CNT(MPTCP_SF_STALE), 0);
-	assert_int_equal(CNT(MPTCP_REINJECTED), 0);
+	download_with_no_stale_subflow(total, &offs, &hs, 30000);
 	teardown_all();
 }
 
@@ -2346,10 +2345,7 @@ a_client_that_stalls_on_every_path_at_once_leaves_its_subflows_fresh(void **stat
 	uint32_t sent, unsent;
 
 	(void)state;
-	setup(MS(5), MS(10));
-	mc_connect();
-	(void)mc_join(0, 0, 0);
-	run_ms(200);
+	setup_two_paths();
 	download_until(500000, &offs, &hs, 5000);
 	sf_outstanding(&sent, &unsent);
 	assert_true(sent > 0);
@@ -2359,13 +2355,7 @@ a_client_that_stalls_on_every_path_at_once_leaves_its_subflows_fresh(void **stat
 		step();
 	}
 	c_asleep = 0;
-	download_until(total, &offs, &hs, 10000);
-	print_message("stale %llu, reinjected %llu\n",
-		      (unsigned long long)CNT(MPTCP_SF_STALE),
-		      (unsigned long long)CNT(MPTCP_REINJECTED));
-	assert_down_is(total);
-	assert_int_equal(CNT(MPTCP_SF_STALE), 0);
-	assert_int_equal(CNT(MPTCP_REINJECTED), 0);
+	download_with_no_stale_subflow(total, &offs, &hs, 10000);
 	teardown_all();
 }
 

@@ -342,6 +342,25 @@ push(struct tcp_conn *c, uint64_t total, uint64_t *off, uint64_t *h, int dir)
 	}
 }
 
+/* C connects to S through P; C's connection, once S has accepted it and
+ * 100 ms more have let everything settle. */
+static struct tcp_conn *
+connect_through_p(void)
+{
+	struct tcp_endpoints ep;
+	struct tcp_conn *cc;
+
+	wire_ep_v4(&ep);
+	cc = tcp_connect(C, &ep, &app_c, now);
+	app_c.conn = cc;
+	while (now < MS(1200) && app_s.conn == NULL)
+		step();
+	assert_non_null(app_s.conn);
+	for (int i = 0; i < 200; i++)
+		step();
+	return cc;
+}
+
 static void
 a_proxied_connection_relays_both_ways_and_closes_cleanly(void **state)
 {
@@ -413,21 +432,13 @@ static void
 the_client_leg_acks_a_burst_of_segments_once(void **state)
 {
 	static uint8_t buf[8 * 1448];
-	struct tcp_endpoints ep;
 	struct tcp_conn *cc;
 	struct tcp_conn_info ic;
 	const uint64_t *pc;
 
 	(void)state;
 	setup_three(1);
-	wire_ep_v4(&ep);
-	cc = tcp_connect(C, &ep, &app_c, now);
-	app_c.conn = cc;
-	while (now < MS(1200) && app_s.conn == NULL)
-		step();
-	assert_non_null(app_s.conn);
-	for (int i = 0; i < 200; i++) /* 100 ms: everything settles */
-		step();
+	cc = connect_through_p();
 	p_burst = 1;
 	p_acks_to_c = 0;
 	assert_int_equal(tcp_send(cc, buf, sizeof(buf), now), sizeof(buf));
@@ -461,20 +472,12 @@ rto_min_is_the_least_retransmission_timeout_of_a_leg(void **state)
 
 	(void)state;
 	for (int k = 0; k < 2; k++) {
-		struct tcp_endpoints ep;
 		struct tcp_conn *cc;
 		uint64_t gap[3];
 
 		rto_min_ns = k == 0 ? 0 : MS(1000);
 		setup_three(1);
-		wire_ep_v4(&ep);
-		cc = tcp_connect(C, &ep, &app_c, now);
-		app_c.conn = cc;
-		while (now < MS(1200) && app_s.conn == NULL)
-			step();
-		assert_non_null(app_s.conn);
-		for (int i = 0; i < 200; i++) /* 100 ms: everything settles */
-			step();
+		cc = connect_through_p();
 		s_silent = 1;
 		assert_int_equal(tcp_send(cc, buf, sizeof(buf), now), sizeof(buf));
 		while (s_first_n < 4 && now < MS(9000))
