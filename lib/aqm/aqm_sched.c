@@ -694,14 +694,20 @@ static inline void
 prefetch_flow(const struct aqm_sched *s, uint32_t idx, struct rte_mbuf *m)
 {
 	const struct aqm_pipe *p;
+	uint32_t h, fi;
 
 	if (unlikely(idx >= s->npipes))
 		return;
 	p = &s->pipes[idx];
-	/* (With tins, marked packets hash elsewhere: only a prefetch lost.) */
-	if (p->qdisc != AQM_QDISC_FIFO)
-		rte_prefetch0(&p->flows[aqm_flow_index(pkt_flow_hash(pkt_meta(m)),
-						       p->seed, p->flow_mask)]);
+	if (p->qdisc == AQM_QDISC_FIFO)
+		return;
+	/* The queue fq_enqueue() will take (with tins, in the tin's slice). */
+	h = pkt_flow_hash(pkt_meta(m));
+	if (unlikely(p->diffserv & AQM_DS_MODE))
+		fi = aqm_tin_flow_index(p, m, h);
+	else
+		fi = aqm_flow_index(h, p->seed, p->flow_mask);
+	rte_prefetch0(&p->flows[fi]);
 }
 
 uint16_t
