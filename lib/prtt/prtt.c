@@ -752,7 +752,6 @@ void
 prtt_fast_get(struct prtt *t, struct prtt_fast *f)
 {
 	f->slots = &t->slots[0].h;
-	f->max_age_ns = t->p.max_age_ns;
 	f->segments = 0;
 	f->subs = t->p.subs;
 }

@@ -200,7 +200,6 @@ prtt_hot_held(const struct prtt_hot *h, uint64_t flow, uint64_t now_ns)
 /** What the inline checks need, from prtt_fast_get(), for one burst. */
 struct prtt_fast {
 	struct prtt_hot *slots;   /**< 256 bytes apart */
-	uint64_t max_age_ns;
 	uint64_t segments;        /**< taken by the checks; prtt_fast_put() counts them */
 	uint32_t subs;
 };
