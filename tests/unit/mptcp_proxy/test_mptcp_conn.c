@@ -1270,6 +1270,9 @@ data_without_dss_after_mapped_data_falls_back_where_the_mappings_ended(void **st
  * from which the subflow is the stream; without it, none. */
 static uint64_t strip_from_dsn;
 
+static int fail_answered;
+static void mc_send_option(struct mcsf *s, const struct mptcp_opt *o);
+
 static void
 strip_dss_toward_us_after_100k(uint64_t sent_down)
 {
@@ -1278,6 +1281,18 @@ strip_dss_toward_us_after_100k(uint64_t sent_down)
 		mc.no_dss = 1;
 		mc.plain = 1;
 		strip_from_dsn = mc.snd_nxt;
+	}
+	if (mc.mp_fail && !fail_answered && mc.sf[0].c != NULL) {
+		/* The client's answer, as Linux sends it: MP_FAIL on an
+		 * ACK (the middlebox strips only DSS). It must not reset
+		 * the subflow that now carries the stream. */
+		struct mptcp_opt f = { .sub = MPTCP_SUB_MP_FAIL };
+
+		f.u.fail.dsn = mc.rcv_nxt;
+		fail_answered = 1;
+		mc.extra_alone = 1;
+		mc_send_option(&mc.sf[0], &f);
+		mc.extra_alone = 0;
 	}
 }
 
@@ -1296,11 +1311,14 @@ fallback_on_data_without_dss_sends_mp_fail_when_the_mss_has_room(void **state)
 	setup(MS(5), MS(5));
 	mc_connect();
 	assert_int_equal(tcp_conn_peer_mss(mc.sf[0].c), mss_plain - 28);
+	fail_answered = 0;
 	transfer(&x);
 	assert_int_equal(CNT(MPTCP_FALLBACK_NO_DSS), 1);
 	assert_int_equal(CNT(MPTCP_FALLBACK_INFINITE), 0);
 	assert_int_equal(CNT(MPTCP_FAIL_OUT), 1);
 	assert_int_equal(mc.mp_fail, 1);
+	assert_int_equal(fail_answered, 1);
+	assert_int_equal(CNT(MPTCP_FAIL_IN), 1);
 	/* The segments the client had queued before the stripping began
 	 * went out without DSS too: the fallback is at or before it. */
 	assert_true(mc.mp_fail_dsn > mc.snd_base && mc.mp_fail_dsn <= strip_from_dsn);
