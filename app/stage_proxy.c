@@ -74,6 +74,7 @@ struct proxy_conf {
 	uint32_t mbuf_budget;  /* all workers together; 0: auto */
 	bool mptcp;            /* terminate MPTCP */
 	bool mptcp_checksums;  /* use DSS checksums when a client asks */
+	bool mptcp_fallback_mss_room; /* MSS room for a client's infinite mapping */
 	uint8_t mptcp_cc;      /* 0 uncoupled, 1 lia */
 	uint8_t mptcp_max_subflows;
 	uint32_t redirect_entries; /* per worker; 0: no hand-over */
@@ -267,6 +268,8 @@ static const struct ini_key proxy_keys[] = {
 	  .def = "on", .doc = "terminate Multipath TCP (RFC 8684) on intercepted SYNs that ask for it" },
 	{ "mptcp_checksums", INI_KIND_BOOL, INI_AT(struct proxy_conf, mptcp_checksums),
 	  .def = "on", .doc = "use DSS checksums when a client asks (MP_CAPABLE A); off: such a client gets plain TCP" },
+	{ "mptcp_fallback_mss_room", INI_KIND_BOOL, INI_AT(struct proxy_conf, mptcp_fallback_mss_room),
+	  .def = "off", .doc = "announce an MSS 28 bytes smaller to MPTCP clients, so that a fallback on data without DSS can tell the client with MP_FAIL (its infinite mapping then fits)" },
 	{ "mptcp_max_subflows", INI_KIND_UINT, INI_AT(struct proxy_conf, mptcp_max_subflows), 1, 8,
 	  .def = "8", .unit = "subflows", .doc = "subflows per MPTCP connection; a join beyond gets RST" },
 	{ "mptcp_cc", INI_KIND_ENUM, INI_AT(struct proxy_conf, mptcp_cc), .names = mptcp_cc_names,
@@ -584,6 +587,7 @@ proxy_stage_create(const void *conf, const struct stage_env *env,
 	prm.max_subflows = c->mptcp_max_subflows;
 	prm.mptcp_lia = c->mptcp_cc == 1;
 	prm.mptcp_csum_off = !c->mptcp_checksums;
+	prm.mptcp_fallback_mss_room = c->mptcp_fallback_mss_room;
 	/* Tokens name their worker: enough low bits for every worker. */
 	while ((1u << prm.worker_bits) < env->nb_workers)
 		prm.worker_bits++;

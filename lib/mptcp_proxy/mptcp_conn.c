@@ -480,6 +480,19 @@ mptcp_meta_rx_segs(struct mptcp_subflow *sf, uint64_t now)
 				 * sequence 1); else it is dropped, never
 				 * delivered out of place. */
 				mptcp_meta_fallback(mt, MPTCP_PROXY_CNT_MPTCP_FALLBACK_NO_DSS);
+				if (mt->flags & MT_MSS_ROOM) {
+					/* The client may not know (its DSS is
+					 * stripped only on its way to us, our
+					 * DATA_ACKs reach it): MP_FAIL on the
+					 * next ACK, at the DSN from which this
+					 * subflow is the stream (RFC 8684 3.7).
+					 * It answers with an infinite mapping
+					 * and plain TCP, its end of stream a
+					 * FIN, not a DATA_FIN we would never
+					 * see. */
+					sf->fail_dsn = mt->rcv_nxt;
+					sf->flags |= SF_FAIL_NOW | SF_ACK_NOW;
+				}
 				dsn = mt->rcv_nxt;
 				left = len;
 			}

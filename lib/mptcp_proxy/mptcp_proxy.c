@@ -85,6 +85,7 @@ mptcp_setup(struct mptcp_proxy *px, const struct mptcp_proxy_params *p)
 	px->mptcp_on = p->mptcp;
 	px->mptcp_lia = p->mptcp_lia;
 	px->mptcp_csum_off = p->mptcp_csum_off;
+	px->mptcp_mss_room = p->mptcp_fallback_mss_room;
 	px->max_subflows = p->max_subflows == 0 || p->max_subflows > MPTCP_SUBFLOWS_MAX ?
 			   MPTCP_SUBFLOWS_MAX : p->max_subflows;
 	px->worker_bits = p->worker_bits;

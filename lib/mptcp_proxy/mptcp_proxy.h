@@ -108,6 +108,14 @@ struct mptcp_proxy_params {
 	 *  gets plain TCP (mptcp_fallback_checksum_requested). false: they
 	 *  are used (RFC 8684 3.3.1). */
 	bool mptcp_csum_off;
+	/** Announce to MPTCP clients an MSS MPTCP_DSS_DATA_LEN (28) bytes
+	 *  smaller than the server's: room for the DSS a client puts on a
+	 *  full-sized segment after it fell back (the infinite mapping,
+	 *  RFC 8684 3.7; Linux sizes that segment for no option at all).
+	 *  With it, a fallback on data without DSS tells the client with
+	 *  MP_FAIL; false: sluice only falls back, and a client whose DSS is
+	 *  stripped on its way to sluice keeps speaking MPTCP. */
+	bool mptcp_fallback_mss_room;
 	/** Token bits naming the worker (mptcp_crypto.h), and this worker. */
 	uint8_t worker_bits;
 	uint16_t worker_id;

@@ -479,11 +479,14 @@ sf_opts_in(void *owner, struct tcp_conn *c, const struct tcp_hook_seg *seg,
 	if (o.present & (1u << MPTCP_SUB_MP_TCPRST))
 		PX_CNT(px, MPTCP_TCPRST_IN)++;
 	if (o.present & (1u << MPTCP_SUB_MP_FAIL)) {
-		/* We use no checksums, so nothing we sent can fail one:
-		 * the subflow is reset (RFC 8684 3.7). */
 		PX_CNT(px, MPTCP_FAIL_IN)++;
-		sf->flags |= SF_RESET;
-		mptcp_meta_mark(mt);
+		if (!(mt->flags & MT_FALLBACK)) {
+			/* Nothing we sent failed a checksum: the subflow is
+			 * reset (RFC 8684 3.7). After a fallback it is the
+			 * client's answer to ours: plain TCP goes on. */
+			sf->flags |= SF_RESET;
+			mptcp_meta_mark(mt);
+		}
 	}
 }
 
@@ -516,7 +519,8 @@ sf_opts_space(void *owner, struct tcp_conn *c, uint8_t kind)
 		return (sf->flags & SF_JOIN) ? 16 : 12;
 	case TCP_SEG_ACK:
 		if (inf_map_due(mt, sf))
-			return DSS_ACK_LEN; /* DATA_ACKs until the client knows */
+			/* DATA_ACKs until the client knows */
+			return DSS_ACK_LEN + ((sf->flags & SF_FAIL_NOW) ? MPTCP_FAIL_LEN : 0);
 		if (!(mt->flags & MT_ESTAB) || (mt->flags & MT_FALLBACK))
 			return 0;
 		if (sf->flags & SF_FAIL_NOW)

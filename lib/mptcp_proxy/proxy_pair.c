@@ -270,6 +270,13 @@ server_accepted(struct proxy_pair *p, struct tcp_conn *c, uint64_t now)
 		mt = mptcp_meta_new(px, p, now);
 		if (mt != NULL && mptcp_meta_open(mt, &p->mpc, NULL, now) == 0)
 			sf = mptcp_sf_new(mt, NULL);
+		if (sf != NULL && px->mptcp_mss_room && ao.mss >= 536 + MPTCP_DSS_DATA_LEN) {
+			/* Room for the DSS of the client's infinite mapping,
+			 * which Linux puts on a segment sized for none
+			 * (mptcp_fallback_mss_room). */
+			ao.mss = (uint16_t)(ao.mss - MPTCP_DSS_DATA_LEN);
+			mt->flags |= MT_MSS_ROOM;
+		}
 		if (sf != NULL) {
 			sf->flags |= SF_MPC;
 			ao.hooks = &mptcp_subflow_hooks;

@@ -20,6 +20,13 @@
 # sluice without a mapping, ack_without_dss when the client acknowledged
 # sluice's data without a DATA_ACK.
 #
+# sluice runs with [proxy] mptcp_fallback_mss_room = on: when DSS is
+# stripped only on the client's way to sluice, the client still gets
+# sluice's DATA_ACKs and would keep speaking MPTCP, its DATA_FIN
+# stripped; sluice tells it with MP_FAIL, and the Linux client's answer,
+# an infinite mapping on a segment sized for no option, fits in the path
+# MTU only with that room (config/proxy.ini).
+#
 # E2E_MPTCP_DSS_SIZE (200000) sets the transfer size.
 set -u
 . "$(dirname "$0")/mptcp_lib.sh"
@@ -127,6 +134,20 @@ EOF
 	fi
 }
 
+# stripped_mp_fail DIRS XFER CAUSE: stripped, and sluice sent MP_FAIL
+# which the client's kernel received (MPTcpExtMPFailRx) and answered
+# with an infinite mapping (MPTcpExtInfiniteMapTx).
+stripped_mp_fail() {
+	local f0 i0 s0 why
+	f0=$(mptcp_nstat cli MPTcpExtMPFailRx) i0=$(mptcp_nstat cli MPTcpExtInfiniteMapTx)
+	s0=$(mptcp_kv "$(mptcp_sluice_counters)" mptcp_mp_fail_sent)
+	stripped "$@" || return 1
+	local f=$(( $(mptcp_nstat cli MPTcpExtMPFailRx) - f0 )) i=$(( $(mptcp_nstat cli MPTcpExtInfiniteMapTx) - i0 ))
+	local s=$(( $(mptcp_kv "$(mptcp_sluice_counters)" mptcp_mp_fail_sent) - ${s0:-0} ))
+	E2E_WHY="$E2E_WHY; sluice mptcp_mp_fail_sent +$s; client MPTcpExtMPFailRx +$f MPTcpExtInfiniteMapTx +$i"
+	[ "$s" -ge 1 ] && [ "$f" -ge 1 ] && [ "$i" -ge 1 ]
+}
+
 # Through the middlebox, stripping nothing: MPTCP works, no fallback.
 unstripped() {
 	local before after
@@ -201,7 +222,11 @@ checksummed() {
 }
 
 mptcp_proxy_supported || { e2e_skip mptcp_dss "this sluice has no [proxy] mptcp"; e2e_finish; }
-e2e_start_sluice "$ROOT/config/examples/mptcp-proxy.ini" || e2e_die "sluice start: $E2E_WHY"
+sed 's/^\[proxy\]$/[proxy]\nmptcp_fallback_mss_room = on/' "$ROOT/config/examples/mptcp-proxy.ini" \
+	>"$E2E_TMP/mptcp-proxy-room.ini"
+grep -q '^mptcp_fallback_mss_room = on' "$E2E_TMP/mptcp-proxy-room.ini" ||
+	e2e_die "no [proxy] section in config/examples/mptcp-proxy.ini"
+e2e_start_sluice "$E2E_TMP/mptcp-proxy-room.ini" || e2e_die "sluice start: $E2E_WHY"
 # Warm up: both ends reach each other through the middlebox and sluice.
 for i in $(seq 1 20); do
 	mbx_start none
@@ -215,15 +240,12 @@ e2e_check mptcp_through_a_middlebox_that_strips_nothing_stays_mptcp unstripped
 e2e_check mptcp_add_addr_from_the_client_is_echoed add_addr_echoed
 e2e_check mptcp_with_dss_checksums_an_upload_arrives_intact_every_mapping_verified checksummed up
 e2e_check mptcp_with_dss_checksums_a_download_arrives_intact_the_client_finds_no_error checksummed down
-# Not checked: DSS stripped only toward sluice on an upload. sluice falls
-# back on the first unmapped bytes, but the client got DATA_ACKs before
-# and learns of it only from an infinite mapping, which rides on data
-# (RFC 8684 3.7) and sluice has none to send; the client's DATA_FIN then
-# travels in a DSS the middlebox strips, so the server never sees the
-# end of the stream (every byte before it arrives). docs/mptcp.md, "Not
-# done yet".
-e2e_skip mptcp_dss_stripped_toward_sluice_on_an_upload_only \
-	"the client learns of the fallback only from data (an infinite mapping), and sluice has none to send: its DATA_FIN is stripped"
+# DSS stripped only toward sluice on an upload (sluice has no data to
+# carry an infinite mapping): sluice falls back on the first unmapped
+# bytes and sends MP_FAIL, the client answers with an infinite mapping
+# and plain TCP, its FIN ends the stream.
+e2e_check mptcp_dss_stripped_toward_sluice_on_an_upload_only_mp_fail_tells_the_client \
+	stripped_mp_fail up up data_without_dss
 e2e_check mptcp_dss_stripped_toward_sluice_falls_back_and_a_download_arrives_intact \
 	stripped up down ack_without_dss
 e2e_check mptcp_dss_stripped_toward_the_client_falls_back_and_an_upload_arrives_intact \

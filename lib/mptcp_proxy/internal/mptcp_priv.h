@@ -137,6 +137,10 @@ struct mptcp_subflow {
 #define MT_INF_SENT    0x10000 /* fallback: an infinite mapping went out */
 #define MT_INF_ACKED   0x20000 /* ... and the client acknowledged it */
 #define MT_ABORT_NOW   0x80000 /* reset the connection (from mptcp_flush()) */
+#define MT_MSS_ROOM    0x100000 /* the MSS we announced leaves room for
+				    the client's infinite mapping: a
+				    fallback on data without DSS tells it
+				    with MP_FAIL */
 #define MT_CSUM_FAILED 0x40000 /* MP_FAIL sent on the only subflow: the
 				  client's infinite mapping must start at
 				  rcv_nxt, else the connection is reset */

@@ -74,6 +74,8 @@ struct mptcp_proxy {
 	uint8_t mptcp_on;
 	uint8_t mptcp_lia;           /* subflows' CC coupled (RFC 6356) */
 	uint8_t mptcp_csum_off;      /* refuse DSS checksums: plain TCP */
+	uint8_t mptcp_mss_room;      /* MSS announced to MPTCP clients: room
+					for a DSS (MT_MSS_ROOM) */
 	uint8_t max_subflows;
 	uint8_t worker_bits;
 	uint16_t worker_id;

@@ -509,6 +509,7 @@ static struct mptcp_proxy *P;
  * What one hands the other waits in handed[to] until the next step. */
 static struct mptcp_proxy *P2;
 static uint32_t p2_redirect_entries;
+static bool mss_room; /* the next setup(): mptcp_fallback_mss_room */
 static struct rte_mbuf *handed[2][1024];
 static uint32_t nhanded[2];
 static struct app app_s;
@@ -802,6 +803,8 @@ setup(uint64_t d0, uint64_t d1)
 	pp.nrules = 1;
 	pp.rules = &rule;
 	pp.mptcp = true;
+	pp.mptcp_fallback_mss_room = mss_room;
+	mss_room = false;
 	if (p2_redirect_entries != 0) {
 		/* Two workers: tokens carry one owner bit. */
 		pp.worker_bits = 1;
@@ -1255,6 +1258,81 @@ data_without_dss_after_mapped_data_falls_back_where_the_mappings_ended(void **st
 	transfer(&x);
 	assert_int_equal(CNT(MPTCP_FALLBACK_NO_DSS), 1);
 	assert_int_equal(CNT(MPTCP_NO_MAPPING), 0);
+	assert_int_equal(CNT(CLOSED), 1);
+	teardown_all();
+}
+
+/* DSS stripped only on the client's way to us, on an upload: we fall
+ * back on the first unmapped bytes, but the client still gets our
+ * DATA_ACKs and would go on speaking MPTCP (its DATA_FIN stripped).
+ * With room in the MSS we announced for the DSS of its infinite mapping
+ * (mptcp_fallback_mss_room), the next ACK carries MP_FAIL at the DSN
+ * from which the subflow is the stream; without it, none. */
+static uint64_t strip_from_dsn;
+
+static int fail_answered;
+static void mc_send_option(struct mcsf *s, const struct mptcp_opt *o);
+
+static void
+strip_dss_toward_us_after_100k(uint64_t sent_down)
+{
+	(void)sent_down;
+	if (!mc.no_dss && mc.snd_nxt - mc.snd_base >= 100000) {
+		mc.no_dss = 1;
+		mc.plain = 1;
+		strip_from_dsn = mc.snd_nxt;
+	}
+	if (mc.mp_fail && !fail_answered && mc.sf[0].c != NULL) {
+		/* The client's answer, as Linux sends it: MP_FAIL on an
+		 * ACK (the middlebox strips only DSS). It must not reset
+		 * the subflow that now carries the stream. */
+		struct mptcp_opt f = { .sub = MPTCP_SUB_MP_FAIL };
+
+		f.u.fail.dsn = mc.rcv_nxt;
+		fail_answered = 1;
+		mc.extra_alone = 1;
+		mc_send_option(&mc.sf[0], &f);
+		mc.extra_alone = 0;
+	}
+}
+
+static void
+fallback_on_data_without_dss_sends_mp_fail_when_the_mss_has_room(void **state)
+{
+	struct xfer x = { .up = 300000, .down = 0, .close = 1, .limit_ms = 30000,
+			  .during = strip_dss_toward_us_after_100k };
+	uint16_t mss_plain;
+
+	(void)state;
+	setup(MS(5), MS(5));
+	mc_connect();
+	mss_plain = tcp_conn_peer_mss(mc.sf[0].c);
+	mss_room = true;
+	setup(MS(5), MS(5));
+	mc_connect();
+	assert_int_equal(tcp_conn_peer_mss(mc.sf[0].c), mss_plain - 28);
+	fail_answered = 0;
+	transfer(&x);
+	assert_int_equal(CNT(MPTCP_FALLBACK_NO_DSS), 1);
+	assert_int_equal(CNT(MPTCP_FALLBACK_INFINITE), 0);
+	assert_int_equal(CNT(MPTCP_FAIL_OUT), 1);
+	assert_int_equal(mc.mp_fail, 1);
+	assert_int_equal(fail_answered, 1);
+	assert_int_equal(CNT(MPTCP_FAIL_IN), 1);
+	/* The segments the client had queued before the stripping began
+	 * went out without DSS too: the fallback is at or before it. */
+	assert_true(mc.mp_fail_dsn > mc.snd_base && mc.mp_fail_dsn <= strip_from_dsn);
+	assert_int_equal(CNT(MPTCP_NO_MAPPING), 0);
+	assert_int_equal(CNT(CLOSED), 1);
+	teardown_all();
+
+	/* The same without the room: fallback, no MP_FAIL. */
+	setup(MS(5), MS(5));
+	mc_connect();
+	transfer(&x);
+	assert_int_equal(CNT(MPTCP_FALLBACK_NO_DSS), 1);
+	assert_int_equal(CNT(MPTCP_FAIL_OUT), 0);
+	assert_int_equal(mc.mp_fail, 0);
 	assert_int_equal(CNT(CLOSED), 1);
 	teardown_all();
 }
@@ -2377,6 +2455,7 @@ main(void)
 		cmocka_unit_test(an_add_addr_from_the_client_is_echoed_with_its_id_address_and_port_and_no_hmac),
 		cmocka_unit_test(dss_checksums_the_client_asks_for_are_verified_and_sent_with_the_stream_intact),
 		cmocka_unit_test(a_checksum_failure_on_the_only_subflow_sends_mp_fail_and_delivers_none_of_that_mapping),
+		cmocka_unit_test(fallback_on_data_without_dss_sends_mp_fail_when_the_mss_has_room),
 		cmocka_unit_test(a_segment_spanning_two_mappings_is_split_between_them),
 		cmocka_unit_test(a_mapping_repeated_on_every_segment_is_recorded_once),
 		cmocka_unit_test(bytes_mapped_twice_on_two_subflows_reach_the_server_once),
