@@ -269,7 +269,7 @@ static const struct ini_key proxy_keys[] = {
 	{ "mptcp_checksums", INI_KIND_BOOL, INI_AT(struct proxy_conf, mptcp_checksums),
 	  .def = "on", .doc = "use DSS checksums when a client asks (MP_CAPABLE A); off: such a client gets plain TCP" },
 	{ "mptcp_fallback_mss_room", INI_KIND_BOOL, INI_AT(struct proxy_conf, mptcp_fallback_mss_room),
-	  .def = "off", .doc = "announce an MSS 28 bytes smaller to MPTCP clients, so that a fallback on data without DSS can tell the client with MP_FAIL (its infinite mapping then fits)" },
+	  .def = "on", .doc = "announce an MSS 28 bytes smaller to MPTCP clients, so that a fallback on data without DSS can tell the client with MP_FAIL (its infinite mapping then fits)" },
 	{ "mptcp_max_subflows", INI_KIND_UINT, INI_AT(struct proxy_conf, mptcp_max_subflows), 1, 8,
 	  .def = "8", .unit = "subflows", .doc = "subflows per MPTCP connection; a join beyond gets RST" },
 	{ "mptcp_cc", INI_KIND_ENUM, INI_AT(struct proxy_conf, mptcp_cc), .names = mptcp_cc_names,

@@ -20,7 +20,8 @@
 # sluice without a mapping, ack_without_dss when the client acknowledged
 # sluice's data without a DATA_ACK.
 #
-# sluice runs with [proxy] mptcp_fallback_mss_room = on: when DSS is
+# sluice runs with [proxy] mptcp_fallback_mss_room = on (the default,
+# set here explicitly so that the check does not follow it): when DSS is
 # stripped only on the client's way to sluice, the client still gets
 # sluice's DATA_ACKs and would keep speaking MPTCP, its DATA_FIN
 # stripped; sluice tells it with MP_FAIL, and the Linux client's answer,
