@@ -240,7 +240,8 @@ struct aqm_sched_params {
 	X(CODEL,    "codel") \
 	X(OVERFLOW, "overflow") \
 	X(MEMORY,   "memory") \
-	X(BLUE,     "blue")
+	X(BLUE,     "blue") \
+	X(ECN,      "ecn")
 
 enum aqm_drop_reason {
 #define AQM_DROP_ENUM(e, s) AQM_DROP_##e,
