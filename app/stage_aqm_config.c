@@ -238,7 +238,7 @@ static const struct ini_key aqm_keys[AK_MAX] = {
 	[AK_ECN] = { "ecn", INI_KIND_BOOL, AC(ecn), .def = "on",
 		.doc = "mark CE instead of dropping ECN-capable packets" },
 	[AK_ECN_DROP_COUNT] = { "ecn_drop_count", INI_KIND_UINT, AC(ecn_drop_count), 0, 65535,
-		.def = "256", .unit = "signals",
+		.def = "0", .unit = "signals",
 		.doc = "drop, not mark, ECN-capable packets once a flow's CoDel count reaches this; 0: off" },
 	[AK_CODEL_RATE_AWARE] = { "codel_rate_aware", INI_KIND_BOOL,
 		AC(codel_rate_aware), .def = "on",

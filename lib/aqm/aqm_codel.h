@@ -190,8 +190,10 @@ aqm_codel_dodequeue_(struct aqm_codel_vars *v, const struct aqm_codel_params *p,
  * ECT packet is dropped, in this dropping state and in those that follow
  * it soon enough to resume its count (AQM_CODEL_ECN_DROPS): count grows by about one per interval/sqrt(count)
  * for as long as the sojourn stays above target, so it reaches 256 after
- * some 3.2 s of marks that moved nothing (with a 100 ms interval). Flows
- * that answer marks stayed below 120 in tests/unit/aqm/test_aqm_cobalt.c.
+ * some 3.2 s of marks that moved nothing (with a 100 ms interval). Four
+ * flows that answer marks stayed below 120 in tests/unit/aqm/test_aqm_cobalt.c;
+ * flows that answer but cannot get below target (a small share of a slow
+ * pipe) climb too, hence 0 (off) by default in the app.
  */
 static inline bool
 aqm_codel_signal_(struct aqm_codel_vars *v, const struct aqm_codel_params *p,
