@@ -203,7 +203,7 @@ parse_diffserv(const char *v, void *dst, char *why, size_t whylen)
 /* The keys the parse looks at by index. */
 enum {
 	AK_PORTS, AK_QDISC, AK_FIFO_LIMIT, AK_TARGET, AK_INTERVAL,
-	AK_CE_THRESHOLD, AK_ECN, AK_CODEL_RATE_AWARE, AK_BLUE,
+	AK_CE_THRESHOLD, AK_ECN, AK_ECN_DROP_COUNT, AK_CODEL_RATE_AWARE, AK_BLUE,
 	AK_BLUE_THRESHOLD, AK_BLUE_MIN_QUEUE, AK_BLUE_INTERVAL, AK_BLUE_INC,
 	AK_BLUE_DEC, AK_ISOLATION, AK_DIFFSERV, AK_WASH, AK_QUANTUM, AK_DROP_BATCH, AK_ACK_FILTER, AK_ACK_HOLD, AK_FLOWS, AK_FLOW_SEED,
 	AK_LIMIT, AK_MEMORY_LIMIT, AK_DEFAULT, AK_RATE_DOWN, AK_RATE_UP,
@@ -237,6 +237,9 @@ static const struct ini_key aqm_keys[AK_MAX] = {
 		.doc = "CE-mark ECT packets whose sojourn exceeds this; 0: off; below interval" },
 	[AK_ECN] = { "ecn", INI_KIND_BOOL, AC(ecn), .def = "on",
 		.doc = "mark CE instead of dropping ECN-capable packets" },
+	[AK_ECN_DROP_COUNT] = { "ecn_drop_count", INI_KIND_UINT, AC(ecn_drop_count), 0, 65535,
+		.def = "0", .unit = "signals",
+		.doc = "drop, not mark, ECN-capable packets once a flow's CoDel count reaches this; 0: off" },
 	[AK_CODEL_RATE_AWARE] = { "codel_rate_aware", INI_KIND_BOOL,
 		AC(codel_rate_aware), .def = "on",
 		.doc = "raise target and interval on pipes too slow for them (CAKE's rule)" },
@@ -578,6 +581,7 @@ aqm_conf_pipe(const struct aqm_conf *c, bool subscriber, struct aqm_pipe_params 
 	p->fq.codel.interval_ns = c->interval_ns;
 	p->fq.codel.ce_threshold_ns = c->ce_threshold_ns;
 	p->fq.codel.ecn = c->ecn;
+	p->fq.codel.ecn_drop_count = c->ecn_drop_count;
 	p->fq.codel_rate_aware = c->codel_rate_aware;
 	p->fq.isolation = c->isolation;
 	p->fq.diffserv = c->diffserv;

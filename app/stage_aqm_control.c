@@ -1098,7 +1098,7 @@ aqm_report(void *const *ctxs, unsigned nb_workers, FILE *out)
 		fprintf(out, "aqm dir=%s enqueued=%" PRIu64 " sent=%" PRIu64
 			" drop_codel=%" PRIu64 " drop_overflow=%" PRIu64
 			" drop_memory=%" PRIu64 " drop_blue=%" PRIu64
-			" ce_marked=%" PRIu64
+			" drop_ecn=%" PRIu64 " ce_marked=%" PRIu64
 			" ce_threshold=%" PRIu64 " ack_filtered=%" PRIu64
 			" bypassed=%" PRIu64 " ack_held=%" PRIu64
 			" host_shared=%" PRIu64
@@ -1114,7 +1114,7 @@ aqm_report(void *const *ctxs, unsigned nb_workers, FILE *out)
 			dir_name[dir], ps.enq_pkts, ps.tx_pkts,
 			ps.drops[AQM_DROP_CODEL], ps.drops[AQM_DROP_OVERFLOW],
 			ps.drops[AQM_DROP_MEMORY], ps.drops[AQM_DROP_BLUE],
-			ps.ce_marks + ps.ce_threshold_marks, ps.ce_threshold_marks,
+			ps.drops[AQM_DROP_ECN], ps.ce_marks + ps.ce_threshold_marks, ps.ce_threshold_marks,
 			ps.ack_filtered, ps.bypassed, ps.ack_held, ds.host_shared,
 			ds.washed, ds.wash_shared,
 			ps.backlog_pkts,

@@ -67,6 +67,7 @@ struct aqm_conf {
 	struct aqm_fifo_limit fifo_limit;
 	uint64_t target_ns, interval_ns, ce_threshold_ns;
 	bool ecn;
+	uint16_t ecn_drop_count;      /* 0: off */
 	uint32_t quantum, drop_batch;
 	uint8_t ack_filter;           /* bits 1 << enum aqm_dir */
 	uint64_t ack_hold_ns;         /* 0: off */

@@ -240,7 +240,8 @@ struct aqm_sched_params {
 	X(CODEL,    "codel") \
 	X(OVERFLOW, "overflow") \
 	X(MEMORY,   "memory") \
-	X(BLUE,     "blue")
+	X(BLUE,     "blue") \
+	X(ECN,      "ecn")
 
 enum aqm_drop_reason {
 #define AQM_DROP_ENUM(e, s) AQM_DROP_##e,
@@ -282,7 +283,7 @@ struct aqm_removed_stats {
 struct aqm_tin_stats {
 	uint64_t tx_pkts;      /**< sent (bypassed packets included) */
 	uint64_t tx_bytes;
-	uint64_t drops;        /**< every reason: CoDel, BLUE, overflow, memory */
+	uint64_t drops;        /**< every reason: CoDel, BLUE, ECN, overflow, memory */
 	uint64_t marks;        /**< CE marks, CoDel's and ce_threshold's */
 };
 

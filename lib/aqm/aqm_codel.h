@@ -33,6 +33,13 @@ struct aqm_codel_params {
 	uint64_t ce_threshold_ns; /**< CE-mark ECT packets above this sojourn; 0 = off */
 	uint32_t mtu;             /**< never drop while backlog <= mtu bytes */
 	bool ecn;                 /**< mark CE instead of dropping ECT packets */
+	/**
+	 * Marks that do not work become drops: once count (the dropping
+	 * state's signals, resumed on a quick re-entry) reaches this, an ECT
+	 * packet the control law picks is dropped (ops->drop_ect), not
+	 * marked. 0 = off (always mark).
+	 */
+	uint16_t ecn_drop_count;
 };
 
 /**
@@ -44,12 +51,21 @@ struct aqm_codel_vars {
 	uint64_t first_above_ns; /**< deadline for leaving "above target"; 0 = below */
 	uint64_t drop_next_ns;   /**< next scheduled drop while dropping */
 	uint32_t count;          /**< drops since entering the dropping state */
-	uint32_t lastcount;      /**< count when the last dropping state began */
+	uint32_t lastcount;      /**< count when the last dropping state began;
+				  *   bit 31: AQM_CODEL_ECN_DROPS */
 	uint32_t rec_inv_sqrt;   /**< 1/sqrt(count) in Q0.32 */
 	uint8_t dropping;        /**< in the dropping state */
 	uint8_t blue_when;       /**< BLUE: when p last changed, 2^20 ns ticks (mod 256) */
 	uint16_t blue_p;         /**< BLUE: drop probability, Q0.16 */
 };
+
+/**
+ * In aqm_codel_vars.lastcount: the queue reached params.ecn_drop_count and
+ * its ECT packets are dropped, not marked, until a dropping state begins
+ * so long after the last one that count starts over at 1 (RFC 8289's
+ * re-entry rule: 16 intervals), the state in which CoDel forgets too.
+ */
+#define AQM_CODEL_ECN_DROPS (1u << 31)
 
 /** Why a packet is being CE-marked. */
 enum aqm_codel_mark_reason {
@@ -69,6 +85,12 @@ struct aqm_codel_ops {
 	void (*drop)(void *ctx, void *pkt);
 	/** CE-mark pkt if it is ECN-capable; return true if it now carries CE. */
 	bool (*mark)(void *ctx, void *pkt, enum aqm_codel_mark_reason why);
+	/**
+	 * Free pkt if it is ECN-capable and return true (a mark escalated to
+	 * a drop, params.ecn_drop_count: counted apart from drop()); return
+	 * false, keeping pkt, if it is not. Needed only with ecn_drop_count.
+	 */
+	bool (*drop_ect)(void *ctx, void *pkt);
 };
 
 /** 1.0 in Q0.32, rounded down so it fits in 32 bits. */
@@ -163,6 +185,37 @@ aqm_codel_dodequeue_(struct aqm_codel_vars *v, const struct aqm_codel_params *p,
 }
 
 /*
+ * Signal pkt in the dropping state, count already set: CE-mark it (true:
+ * send it) or drop it (false). With ecn_drop_count, from that count on an
+ * ECT packet is dropped, in this dropping state and in those that follow
+ * it soon enough to resume its count (AQM_CODEL_ECN_DROPS): count grows by about one per interval/sqrt(count)
+ * for as long as the sojourn stays above target, so it reaches 256 after
+ * some 3.2 s of marks that moved nothing (with a 100 ms interval). Four
+ * flows that answer marks stayed below 120 in tests/unit/aqm/test_aqm_cobalt.c;
+ * flows that answer but cannot get below target (a small share of a slow
+ * pipe) climb too, hence 0 (off) by default in the app.
+ */
+static inline bool
+aqm_codel_signal_(struct aqm_codel_vars *v, const struct aqm_codel_params *p,
+		  const struct aqm_codel_ops *ops, void *ctx, void *pkt)
+{
+	if (!p->ecn)
+		goto drop;
+	if (p->ecn_drop_count != 0 && v->count >= p->ecn_drop_count)
+		v->lastcount |= AQM_CODEL_ECN_DROPS;
+	if (v->lastcount & AQM_CODEL_ECN_DROPS) {
+		if (ops->drop_ect(ctx, pkt))
+			return false;
+		goto drop;
+	}
+	if (ops->mark(ctx, pkt, AQM_CODEL_MARK_CONTROL_LAW))
+		return true;
+drop:
+	ops->drop(ctx, pkt);
+	return false;
+}
+
+/*
  * The rest of aqm_codel_dequeue() for pkt, once it is known that CoDel
  * is in its dropping state or may enter it (ok): out of line, so that
  * the common case (neither) inlines only the take and two tests.
@@ -180,12 +233,11 @@ aqm_codel_dequeue_drop_(struct aqm_codel_vars *v, const struct aqm_codel_params 
 		while (v->dropping && (int64_t)(now - v->drop_next_ns) >= 0) {
 			v->count++;
 			aqm_codel_update_inv_sqrt(v);
-			if (p->ecn && ops->mark(ctx, pkt, AQM_CODEL_MARK_CONTROL_LAW)) {
+			if (aqm_codel_signal_(v, p, ops, ctx, pkt)) {
 				/* Marked instead of dropped: send it now. */
 				v->drop_next_ns = aqm_codel_control_law(v, p, v->drop_next_ns);
 				return pkt;
 			}
-			ops->drop(ctx, pkt);
 			pkt = aqm_codel_dodequeue_(v, p, ops, ctx, now, &ok, &sojourn);
 			if (pkt == NULL || !ok)
 				v->dropping = 0;
@@ -193,28 +245,30 @@ aqm_codel_dequeue_drop_(struct aqm_codel_vars *v, const struct aqm_codel_params 
 				v->drop_next_ns = aqm_codel_control_law(v, p, v->drop_next_ns);
 		}
 	} else {
-		uint32_t delta = v->count - v->lastcount;
-		bool marked = p->ecn && ops->mark(ctx, pkt, AQM_CODEL_MARK_CONTROL_LAW);
+		uint32_t delta = v->count - (v->lastcount & ~AQM_CODEL_ECN_DROPS);
+		uint32_t esc = v->lastcount & AQM_CODEL_ECN_DROPS;
+		bool marked;
 
-		if (!marked) {
-			ops->drop(ctx, pkt);
-			pkt = aqm_codel_dodequeue_(v, p, ops, ctx, now, &ok, &sojourn);
-		}
 		v->dropping = 1;
 		/*
 		 * Re-entering soon after the last dropping state: resume near
 		 * the drop rate that controlled the queue then (section 5.6).
+		 * Later, everything starts over, AQM_CODEL_ECN_DROPS too.
 		 */
+		if ((int64_t)(now - v->drop_next_ns) >= (int64_t)(16 * p->interval_ns))
+			esc = 0;
 		if (delta > 1 && (int64_t)(now - v->drop_next_ns) <
 				 (int64_t)(16 * p->interval_ns))
 			v->count = delta;
 		else
 			v->count = 1;
 		aqm_codel_update_inv_sqrt(v);
-		v->lastcount = v->count;
+		v->lastcount = v->count | esc;
 		v->drop_next_ns = aqm_codel_control_law(v, p, now);
+		marked = aqm_codel_signal_(v, p, ops, ctx, pkt);
 		if (marked)
 			return pkt;
+		pkt = aqm_codel_dodequeue_(v, p, ops, ctx, now, &ok, &sojourn);
 	}
 	if (pkt != NULL && p->ce_threshold_ns != 0 && sojourn > p->ce_threshold_ns)
 		ops->mark(ctx, pkt, AQM_CODEL_MARK_THRESHOLD);

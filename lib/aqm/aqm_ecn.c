@@ -43,3 +43,19 @@ aqm_ecn_mark_ce(struct rte_mbuf *m)
 	ip[1] |= ECN_CE << 4;
 	return true;
 }
+
+bool
+aqm_ecn_capable(struct rte_mbuf *m)
+{
+	const struct pkt_meta *meta = pkt_meta(m);
+	const uint8_t *ip;
+
+	if (meta->l3 != PKT_L3_IPV4 && meta->l3 != PKT_L3_IPV6)
+		return false;
+	if ((uint32_t)meta->l3_off + 2 > rte_pktmbuf_data_len(m))
+		return false;
+	ip = rte_pktmbuf_mtod_offset(m, const uint8_t *, meta->l3_off);
+	if (meta->l3 == PKT_L3_IPV4)
+		return (ip[1] & ECN_MASK) != 0;
+	return ((ip[1] >> 4) & ECN_MASK) != 0;
+}

@@ -522,6 +522,20 @@ codel_cb_drop(void *arg, void *pkt)
 	rte_pktmbuf_free(pkt);
 }
 
+/* A CoDel mark escalated to a drop (aqm_codel_params.ecn_drop_count). */
+static bool
+codel_cb_drop_ect(void *arg, void *pkt)
+{
+	struct codel_ctx *c = arg;
+
+	if (!aqm_ecn_capable(pkt))
+		return false;
+	c->p->st.drops[AQM_DROP_ECN]++;
+	tin_count_drop(c->s, c->p, c->f);
+	rte_pktmbuf_free(pkt);
+	return true;
+}
+
 static bool
 codel_cb_mark(void *arg, void *pkt, enum aqm_codel_mark_reason why)
 {
@@ -542,6 +556,7 @@ static const struct aqm_codel_ops codel_ops = {
 	.dequeue = codel_cb_dequeue,
 	.drop = codel_cb_drop,
 	.mark = codel_cb_mark,
+	.drop_ect = codel_cb_drop_ect,
 };
 
 /* DRR++ over one pair of new and old lists (the pipe's, or a tin's). */

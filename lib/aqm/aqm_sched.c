@@ -192,7 +192,17 @@ fifo_size(struct aqm_pipe *p)
 static void
 pipe_stats(const struct aqm_pipe *p, struct aqm_pipe_stats *st)
 {
-	*st = p->st;
+	memset(st, 0, sizeof(*st));
+	st->enq_pkts = p->st.enq_pkts;
+	st->enq_bytes = p->st.enq_bytes;
+	st->tx_pkts = p->st.tx_pkts;
+	st->tx_bytes = p->st.tx_bytes;
+	memcpy(st->drops, p->st.drops, sizeof(st->drops));
+	st->ce_marks = p->st.ce_marks;
+	st->ce_threshold_marks = p->st.ce_threshold_marks;
+	st->ack_filtered = p->st.ack_filtered;
+	st->ack_held = p->st.ack_held;
+	memcpy(st->sojourn_hist, p->st.sojourn_hist, sizeof(st->sojourn_hist));
 	st->enq_pkts += p->byp_pkts;
 	st->enq_bytes += p->byp_bytes;
 	st->tx_pkts += p->byp_pkts;

@@ -100,7 +100,7 @@ drops() {
 	e2e_tel /sluice/aqm | "$E2E_PY" -c '
 import json, sys
 a = json.load(sys.stdin)
-print(sum(a[d][k] for d in ("up", "down") for k in ("drop_codel", "drop_overflow", "drop_memory", "drop_blue", "handoff_drops")))'
+print(sum(a[d][k] for d in ("up", "down") for k in ("drop_codel", "drop_overflow", "drop_memory", "drop_blue", "drop_ecn", "handoff_drops")))'
 }
 
 # One 9 s transfer: 3 s at 20, SIGHUP to 10, 3 s later aqm_set to 30.

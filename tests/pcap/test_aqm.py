@@ -68,7 +68,7 @@ class TsRun(h.Run):
 
     def drops(self, d):
         return sum(self.aqm(d, k) for k in
-                   ("drop_codel", "drop_overflow", "drop_memory", "drop_blue",
+                   ("drop_codel", "drop_overflow", "drop_memory", "drop_blue", "drop_ecn",
                     "handoff_drops"))
 
 
@@ -568,7 +568,7 @@ def test_two_workers_hand_packets_to_the_owner_and_account_for_every_one():
     rx = r.counter("totals", "rx")
     tx = r.counter("totals", "tx") + r.counter("totals", "tx_dropped")
     dropped = sum(r.counter("aqm dir=%s" % d, k) for d in ("up", "down")
-                  for k in ("drop_codel", "drop_overflow", "drop_memory", "drop_blue",
+                  for k in ("drop_codel", "drop_overflow", "drop_memory", "drop_blue", "drop_ecn",
                             "handoff_drops"))
     assert rx > 10000, out
     assert rx == tx + dropped, "rx %d != tx %d + aqm drops %d\n%s" % (rx, tx, dropped, out)
@@ -639,7 +639,7 @@ def test_bypass_sends_what_queueing_sends_in_each_flows_order():
             assert s > last.get(k, -1), "flow %r: %d after %d" % (k, s, last[k])
             last[k] = s
     for key in ("enqueued", "sent", "drop_codel", "drop_overflow", "drop_memory",
-                "drop_blue"):
+                "drop_blue", "drop_ecn"):
         assert on.aqm("up", key) == off.aqm("up", key), key
     assert off.aqm("up", "bypassed") == 0
     assert on.aqm("up", "bypassed") > on.aqm("up", "sent") // 2, on.stdout

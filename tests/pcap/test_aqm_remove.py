@@ -87,7 +87,7 @@ def test_a_subscriber_removed_by_a_reload_under_traffic_loses_nothing_and_leaves
     assert 0 < moved < N, out[-3000:]
     assert r.counter("aqm dir=down", "removed_sent") == moved
     assert r.counter("aqm dir=down", "removed_pipes") == 1
-    for why in ("drop_codel", "drop_overflow", "drop_memory", "drop_blue"):
+    for why in ("drop_codel", "drop_overflow", "drop_memory", "drop_blue", "drop_ecn"):
         assert r.counter("aqm dir=down", why) == 0, (why, out[-3000:])
     # A's queue left at once, as one run, ahead of B's later packets...
     tail = [i for i, _ in a[N - moved:]]

@@ -129,6 +129,24 @@ enum aqm_pipe_where {
 	AQM_PIPE_REMOVED,  /* aqm_sched_pipe_remove(): in no list, takes nothing */
 };
 
+/*
+ * A pipe's own counters: struct aqm_pipe_stats without what the stats
+ * call fills in (bypassed, backlog, held), so a new drop reason does not
+ * cost the pipe a cache line. pipe_stats() (aqm_sched.c) copies them out.
+ */
+struct aqm_pipe_ctr {
+	uint64_t enq_pkts;
+	uint64_t enq_bytes;
+	uint64_t tx_pkts;
+	uint64_t tx_bytes;
+	uint64_t drops[AQM_DROP_MAX];
+	uint64_t ce_marks;
+	uint64_t ce_threshold_marks;
+	uint64_t ack_filtered;
+	uint64_t ack_held;
+	uint32_t sojourn_hist[AQM_HIST_BUCKETS];
+};
+
 struct aqm_pipe {
 	/* Shaper and scheduling: read every turn. */
 	uint64_t next_ns;      /* earliest time the next packet may leave */
@@ -175,7 +193,7 @@ struct aqm_pipe {
 	};
 	struct aqm_codel_params codel; /* in force: raised for the rate if rate aware */
 	/* Counters. */
-	struct aqm_pipe_stats st;
+	struct aqm_pipe_ctr st;
 	/*
 	 * Packets sent by the bypass, counted in one line of their own after
 	 * the queue's counters, so that the queue path touches no more lines
@@ -414,6 +432,8 @@ void aqm_codel_rate_apply(struct aqm_pipe *p);
 
 /* ecn.c */
 bool aqm_ecn_mark_ce(struct rte_mbuf *m);
+/* ECT(0), ECT(1) or CE: the sender negotiated ECN. */
+bool aqm_ecn_capable(struct rte_mbuf *m);
 
 /* tins.c */
 static inline struct aqm_pipe_tins *

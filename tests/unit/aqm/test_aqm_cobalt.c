@@ -199,6 +199,7 @@ test_blue_probability_returns_to_zero_once_the_sender_slows_down(void **state)
  */
 #define SIM_FLOWS_MAX 17
 
+#define SEQ_RING 8192
 struct reno {
 	uint32_t flow;
 	double cwnd;
@@ -207,6 +208,20 @@ struct reno {
 	uint32_t sent;          /* sequence number of the next packet */
 	uint32_t recover;       /* CE on packets before this one is ignored */
 	uint64_t start;
+	uint32_t expect;        /* next sequence number to be acknowledged */
+	uint64_t lost;          /* gaps in the acknowledged sequence */
+	double srtt;            /* ns, RFC 6298's 1/8 gain */
+	uint64_t send_at[SEQ_RING];
+	/* BBR-like (see bbr_on_ack()) */
+	bool bbr;
+	int phase;              /* 0 startup, 1 drain, 2 ProbeBW */
+	unsigned int cycle, round, full_cnt;
+	double btlbw, full_bw;  /* packets per ns */
+	double bw_max[10];      /* max delivery rate of each of the last rounds */
+	uint64_t min_rtt, cycle_start, next_send, delivered, delivered_at;
+	uint32_t round_end, conserve_end, conserve_cwnd;
+	bool conserve;
+	uint64_t deliv_at_send[SEQ_RING], deliv_time_at_send[SEQ_RING];
 };
 
 #define ACK_RING 8192
@@ -229,6 +244,9 @@ struct sim_cfg {
 	uint64_t blue_threshold; /* ns; 0 = BLUE off */
 	uint16_t blue_min_queue; /* aqm_blue_params.min_queue */
 	bool rate_aware;      /* codel_rate_aware */
+	unsigned int nbbr;    /* flows 1..nbbr are BBR-like, not Reno-like */
+	uint16_t ecn_drop_count; /* aqm_codel_params.ecn_drop_count */
+	bool no_ecn;          /* codel.ecn off: CoDel drops ECT packets too */
 };
 
 struct sim_out {
@@ -240,6 +258,9 @@ struct sim_out {
 	uint64_t resp_p50, resp_p95; /* of the responsive flows from 5 s on */
 	uint64_t total_tx;
 	uint32_t blue_flows;   /* flows with p > 0 at the end */
+	uint64_t lost[SIM_FLOWS_MAX + 1]; /* by flow id, seen by the sender */
+	uint32_t max_count[SIM_FLOWS_MAX + 1]; /* CoDel's count, highest */
+	uint64_t srtt_p50, srtt_p95, srtt_max; /* senders' smoothed RTT from 5 s on */
 };
 
 /* The simulated sender's sequence number, in the UDP payload. */
@@ -275,14 +296,125 @@ reno_on_ack(struct reno *r, bool ce, uint32_t seq, double beta)
 	}
 }
 
+/*
+ * A BBR v1-like sender, enough of it to load the queue the way BBR does:
+ * it paces at gain x btlbw, btlbw being the largest delivery rate
+ * measured over the last 10 round trips, with ProbeBW's gain cycle
+ * 1.25, 0.75, 1 x 6 (one phase per min_rtt); startup at 2.885 until
+ * btlbw grew by less than 25% for three rounds, then drain at 1/2.885
+ * until its inflight is down to one BDP. Inflight is capped at 2 x
+ * btlbw x min_rtt (at least 4 packets). CE marks are ignored. On a loss
+ * (a gap in the acknowledged sequence) only packet conservation for one
+ * round: no more in flight than after the loss. No ProbeRTT.
+ */
+static const double bbr_gain[8] = { 1.25, 0.75, 1, 1, 1, 1, 1, 1 };
+
+static double
+bbr_pacing_gain(const struct reno *r)
+{
+	return r->phase == 0 ? 2.885 : r->phase == 1 ? 1 / 2.885 : bbr_gain[r->cycle];
+}
+
+static uint64_t
+bbr_cwnd(const struct reno *r)
+{
+	double w;
+
+	if (r->min_rtt == 0)
+		return (uint64_t)r->cwnd;
+	/* Linux adds 3 TSO bursts (2 segments each at these rates) for
+	 * the quantization of pacing, and 2 in the 1.25 phase. */
+	w = (r->phase == 0 ? 2.885 : 2) * r->btlbw * (double)r->min_rtt + 6;
+	if (r->phase == 2 && r->cycle == 0)
+		w += 2;
+	if (w < 4)
+		w = 4;
+	if (r->conserve && w > r->conserve_cwnd)
+		w = r->conserve_cwnd;
+	return (uint64_t)w;
+}
+
+static void
+bbr_on_ack(struct reno *r, uint32_t seq, uint64_t now)
+{
+	uint32_t k = seq % SEQ_RING;
+	uint64_t rtt = now - r->send_at[k], dt;
+	double rate = 0;
+
+	r->delivered++;
+	r->delivered_at = now;
+	if (r->min_rtt == 0 || rtt < r->min_rtt)
+		r->min_rtt = rtt;
+	dt = now - r->deliv_time_at_send[k];
+	if (r->deliv_time_at_send[k] != 0 && dt > 0)
+		rate = (double)(r->delivered - r->deliv_at_send[k]) / (double)dt;
+	if ((int32_t)(seq - r->round_end) >= 0) {
+		/* A round trip ended: a new slot of the max filter. */
+		r->round++;
+		r->round_end = r->sent;
+		r->bw_max[r->round % 10] = 0;
+		if (r->phase == 0) {
+			if (r->btlbw >= r->full_bw * 1.25) {
+				r->full_bw = r->btlbw;
+				r->full_cnt = 0;
+			} else if (++r->full_cnt >= 3) {
+				r->phase = 1;
+			}
+		}
+	}
+	if (rate > r->bw_max[r->round % 10])
+		r->bw_max[r->round % 10] = rate;
+	r->btlbw = 0;
+	for (int i = 0; i < 10; i++)
+		if (r->bw_max[i] > r->btlbw)
+			r->btlbw = r->bw_max[i];
+	if (r->phase == 1 && (double)r->in_flight <= r->btlbw * (double)r->min_rtt) {
+		r->phase = 2;
+		r->cycle = 2 + r->flow % 6;
+		r->cycle_start = now;
+	}
+	if (r->phase == 2 && now - r->cycle_start > r->min_rtt) {
+		r->cycle = (r->cycle + 1) % 8;
+		r->cycle_start = now;
+	}
+	if (r->conserve && (int32_t)(seq - r->conserve_end) >= 0)
+		r->conserve = false;
+}
+
+/* Acknowledgement of seq for flow r; gaps before it were lost. */
+static void
+sender_on_ack(struct reno *r, bool ce, uint32_t seq, double beta, uint64_t now,
+	      uint64_t *lost)
+{
+	uint32_t gap = seq - r->expect;
+	uint64_t rtt = now - r->send_at[seq % SEQ_RING];
+
+	r->expect = seq + 1;
+	r->srtt = r->srtt == 0 ? (double)rtt : r->srtt * 7 / 8 + (double)rtt / 8;
+	*lost += gap;
+	if (!r->bbr) {
+		reno_on_ack(r, ce, seq, beta);
+		return;
+	}
+	r->in_flight -= gap;
+	if (gap != 0 && !r->conserve) {
+		r->conserve = true;
+		r->conserve_end = r->sent;
+		r->conserve_cwnd = (uint32_t)r->in_flight;
+	}
+	r->in_flight--;
+	bbr_on_ack(r, seq, now);
+}
+
 static void
 simulate(const struct sim_cfg *cfg, struct sim_out *o)
 {
 	static struct ack_ring ring;
 	static uint64_t flood_soj[65536];
 	static uint64_t resp_soj[65536];
-	unsigned int nresp = 0;
-	struct reno r[SIM_FLOWS_MAX];
+	static uint64_t srtts[262144];
+	unsigned int nresp = 0, nsrtt = 0;
+	static struct reno r[SIM_FLOWS_MAX];
 	struct aqm_pipe_params pp;
 	struct aqm_sched *s;
 	const unsigned int flood = cfg->flood_bps ? cfg->nflows + 1 : 0;
@@ -299,6 +431,8 @@ simulate(const struct sim_cfg *cfg, struct sim_out *o)
 	pp.shaper.rate_bps = cfg->rate;
 	pp.fq.flows = 64;
 	pp.fq.codel_rate_aware = cfg->rate_aware;
+	pp.fq.codel.ecn_drop_count = cfg->ecn_drop_count;
+	pp.fq.codel.ecn = !cfg->no_ecn;
 	if (cfg->blue_threshold != 0) {
 		pp.fq.blue.threshold_ns = cfg->blue_threshold;
 		pp.fq.blue.interval_ns = 10 * MS;
@@ -316,10 +450,16 @@ simulate(const struct sim_cfg *cfg, struct sim_out *o)
 					 s->pipes[0].flow_mask);
 		rte_pktmbuf_free(m);
 	}
-	for (unsigned int i = 0; i < cfg->nflows; i++)
-		r[i] = (struct reno){ .flow = i + 1, .cwnd = cfg->iw,
-				      .slow_start = true,
-				      .start = T0 + i * cfg->stagger };
+	for (unsigned int i = 0; i < cfg->nflows; i++) {
+		memset(&r[i], 0, sizeof(r[i]));
+		r[i].flow = i + 1;
+		r[i].cwnd = cfg->iw;
+		r[i].slow_start = true;
+		r[i].start = T0 + i * cfg->stagger;
+		r[i].bbr = i < cfg->nbbr;
+		r[i].btlbw = cfg->iw / (double)cfg->base_rtt;
+		r[i].next_send = r[i].start;
+	}
 	for (uint64_t now = T0; now < T0 + cfg->dur; now += STEP) {
 		struct rte_mbuf *out[16];
 		uint16_t n;
@@ -327,18 +467,34 @@ simulate(const struct sim_cfg *cfg, struct sim_out *o)
 		while (ring.head != ring.tail && ring.at[ring.head % ACK_RING] <= now) {
 			uint32_t k = ring.head++ % ACK_RING;
 
-			if (ring.flow[k] != flood)
-				reno_on_ack(&r[ring.flow[k] - 1], ring.ce[k],
-					    ring.seq[k], cfg->beta);
+			if (ring.flow[k] != flood) {
+				struct reno *a = &r[ring.flow[k] - 1];
+
+				sender_on_ack(a, ring.ce[k], ring.seq[k], cfg->beta,
+					      now, &o->lost[ring.flow[k]]);
+				if (now >= T0 + 5000 * MS && nsrtt < RTE_DIM(srtts))
+					srtts[nsrtt++] = (uint64_t)a->srtt;
+			}
 		}
 		for (unsigned int i = 0; i < cfg->nflows; i++) {
-			while (now >= r[i].start && r[i].in_flight < (uint64_t)r[i].cwnd) {
+			if (r[i].bbr && r[i].next_send + STEP < now)
+				r[i].next_send = now; /* no burst after an idle spell */
+			while (now >= r[i].start &&
+			       r[i].in_flight < (r[i].bbr ? bbr_cwnd(&r[i]) : (uint64_t)r[i].cwnd) &&
+			       (!r[i].bbr || r[i].next_send <= now)) {
 				struct rte_mbuf *m = test_pkt4(r[i].flow, PKT_LEN, ECT0);
+				uint32_t k = r[i].sent % SEQ_RING;
 
 				assert_non_null(m);
+				r[i].send_at[k] = now;
+				r[i].deliv_at_send[k] = r[i].delivered;
+				r[i].deliv_time_at_send[k] = r[i].delivered_at ? r[i].delivered_at : now;
 				set_seq(m, r[i].sent++);
 				aqm_sched_pipe_enqueue_burst(s, 0, &m, 1, now);
 				r[i].in_flight++;
+				if (r[i].bbr)
+					r[i].next_send += (uint64_t)(1 / (bbr_pacing_gain(&r[i]) *
+									  r[i].btlbw));
 			}
 		}
 		while (flood && next_flood <= now) {
@@ -350,6 +506,10 @@ simulate(const struct sim_cfg *cfg, struct sim_out *o)
 		}
 		for (unsigned int f = 1; f <= cfg->nflows + (flood != 0); f++) {
 			uint32_t q = s->pipes[0].flows[fidx[f]].backlog / PKT_LEN;
+			uint32_t c = s->pipes[0].flows[fidx[f]].cv.count;
+
+			if (c > o->max_count[f])
+				o->max_count[f] = c;
 
 			if (q > o->max_pkts[f])
 				o->max_pkts[f] = q;
@@ -385,20 +545,32 @@ simulate(const struct sim_cfg *cfg, struct sim_out *o)
 		qsort(flood_soj, nflood, sizeof(flood_soj[0]), cmp_u64);
 		o->flood_p99 = flood_soj[nflood * 99 / 100];
 	}
+	if (nsrtt != 0) {
+		qsort(srtts, nsrtt, sizeof(srtts[0]), cmp_u64);
+		o->srtt_p50 = srtts[nsrtt / 2];
+		o->srtt_p95 = srtts[nsrtt * 95 / 100];
+		o->srtt_max = srtts[nsrtt - 1];
+	}
 	if (nresp != 0) {
 		qsort(resp_soj, nresp, sizeof(resp_soj[0]), cmp_u64);
 		o->resp_p50 = resp_soj[nresp / 2];
 		o->resp_p95 = resp_soj[nresp * 95 / 100];
 	}
-	print_message("sim %" PRIu64 " bit/s, %u flows%s: sent %" PRIu64
+	print_message("sim %" PRIu64 " bit/s, %u flows (%u bbr)%s, ecn_drop_count %u: sent %" PRIu64
 		      " ce %" PRIu64 " drops codel %" PRIu64 " overflow %" PRIu64
-		      " blue %" PRIu64 "; max sojourn", cfg->rate, cfg->nflows,
-		      flood ? " + flood" : "", o->st.tx_pkts, o->st.ce_marks,
+		      " blue %" PRIu64 " ecn %" PRIu64 "; srtt p50/p95/max %" PRIu64
+		      "/%" PRIu64 "/%" PRIu64 " ms; util %" PRIu64 "%%; max sojourn",
+		      cfg->rate, cfg->nflows, cfg->nbbr,
+		      flood ? " + flood" : "", (unsigned int)cfg->ecn_drop_count,
+		      o->st.tx_pkts, o->st.ce_marks,
 		      o->st.drops[AQM_DROP_CODEL], o->st.drops[AQM_DROP_OVERFLOW],
-		      o->st.drops[AQM_DROP_BLUE]);
+		      o->st.drops[AQM_DROP_BLUE], o->st.drops[AQM_DROP_ECN],
+		      (uint64_t)(o->srtt_p50 / MS), (uint64_t)(o->srtt_p95 / MS),
+		      (uint64_t)(o->srtt_max / MS),
+		      (uint64_t)(o->total_tx * 8 * 100 / (cfg->rate * (cfg->dur / 1000000000ULL))));
 	for (unsigned int f = 1; f <= cfg->nflows + (flood != 0); f++)
-		print_message(" %" PRIu64 " (%u pkts)", (uint64_t)(o->max_soj[f] / MS),
-			      o->max_pkts[f]);
+		print_message(" %" PRIu64 " (%u pkts, count %u)", (uint64_t)(o->max_soj[f] / MS),
+			      o->max_pkts[f], o->max_count[f]);
 	print_message(" ms; flood p99 %" PRIu64 " ms; responsive p50 %" PRIu64
 		      " p95 %" PRIu64 " ms from 5 s\n", (uint64_t)(o->flood_p99 / MS),
 		      (uint64_t)(o->resp_p50 / MS), (uint64_t)(o->resp_p95 / MS));
@@ -412,7 +584,7 @@ test_responsive_ecn_senders_lose_no_packet_to_blue_or_codel(void **state)
 	const struct sim_cfg cfg = {
 		.rate = 10000000, .nflows = 4, .base_rtt = 10 * MS,
 		.dur = 20000 * MS, .stagger = 500 * MS, .iw = 10, .beta = 0.5,
-		.blue_threshold = 400 * MS,
+		.blue_threshold = 400 * MS, .ecn_drop_count = 256,
 	};
 	struct sim_out o;
 
@@ -444,7 +616,7 @@ test_responsive_ecn_senders_at_half_a_megabit_lose_no_packet_to_blue(void **stat
 		.rate = 500000, .nflows = 4, .base_rtt = 20 * MS,
 		.dur = 30000 * MS, .iw = 10, .beta = 0.7,
 		.blue_threshold = 400 * MS, .blue_min_queue = 24,
-		.rate_aware = true,
+		.rate_aware = true, .ecn_drop_count = 256,
 	};
 	struct sim_out o;
 
@@ -634,10 +806,109 @@ test_rate_aware_off_keeps_the_configured_codel_parameters(void **state)
 	aqm_sched_free(s);
 }
 
+/*
+ * Four BBR-like senders (bbr_on_ack()) with ECN at 5 Mbit/s, 5 ms base
+ * RTT: they ignore CE, so with marks alone CoDel's count climbs for ever
+ * (past 1900 in 20 s) and each flow keeps its ~10-packet cwnd queued:
+ * the senders' smoothed RTT sits at 68 ms. With ecn_drop_count = 256
+ * the marks become drops after about 3.2 s and the RTT falls to what the
+ * same senders get without ECN (19-20 ms).
+ */
+static void
+test_mark_ignoring_bbr_like_senders_get_drops_once_marks_do_not_work(void **state)
+{
+	struct sim_cfg cfg = {
+		.rate = 5000000, .nflows = 4, .nbbr = 4, .base_rtt = 5 * MS,
+		.dur = 20000 * MS, .stagger = 100 * MS, .iw = 10, .beta = 0.7,
+		.blue_threshold = 400 * MS, .blue_min_queue = 24, .rate_aware = true,
+	};
+	struct sim_out marks, drops, noecn;
+
+	(void)state;
+	simulate(&cfg, &marks);
+	cfg.ecn_drop_count = 256;
+	simulate(&cfg, &drops);
+	cfg.ecn_drop_count = 0;
+	cfg.no_ecn = true;
+	simulate(&cfg, &noecn);
+	/* Marks alone: a standing queue, nothing dropped. */
+	assert_true(marks.srtt_p50 >= 60 * MS);
+	assert_int_equal(marks.st.drops[AQM_DROP_ECN], 0);
+	assert_true(marks.max_count[1] > 1000);
+	/* Escalated: as without ECN. */
+	assert_true(drops.st.drops[AQM_DROP_ECN] > 0);
+	assert_int_equal(drops.st.drops[AQM_DROP_CODEL], 0);
+	assert_true(drops.srtt_p95 <= 25 * MS);
+	assert_true(noecn.srtt_p95 <= 25 * MS);
+	for (unsigned int f = 1; f <= 4; f++)
+		assert_true(drops.max_count[f] < 300);
+	assert_true(drops.total_tx * 8 >= cfg.rate * 20 * 95 / 100);
+}
+
+/*
+ * The same with two of the four flows Reno-like (CUBIC's beta): only the
+ * BBR-like flows lose packets; those that answer marks lose none.
+ */
+static void
+test_ecn_drops_spare_the_flows_that_answer_marks(void **state)
+{
+	const struct sim_cfg cfg = {
+		.rate = 5000000, .nflows = 4, .nbbr = 2, .base_rtt = 5 * MS,
+		.dur = 20000 * MS, .stagger = 100 * MS, .iw = 10, .beta = 0.7,
+		.blue_threshold = 400 * MS, .blue_min_queue = 24, .rate_aware = true,
+		.ecn_drop_count = 256,
+	};
+	struct sim_out o;
+
+	(void)state;
+	simulate(&cfg, &o);
+	assert_true(o.st.drops[AQM_DROP_ECN] > 0);
+	assert_true(o.lost[1] + o.lost[2] > 0);
+	assert_int_equal(o.lost[3], 0);
+	assert_int_equal(o.lost[4], 0);
+	assert_true(o.max_count[3] < 128 && o.max_count[4] < 128);
+}
+
+/*
+ * Flows that answer every mark (Reno-like, CUBIC's beta, no HyStart, so
+ * slow start overshoots) at 0.5 to 100 Mbit/s and 5 to 50 ms base RTT:
+ * CoDel's count never gets near ecn_drop_count = 256 (highest: 115, the
+ * first flow's slow start at 5 Mbit/s, 5 ms), so none of them loses a
+ * packet to it.
+ */
+static void
+test_responsive_ecn_senders_stay_below_the_ecn_drop_count(void **state)
+{
+	static const uint64_t rates[] = { 500000, 2000000, 5000000, 20000000, 100000000 };
+	static const uint64_t rtts[] = { 5 * MS, 20 * MS, 50 * MS };
+	struct sim_cfg cfg = {
+		.nflows = 4, .dur = 20000 * MS, .stagger = 100 * MS, .iw = 10,
+		.beta = 0.7, .blue_threshold = 400 * MS, .blue_min_queue = 24,
+		.rate_aware = true, .ecn_drop_count = 256,
+	};
+	struct sim_out o;
+
+	(void)state;
+	for (unsigned int i = 0; i < RTE_DIM(rates); i++) {
+		for (unsigned int j = 0; j < RTE_DIM(rtts); j++) {
+			cfg.rate = rates[i];
+			cfg.base_rtt = rtts[j];
+			simulate(&cfg, &o);
+			assert_int_equal(o.st.drops[AQM_DROP_ECN], 0);
+			assert_int_equal(o.st.drops[AQM_DROP_CODEL], 0);
+			for (unsigned int f = 1; f <= 4; f++)
+				assert_true(o.max_count[f] < 128);
+		}
+	}
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_mark_ignoring_bbr_like_senders_get_drops_once_marks_do_not_work),
+		cmocka_unit_test(test_ecn_drops_spare_the_flows_that_answer_marks),
+		cmocka_unit_test(test_responsive_ecn_senders_stay_below_the_ecn_drop_count),
 		cmocka_unit_test(test_responsive_ecn_senders_at_half_a_megabit_lose_no_packet_to_blue),
 		cmocka_unit_test(test_mark_ignoring_flood_at_half_a_megabit_is_held_by_blue),
 		cmocka_unit_test(test_unresponsive_ecn_sender_at_twice_the_rate_is_bounded_by_blue_drops),

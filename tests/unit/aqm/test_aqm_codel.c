@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <cmocka.h>
 
 #include "aqm_codel.h"
@@ -20,6 +21,7 @@ struct fake_queue {
 	uint32_t backlog;   /* bytes left after each dequeue */
 	uint64_t drops;
 	uint64_t marks;
+	uint64_t ect_drops; /* ops.drop_ect */
 	bool ect;
 	uint64_t drop_times[256];
 	int token;
@@ -59,8 +61,21 @@ fq_mark(void *ctx, void *pkt, enum aqm_codel_mark_reason why)
 	return true;
 }
 
+static bool
+fq_drop_ect(void *ctx, void *pkt)
+{
+	struct fake_queue *q = ctx;
+
+	(void)pkt;
+	if (!q->ect)
+		return false;
+	q->ect_drops++;
+	return true;
+}
+
 static const struct aqm_codel_ops ops = {
 	.dequeue = fq_dequeue, .drop = fq_drop, .mark = fq_mark,
+	.drop_ect = fq_drop_ect,
 };
 
 static const struct aqm_codel_params params = {
@@ -197,6 +212,73 @@ test_ecn_capable_packets_are_marked_instead_of_dropped(void **state)
 	assert_true(q.marks > 30);
 }
 
+/*
+ * ecn_drop_count: the first count - 1 signals of a dropping state are
+ * marks, the rest drops of the ECT packets; the drops go on in a dropping
+ * state that resumes the count (re-entry within 16 intervals), and stop in
+ * one that starts over at count 1.
+ */
+static void
+test_marks_become_drops_at_ecn_drop_count_until_the_count_starts_over(void **state)
+{
+	struct aqm_codel_params p = params;
+	struct aqm_codel_vars v = { 0 };
+	struct fake_queue q = { .sojourn = 50 * MS, .backlog = 100000, .ect = true };
+	uint64_t marks, ect_drops;
+
+	(void)state;
+	p.ecn_drop_count = 16;
+	run(&v, &p, &q, 1 * MS, 3000 * MS, 10000);
+	/* 15 marks (counts 1..15), then about 2 s of drops at count >= 16. */
+	assert_int_equal(q.marks, 15);
+	assert_true(q.ect_drops > 10);
+	assert_int_equal(q.drops, 0); /* every packet was ECT */
+	assert_true(v.lastcount & AQM_CODEL_ECN_DROPS);
+	/* 200 ms below target, then above again: resumed, still drops. */
+	q.sojourn = 0;
+	run(&v, &p, &q, 3000 * MS, 3200 * MS, 10000);
+	q.sojourn = 50 * MS;
+	marks = q.marks;
+	ect_drops = q.ect_drops;
+	run(&v, &p, &q, 3200 * MS, 3600 * MS, 10000);
+	assert_int_equal(q.marks, marks);
+	assert_true(q.ect_drops > ect_drops);
+	/* Short dropping states of one signal each (from the second on,
+	 * count starts at 1: a delta of 0 does not resume): still drops,
+	 * not marks. */
+	for (int i = 0; i < 3; i++) {
+		uint64_t t = 3600 * MS + (uint64_t)i * 400 * MS;
+
+		q.sojourn = 0;
+		run(&v, &p, &q, t, t + 200 * MS, 10000);
+		q.sojourn = 50 * MS;
+		run(&v, &p, &q, t + 200 * MS, t + 305 * MS, 10000);
+		if (i > 0)
+			assert_int_equal(v.count, 1);
+		q.sojourn = 0;
+		run(&v, &p, &q, t + 305 * MS, t + 400 * MS, 10000);
+	}
+	assert_int_equal(q.marks, marks);
+	/* 3 s below target: the next dropping state starts over, marking. */
+	q.sojourn = 0;
+	run(&v, &p, &q, 4800 * MS, 7800 * MS, 10000);
+	q.sojourn = 50 * MS;
+	ect_drops = q.ect_drops;
+	run(&v, &p, &q, 7800 * MS, 8200 * MS, 10000);
+	assert_true(q.marks > marks);
+	assert_int_equal(q.ect_drops, ect_drops);
+	assert_false(v.lastcount & AQM_CODEL_ECN_DROPS);
+	/* Off (0): marks only, as before. */
+	memset(&v, 0, sizeof(v));
+	memset(&q, 0, sizeof(q));
+	q.sojourn = 50 * MS;
+	q.backlog = 100000;
+	q.ect = true;
+	run(&v, &params, &q, 1 * MS, 3000 * MS, 10000);
+	assert_int_equal(q.ect_drops, 0);
+	assert_true(q.marks > 30);
+}
+
 static void
 test_ce_threshold_marks_every_packet_above_it(void **state)
 {
@@ -276,6 +358,7 @@ main(void)
 		cmocka_unit_test(test_dropping_state_ends_when_sojourn_falls_below_target),
 		cmocka_unit_test(test_reentering_soon_resumes_count_from_the_last_cycle),
 		cmocka_unit_test(test_ecn_capable_packets_are_marked_instead_of_dropped),
+		cmocka_unit_test(test_marks_become_drops_at_ecn_drop_count_until_the_count_starts_over),
 		cmocka_unit_test(test_ce_threshold_marks_every_packet_above_it),
 		cmocka_unit_test(test_a_take_handed_in_decides_as_the_take_through_ops),
 	};
