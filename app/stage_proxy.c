@@ -207,7 +207,7 @@ parse_timeout(const char *v, void *dst, char *why, size_t whylen)
 	return 0;
 }
 
-/* mbuf_budget: auto (half of [sluice] mbufs) or 64..; the upper bound,
+/* mbuf_budget: auto (a third of [sluice] mbufs) or 64..; the upper bound,
  * 3/4 of [sluice] mbufs, is checked once the whole file is read. */
 static int
 parse_budget(const char *v, void *dst, char *why, size_t whylen)
@@ -263,7 +263,7 @@ static const struct ini_key proxy_keys[] = {
 	  .doc = "table full: a SYN replaces the oldest half-open connection this old; 0: never, else 1s..864000s" },
 	{ "mbuf_budget", INI_KIND_CUSTOM, INI_AT(struct proxy_conf, mbuf_budget),
 	  .parse = parse_budget, .def = "auto", .unit = "mbufs",
-	  .doc = "pool mbufs all proxies may hold; auto: half of [sluice] mbufs, at most 3/4" },
+	  .doc = "pool mbufs all proxies may hold; auto: a third of [sluice] mbufs, at most 3/4" },
 	{ "mptcp", INI_KIND_BOOL, INI_AT(struct proxy_conf, mptcp),
 	  .def = "on", .doc = "terminate Multipath TCP (RFC 8684) on intercepted SYNs that ask for it" },
 	{ "mptcp_checksums", INI_KIND_BOOL, INI_AT(struct proxy_conf, mptcp_checksums),
@@ -328,7 +328,11 @@ proxy_parse(struct ini_file *f, void **conf, char *err, size_t errlen)
 		goto fail;
 	c->pool_mbufs = sluice_mbufs(f);
 	if (c->mbuf_budget == 0) {
-		c->mbuf_budget = c->pool_mbufs / 2;
+		/* A third: windows advertised before the pool is sampled
+		 * (once a millisecond) cannot be taken back, and 200
+		 * zero-window readers overshot a budget of half the pool by
+		 * up to 5,600 mbufs (tests/e2e/test_adversarial.sh). */
+		c->mbuf_budget = c->pool_mbufs / 3;
 	} else if (c->mbuf_budget > (uint64_t)c->pool_mbufs * 3 / 4) {
 		/* Rx needs the rest of the pool. */
 		char why[192];

@@ -12,7 +12,7 @@
  *
  * Memory pressure: what the proxy holds is estimated as the pool's mbufs
  * in use beyond those in use at create (rx rings), so queues of other
- * users of the pool count against it too. Up to half the budget the
+ * users of the pool count against it too. Up to a quarter of the budget the
  * windows are whole; from there to the budget the receive window every
  * leg offers shrinks linearly to zero, so senders stop before the pool
  * runs dry. Sampled at most once a millisecond.
@@ -447,17 +447,19 @@ static void
 pressure(struct mptcp_proxy *px, uint64_t now)
 {
 	uint32_t in_use = rte_mempool_in_use_count(px->pool);
-	uint32_t half = px->budget / 2, lim;
+	/* The windows shrink from a quarter of the budget: what they
+	 * announced before the pool reached it cannot be taken back. */
+	uint32_t from = px->budget / 4, lim;
 
 	px->pressure_ns = now;
 	px->held = in_use > px->pool_base ? in_use - px->pool_base : 0;
-	if (px->budget == 0 || px->held <= half)
+	if (px->budget == 0 || px->held <= from)
 		lim = px->rcv_buf;
 	else if (px->held >= px->budget)
 		lim = 0;
 	else
 		lim = (uint32_t)((uint64_t)px->rcv_buf * (px->budget - px->held) /
-				 (px->budget - half));
+				 (px->budget - from));
 	if (lim < px->rcv_buf)
 		PX_CNT(px, PRESSURE_MS)++;
 	if (lim == px->rcv_limit)
