@@ -645,7 +645,7 @@ proxy_stage_create(const void *conf, const struct stage_env *env,
 		if (worst > prm.mbuf_budget)
 			SL_LOG(proxy, WARNING, "proxy: warning: [proxy] max_connections x "
 			       "(server leg + client leg, %s) could hold %" PRIu64 " mbufs, "
-			       "more than mbuf_budget (%u): windows shrink from half the "
+			       "more than mbuf_budget (%u): windows shrink from a quarter of the "
 			       "budget on, and are closed at the budget",
 			       c->mptcp ? "mptcp_max_subflows subflows" : "one subflow",
 			       worst, prm.mbuf_budget);

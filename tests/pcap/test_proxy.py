@@ -169,24 +169,24 @@ def test_a_worst_case_beyond_the_mbuf_budget_is_named_at_start():
     h.assert_clean_exit(r)
     assert re.search(r"warning: \[proxy\] max_connections x \(server leg \+ client leg, "
                      r"mptcp_max_subflows subflows\) could hold 6310912 mbufs, more than "
-                     r"mbuf_budget \(8191\)", r.stderr), r.stderr
+                     r"mbuf_budget \(5461\)", r.stderr), r.stderr
     # Plain TCP: 1024 x 2 legs x 363.
     r = h.run([[], []], config="[proxy]\nintercept = 198.18.0.0/15\nmptcp = off\n")
     h.assert_clean_exit(r)
     assert re.search(r"warning: \[proxy\] max_connections x \(server leg \+ client leg, "
-                     r"one subflow\) could hold 743424 mbufs, more than mbuf_budget \(8191\)",
+                     r"one subflow\) could hold 743424 mbufs, more than mbuf_budget \(5461\)",
                      r.stderr), r.stderr
-    r = h.run([[], []], config="[proxy]\nintercept = 198.18.0.0/15\nmax_connections = 4\n"
+    r = h.run([[], []], config="[proxy]\nintercept = 198.18.0.0/15\nmax_connections = 3\n"
                                "snd_buf = 64k\nrcv_buf = 64k\n")
     h.assert_clean_exit(r)
-    assert "warning" not in r.stderr, r.stderr  # 4 x (91 + 8 x 182) mbufs fit
+    assert "warning" not in r.stderr, r.stderr  # 3 x (91 + 8 x 182) mbufs fit
 
 
-def test_mbuf_budget_auto_is_half_of_the_pool_and_a_number_overrides_it():
+def test_mbuf_budget_auto_is_a_third_of_the_pool_and_a_number_overrides_it():
     r = h.run([[], []], config="[proxy]\nintercept = 198.18.0.0/15\nmbuf_budget = auto\n"
                                "[sluice]\nmbufs = 4095\n")
     h.assert_clean_exit(r)
-    assert re.search(r"mbuf_budget 2047 of \d+", r.stderr), r.stderr
+    assert re.search(r"mbuf_budget 1365 of \d+", r.stderr), r.stderr
     r = h.run([[], []], config="[proxy]\nintercept = 198.18.0.0/15\nmbuf_budget = 3000\n")
     h.assert_clean_exit(r)
     assert re.search(r"mbuf_budget 3000 of \d+", r.stderr), r.stderr
