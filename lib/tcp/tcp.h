@@ -286,7 +286,8 @@ struct tcp_conn_info {
 	X(RCV_COLLAPSE,      "receive_queues_collapsed") \
 	X(OOO_PRUNED,        "out_of_order_pruned") \
 	X(RCV_MEM_DROPPED,   "receive_memory_dropped") \
-	X(ACK_COALESCED,     "acks_coalesced_in_burst")
+	X(ACK_COALESCED,     "acks_coalesced_in_burst") \
+	X(BURST_DEFERRED,    "outputs_deferred_in_burst")
 
 /** Counter indices, e.g. TCP_CNT_BAD_CSUM. */
 enum tcp_cnt {
@@ -403,14 +404,28 @@ enum tcp_input_result tcp_input_conn(struct tcp_engine *e, struct tcp_conn *c,
  * delayed-ACK timer. Without a burst (the default) each segment is
  * ACKed as before.
  *
+ * Within a burst a plain connection (no tcp_conn_hooks) in ESTABLISHED
+ * that owes no ACK at once also leaves its output, timer update and
+ * event delivery (TCP_EV_READABLE, TCP_EV_WRITABLE) to the end of the
+ * burst, and so does tcp_send_mbuf() on one: the owner then reads the
+ * burst's data in one go, and what it relays leaves in one output
+ * (outputs_deferred_in_burst counts the segments and sends deferred).
+ * Any other event (connected, peer FIN, reset, closed) is delivered at
+ * once, as without a burst. The caller must end every burst it starts
+ * before it runs other entry points of the connections concerned;
+ * tcp_timers_run() ends one left open.
+ *
  * @param e engine.
  */
 void tcp_input_burst_begin(struct tcp_engine *e);
 
 /**
- * End an input burst: send the ACKs it deferred (one per connection, with
- * RCV.NXT and the window as they are now) and deliver the events that
- * raises. Without tcp_input_burst_begin() it does nothing.
+ * End an input burst: per connection it listed, deliver the events it
+ * deferred, then run the output (the ACK it deferred, one per
+ * connection, with RCV.NXT and the window as they are after the owner
+ * read; the data the owner sent), update the timers and deliver what
+ * that raised. Sends of those events to other plain connections join
+ * the same flush. Without tcp_input_burst_begin() it does nothing.
  *
  * @param e      engine.
  * @param now_ns current time.

@@ -244,9 +244,8 @@ burst_defer_ack(struct tcp_conn *c)
 	if (c->flags & TCP_CF_ACK_BURST) {
 		TCP_CNT(e, ACK_COALESCED);
 	} else {
-		if (e->n_ack_owed == TCP_BURST_ACKS)
+		if (!tcp_burst_list(c))
 			return false;
-		e->ack_owed[e->n_ack_owed++] = c;
 		c->flags |= TCP_CF_ACK_BURST;
 	}
 	c->rcv_unacked = 0;
@@ -265,23 +264,37 @@ tcp_input_burst_begin(struct tcp_engine *e)
 void
 tcp_input_burst_end(struct tcp_engine *e, uint64_t now_ns)
 {
-	e->in_burst = 0;
-	if (e->n_ack_owed == 0)
+	if (e->n_ack_owed == 0) {
+		e->in_burst = 0;
 		return;
+	}
 	e->now = now_ns;
+	/* The burst stays open while the list is worked through: what the
+	 * events delivered here send (the relay's tcp_send_mbuf() to the
+	 * other leg) joins the list and leaves in one tcp_output() too. */
 	for (uint16_t i = 0; i < e->n_ack_owed; i++) {
 		struct tcp_conn *c = e->ack_owed[i];
 
-		/* Gone: an ACK or data since settled it, or the connection
-		 * closed (and its entry may be another connection now). */
-		if (!(c->flags & TCP_CF_ACK_BURST))
+		/* Gone: the connection was released (and its entry may be
+		 * another connection now), or it is listed again further on. */
+		if (!(c->flags & TCP_CF_BURST_LISTED))
 			continue;
-		c->flags = (c->flags & ~TCP_CF_ACK_BURST) | TCP_CF_ACK_NOW;
-		tcp_output(c);
+		c->flags &= ~(TCP_CF_BURST_LISTED | TCP_CF_BURST_DEFER);
+		/* Events first: the owner reads what the burst brought, so
+		 * the ACK announces the window as it is after that. */
+		tcp_conn_deliver(c);
+		if (c->flags & TCP_CF_FREE)
+			continue;
+		/* An ACK or data since may have settled the one owed. */
+		if (c->flags & TCP_CF_ACK_BURST)
+			c->flags = (c->flags & ~TCP_CF_ACK_BURST) | TCP_CF_ACK_NOW;
+		if (c->state != TCP_CLOSED)
+			tcp_output(c);
 		tcp_timer_update(c);
 		tcp_conn_deliver(c);
 	}
 	e->n_ack_owed = 0;
+	e->in_burst = 0;
 }
 
 /* Step 7 of 3.10.7.4: segment text. Takes the mbuf. */
@@ -770,7 +783,7 @@ keep_peer_xopts(struct tcp_conn *c, const struct rte_mbuf *m)
 		TCP_CNT(c->eng, XOPT_NOT_CARRIED);
 }
 
-void
+bool
 tcp_conn_input(struct tcp_conn *c, struct rte_mbuf *m, struct tcp_seg_in *s)
 {
 	struct tcp_engine *e = c->eng;
@@ -783,11 +796,11 @@ tcp_conn_input(struct tcp_conn *c, struct rte_mbuf *m, struct tcp_seg_in *s)
 		if (c->state == TCP_ESTABLISHED)
 			keep_peer_xopts(c, m);
 		rte_pktmbuf_free(m);
-		return;
+		return false;
 	}
 	if (c->state == TCP_CLOSED || c->state == TCP_LISTEN) {
 		rte_pktmbuf_free(m);
-		return;
+		return false;
 	}
 	/* Our SYN-ACK was lost and the peer sent its SYN again. */
 	if (c->state == TCP_SYN_RECEIVED &&
@@ -799,7 +812,7 @@ tcp_conn_input(struct tcp_conn *c, struct rte_mbuf *m, struct tcp_seg_in *s)
 			c->ts_recent = s->tsval;
 		tcp_send_syn(c);
 		rte_pktmbuf_free(m);
-		return;
+		return false;
 	}
 	seglen = s->len + !!(s->flags & TCP_FL_SYN) + !!(s->flags & TCP_FL_FIN);
 
@@ -813,7 +826,7 @@ tcp_conn_input(struct tcp_conn *c, struct rte_mbuf *m, struct tcp_seg_in *s)
 				   s->seq + s->len : c->rcv_nxt);
 		oow_ack(c);
 		rte_pktmbuf_free(m);
-		return;
+		return false;
 	}
 	/* Step 1: sequence number. */
 	if (!seq_acceptable(c, s, seglen)) {
@@ -833,13 +846,13 @@ tcp_conn_input(struct tcp_conn *c, struct rte_mbuf *m, struct tcp_seg_in *s)
 				if (tcp_seq_ge(s->seq + s->len, c->rcv_nxt - e->p.rcv_buf)) {
 					tcp_send_ack(c);
 					rte_pktmbuf_free(m);
-					return;
+					return false;
 				}
 			}
 			oow_ack(c);
 		}
 		rte_pktmbuf_free(m);
-		return;
+		return false;
 	}
 	tcp_keepalive_touch(c);
 	if (unlikely(c->hooks != NULL) && c->hooks->opts_in != NULL)
@@ -857,25 +870,25 @@ tcp_conn_input(struct tcp_conn *c, struct rte_mbuf *m, struct tcp_seg_in *s)
 		else
 			challenge_ack(c);
 		rte_pktmbuf_free(m);
-		return;
+		return false;
 	}
 	/* Step 4: a SYN in a synchronised state is answered with a
 	 * challenge ACK, whatever its sequence number (RFC 5961 4.2). */
 	if (s->flags & TCP_FL_SYN) {
 		challenge_ack(c);
 		rte_pktmbuf_free(m);
-		return;
+		return false;
 	}
 	/* Step 5: ACK. */
 	if (!(s->flags & TCP_FL_ACK)) {
 		rte_pktmbuf_free(m);
-		return;
+		return false;
 	}
 	if (c->state == TCP_SYN_RECEIVED) {
 		if (tcp_seq_le(s->ack, c->snd_una) || tcp_seq_gt(s->ack, c->snd_max)) {
 			tcp_send_rst_for(e, &c->ep, s->ack, 0, TCP_FL_RST);
 			rte_pktmbuf_free(m);
-			return;
+			return false;
 		}
 		c->state = TCP_ESTABLISHED;
 		c->snd_wnd = (uint32_t)s->wnd << wscale(c);
@@ -898,13 +911,13 @@ tcp_conn_input(struct tcp_conn *c, struct rte_mbuf *m, struct tcp_seg_in *s)
 		TCP_CNT(e, ACK_TOO_NEW);
 		oow_ack(c);
 		rte_pktmbuf_free(m);
-		return;
+		return false;
 	}
 	if (tcp_seq_lt(s->ack, c->snd_una - c->max_snd_wnd)) {
 		TCP_CNT(e, ACK_TOO_OLD);
 		oow_ack(c);
 		rte_pktmbuf_free(m);
-		return;
+		return false;
 	}
 	prior_una = c->snd_una;
 	prior_wnd = c->snd_wnd;
@@ -963,7 +976,7 @@ tcp_conn_input(struct tcp_conn *c, struct rte_mbuf *m, struct tcp_seg_in *s)
 		case TCP_LAST_ACK:
 			tcp_conn_close(c);
 			rte_pktmbuf_free(m);
-			return;
+			return false;
 		default:
 			break;
 		}
@@ -997,9 +1010,13 @@ tcp_conn_input(struct tcp_conn *c, struct rte_mbuf *m, struct tcp_seg_in *s)
 	}
 	if ((c->flags & TCP_CF_OOO_FIN) && c->peer_fin_seq == c->rcv_nxt)
 		rcv_fin(c);
-	if (c->state != TCP_CLOSED)
+	if (c->state != TCP_CLOSED) {
+		if (tcp_burst_defer(c))
+			return true;
 		tcp_output(c);
+	}
 	if (unlikely(c->hooks != NULL) && c->hooks->writable != NULL &&
 	    (c->snd_una != prior_una || c->snd_wnd != prior_wnd))
 		hook_writable(c);
+	return false;
 }

@@ -170,7 +170,7 @@ cookie_open(struct tcp_engine *e, struct rte_mbuf *m, struct tcp_seg_in *s,
 	c->snd_wl2 = s->ack;
 	e->cc->init(&c->cc, c->mss, RTE_MIN(10u * c->mss, RTE_MAX(2u * c->mss, 14600u)));
 	tcp_conn_event(c, TCP_EV_CONNECTED);
-	tcp_conn_input(c, m, s);
+	(void)tcp_conn_input(c, m, s); /* CONNECTED pending: never deferred */
 	tcp_timer_update(c);
 	tcp_conn_deliver(c);
 	return 0;
@@ -302,7 +302,8 @@ conn_segment(struct tcp_conn *c, struct rte_mbuf *m, struct tcp_seg_in *s)
 		tcp_conn_release(c);
 		return -1;
 	}
-	tcp_conn_input(c, m, s);
+	if (tcp_conn_input(c, m, s))
+		return 0; /* the rest at tcp_input_burst_end() */
 	tcp_timer_update(c);
 	tcp_conn_deliver(c);
 	return 0;

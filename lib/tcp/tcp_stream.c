@@ -87,6 +87,10 @@ tcp_send_mbuf(struct tcp_conn *c, struct rte_mbuf *m, uint64_t now_ns)
 		return 0;
 	}
 	tcp_mq_append(&c->sndq, m);
+	/* Inside an input burst (the relay of its events), what the
+	 * burst brings leaves in one tcp_output() at its end. */
+	if (tcp_burst_defer(c))
+		return (int32_t)len;
 	tcp_output(c);
 	tcp_timer_update(c);
 	tcp_conn_deliver(c);

@@ -86,6 +86,10 @@ tcp_timers_run(struct tcp_engine *e, uint64_t now_ns)
 	uint64_t n, t;
 	uint32_t fired = 0;
 
+	/* A caller that never ended its input burst: what it deferred
+	 * (output, timers, events) happens now. */
+	if (unlikely(e->in_burst))
+		tcp_input_burst_end(e, now_ns);
 	e->now = now_ns;
 	if (now_tick < e->wheel_tick)
 		return 0;

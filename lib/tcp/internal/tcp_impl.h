@@ -62,8 +62,8 @@ struct tcp_key {
 #define TCP_HOT_BITS 6
 #define TCP_HOT_SLOTS (1u << TCP_HOT_BITS)
 
-/* Connections of one input burst whose ACK can wait for its end; past
- * that many, the others ACK as without a burst. */
+/* Connections of one input burst whose ACK, output, timer and events can
+ * wait for its end; past that many, the others act as without a burst. */
 #define TCP_BURST_ACKS 64
 
 static inline uint32_t
@@ -131,6 +131,8 @@ struct tcp_txrec {
 #define TCP_CF_TW_LISTED 0x8000000 /* on the engine's TIME-WAIT list */
 #define TCP_CF_KEEP_SEGS 0x10000000 /* tcp_conn_keep_segments(): no merging */
 #define TCP_CF_ACK_BURST 0x20000000 /* owes an ACK at tcp_input_burst_end() */
+#define TCP_CF_BURST_LISTED 0x40000000 /* on the engine's burst list */
+#define TCP_CF_BURST_DEFER 0x80000000u /* output, timer, events at the burst's end */
 
 struct tcp_conn {
 	/* identity */
@@ -250,7 +252,8 @@ struct tcp_engine {
 	 * found (tcp_conn_find()); a released connection leaves its slot. */
 	struct tcp_conn *hot[TCP_HOT_SLOTS];
 	/* Between tcp_input_burst_begin() and _end(): the connections whose
-	 * every-second-segment ACK waits for the end of the burst. */
+	 * every-second-segment ACK, or whose output, timer update and
+	 * events, wait for the end of the burst (TCP_CF_BURST_LISTED). */
 	struct tcp_conn *ack_owed[TCP_BURST_ACKS];
 	uint16_t n_ack_owed;
 	uint8_t in_burst;
@@ -330,11 +333,46 @@ tcp_rec(const struct tcp_engine *e, uint32_t i)
 	return i == TCP_TR_NONE ? NULL : &e->recs[i];
 }
 
+/* Put c on the burst's list (once). false: the list is full. */
+static inline bool
+tcp_burst_list(struct tcp_conn *c)
+{
+	struct tcp_engine *e = c->eng;
+
+	if (c->flags & TCP_CF_BURST_LISTED)
+		return true;
+	if (e->n_ack_owed == TCP_BURST_ACKS)
+		return false;
+	e->ack_owed[e->n_ack_owed++] = c;
+	c->flags |= TCP_CF_BURST_LISTED;
+	return true;
+}
+
+/* Inside an input burst, a plain connection (no hooks: MPTCP subflows
+ * keep their per-segment path) that is established, owes no ACK now and
+ * has no event but readable/writable pending leaves its output, timer
+ * update and event delivery to tcp_input_burst_end(): one of each per
+ * burst instead of one per segment. true: deferred, the caller returns. */
+static inline bool
+tcp_burst_defer(struct tcp_conn *c)
+{
+	if (!c->eng->in_burst || c->hooks != NULL || c->state != TCP_ESTABLISHED ||
+	    (c->flags & TCP_CF_ACK_NOW) ||
+	    (c->ev_pending & ~(TCP_EV_READABLE | TCP_EV_WRITABLE)) != 0 ||
+	    !tcp_burst_list(c))
+		return false;
+	c->flags |= TCP_CF_BURST_DEFER;
+	TCP_CNT(c->eng, BURST_DEFERRED);
+	return true;
+}
+
 /* tcp_input.c */
 /* A connection enters (or restarts) TIME-WAIT: to the tail of the list
  * tcp_conn_new() recycles from when the pool is empty. */
 void tcp_time_wait_list(struct tcp_conn *c);
-void tcp_conn_input(struct tcp_conn *c, struct rte_mbuf *m, struct tcp_seg_in *s);
+/* true: c's output, timer update and events wait for the burst's end
+ * (tcp_burst_defer()); false: the caller updates the timer and delivers. */
+bool tcp_conn_input(struct tcp_conn *c, struct rte_mbuf *m, struct tcp_seg_in *s);
 void tcp_apply_syn_opts(struct tcp_conn *c, const struct tcp_seg_in *s);
 void tcp_recovery_on_loss(struct tcp_conn *c, uint32_t delivered);
 uint32_t tcp_cookie_make(const struct tcp_engine *e, const struct tcp_key *k,

@@ -449,6 +449,10 @@ the_client_leg_acks_a_burst_of_segments_once(void **state)
 	assert_int_equal(p_acks_to_c, 1);
 	pc = mptcp_proxy_tcp_counters(P);
 	assert_int_equal(pc[TCP_CNT_ACK_COALESCED], 3);
+	/* The client leg's output, timers and events waited for the end of
+	 * the burst (8), and the relay then moved all eight in one send,
+	 * whose output waited as well (1). */
+	assert_int_equal(pc[TCP_CNT_BURST_DEFERRED], 9);
 	for (int i = 0; i < 200; i++)
 		step();
 	p_burst = 0;

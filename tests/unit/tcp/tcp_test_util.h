@@ -62,6 +62,7 @@ struct app {
 	struct tcp_conn *conn;
 	uint32_t events;      /* every event seen, OR-ed */
 	uint32_t n_closed;
+	uint32_t n_readable;  /* callbacks with TCP_EV_READABLE */
 	int auto_read;        /* read everything on READABLE */
 	uint64_t rx_bytes;
 	uint64_t rx_hash;
@@ -82,6 +83,8 @@ app_cb(struct tcp_conn *c, void *arg, uint32_t ev, uint64_t now)
 		a->conn = c;
 		a->connected_at = now;
 	}
+	if (ev & TCP_EV_READABLE)
+		a->n_readable++;
 	if ((ev & TCP_EV_READABLE) && a->auto_read) {
 		while ((n = tcp_recv(c, buf, sizeof(buf), now)) > 0) {
 			a->rx_hash = fnv1a(a->rx_hash, buf, n);

@@ -373,6 +373,84 @@ a_fin_in_a_burst_is_acked_at_once_with_the_data_before_it(void **state)
 	wire_free(w);
 }
 
+/* Eight full segments in one burst: B's connection leaves its output,
+ * timer update and events to the end of the burst, so its reader is
+ * called once, for all eight, and the one ACK follows that read. */
+static void
+a_burst_of_segments_is_delivered_in_one_readable_event(void **state)
+{
+	static uint8_t buf[8 * 1448];
+	struct tcp_conn *c;
+	uint64_t t0;
+	struct wire *w = burst_setup(&c, &t0);
+	uint32_t before = w->app_b.n_readable;
+
+	(void)state;
+	assert_int_equal(tcp_send(c, buf, sizeof(buf), w->now), sizeof(buf));
+	wire_run(w, w->delay);
+	assert_int_equal(w->app_b.rx_bytes, sizeof(buf));
+	assert_int_equal(w->app_b.n_readable - before, 1);
+	assert_int_equal(tcp_engine_counters(w->b)[TCP_CNT_BURST_DEFERRED], 8);
+	assert_int_equal(rec.n_acks, 1);
+	assert_int_equal(rec.ack_at[0] - t0, w->delay);
+	assert_int_equal(rec.ack[0], info(c).snd_nxt);
+	wire_free(w);
+}
+
+/* One short segment in a burst owes no ACK at the burst's end: the
+ * deferred timer update still arms the delayed-ACK timer, which sends
+ * it delack_ns later. */
+static void
+a_lone_segment_of_a_burst_still_gets_its_delayed_ack(void **state)
+{
+	struct tcp_conn *c;
+	uint64_t t0;
+	struct wire *w = burst_setup(&c, &t0);
+
+	(void)state;
+	assert_int_equal(tcp_send(c, "short", 5, w->now), 5);
+	wire_run(w, w->delay);
+	assert_int_equal(w->app_b.rx_bytes, 5);
+	assert_int_equal(tcp_engine_counters(w->b)[TCP_CNT_BURST_DEFERRED], 1);
+	assert_int_equal(rec.n_acks, 0);
+	wire_run(w, MS(100));
+	assert_int_equal(rec.n_acks, 1);
+	assert_int_equal(rec.ack_at[0] - t0, w->delay + pb.delack_ns);
+	assert_int_equal(tcp_engine_counters(w->b)[TCP_CNT_DELACK], 1);
+	assert_int_equal(info(c).snd_una, info(c).snd_nxt);
+	wire_free(w);
+}
+
+/* A caller that starts a burst and never ends it: what the burst
+ * deferred (the read, the ACK) waits for no timer but happens at the
+ * next tcp_timers_run(), at once. */
+static void
+a_burst_left_open_ends_at_the_next_timer_run(void **state)
+{
+	static uint8_t buf[4 * 1448];
+	struct tcp_conn *c;
+	uint64_t t0;
+	struct wire *w = burst_setup(&c, &t0);
+
+	(void)state;
+	w->burst = 0;
+	assert_int_equal(tcp_send(c, buf, sizeof(buf), w->now), sizeof(buf));
+	wire_collect(w);
+	w->now += w->delay;
+	tcp_input_burst_begin(w->b);
+	wire_deliver(w);
+	assert_int_equal(w->app_b.rx_bytes, 0);
+	wire_collect(w);
+	assert_int_equal(rec.n_acks, 0);
+	tcp_timers_run(w->b, w->now);
+	assert_int_equal(w->app_b.rx_bytes, sizeof(buf));
+	wire_collect(w);
+	assert_int_equal(rec.n_acks, 1);
+	assert_int_equal(rec.ack_at[0] - t0, w->delay);
+	assert_int_equal(rec.ack[0], info(c).snd_nxt);
+	wire_free(w);
+}
+
 static void
 zero_window_probes_back_off_from_the_rto(void **state)
 {
@@ -589,6 +667,9 @@ main(void)
 		cmocka_unit_test(in_order_segments_of_one_burst_get_one_cumulative_ack),
 		cmocka_unit_test(an_out_of_order_segment_in_a_burst_is_acked_at_once),
 		cmocka_unit_test(a_fin_in_a_burst_is_acked_at_once_with_the_data_before_it),
+		cmocka_unit_test(a_burst_of_segments_is_delivered_in_one_readable_event),
+		cmocka_unit_test(a_lone_segment_of_a_burst_still_gets_its_delayed_ack),
+		cmocka_unit_test(a_burst_left_open_ends_at_the_next_timer_run),
 		cmocka_unit_test(zero_window_probes_back_off_from_the_rto),
 		cmocka_unit_test(data_that_is_never_acked_times_out_with_a_reset),
 		cmocka_unit_test(keepalive_probes_an_idle_peer_and_gives_up_when_it_is_gone),
