@@ -15,7 +15,8 @@
  * users of the pool count against it too. Up to a quarter of the budget the
  * windows are whole; from there to the budget the receive window every
  * leg offers shrinks linearly to zero, so senders stop before the pool
- * runs dry. Sampled at most once a millisecond.
+ * runs dry. No window is ever more than a fair share of what is left of
+ * the budget either (fair_share()). Sampled at most once a millisecond.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -37,6 +38,7 @@
 #define PROXY_PRESSURE_NS 1000000ull /* pool sampled: 1 ms */
 #define PROXY_REOPEN_NS 10000000ull  /* windows reannounced at most every 10 ms */
 #define PROXY_REDIRECT_SCAN 64       /* redirect entries aged per poll */
+#define PROXY_SEG_BYTES 1448u        /* a full-sized segment's payload */
 
 static const char *const cnt_names[MPTCP_PROXY_CNT_MAX] = {
 #define MPTCP_PROXY_CNT_NAME(e, s) s,
@@ -443,6 +445,41 @@ drain_tx(struct mptcp_proxy *px, mptcp_proxy_emit_fn emit, void *arg)
 		emit(arg, out, k);
 }
 
+/*
+ * The window limit while the pool holds less than the budget: the smaller
+ * of two rules.
+ * - Linear: rcv_buf up to `from`, shrinking to zero at the budget.
+ * - Fair share: what is left of the budget, in full-sized segments,
+ *   divided among every proxied leg of every worker (workers rounded up
+ *   to a power of two). A window already announced cannot be taken back,
+ *   so the linear rule alone lets hundreds of connections be promised far
+ *   more than the budget before the next sample sees it (200 zero-window
+ *   readers reached 13,777 mbufs against a budget of 8,191). With the
+ *   share, what all windows can still bring in is the rest of the budget
+ *   (plus what arrives within one sample period), however many
+ *   connections there are. At least two segments, so a window never
+ *   shrinks below what keeps a connection moving.
+ */
+static uint32_t
+fair_share(const struct mptcp_proxy *px, uint32_t from)
+{
+	uint64_t left = px->budget - px->held;
+	/* Legs that can receive: two per pair (one per subflow for an
+	 * MPTCP client leg, the meta itself counted once too), none for
+	 * connections in TIME-WAIT, which hold nothing. */
+	uint64_t n = (2ull * px->active + px->sf_active) << px->worker_bits;
+	uint64_t lim = px->rcv_buf, share;
+
+	if (px->held > from)
+		lim = (uint64_t)px->rcv_buf * left / (px->budget - from);
+	if (n == 0)
+		return (uint32_t)lim;
+	share = left * PROXY_SEG_BYTES / n;
+	if (share < 2 * PROXY_SEG_BYTES)
+		share = 2 * PROXY_SEG_BYTES;
+	return (uint32_t)(share < lim ? share : lim);
+}
+
 static void
 pressure(struct mptcp_proxy *px, uint64_t now)
 {
@@ -453,13 +490,12 @@ pressure(struct mptcp_proxy *px, uint64_t now)
 
 	px->pressure_ns = now;
 	px->held = in_use > px->pool_base ? in_use - px->pool_base : 0;
-	if (px->budget == 0 || px->held <= from)
+	if (px->budget == 0)
 		lim = px->rcv_buf;
 	else if (px->held >= px->budget)
 		lim = 0;
 	else
-		lim = (uint32_t)((uint64_t)px->rcv_buf * (px->budget - px->held) /
-				 (px->budget - from));
+		lim = fair_share(px, from);
 	if (lim < px->rcv_buf)
 		PX_CNT(px, PRESSURE_MS)++;
 	if (lim == px->rcv_limit)

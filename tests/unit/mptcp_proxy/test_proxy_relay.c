@@ -248,6 +248,8 @@ engine(const char *name, struct app *a)
 
 static void teardown_three(void);
 
+static uint32_t budget; /* setup_proxy()'s mbuf_budget once; 0: 8000 */
+
 /* P intercepts 198.18.1.0/24 (S is 198.18.1.2), every port unless
  * port is set; it holds at most max_conns connections. */
 static void
@@ -274,7 +276,8 @@ setup_proxy(int server_listens, uint16_t port, uint32_t max_conns)
 	pp.rcv_buf = 256 * 1024;
 	pp.cc = TCP_CC_CUBIC;
 	pp.syn_retries = 6;
-	pp.mbuf_budget = 8000;
+	pp.mbuf_budget = budget != 0 ? budget : 8000;
+	budget = 0;
 	for (int i = 0; i < 16; i++)
 		pp.isn_key[i] = (uint8_t)('p' + i);
 	pp.nrules = 1;
@@ -838,6 +841,102 @@ shutdown_resets_both_ends_of_every_proxied_connection(void **state)
 	teardown_three();
 }
 
+/* Memory pressure: a window already announced cannot be taken back, so
+ * no leg is offered more than its fair share of what is left of the
+ * budget (the mbufs left, in 1448-byte segments, over every leg of
+ * every pair), below the linear rule's limit from a quarter of the
+ * budget; data still flows under it. */
+static uint32_t
+limit_after_poll(struct mptcp_proxy_stats *st)
+{
+	now += MS(2); /* past the 1 ms sampling period */
+	mptcp_proxy_poll(P, now, p_emit, NULL);
+	collect();
+	mptcp_proxy_stats_get(P, st);
+	return st->rcv_limit;
+}
+
+static uint32_t
+expected_limit(const struct mptcp_proxy_stats *st, uint32_t b, uint32_t rcv_buf)
+{
+	uint64_t left = b - st->mbufs_held, lim = rcv_buf, share;
+
+	if (st->mbufs_held > b / 4)
+		lim = (uint64_t)rcv_buf * left / (b - b / 4);
+	share = left * 1448 / (2 * st->active + st->mptcp_subflows);
+	if (share < 2 * 1448)
+		share = 2 * 1448;
+	return (uint32_t)RTE_MIN(lim, share);
+}
+
+static void
+windows_are_a_fair_share_of_what_is_left_of_the_budget(void **state)
+{
+	enum { NC = 8, B = 1000 };
+	struct tcp_endpoints ep;
+	struct app a[NC];
+	struct mptcp_proxy_stats st;
+	struct rte_mbuf *hold[B];
+	uint64_t off = 0, h = FNV_INIT;
+	uint32_t nhold = 0, lim;
+
+	(void)state;
+	budget = B;
+	setup_proxy(1, 0, 16);
+	wire_ep_v4(&ep);
+	for (int i = 0; i < NC; i++) {
+		memset(&a[i], 0, sizeof(a[i]));
+		a[i].rx_hash = FNV_INIT;
+		a[i].auto_read = 1;
+		ep.lport = (uint16_t)(40000 + i);
+		a[i].conn = tcp_connect(C, &ep, &a[i], now);
+		assert_non_null(a[i].conn);
+	}
+	for (int i = 0; i < 100; i++)
+		step();
+	assert_int_equal(CNT(OPENED), NC);
+	/* Idle: the share alone, 1000 x 1448 / 16 legs = 90,500 bytes, is
+	 * below rcv_buf (256 KiB). */
+	lim = limit_after_poll(&st);
+	assert_int_equal(st.active, NC);
+	assert_true(st.mbufs_held < B / 8);
+	assert_int_equal(lim, expected_limit(&st, B, 256 * 1024));
+	assert_true(lim < 256 * 1024);
+	/* Other users hold half the budget: the share (about 45,000) is
+	 * below the linear rule's (about 175,000). */
+	while (nhold < B / 2) {
+		hold[nhold] = rte_pktmbuf_alloc(test_pool);
+		assert_non_null(hold[nhold]);
+		nhold++;
+	}
+	lim = limit_after_poll(&st);
+	assert_int_equal(lim, expected_limit(&st, B, 256 * 1024));
+	assert_true(lim < 50000);
+	/* Nearly all of it: the linear rule's limit (under two segments)
+	 * is below the share's floor of two segments. */
+	for (uint32_t more = B - 5 - st.mbufs_held; more > 0; more--) {
+		hold[nhold] = rte_pktmbuf_alloc(test_pool);
+		assert_non_null(hold[nhold]);
+		nhold++;
+	}
+	lim = limit_after_poll(&st);
+	assert_int_equal(lim, expected_limit(&st, B, 256 * 1024));
+	assert_true(lim < 2 * 1448);
+	/* Released: a transfer still moves, with every byte intact. */
+	while (nhold > 0)
+		rte_pktmbuf_free(hold[--nhold]);
+	lim = limit_after_poll(&st);
+	assert_int_equal(lim, expected_limit(&st, B, 256 * 1024));
+	push(a[0].conn, 300000, &off, &h, 0);
+	for (int i = 0; i < 4000 && (app_s.rx_bytes < 300000 || off < 300000); i++) {
+		push(a[0].conn, 300000, &off, &h, 0);
+		step();
+	}
+	assert_int_equal(app_s.rx_bytes, 300000);
+	assert_int_equal(app_s.rx_hash, h);
+	teardown_three();
+}
+
 int
 main(void)
 {
@@ -854,6 +953,7 @@ main(void)
 		cmocka_unit_test(a_full_table_of_half_open_connections_gives_way_to_new_syns_after_a_second),
 		cmocka_unit_test(shutdown_resets_both_ends_of_every_proxied_connection),
 		cmocka_unit_test(the_client_leg_acks_a_burst_of_segments_once),
+		cmocka_unit_test(windows_are_a_fair_share_of_what_is_left_of_the_budget),
 	};
 
 	if (test_eal_init("proxy_relay") != 0)
