@@ -60,7 +60,8 @@ int aqm_ar_create(struct aqm_worker *w, const struct aqm_ar_conf *c,
 		  struct aqm_ar **out);
 void aqm_ar_free(struct aqm_ar *a);
 
-/* Datapath: packets from the subscriber about to be queued in pipes[]. */
+/* Datapath: packets from the subscriber about to be queued in pipes[]
+ * (each one's pkt_meta.pipe holds the same id: that is what is read). */
 void aqm_ar_up(struct aqm_ar *a, struct rte_mbuf **pkts, const uint32_t *pipes,
 	       uint16_t n, uint64_t now_ns);
 /* Datapath: packets leaving toward the subscriber now; each one's pipe

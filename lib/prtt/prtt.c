@@ -647,8 +647,18 @@ read_hdr(struct prtt *t, const uint8_t *h, uint32_t hl, struct prtt_seg *s)
 		s->tsecr = rd32(h + 28);
 	} else if (hl == 20) {
 		s->has_ts = 0;
-	} else if (prtt_tcp_parse(h, hl, s) < 0) {
-		t->c.bad_options++;
+	} else {
+		/* (Into a copy: s's address is then never taken, so the
+		 * compiler may keep its fields in registers.) */
+		struct prtt_seg p;
+
+		if (prtt_tcp_parse(h, hl, &p) < 0)
+			t->c.bad_options++;
+		s->has_ts = p.has_ts;
+		s->tsval = p.tsval;
+		s->tsecr = p.tsecr;
+		s->nsack = p.nsack;
+		memcpy(s->sack, p.sack, sizeof(s->sack));
 	}
 }
 

@@ -823,6 +823,36 @@ test_the_header_entry_points_give_the_same_samples_and_count_bad_options(void **
 	free(t);
 }
 
+/* An ACK whose options are not the common layout (NOP NOP SACK) goes
+ * through the option parser: its SACK block must reach the sample. */
+static void
+test_a_sack_block_the_header_entry_point_parses_answers_the_sample(void **state)
+{
+	struct prtt *t = make(4);
+	uint8_t h[32];
+	uint32_t n;
+
+	(void)state;
+	n = hdr(h, 0, 1, ACK, 0, 0);
+	prtt_down_tcp(t, 1, 7, h, n, 1000, 1054, T0 - 1 * MS);   /* chooses */
+	n = hdr(h, 1000, 1, ACK, 0, 0);
+	prtt_down_tcp(t, 1, 7, h, n, 1000, 1054, T0);            /* [1000, 2000) */
+	assert_int_equal(prtt_counters(t)->seq_armed, 1);
+	/* Cumulative ACK 1000 (short of the range), SACK [1000, 2000). */
+	n = hdr(h, 1, 1000, ACK, 0, 0);
+	memset(h + 20, 0, 12);
+	h[12] = 8 << 4;
+	h[20] = 1; h[21] = 1; h[22] = 5; h[23] = 10;
+	h[26] = 0x03; h[27] = 0xe8; /* 1000 */
+	h[30] = 0x07; h[31] = 0xd0; /* 2000 */
+	prtt_up_tcp(t, 1, 7, h, 32, 0, 66, T0 + 9 * MS);
+	assert_int_equal(prtt_counters(t)->bad_options, 0);
+	assert_int_equal(prtt_counters(t)->sack_samples, 1);
+	assert_int_equal(samples(t, 1, PRTT_DOWN), 1);
+	assert_int_equal(last_down(t, 1), 9 * MS);
+	free(t);
+}
+
 /* The same through the burst call the aqm stage uses: its own check of
  * other flows must let them through once the chosen one is silent. */
 static void
@@ -975,6 +1005,7 @@ main(void)
 		cmocka_unit_test(test_percentiles_come_from_buckets_narrower_than_an_eighth_of_the_value),
 		cmocka_unit_test(test_the_option_parser_reads_timestamps_and_sack_and_refuses_bad_lengths),
 		cmocka_unit_test(test_the_header_entry_points_give_the_same_samples_and_count_bad_options),
+		cmocka_unit_test(test_a_sack_block_the_header_entry_point_parses_answers_the_sample),
 		cmocka_unit_test(test_through_the_burst_call_a_silent_chosen_flow_gives_way_after_its_quiet_time),
 		cmocka_unit_test(test_the_inline_checks_take_only_segments_of_other_flows_while_the_chosen_ones_are_alive),
 		cmocka_unit_test(test_the_checks_on_the_key_s_upper_half_take_other_flows_and_leave_the_rest_to_the_whole_key),
