@@ -246,22 +246,17 @@ aqm_codel_dequeue_drop_(struct aqm_codel_vars *v, const struct aqm_codel_params 
 		}
 	} else {
 		uint32_t delta = v->count - (v->lastcount & ~AQM_CODEL_ECN_DROPS);
-		uint32_t esc = v->lastcount & AQM_CODEL_ECN_DROPS;
-		bool marked;
-
-		v->dropping = 1;
 		/*
 		 * Re-entering soon after the last dropping state: resume near
 		 * the drop rate that controlled the queue then (section 5.6).
 		 * Later, everything starts over, AQM_CODEL_ECN_DROPS too.
 		 */
-		if ((int64_t)(now - v->drop_next_ns) >= (int64_t)(16 * p->interval_ns))
-			esc = 0;
-		if (delta > 1 && (int64_t)(now - v->drop_next_ns) <
-				 (int64_t)(16 * p->interval_ns))
-			v->count = delta;
-		else
-			v->count = 1;
+		bool soon = (int64_t)(now - v->drop_next_ns) < (int64_t)(16 * p->interval_ns);
+		uint32_t esc = soon ? v->lastcount & AQM_CODEL_ECN_DROPS : 0;
+		bool marked;
+
+		v->dropping = 1;
+		v->count = delta > 1 && soon ? delta : 1;
 		aqm_codel_update_inv_sqrt(v);
 		v->lastcount = v->count | esc;
 		v->drop_next_ns = aqm_codel_control_law(v, p, now);
