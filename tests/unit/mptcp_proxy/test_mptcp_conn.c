@@ -1276,12 +1276,11 @@ static void mc_send_option(struct mcsf *s, const struct mptcp_opt *o);
 static void
 strip_dss_toward_us_after_100k(uint64_t sent_down)
 {
-	(void)sent_down;
-	if (!mc.no_dss && mc.snd_nxt - mc.snd_base >= 100000) {
-		mc.no_dss = 1;
-		mc.plain = 1;
+	int stripping = mc.no_dss;
+
+	strip_dss_after_100k(sent_down);
+	if (!stripping && mc.no_dss)
 		strip_from_dsn = mc.snd_nxt;
-	}
 	if (mc.mp_fail && !fail_answered && mc.sf[0].c != NULL) {
 		/* The client's answer, as Linux sends it: MP_FAIL on an
 		 * ACK (the middlebox strips only DSS). It must not reset
