@@ -1499,6 +1499,10 @@ thirty_two_bit_dsns_are_expanded_across_the_2_32_boundary(void **state)
 	transfer(&x);
 	assert_true((mc.snd_base >> 32) != ((mc.snd_base + x.up) >> 32));
 	assert_int_equal(CNT(MPTCP_NO_MAPPING), 0);
+	/* The client's 32-bit DATA_ACKs, expanded: P's send queue is
+	 * acknowledged exactly up to what the client has. */
+	run_ms(100);
+	assert_true(meta()->snd_una == mc.rcv_nxt);
 	teardown_all();
 }
 
