@@ -54,6 +54,7 @@ pick(struct mptcp_meta *mt, uint32_t *budget)
 {
 	struct mptcp_subflow *best = NULL, *bk = NULL;
 	uint64_t best_rtt = UINT64_MAX, bk_rtt = UINT64_MAX;
+	uint32_t best_b = 0, bk_b = 0;
 	bool active_fresh = false; /* an active subflow, not stale */
 
 	for (unsigned i = 0; i < MPTCP_SUBFLOWS_MAX; i++) {
@@ -75,19 +76,23 @@ pick(struct mptcp_meta *mt, uint32_t *budget)
 			if (rtt < bk_rtt) {
 				bk = sf;
 				bk_rtt = rtt;
+				bk_b = b;
 			}
 		} else if (rtt < best_rtt) {
 			best = sf;
 			best_rtt = rtt;
+			best_b = b;
 		}
 	}
 	/* The backup only when no active subflow is left, or every one
 	 * is stale: an active one that merely has no room now is waited
 	 * for (its ACKs bring us back). */
-	if (best == NULL && !active_fresh)
+	if (best == NULL && !active_fresh) {
 		best = bk;
+		best_b = bk_b;
+	}
 	if (best != NULL)
-		*budget = sf_budget(best);
+		*budget = best_b;
 	return best;
 }
 

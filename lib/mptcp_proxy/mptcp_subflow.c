@@ -30,6 +30,7 @@
 #include <rte_errno.h>
 #include <rte_mbuf.h>
 
+#include "mptcp_be.h"
 #include "pkt.h"
 #include "proxy_priv.h"
 
@@ -293,6 +294,61 @@ ack_without_dss(struct mptcp_subflow *sf, const struct tcp_hook_seg *seg)
 	mptcp_meta_fallback(mt, MPTCP_PROXY_CNT_MPTCP_FALLBACK_ACK_NO_DSS);
 }
 
+/* A DSS (RFC 8684 3.3) at p, whole in the area, taken as
+ * mptcp_opt_parse() takes it: its length is what its flags say, 2 more
+ * with a checksum after a mapping; else false (mptcp_opt_parse() would
+ * reject it). Fills the fields of o->u.dss and o->sub, o->len; the rest
+ * of *o is left as it was (sf_opts_in() reads no more of a DSS). */
+static inline bool
+dss_parse(const uint8_t *p, struct mptcp_opt *o)
+{
+	uint32_t len = p[1], want = 4;
+	const uint8_t *q = p + 4;
+	uint8_t f;
+
+	if (len < 4)
+		return false;
+	f = p[3] & MPTCP_DSS_FLAGS;
+	if (f & MPTCP_DSS_DATA_ACK)
+		want += (f & MPTCP_DSS_ACK64) ? 8 : 4;
+	if (f & MPTCP_DSS_MAP)
+		want += ((f & MPTCP_DSS_DSN64) ? 8 : 4) + 6;
+	o->u.dss.has_csum = (f & MPTCP_DSS_MAP) && len == want + 2;
+	if (len != want && !o->u.dss.has_csum)
+		return false;
+	o->sub = MPTCP_SUB_DSS;
+	o->len = (uint8_t)len;
+	o->u.dss.flags = f;
+	o->u.dss.data_ack = 0;
+	if (f & MPTCP_DSS_DATA_ACK) {
+		if (f & MPTCP_DSS_ACK64) {
+			o->u.dss.data_ack = get_be64(q);
+			q += 8;
+		} else {
+			o->u.dss.data_ack = get_be32(q);
+			q += 4;
+		}
+	}
+	o->u.dss.dsn = 0;
+	o->u.dss.ssn = 0;
+	o->u.dss.data_len = 0;
+	o->u.dss.csum = 0;
+	if (f & MPTCP_DSS_MAP) {
+		if (f & MPTCP_DSS_DSN64) {
+			o->u.dss.dsn = get_be64(q);
+			q += 8;
+		} else {
+			o->u.dss.dsn = get_be32(q);
+			q += 4;
+		}
+		o->u.dss.ssn = get_be32(q);
+		o->u.dss.data_len = get_be16(q + 4);
+		if (o->u.dss.has_csum)
+			o->u.dss.csum = get_be16(q + 6);
+	}
+	return true;
+}
+
 /* The option area of nearly every segment the client sends: one MPTCP
  * option, a DSS, among others (timestamps, SACK). It is parsed alone
  * into o->dss, without mptcp_opts_parse() zeroing every slot of *o
@@ -301,11 +357,15 @@ ack_without_dss(struct mptcp_subflow *sf, const struct tcp_hook_seg *seg)
  * parse, an area that cannot be delimited) takes the full parse, which
  * counts what it rejects. */
 static bool
-dss_alone(const uint8_t *opt, uint32_t optlen, uint8_t flags, struct mptcp_opts *o)
+dss_alone(const uint8_t *opt, uint32_t optlen, struct mptcp_opts *o)
 {
 	const uint8_t *mp = NULL;
 	uint32_t i = 0;
 
+	/* NOP, NOP, timestamps: how Linux starts the area of every
+	 * segment; the walk below would step over them the same way. */
+	if (optlen >= 12 && opt[0] == 1 && opt[1] == 1 && opt[2] == 8 && opt[3] == 10)
+		i = 12;
 	while (i < optlen && opt[i] != 0) {
 		if (opt[i] == 1) {
 			i++;
@@ -320,8 +380,7 @@ dss_alone(const uint8_t *opt, uint32_t optlen, uint8_t flags, struct mptcp_opts 
 		}
 		i += opt[i + 1];
 	}
-	if (mp == NULL || mp[1] < 3 || (mp[2] >> 4) != MPTCP_SUB_DSS ||
-	    mptcp_opt_parse(mp, mp[1], flags, &o->dss) != MPTCP_OPT_ERR_NONE)
+	if (mp == NULL || mp[1] < 3 || (mp[2] >> 4) != MPTCP_SUB_DSS || !dss_parse(mp, &o->dss))
 		return false;
 	o->present = 1u << MPTCP_SUB_DSS;
 	o->n_err = 0;
@@ -367,7 +426,7 @@ sf_opts_in(void *owner, struct tcp_conn *c, const struct tcp_hook_seg *seg,
 	    (seg->flags & 0x10) && !rel_lt(seg->ack - sf->iss, mt->inf_end_rel) &&
 	    !rel_lt(sf->tx_end_rel, seg->ack - sf->iss))
 		mt->flags |= MT_INF_ACKED; /* the client has it: plain TCP */
-	if (optlen == 0 || (!dss_alone(opt, optlen, seg->flags, &o) &&
+	if (optlen == 0 || (!dss_alone(opt, optlen, &o) &&
 			    mptcp_opts_parse(opt, optlen, seg->flags, &o, &px->opt_err) == 0 &&
 			    o.n_err == 0)) {
 		ack_without_dss(sf, seg);
@@ -552,19 +611,79 @@ put(const struct mptcp_opt *o, uint8_t *buf, uint32_t room)
 	return n > 0 ? (uint32_t)n : 0;
 }
 
+/* Our DSS (RFC 8684 3.3), byte for byte as mptcp_opt_write() lays it
+ * out, written without a struct mptcp_opt to fill, zero and walk: it
+ * goes on every segment a subflow sends. A 64-bit DATA_ACK always; with
+ * MPTCP_DSS_MAP in flags a mapping with a 64-bit DSN (MPTCP_DSS_DSN64
+ * set too), and its checksum when csum_on. Returns the bytes written, 0
+ * when they do not fit in room (as put()). */
 static uint32_t
-sf_opts_out(void *owner, struct tcp_conn *c, const struct tcp_hook_seg *seg,
-	    uint8_t *buf, uint32_t room)
+dss_put(uint8_t *b, uint32_t room, uint8_t flags, uint64_t data_ack,
+	uint64_t dsn, uint32_t ssn, uint16_t len, bool csum_on, uint16_t csum)
 {
-	struct mptcp_subflow *sf = owner;
+	uint32_t n = !(flags & MPTCP_DSS_MAP) ? DSS_ACK_LEN :
+		     csum_on ? DSS_FULL_LEN : DSS_FULL_LEN - 2;
+
+	if (n > room)
+		return 0;
+	b[0] = MPTCP_OPT_KIND;
+	b[1] = (uint8_t)n;
+	b[2] = MPTCP_SUB_DSS << 4;
+	b[3] = flags & MPTCP_DSS_FLAGS;
+	put_be64(b + 4, data_ack);
+	if (flags & MPTCP_DSS_MAP) {
+		put_be64(b + 12, dsn);
+		put_be32(b + 20, ssn);
+		put_be16(b + 24, len);
+		if (csum_on)
+			put_be16(b + 26, csum);
+	}
+	return n;
+}
+
+/* The DSS of a data segment or a pure ACK: the DATA_ACK, and the
+ * mapping of the data (or the DATA_FIN when it is due). */
+static inline uint32_t
+dss_out(const struct mptcp_subflow *sf, const struct tcp_hook_seg *seg, uint8_t *buf,
+	uint32_t room)
+{
+	const struct mptcp_meta *mt = sf->meta;
+
+	if (seg->kind == TCP_SEG_DATA) {
+		const struct mptcp_map *mp = tx_find(sf, seg->seq - sf->iss);
+
+		if (mp != NULL)
+			return dss_put(buf, room, MPTCP_DSS_DATA_ACK | MPTCP_DSS_ACK64 |
+				       MPTCP_DSS_MAP | MPTCP_DSS_DSN64, mt->rcv_nxt,
+				       mp->dsn, mp->ssn, mp->len,
+				       (mt->flags & MT_CSUM) != 0, mp->csum);
+		PX_CNT(mt->px, MPTCP_TX_NO_MAPPING)++;
+	} else if (room >= DSS_FULL_LEN && data_fin_due(mt)) {
+		bool cs = (mt->flags & MT_CSUM) != 0;
+
+		return dss_put(buf, room, MPTCP_DSS_DATA_ACK | MPTCP_DSS_ACK64 |
+			       MPTCP_DSS_MAP | MPTCP_DSS_DSN64 | MPTCP_DSS_DATA_FIN,
+			       mt->rcv_nxt, mt->snd_end, 0, 1, cs,
+			       cs ? mptcp_dss_csum(mt->snd_end, 0, 1, NULL, 0) : 0);
+	}
+	return dss_put(buf, room, MPTCP_DSS_DATA_ACK | MPTCP_DSS_ACK64,
+		       mt->rcv_nxt, 0, 0, 0, false, 0);
+}
+
+/* Every other segment's options (sf_opts_out() takes the usual ones):
+ * handshakes, MP_FAIL, the ADD_ADDR echo, the infinite mapping after a
+ * fallback, RSTs. */
+static __rte_noinline uint32_t
+sf_opts_out_rest(struct mptcp_subflow *sf, const struct tcp_hook_seg *seg,
+		 uint8_t *buf, uint32_t room)
+{
 	struct mptcp_meta *mt = sf->meta;
 	struct mptcp_opt o;
 	uint32_t n = 0;
 
-	RTE_SET_USED(c);
-	memset(&o, 0, sizeof(o));
 	switch (seg->kind) {
 	case TCP_SEG_SYN_ACK:
+		memset(&o, 0, sizeof(o));
 		if (sf->flags & SF_JOIN) {
 			o.sub = MPTCP_SUB_MP_JOIN;
 			o.u.join.form = MPTCP_FORM_SYNACK;
@@ -589,6 +708,7 @@ sf_opts_out(void *owner, struct tcp_conn *c, const struct tcp_hook_seg *seg,
 			 * DSN of this segment's first byte on. */
 			uint32_t rel = seg->seq - sf->iss;
 
+			memset(&o, 0, sizeof(o));
 			o.sub = MPTCP_SUB_DSS;
 			o.u.dss.flags = MPTCP_DSS_DATA_ACK | MPTCP_DSS_ACK64 |
 					MPTCP_DSS_MAP | MPTCP_DSS_DSN64;
@@ -632,36 +752,11 @@ sf_opts_out(void *owner, struct tcp_conn *c, const struct tcp_hook_seg *seg,
 					return n;
 			}
 		}
-		o.sub = MPTCP_SUB_DSS;
-		o.u.dss.flags = MPTCP_DSS_DATA_ACK | MPTCP_DSS_ACK64;
-		o.u.dss.data_ack = mt->rcv_nxt;
-		if (seg->kind == TCP_SEG_DATA) {
-			const struct mptcp_map *mp = tx_find(sf, seg->seq - sf->iss);
-
-			if (mp != NULL) {
-				o.u.dss.flags |= MPTCP_DSS_MAP | MPTCP_DSS_DSN64;
-				o.u.dss.dsn = mp->dsn;
-				o.u.dss.ssn = mp->ssn;
-				o.u.dss.data_len = mp->len;
-				o.u.dss.has_csum = (mt->flags & MT_CSUM) != 0;
-				o.u.dss.csum = mp->csum;
-			} else {
-				PX_CNT(mt->px, MPTCP_TX_NO_MAPPING)++;
-			}
-		} else if (room >= DSS_FULL_LEN && data_fin_due(mt)) {
-			o.u.dss.flags |= MPTCP_DSS_MAP | MPTCP_DSS_DSN64 | MPTCP_DSS_DATA_FIN;
-			o.u.dss.dsn = mt->snd_end;
-			o.u.dss.ssn = 0;
-			o.u.dss.data_len = 1;
-			if (mt->flags & MT_CSUM) {
-				o.u.dss.has_csum = true;
-				o.u.dss.csum = mptcp_dss_csum(mt->snd_end, 0, 1, NULL, 0);
-			}
-		}
-		return n + put(&o, buf, room);
+		return n + dss_out(sf, seg, buf, room);
 	case TCP_SEG_RST:
 		if (!(mt->flags & MT_ESTAB) || (mt->flags & MT_FALLBACK))
 			return 0;
+		memset(&o, 0, sizeof(o));
 		if (mt->flags & MT_ABORTED) {
 			o.sub = MPTCP_SUB_MP_FASTCLOSE;
 			o.u.fastclose.key_rcv = mt->key_remote;
@@ -681,6 +776,24 @@ sf_opts_out(void *owner, struct tcp_conn *c, const struct tcp_hook_seg *seg,
 	default:
 		return 0;
 	}
+}
+
+static uint32_t
+sf_opts_out(void *owner, struct tcp_conn *c, const struct tcp_hook_seg *seg,
+	    uint8_t *buf, uint32_t room)
+{
+	struct mptcp_subflow *sf = owner;
+	const struct mptcp_meta *mt = sf->meta;
+
+	RTE_SET_USED(c);
+	/* Nearly every segment: data or a pure ACK of an established
+	 * connection, with no MP_FAIL or echo owed. Only its DSS. */
+	if ((mt->flags & (MT_ESTAB | MT_FALLBACK)) == MT_ESTAB &&
+	    (seg->kind == TCP_SEG_DATA ||
+	     (seg->kind == TCP_SEG_ACK && !(sf->flags & SF_FAIL_NOW) &&
+	      mt->echo.sub != MPTCP_SUB_ADD_ADDR)))
+		return dss_out(sf, seg, buf, room);
+	return sf_opts_out_rest(sf, seg, buf, room);
 }
 
 static uint32_t

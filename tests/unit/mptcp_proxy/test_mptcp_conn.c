@@ -103,6 +103,9 @@ struct mc {
 	int peer_fin_seen, peer_fin;
 	uint64_t unmapped, dup, last_ack_sent, fastclose, tcprst;
 	uint64_t spanning; /* data segments whose first byte their mapping misses */
+	/* P's DSS options whose bytes differ from what mptcp_opt_write()
+	 * writes for the fields they parse to (P writes its own). */
+	uint64_t dss_not_as_written;
 	/* One more option (REMOVE_ADDR, MP_FASTCLOSE...) on the next pure
 	 * ACK of subflow extra_on - 1, beside a DSS with only a DATA_ACK. */
 	struct mptcp_opt extra;
@@ -222,6 +225,33 @@ mc_rx(struct mcsf *s, uint64_t now)
 	s->ack_pending = 1;
 }
 
+/* The DSS in P's option area is, byte for byte, what the reference
+ * writer makes of its parsed fields. */
+static void
+dss_as_written(const uint8_t *opt, uint32_t optlen, const struct mptcp_opt *d)
+{
+	uint8_t ref[40];
+	int n;
+
+	for (uint32_t i = 0; i < optlen && opt[i] != 0;) {
+		if (opt[i] == 1) {
+			i++;
+			continue;
+		}
+		if (i + 1 >= optlen || opt[i + 1] < 2)
+			break;
+		if (opt[i] == MPTCP_OPT_KIND && opt[i + 1] >= 3 &&
+		    (opt[i + 2] >> 4) == MPTCP_SUB_DSS) {
+			n = mptcp_opt_write(d, ref, sizeof(ref));
+			if (n != opt[i + 1] || i + (uint32_t)n > optlen ||
+			    memcmp(ref, opt + i, (size_t)n) != 0)
+				mc.dss_not_as_written++;
+			return;
+		}
+		i += opt[i + 1];
+	}
+}
+
 static void
 mc_opts_in(void *owner, struct tcp_conn *c, const struct tcp_hook_seg *seg,
 	   const uint8_t *opt, uint32_t optlen, uint64_t now)
@@ -244,6 +274,8 @@ mc_opts_in(void *owner, struct tcp_conn *c, const struct tcp_hook_seg *seg,
 		s->hmac_ok = o.join.u.join.hmac64 ==
 			     mptcp_join_hmac_trunc(mc.key_remote, mc.key, s->peer_nonce, s->nonce);
 	}
+	if (o.present & (1u << MPTCP_SUB_DSS))
+		dss_as_written(opt, optlen, &o.dss);
 	if (o.present & (1u << MPTCP_SUB_DSS)) {
 		const struct mptcp_opt *d = &o.dss;
 		uint8_t f = d->u.dss.flags;
@@ -888,6 +920,7 @@ teardown_all(void)
 	P = NULL;
 	/* Every mbuf is back in the pool. */
 	assert_int_equal(rte_mempool_in_use_count(test_pool), 0);
+	assert_int_equal(mc.dss_not_as_written, 0);
 }
 
 static void
@@ -1465,6 +1498,10 @@ thirty_two_bit_dsns_are_expanded_across_the_2_32_boundary(void **state)
 	transfer(&x);
 	assert_true((mc.snd_base >> 32) != ((mc.snd_base + x.up) >> 32));
 	assert_int_equal(CNT(MPTCP_NO_MAPPING), 0);
+	/* The client's 32-bit DATA_ACKs, expanded: P's send queue is
+	 * acknowledged exactly up to what the client has. */
+	run_ms(100);
+	assert_true(meta()->snd_una == mc.rcv_nxt);
 	teardown_all();
 }
 
