@@ -435,7 +435,7 @@ tcp_seg_xopts(const uint8_t *th, uint32_t hlen, uint8_t *buf, uint32_t cap,
 
 /* Lay the options out in the order Linux uses, so a capture reads as
  * usual: MSS, SACK_PERM+TS (sharing the word), NOP+WS, NOP NOP+SACK. */
-static uint8_t *
+static __rte_always_inline uint8_t *
 write_opts(uint8_t *p, const struct tcp_seg_out *o)
 {
 	if (o->opts & TCP_SO_MSS) {
