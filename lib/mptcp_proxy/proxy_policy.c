@@ -19,7 +19,9 @@ rule_match(const struct mptcp_proxy_rule *r, uint8_t family, const uint8_t *a,
 		return false;
 	full = r->plen / 8;
 	rem = r->plen % 8;
-	if (memcmp(r->addr, a, full) != 0)
+	/* Every frame of every intercepted flow comes here: a /0 rule
+	 * (intercept everything) skips the call. */
+	if (full != 0 && memcmp(r->addr, a, full) != 0)
 		return false;
 	if (rem != 0 && ((a[full] ^ r->addr[full]) & (uint8_t)(0xff00u >> rem)))
 		return false;

@@ -358,6 +358,7 @@ tcp_conn_new(struct tcp_engine *e, const struct tcp_endpoints *ep, void *arg)
 	c->eng = e;
 	c->arg = arg;
 	c->ep = *ep;
+	tcp_hdr_tmpl_init(&c->tmpl, ep);
 	c->key = k;
 	c->state = TCP_CLOSED;
 	c->rcv_mss = (uint16_t)(ep->family == 4 ? e->p.mss : e->p.mss - 20);

@@ -217,8 +217,8 @@ emit(struct tcp_conn *c, struct tcp_seg_out *o, uint32_t off, uint32_t len,
 		c->snd_cur = d;
 		c->snd_cur_off = base;
 	}
-	m = tcp_seg_build_ex(e->p.pool, &c->ep, o, d, off - base, len, &e->psum,
-			     !(e->p.flags & TCP_F_TX_COPY));
+	m = tcp_seg_build_tmpl(e->p.pool, &c->tmpl, &c->ep, o, d, off - base, len,
+			       &e->psum, !(e->p.flags & TCP_F_TX_COPY));
 	if (m == NULL) {
 		TCP_CNT(e, MBUF_ALLOC_FAIL);
 		return -1;

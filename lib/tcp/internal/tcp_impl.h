@@ -139,6 +139,7 @@ struct tcp_conn {
 	struct tcp_engine *eng;
 	void *arg;
 	struct tcp_endpoints ep;
+	struct tcp_hdr_tmpl tmpl; /* ep's headers, made once (tcp_seg.h) */
 	struct tcp_key key;
 	LIST_ENTRY(tcp_conn) timer_link;
 	TAILQ_ENTRY(tcp_conn) tw_link; /* TIME-WAIT, oldest first */

@@ -177,6 +177,38 @@ struct rte_mbuf *tcp_seg_build_ex(struct rte_mempool *mp,
 				  uint32_t data_len,
 				  const struct tcp_psum_reg *ps, bool chain);
 
+/*
+ * The sums of what every frame of a connection carries unchanged, made
+ * once from its endpoints (tcp_hdr_tmpl_init()): a frame adds only its
+ * own fields (lengths, sequence numbers, flags, window, options,
+ * payload), and its headers are written in a few wide stores. Small:
+ * it lives in every connection, whose state has a 2 KB budget per
+ * proxied pair.
+ */
+struct tcp_hdr_tmpl {
+	uint16_t ip_sum;       /* IPv4 header's words, length and checksum 0 */
+	uint16_t tcp_sum;      /* pseudo header without its length, + ports */
+	uint8_t ok;            /* 0: none (build from the endpoints alone) */
+	uint8_t pad[3];
+};
+
+/* Make t for ep's frames. */
+void tcp_hdr_tmpl_init(struct tcp_hdr_tmpl *t, const struct tcp_endpoints *ep);
+
+/*
+ * tcp_seg_build_ex() for a connection whose frames t describes (made by
+ * tcp_hdr_tmpl_init() from ep): the same frame, byte for byte, with
+ * the constant parts' sums taken from t. t may be NULL or empty: then
+ * as tcp_seg_build_ex().
+ */
+struct rte_mbuf *tcp_seg_build_tmpl(struct rte_mempool *mp,
+				    const struct tcp_hdr_tmpl *t,
+				    const struct tcp_endpoints *ep,
+				    const struct tcp_seg_out *o,
+				    struct rte_mbuf *data, uint32_t data_off,
+				    uint32_t data_len,
+				    const struct tcp_psum_reg *ps, bool chain);
+
 /* Ones-complement sum of the pseudo header (RFC 9293 3.1, RFC 8200 8.1). */
 uint32_t tcp_pseudo_sum(uint8_t family, const uint8_t *src, const uint8_t *dst,
 			uint32_t l4_len);

@@ -505,6 +505,105 @@ every_built_frame_carries_the_metadata_pkt_parse_gives_it(void **state)
 	assert_int_equal(rte_mempool_in_use_count(test_pool), 0);
 }
 
+/* A connection's frames built with its kept header sums and wide
+ * stores (tcp_seg_build_tmpl()) are byte for byte and in metadata the
+ * frames the endpoints give field by field, whatever the addresses,
+ * ports, tags, options, payload length and layout. */
+static void
+frames_from_the_header_template_equal_those_built_field_by_field(void **state)
+{
+	static const uint16_t tpids[] = { 0, RTE_ETHER_TYPE_QINQ };
+	static const uint32_t lens[] = { 0, 1, 2, 3, 777, 1448, 1500 };
+	static const uint8_t hopt[8] = { 30, 8, 0x20, 1, 2, 3, 4, 5 };
+	static uint8_t data[3000], a[2000], b[2000];
+	struct rte_mbuf *q;
+	unsigned int n = 0, tmpl = 0;
+
+	(void)state;
+	fill_random(data, sizeof(data), 11);
+	q = chain_of(data, sizeof(data), 1000);
+	for (int fam = 4; fam <= 6; fam += 2)
+	for (unsigned int tags = 0; tags <= 2; tags++)
+	for (unsigned int tp = 0; tp < RTE_DIM(tpids); tp++)
+	for (unsigned int opt = 0; opt < 5; opt++)
+	for (unsigned int l = 0; l < RTE_DIM(lens); l++)
+	for (int chain = 0; chain <= 1; chain++)
+	for (unsigned int r = 0; r < 8; r++) {
+		struct tcp_endpoints ep;
+		struct tcp_hdr_tmpl t;
+		struct tcp_seg_out o = { 0 };
+		struct pkt_meta ma, mb;
+		struct rte_mbuf *x, *y;
+		uint8_t rnd[48];
+		uint32_t len = lens[l];
+
+		fill_random(rnd, sizeof(rnd), 100 + n);
+		if (fam == 4)
+			wire_ep_v4(&ep);
+		else
+			wire_ep_v6(&ep);
+		/* Addresses, ports and tags that move every sum's carries. */
+		memcpy(ep.laddr, rnd, fam == 4 ? 4 : 16);
+		memcpy(ep.raddr, rnd + 16, fam == 4 ? 4 : 16);
+		memcpy(&ep.lport, rnd + 32, 2);
+		memcpy(&ep.rport, rnd + 34, 2);
+		ep.port = 1;
+		ep.vlan_count = (uint8_t)tags;
+		ep.vlan_tpid[0] = tpids[tp];
+		memcpy(ep.vlan_tci, rnd + 36, 4);
+		memcpy(&o.seq, rnd + 40, 4);
+		memcpy(&o.ack, rnd + 44, 4);
+		memcpy(&o.wnd, rnd + 36, 2);
+		o.flags = TCP_FL_ACK | (len ? TCP_FL_PSH : 0);
+		if (opt >= 1) {
+			o.opts = TCP_SO_TS;
+			memcpy(&o.tsval, rnd + 8, 4);
+			memcpy(&o.tsecr, rnd + 24, 4);
+		}
+		if (opt == 2) {
+			o.opts |= TCP_SO_SACK;
+			o.nsack = 2;
+			o.sack[0].left = o.ack + 10; o.sack[0].right = o.ack + 20;
+			o.sack[1].left = o.ack + 30; o.sack[1].right = o.ack + 40;
+		}
+		if (opt == 3) {
+			o.flags = TCP_FL_SYN | TCP_FL_ACK;
+			o.opts |= TCP_SO_MSS | TCP_SO_WS | TCP_SO_SACK_PERM;
+			o.mss = 1400;
+			o.ws = 7;
+		}
+		if (opt == 4) {
+			o.hopt = hopt;
+			o.hopt_len = sizeof(hopt);
+		}
+		tcp_hdr_tmpl_init(&t, &ep);
+		tmpl += t.ok != 0;
+		x = tcp_seg_build_ex(test_pool, &ep, &o, q, 3, len, NULL, chain);
+		y = tcp_seg_build_tmpl(test_pool, &t, &ep, &o, q, 3, len, NULL, chain);
+		assert_non_null(x);
+		assert_non_null(y);
+		assert_int_equal(rte_pktmbuf_pkt_len(x), rte_pktmbuf_pkt_len(y));
+		assert_int_equal(x->nb_segs, y->nb_segs);
+		assert_int_equal(tcp_chain_copy(x, 0, a, x->pkt_len), x->pkt_len);
+		assert_int_equal(tcp_chain_copy(y, 0, b, y->pkt_len), y->pkt_len);
+		ma = *(const struct pkt_meta *)rte_mbuf_to_priv(x);
+		mb = *(const struct pkt_meta *)rte_mbuf_to_priv(y);
+		if (memcmp(a, b, x->pkt_len) != 0 ||
+		    memcmp(&ma, &mb, offsetof(struct pkt_meta, in_port) + 2) != 0)
+			fail_msg("family %d, %u tags (TPID %#x), options %u, %u bytes, chain %d, "
+				 "endpoints %u", fam, tags, tpids[tp], opt, len, chain, r);
+		if (tags == 0) /* the reference reads an untagged frame */
+			assert_true(ref_tcp_csum_ok(y, &ep));
+		rte_pktmbuf_free(x);
+		rte_pktmbuf_free(y);
+		n++;
+	}
+	assert_int_equal(n, 2 * 3 * 2 * 5 * RTE_DIM(lens) * 2 * 8);
+	assert_int_equal(tmpl, n);
+	chain_free(q);
+	assert_int_equal(rte_mempool_in_use_count(test_pool), 0);
+}
+
 /* A segment whose options are exactly NOP NOP TS is read through the
  * parser's shape flag, without the option walk: the same fields as the
  * walk gives. */
@@ -599,6 +698,7 @@ main(void)
 		cmocka_unit_test(a_chain_with_an_odd_piece_sums_like_its_linear_copy),
 		cmocka_unit_test(the_64_bit_sum_equals_rte_raw_cksum_at_every_length_and_alignment),
 		cmocka_unit_test(every_built_frame_carries_the_metadata_pkt_parse_gives_it),
+		cmocka_unit_test(frames_from_the_header_template_equal_those_built_field_by_field),
 		cmocka_unit_test(timestamps_read_through_the_shape_flag_match_the_option_walk),
 		cmocka_unit_test(siphash24_matches_the_reference_vectors),
 		cmocka_unit_test(isns_depend_on_key_and_tuple_and_advance_every_4us),
