@@ -8,6 +8,7 @@
 
 #include "mptcp_options.h"
 #include "mptcp_be.h"
+#include "mptcp_dss.h"
 
 #define TCP_FLAG_SYN 0x02
 #define TCP_FLAG_ACK 0x10
@@ -39,19 +40,6 @@ segment_form(uint8_t tcp_flags)
 	if (!(tcp_flags & TCP_FLAG_SYN))
 		return MPTCP_FORM_ACK;
 	return (tcp_flags & TCP_FLAG_ACK) ? MPTCP_FORM_SYNACK : MPTCP_FORM_SYN;
-}
-
-/* DSS length without the optional checksum, from the flags (§3.3). */
-static unsigned int
-dss_len(uint8_t flags)
-{
-	unsigned int len = 4;
-
-	if (flags & MPTCP_DSS_DATA_ACK)
-		len += (flags & MPTCP_DSS_ACK64) ? 8 : 4;
-	if (flags & MPTCP_DSS_MAP)
-		len += ((flags & MPTCP_DSS_DSN64) ? 8 : 4) + 4 + 2;
-	return len;
 }
 
 static enum mptcp_opt_err
@@ -139,42 +127,7 @@ parse_join(const uint8_t *p, unsigned int len, uint8_t tcp_flags, struct mptcp_o
 static enum mptcp_opt_err
 parse_dss(const uint8_t *p, unsigned int len, struct mptcp_opt *o)
 {
-	const uint8_t *q = p + 4;
-	uint8_t flags;
-	unsigned int want;
-
-	if (len < 4)
-		return MPTCP_OPT_ERR_DSS_LEN;
-	flags = p[3] & MPTCP_DSS_FLAGS;
-	want = dss_len(flags);
-	if (len == want + 2 && (flags & MPTCP_DSS_MAP))
-		o->u.dss.has_csum = true;
-	else if (len != want)
-		return MPTCP_OPT_ERR_DSS_LEN;
-	o->u.dss.flags = flags;
-	if (flags & MPTCP_DSS_DATA_ACK) {
-		if (flags & MPTCP_DSS_ACK64) {
-			o->u.dss.data_ack = get_be64(q);
-			q += 8;
-		} else {
-			o->u.dss.data_ack = get_be32(q);
-			q += 4;
-		}
-	}
-	if (flags & MPTCP_DSS_MAP) {
-		if (flags & MPTCP_DSS_DSN64) {
-			o->u.dss.dsn = get_be64(q);
-			q += 8;
-		} else {
-			o->u.dss.dsn = get_be32(q);
-			q += 4;
-		}
-		o->u.dss.ssn = get_be32(q);
-		o->u.dss.data_len = get_be16(q + 4);
-		if (o->u.dss.has_csum)
-			o->u.dss.csum = get_be16(q + 6);
-	}
-	return MPTCP_OPT_ERR_NONE;
+	return mptcp_dss_decode(p, len, o) ? MPTCP_OPT_ERR_NONE : MPTCP_OPT_ERR_DSS_LEN;
 }
 
 static enum mptcp_opt_err
@@ -382,7 +335,7 @@ mptcp_opt_len(const struct mptcp_opt *o)
 		default:                return -EINVAL;
 		}
 	case MPTCP_SUB_DSS:
-		return (int)dss_len(o->u.dss.flags) +
+		return (int)mptcp_dss_len(o->u.dss.flags) +
 		       ((o->u.dss.flags & MPTCP_DSS_MAP) && o->u.dss.has_csum ? 2 : 0);
 	case MPTCP_SUB_ADD_ADDR:
 		return ADD_ADDR_BASE + (o->u.add_addr.ipv6 ? 16 : 4) +

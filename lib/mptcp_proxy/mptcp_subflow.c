@@ -31,6 +31,7 @@
 #include <rte_mbuf.h>
 
 #include "mptcp_be.h"
+#include "mptcp_dss.h"
 #include "pkt.h"
 #include "proxy_priv.h"
 
@@ -294,61 +295,6 @@ ack_without_dss(struct mptcp_subflow *sf, const struct tcp_hook_seg *seg)
 	mptcp_meta_fallback(mt, MPTCP_PROXY_CNT_MPTCP_FALLBACK_ACK_NO_DSS);
 }
 
-/* A DSS (RFC 8684 3.3) at p, whole in the area, taken as
- * mptcp_opt_parse() takes it: its length is what its flags say, 2 more
- * with a checksum after a mapping; else false (mptcp_opt_parse() would
- * reject it). Fills the fields of o->u.dss and o->sub, o->len; the rest
- * of *o is left as it was (sf_opts_in() reads no more of a DSS). */
-static inline bool
-dss_parse(const uint8_t *p, struct mptcp_opt *o)
-{
-	uint32_t len = p[1], want = 4;
-	const uint8_t *q = p + 4;
-	uint8_t f;
-
-	if (len < 4)
-		return false;
-	f = p[3] & MPTCP_DSS_FLAGS;
-	if (f & MPTCP_DSS_DATA_ACK)
-		want += (f & MPTCP_DSS_ACK64) ? 8 : 4;
-	if (f & MPTCP_DSS_MAP)
-		want += ((f & MPTCP_DSS_DSN64) ? 8 : 4) + 6;
-	o->u.dss.has_csum = (f & MPTCP_DSS_MAP) && len == want + 2;
-	if (len != want && !o->u.dss.has_csum)
-		return false;
-	o->sub = MPTCP_SUB_DSS;
-	o->len = (uint8_t)len;
-	o->u.dss.flags = f;
-	o->u.dss.data_ack = 0;
-	if (f & MPTCP_DSS_DATA_ACK) {
-		if (f & MPTCP_DSS_ACK64) {
-			o->u.dss.data_ack = get_be64(q);
-			q += 8;
-		} else {
-			o->u.dss.data_ack = get_be32(q);
-			q += 4;
-		}
-	}
-	o->u.dss.dsn = 0;
-	o->u.dss.ssn = 0;
-	o->u.dss.data_len = 0;
-	o->u.dss.csum = 0;
-	if (f & MPTCP_DSS_MAP) {
-		if (f & MPTCP_DSS_DSN64) {
-			o->u.dss.dsn = get_be64(q);
-			q += 8;
-		} else {
-			o->u.dss.dsn = get_be32(q);
-			q += 4;
-		}
-		o->u.dss.ssn = get_be32(q);
-		o->u.dss.data_len = get_be16(q + 4);
-		if (o->u.dss.has_csum)
-			o->u.dss.csum = get_be16(q + 6);
-	}
-	return true;
-}
-
 /* The option area of nearly every segment the client sends: one MPTCP
  * option, a DSS, among others (timestamps, SACK). It is parsed alone
  * into o->dss, without mptcp_opts_parse() zeroing every slot of *o
@@ -380,7 +326,7 @@ dss_alone(const uint8_t *opt, uint32_t optlen, struct mptcp_opts *o)
 		}
 		i += opt[i + 1];
 	}
-	if (mp == NULL || mp[1] < 3 || (mp[2] >> 4) != MPTCP_SUB_DSS || !dss_parse(mp, &o->dss))
+	if (mp == NULL || mp[1] < 3 || (mp[2] >> 4) != MPTCP_SUB_DSS || !mptcp_dss_decode(mp, mp[1], &o->dss))
 		return false;
 	o->present = 1u << MPTCP_SUB_DSS;
 	o->n_err = 0;
