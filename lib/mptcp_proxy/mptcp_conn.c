@@ -353,7 +353,6 @@ csum_failed(struct mptcp_subflow *sf, uint64_t dsn)
 
 	PX_CNT(px, MPTCP_CSUM_FAIL)++;
 	PX_CNT(px, MPTCP_NO_MAPPING) += mptcp_sf_held_free(sf);
-	sf->fail_dsn = dsn;
 	for (unsigned i = 0; i < MPTCP_SUBFLOWS_MAX; i++) {
 		const struct mptcp_subflow *o = mt->sf[i];
 
@@ -366,13 +365,14 @@ csum_failed(struct mptcp_subflow *sf, uint64_t dsn)
 		 * (MP_FAIL and MP_TCPRST on its RST); the client sends the
 		 * bytes again on the others (we never DATA_ACKed them). */
 		sf->rst_reason = MPTCP_TCPRST_MIDDLEBOX;
-		sf->flags |= SF_FAIL_NOW | SF_RESET | SF_DEAD;
+		mptcp_sf_fail_arm(sf, dsn);
+		sf->flags |= SF_RESET | SF_DEAD;
 		mptcp_sched_reinject_sf(mt, sf);
 	} else {
 		/* The only subflow: MP_FAIL with the DSN of the failed
 		 * mapping; the client answers with an infinite mapping
 		 * (fallback), accepted only where the stream stays whole. */
-		sf->flags |= SF_FAIL_NOW | SF_ACK_NOW;
+		mptcp_sf_fail_arm(sf, dsn);
 		mt->flags |= MT_CSUM_FAILED;
 	}
 	mptcp_meta_mark(mt);
@@ -490,8 +490,7 @@ mptcp_meta_rx_segs(struct mptcp_subflow *sf, uint64_t now)
 					 * and plain TCP, its end of stream a
 					 * FIN, not a DATA_FIN we would never
 					 * see. */
-					sf->fail_dsn = mt->rcv_nxt;
-					sf->flags |= SF_FAIL_NOW | SF_ACK_NOW;
+					mptcp_sf_fail_arm(sf, mt->rcv_nxt);
 				}
 				dsn = mt->rcv_nxt;
 				left = len;
@@ -1089,6 +1088,10 @@ mptcp_meta_tick(struct mptcp_proxy *px, uint64_t now)
 	for (struct mptcp_meta *mt = px->meta_active; mt != NULL; mt = mt->next) {
 		uint64_t rto = DATA_FIN_RTO_MIN;
 
+		if ((mt->flags & (MT_ESTAB | MT_ABORTED)) == MT_ESTAB)
+			for (unsigned i = 0; i < MPTCP_SUBFLOWS_MAX; i++)
+				if (mt->sf[i] != NULL && (mt->sf[i]->flags & SF_FAIL_NOW))
+					mptcp_sf_fail_tick(mt->sf[i], now);
 		if (!(mt->flags & MT_ESTAB) || (mt->flags & (MT_ABORTED | MT_FALLBACK)))
 			continue;
 		struct mptcp_subflow *late[MPTCP_SUBFLOWS_MAX];

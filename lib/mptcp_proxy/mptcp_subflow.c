@@ -295,6 +295,43 @@ ack_without_dss(struct mptcp_subflow *sf, const struct tcp_hook_seg *seg)
 	mptcp_meta_fallback(mt, MPTCP_PROXY_CNT_MPTCP_FALLBACK_ACK_NO_DSS);
 }
 
+void
+mptcp_sf_fail_arm(struct mptcp_subflow *sf, uint64_t dsn)
+{
+	sf->fail_dsn = dsn;
+	sf->fail_sends = 0;
+	sf->flags |= SF_FAIL_NOW | SF_ACK_NOW;
+}
+
+/* An MP_FAIL is owed on the next ACK: the first at once, the others once
+ * MPTCP_FAIL_RESEND_NS passed without the client's answer. */
+static bool
+fail_due(const struct mptcp_subflow *sf)
+{
+	return (sf->flags & SF_FAIL_NOW) &&
+	       (sf->fail_sends == 0 ||
+		sf->meta->px->tick_ns - sf->fail_at >= MPTCP_FAIL_RESEND_NS);
+}
+
+/* From the meta tick: a resend that is due goes out on an ACK of its
+ * own (the client may be sending nothing we would acknowledge). */
+void
+mptcp_sf_fail_tick(struct mptcp_subflow *sf, uint64_t now)
+{
+	if (!(sf->flags & SF_RESET) && sf->fail_sends != 0 &&
+	    now - sf->fail_at >= MPTCP_FAIL_RESEND_NS) {
+		sf->flags |= SF_ACK_NOW;
+		mptcp_meta_mark(sf->meta);
+	}
+}
+
+/* The client answered (its MP_FAIL, or its infinite mapping). */
+static void
+fail_answered(struct mptcp_subflow *sf)
+{
+	sf->flags &= (uint16_t)~SF_FAIL_NOW;
+}
+
 /* The option area of nearly every segment the client sends: one MPTCP
  * option, a DSS, among others (timestamps, SACK). It is parsed alone
  * into o->dss, without mptcp_opts_parse() zeroing every slot of *o
@@ -437,6 +474,7 @@ sf_opts_in(void *owner, struct tcp_conn *c, const struct tcp_hook_seg *seg,
 					mptcp_meta_mark(mt);
 				} else if (mt->nsf == 1 && (sf->flags & SF_MPC)) {
 					mptcp_meta_fallback(mt, MPTCP_PROXY_CNT_MPTCP_FALLBACK_INFINITE);
+					fail_answered(sf);
 				}
 			} else if ((mt->flags & MT_CSUM) && !d->u.dss.has_csum) {
 				csum_missing(sf);
@@ -491,6 +529,8 @@ sf_opts_in(void *owner, struct tcp_conn *c, const struct tcp_hook_seg *seg,
 			 * client's answer to ours: plain TCP goes on. */
 			sf->flags |= SF_RESET;
 			mptcp_meta_mark(mt);
+		} else {
+			fail_answered(sf);
 		}
 	}
 }
@@ -525,10 +565,10 @@ sf_opts_space(void *owner, struct tcp_conn *c, uint8_t kind)
 	case TCP_SEG_ACK:
 		if (inf_map_due(mt, sf))
 			/* DATA_ACKs until the client knows */
-			return DSS_ACK_LEN + ((sf->flags & SF_FAIL_NOW) ? MPTCP_FAIL_LEN : 0);
+			return DSS_ACK_LEN + (fail_due(sf) ? MPTCP_FAIL_LEN : 0);
 		if (!(mt->flags & MT_ESTAB) || (mt->flags & MT_FALLBACK))
 			return 0;
-		if (sf->flags & SF_FAIL_NOW)
+		if (fail_due(sf))
 			return MPTCP_FAIL_LEN + DSS_ACK_LEN;
 		if (echo_len(mt) != 0)
 			/* The echo, and the DATA_ACK where it fits (28 bytes
@@ -676,13 +716,15 @@ sf_opts_out_rest(struct mptcp_subflow *sf, const struct tcp_hook_seg *seg,
 		if (!(mt->flags & MT_ESTAB) ||
 		    ((mt->flags & MT_FALLBACK) && !(seg->kind == TCP_SEG_ACK && inf_map_due(mt, sf))))
 			return 0;
-		if (seg->kind == TCP_SEG_ACK && (sf->flags & SF_FAIL_NOW) &&
+		if (seg->kind == TCP_SEG_ACK && fail_due(sf) &&
 		    room >= MPTCP_FAIL_LEN + DSS_ACK_LEN) {
 			struct mptcp_opt f = { .sub = MPTCP_SUB_MP_FAIL };
 
 			f.u.fail.dsn = sf->fail_dsn;
 			n = put(&f, buf, room);
-			sf->flags &= (uint16_t)~SF_FAIL_NOW;
+			sf->fail_at = mt->px->tick_ns;
+			if (++sf->fail_sends >= MPTCP_FAIL_SENDS)
+				sf->flags &= (uint16_t)~SF_FAIL_NOW;
 			PX_CNT(mt->px, MPTCP_FAIL_OUT)++;
 			buf += n;
 			room -= n;

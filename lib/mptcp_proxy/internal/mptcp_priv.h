@@ -103,6 +103,9 @@ struct mptcp_subflow {
 	uint32_t csum_got;          /* its bytes held so far */
 	struct rte_mbuf *held_head, *held_tail;
 	uint64_t fail_dsn;          /* MP_FAIL to send (SF_FAIL_NOW) */
+	uint64_t fail_at;           /* last sent (px->tick_ns); see
+				     * mptcp_sf_fail_arm() */
+	uint8_t fail_sends;         /* how often since it was armed */
 	/* Send: mappings of the bytes handed to the engine, oldest first;
 	 * tx_una_rel is how far the peer acknowledged (relative), tx_end_rel
 	 * the relative sequence after the last byte handed over. */
@@ -214,6 +217,13 @@ struct mptcp_meta *mptcp_meta_new(struct mptcp_proxy *px, struct proxy_pair *p,
 int mptcp_meta_open(struct mptcp_meta *mt, const struct mptcp_opt *mpc,
 		    struct tcp_conn *c, uint64_t now);
 void mptcp_meta_mark(struct mptcp_meta *mt);
+/* MP_FAIL at dsn on the next ACK, and again every MPTCP_FAIL_RESEND_NS
+ * (at most MPTCP_FAIL_SENDS in all) until the client answers: the ACK
+ * that carries it may be lost (mptcp_subflow.c). */
+#define MPTCP_FAIL_SENDS 4
+#define MPTCP_FAIL_RESEND_NS 200000000ull
+void mptcp_sf_fail_arm(struct mptcp_subflow *sf, uint64_t dsn);
+void mptcp_sf_fail_tick(struct mptcp_subflow *sf, uint64_t now);
 void mptcp_flush(struct mptcp_proxy *px, uint64_t now);
 void mptcp_meta_rx_segs(struct mptcp_subflow *sf, uint64_t now);
 void mptcp_meta_data_ack(struct mptcp_meta *mt, uint64_t ack, uint32_t wnd, uint64_t now);

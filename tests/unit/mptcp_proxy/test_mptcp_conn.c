@@ -633,26 +633,36 @@ collect(void)
 		}
 }
 
-static int
-has_mptcp_option(struct rte_mbuf *m)
+/* The MPTCP subtypes a frame's options carry, one bit each. */
+static uint32_t
+mptcp_subtypes(struct rte_mbuf *m)
 {
 	const struct pkt_meta *pm = pkt_meta(m);
 	const uint8_t *th = rte_pktmbuf_mtod_offset(m, const uint8_t *, pm->l4_off);
-	uint32_t hlen = (uint32_t)(th[12] >> 4) * 4, i = 20;
+	uint32_t hlen = (uint32_t)(th[12] >> 4) * 4, i = 20, sub = 0;
 
 	while (i < hlen && th[i] != 0) {
 		if (th[i] == 1) {
 			i++;
 			continue;
 		}
-		if (th[i] == MPTCP_OPT_KIND)
-			return 1;
 		if (i + 1 >= hlen || th[i + 1] < 2)
 			break;
+		if (th[i] == MPTCP_OPT_KIND && th[i + 1] >= 3 && i + 2 < hlen)
+			sub |= 1u << (th[i + 2] >> 4);
 		i += th[i + 1];
 	}
-	return 0;
+	return sub;
 }
+
+static int
+has_mptcp_option(struct rte_mbuf *m)
+{
+	return mptcp_subtypes(m) != 0;
+}
+
+/* Frames toward the client that carry MP_FAIL and are lost on the way. */
+static int drop_mp_fail_to_c;
 
 static void
 deliver_due(void)
@@ -682,6 +692,12 @@ deliver_due(void)
 		}
 		if (f.dst == 2 && has_mptcp_option(f.m))
 			frames_to_s_with_mptcp++;
+		if (f.dst == 0 && drop_mp_fail_to_c > 0 &&
+		    (mptcp_subtypes(f.m) & (1u << MPTCP_SUB_MP_FAIL))) {
+			drop_mp_fail_to_c--;
+			rte_pktmbuf_free(f.m);
+			continue;
+		}
 		r = tcp_input(f.dst == 0 ? C : S, f.m, now);
 		if (r != TCP_INPUT_CONSUMED) {
 			tcp_reply_rst(f.dst == 0 ? C : S, f.m, now);
@@ -1367,6 +1383,58 @@ fallback_on_data_without_dss_sends_mp_fail_when_the_mss_has_room(void **state)
 	assert_int_equal(mc.mp_fail, 0);
 	assert_int_equal(CNT(CLOSED), 1);
 	teardown_all();
+}
+
+/* The ACK that carries MP_FAIL after the fallback is lost: it goes out
+ * again (MPTCP_FAIL_RESEND_NS later, on an ACK of its own if need be)
+ * and the client still learns of the fallback, its stream ending with a
+ * FIN. */
+static void
+a_lost_mp_fail_after_the_fallback_is_sent_again(void **state)
+{
+	struct xfer x = { .up = 300000, .down = 0, .close = 0, .limit_ms = 30000,
+			  .during = strip_dss_toward_us_after_100k };
+
+	(void)state;
+	mss_room = true;
+	setup(MS(5), MS(5));
+	mc_connect();
+	fail_answered = 0;
+	drop_mp_fail_to_c = 1;
+	transfer(&x);
+	assert_int_equal(drop_mp_fail_to_c, 0); /* the first was lost */
+	assert_int_equal(CNT(MPTCP_FALLBACK_NO_DSS), 1);
+	assert_int_equal(mc.mp_fail, 0);
+	/* The upload is done: the client sends nothing more to ACK. The
+	 * resend goes out on an ACK of its own. */
+	for (int i = 0; i < 100 && !fail_answered; i++) {
+		run_ms(10);
+		strip_dss_toward_us_after_100k(0); /* the client's answer */
+	}
+	assert_int_equal(CNT(MPTCP_FAIL_OUT), 2);
+	assert_int_equal(mc.mp_fail, 1);
+	assert_int_equal(fail_answered, 1);
+	run_ms(100);
+	assert_int_equal(CNT(MPTCP_FAIL_IN), 1);
+	/* Answered: no more. */
+	run_ms(1000);
+	assert_int_equal(CNT(MPTCP_FAIL_OUT), 2);
+	assert_int_equal(mc.mp_fail, 1);
+	teardown_all();
+
+	/* Every one lost: MPTCP_FAIL_SENDS in all, then it gives up. */
+	mss_room = true;
+	setup(MS(5), MS(5));
+	mc_connect();
+	fail_answered = 0;
+	drop_mp_fail_to_c = 100;
+	transfer(&x);
+	run_ms(3000);
+	assert_int_equal(CNT(MPTCP_FAIL_OUT), MPTCP_FAIL_SENDS);
+	assert_int_equal(drop_mp_fail_to_c, 100 - MPTCP_FAIL_SENDS);
+	assert_int_equal(mc.mp_fail, 0);
+	teardown_all();
+	drop_mp_fail_to_c = 0;
 }
 
 static void
@@ -2492,6 +2560,7 @@ main(void)
 		cmocka_unit_test(dss_checksums_the_client_asks_for_are_verified_and_sent_with_the_stream_intact),
 		cmocka_unit_test(a_checksum_failure_on_the_only_subflow_sends_mp_fail_and_delivers_none_of_that_mapping),
 		cmocka_unit_test(fallback_on_data_without_dss_sends_mp_fail_when_the_mss_has_room),
+		cmocka_unit_test(a_lost_mp_fail_after_the_fallback_is_sent_again),
 		cmocka_unit_test(a_segment_spanning_two_mappings_is_split_between_them),
 		cmocka_unit_test(a_mapping_repeated_on_every_segment_is_recorded_once),
 		cmocka_unit_test(bytes_mapped_twice_on_two_subflows_reach_the_server_once),
