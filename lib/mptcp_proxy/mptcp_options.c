@@ -401,30 +401,9 @@ mptcp_opt_write(const struct mptcp_opt *o, uint8_t *b, size_t space)
 		}
 		break;
 	case MPTCP_SUB_DSS:
-		b[3] = o->u.dss.flags & MPTCP_DSS_FLAGS;
-		q = b + 4;
-		if (o->u.dss.flags & MPTCP_DSS_DATA_ACK) {
-			if (o->u.dss.flags & MPTCP_DSS_ACK64) {
-				put_be64(q, o->u.dss.data_ack);
-				q += 8;
-			} else {
-				put_be32(q, (uint32_t)o->u.dss.data_ack);
-				q += 4;
-			}
-		}
-		if (o->u.dss.flags & MPTCP_DSS_MAP) {
-			if (o->u.dss.flags & MPTCP_DSS_DSN64) {
-				put_be64(q, o->u.dss.dsn);
-				q += 8;
-			} else {
-				put_be32(q, (uint32_t)o->u.dss.dsn);
-				q += 4;
-			}
-			put_be32(q, o->u.dss.ssn);
-			put_be16(q + 4, o->u.dss.data_len);
-			if (o->u.dss.has_csum)
-				put_be16(q + 6, o->u.dss.csum);
-		}
+		mptcp_dss_encode(b, (unsigned int)len, o->u.dss.flags, o->u.dss.data_ack,
+				 o->u.dss.dsn, o->u.dss.ssn, o->u.dss.data_len,
+				 o->u.dss.has_csum, o->u.dss.csum);
 		break;
 	case MPTCP_SUB_ADD_ADDR: {
 		unsigned int alen = o->u.add_addr.ipv6 ? 16 : 4;

@@ -597,8 +597,8 @@ put(const struct mptcp_opt *o, uint8_t *buf, uint32_t room)
 	return n > 0 ? (uint32_t)n : 0;
 }
 
-/* Our DSS (RFC 8684 3.3), byte for byte as mptcp_opt_write() lays it
- * out, written without a struct mptcp_opt to fill, zero and walk: it
+/* Our DSS (RFC 8684 3.3), through the encoder mptcp_opt_write() uses,
+ * without a struct mptcp_opt to fill, zero and walk: it
  * goes on every segment a subflow sends. A 64-bit DATA_ACK always; with
  * MPTCP_DSS_MAP in flags a mapping with a 64-bit DSN (MPTCP_DSS_DSN64
  * set too), and its checksum when csum_on. Returns the bytes written, 0
@@ -612,18 +612,7 @@ dss_put(uint8_t *b, uint32_t room, uint8_t flags, uint64_t data_ack,
 
 	if (n > room)
 		return 0;
-	b[0] = MPTCP_OPT_KIND;
-	b[1] = (uint8_t)n;
-	b[2] = MPTCP_SUB_DSS << 4;
-	b[3] = flags & MPTCP_DSS_FLAGS;
-	put_be64(b + 4, data_ack);
-	if (flags & MPTCP_DSS_MAP) {
-		put_be64(b + 12, dsn);
-		put_be32(b + 20, ssn);
-		put_be16(b + 24, len);
-		if (csum_on)
-			put_be16(b + 26, csum);
-	}
+	mptcp_dss_encode(b, n, flags, data_ack, dsn, ssn, len, csum_on, csum);
 	return n;
 }
 

@@ -3,9 +3,10 @@
 #define MPTCP_DSS_H
 
 /*
- * The one decoder of a DSS option's fields (RFC 8684 3.3), shared by
- * the full option parser (mptcp_options.c) and the subflow's fast path
- * for a lone DSS (mptcp_subflow.c), so the two never disagree.
+ * The one decoder and the one encoder of a DSS option's fields (RFC 8684
+ * 3.3), shared by the generic option parser and writer (mptcp_options.c)
+ * and the subflow's fast paths (mptcp_subflow.c), so they never
+ * disagree.
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -77,6 +78,46 @@ mptcp_dss_decode(const uint8_t *p, unsigned int len, struct mptcp_opt *o)
 			o->u.dss.csum = get_be16(q + 6);
 	}
 	return true;
+}
+
+/*
+ * Encode a DSS option at b: len bytes in all (mptcp_dss_len(flags), 2
+ * more with has_csum after a mapping), checked by the caller against its
+ * room. The fields a flag does not ask for are not written.
+ */
+static inline void
+mptcp_dss_encode(uint8_t *b, unsigned int len, uint8_t flags, uint64_t data_ack,
+		 uint64_t dsn, uint32_t ssn, uint16_t data_len, bool has_csum,
+		 uint16_t csum)
+{
+	uint8_t *q = b + 4;
+
+	b[0] = MPTCP_OPT_KIND;
+	b[1] = (uint8_t)len;
+	b[2] = MPTCP_SUB_DSS << 4;
+	b[3] = flags & MPTCP_DSS_FLAGS;
+	if (flags & MPTCP_DSS_DATA_ACK) {
+		if (flags & MPTCP_DSS_ACK64) {
+			put_be64(q, data_ack);
+			q += 8;
+		} else {
+			put_be32(q, (uint32_t)data_ack);
+			q += 4;
+		}
+	}
+	if (flags & MPTCP_DSS_MAP) {
+		if (flags & MPTCP_DSS_DSN64) {
+			put_be64(q, dsn);
+			q += 8;
+		} else {
+			put_be32(q, (uint32_t)dsn);
+			q += 4;
+		}
+		put_be32(q, ssn);
+		put_be16(q + 4, data_len);
+		if (has_csum)
+			put_be16(q + 6, csum);
+	}
 }
 
 #endif /* MPTCP_DSS_H */
