@@ -12,7 +12,8 @@
  * retransmission timeout in a row) nor dead, with a free mapping slot,
  * nothing queued unsent and room in its windows now, the one with the
  * lowest smoothed RTT; the chunk is what that room lets out at once
- * (tcp_conn_send_room(), at least one segment). Backup subflows
+ * (tcp_conn_send_room()) in whole segments, and a subflow with less
+ * room than a segment and data in flight waits for its ACKs. Backup subflows
  * (MP_JOIN B flag, MP_PRIO) are used only when no active subflow is
  * left or every one is stale, never because active ones lack room.
  * A subflow whose window is full gets nothing until its ACKs open it
@@ -33,13 +34,50 @@
 
 /* New bytes the subflow takes now: what its windows let out at once, and
  * only once everything queued before went out, so that no segment spans
- * two chunks (two mappings; tcp_conn_unsent()). 0: not now. */
+ * two chunks (two mappings; tcp_conn_unsent()). 0: not now. Less than a
+ * full segment of room counts only with nothing in flight: otherwise
+ * the ACKs on their way open more (the writable hook brings us back),
+ * and a segment queued now would wait in this subflow while another
+ * could send it. */
 static uint32_t
 sf_budget(const struct mptcp_subflow *sf)
 {
+	uint32_t room;
+
 	if (sf->tx_n >= MPTCP_TX_MAPS || tcp_conn_unsent(sf->c) != 0)
 		return 0;
-	return tcp_conn_send_room(sf->c);
+	room = tcp_conn_send_room(sf->c);
+	if (room < tcp_conn_data_mss(sf->c) && mptcp_sf_sent_unacked(sf) != 0)
+		return 0;
+	return room;
+}
+
+/* n cut down to whole segments of seg bytes; n itself if under one.
+ *
+ * A chunk is one mapping and no segment spans two, so a chunk's last
+ * segment is short unless the chunk is a multiple of the subflow's data
+ * payload, which is its MSS less the DSS: cut at the window's byte count
+ * (whole MSS, 1,448) a chunk of n MSS left as n segments of 1,420 bytes
+ * and one of 28 n, a fifth of the frames on a shaped path, each paying
+ * its headers on the link. Only the end of what is queued goes short. */
+static inline uint32_t
+whole_segs(uint32_t n, uint32_t seg)
+{
+	return n < seg ? n : n - n % seg;
+}
+
+/* Whether sf may send a short segment now: the client acknowledged its
+ * last one (Minshall's refinement of Nagle's rule, RFC 1122 4.2.3.4 and
+ * draft-minshall-nagle), or no more data comes (DATA_FIN asked). The
+ * server's bytes arrive as its window opens, a few segments at a time
+ * while the subflows' queues are long, and every such piece would
+ * otherwise end in a short segment. A held tail waits at most for that
+ * ACK, and goes with the next bytes that fill a segment. */
+static inline bool
+short_ok(const struct mptcp_meta *mt, const struct mptcp_subflow *sf)
+{
+	return (mt->flags & MT_SND_FIN) ||
+	       (int32_t)(sf->short_end_rel - sf->tx_una_rel) <= 0;
 }
 
 static bool
@@ -105,12 +143,14 @@ push_fallback(struct mptcp_meta *mt, uint64_t now)
 		if (usable(mt->sf[i]) && (mt->sf[i]->flags & SF_MPC))
 			sf = mt->sf[i];
 	while (sf != NULL && mt->snd_nxt < mt->snd_end) {
+		uint32_t seg = tcp_conn_data_mss(sf->c);
 		uint32_t len = (uint32_t)RTE_MIN(mt->snd_end - mt->snd_nxt,
-						 (uint64_t)MPTCP_CHUNK_MAX);
+						 (uint64_t)whole_segs(MPTCP_CHUNK_MAX, seg));
 		uint32_t room = tcp_send_space(sf->c, len);
 		struct rte_mbuf *m;
 
-		len = RTE_MIN(len, room);
+		if (room < len)
+			len = whole_segs(room, seg);
 		if (len == 0)
 			break;
 		m = mptcp_sq_clone(mt, mt->snd_nxt, len);
@@ -275,7 +315,7 @@ mptcp_sched_push(struct mptcp_meta *mt, uint64_t now)
 	for (;;) {
 		struct mptcp_subflow *sf;
 		uint64_t lo, hi;
-		uint32_t budget = 0, len, room;
+		uint32_t budget = 0, len, room, seg;
 		bool reinj = false;
 
 		if (mt->reinj_lo < mt->snd_una)
@@ -302,14 +342,27 @@ mptcp_sched_push(struct mptcp_meta *mt, uint64_t now)
 		sf = pick(mt, &budget);
 		if (sf == NULL)
 			break;
-		len = (uint32_t)RTE_MIN(hi - lo, (uint64_t)MPTCP_CHUNK_MAX);
-		len = RTE_MIN(len, RTE_MAX(budget, tcp_conn_mss(sf->c)));
+		/* Whole segments (whole_segs()). Less room than one segment
+		 * is the client's window about to close (sf_budget()): fill
+		 * it exactly, or what does not fit would wait in the subflow,
+		 * in flight for the data level, until the window opens. The
+		 * end of what is queued goes short only as short_ok() lets
+		 * it. */
+		seg = tcp_conn_data_mss(sf->c);
+		len = (uint32_t)RTE_MIN(hi - lo, (uint64_t)whole_segs(MPTCP_CHUNK_MAX, seg));
+		if (budget < len)
+			len = whole_segs(budget, seg);
+		else if (len % seg != 0 && !reinj && !short_ok(mt, sf))
+			len -= len % seg;
 		room = tcp_send_space(sf->c, len);
-		len = RTE_MIN(len, room);
+		if (room < len)
+			len = whole_segs(room, seg);
 		if (len == 0)
 			break;
 		if (send_chunk(mt, sf, lo, len, now) <= 0)
 			break;
+		if (len % seg != 0)
+			sf->short_end_rel = sf->tx_end_rel;
 		if (reinj) {
 			PX_CNT(mt->px, MPTCP_REINJECTED) += len;
 			mt->reinj_lo = lo + len;

@@ -1030,6 +1030,17 @@ uint64_t tcp_conn_rttvar_ns(const struct tcp_conn *c);
 /** Payload bytes per full segment the connection sends (its MSS). */
 uint32_t tcp_conn_mss(const struct tcp_conn *c);
 
+/**
+ * Payload bytes of a full new data segment: the MSS less the option room
+ * the owner's hooks take on data (opts_space for TCP_SEG_DATA, rounded
+ * and capped as tcp_conn_hooks says). Equal to tcp_conn_mss() without
+ * hooks. An owner that queues data in pieces sizes them in multiples of
+ * this so that no piece ends in a short segment: with a hook that takes
+ * 28 bytes, a piece of one MSS goes out as a full segment and a 28-byte
+ * one.
+ */
+uint32_t tcp_conn_data_mss(struct tcp_conn *c);
+
 /** Connections one congestion-control group can couple. */
 #define TCP_CC_GROUP_MAX 8
 

@@ -699,6 +699,12 @@ tcp_conn_mss(const struct tcp_conn *c)
 	return c->mss;
 }
 
+uint32_t
+tcp_conn_data_mss(struct tcp_conn *c)
+{
+	return c->mss - tcp_hook_room(c, TCP_SEG_DATA, 0);
+}
+
 /* What tcp_output() would let out of new data: the same arithmetic. */
 uint32_t
 tcp_conn_send_room(const struct tcp_conn *c)

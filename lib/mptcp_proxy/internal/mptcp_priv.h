@@ -111,6 +111,8 @@ struct mptcp_subflow {
 	 * the relative sequence after the last byte handed over. */
 	uint32_t tx_first, tx_n;
 	uint32_t tx_una_rel, tx_end_rel;
+	uint32_t short_end_rel;     /* after the last segment sent short of
+				     * a full one (mptcp_sched.c) */
 	uint64_t quiet_from;        /* on the watched clock: the subflow
 				     * last had nothing it sent unacknowledged,
 				     * or tx_una_rel last advanced */
