@@ -359,7 +359,16 @@ tcp_seg_parse_psum(struct rte_mbuf *m, const struct pkt_meta *meta,
 				s->sack[b].right = rd32(o + 6 + 8 * b);
 			}
 			break;
+		case TCPOPT_KIND_EOL:
+		case TCPOPT_KIND_NOP:
+			break;
 		default:
+			/* Not the engine's: where the first is, for a hook
+			 * that registered its kind (tcp_conn_hooks.opt_kind). */
+			if (s->xo_n++ == 0) {
+				s->xo_kind = po.opt[i].kind;
+				s->xo_off = po.opt[i].off;
+			}
 			break;
 		}
 	}
