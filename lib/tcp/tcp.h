@@ -934,9 +934,10 @@ struct tcp_conn_hooks {
 	/**
 	 * The option kind opts_in() is told the place of
 	 * (tcp_hook_seg.opt_at, .opt_n); 0: none. Any kind but NOP (1);
-	 * the engine's own walk finds the kinds it does not read itself at
-	 * no extra cost, those it reads (MSS, window scale, SACK, SACK
-	 * permitted, timestamps) take a second walk.
+	 * the engine's own walk finds kinds above 8 (timestamps), which it
+	 * does not read itself, at no extra cost; kinds 2 to 8 (among them
+	 * MSS, window scale, SACK, timestamps), and an area with several
+	 * options of kinds the engine does not read, take a second walk.
 	 */
 	uint8_t opt_kind;
 };

@@ -476,9 +476,9 @@ hook_opt_find(struct tcp_hook_seg *hs, const struct tcp_seg_in *s, uint8_t kind,
 	hs->opt_n = 0;
 	if (kind == TCPOPT_KIND_EOL)
 		return;
-	if (likely(s->xo_n <= 1) && kind != TCPOPT_KIND_MSS && kind != TCPOPT_KIND_WS &&
-	    kind != TCPOPT_KIND_SACK_PERM && kind != TCPOPT_KIND_SACK &&
-	    kind != TCPOPT_KIND_TS) {
+	/* Above the timestamps no kind is the engine's (below, 6 and 7,
+	 * long obsolete, take the walk with those it reads). */
+	if (likely(s->xo_n <= 1 && kind > TCPOPT_KIND_TS)) {
 		if (s->xo_n == 1 && s->xo_kind == kind) {
 			hs->opt_at = (int8_t)(s->xo_off - 20u);
 			hs->opt_n = 1;
