@@ -462,30 +462,14 @@ challenge_ack(struct tcp_conn *c)
 	oow_ack(c);
 }
 
-/* Where the options of the hooks' kind are, from tcp_seg_parse()'s walk:
- * it noted the first option of a kind the engine does not read, and how
- * many such options there were. Only an area with several of them, or a
- * kind the engine reads itself, is walked again. */
-static void
-hook_opt_find(struct tcp_hook_seg *hs, const struct tcp_seg_in *s, uint8_t kind,
-	      const uint8_t *th, uint32_t hlen)
+/* Where the options of the hooks' kind are, for an area the engine's walk
+ * could not tell: several options of kinds it does not read, or a kind
+ * (2 to 8) it reads itself. tcp_seg_parse() walked it without error. */
+static __rte_noinline void
+hook_opt_walk(struct tcp_hook_seg *hs, uint8_t kind, const uint8_t *th, uint32_t hlen)
 {
 	struct tcpopt_parsed po;
 
-	hs->opt_at = -1;
-	hs->opt_n = 0;
-	if (kind == TCPOPT_KIND_EOL)
-		return;
-	/* Above the timestamps no kind is the engine's (below, 6 and 7,
-	 * long obsolete, take the walk with those it reads). */
-	if (likely(s->xo_n <= 1 && kind > TCPOPT_KIND_TS)) {
-		if (s->xo_n == 1 && s->xo_kind == kind) {
-			hs->opt_at = (int8_t)(s->xo_off - 20u);
-			hs->opt_n = 1;
-		}
-		return;
-	}
-	/* tcp_seg_parse() walked this area without error. */
 	if (tcpopt_parse(th, hlen, &po) != TCPOPT_MAL_NONE)
 		return;
 	for (unsigned int i = 0; i < po.n; i++) {
@@ -509,9 +493,21 @@ hook_opts_in(struct tcp_conn *c, const struct rte_mbuf *m, const struct tcp_seg_
 		.len = s->len, .flags = s->flags,
 		/* A SYN's window is never scaled (RFC 7323 2.2). */
 		.wnd = (uint32_t)s->wnd << ((s->flags & TCP_FL_SYN) ? 0 : wscale(c)),
+		.opt_at = -1,
 	};
+	uint8_t kind = c->hooks->opt_kind;
 
-	hook_opt_find(&hs, s, c->hooks->opt_kind, th, meta->l4_len);
+	/* tcp_seg_parse() noted the first option of a kind it does not read
+	 * (none of them is below 9) and how many there were; with none,
+	 * xo_kind is 0. */
+	if (likely(s->xo_n <= 1 && kind > TCPOPT_KIND_TS)) {
+		if (s->xo_kind == kind) {
+			hs.opt_at = (int8_t)(s->xo_off - 20u);
+			hs.opt_n = 1;
+		}
+	} else if (kind != TCPOPT_KIND_EOL) {
+		hook_opt_walk(&hs, kind, th, meta->l4_len);
+	}
 	c->hooks->opts_in(c->hook_owner, c, &hs, th + 20, (uint32_t)meta->l4_len - 20u,
 			  c->eng->now);
 }
