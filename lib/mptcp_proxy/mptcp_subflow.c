@@ -333,37 +333,27 @@ fail_answered(struct mptcp_subflow *sf)
 }
 
 /* The option area of nearly every segment the client sends: one MPTCP
- * option, a DSS, among others (timestamps, SACK). It is parsed alone
- * into o->dss, without mptcp_opts_parse() zeroing every slot of *o
- * first (sf_opts_in() reads a slot only where o->present says so).
- * false: anything else (no MPTCP option, several, one that does not
- * parse, an area that cannot be delimited) takes the full parse, which
- * counts what it rejects. */
+ * option, a DSS, among others (timestamps, SACK). The engine's walk found
+ * it (mptcp_subflow_hooks.opt_kind: seg->opt_at, seg->opt_n) in an area
+ * it could delimit, so it is decoded alone into o->dss, without a second
+ * walk or mptcp_opts_parse() zeroing every slot of *o first (sf_opts_in()
+ * reads a slot only where o->present says so). false: anything else
+ * (several MPTCP options, another subtype, a DSS that does not decode)
+ * takes the full parse, which counts what it rejects. */
 static bool
-dss_alone(const uint8_t *opt, uint32_t optlen, struct mptcp_opts *o)
+dss_alone(const uint8_t *opt, uint32_t optlen, const struct tcp_hook_seg *seg,
+	  struct mptcp_opts *o)
 {
-	const uint8_t *mp = NULL;
-	uint32_t i = 0;
+	const uint8_t *mp;
+	uint32_t at = (uint32_t)seg->opt_at;
 
-	/* NOP, NOP, timestamps: how Linux starts the area of every
-	 * segment; the walk below would step over them the same way. */
-	if (optlen >= 12 && opt[0] == 1 && opt[1] == 1 && opt[2] == 8 && opt[3] == 10)
-		i = 12;
-	while (i < optlen && opt[i] != 0) {
-		if (opt[i] == 1) {
-			i++;
-			continue;
-		}
-		if (i + 1 >= optlen || opt[i + 1] < 2 || i + opt[i + 1] > optlen)
-			return false;
-		if (opt[i] == MPTCP_OPT_KIND) {
-			if (mp != NULL)
-				return false;
-			mp = opt + i;
-		}
-		i += opt[i + 1];
-	}
-	if (mp == NULL || mp[1] < 3 || (mp[2] >> 4) != MPTCP_SUB_DSS || !mptcp_dss_decode(mp, mp[1], &o->dss))
+	/* The engine's word is checked all the same: an option that does
+	 * not lie whole in the area is left to the full parse. */
+	if (seg->opt_n != 1 || seg->opt_at < 0 || at + 3 > optlen)
+		return false;
+	mp = opt + at;
+	if (mp[1] < 3 || at + mp[1] > optlen || (mp[2] >> 4) != MPTCP_SUB_DSS ||
+	    !mptcp_dss_decode(mp, mp[1], &o->dss))
 		return false;
 	o->present = 1u << MPTCP_SUB_DSS;
 	o->n_err = 0;
@@ -409,7 +399,9 @@ sf_opts_in(void *owner, struct tcp_conn *c, const struct tcp_hook_seg *seg,
 	    (seg->flags & 0x10) && !rel_lt(seg->ack - sf->iss, mt->inf_end_rel) &&
 	    !rel_lt(sf->tx_end_rel, seg->ack - sf->iss))
 		mt->flags |= MT_INF_ACKED; /* the client has it: plain TCP */
-	if (optlen == 0 || (!dss_alone(opt, optlen, &o) &&
+	/* No MPTCP option (the engine delimited the area, so the full
+	 * parse would find none and reject nothing either). */
+	if (seg->opt_n == 0 || (!dss_alone(opt, optlen, seg, &o) &&
 			    mptcp_opts_parse(opt, optlen, seg->flags, &o, &px->opt_err) == 0 &&
 			    o.n_err == 0)) {
 		ack_without_dss(sf, seg);
@@ -800,6 +792,7 @@ const struct tcp_conn_hooks mptcp_subflow_hooks = {
 	.opts_out = sf_opts_out,
 	.rcv_wnd = sf_rcv_wnd,
 	.writable = sf_writable,
+	.opt_kind = MPTCP_OPT_KIND,
 };
 
 static void

@@ -825,6 +825,10 @@ struct tcp_hook_seg {
 	                     PSH 0x08, ACK 0x10 */
 	uint8_t kind;   /**< enum tcp_seg_kind (outgoing segments) */
 	uint8_t retransmit; /**< outgoing: the range was sent before */
+	int8_t opt_at;  /**< received: offset in the option area of the
+	                     first option of tcp_conn_hooks.opt_kind, -1
+	                     if there is none (or no kind is registered) */
+	uint8_t opt_n;  /**< received: how many options of that kind */
 	uint32_t wnd;   /**< received: the window it announces, scaled */
 };
 
@@ -841,9 +845,16 @@ struct tcp_conn_hooks {
 	 * active open, for the SYN-ACK that establishes it. Not called for
 	 * segments the engine discards before that point.
 	 *
+	 * The engine walked the option area and dropped the segment if an
+	 * option could not be delimited (or had a length its kind does not
+	 * allow): every option here is whole. Where the first option of
+	 * opt_kind is, and how many there are, is in seg->opt_at and
+	 * seg->opt_n, so the owner need not walk the area again.
+	 *
 	 * @param owner  tcp_conn_set_hooks()'s owner.
 	 * @param c      connection.
-	 * @param seg    the segment's sequence range and flags (kind unset).
+	 * @param seg    the segment's sequence range, flags, and where its
+	 *               option of opt_kind is (kind unset).
 	 * @param opt    the raw option area (after the 20-byte header).
 	 * @param optlen its length, 0..40.
 	 * @param now_ns time of the entry point.
@@ -920,6 +931,15 @@ struct tcp_conn_hooks {
 	 */
 	void (*writable)(void *owner, struct tcp_conn *c, uint32_t room,
 			 uint64_t now_ns);
+	/**
+	 * The option kind opts_in() is told the place of
+	 * (tcp_hook_seg.opt_at, .opt_n); 0: none. Any kind but NOP (1);
+	 * the engine's own walk finds kinds above 8 (timestamps), which it
+	 * does not read itself, at no extra cost; kinds 2 to 8 (among them
+	 * MSS, window scale, SACK, timestamps), and an area with several
+	 * options of kinds the engine does not read, take a second walk.
+	 */
+	uint8_t opt_kind;
 };
 
 /**

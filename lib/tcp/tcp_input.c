@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "tcp_impl.h"
+#include "tcpopt.h"
 
 #define MIN2(a, b) ((a) < (b) ? (a) : (b))
 #define MAX2(a, b) ((a) > (b) ? (a) : (b))
@@ -461,23 +462,54 @@ challenge_ack(struct tcp_conn *c)
 	oow_ack(c);
 }
 
+/* Where the options of the hooks' kind are, for an area the engine's walk
+ * could not tell: several options of kinds it does not read, or a kind
+ * (2 to 8) it reads itself. tcp_seg_parse() walked it without error. */
+static __rte_noinline void
+hook_opt_walk(struct tcp_hook_seg *hs, uint8_t kind, const uint8_t *th, uint32_t hlen)
+{
+	struct tcpopt_parsed po;
+
+	if (tcpopt_parse(th, hlen, &po) != TCPOPT_MAL_NONE)
+		return;
+	for (unsigned int i = 0; i < po.n; i++) {
+		if (po.opt[i].kind != kind)
+			continue;
+		if (hs->opt_n++ == 0)
+			hs->opt_at = (int8_t)(po.opt[i].off - 20u);
+	}
+}
+
 /* The owner's look at a segment's options (tcp_conn_hooks.opts_in). Out
  * of line, as every hook path: plain connections only test c->hooks. */
 static __rte_noinline void
 hook_opts_in(struct tcp_conn *c, const struct rte_mbuf *m, const struct tcp_seg_in *s)
 {
 	const struct pkt_meta *meta = pkt_meta((struct rte_mbuf *)(uintptr_t)m);
+	/* tcp_seg_parse() checked the header is whole in the first mbuf. */
+	const uint8_t *th = rte_pktmbuf_mtod_offset(m, const uint8_t *, meta->l4_off);
 	struct tcp_hook_seg hs = {
 		.seq = s->seq, .ack = (s->flags & TCP_FL_ACK) ? s->ack : 0,
 		.len = s->len, .flags = s->flags,
 		/* A SYN's window is never scaled (RFC 7323 2.2). */
 		.wnd = (uint32_t)s->wnd << ((s->flags & TCP_FL_SYN) ? 0 : wscale(c)),
+		.opt_at = -1,
 	};
+	uint8_t kind = c->hooks->opt_kind;
 
-	/* tcp_seg_parse() checked the header is whole in the first mbuf. */
-	c->hooks->opts_in(c->hook_owner, c, &hs,
-			  rte_pktmbuf_mtod_offset(m, const uint8_t *, meta->l4_off + 20u),
-			  (uint32_t)meta->l4_len - 20u, c->eng->now);
+	/* tcp_seg_parse() noted the first option of a kind it does not read
+	 * (none of them is below 9) and how many there were; with none,
+	 * xo_kind is 0. */
+	if (likely(s->xo_n <= 1 && kind > TCPOPT_KIND_TS)) {
+		if (s->xo_kind == kind) {
+			hs.opt_at = (int8_t)(s->xo_off - 20u);
+			hs.opt_n = 1;
+		}
+	} else if (kind != TCPOPT_KIND_EOL) {
+		hook_opt_walk(&hs, kind, th, meta->l4_len);
+	}
+	c->hooks->opts_in(c->hook_owner, c, &hs, th + 20, (uint32_t)meta->l4_len - 20u,
+			  c->eng->now);
 }
 
 static void

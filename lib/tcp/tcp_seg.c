@@ -13,6 +13,7 @@
 
 #include "tcp_seg.h"
 #include "tcpopt.h"
+#include "tcpopt_walk.h"
 
 static inline uint16_t rd16(const uint8_t *p) { return (uint16_t)(p[0] << 8 | p[1]); }
 static inline uint32_t
@@ -265,9 +266,11 @@ tcp_seg_parse_psum(struct rte_mbuf *m, const struct pkt_meta *meta,
 		   struct tcp_seg_in *s, int verify_csum,
 		   const struct tcp_psum_reg *ps)
 {
-	struct tcpopt_parsed po;
+	struct tcpopt_opt po;
+	unsigned int pos = 20, hlen;
 	const uint8_t *th;
 	uint32_t tcp_len, end;
+	int r;
 
 	if (meta->flags & PKT_F_FRAGMENT)
 		return TCP_SEG_EFRAGMENT;
@@ -328,12 +331,16 @@ tcp_seg_parse_psum(struct rte_mbuf *m, const struct pkt_meta *meta,
 		s->tsecr = rd32(th + 28);
 		return 0;
 	}
-	if (tcpopt_parse(th, meta->l4_len, &po) != TCPOPT_MAL_NONE)
+	/* tcpopt's own walker, one option at a time (what tcpopt_parse()
+	 * does, without filling its table of every option first): an area
+	 * it cannot delimit, or an option whose length its kind does not
+	 * allow, makes the segment malformed as before. */
+	if (tcpopt_hdr_check(th, meta->l4_len, &hlen) != TCPOPT_MAL_NONE)
 		return TCP_SEG_EMALFORMED;
-	for (unsigned int i = 0; i < po.n; i++) {
-		const uint8_t *o = th + po.opt[i].off;
+	while ((r = tcpopt_walk_next(th, &pos, hlen, &po)) > 0) {
+		const uint8_t *o = th + po.off;
 
-		switch (po.opt[i].kind) {
+		switch (po.kind) {
 		case TCPOPT_KIND_MSS:
 			s->opts |= TCP_SO_MSS;
 			s->mss = rd16(o + 2);
@@ -353,16 +360,27 @@ tcp_seg_parse_psum(struct rte_mbuf *m, const struct pkt_meta *meta,
 			break;
 		case TCPOPT_KIND_SACK:
 			s->opts |= TCP_SO_SACK;
-			s->nsack = (uint8_t)((po.opt[i].len - 2) / 8);
+			s->nsack = (uint8_t)((po.len - 2) / 8);
 			for (unsigned int b = 0; b < s->nsack; b++) {
 				s->sack[b].left = rd32(o + 2 + 8 * b);
 				s->sack[b].right = rd32(o + 6 + 8 * b);
 			}
 			break;
+		case TCPOPT_KIND_EOL:
+		case TCPOPT_KIND_NOP:
+			break;
 		default:
+			/* Not the engine's: where the first is, for a hook
+			 * that registered its kind (tcp_conn_hooks.opt_kind). */
+			if (s->xo_n++ == 0) {
+				s->xo_kind = po.kind;
+				s->xo_off = po.off;
+			}
 			break;
 		}
 	}
+	if (r < 0)
+		return TCP_SEG_EMALFORMED;
 	return 0;
 }
 

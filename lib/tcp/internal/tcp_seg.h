@@ -49,6 +49,10 @@ struct tcp_seg_in {
 	uint8_t ws;            /* window scale shift offered */
 	uint8_t nsack;
 	uint16_t mss;
+	uint8_t xo_n;          /* options of kinds the engine does not read
+	                          (neither NOP nor EOL) */
+	uint8_t xo_kind;       /* the first of them: its kind (0: none), */
+	uint8_t xo_off;        /* and its offset from the TCP header */
 	uint32_t tsval, tsecr;
 	struct tcp_sack_blk sack[TCP_SACK_MAX];
 };

@@ -96,6 +96,9 @@ struct harness {
 	uint32_t hook_space;       /* what opts_space asks for */
 };
 
+/* The kind the hooks register (MPTCP's, as the subflows do). */
+#define FUZZ_OPT_KIND 30
+
 /* The extension hooks check what the engine gives them. */
 static void
 h_opts_in(void *owner, struct tcp_conn *c, const struct tcp_hook_seg *seg,
@@ -111,6 +114,24 @@ h_opts_in(void *owner, struct tcp_conn *c, const struct tcp_hook_seg *seg,
 		sum += opt[i]; /* readable (ASan) */
 	CHECK(sum <= 255 * TCP_OPT_SPACE);
 	CHECK(seg->len <= 65535);
+	/* The area is whole (the owner relies on it), and opt_at / opt_n
+	 * say where the options of the registered kind are. */
+	{
+		int at = -1;
+		uint32_t n = 0, i = 0;
+
+		while (i < optlen && opt[i] != 0) {
+			if (opt[i] == 1) {
+				i++;
+				continue;
+			}
+			CHECK(i + 1 < optlen && opt[i + 1] >= 2 && i + opt[i + 1] <= optlen);
+			if (opt[i] == FUZZ_OPT_KIND && n++ == 0)
+				at = (int)i;
+			i += opt[i + 1];
+		}
+		CHECK(seg->opt_at == at && seg->opt_n == n);
+	}
 }
 
 static uint32_t
@@ -159,7 +180,7 @@ h_writable(void *owner, struct tcp_conn *c, uint32_t room, uint64_t now)
 
 static const struct tcp_conn_hooks fuzz_hooks = {
 	.opts_in = h_opts_in, .opts_space = h_opts_space, .opts_out = h_opts_out,
-	.rcv_wnd = h_rcv_wnd, .writable = h_writable,
+	.rcv_wnd = h_rcv_wnd, .writable = h_writable, .opt_kind = FUZZ_OPT_KIND,
 };
 
 static void

@@ -155,6 +155,35 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	 * across mbufs in a way the parser refuses as malformed. */
 	if ((ctl & CTL_FIX_CSUM) && rc0 == 0 && !(ctl & CTL_SPLIT))
 		CHECK(rc == 0);
+	/* The options: accepted and rejected as tcpopt_parse() does, and
+	 * the first option of a kind the engine does not read noted with
+	 * the count of them (tcp_conn_hooks.opt_kind). */
+	if (meta->l4_len > 20 && meta->l4_off + meta->l4_len <= cut &&
+	    !(meta->flags & PKT_F_TCP_TSOPT)) {
+		struct tcpopt_parsed po;
+		enum tcpopt_mal mal = tcpopt_parse(flat + meta->l4_off, meta->l4_len, &po);
+
+		if (mal != TCPOPT_MAL_NONE)
+			CHECK(rc0 != 0);
+		if (rc0 == 0) {
+			uint8_t n = 0, kind = 0, off = 0;
+
+			CHECK(mal == TCPOPT_MAL_NONE);
+			for (unsigned int i = 0; i < po.n; i++) {
+				uint8_t k = po.opt[i].kind;
+
+				if (k <= TCPOPT_KIND_NOP || k == TCPOPT_KIND_MSS ||
+				    k == TCPOPT_KIND_WS || k == TCPOPT_KIND_SACK_PERM ||
+				    k == TCPOPT_KIND_SACK || k == TCPOPT_KIND_TS)
+					continue;
+				if (n++ == 0) {
+					kind = k;
+					off = po.opt[i].off;
+				}
+			}
+			CHECK(s0.xo_n == n && s0.xo_kind == kind && (n == 0 || s0.xo_off == off));
+		}
+	}
 	if (rc0 == 0) {
 		uint8_t xo[TCP_XOPT_MAX + 8];
 		uint32_t left, n;

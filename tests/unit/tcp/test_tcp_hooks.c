@@ -124,6 +124,8 @@ static const struct tcp_conn_hooks all_hooks = {
 	.opts_in = h_opts_in, .opts_space = h_opts_space, .opts_out = h_opts_out,
 };
 static const struct tcp_conn_hooks in_hook = { .opts_in = h_opts_in };
+static const struct tcp_conn_hooks in_hook_x = { .opts_in = h_opts_in, .opt_kind = XKIND };
+static const struct tcp_conn_hooks in_hook_ts = { .opts_in = h_opts_in, .opt_kind = 8 };
 static const struct tcp_conn_hooks wnd_hook = { .rcv_wnd = h_rcv_wnd };
 static const struct tcp_conn_hooks writable_hook = { .writable = h_writable };
 
@@ -216,6 +218,111 @@ the_options_hook_sees_each_accepted_segment_with_its_sequence_range(void **state
 		assert_int_equal(tcp_engine_counters(w->a)[TCP_CNT_UNACCEPTABLE], unacc + 1);
 	}
 	wire_free(w);
+}
+
+/* A pure ACK from b's side of w, in a's window, carrying xo after the
+ * timestamps; the last opts_in a's owner saw. */
+static const struct tcp_hook_seg *
+ack_with_opts(struct wire *w, struct tcp_conn *a, const uint8_t *xo, uint8_t xo_len)
+{
+	struct tcp_conn_info ia;
+	struct tcp_endpoints epb;
+	struct rte_mbuf *m;
+	uint32_t n_before = own_a.n_in;
+
+	tcp_conn_get_info(a, &ia);
+	{
+		struct tcp_seg_out o = { .seq = ia.irs + 1, .ack = ia.iss + 1,
+					 .flags = TCP_FL_ACK, .wnd = 1000,
+					 .opts = TCP_SO_TS, .tsval = a->ts_recent + 1,
+					 .xopt = xo, .xopt_len = xo_len };
+
+		ep_reverse(&epb, &w->ep_a);
+		m = tcp_seg_build(test_pool, &epb, &o, NULL, 0, 0);
+	}
+	assert_non_null(m);
+	pkt_parse(m, pkt_meta(m), 0);
+	assert_int_equal(tcp_input(w->a, m, w->now), TCP_INPUT_CONSUMED);
+	assert_int_equal(own_a.n_in, n_before + 1);
+	return &own_a.in[n_before];
+}
+
+static void
+the_options_hook_is_told_where_its_registered_kind_is(void **state)
+{
+	static const uint8_t one[] = { XKIND, 4, 7, 7 };
+	static const uint8_t other_first[] = { 254, 4, 0, 0, XKIND, 4, 7, 7 };
+	static const uint8_t two[] = { XKIND, 4, 7, 7, 1, 1, XKIND, 6, 7, 7, 7, 7 };
+	static const uint8_t other_only[] = { 254, 4, 0, 0 };
+	static const uint8_t eol_before[] = { 0, 0, XKIND, 2 };
+	const struct tcp_hook_seg *h;
+	const uint8_t *area;
+	struct wire *w;
+	struct tcp_conn *a;
+	int hk;
+
+	(void)state;
+	for (hk = 0; hk < 3; hk++) {
+		const struct tcp_conn_hooks *hooks = hk == 0 ? &in_hook_x :
+						     hk == 1 ? &in_hook_ts : &in_hook;
+
+		w = new_wire();
+		tcp_listen(w->b, w->ep_a.rport, true);
+		a = tcp_connect_hooked(w->a, &w->ep_a, hooks, &own_a, &w->app_a, w->now);
+		assert_non_null(a);
+		w->app_a.conn = a;
+		wire_run(w, MS(30));
+		assert_int_equal(tcp_conn_state(a), TCP_ESTABLISHED);
+		if (hk == 1) {
+			/* A kind the engine reads itself: the timestamps, after
+			 * their two NOPs, in the SYN-ACK and on a plain ACK. */
+			assert_int_equal(own_a.in[0].opt_n, 1);
+			assert_int_equal(own_a.in_opt[0][own_a.in[0].opt_at], 8);
+			h = ack_with_opts(w, a, one, sizeof(one));
+			assert_int_equal(h->opt_at, 2);
+			assert_int_equal(h->opt_n, 1);
+			wire_free(w);
+			continue;
+		}
+		if (hk == 2) {
+			/* No kind registered: never a place. */
+			h = ack_with_opts(w, a, one, sizeof(one));
+			assert_int_equal(h->opt_at, -1);
+			assert_int_equal(h->opt_n, 0);
+			wire_free(w);
+			continue;
+		}
+		/* Not in the SYN-ACK. */
+		assert_int_equal(own_a.in[0].opt_at, -1);
+		assert_int_equal(own_a.in[0].opt_n, 0);
+		/* Timestamps alone (the parser's NOP NOP TS shortcut). */
+		h = ack_with_opts(w, a, NULL, 0);
+		assert_int_equal(h->opt_at, -1);
+		assert_int_equal(h->opt_n, 0);
+		/* The only option the engine does not read. */
+		h = ack_with_opts(w, a, one, sizeof(one));
+		area = own_a.in_opt[own_a.n_in - 1];
+		assert_int_equal(h->opt_n, 1);
+		assert_int_equal(h->opt_at, opt_find(area, own_a.in_optlen[own_a.n_in - 1], XKIND));
+		assert_int_equal(h->opt_at, 12);
+		/* After another kind the engine does not read. */
+		h = ack_with_opts(w, a, other_first, sizeof(other_first));
+		assert_int_equal(h->opt_n, 1);
+		assert_int_equal(h->opt_at, 16);
+		/* Two of them: the first, and the count. */
+		h = ack_with_opts(w, a, two, sizeof(two));
+		assert_int_equal(h->opt_n, 2);
+		assert_int_equal(h->opt_at, 12);
+		/* Another kind only. */
+		h = ack_with_opts(w, a, other_only, sizeof(other_only));
+		assert_int_equal(h->opt_at, -1);
+		assert_int_equal(h->opt_n, 0);
+		/* Past an end-of-list: padding, not an option. */
+		h = ack_with_opts(w, a, eol_before, sizeof(eol_before));
+		assert_int_equal(h->opt_at, -1);
+		assert_int_equal(h->opt_n, 0);
+		wire_free(w);
+	}
 }
 
 /* The option area of a frame the engine built. */
@@ -807,6 +914,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(the_options_hook_sees_each_accepted_segment_with_its_sequence_range),
+		cmocka_unit_test(the_options_hook_is_told_where_its_registered_kind_is),
 		cmocka_unit_test(the_options_hook_writes_on_syn_syn_ack_third_ack_data_and_pure_acks),
 		cmocka_unit_test(forty_option_bytes_go_to_timestamps_then_the_hook_then_sack_blocks),
 		cmocka_unit_test(a_hook_asking_more_than_fits_gets_what_is_left),
