@@ -108,7 +108,7 @@ struct mptcp_proxy_params {
 	 *  gets plain TCP (mptcp_fallback_checksum_requested). false: they
 	 *  are used (RFC 8684 3.3.1). */
 	bool mptcp_csum_off;
-	/** Announce to MPTCP clients an MSS MPTCP_DSS_DATA_LEN (28) bytes
+	/** Announce to MPTCP clients an MSS MPTCP_FALLBACK_MSS_ROOM (28) bytes
 	 *  smaller than the server's: room for the DSS a client puts on a
 	 *  full-sized segment after it fell back (the infinite mapping,
 	 *  RFC 8684 3.7; Linux sizes that segment for no option at all).

@@ -36,7 +36,8 @@
 #include "proxy_priv.h"
 
 #define DSS_ACK_LEN   12 /* DSS with an 8-byte DATA_ACK */
-#define DSS_FULL_LEN  MPTCP_DSS_DATA_LEN /* ... and an 8-byte DSN mapping */
+#define DSS_FULL_LEN  MPTCP_DSS_DATA_LEN /* a 4-byte DATA_ACK and an 8-byte
+					  * DSN mapping, with the checksum */
 #define MPTCP_FAIL_LEN 12 /* MP_FAIL with its 64-bit DSN */
 
 /* Coupled congestion control (RFC 6356 LIA) when configured. */
@@ -591,10 +592,11 @@ put(const struct mptcp_opt *o, uint8_t *buf, uint32_t room)
 
 /* Our DSS (RFC 8684 3.3), through the encoder mptcp_opt_write() uses,
  * without a struct mptcp_opt to fill, zero and walk: it
- * goes on every segment a subflow sends. A 64-bit DATA_ACK always; with
- * MPTCP_DSS_MAP in flags a mapping with a 64-bit DSN (MPTCP_DSS_DSN64
- * set too), and its checksum when csum_on. Returns the bytes written, 0
- * when they do not fit in room (as put()). */
+ * goes on every segment a subflow sends. A pure ACK's: a 64-bit
+ * DATA_ACK (MPTCP_DSS_ACK64 in flags). With MPTCP_DSS_MAP in flags a
+ * 32-bit DATA_ACK and a mapping with a 64-bit DSN (MPTCP_DSS_DSN64 set
+ * too), and its checksum when csum_on. Returns the bytes written, 0 when
+ * they do not fit in room (as put()). */
 static uint32_t
 dss_put(uint8_t *b, uint32_t room, uint8_t flags, uint64_t data_ack,
 	uint64_t dsn, uint32_t ssn, uint16_t len, bool csum_on, uint16_t csum)
@@ -620,7 +622,7 @@ dss_out(const struct mptcp_subflow *sf, const struct tcp_hook_seg *seg, uint8_t 
 		const struct mptcp_map *mp = tx_find(sf, seg->seq - sf->iss);
 
 		if (mp != NULL)
-			return dss_put(buf, room, MPTCP_DSS_DATA_ACK | MPTCP_DSS_ACK64 |
+			return dss_put(buf, room, MPTCP_DSS_DATA_ACK |
 				       MPTCP_DSS_MAP | MPTCP_DSS_DSN64, mt->rcv_nxt,
 				       mp->dsn, mp->ssn, mp->len,
 				       (mt->flags & MT_CSUM) != 0, mp->csum);
@@ -628,7 +630,7 @@ dss_out(const struct mptcp_subflow *sf, const struct tcp_hook_seg *seg, uint8_t 
 	} else if (room >= DSS_FULL_LEN && data_fin_due(mt)) {
 		bool cs = (mt->flags & MT_CSUM) != 0;
 
-		return dss_put(buf, room, MPTCP_DSS_DATA_ACK | MPTCP_DSS_ACK64 |
+		return dss_put(buf, room, MPTCP_DSS_DATA_ACK |
 			       MPTCP_DSS_MAP | MPTCP_DSS_DSN64 | MPTCP_DSS_DATA_FIN,
 			       mt->rcv_nxt, mt->snd_end, 0, 1, cs,
 			       cs ? mptcp_dss_csum(mt->snd_end, 0, 1, NULL, 0) : 0);
@@ -677,7 +679,7 @@ sf_opts_out_rest(struct mptcp_subflow *sf, const struct tcp_hook_seg *seg,
 
 			memset(&o, 0, sizeof(o));
 			o.sub = MPTCP_SUB_DSS;
-			o.u.dss.flags = MPTCP_DSS_DATA_ACK | MPTCP_DSS_ACK64 |
+			o.u.dss.flags = MPTCP_DSS_DATA_ACK |
 					MPTCP_DSS_MAP | MPTCP_DSS_DSN64;
 			o.u.dss.data_ack = mt->rcv_nxt;
 			o.u.dss.dsn = mt->snd_nxt + (uint64_t)(int64_t)(int32_t)(rel - sf->tx_end_rel);

@@ -220,7 +220,7 @@ proxy_pair_intercept(struct mptcp_proxy *px, struct rte_mbuf *m,
 		 * MPTCP_DSS_DATA_LEN bytes of its MSS to the DSS: the server
 		 * is asked for segments that much smaller, so that each of
 		 * them leaves on a subflow as one segment, not as a full one
-		 * and a tail of 28 bytes (which doubled the segments built,
+		 * and a tail of that many bytes (which doubled the segments built,
 		 * sent and acknowledged toward the client). */
 		ep.mss = (uint16_t)(ep.mss - MPTCP_DSS_DATA_LEN);
 	c = tcp_connect(px->e, &ep, &p->sv, now);
@@ -270,11 +270,11 @@ server_accepted(struct proxy_pair *p, struct tcp_conn *c, uint64_t now)
 		mt = mptcp_meta_new(px, p, now);
 		if (mt != NULL && mptcp_meta_open(mt, &p->mpc, NULL, now) == 0)
 			sf = mptcp_sf_new(mt, NULL);
-		if (sf != NULL && px->mptcp_mss_room && ao.mss >= 536 + MPTCP_DSS_DATA_LEN) {
+		if (sf != NULL && px->mptcp_mss_room && ao.mss >= 536 + MPTCP_FALLBACK_MSS_ROOM) {
 			/* Room for the DSS of the client's infinite mapping,
 			 * which Linux puts on a segment sized for none
 			 * (mptcp_fallback_mss_room). */
-			ao.mss = (uint16_t)(ao.mss - MPTCP_DSS_DATA_LEN);
+			ao.mss = (uint16_t)(ao.mss - MPTCP_FALLBACK_MSS_ROOM);
 			mt->flags |= MT_MSS_ROOM;
 		}
 		if (sf != NULL) {

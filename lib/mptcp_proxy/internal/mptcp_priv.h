@@ -40,9 +40,15 @@ struct proxy_pair;
 #define MPTCP_TX_MAPS 32
 /** Largest chunk the scheduler hands one subflow (one DSS mapping). */
 #define MPTCP_CHUNK_MAX 32768u
-/** Option bytes the DSS of each of our data segments takes: DATA_ACK and
- * mapping, 64 bits each (26, padded; 28 with the checksum). */
-#define MPTCP_DSS_DATA_LEN 28u
+/** Option bytes the DSS of each of our data segments takes: a 32-bit
+ * DATA_ACK and a mapping with a 64-bit DSN (22, padded; 24 with the
+ * checksum), as Linux sends its own. The 64-bit DATA_ACK it had took 4
+ * bytes more off every segment's payload (1,420 against 1,424). */
+#define MPTCP_DSS_DATA_LEN 24u
+/** MSS room announced to MPTCP clients for the DSS a client puts on a
+ * segment it sized for none (mptcp_fallback_mss_room): a 64-bit
+ * DATA_ACK and mapping, with the checksum. */
+#define MPTCP_FALLBACK_MSS_ROOM 28u
 
 /* Object kinds given to lib/tcp as a connection's callback argument: the
  * first byte of a struct proxy_leg is PX_OBJ_LEG, of a subflow
