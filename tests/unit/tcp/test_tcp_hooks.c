@@ -165,6 +165,20 @@ opt_find(const uint8_t *p, uint32_t len, uint8_t kind)
 	return -1;
 }
 
+/* o as a segment from b's side of w, given to a, which consumes it. */
+static void
+input_from_b(struct wire *w, struct tcp_seg_out *o)
+{
+	struct tcp_endpoints epb;
+	struct rte_mbuf *m;
+
+	ep_reverse(&epb, &w->ep_a);
+	m = tcp_seg_build(test_pool, &epb, o, NULL, 0, 0);
+	assert_non_null(m);
+	pkt_parse(m, pkt_meta(m), 0);
+	assert_int_equal(tcp_input(w->a, m, w->now), TCP_INPUT_CONSUMED);
+}
+
 static void
 the_options_hook_sees_each_accepted_segment_with_its_sequence_range(void **state)
 {
@@ -203,17 +217,11 @@ the_options_hook_sees_each_accepted_segment_with_its_sequence_range(void **state
 
 	/* A segment far outside the window is not shown to the owner. */
 	{
-		struct tcp_endpoints epb;
 		struct tcp_seg_out o = { .seq = ia.irs + 1 + 5000000, .ack = ia.iss + 1,
 					 .flags = TCP_FL_ACK, .wnd = 1000 };
-		struct rte_mbuf *m;
 		uint64_t unacc = tcp_engine_counters(w->a)[TCP_CNT_UNACCEPTABLE];
 
-		ep_reverse(&epb, &w->ep_a);
-		m = tcp_seg_build(test_pool, &epb, &o, NULL, 0, 0);
-		assert_non_null(m);
-		pkt_parse(m, pkt_meta(m), 0);
-		assert_int_equal(tcp_input(w->a, m, w->now), TCP_INPUT_CONSUMED);
+		input_from_b(w, &o);
 		assert_int_equal(own_a.n_in, n_before + 1);
 		assert_int_equal(tcp_engine_counters(w->a)[TCP_CNT_UNACCEPTABLE], unacc + 1);
 	}
@@ -226,8 +234,6 @@ static const struct tcp_hook_seg *
 ack_with_opts(struct wire *w, struct tcp_conn *a, const uint8_t *xo, uint8_t xo_len)
 {
 	struct tcp_conn_info ia;
-	struct tcp_endpoints epb;
-	struct rte_mbuf *m;
 	uint32_t n_before = own_a.n_in;
 
 	tcp_conn_get_info(a, &ia);
@@ -237,12 +243,8 @@ ack_with_opts(struct wire *w, struct tcp_conn *a, const uint8_t *xo, uint8_t xo_
 					 .opts = TCP_SO_TS, .tsval = a->ts_recent + 1,
 					 .xopt = xo, .xopt_len = xo_len };
 
-		ep_reverse(&epb, &w->ep_a);
-		m = tcp_seg_build(test_pool, &epb, &o, NULL, 0, 0);
+		input_from_b(w, &o);
 	}
-	assert_non_null(m);
-	pkt_parse(m, pkt_meta(m), 0);
-	assert_int_equal(tcp_input(w->a, m, w->now), TCP_INPUT_CONSUMED);
 	assert_int_equal(own_a.n_in, n_before + 1);
 	return &own_a.in[n_before];
 }
