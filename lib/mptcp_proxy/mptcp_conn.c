@@ -991,26 +991,40 @@ meta_process(struct mptcp_meta *mt, uint64_t now)
 		meta_release(mt, now);
 }
 
+/* The DATA_FIN goes on a pure ACK (its DSS carries it): the first time
+ * on one subflow, a fresh one if there is one; each time again (no
+ * DATA_ACK of it for an RTO) on every subflow that may still deliver.
+ * A subflow whose path died with nothing of ours in flight never turns
+ * stale (only bytes it sent count), so resending on one subflow could
+ * pick the dead one every time, and the client waited for its DATA_FIN
+ * for good (the unit test
+ * a_data_fin_lost_on_a_dead_idle_path_is_sent_again_on_the_other). */
 void
 mptcp_meta_send_data_fin(struct mptcp_meta *mt, uint64_t now)
 {
 	struct mptcp_subflow *best = NULL;
+	bool again = mt->fin_sent_ns != 0;
 
 	for (unsigned i = 0; i < MPTCP_SUBFLOWS_MAX; i++) {
 		struct mptcp_subflow *sf = mt->sf[i];
 
-		if (sf == NULL || !(sf->flags & SF_ESTAB) ||
+		if (sf == NULL || sf->c == NULL || !(sf->flags & SF_ESTAB) ||
 		    (sf->flags & (SF_DEAD | SF_CLOSED)))
 			continue;
-		if (best == NULL || ((best->flags & SF_STALE) && !(sf->flags & SF_STALE)))
+		if (again)
+			(void)tcp_conn_send_ack(sf->c, now);
+		else if (best == NULL || ((best->flags & SF_STALE) && !(sf->flags & SF_STALE)))
 			best = sf;
+	}
+	if (again) {
+		mt->fin_sent_ns = now;
+		return;
 	}
 	if (best == NULL)
 		return;
-	if (mt->fin_sent_ns == 0)
-		PX_CNT(mt->px, MPTCP_DATA_FIN_OUT)++;
+	PX_CNT(mt->px, MPTCP_DATA_FIN_OUT)++;
 	mt->fin_sent_ns = now;
-	(void)tcp_conn_send_ack(best->c, now); /* its DSS carries DATA_FIN */
+	(void)tcp_conn_send_ack(best->c, now);
 }
 
 void

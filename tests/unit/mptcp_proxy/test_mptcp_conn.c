@@ -2239,6 +2239,31 @@ a_bulk_download_leaves_in_full_segments(void **state)
 	teardown_all();
 }
 
+/* The client's first path dies while it holds nothing of ours in
+ * flight, and then the server closes. A subflow turns stale only by
+ * bytes it sent, so that one stays fresh, and the DATA_FIN's first copy
+ * goes out on it and is lost. Its next copies go on every subflow, and
+ * the client gets it on the other path. (They went on that one subflow
+ * every time, and the client waited for its DATA_FIN for good.) */
+static void
+a_data_fin_lost_on_a_dead_idle_path_is_sent_again_on_the_other(void **state)
+{
+	uint64_t offs = 0, hs = FNV_INIT, total = 200000;
+
+	(void)state;
+	setup_two_paths();
+	download_until(total, &offs, &hs, 5000);
+	assert_down_is(total);
+	run_ms(200); /* everything acknowledged */
+	path_down[0] = 1;
+	(void)tcp_shutdown(app_s.conn, now);
+	run_ms(3000);
+	print_message("DATA_FIN at the client: %d; stale %llu\n", mc.peer_fin,
+		      (unsigned long long)CNT(MPTCP_SF_STALE));
+	assert_true(mc.peer_fin);
+	teardown_all();
+}
+
 /* A preempted lcore: the proxy runs nothing for 300 ms (twice the stale
  * bound) while both paths stay healthy and their ACKs wait in its ring.
  * When it runs again its timers come before those ACKs, as in the app
@@ -2640,6 +2665,7 @@ main(void)
 		cmocka_unit_test(a_join_that_lands_on_the_worker_not_owning_its_token_is_handed_over_and_its_subflow_carries_data),
 		cmocka_unit_test(without_hand_over_a_join_on_the_other_worker_is_refused_with_rst),
 		cmocka_unit_test(a_full_redirect_table_refuses_the_join_with_rst_and_counts_it),
+		cmocka_unit_test(a_data_fin_lost_on_a_dead_idle_path_is_sent_again_on_the_other),
 		cmocka_unit_test(a_poll_gap_longer_than_the_stale_bound_marks_no_healthy_subflow_stale),
 		cmocka_unit_test(a_path_that_goes_silent_turns_stale_within_the_bound_and_a_scan),
 		cmocka_unit_test(a_client_that_stops_reading_for_a_second_leaves_every_subflow_fresh),
