@@ -96,7 +96,9 @@ mb_run() {
 	fi
 	mb_xfer unshaped "$MPTCP_BIG"
 	eval "MB_${c}_big+=(\"\$MB_MBPS\")"
-	MB_LINE+=$(printf 'unshaped %7s Mbit/s (%s subflows)' "$MB_MBPS" "$MB_SF")
+	# (The longest read stall shows a round held up by a data-level
+	# retransmission: one RTO, 0.2 s or more.)
+	MB_LINE+=$(printf 'unshaped %7s Mbit/s (%s subflows, longest stall %s s)' "$MB_MBPS" "$MB_SF" "$MB_GAP")
 	if [ "$c" = kernel ]; then
 		mb_xfer tcp "$MPTCP_BIG" --tcp
 		MB_tcp_big+=("$MB_MBPS")
