@@ -115,7 +115,8 @@ mb_proxy_counters() {
 	local line k out="" v
 	line=$(grep '^proxy connections_active=' "$SLUICE_LOG" | tail -1)
 	for k in mptcp_subflows_stale mptcp_bytes_reinjected mptcp_window_blocked_reinjections \
-		mptcp_subflows_penalised mptcp_data_level_retransmissions mptcp_data_level_rto_backoffs; do
+		mptcp_subflows_penalised mptcp_data_level_retransmissions mptcp_data_level_rto_backoffs \
+		mptcp_data_level_early_retransmissions; do
 		v=$(e2e_field "$line" "$k")
 		out+="${out:+ }$k=${v:-?}"
 	done

@@ -193,6 +193,7 @@ struct mptcp_proxy_params {
 	X(MPTCP_PENALISED, "mptcp_subflows_penalised") \
 	X(MPTCP_DATA_RTO,  "mptcp_data_level_retransmissions") \
 	X(MPTCP_DATA_RTO_BACKOFF, "mptcp_data_level_rto_backoffs") \
+	X(MPTCP_DATA_RTO_EARLY, "mptcp_data_level_early_retransmissions") \
 	X(MPTCP_DATA_ZWP,  "mptcp_data_window_probes") \
 	X(MPTCP_NO_MBUF,   "mptcp_mbuf_alloc_failed") \
 	X(MPTCP_SF_STALE,  "mptcp_subflows_stale") \

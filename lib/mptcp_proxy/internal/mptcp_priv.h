@@ -194,6 +194,8 @@ struct mptcp_meta {
 				     * advanced, nothing was outstanding,
 				     * or it last fired */
 	uint32_t drto_n;            /* its doublings since snd_una moved */
+	uint8_t drto_early;         /* the early one-chunk retransmission of
+				     * this standstill went out */
 	uint64_t zwp_at;            /* the next data-level window probe
 				     * (0: not blocked) */
 	uint32_t zwp_n;             /* probes since data last moved past one */

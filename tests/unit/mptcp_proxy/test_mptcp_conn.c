@@ -2514,6 +2514,81 @@ data_level_retransmissions_back_off_until_the_data_ack_moves(void **state)
 }
 
 
+/*
+ * The client acknowledges one segment on its subflow and never takes it
+ * at the data level, as the Linux client did in a capture of perf/bench.sh
+ * mptcp's unshaped download (three segments, no MPTcpExt counter moved).
+ * client_rcv_buf sets its window against the proxy's send buffer
+ * (SNDBUF): above it the window stays open while the DATA_ACK stands
+ * still, and the chunk at the DATA_ACK goes out again early, alone;
+ * below it the window is what holds the proxy back, which a client whose
+ * memory filled up shows too, and only the RTO rule may send again.
+ * Returns how long, in virtual ms, the DATA_ACK stood still at the hole.
+ */
+static uint64_t
+one_segment_dropped_after_its_ack(uint32_t rcv_buf)
+{
+	uint64_t offs = 0, hs = FNV_INIT, total = 3000000, hole = 0, t = 0, healed = 0;
+
+	client_rcv_buf = rcv_buf;
+	client_rcv_mem = 4 * rcv_buf;
+	setup(MS(5), MS(5));
+	mc_connect();
+	download_until(300000, &offs, &hs, 5000);
+	mc.prune_on = 1;
+	for (uint64_t until = now + MS(10000); now < until && mc.rcv_nxt - mc.rcv_base < total;) {
+		s_push(total, &offs, &hs);
+		step();
+		if (t == 0 && mc.pruned > 0) {
+			t = now;
+			hole = mc.rcv_nxt;
+		}
+		if (t != 0 && healed == 0 && mc.rcv_nxt > hole)
+			healed = now;
+	}
+	print_message("client window %u: dropped %llu bytes; the DATA_ACK stood %.3f virtual s; "
+		      "early retransmissions %llu, data-level retransmissions %llu, reinjected %llu\n",
+		      rcv_buf, (unsigned long long)mc.pruned, (double)(healed - t) / 1e9,
+		      (unsigned long long)CNT(MPTCP_DATA_RTO_EARLY),
+		      (unsigned long long)CNT(MPTCP_DATA_RTO),
+		      (unsigned long long)CNT(MPTCP_REINJECTED));
+	assert_true(mc.pruned > 0);
+	assert_true(t != 0 && healed != 0);
+	assert_down_is(total);
+	return healed - t;
+}
+
+static void
+a_segment_dropped_after_its_ack_with_the_window_open_is_sent_again_early_and_alone(void **state)
+{
+	uint64_t stood;
+
+	(void)state;
+	stood = one_segment_dropped_after_its_ack(4 * SNDBUF);
+	assert_int_equal(CNT(MPTCP_DATA_RTO_EARLY), 1);
+	assert_int_equal(CNT(MPTCP_DATA_RTO), 0);
+	/* One chunk, not all that was in flight. */
+	assert_true(CNT(MPTCP_REINJECTED) <= MPTCP_CHUNK_MAX);
+	/* Twice the smoothed RTT (the queue the send buffer builds on top
+	 * of the paths' 10 ms: 62 ms in all when written), a scan (10 ms)
+	 * and a round trip, where the RTO rule took 200 ms and more. */
+	assert_true(stood <= MS(100));
+	teardown_all();
+}
+
+static void
+with_the_window_holding_the_proxy_back_no_early_retransmission_is_sent(void **state)
+{
+	uint64_t stood;
+
+	(void)state;
+	stood = one_segment_dropped_after_its_ack(SNDBUF / 2);
+	assert_int_equal(CNT(MPTCP_DATA_RTO_EARLY), 0);
+	assert_int_equal(CNT(MPTCP_DATA_RTO), 1);
+	assert_true(stood >= MS(200));
+	teardown_all();
+}
+
 /* The round-trip time of both paths jumps from 20 ms to 120 ms (a queue
  * builds up: a thousand connections start, as in tests/e2e/test_mptcp.sh).
  * On each subflow, once its first ACKs at 120 ms arrived (its SRTT lags,
@@ -2672,6 +2747,8 @@ main(void)
 		cmocka_unit_test(a_data_ack_with_the_send_queue_over_a_shrunken_limit_announces_no_room),
 		cmocka_unit_test(a_closed_data_level_window_is_probed_and_the_download_resumes_when_it_opens),
 		cmocka_unit_test(data_level_retransmissions_back_off_until_the_data_ack_moves),
+		cmocka_unit_test(a_segment_dropped_after_its_ack_with_the_window_open_is_sent_again_early_and_alone),
+		cmocka_unit_test(with_the_window_holding_the_proxy_back_no_early_retransmission_is_sent),
 		cmocka_unit_test(a_round_trip_time_that_jumps_with_its_variation_marks_no_subflow_stale),
 		cmocka_unit_test(an_ack_covering_a_subflows_fin_and_its_last_bytes_acknowledges_the_bytes),
 		cmocka_unit_test(a_client_that_stalls_on_every_path_at_once_leaves_its_subflows_fresh),
