@@ -55,9 +55,9 @@
 #define DRTO_MAX_NS       60000000000ull
 /*
  * The early one: when the client's data-level window is open a chunk or
- * more beyond what was sent, a DATA_ACK that stands still while every subflow delivered
- * cannot be the client's memory filling up (that closes the window): it
- * dropped bytes. The chunk at the DATA_ACK goes out again after twice the
+ * more beyond what was sent, a DATA_ACK that stands still while every
+ * subflow delivered cannot be the client's memory filling up (that
+ * closes the window): it dropped bytes. The chunk at the DATA_ACK goes out again after twice the
  * largest smoothed RTT, at least DRTO_EARLY_MIN, once per standstill;
  * the RTO rule above stays behind it. In a capture of perf/bench.sh
  * mptcp's unshaped download, the Linux client acknowledged three segments

@@ -313,7 +313,8 @@ mptcp_state_brief() {
 	[ -s "$1" ] || { echo "no state sampled"; return 0; }
 	for k in mptcp_subflows_stale mptcp_bytes_reinjected mptcp_window_blocked_reinjections \
 		mptcp_subflows_penalised mptcp_subflows_reset mptcp_subflows_timed_out \
-		mptcp_data_level_retransmissions mptcp_data_level_rto_backoffs mptcp_data_level_early_retransmissions \
+		mptcp_data_level_retransmissions mptcp_data_level_rto_backoffs \
+		mptcp_data_level_early_retransmissions \
 		mptcp_bytes_dropped_beyond_window \
 		mptcp_segments_sent_without_mapping mptcp_mbuf_alloc_failed; do
 		v=$(grep -o "$k=[0-9]*" "$1" | head -1 | cut -d= -f2)
