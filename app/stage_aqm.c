@@ -95,6 +95,8 @@ aqm_stage_burst(void *ctx, const struct stage_burst *b,
 	/* Unknown addresses (id 0) pass, if they do, with one compare per
 	 * packet: pipe ids stay below 2^24, so none is UINT32_MAX. */
 	const uint32_t pass_id = aqm_subs_default_pass(w->subs) ? 0 : UINT32_MAX;
+	/* (A copy: its slots pointer stays in a register.) */
+	const struct prtt_fast pf = w->prtt_pf;
 
 	if (!((w->pairs >> b->pair) & 1))
 		return n;
@@ -128,6 +130,10 @@ aqm_stage_burst(void *ctx, const struct stage_burst *b,
 			}
 			meta->out_port = out_port;
 			meta->pipe = id; /* passive RTT reads it as it leaves */
+			/* ... and its subscriber's line, a few packets on (up
+			 * before the queue; down at once if it bypasses). */
+			if (pf.slots != NULL)
+				prtt_fast_prefetch(&pf, id);
 			/* Pipe ids are the same on every worker; one owns each. */
 			if (likely(single ||
 				   (owner = handoff_owner(id, nb_workers)) == me ||
@@ -377,6 +383,7 @@ aqm_create(const void *conf, const struct stage_env *env, struct stage *out)
 		return rc;
 	}
 	aqm_ar_subs_applied(w->ar, w->subs, c->subs, c->nsubs);
+	aqm_ar_slots(w->ar, &w->prtt_pf);
 	out->ops = &aqm_stage_ops;
 	out->ctx = w;
 	aqm_log(RTE_LOG_DEBUG, "worker %u: pipes for %u subscriber(s) of at most %u (%u IPv6), %u flow queues each, queues hold at most %u packets per direction, hand-off ring %u slots",

@@ -258,6 +258,14 @@ static struct {
 
 static void register_telemetry(void);
 
+void
+aqm_ar_slots(const struct aqm_ar *a, struct prtt_fast *f)
+{
+	memset(f, 0, sizeof(*f));
+	if (a != NULL && a->prtt != NULL)
+		prtt_fast_get(a->prtt, f);
+}
+
 int
 aqm_ar_create(struct aqm_worker *w, const struct aqm_ar_conf *c,
 	      uint32_t max_subs, const struct stage_env *env, struct aqm_ar **out)

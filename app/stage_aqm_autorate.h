@@ -18,6 +18,7 @@
 
 #include "aqm_subs.h"
 #include "ini.h"
+#include "prtt.h"
 #include "stages.h"
 
 /* The keys of the table (see config/aqm.ini). */
@@ -59,6 +60,9 @@ int aqm_ar_create(struct aqm_worker *w, const struct aqm_ar_conf *c,
 		  uint32_t max_subs, const struct stage_env *env,
 		  struct aqm_ar **out);
 void aqm_ar_free(struct aqm_ar *a);
+/* Passive RTT's slots, for the classifier's prefetches (fixed from create
+ * on); f->slots is NULL without passive RTT. */
+void aqm_ar_slots(const struct aqm_ar *a, struct prtt_fast *f);
 
 /* Datapath: packets from the subscriber about to be queued in pipes[]
  * (each one's pkt_meta.pipe holds the same id: that is what is read). */

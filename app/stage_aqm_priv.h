@@ -164,6 +164,7 @@ struct aqm_worker {
 	uint64_t changes_applied;
 	uint64_t change_errors;
 	struct aqm_ar *ar;               /* passive RTT + autorate, or NULL */
+	struct prtt_fast prtt_pf;        /* its slots (NULL: none), to prefetch */
 	uint32_t *del_tags;              /* max_subs: a change's removed pipes */
 };
 
