@@ -156,8 +156,16 @@ autorate_tick(struct autorate_state *s, const struct autorate_params *p,
 			return AUTORATE_RECOVER;
 		}
 	}
+	/*
+	 * Saturated: the pipe held packets, or sent most of its rate. Past
+	 * the capacity last measured only the first counts: a rate above
+	 * the link's moves the queue beyond, and then TCP, clocked by the
+	 * link's ACKs, still sends the link's rate, which is most of ours
+	 * up to a third above it, long before the delay shows the queue.
+	 */
+	const bool past = s->cap_bps && s->rate_bps >= s->cap_bps;
 	if ((in->backlogged ||
-	     bps(in->sent_bytes, dt) >= s->rate_bps / 1000 * p->load_pm) &&
+	     (!past && bps(in->sent_bytes, dt) >= s->rate_bps / 1000 * p->load_pm)) &&
 	    s->rate_bps < p->ceiling_bps) {
 		/* 1, 1.5, 2, ... 4 steps: accelerate while the path stays
 		 * clear. Past the capacity last measured, quarter steps for
@@ -165,10 +173,10 @@ autorate_tick(struct autorate_state *s, const struct autorate_params *p,
 		 * tick or two late, so probing there must be slow. */
 		uint32_t n = s->raises;
 		uint64_t mult4;
-		if (s->cap_bps && s->rate_bps >= s->cap_bps && n < p->calm_raises)
+		if (past && n < p->calm_raises)
 			mult4 = 1;
 		else {
-			if (s->cap_bps && s->rate_bps >= s->cap_bps)
+			if (past)
 				n -= p->calm_raises;
 			mult4 = 4 + 2 * (n < 6 ? n : 6);
 		}

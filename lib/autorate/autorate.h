@@ -24,7 +24,8 @@
  *   [cut_min, cut_max]: the deeper the queue, the faster it drains;
  * - the first clear tick (delta < bloat_ns / 2) after cuts: RECOVER to
  *   cap x cut_max (the queue has drained; go back near the capacity);
- * - clear and saturated (backlogged, or sent >= load of the rate): RAISE
+ * - clear and saturated (backlogged, or sent >= load of the rate; at or
+ *   above the last capacity measured, backlogged only): RAISE
  *   by raise_pm per mille, up to the ceiling; each further RAISE in a row
  *   adds half a step more, up to 4 steps (a link that came back is found
  *   in a second, not in ten); above the last capacity measured, quarter

@@ -380,6 +380,117 @@ test_past_the_last_capacity_the_first_raises_are_quarter_steps(void **state)
 }
 
 static void
+test_past_the_last_capacity_a_pipe_that_holds_no_packets_is_not_raised(void **state)
+{
+	struct autorate_params p = params();
+	struct autorate_state s;
+	struct autorate_input in;
+	uint64_t now = T0;
+
+	(void)state;
+	autorate_init(&s, &p, 10 * MBIT, T0);
+	in = busy(20, 10 * MBIT);
+	autorate_tick(&s, &p, &in, now += TICK);          /* raise: 10.5 */
+	in = busy(100, 6 * MBIT);
+	assert_int_equal(autorate_tick(&s, &p, &in, now += TICK), AUTORATE_CUT);
+	in = busy(20, 3 * MBIT);
+	assert_int_equal(autorate_tick(&s, &p, &in, now += TICK), AUTORATE_RECOVER);
+	/* Under the capacity (5.4 of 6): most of the rate sent is enough. */
+	in = busy(20, s.rate_bps);
+	in.backlogged = false;
+	assert_int_equal(autorate_tick(&s, &p, &in, now += TICK), AUTORATE_RAISE);
+	while (s.rate_bps < 6 * MBIT) {
+		in = busy(20, s.rate_bps);
+		assert_int_equal(autorate_tick(&s, &p, &in, now += TICK), AUTORATE_RAISE);
+	}
+	/* At or above it, 95 % of the rate sent without a packet held is the
+	 * link beyond setting the pace: hold. */
+	in = busy(20, s.rate_bps / 100 * 95);
+	in.backlogged = false;
+	uint64_t r = s.rate_bps;
+	assert_int_equal(autorate_tick(&s, &p, &in, now += TICK), AUTORATE_HOLD);
+	assert_int_equal(s.rate_bps, r);
+	/* Packets held: the pipe is the bottleneck again, raise. */
+	in.backlogged = true;
+	assert_int_equal(autorate_tick(&s, &p, &in, now += TICK), AUTORATE_RAISE);
+}
+
+/*
+ * The lab's low end (perf/autorate.sh, 2.6-5 Mbit/s): TCP through the box
+ * and a link beyond it with a deep FIFO, at the law's defaults. The sender
+ * is clocked by the link's ACKs: it offers what the link delivered one
+ * tick before plus 300 bytes (its window growing by a segment every
+ * fifth tick, as CUBIC near its last maximum). Under the link's rate the
+ * pipe is the bottleneck and holds a queue (its AQM keeps it to two
+ * segments); above it the pipe empties into the FIFO, and the sender
+ * still offers the link's rate, most of the pipe's rate up to a third
+ * above the link, while the queue beyond grows only as the window does. Returns, from the first cut on, the highest rate set
+ * and the share of the link's capacity delivered (per mille).
+ */
+static void
+ack_clocked_run(uint64_t link_bps, int ticks, uint64_t *highest, uint64_t *used_pm)
+{
+	struct autorate_params p;
+	struct autorate_state s;
+	uint64_t now = T0, qs = 0, qb = 0, prev_del, hi = 0, got = 0, cap = 0;
+	const uint64_t can = tick_bytes(link_bps);
+	bool cut = false;
+
+	autorate_params_default(&p);
+	p.floor_bps = 1 * MBIT;
+	p.ceiling_bps = 40 * MBIT;
+	assert_int_equal(autorate_params_check(&p), 0);
+	autorate_init(&s, &p, link_bps * 9 / 10, T0);
+	prev_del = tick_bytes(s.rate_bps);
+	for (int k = 0; k < ticks; k++) {
+		uint64_t qb0 = qb, room = tick_bytes(s.rate_bps), sent, del;
+
+		qs += prev_del + 300;
+		sent = qs < room ? qs : room;
+		qs -= sent;
+		if (qs > 2 * 1514)
+			qs = 2 * 1514;
+		del = qb + sent < can ? qb + sent : can;
+		qb = qb + sent - del;
+		prev_del = del;
+		struct autorate_input in = {
+			.samples = 10, .armed = 10,
+			.delay_ns = 20 * MS + qb0 * 8 * 1000000000ULL / link_bps,
+			.delivered_bytes = del, .sent_bytes = sent, .backlogged = qs > 0,
+		};
+		if (autorate_tick(&s, &p, &in, now += TICK) == AUTORATE_CUT)
+			cut = true;
+		if (cut) {
+			hi = s.rate_bps > hi ? s.rate_bps : hi;
+			got += del;
+			cap += can;
+		}
+	}
+	assert_true(cut);
+	*highest = hi;
+	*used_pm = got * 1000 / cap;
+}
+
+static void
+test_at_the_low_end_an_ack_clocked_sender_does_not_draw_the_rate_far_past_the_link(void **state)
+{
+	static const uint64_t links[] = { 2600000, 3500000, 5000000 };
+
+	(void)state;
+	for (unsigned i = 0; i < sizeof(links) / sizeof(links[0]); i++) {
+		uint64_t hi, used;
+
+		ack_clocked_run(links[i], 400, &hi, &used);
+		/* Counting the sent share past the capacity too, the rate
+		 * ran to 1.39 times the link here (to twice it in the lab),
+		 * and every drop that comes then queues that much more
+		 * beyond the box. */
+		assert_true(hi <= links[i] / 100 * 110);
+		assert_true(used >= 900);
+	}
+}
+
+static void
 test_parameters_out_of_range_are_refused(void **state)
 {
 	struct autorate_params p = params();
@@ -466,6 +577,8 @@ main(void)
 		cmocka_unit_test(test_the_baseline_follows_a_longer_path_slowly_and_a_shorter_one_at_once),
 		cmocka_unit_test(test_at_a_low_rate_the_wait_for_the_next_segments_is_not_taken_for_a_queue),
 		cmocka_unit_test(test_past_the_last_capacity_the_first_raises_are_quarter_steps),
+		cmocka_unit_test(test_past_the_last_capacity_a_pipe_that_holds_no_packets_is_not_raised),
+		cmocka_unit_test(test_at_the_low_end_an_ack_clocked_sender_does_not_draw_the_rate_far_past_the_link),
 		cmocka_unit_test(test_parameters_out_of_range_are_refused),
 		cmocka_unit_test(test_a_pipe_s_own_floor_and_ceiling_bound_its_rate_and_no_other_pipe_s),
 	};
