@@ -342,6 +342,27 @@ test_at_a_low_rate_the_wait_for_the_next_segments_is_not_taken_for_a_queue(void 
 	assert_int_equal(autorate_tick(&s, &p, &in, T0 + 2 * TICK), AUTORATE_CUT);
 }
 
+/*
+ * From 10 Mbit/s: one raise, a cut on a 6 Mbit/s link (its capacity is
+ * then measured) and the recovery to nine tenths of it, 5.4 Mbit/s.
+ */
+static void
+cut_at_6_mbit_and_recover(struct autorate_state *s, const struct autorate_params *p,
+			  uint64_t *now)
+{
+	struct autorate_input in;
+
+	autorate_init(s, p, 10 * MBIT, T0);
+	in = busy(20, 10 * MBIT);
+	autorate_tick(s, p, &in, *now += TICK);           /* raise: 10.5 */
+	in = busy(100, 6 * MBIT);
+	assert_int_equal(autorate_tick(s, p, &in, *now += TICK), AUTORATE_CUT);
+	assert_int_equal(s->cap_bps, 6 * MBIT);
+	in = busy(20, 3 * MBIT);
+	assert_int_equal(autorate_tick(s, p, &in, *now += TICK), AUTORATE_RECOVER);
+	assert_int_equal(s->rate_bps, 5400000);
+}
+
 static void
 test_past_the_last_capacity_the_first_raises_are_quarter_steps(void **state)
 {
@@ -352,15 +373,7 @@ test_past_the_last_capacity_the_first_raises_are_quarter_steps(void **state)
 
 	(void)state;
 	p.calm_raises = 10;
-	autorate_init(&s, &p, 10 * MBIT, T0);
-	in = busy(20, 10 * MBIT);
-	autorate_tick(&s, &p, &in, now += TICK);          /* raise: 10.5 */
-	in = busy(100, 6 * MBIT);
-	assert_int_equal(autorate_tick(&s, &p, &in, now += TICK), AUTORATE_CUT);
-	assert_int_equal(s.cap_bps, 6 * MBIT);
-	in = busy(20, 3 * MBIT);
-	assert_int_equal(autorate_tick(&s, &p, &in, now += TICK), AUTORATE_RECOVER);
-	assert_int_equal(s.rate_bps, 5400000);
+	cut_at_6_mbit_and_recover(&s, &p, &now);
 	/* Below 6: accelerating (5 %, 7.5 %); above: quarter steps. */
 	for (int i = 0; i < 10; i++) {
 		prev = s.rate_bps;
@@ -388,13 +401,7 @@ test_past_the_last_capacity_a_pipe_that_holds_no_packets_is_not_raised(void **st
 	uint64_t now = T0;
 
 	(void)state;
-	autorate_init(&s, &p, 10 * MBIT, T0);
-	in = busy(20, 10 * MBIT);
-	autorate_tick(&s, &p, &in, now += TICK);          /* raise: 10.5 */
-	in = busy(100, 6 * MBIT);
-	assert_int_equal(autorate_tick(&s, &p, &in, now += TICK), AUTORATE_CUT);
-	in = busy(20, 3 * MBIT);
-	assert_int_equal(autorate_tick(&s, &p, &in, now += TICK), AUTORATE_RECOVER);
+	cut_at_6_mbit_and_recover(&s, &p, &now);
 	/* Under the capacity (5.4 of 6): most of the rate sent is enough. */
 	in = busy(20, s.rate_bps);
 	in.backlogged = false;
@@ -424,8 +431,9 @@ test_past_the_last_capacity_a_pipe_that_holds_no_packets_is_not_raised(void **st
  * pipe is the bottleneck and holds a queue (its AQM keeps it to two
  * segments); above it the pipe empties into the FIFO, and the sender
  * still offers the link's rate, most of the pipe's rate up to a third
- * above the link, while the queue beyond grows only as the window does. Returns, from the first cut on, the highest rate set
- * and the share of the link's capacity delivered (per mille).
+ * above the link, while the queue beyond grows only as the window does.
+ * Returns, from the first cut on, the highest rate set and the share of
+ * the link's capacity delivered (per mille).
  */
 static void
 ack_clocked_run(uint64_t link_bps, int ticks, uint64_t *highest, uint64_t *used_pm)
