@@ -30,6 +30,7 @@ autorate_params_default(struct autorate_params *p)
 	p->baseline_shift = 6;
 	p->spacing_bytes = 2 * 1514;
 	p->calm_raises = 10;
+	p->keep_pm = 900;
 }
 
 int
@@ -39,7 +40,8 @@ autorate_params_check(const struct autorate_params *p)
 	    p->interval_ns == 0 || p->drain_ns == 0 || p->bloat_ns == 0 ||
 	    p->cut_min_pm == 0 || p->cut_min_pm > p->cut_max_pm ||
 	    p->cut_max_pm >= 1000 || p->raise_pm == 0 || p->raise_pm > 1000 ||
-	    p->load_pm == 0 || p->load_pm > 1000 || p->baseline_shift > 20)
+	    p->load_pm == 0 || p->load_pm > 1000 || p->keep_pm > 1000 ||
+	    p->baseline_shift > 20)
 		return -1;
 	return 0;
 }
@@ -167,6 +169,35 @@ autorate_tick(struct autorate_state *s, const struct autorate_params *p,
 	if ((in->backlogged ||
 	     (!past && bps(in->sent_bytes, dt) >= s->rate_bps / 1000 * p->load_pm)) &&
 	    s->rate_bps < p->ceiling_bps) {
+		/*
+		 * Past it, the far end must keep up with what was sent. A
+		 * pipe that drains a queue of its own sends its whole rate
+		 * whatever the link beyond takes, and the excess piles up
+		 * there; the delay shows that only once it is bloat_ns deep,
+		 * ticks later, while the delivered rate shows it at once.
+		 * Hold without ending the run of raises: a tick of noise
+		 * costs a tick, not the acceleration. And while the link
+		 * delivers less than an eighth over that capacity, rise at
+		 * most to where what was sent would be delivered / keep: a
+		 * step that crosses the link overshoots it by a ninth, not
+		 * by the up to 20 % of an accelerated step. A link that
+		 * delivers more got faster: full steps find it. The ratio,
+		 * not the delivered rate itself: a pipe that held packets
+		 * at the tick may have sent less than its rate.
+		 */
+		uint64_t lim = UINT64_MAX;
+		if (past && p->keep_pm != 0 && in->delivered_bytes != 0 &&
+		    in->sent_bytes != 0) {
+			if (in->delivered_bytes < in->sent_bytes / 1000 * p->keep_pm)
+				return AUTORATE_HOLD;
+			if (bps(in->delivered_bytes, dt) < s->cap_bps + s->cap_bps / 8) {
+				lim = (uint64_t)((unsigned __int128)s->rate_bps *
+						 in->delivered_bytes * 1000 /
+						 ((unsigned __int128)in->sent_bytes * p->keep_pm));
+				if (lim <= s->rate_bps)
+					return AUTORATE_HOLD;
+			}
+		}
 		/* 1, 1.5, 2, ... 4 steps: accelerate while the path stays
 		 * clear. Past the capacity last measured, quarter steps for
 		 * calm_raises ticks first: the queue beyond shows a rise a
@@ -181,7 +212,8 @@ autorate_tick(struct autorate_state *s, const struct autorate_params *p,
 			mult4 = 4 + 2 * (n < 6 ? n : 6);
 		}
 		uint64_t step = s->rate_bps / 1000 * p->raise_pm * mult4 / 4;
-		s->rate_bps = clamp(s->rate_bps + (step ? step : 1), p);
+		uint64_t nr2 = s->rate_bps + (step ? step : 1);
+		s->rate_bps = clamp(nr2 < lim ? nr2 : lim, p);
 		s->raises++;
 		return AUTORATE_RAISE;
 	}

@@ -30,7 +30,10 @@
  *   adds half a step more, up to 4 steps (a link that came back is found
  *   in a second, not in ten); above the last capacity measured, quarter
  *   steps for calm_raises ticks first (probing past it fills the queue
- *   beyond);
+ *   beyond), and only while the far end takes keep_pm per mille of what
+ *   was sent (else HOLD, the run of raises kept); while it delivers
+ *   less than 1.125 x that capacity, to at most rate x delivered / sent
+ *   / keep_pm;
  * - otherwise HOLD.
  */
 
@@ -79,6 +82,14 @@ struct autorate_params {
 	 */
 	uint32_t spacing_bytes;
 	uint32_t calm_raises;    /**< quarter-step RAISEs above the last capacity first */
+	/**
+	 * Above the last capacity, RAISE only while delivered >= keep_pm /
+	 * 1000 of sent, and while less than 1.125 x that capacity is
+	 * delivered, to at most rate x delivered / sent / keep_pm (0: no
+	 * such check). Default 900: the rate stops a ninth past the link
+	 * at once, not when its queue beyond is bloat_ns deep.
+	 */
+	uint32_t keep_pm;
 };
 
 /** Per-tick measurements. */

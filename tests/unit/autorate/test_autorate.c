@@ -385,9 +385,11 @@ test_past_the_last_capacity_the_first_raises_are_quarter_steps(void **state)
 	assert_true(s.rate_bps > 6 * MBIT);
 	/* Ten raises in a row on, it accelerates again from a full step. */
 	prev = s.rate_bps;
+	in = busy(20, s.rate_bps);
 	autorate_tick(&s, &p, &in, now += TICK);
 	assert_int_equal(s.rate_bps, prev + prev / 1000 * 50);
 	prev = s.rate_bps;
+	in = busy(20, s.rate_bps);
 	autorate_tick(&s, &p, &in, now += TICK);
 	assert_int_equal(s.rate_bps, prev + prev / 1000 * 50 * 6 / 4);
 }
@@ -499,6 +501,212 @@ test_at_the_low_end_an_ack_clocked_sender_does_not_draw_the_rate_far_past_the_li
 }
 
 static void
+test_past_the_last_capacity_a_far_end_that_falls_behind_what_was_sent_stops_the_raises(void **state)
+{
+	struct autorate_params p = params();
+	struct autorate_state s;
+	struct autorate_input in;
+	uint64_t now = T0, r;
+
+	(void)state;
+	cut_at_6_mbit_and_recover(&s, &p, &now);
+	while (s.rate_bps < 6 * MBIT) {
+		in = busy(20, s.rate_bps);
+		assert_int_equal(autorate_tick(&s, &p, &in, now += TICK), AUTORATE_RAISE);
+	}
+	/* Past 6, three raises in a row (5, 7.5, 10 %); then the link
+	 * delivers 85 % of what the pipe sent: hold. */
+	for (int i = 0; i < 2; i++) {
+		in = busy(20, s.rate_bps);
+		assert_int_equal(autorate_tick(&s, &p, &in, now += TICK), AUTORATE_RAISE);
+	}
+	r = s.rate_bps;
+	in = busy(20, r);
+	in.delivered_bytes = in.sent_bytes / 100 * 85;
+	assert_int_equal(autorate_tick(&s, &p, &in, now += TICK), AUTORATE_HOLD);
+	assert_int_equal(s.rate_bps, r);
+	/* 97 % keeps up; the run of raises went on through the hold, but
+	 * its step (15 %) stops a ninth above what was delivered while
+	 * that is under an eighth over the capacity (6.75 Mbit/s). */
+	uint32_t n = s.raises;
+	in.sent_bytes = tick_bytes(6900000);
+	in.delivered_bytes = in.sent_bytes / 100 * 97;
+	assert_int_equal(autorate_tick(&s, &p, &in, now += TICK), AUTORATE_RAISE);
+	assert_int_equal(s.raises, n + 1);
+	assert_int_equal(s.rate_bps, r * in.delivered_bytes * 1000 / (in.sent_bytes * 900));
+	assert_true(s.rate_bps < r + r / 1000 * 150);
+	/* 90 % of what went out: the rate in force is already a ninth
+	 * over it, hold. */
+	r = s.rate_bps;
+	in = busy(20, r);
+	in.sent_bytes = tick_bytes(7000000);
+	in.delivered_bytes = in.sent_bytes / 100 * 90;
+	assert_int_equal(autorate_tick(&s, &p, &in, now += TICK), AUTORATE_HOLD);
+	assert_int_equal(s.rate_bps, r);
+	/* Nothing sent this tick, something delivered: no ratio to read,
+	 * no check. */
+	in = busy(20, s.rate_bps);
+	in.sent_bytes = 0;
+	assert_int_equal(autorate_tick(&s, &p, &in, now += TICK), AUTORATE_RAISE);
+	/* A far end that keeps up but delivers less than an eighth over
+	 * the capacity last measured (6.75 Mbit/s): steps of at most a
+	 * ninth. */
+	r = s.rate_bps;
+	in = busy(20, r);
+	in.sent_bytes = tick_bytes(6700000);
+	in.delivered_bytes = in.sent_bytes;
+	assert_int_equal(autorate_tick(&s, &p, &in, now += TICK), AUTORATE_RAISE);
+	assert_true(s.rate_bps <= r + r / 9 + 1);
+	/* One that delivers more got faster: full accelerated steps, the
+	 * hold still applies. */
+	r = s.rate_bps;
+	in = busy(20, r);
+	in.sent_bytes = in.delivered_bytes = tick_bytes(6800000);
+	assert_int_equal(autorate_tick(&s, &p, &in, now += TICK), AUTORATE_RAISE);
+	assert_true(s.rate_bps > r + r / 1000 * 150);
+	in = busy(20, s.rate_bps);
+	in.delivered_bytes = in.sent_bytes / 100 * 85;
+	assert_int_equal(autorate_tick(&s, &p, &in, now += TICK), AUTORATE_HOLD);
+	/* Under the capacity the check does not apply: a pipe below the
+	 * link it last measured is raised whatever came back. */
+	cut_at_6_mbit_and_recover(&s, &p, &now);
+	in = busy(20, s.rate_bps);
+	in.delivered_bytes = in.sent_bytes / 2;
+	assert_int_equal(autorate_tick(&s, &p, &in, now += TICK), AUTORATE_RAISE);
+	/* keep_pm = 0: no check. */
+	p.keep_pm = 0;
+	cut_at_6_mbit_and_recover(&s, &p, &now);
+	while (s.rate_bps < 6 * MBIT) {
+		in = busy(20, s.rate_bps);
+		autorate_tick(&s, &p, &in, now += TICK);
+	}
+	in = busy(20, s.rate_bps);
+	in.delivered_bytes = in.sent_bytes / 2;
+	assert_int_equal(autorate_tick(&s, &p, &in, now += TICK), AUTORATE_RAISE);
+}
+
+/*
+ * A pipe that always holds packets (many flows, or a queue it built while
+ * cut below the link) in front of a link with a deep FIFO: it sends its
+ * whole rate whatever the link takes. The delay sample shows the queue
+ * beyond as it stood a tick before (the lab's samples come back late).
+ * From the 60th tick after the first cut on: the highest rate set, the
+ * deepest queue beyond (ms) and the share of the link delivered (per
+ * mille).
+ */
+static void
+greedy_run(uint64_t link_bps, uint32_t keep_pm, uint64_t *highest, uint64_t *qmax_ms,
+	   uint64_t *used_pm)
+{
+	struct autorate_params p;
+	struct autorate_state s;
+	uint64_t now = T0, qb = 0, qb_late = 0, hi = 0, got = 0, cap = 0, qmax = 0;
+	const uint64_t can = tick_bytes(link_bps);
+	int since_cut = -1;
+
+	autorate_params_default(&p);
+	p.floor_bps = 1 * MBIT;
+	p.ceiling_bps = 40 * MBIT;
+	p.keep_pm = keep_pm;
+	assert_int_equal(autorate_params_check(&p), 0);
+	autorate_init(&s, &p, link_bps * 9 / 10, T0);
+	for (int k = 0; k < 400; k++) {
+		uint64_t sent = tick_bytes(s.rate_bps), del = qb + sent < can ? qb + sent : can;
+		struct autorate_input in = {
+			.samples = 10, .armed = 10,
+			.delay_ns = 20 * MS + qb_late * 8 * 1000000000ULL / link_bps,
+			.delivered_bytes = del, .sent_bytes = sent, .backlogged = true,
+		};
+		qb_late = qb;
+		qb = qb + sent - del;
+		if (autorate_tick(&s, &p, &in, now += TICK) == AUTORATE_CUT && since_cut < 0)
+			since_cut = 0;
+		if (since_cut >= 0 && ++since_cut > 60) {
+			uint64_t q_ms = qb * 8 * 1000 / link_bps;
+
+			hi = s.rate_bps > hi ? s.rate_bps : hi;
+			qmax = q_ms > qmax ? q_ms : qmax;
+			got += del;
+			cap += can;
+		}
+	}
+	assert_true(since_cut > 60);
+	*highest = hi;
+	*qmax_ms = qmax;
+	*used_pm = got * 1000 / cap;
+}
+
+static void
+test_a_pipe_that_always_holds_packets_is_not_drawn_far_past_the_link(void **state)
+{
+	static const uint64_t links[] = { 4000000, 6900000, 20000000 };
+
+	(void)state;
+	for (unsigned i = 0; i < sizeof(links) / sizeof(links[0]); i++) {
+		uint64_t hi, qmax, used;
+
+		/* Without the check the steps ran to twice the link before
+		 * the delay showed it: 125-150 ms beyond, 65-77 % used.
+		 * With it, 1.18-1.22 times and 39-48 ms: the capacity a
+		 * late sample measures while the queue drains is low, and
+		 * so the step is held for less of the way. */
+		greedy_run(links[i], 0, &hi, &qmax, &used);
+		assert_true(hi >= links[i] / 100 * 200);
+		assert_true(qmax >= 120);
+		greedy_run(links[i], 900, &hi, &qmax, &used);
+		assert_true(hi <= links[i] / 100 * 125);
+		assert_true(qmax <= 50);
+		assert_true(used >= 900);
+	}
+}
+
+/*
+ * The same pipe and link, the link going from 3 to 29 Mbit/s after ten
+ * seconds: ticks until the rate is at nine tenths of the new capacity.
+ */
+static int
+greedy_surge_ticks(void)
+{
+	struct autorate_params p;
+	struct autorate_state s;
+	uint64_t now = T0, qb = 0, qb_late = 0, link = 3 * MBIT;
+
+	autorate_params_default(&p);
+	p.floor_bps = 1 * MBIT;
+	p.ceiling_bps = 40 * MBIT;
+	autorate_init(&s, &p, link * 9 / 10, T0);
+	for (int k = 0; k < 400; k++) {
+		if (k == 200)
+			link = 29 * MBIT;
+		uint64_t can = tick_bytes(link), sent = tick_bytes(s.rate_bps);
+		uint64_t del = qb + sent < can ? qb + sent : can;
+		struct autorate_input in = {
+			.samples = 10, .armed = 10,
+			.delay_ns = 20 * MS + qb_late * 8 * 1000000000ULL / link,
+			.delivered_bytes = del, .sent_bytes = sent, .backlogged = true,
+		};
+		qb_late = qb;
+		qb = qb + sent - del;
+		autorate_tick(&s, &p, &in, now += TICK);
+		if (k >= 200 && s.rate_bps >= link / 10 * 9)
+			return k - 200;
+	}
+	return -1;
+}
+
+static void
+test_a_link_that_got_ten_times_faster_is_found_within_a_second(void **state)
+{
+	(void)state;
+	/* Steps held to a ninth all the way up took 31 ticks (1.55 s);
+	 * past half as much again as the old capacity they are not. */
+	int k = greedy_surge_ticks();
+
+	assert_true(k > 0);
+	assert_true(k <= 20);
+}
+
+static void
 test_parameters_out_of_range_are_refused(void **state)
 {
 	struct autorate_params p = params();
@@ -511,6 +719,9 @@ test_parameters_out_of_range_are_refused(void **state)
 	assert_int_equal(autorate_params_check(&p), -1);
 	p = params();
 	p.cut_min_pm = 950;
+	assert_int_equal(autorate_params_check(&p), -1);
+	p = params();
+	p.keep_pm = 1001;
 	assert_int_equal(autorate_params_check(&p), -1);
 	assert_string_equal(autorate_event_name(AUTORATE_STALL), "stall");
 }
@@ -587,6 +798,9 @@ main(void)
 		cmocka_unit_test(test_past_the_last_capacity_the_first_raises_are_quarter_steps),
 		cmocka_unit_test(test_past_the_last_capacity_a_pipe_that_holds_no_packets_is_not_raised),
 		cmocka_unit_test(test_at_the_low_end_an_ack_clocked_sender_does_not_draw_the_rate_far_past_the_link),
+		cmocka_unit_test(test_past_the_last_capacity_a_far_end_that_falls_behind_what_was_sent_stops_the_raises),
+		cmocka_unit_test(test_a_pipe_that_always_holds_packets_is_not_drawn_far_past_the_link),
+		cmocka_unit_test(test_a_link_that_got_ten_times_faster_is_found_within_a_second),
 		cmocka_unit_test(test_parameters_out_of_range_are_refused),
 		cmocka_unit_test(test_a_pipe_s_own_floor_and_ceiling_bound_its_rate_and_no_other_pipe_s),
 	};
