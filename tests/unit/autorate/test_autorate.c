@@ -363,6 +363,18 @@ cut_at_6_mbit_and_recover(struct autorate_state *s, const struct autorate_params
 	assert_int_equal(s->rate_bps, 5400000);
 }
 
+/* Busy clear ticks, each a RAISE, until the rate is at least bps. */
+static void
+raise_to(struct autorate_state *s, const struct autorate_params *p, uint64_t *now,
+	 uint64_t bps)
+{
+	while (s->rate_bps < bps) {
+		struct autorate_input in = busy(20, s->rate_bps);
+
+		assert_int_equal(autorate_tick(s, p, &in, *now += TICK), AUTORATE_RAISE);
+	}
+}
+
 static void
 test_past_the_last_capacity_the_first_raises_are_quarter_steps(void **state)
 {
@@ -408,10 +420,7 @@ test_past_the_last_capacity_a_pipe_that_holds_no_packets_is_not_raised(void **st
 	in = busy(20, s.rate_bps);
 	in.backlogged = false;
 	assert_int_equal(autorate_tick(&s, &p, &in, now += TICK), AUTORATE_RAISE);
-	while (s.rate_bps < 6 * MBIT) {
-		in = busy(20, s.rate_bps);
-		assert_int_equal(autorate_tick(&s, &p, &in, now += TICK), AUTORATE_RAISE);
-	}
+	raise_to(&s, &p, &now, 6 * MBIT);
 	/* At or above it, 95 % of the rate sent without a packet held is the
 	 * link beyond setting the pace: hold. */
 	in = busy(20, s.rate_bps / 100 * 95);
@@ -510,10 +519,7 @@ test_past_the_last_capacity_a_far_end_that_falls_behind_what_was_sent_stops_the_
 
 	(void)state;
 	cut_at_6_mbit_and_recover(&s, &p, &now);
-	while (s.rate_bps < 6 * MBIT) {
-		in = busy(20, s.rate_bps);
-		assert_int_equal(autorate_tick(&s, &p, &in, now += TICK), AUTORATE_RAISE);
-	}
+	raise_to(&s, &p, &now, 6 * MBIT);
 	/* Past 6, three raises in a row (5, 7.5, 10 %); then the link
 	 * delivers 85 % of what the pipe sent: hold. */
 	for (int i = 0; i < 2; i++) {
@@ -576,10 +582,7 @@ test_past_the_last_capacity_a_far_end_that_falls_behind_what_was_sent_stops_the_
 	/* keep_pm = 0: no check. */
 	p.keep_pm = 0;
 	cut_at_6_mbit_and_recover(&s, &p, &now);
-	while (s.rate_bps < 6 * MBIT) {
-		in = busy(20, s.rate_bps);
-		autorate_tick(&s, &p, &in, now += TICK);
-	}
+	raise_to(&s, &p, &now, 6 * MBIT);
 	in = busy(20, s.rate_bps);
 	in.delivered_bytes = in.sent_bytes / 2;
 	assert_int_equal(autorate_tick(&s, &p, &in, now += TICK), AUTORATE_RAISE);
