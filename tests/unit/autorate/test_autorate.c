@@ -593,6 +593,43 @@ test_past_the_last_capacity_a_far_end_that_falls_behind_what_was_sent_stops_the_
  * cut below the link) in front of a link with a deep FIFO: it sends its
  * whole rate whatever the link takes. The delay sample shows the queue
  * beyond as it stood a tick before (the lab's samples come back late).
+ */
+struct greedy {
+	struct autorate_params p;
+	struct autorate_state s;
+	uint64_t now, qb, qb_late;
+};
+
+static void
+greedy_init(struct greedy *g, uint64_t link_bps, uint32_t keep_pm)
+{
+	*g = (struct greedy){ .now = T0 };
+	autorate_params_default(&g->p);
+	g->p.floor_bps = 1 * MBIT;
+	g->p.ceiling_bps = 40 * MBIT;
+	g->p.keep_pm = keep_pm;
+	assert_int_equal(autorate_params_check(&g->p), 0);
+	autorate_init(&g->s, &g->p, link_bps * 9 / 10, T0);
+}
+
+/* One tick on a link of link_bps; *del: what it delivered. */
+static enum autorate_event
+greedy_tick(struct greedy *g, uint64_t link_bps, uint64_t *del)
+{
+	uint64_t can = tick_bytes(link_bps), sent = tick_bytes(g->s.rate_bps);
+
+	*del = g->qb + sent < can ? g->qb + sent : can;
+	struct autorate_input in = {
+		.samples = 10, .armed = 10,
+		.delay_ns = 20 * MS + g->qb_late * 8 * 1000000000ULL / link_bps,
+		.delivered_bytes = *del, .sent_bytes = sent, .backlogged = true,
+	};
+	g->qb_late = g->qb;
+	g->qb = g->qb + sent - *del;
+	return autorate_tick(&g->s, &g->p, &in, g->now += TICK);
+}
+
+/*
  * From the 60th tick after the first cut on: the highest rate set, the
  * deepest queue beyond (ms) and the share of the link delivered (per
  * mille).
@@ -601,36 +638,21 @@ static void
 greedy_run(uint64_t link_bps, uint32_t keep_pm, uint64_t *highest, uint64_t *qmax_ms,
 	   uint64_t *used_pm)
 {
-	struct autorate_params p;
-	struct autorate_state s;
-	uint64_t now = T0, qb = 0, qb_late = 0, hi = 0, got = 0, cap = 0, qmax = 0;
-	const uint64_t can = tick_bytes(link_bps);
+	struct greedy g;
+	uint64_t hi = 0, got = 0, cap = 0, qmax = 0, del;
 	int since_cut = -1;
 
-	autorate_params_default(&p);
-	p.floor_bps = 1 * MBIT;
-	p.ceiling_bps = 40 * MBIT;
-	p.keep_pm = keep_pm;
-	assert_int_equal(autorate_params_check(&p), 0);
-	autorate_init(&s, &p, link_bps * 9 / 10, T0);
+	greedy_init(&g, link_bps, keep_pm);
 	for (int k = 0; k < 400; k++) {
-		uint64_t sent = tick_bytes(s.rate_bps), del = qb + sent < can ? qb + sent : can;
-		struct autorate_input in = {
-			.samples = 10, .armed = 10,
-			.delay_ns = 20 * MS + qb_late * 8 * 1000000000ULL / link_bps,
-			.delivered_bytes = del, .sent_bytes = sent, .backlogged = true,
-		};
-		qb_late = qb;
-		qb = qb + sent - del;
-		if (autorate_tick(&s, &p, &in, now += TICK) == AUTORATE_CUT && since_cut < 0)
+		if (greedy_tick(&g, link_bps, &del) == AUTORATE_CUT && since_cut < 0)
 			since_cut = 0;
 		if (since_cut >= 0 && ++since_cut > 60) {
-			uint64_t q_ms = qb * 8 * 1000 / link_bps;
+			uint64_t q_ms = g.qb * 8 * 1000 / link_bps;
 
-			hi = s.rate_bps > hi ? s.rate_bps : hi;
+			hi = g.s.rate_bps > hi ? g.s.rate_bps : hi;
 			qmax = q_ms > qmax ? q_ms : qmax;
 			got += del;
-			cap += can;
+			cap += tick_bytes(link_bps);
 		}
 	}
 	assert_true(since_cut > 60);
@@ -664,34 +686,24 @@ test_a_pipe_that_always_holds_packets_is_not_drawn_far_past_the_link(void **stat
 }
 
 /*
- * The same pipe and link, the link going from 3 to 29 Mbit/s after ten
- * seconds: ticks until the rate is at nine tenths of the new capacity.
+ * The same pipe and link (keep_pm at its default), the link going from 3
+ * to 29 Mbit/s after ten seconds: ticks until the rate is at nine tenths
+ * of the new capacity.
  */
 static int
 greedy_surge_ticks(void)
 {
-	struct autorate_params p;
-	struct autorate_state s;
-	uint64_t now = T0, qb = 0, qb_late = 0, link = 3 * MBIT;
+	struct autorate_params def;
+	struct greedy g;
+	uint64_t link = 3 * MBIT, del;
 
-	autorate_params_default(&p);
-	p.floor_bps = 1 * MBIT;
-	p.ceiling_bps = 40 * MBIT;
-	autorate_init(&s, &p, link * 9 / 10, T0);
+	autorate_params_default(&def);
+	greedy_init(&g, link, def.keep_pm);
 	for (int k = 0; k < 400; k++) {
 		if (k == 200)
 			link = 29 * MBIT;
-		uint64_t can = tick_bytes(link), sent = tick_bytes(s.rate_bps);
-		uint64_t del = qb + sent < can ? qb + sent : can;
-		struct autorate_input in = {
-			.samples = 10, .armed = 10,
-			.delay_ns = 20 * MS + qb_late * 8 * 1000000000ULL / link,
-			.delivered_bytes = del, .sent_bytes = sent, .backlogged = true,
-		};
-		qb_late = qb;
-		qb = qb + sent - del;
-		autorate_tick(&s, &p, &in, now += TICK);
-		if (k >= 200 && s.rate_bps >= link / 10 * 9)
+		greedy_tick(&g, link, &del);
+		if (k >= 200 && g.s.rate_bps >= link / 10 * 9)
 			return k - 200;
 	}
 	return -1;
