@@ -597,6 +597,9 @@ tel_dir(struct rte_tel_data *d, const struct aqm_pipe_stats *ps,
 		rte_tel_data_add_dict_u64(d, "removed_late", ds->removed_late);
 		rte_tel_data_add_dict_u64(d, "removed_sent", ds->removed_sent);
 		rte_tel_data_add_dict_u64(d, "host_shared", ds->host_shared);
+		rte_tel_data_add_dict_u64(d, "way_hits", ds->ways.hits);
+		rte_tel_data_add_dict_u64(d, "way_misses", ds->ways.misses);
+		rte_tel_data_add_dict_u64(d, "way_collisions", ds->ways.collisions);
 		rte_tel_data_add_dict_u64(d, "washed", ds->washed);
 		rte_tel_data_add_dict_u64(d, "wash_shared", ds->wash_shared);
 		tel_tins(d, aqm_g.running ? (enum aqm_diffserv)aqm_g.running->diffserv :
@@ -631,6 +634,11 @@ sum_dir(void *const *ctxs, unsigned nb, enum aqm_dir d,
 		ds->removed_late += rs.late_pkts;
 		ds->removed_sent += rs.sent_pkts;
 		ds->host_shared += aqm_sched_host_shared(aqm_subs_sched(w->subs, d));
+		struct aqm_way_stats ws;
+		aqm_sched_way_stats(aqm_subs_sched(w->subs, d), &ws);
+		ds->ways.hits += ws.hits;
+		ds->ways.misses += ws.misses;
+		ds->ways.collisions += ws.collisions;
 		uint64_t washed, shared;
 		aqm_sched_wash_stats(aqm_subs_sched(w->subs, d), &washed, &shared);
 		ds->washed += washed;
@@ -1101,7 +1109,8 @@ aqm_report(void *const *ctxs, unsigned nb_workers, FILE *out)
 			" drop_ecn=%" PRIu64 " ce_marked=%" PRIu64
 			" ce_threshold=%" PRIu64 " ack_filtered=%" PRIu64
 			" bypassed=%" PRIu64 " ack_held=%" PRIu64
-			" host_shared=%" PRIu64
+			" host_shared=%" PRIu64 " way_hits=%" PRIu64
+			" way_misses=%" PRIu64 " way_collisions=%" PRIu64
 			" washed=%" PRIu64 " wash_shared=%" PRIu64
 			" backlog_pkts=%" PRIu64 " backlog_bytes=%" PRIu64
 			" held_pkts=%" PRIu64 " passed=%" PRIu64
@@ -1116,6 +1125,7 @@ aqm_report(void *const *ctxs, unsigned nb_workers, FILE *out)
 			ps.drops[AQM_DROP_MEMORY], ps.drops[AQM_DROP_BLUE],
 			ps.drops[AQM_DROP_ECN], ps.ce_marks + ps.ce_threshold_marks, ps.ce_threshold_marks,
 			ps.ack_filtered, ps.bypassed, ps.ack_held, ds.host_shared,
+			ds.ways.hits, ds.ways.misses, ds.ways.collisions,
 			ds.washed, ds.wash_shared,
 			ps.backlog_pkts,
 			ps.backlog_bytes, ps.held_pkts,

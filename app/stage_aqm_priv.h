@@ -144,6 +144,7 @@ struct aqm_dir_stats {
 	 * (aqm_sched_removed_stats()). */
 	uint64_t removed_pipes, removed_moved, removed_late, removed_sent;
 	uint64_t host_shared;   /* filled in from lib/aqm: aqm_sched_host_shared() */
+	struct aqm_way_stats ways; /* ... and aqm_sched_way_stats() */
 	/* Filled in from lib/aqm when summed: wash, and the tins of mode
 	 * [aqm] diffserv (ntins = 0 for besteffort). */
 	uint64_t washed, wash_shared;

@@ -466,6 +466,22 @@ void aqm_sched_stats(const struct aqm_sched *s, struct aqm_pipe_stats *st);
 uint64_t aqm_sched_host_shared(const struct aqm_sched *s);
 
 /**
+ * How packets found their flow queues. The flow hash is 8-way
+ * set-associative, as CAKE's: a flow's queue is one of the 8 of its set
+ * (its home queue when that is free), and a new flow shares a queue only
+ * when all 8 are busy with others. Counted per scheduler.
+ */
+struct aqm_way_stats {
+	uint64_t hits;       /**< packets whose flow sat in its set away from its home queue */
+	uint64_t misses;     /**< flows new to their set that took a free queue of it */
+	uint64_t collisions; /**< packets of flows that found every queue of
+			      *   their set busy, so went to their home queue */
+};
+
+/** Copy the scheduler's set-associative hash counters to st. */
+void aqm_sched_way_stats(const struct aqm_sched *s, struct aqm_way_stats *st);
+
+/**
  * Copy the tin counters of one pipe to st[0..n-1], tins in the order
  * aqm_diffserv_tin_name() names them.
  * @return n, the pipe's tin count (0 for a besteffort pipe or a FIFO:

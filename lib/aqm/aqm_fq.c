@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * FQ-CoDel (RFC 8290) and the plain FIFO, per pipe. Flows are hashed into
- * the pipe's slice of the flow pool; DRR++ serves the new-flow list before
- * the old-flow list (section 4.2), and each flow runs its own CoDel.
+ * the pipe's slice of the flow pool, 8-way set-associative (flow_find());
+ * DRR++ serves the new-flow list before the old-flow list (section 4.2),
+ * and each flow runs its own CoDel.
  */
 #include "aqm_priv.h"
 
@@ -324,6 +325,85 @@ aqm_fq_drop_fattest(struct aqm_sched *s, struct aqm_pipe *p,
 	} while (++n < p->drop_batch && dropped < half);
 }
 
+/*
+ * The set-associative flow hash, as CAKE's. A pipe's n queues (or a
+ * tin's slice of them) are cut into sets of AQM_FLOW_WAYS; a flow's tag
+ * (aqm_flow_tag()) picks its set and, in it, its home queue. A queue
+ * keeps the tag of the flow that last claimed it, and is free while it
+ * holds no packet, no held ACK and no place in the lists. A packet goes
+ * to the queue of its set that holds its flow's tag; a flow without
+ * one claims a free queue of its set, its home queue first; when all
+ * are busy it shares its home queue with the flow there, whose tag
+ * stays. Mapped directly (one way), 17 flows in 1024 queues have two
+ * in one queue in one draw of eight; with 8 ways, a set must fill.
+ *
+ * A flow only moves when its queue is free, so its packets never
+ * overtake each other, except a sharing flow's: it takes the first
+ * queue of its set to come free, while packets of its may still wait
+ * in its home queue.
+ */
+static inline bool
+flow_free(const struct aqm_flow *f)
+{
+	return f->list == AQM_LIST_NONE && f->head == NULL && f->hold == 0;
+}
+
+static __rte_noinline uint32_t
+flow_find_set(struct aqm_sched *s, struct aqm_pipe *p, uint32_t first,
+	      uint32_t ways, uint32_t k, uint32_t x)
+{
+	uint32_t *tag = &s->flow_tag[(size_t)(p->flows - s->flow_pool) + first];
+
+	for (uint32_t j = 0; j < ways; j++) {
+		if (tag[j] == x) {
+			s->ways.hits++;
+			return first + j;
+		}
+	}
+	for (uint32_t j = 0, w = k; j < ways; j++, w = w + 1 < ways ? w + 1 : 0) {
+		if (flow_free(&p->flows[first + w])) {
+			tag[w] = x;
+			s->ways.misses++;
+			return first + w;
+		}
+	}
+	s->ways.collisions++;
+	return first + k;
+}
+
+/* The queue of the flow with tag x among queues [base, base + n) of p. */
+static __rte_always_inline uint32_t
+flow_find(struct aqm_sched *s, struct aqm_pipe *p, uint32_t base, uint32_t n,
+	  uint32_t x)
+{
+	uint32_t home = aqm_flow_home(x, n);
+	uint32_t set = home & ~(uint32_t)(AQM_FLOW_WAYS - 1);
+
+	/* Most packets: a flow already in its home queue. */
+	if (likely(s->flow_tag[(size_t)(p->flows - s->flow_pool) + base + home] == x))
+		return base + home;
+	return flow_find_set(s, p, base + set,
+			     RTE_MIN(n - set, (uint32_t)AQM_FLOW_WAYS), home - set, x);
+}
+
+uint32_t
+aqm_fq_flow_lookup(const struct aqm_sched *s, const struct aqm_pipe *p,
+		   uint32_t h)
+{
+	uint32_t x = aqm_flow_tag(h, p->seed);
+	uint32_t n = p->flow_mask + 1;
+	uint32_t home = aqm_flow_home(x, n);
+	uint32_t set = home & ~(uint32_t)(AQM_FLOW_WAYS - 1);
+	const uint32_t *tag = &s->flow_tag[(size_t)(p->flows - s->flow_pool) + set];
+
+	if (tag[home - set] == x)
+		return home;
+	for (uint32_t j = 0; j < RTE_MIN(n - set, (uint32_t)AQM_FLOW_WAYS); j++)
+		if (tag[j] == x)
+			return set + j;
+	return home;
+}
+
 /* Queue m in flow fi of p. plain (a constant): p->enq_extra is 0, so p
  * runs FQ-CoDel without host tracking or tins. */
 static __rte_always_inline void
@@ -390,13 +470,13 @@ fq_enqueue_extra(struct aqm_sched *s, struct aqm_pipe *p, struct rte_mbuf *m,
 			return 0;
 		}
 	} else {
-		uint32_t h = pkt_flow_hash(pkt_meta(m));
+		uint32_t x = aqm_flow_tag(pkt_flow_hash(pkt_meta(m)), p->seed);
+		uint32_t base = 0, n = p->flow_mask + 1;
 
-		/* Each tin has its own flow queues (aqm_tin_flow_index()). */
+		/* Each tin has its own flow queues (aqm_tin_slice()). */
 		if (unlikely(p->diffserv & AQM_DS_MODE))
-			fi = aqm_tin_flow_index(p, m, h);
-		else
-			fi = aqm_flow_index(h, p->seed, p->flow_mask);
+			aqm_tin_slice(p, m, &base, &n);
+		fi = flow_find(s, p, base, n, x);
 	}
 	p->st.enq_pkts++;
 	p->st.enq_bytes += len;
@@ -425,8 +505,9 @@ aqm_fq_enqueue(struct aqm_sched *s, struct aqm_pipe *p, struct rte_mbuf *m,
 	len = rte_pktmbuf_pkt_len(m);
 	p->st.enq_pkts++;
 	p->st.enq_bytes += len;
-	fq_queue_(s, p, aqm_flow_index(pkt_flow_hash(pkt_meta(m)), p->seed,
-				       p->flow_mask), m, now, true);
+	fq_queue_(s, p, flow_find(s, p, 0, p->flow_mask + 1,
+				  aqm_flow_tag(pkt_flow_hash(pkt_meta(m)), p->seed)),
+		  m, now, true);
 	return 1;
 }
 

@@ -99,7 +99,11 @@ aqm_sched_create(const struct aqm_sched_params *p)
 	s->wheel = rte_malloc_socket("aqm_wheel",
 				     (size_t)p->wheel_slots * sizeof(uint32_t),
 				     RTE_CACHE_LINE_SIZE, p->socket_id);
-	if (s->pipes == NULL || s->flow_pool == NULL || s->wheel == NULL)
+	s->flow_tag = rte_zmalloc_socket("aqm_flow_tag",
+					 (size_t)p->max_flows * sizeof(uint32_t),
+					 RTE_CACHE_LINE_SIZE, p->socket_id);
+	if (s->pipes == NULL || s->flow_pool == NULL || s->wheel == NULL ||
+	    s->flow_tag == NULL)
 		goto nomem;
 	if (p->isolation) {
 		s->hosts = rte_malloc_socket("aqm_hosts",
@@ -148,6 +152,7 @@ nomem:
 	if (s != NULL) {
 		rte_free(s->pipes);
 		rte_free(s->flow_pool);
+		rte_free(s->flow_tag);
 		rte_free(s->wheel);
 		rte_free(s->hold);
 		rte_free(s->hosts);
@@ -171,6 +176,7 @@ aqm_sched_free(struct aqm_sched *s)
 		rte_pktmbuf_free_bulk(pkts, n);
 	rte_free(s->pipes);
 	rte_free(s->flow_pool);
+	rte_free(s->flow_tag);
 	rte_free(s->wheel);
 	rte_free(s->hold);
 	rte_free(s->hosts);
@@ -704,19 +710,23 @@ static inline void
 prefetch_flow(const struct aqm_sched *s, uint32_t idx, struct rte_mbuf *m)
 {
 	const struct aqm_pipe *p;
-	uint32_t h, fi;
+	uint32_t x, fi, base = 0, n;
 
 	if (unlikely(idx >= s->npipes))
 		return;
 	p = &s->pipes[idx];
 	if (p->qdisc == AQM_QDISC_FIFO)
 		return;
-	/* The queue fq_enqueue() will take (with tins, in the tin's slice). */
-	h = pkt_flow_hash(pkt_meta(m));
+	n = p->flow_mask + 1;
+	/* The queue fq_enqueue() will look at first (with tins, in the
+	 * tin's slice). */
+	x = aqm_flow_tag(pkt_flow_hash(pkt_meta(m)), p->seed);
 	if (unlikely(p->diffserv & AQM_DS_MODE))
-		fi = aqm_tin_flow_index(p, m, h);
-	else
-		fi = aqm_flow_index(h, p->seed, p->flow_mask);
+		aqm_tin_slice(p, m, &base, &n);
+	fi = base + aqm_flow_home(x, n);
+	/* Its set's tags, and its home queue: where a flow sits unless its
+	 * set was crowded when it came. */
+	rte_prefetch0(&s->flow_tag[(size_t)(p->flows - s->flow_pool) + fi]);
 	rte_prefetch0(&p->flows[fi]);
 }
 
@@ -1001,6 +1011,12 @@ uint64_t
 aqm_sched_host_shared(const struct aqm_sched *s)
 {
 	return s->host_shared;
+}
+
+void
+aqm_sched_way_stats(const struct aqm_sched *s, struct aqm_way_stats *st)
+{
+	*st = s->ways;
 }
 
 uint32_t

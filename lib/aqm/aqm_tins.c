@@ -135,15 +135,20 @@ aqm_tins_init(struct aqm_sched *s, struct aqm_pipe *p, unsigned int ds)
  * Effort flow's backlog in that flow's tin; with a random seed, 1 run in
  * 60 of 18 flows in 1024 queues.) Fewer queues than tins: one slice.
  */
-uint32_t
-aqm_tin_flow_index(const struct aqm_pipe *p, const struct rte_mbuf *m, uint32_t h)
+void
+aqm_tin_slice(const struct aqm_pipe *p, const struct rte_mbuf *m,
+	      uint32_t *base, uint32_t *n)
 {
 	unsigned int ds = p->diffserv & AQM_DS_MODE;
 	uint32_t slice = (p->flow_mask + 1) / tin_modes[ds].ntins;
 
-	if (slice == 0)
-		return aqm_flow_index(h, p->seed, p->flow_mask);
-	return aqm_tin_of(ds, m) * slice + aqm_flow_index(h, p->seed, slice - 1);
+	if (slice == 0) {
+		*base = 0;
+		*n = p->flow_mask + 1;
+		return;
+	}
+	*base = aqm_tin_of(ds, m) * slice;
+	*n = slice;
 }
 
 struct aqm_list *

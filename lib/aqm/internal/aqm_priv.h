@@ -62,6 +62,9 @@ struct aqm_host {
 #define AQM_HOST_PROBES 8
 /* Host loads with a precomputed reciprocal; above, a division. */
 #define AQM_HOST_RECIP 256
+/* Flow queues per set of the set-associative flow hash (aqm_fq.c,
+ * flow_find()): a power of two. */
+#define AQM_FLOW_WAYS 8
 
 /* A singly linked list of flow or pipe indices. */
 struct aqm_list {
@@ -249,6 +252,10 @@ struct aqm_sched {
 	uint32_t *flow_host;
 	uint32_t recip[AQM_HOST_RECIP]; /* 65536 / load */
 	uint64_t host_shared;     /* aqm_sched_host_shared() */
+	/* The set-associative flow hash: per flow slot, the tag of the flow
+	 * that last claimed it (aqm_flow_tag()), and what lookups found. */
+	uint32_t *flow_tag;
+	struct aqm_way_stats ways;
 	/* Diffserv: per pipe (index as s->pipes), NULL when the scheduler
 	 * has none. */
 	struct aqm_pipe_tins *tins;
@@ -294,18 +301,32 @@ aqm_link(const struct aqm_sched *s, struct rte_mbuf *m)
 }
 
 /* Perturb the 5-tuple hash (pkt_flow_hash()) with the pipe's seed (RFC 8290
- * section 4.1.1). Here so that enqueue can prefetch the flow ahead. */
+ * section 4.1.1): the flow's tag, kept in s->flow_tag by the queue it
+ * takes. Half a finalizer (xor-shift, odd multiply): its high bits are
+ * the well mixed ones, and aqm_flow_home() uses those. */
 static inline uint32_t
-aqm_flow_index(uint32_t hash, uint32_t seed, uint32_t mask)
+aqm_flow_tag(uint32_t hash, uint32_t seed)
 {
-	/* Half a finalizer (xor-shift, odd multiply), then the high bits
-	 * (multiply-shift range reduction): the low bits of a product are
-	 * the poorly mixed ones. */
 	uint32_t x = hash ^ seed;
 
 	x ^= x >> 16;
-	x *= 0x7feb352dU;
-	return (uint32_t)(((uint64_t)x * (mask + 1)) >> 32);
+	return x * 0x7feb352dU;
+}
+
+/* The home queue of tag x among n queues (multiply-shift range
+ * reduction). Here so that enqueue can prefetch the flow ahead. */
+static inline uint32_t
+aqm_flow_home(uint32_t x, uint32_t n)
+{
+	return (uint32_t)(((uint64_t)x * n) >> 32);
+}
+
+/* The home queue of a flow hash in a pipe of mask + 1 queues, without
+ * tins: where the flow goes when its set has room there. */
+static inline uint32_t
+aqm_flow_index(uint32_t hash, uint32_t seed, uint32_t mask)
+{
+	return aqm_flow_home(aqm_flow_tag(hash, seed), mask + 1);
 }
 
 /* Memory an mbuf really pins: what Linux calls truesize. */
@@ -392,6 +413,10 @@ struct rte_mbuf *aqm_fq_flush_one(struct aqm_sched *s, struct aqm_pipe *p);
 void aqm_fq_idle(struct aqm_sched *s, struct aqm_pipe *p);
 void aqm_fq_drop_fattest(struct aqm_sched *s, struct aqm_pipe *p,
 			 enum aqm_drop_reason why, uint64_t now);
+/* The queue of p (no tins) that holds the flow of hash h: the one whose
+ * tag is the flow's, else its home queue. Changes nothing (tests). */
+uint32_t aqm_fq_flow_lookup(const struct aqm_sched *s, const struct aqm_pipe *p,
+			    uint32_t h);
 
 /* Queue m at the tail of flow fi of p (the filters already ran), with
  * enqueue time now; drops from the fattest flow if a limit is passed. */
@@ -486,12 +511,12 @@ aqm_tin_charge(const struct aqm_pipe *p, struct aqm_pipe_tins *pt,
 	pt->vt += wire;
 }
 
-/* Out of line, so that pipes without tins keep their inlining: the flow
- * queue of m (flow hash h) in p, in the slice of the flow queues that
- * m's tin owns, and the new-flow list of m's tin for flow f, which joins
- * that tin. */
-uint32_t aqm_tin_flow_index(const struct aqm_pipe *p, const struct rte_mbuf *m,
-			    uint32_t h);
+/* Out of line, so that pipes without tins keep their inlining: the
+ * slice of p's flow queues that m's tin owns (first queue *base, *n of
+ * them), and the new-flow list of m's tin for flow f, which joins that
+ * tin. */
+void aqm_tin_slice(const struct aqm_pipe *p, const struct rte_mbuf *m,
+		   uint32_t *base, uint32_t *n);
 struct aqm_list *aqm_tin_new_list(struct aqm_sched *s, struct aqm_pipe *p,
 				  struct aqm_flow *f, const struct rte_mbuf *m);
 

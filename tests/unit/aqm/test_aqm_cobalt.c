@@ -422,7 +422,7 @@ simulate(const struct sim_cfg *cfg, struct sim_out *o)
 		PKT_LEN * 8 * 1000000000ULL / cfg->flood_bps : 0;
 	uint64_t next_flood = T0;
 	unsigned int nflood = 0;
-	uint32_t fidx[SIM_FLOWS_MAX + 1] = { 0 };
+	uint32_t fhash[SIM_FLOWS_MAX + 1] = { 0 };
 
 	assert_true(cfg->nflows + (flood != 0) <= SIM_FLOWS_MAX);
 	memset(o, 0, sizeof(*o));
@@ -446,8 +446,7 @@ simulate(const struct sim_cfg *cfg, struct sim_out *o)
 		struct rte_mbuf *m = test_pkt4(f, PKT_LEN, ECT0);
 
 		assert_non_null(m);
-		fidx[f] = aqm_flow_index(pkt_flow_hash(pkt_meta(m)), s->pipes[0].seed,
-					 s->pipes[0].flow_mask);
+		fhash[f] = pkt_flow_hash(pkt_meta(m));
 		rte_pktmbuf_free(m);
 	}
 	for (unsigned int i = 0; i < cfg->nflows; i++) {
@@ -505,8 +504,9 @@ simulate(const struct sim_cfg *cfg, struct sim_out *o)
 			next_flood += flood_gap;
 		}
 		for (unsigned int f = 1; f <= cfg->nflows + (flood != 0); f++) {
-			uint32_t q = s->pipes[0].flows[fidx[f]].backlog / PKT_LEN;
-			uint32_t c = s->pipes[0].flows[fidx[f]].cv.count;
+			uint32_t fi = aqm_fq_flow_lookup(s, &s->pipes[0], fhash[f]);
+			uint32_t q = s->pipes[0].flows[fi].backlog / PKT_LEN;
+			uint32_t c = s->pipes[0].flows[fi].cv.count;
 
 			if (c > o->max_count[f])
 				o->max_count[f] = c;

@@ -315,6 +315,123 @@ test_flow_hash_seed_changes_which_flows_share_a_queue(void **state)
 	aqm_sched_free(b);
 }
 
+/* The first n flow ids (test_pkt4()) whose home queue in p is home. */
+static void
+flows_with_home(const struct aqm_pipe *p, uint32_t home, uint32_t *ids,
+		unsigned int n)
+{
+	unsigned int got = 0;
+
+	for (uint32_t f = 1; got < n && f < 1000000; f++) {
+		struct rte_mbuf *m = test_pkt4(f, 64, 0);
+
+		assert_non_null(m);
+		if (aqm_flow_index(pkt_flow_hash(pkt_meta(m)), p->seed, p->flow_mask) == home)
+			ids[got++] = f;
+		rte_pktmbuf_free(m);
+	}
+	assert_int_equal(got, n);
+}
+
+static uint32_t
+queue_of(const struct aqm_sched *s, uint32_t flow)
+{
+	struct rte_mbuf *m = test_pkt4(flow, 64, 0);
+	uint32_t fi;
+
+	assert_non_null(m);
+	fi = aqm_fq_flow_lookup(s, &s->pipes[0], pkt_flow_hash(pkt_meta(m)));
+	rte_pktmbuf_free(m);
+	return fi;
+}
+
+static void
+test_flows_with_one_home_queue_take_the_free_queues_of_its_set(void **state)
+{
+	struct aqm_pipe_params pp;
+	struct aqm_way_stats ws;
+	struct aqm_sched *s;
+	uint32_t ids[AQM_FLOW_WAYS + 1], busy = 0;
+	const uint32_t home = 21; /* way 5 of the set of queues 16-23 */
+
+	(void)state;
+	aqm_pipe_params_default(&pp);
+	pp.fq.flows = 64;
+	s = test_sched(&pp, 1);
+	assert_non_null(s);
+	flows_with_home(&s->pipes[0], home, ids, RTE_DIM(ids));
+	for (unsigned int i = 0; i < RTE_DIM(ids); i++)
+		enqueue_n(s, ids[i], 2, 100, T0);
+	/* Eight flows, one queue each, the home queue first and then the
+	 * ways after it; the ninth found the set full and shares home. */
+	for (unsigned int i = 0; i < AQM_FLOW_WAYS; i++)
+		assert_int_equal(queue_of(s, ids[i]), 16 + (5 + i) % 8);
+	assert_int_equal(queue_of(s, ids[AQM_FLOW_WAYS]), home);
+	for (uint32_t i = 0; i < 64; i++) {
+		uint32_t want = i == home ? 400 : i >= 16 && i < 24 ? 200 : 0;
+
+		assert_int_equal(s->pipes[0].flows[i].backlog, want);
+		busy += s->pipes[0].flows[i].backlog != 0;
+	}
+	assert_int_equal(busy, AQM_FLOW_WAYS);
+	aqm_sched_way_stats(s, &ws);
+	assert_int_equal(ws.misses, AQM_FLOW_WAYS);
+	/* Counted per packet: the ninth flow's second packet collides
+	 * again. Hits away from home: the second packets of the seven
+	 * flows not at home. */
+	assert_int_equal(ws.collisions, 2);
+	assert_int_equal(ws.hits, AQM_FLOW_WAYS - 1);
+	drain_free(s);
+	aqm_sched_free(s);
+}
+
+static void
+test_a_flow_keeps_its_queue_while_listed_and_a_returning_flow_finds_it(void **state)
+{
+	struct aqm_pipe_params pp;
+	struct aqm_way_stats ws;
+	struct aqm_sched *s;
+	struct rte_mbuf *m;
+	uint32_t ids[3], qa, qb;
+
+	(void)state;
+	aqm_pipe_params_default(&pp);
+	pp.fq.flows = 64;
+	s = test_sched(&pp, 1);
+	assert_non_null(s);
+	flows_with_home(&s->pipes[0], 40, ids, RTE_DIM(ids));
+	/* A and B share a home: A takes it, B the next way. */
+	enqueue_n(s, ids[0], 1, 100, T0);
+	enqueue_n(s, ids[1], 1, 100, T0);
+	enqueue_n(s, 7, 5, 1500, T0);
+	qa = queue_of(s, ids[0]);
+	qb = queue_of(s, ids[1]);
+	assert_int_equal(qa, 40);
+	assert_int_equal(qb, 41);
+	/* A's packet leaves; A's queue is empty but still listed, so C,
+	 * new, must not take it. */
+	assert_int_equal(aqm_sched_dequeue_burst(s, &m, 1, T0), 1);
+	assert_int_equal(flow_of(m), ids[0]);
+	rte_pktmbuf_free(m);
+	assert_int_equal(s->pipes[0].flows[qa].backlog, 0);
+	assert_int_not_equal(s->pipes[0].flows[qa].list, AQM_LIST_NONE);
+	enqueue_n(s, ids[2], 1, 100, T0);
+	assert_int_equal(queue_of(s, ids[2]), 42);
+	/* Once everything has gone, B comes back to its own queue, away
+	 * from home: a hit, not a new claim. */
+	drain_free(s);
+	aqm_sched_way_stats(s, &ws);
+	assert_int_equal(ws.misses, 4);
+	enqueue_n(s, ids[1], 1, 100, T0 + 1000);
+	assert_int_equal(s->pipes[0].flows[41].backlog, 100);
+	aqm_sched_way_stats(s, &ws);
+	assert_int_equal(ws.misses, 4);
+	assert_int_equal(ws.hits, 1);
+	assert_int_equal(ws.collisions, 0);
+	drain_free(s);
+	aqm_sched_free(s);
+}
+
 int
 main(void)
 {
@@ -328,6 +445,8 @@ main(void)
 		cmocka_unit_test(test_ecn_mark_sets_ce_in_the_ipv6_traffic_class),
 		cmocka_unit_test(test_overloaded_pipe_marks_ect_packets_and_drops_the_rest),
 		cmocka_unit_test(test_flow_hash_seed_changes_which_flows_share_a_queue),
+		cmocka_unit_test(test_flows_with_one_home_queue_take_the_free_queues_of_its_set),
+		cmocka_unit_test(test_a_flow_keeps_its_queue_while_listed_and_a_returning_flow_finds_it),
 	};
 
 	if (test_eal_init("fq", 8191, 256) != 0)
