@@ -5,6 +5,8 @@
  * DRR++ serves the new-flow list before the old-flow list (section 4.2),
  * and each flow runs its own CoDel.
  */
+#include <rte_vect.h>
+
 #include "aqm_priv.h"
 
 static inline void
@@ -348,27 +350,60 @@ flow_free(const struct aqm_flow *f)
 	return f->list == AQM_LIST_NONE && f->head == NULL && f->hold == 0;
 }
 
-static __rte_noinline uint32_t
-flow_find_set(struct aqm_sched *s, struct aqm_pipe *p, uint32_t first,
-	      uint32_t ways, uint32_t k, uint32_t x)
+/* Bit j set: way j of the set at tag holds tag x. The array has
+ * AQM_FLOW_WAYS - 1 tags of padding, so a short last set reads no
+ * further than it; the caller masks the ways past its end. */
+static __rte_always_inline uint32_t
+ways_matching(const uint32_t *tag, uint32_t x)
 {
-	uint32_t *tag = &s->flow_tag[(size_t)(p->flows - s->flow_pool) + first];
+#if defined(RTE_ARCH_X86)
+	static_assert(AQM_FLOW_WAYS == 8, "two 4-lane compares");
+	const __m128i xv = _mm_set1_epi32((int)x);
+	__m128i lo = _mm_cmpeq_epi32(_mm_loadu_si128((const __m128i *)tag), xv);
+	__m128i hi = _mm_cmpeq_epi32(_mm_loadu_si128((const __m128i *)(tag + 4)), xv);
 
-	for (uint32_t j = 0; j < ways; j++) {
-		if (tag[j] == x) {
-			s->ways.hits++;
-			return first + j;
-		}
+	return (uint32_t)_mm_movemask_ps(_mm_castsi128_ps(lo)) |
+	       (uint32_t)_mm_movemask_ps(_mm_castsi128_ps(hi)) << 4;
+#else
+	uint32_t m = 0;
+
+	for (uint32_t j = 0; j < AQM_FLOW_WAYS; j++)
+		m |= (uint32_t)(tag[j] == x) << j;
+	return m;
+#endif
+}
+
+/* No queue of the set holds tag x: claim a free one, from home on.
+ * First one that is not the home of the flow that last had it (a flow
+ * whose tag is there would find it when it comes back), then any. So
+ * a set never visited by more flows than it has ways keeps each flow
+ * in the same queue, at home where it can, and flows that share a home
+ * do not take turns evicting each other. */
+static __rte_noinline uint32_t
+flow_claim(struct aqm_sched *s, struct aqm_pipe *p, uint32_t base, uint32_t n,
+	   uint32_t set, uint32_t k, uint32_t x)
+{
+	uint32_t *tag = &s->flow_tag[(size_t)(p->flows - s->flow_pool) + base + set];
+	uint32_t ways = RTE_MIN(n - set, (uint32_t)AQM_FLOW_WAYS);
+	uint32_t w = k, spare = AQM_NONE;
+
+	for (uint32_t j = 0; j < ways; j++, w = w + 1 < ways ? w + 1 : 0) {
+		if (!flow_free(&p->flows[base + set + w]))
+			continue;
+		if (tag[w] == 0 || aqm_flow_home(tag[w], n) != set + w)
+			goto take;
+		if (spare == AQM_NONE)
+			spare = w;
 	}
-	for (uint32_t j = 0, w = k; j < ways; j++, w = w + 1 < ways ? w + 1 : 0) {
-		if (flow_free(&p->flows[first + w])) {
-			tag[w] = x;
-			s->ways.misses++;
-			return first + w;
-		}
+	if (spare == AQM_NONE) {
+		s->ways.collisions++;
+		return base + set + k;
 	}
-	s->ways.collisions++;
-	return first + k;
+	w = spare;
+take:
+	tag[w] = x;
+	s->ways.misses++;
+	return base + set + w;
 }
 
 /* The queue of the flow with tag x among queues [base, base + n) of p. */
@@ -377,13 +412,20 @@ flow_find(struct aqm_sched *s, struct aqm_pipe *p, uint32_t base, uint32_t n,
 	  uint32_t x)
 {
 	uint32_t home = aqm_flow_home(x, n);
-	uint32_t set = home & ~(uint32_t)(AQM_FLOW_WAYS - 1);
+	const uint32_t *tag = &s->flow_tag[(size_t)(p->flows - s->flow_pool) + base];
+	uint32_t set, ways, m;
 
 	/* Most packets: a flow already in its home queue. */
-	if (likely(s->flow_tag[(size_t)(p->flows - s->flow_pool) + base + home] == x))
+	if (likely(tag[home] == x))
 		return base + home;
-	return flow_find_set(s, p, base + set,
-			     RTE_MIN(n - set, (uint32_t)AQM_FLOW_WAYS), home - set, x);
+	set = home & ~(uint32_t)(AQM_FLOW_WAYS - 1);
+	ways = RTE_MIN(n - set, (uint32_t)AQM_FLOW_WAYS);
+	m = ways_matching(tag + set, x) & ((1u << ways) - 1);
+	if (likely(m != 0)) {
+		s->ways.hits++;
+		return base + set + (uint32_t)__builtin_ctz(m);
+	}
+	return flow_claim(s, p, base, n, set, home - set, x);
 }
 
 uint32_t

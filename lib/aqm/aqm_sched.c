@@ -99,8 +99,10 @@ aqm_sched_create(const struct aqm_sched_params *p)
 	s->wheel = rte_malloc_socket("aqm_wheel",
 				     (size_t)p->wheel_slots * sizeof(uint32_t),
 				     RTE_CACHE_LINE_SIZE, p->socket_id);
+	/* Padded: the flow hash reads a whole set of tags at once. */
 	s->flow_tag = rte_zmalloc_socket("aqm_flow_tag",
-					 (size_t)p->max_flows * sizeof(uint32_t),
+					 ((size_t)p->max_flows + AQM_FLOW_WAYS - 1) *
+					 sizeof(uint32_t),
 					 RTE_CACHE_LINE_SIZE, p->socket_id);
 	if (s->pipes == NULL || s->flow_pool == NULL || s->wheel == NULL ||
 	    s->flow_tag == NULL)

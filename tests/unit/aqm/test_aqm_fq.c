@@ -432,6 +432,36 @@ test_a_flow_keeps_its_queue_while_listed_and_a_returning_flow_finds_it(void **st
 	aqm_sched_free(s);
 }
 
+static void
+test_flows_that_share_a_home_and_come_in_turns_keep_their_queues(void **state)
+{
+	struct aqm_pipe_params pp;
+	struct aqm_way_stats ws;
+	struct aqm_sched *s;
+	uint32_t ids[2];
+
+	(void)state;
+	aqm_pipe_params_default(&pp);
+	pp.fq.flows = 64;
+	s = test_sched(&pp, 1);
+	assert_non_null(s);
+	flows_with_home(&s->pipes[0], 13, ids, RTE_DIM(ids));
+	/* A and B never queue at the same time: each finds the other's
+	 * queue free, but not its own to take. */
+	for (unsigned int round = 0; round < 5; round++) {
+		for (unsigned int i = 0; i < 2; i++) {
+			enqueue_n(s, ids[i], 1, 100, T0 + round * MS);
+			assert_int_equal(queue_of(s, ids[i]), 13 + i);
+			drain_free(s);
+		}
+	}
+	aqm_sched_way_stats(s, &ws);
+	assert_int_equal(ws.misses, 2);
+	assert_int_equal(ws.hits, 4);
+	assert_int_equal(ws.collisions, 0);
+	aqm_sched_free(s);
+}
+
 int
 main(void)
 {
@@ -447,6 +477,7 @@ main(void)
 		cmocka_unit_test(test_flow_hash_seed_changes_which_flows_share_a_queue),
 		cmocka_unit_test(test_flows_with_one_home_queue_take_the_free_queues_of_its_set),
 		cmocka_unit_test(test_a_flow_keeps_its_queue_while_listed_and_a_returning_flow_finds_it),
+		cmocka_unit_test(test_flows_that_share_a_home_and_come_in_turns_keep_their_queues),
 	};
 
 	if (test_eal_init("fq", 8191, 256) != 0)
