@@ -50,9 +50,14 @@ EOF
 		-t "$HOSTS_SECS" --connect-timeout 5000 </dev/null >/dev/null 2>&1 &
 	cb=$!; E2E_PIDS+=("$cb")
 	wait "$ca" "$cb" "$sa" "$sb" 2>/dev/null
-	local cpu
+	local cpu ways
 	cpu=$(e2e_cpu_pct)
-	res=$("$E2E_PY" - "$E2E_TMP/a-$name.json" "$E2E_TMP/b-$name.json" "$lo" "$hi" "$cpu" <<'PY'
+	# How the upload's flows found their queues: a collision (a flow
+	# sharing another's queue) is what made this check fail now and
+	# then before the flow queues were set-associative.
+	ways="way_misses $(e2e_tel /sluice/aqm up.way_misses 2>/dev/null || echo '?')"
+	ways+=", way_collisions $(e2e_tel /sluice/aqm up.way_collisions 2>/dev/null || echo '?')"
+	res=$("$E2E_PY" - "$E2E_TMP/a-$name.json" "$E2E_TMP/b-$name.json" "$lo" "$hi" "$cpu" "$ways" <<'PY'
 import json, sys
 def received(path):
     # The receiver's own per-second totals, from 2 s on (slow start).
@@ -67,8 +72,9 @@ except Exception as e:
 if a + b == 0:
     print("ERR nothing received"); sys.exit()
 pb = 100.0 * b / (a + b)
-print("%s host B %.1f%% (want %g..%g%%): A %.2f Mbit/s on 8 connections, B %.2f Mbit/s on 1; sluice on CPU %.0f%%"
-      % ("OK" if lo <= pb <= hi else "ERR", pb, lo, hi, a * 8 / ta / 1e6, b * 8 / tb / 1e6, cpu))
+print("%s host B %.1f%% (want %g..%g%%): A %.2f Mbit/s on 8 connections, B %.2f Mbit/s on 1; sluice on CPU %.0f%%; %s"
+      % ("OK" if lo <= pb <= hi else "ERR", pb, lo, hi, a * 8 / ta / 1e6, b * 8 / tb / 1e6, cpu,
+         sys.argv[6]))
 PY
 )
 	case "$res" in
