@@ -462,6 +462,66 @@ test_flows_that_share_a_home_and_come_in_turns_keep_their_queues(void **state)
 	aqm_sched_free(s);
 }
 
+/*
+ * With tins, each tin's slice of the queues has its own sets; 1024
+ * queues in 3 tins are slices of 341, whose last set has 5 queues. Six
+ * flows with their home in that short set: five get one of its queues,
+ * the sixth shares its home, and none spills into the next tin's slice.
+ */
+static void
+test_a_short_last_set_of_a_tin_slice_stays_inside_its_slice(void **state)
+{
+	struct aqm_sched_params sp;
+	struct aqm_pipe_params pp;
+	struct aqm_way_stats ws;
+	struct aqm_sched *s;
+	struct aqm_pipe *p;
+	uint32_t base = 0, n = 0, got = 0, used = 0, inside = 0, total = 0;
+
+	(void)state;
+	aqm_sched_params_default(&sp);
+	sp.max_pipes = 1;
+	sp.max_flows = 1024;
+	sp.diffserv = true;
+	s = aqm_sched_create(&sp);
+	assert_non_null(s);
+	aqm_pipe_params_default(&pp);
+	pp.fq.flows = 1024;
+	pp.fq.diffserv = AQM_DIFFSERV_3;
+	assert_int_equal(aqm_sched_pipe_add(s, &pp), 0);
+	p = &s->pipes[0];
+	for (uint32_t f = 1; got < 6 && f < 1000000; f++) {
+		struct rte_mbuf *m = test_pkt4(f, 100, 0);
+
+		assert_non_null(m);
+		aqm_tin_slice(p, m, &base, &n);
+		assert_int_equal(n, 341);
+		if (aqm_flow_home(aqm_flow_tag(pkt_flow_hash(pkt_meta(m)), p->seed), n) == 338) {
+			aqm_sched_pipe_enqueue_burst(s, 0, &m, 1, T0);
+			got++;
+		} else {
+			rte_pktmbuf_free(m);
+		}
+	}
+	assert_int_equal(got, 6);
+	for (uint32_t i = 0; i < 1024; i++) {
+		total += p->flows[i].backlog;
+		if (i >= base + 336 && i < base + 341) {
+			inside += p->flows[i].backlog;
+			used += p->flows[i].backlog != 0;
+		}
+	}
+	assert_int_equal(total, 600);
+	assert_int_equal(inside, 600);
+	assert_int_equal(used, 5);
+	assert_int_equal(p->flows[base + 338].backlog, 200);
+	aqm_sched_way_stats(s, &ws);
+	assert_int_equal(ws.misses, 5);
+	assert_int_equal(ws.collisions, 1);
+	drain_free(s);
+	aqm_sched_free(s);
+}
+
 int
 main(void)
 {
@@ -478,6 +538,7 @@ main(void)
 		cmocka_unit_test(test_flows_with_one_home_queue_take_the_free_queues_of_its_set),
 		cmocka_unit_test(test_a_flow_keeps_its_queue_while_listed_and_a_returning_flow_finds_it),
 		cmocka_unit_test(test_flows_that_share_a_home_and_come_in_turns_keep_their_queues),
+		cmocka_unit_test(test_a_short_last_set_of_a_tin_slice_stays_inside_its_slice),
 	};
 
 	if (test_eal_init("fq", 8191, 256) != 0)
