@@ -334,9 +334,8 @@ aqm_fq_drop_fattest(struct aqm_sched *s, struct aqm_pipe *p,
  * keeps the tag of the flow that last claimed it, and is free while it
  * holds no packet, no held ACK and no place in the lists. A packet goes
  * to the queue of its set that holds its flow's tag; a flow without
- * one claims a free queue of its set, its home queue first; when all
- * are busy it shares its home queue with the flow there, whose tag
- * stays. Mapped directly (one way), 17 flows in 1024 queues have two
+ * one claims a free queue of its set (flow_claim()); when all are busy
+ * it shares its home queue with the flow there, whose tag stays. Mapped directly (one way), 17 flows in 1024 queues have two
  * in one queue in one draw of eight; with 8 ways, a set must fill.
  *
  * A flow only moves when its queue is free, so its packets never
@@ -373,6 +372,18 @@ ways_matching(const uint32_t *tag, uint32_t x)
 #endif
 }
 
+/* The queue among tags[0, n) whose tag is x, looked for in the set of
+ * home (which does not hold it), or AQM_NONE. */
+static __rte_always_inline uint32_t
+set_match(const uint32_t *tag, uint32_t n, uint32_t home, uint32_t x)
+{
+	uint32_t set = home & ~(uint32_t)(AQM_FLOW_WAYS - 1);
+	uint32_t ways = RTE_MIN(n - set, (uint32_t)AQM_FLOW_WAYS);
+	uint32_t m = ways_matching(tag + set, x) & ((1u << ways) - 1);
+
+	return m != 0 ? set + (uint32_t)__builtin_ctz(m) : AQM_NONE;
+}
+
 /* No queue of the set holds tag x: claim a free one, from home on.
  * First one that is not the home of the flow that last had it (a flow
  * whose tag is there would find it when it comes back), then any. So
@@ -383,7 +394,7 @@ static __rte_noinline uint32_t
 flow_claim(struct aqm_sched *s, struct aqm_pipe *p, uint32_t base, uint32_t n,
 	   uint32_t set, uint32_t k, uint32_t x)
 {
-	uint32_t *tag = &s->flow_tag[(size_t)(p->flows - s->flow_pool) + base + set];
+	uint32_t *tag = aqm_pipe_tags(s, p) + base + set;
 	uint32_t ways = RTE_MIN(n - set, (uint32_t)AQM_FLOW_WAYS);
 	uint32_t w = k, spare = AQM_NONE;
 
@@ -412,19 +423,18 @@ flow_find(struct aqm_sched *s, struct aqm_pipe *p, uint32_t base, uint32_t n,
 	  uint32_t x)
 {
 	uint32_t home = aqm_flow_home(x, n);
-	const uint32_t *tag = &s->flow_tag[(size_t)(p->flows - s->flow_pool) + base];
-	uint32_t set, ways, m;
+	const uint32_t *tag = aqm_pipe_tags(s, p) + base;
+	uint32_t set, q;
 
 	/* Most packets: a flow already in its home queue. */
 	if (likely(tag[home] == x))
 		return base + home;
-	set = home & ~(uint32_t)(AQM_FLOW_WAYS - 1);
-	ways = RTE_MIN(n - set, (uint32_t)AQM_FLOW_WAYS);
-	m = ways_matching(tag + set, x) & ((1u << ways) - 1);
-	if (likely(m != 0)) {
+	q = set_match(tag, n, home, x);
+	if (likely(q != AQM_NONE)) {
 		s->ways.hits++;
-		return base + set + (uint32_t)__builtin_ctz(m);
+		return base + q;
 	}
+	set = home & ~(uint32_t)(AQM_FLOW_WAYS - 1);
 	return flow_claim(s, p, base, n, set, home - set, x);
 }
 
@@ -435,15 +445,13 @@ aqm_fq_flow_lookup(const struct aqm_sched *s, const struct aqm_pipe *p,
 	uint32_t x = aqm_flow_tag(h, p->seed);
 	uint32_t n = p->flow_mask + 1;
 	uint32_t home = aqm_flow_home(x, n);
-	uint32_t set = home & ~(uint32_t)(AQM_FLOW_WAYS - 1);
-	const uint32_t *tag = &s->flow_tag[(size_t)(p->flows - s->flow_pool) + set];
+	const uint32_t *tag = aqm_pipe_tags(s, p);
+	uint32_t q;
 
-	if (tag[home - set] == x)
+	if (tag[home] == x)
 		return home;
-	for (uint32_t j = 0; j < RTE_MIN(n - set, (uint32_t)AQM_FLOW_WAYS); j++)
-		if (tag[j] == x)
-			return set + j;
-	return home;
+	q = set_match(tag, n, home, x);
+	return q != AQM_NONE ? q : home;
 }
 
 /* Queue m in flow fi of p. plain (a constant): p->enq_extra is 0, so p

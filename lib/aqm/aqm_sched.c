@@ -728,7 +728,7 @@ prefetch_flow(const struct aqm_sched *s, uint32_t idx, struct rte_mbuf *m)
 	fi = base + aqm_flow_home(x, n);
 	/* Its set's tags, and its home queue: where a flow sits unless its
 	 * set was crowded when it came. */
-	rte_prefetch0(&s->flow_tag[(size_t)(p->flows - s->flow_pool) + fi]);
+	rte_prefetch0(&aqm_pipe_tags(s, p)[fi]);
 	rte_prefetch0(&p->flows[fi]);
 }
 

@@ -321,6 +321,13 @@ aqm_flow_home(uint32_t x, uint32_t n)
 	return (uint32_t)(((uint64_t)x * n) >> 32);
 }
 
+/* Pipe p's slice of s->flow_tag: the tag of its flow queue i is at [i]. */
+static inline uint32_t *
+aqm_pipe_tags(const struct aqm_sched *s, const struct aqm_pipe *p)
+{
+	return &s->flow_tag[(size_t)(p->flows - s->flow_pool)];
+}
+
 /* The home queue of a flow hash in a pipe of mask + 1 queues, without
  * tins: where the flow goes when its set has room there. */
 static inline uint32_t
