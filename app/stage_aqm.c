@@ -28,6 +28,7 @@
 #include <rte_errno.h>
 #include <rte_malloc.h>
 #include <rte_mbuf.h>
+#include <rte_prefetch.h>
 #include <rte_random.h>
 #include <rte_ring.h>
 
@@ -162,6 +163,20 @@ aqm_stage_burst(void *ctx, const struct stage_burst *b,
 	return keep;
 }
 
+/* How far ahead the hand-off drain asks for mbufs. Measured with 2
+ * workers and the RSS split: 8 ahead forwarded 5-13% more than no
+ * prefetch and cut the hand-off drops by half or more; all 64 at once
+ * gave 4% (perf/README.md, "scale"). */
+#define HANDOFF_PREFETCH 8u
+
+/* An mbuf's first line (length, refcount) and its pkt_meta. */
+static inline void
+handoff_prefetch(struct rte_mbuf *m)
+{
+	rte_prefetch0(m);
+	rte_prefetch0(pkt_meta(m));
+}
+
 /* Control changes and hand-offs reach the worker here, between bursts. */
 static void
 aqm_take_inputs(struct aqm_worker *w, struct stage_emitter *em, uint64_t now_ns)
@@ -176,8 +191,16 @@ aqm_take_inputs(struct aqm_worker *w, struct stage_emitter *em, uint64_t now_ns)
 		uint16_t np[2] = { 0, 0 };
 
 		n = handoff_recv(&w->hp, from, in, AQM_BATCH);
+		/* These mbufs were last written on the sender's core: each
+		 * read of one is a miss. Ask for them a few packets ahead,
+		 * so that the misses overlap (all of them at once overflow
+		 * the core's miss buffers and the first stall as before). */
+		for (unsigned i = 0; i < RTE_MIN(n, HANDOFF_PREFETCH); i++)
+			handoff_prefetch(in[i]);
 		for (unsigned i = 0; i < n; i++) {
 			struct rte_mbuf *m = in[i];
+			if (i + HANDOFF_PREFETCH < n)
+				handoff_prefetch(in[i + HANDOFF_PREFETCH]);
 			struct pkt_meta *meta = pkt_meta(m);
 			enum aqm_dir d = dir_of_out_port(meta->out_port);
 			int id = aqm_subs_pipe_of_tag(w->subs, meta->pipe);
