@@ -735,6 +735,28 @@ tcp_seg_build(struct rte_mempool *mp, const struct tcp_endpoints *ep,
 				data_off, data_len, NULL, false);
 }
 
+/* May a frame's headers go into d's headroom, hlen bytes of it? Only
+ * when d owns its buffer and nothing but the send queue holds it: no
+ * frame sent from it before is still on its way out (each holds a
+ * reference until the device is done with it), so no one reads the
+ * headroom. A buffer with more references (a frame of it in a tx
+ * queue, a second piece of it) takes a header mbuf, as before. Nor
+ * when d's kept payload sum starts before its data (bytes acknowledged
+ * and cut off the front): piece_sum() reads those bytes back to take
+ * them out of the sum, and the headers would have overwritten them. */
+static inline bool
+in_place_ok(const struct tcp_psum_reg *ps, const struct rte_mbuf *d,
+	    uint32_t hlen)
+{
+	const struct tcp_psum *c;
+
+	if (!RTE_MBUF_DIRECT(d) || rte_mbuf_refcnt_read(d) != 1 ||
+	    rte_pktmbuf_headroom(d) < hlen)
+		return false;
+	c = psum_get(ps, d);
+	return c == NULL || c->data_off >= d->data_off;
+}
+
 struct rte_mbuf *
 tcp_seg_build_ex(struct rte_mempool *mp, const struct tcp_endpoints *ep,
 		 const struct tcp_seg_out *o, struct rte_mbuf *data,
@@ -767,6 +789,39 @@ tcp_seg_build_tmpl(struct rte_mempool *mp, const struct tcp_hdr_tmpl *t,
 		return NULL;
 	if (data_len == 0)
 		chain = false;
+	d = data;
+	off = data_off;
+	while (d != NULL && off >= d->data_len) {
+		off -= d->data_len;
+		d = d->next;
+	}
+	if (chain && off == 0 && d != NULL && d->data_len == data_len &&
+	    in_place_ok(ps, d, frame - data_len)) {
+		/* The segment is one whole mbuf of the queue that nothing else
+		 * references: one indirect mbuf of it, headers in its
+		 * headroom (tcp_seg_build_ex(), "in place"). */
+		m = rte_pktmbuf_alloc(mp);
+		if (m == NULL)
+			return NULL;
+		rte_pktmbuf_attach(m, d);
+		/* The attach copied d's receive flags, offload lengths and
+		 * tags: this frame has none of them. */
+		m->ol_flags = RTE_MBUF_F_INDIRECT;
+		m->tx_offload = 0;
+		m->vlan_tci = 0;
+		m->vlan_tci_outer = 0;
+		m->packet_type = 0;
+		p = (uint8_t *)rte_pktmbuf_prepend(m, (uint16_t)(frame - data_len));
+		if (t != NULL && t->ok) {
+			th = tmpl_headers(p, t, ep, o, olen, l2_len, tcp_len, &sum);
+		} else {
+			th = write_headers(p, ep, o, olen, l2_len, l3_len, tcp_len);
+			sum = sum_words(th, hlen) + tcp_pseudo_sum(ep->family, ep->laddr,
+								   ep->raddr, tcp_len);
+		}
+		sum += tcp_sum_at(piece_sum(ps, d, 0, data_len), hlen);
+		goto done;
+	}
 	m = rte_pktmbuf_alloc(mp);
 	if (m == NULL)
 		return NULL;
@@ -787,12 +842,6 @@ tcp_seg_build_tmpl(struct rte_mempool *mp, const struct tcp_hdr_tmpl *t,
 	 * the cache kept at receive time where it covers the piece) and
 	 * then either referenced by an indirect mbuf (the queue keeps its
 	 * own reference, so a retransmission finds the bytes) or copied. */
-	d = data;
-	off = data_off;
-	while (d != NULL && off >= d->data_len) {
-		off -= d->data_len;
-		d = d->next;
-	}
 	last = m;
 	at = hlen;
 	for (left = data_len; left > 0; d = d->next, off = 0) {
@@ -822,6 +871,7 @@ tcp_seg_build_tmpl(struct rte_mempool *mp, const struct tcp_hdr_tmpl *t,
 		at += take;
 		left -= take;
 	}
+done:
 	{
 		uint16_t c = (uint16_t)~fold64(sum);
 

@@ -123,7 +123,7 @@ struct wire {
 	drop_fn drop;
 	void *drop_arg;
 	uint64_t sent[2], dropped[2];  /* [0]: b->a, [1]: a->b */
-	uint64_t chained[2];           /* frames sent as an mbuf chain */
+	uint64_t chained[2];           /* frames that referenced the send queue */
 	/* the last frames that crossed, for assertions */
 	struct tcp_seg_in last[2];
 	uint64_t last_at[2];
@@ -258,10 +258,12 @@ wire_collect(struct wire *w)
 				struct frame *f;
 				int verdict;
 
-				if (m->nb_segs > 1) {
-					/* What a NIC does with a chained frame: it
-					 * sends the bytes and frees the mbufs; the
-					 * other end receives them in one buffer. */
+				if (m->nb_segs > 1 || !RTE_MBUF_DIRECT(m)) {
+					/* What a NIC does with a chained frame, or
+					 * one built in place on a send queue's
+					 * buffer: it sends the bytes and frees the
+					 * mbufs; the other end receives them in a
+					 * buffer of its own. */
 					struct rte_mbuf *lin = rte_pktmbuf_copy(m, m->pool, 0,
 										UINT32_MAX);
 

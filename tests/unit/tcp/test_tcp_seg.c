@@ -224,6 +224,16 @@ fill_random(uint8_t *p, size_t n, uint32_t seed)
 	}
 }
 
+/* Is [off, off + len) exactly one of the pieces sizes[] lays end to end? */
+static bool
+whole_piece(const uint32_t *sizes, unsigned int n, uint32_t off, uint32_t len)
+{
+	for (uint32_t i = 0, at = 0; i < n; at += sizes[i++])
+		if (at == off && sizes[i] == len)
+			return true;
+	return false;
+}
+
 /* A send queue of odd-sized pieces (333, 1001, 77, 590 bytes); every
  * slice of it, at every parity of offset and length, is built chained
  * and copied: the two frames hold the same bytes, the chained one holds
@@ -273,10 +283,20 @@ a_chained_segment_references_the_queue_and_matches_the_copied_one(void **state)
 			assert_non_null(c);
 			assert_non_null(p);
 			assert_int_equal(p->nb_segs, 1);
-			assert_true(c->nb_segs >= 2);
-			assert_int_equal(rte_pktmbuf_data_len(c), hl);
 			assert_int_equal(rte_pktmbuf_pkt_len(c), hl + len);
 			assert_int_equal(rte_pktmbuf_pkt_len(p), hl + len);
+			if (whole_piece(sizes, RTE_DIM(sizes), off, len)) {
+				/* One whole queue mbuf: the frame is built in
+				 * place, its headers in that mbuf's headroom. */
+				assert_int_equal(c->nb_segs, 1);
+				assert_true(RTE_MBUF_CLONED(c));
+				assert_int_equal(rte_pktmbuf_data_len(c), hl + len);
+				assert_int_equal(rte_mbuf_refcnt_read(
+					rte_mbuf_from_indirect(c)), 2);
+			} else {
+				assert_true(c->nb_segs >= 2);
+				assert_int_equal(rte_pktmbuf_data_len(c), hl);
+			}
 			for (struct rte_mbuf *x = c->next; x != NULL; x = x->next) {
 				struct rte_mbuf *d = rte_mbuf_from_indirect(x);
 
@@ -303,6 +323,82 @@ a_chained_segment_references_the_queue_and_matches_the_copied_one(void **state)
 	assert_int_equal(rte_mempool_in_use_count(test_pool), 0);
 }
 
+/* A segment that is one whole mbuf of the queue is built in place: an
+ * indirect mbuf of it, its headers in that mbuf's headroom. While that
+ * frame lives (the buffer has a second reference) the same bytes sent
+ * again, say a retransmission with other sequence and timestamp fields,
+ * must not write the headroom the first frame still reads: it gets a
+ * header mbuf of its own. Once the first frame is freed, the headroom
+ * is free again. Every frame keeps its own bytes and checksum. */
+static void
+a_frame_built_in_place_keeps_its_headers_while_the_bytes_go_again(void **state)
+{
+	static uint8_t data[1448], ref[2048], got[2048];
+	struct tcp_endpoints ep;
+	struct tcp_seg_out o = { .seq = 1, .ack = 2, .wnd = 100,
+				 .flags = TCP_FL_ACK, .opts = TCP_SO_TS,
+				 .tsval = 3, .tsecr = 4 };
+	struct rte_mbuf *q, *a, *b, *c, *pa;
+	const uint32_t hl = 14 + 20 + 32, len = sizeof(data);
+
+	(void)state;
+	fill_random(data, sizeof(data), 11);
+	wire_ep_v4(&ep);
+	q = chain_of(data, len, len);
+	/* The expected bytes of the first frame, copied. */
+	pa = tcp_seg_build_ex(test_pool, &ep, &o, q, 0, len, NULL, false);
+	assert_non_null(pa);
+	assert_int_equal(tcp_chain_copy(pa, 0, ref, hl + len), hl + len);
+	rte_pktmbuf_free(pa);
+
+	a = tcp_seg_build_ex(test_pool, &ep, &o, q, 0, len, NULL, true);
+	assert_non_null(a);
+	assert_int_equal(a->nb_segs, 1);
+	assert_true(RTE_MBUF_CLONED(a));
+	assert_int_equal(rte_mbuf_refcnt_read(q), 2);
+	/* The same bytes again while a lives: a header mbuf and a chain. */
+	o.seq = 1000;
+	o.tsval = 99;
+	b = tcp_seg_build_ex(test_pool, &ep, &o, q, 0, len, NULL, true);
+	assert_non_null(b);
+	assert_true(b->nb_segs >= 2);
+	assert_int_equal(rte_pktmbuf_data_len(b), hl);
+	assert_int_equal(tcp_chain_copy(a, 0, got, hl + len), hl + len);
+	assert_memory_equal(got, ref, hl + len);
+	assert_true(ref_tcp_csum_ok(a, &ep));
+	assert_true(ref_tcp_csum_ok(b, &ep));
+	/* a gone: the headroom is free for the next one. */
+	rte_pktmbuf_free(a);
+	assert_int_equal(rte_mbuf_refcnt_read(q), 2); /* b's piece */
+	rte_pktmbuf_free(b);
+	assert_int_equal(rte_mbuf_refcnt_read(q), 1);
+	c = tcp_seg_build_ex(test_pool, &ep, &o, q, 0, len, NULL, true);
+	assert_non_null(c);
+	assert_int_equal(c->nb_segs, 1);
+	assert_true(RTE_MBUF_CLONED(c));
+	assert_true(ref_tcp_csum_ok(c, &ep));
+	assert_int_equal(pkt_parse(c, pkt_meta(c), 0), PKT_ERR_NONE);
+	/* The queue's own view of its mbuf did not move. */
+	assert_int_equal(rte_pktmbuf_data_len(q), len);
+	assert_memory_equal(rte_pktmbuf_mtod(q, uint8_t *), data, len);
+	rte_pktmbuf_free(c);
+	/* Too little headroom for the headers: a header mbuf. */
+	rte_pktmbuf_prepend(q, (uint16_t)(rte_pktmbuf_headroom(q) - hl + 1));
+	rte_pktmbuf_adj(q, 0);
+	{
+		uint16_t room = rte_pktmbuf_headroom(q);
+		uint32_t qlen = rte_pktmbuf_data_len(q);
+
+		assert_true(room < hl);
+		c = tcp_seg_build_ex(test_pool, &ep, &o, q, 0, qlen, NULL, true);
+		assert_non_null(c);
+		assert_true(c->nb_segs >= 2);
+		rte_pktmbuf_free(c);
+	}
+	chain_free(q);
+	assert_int_equal(rte_mempool_in_use_count(test_pool), 0);
+}
+
 /* A received frame, as the engine keeps it: the payload alone. */
 static struct rte_mbuf *
 received_payload(const struct tcp_psum_reg *ps, const uint8_t *data, uint32_t len)
@@ -322,6 +418,50 @@ received_payload(const struct tcp_psum_reg *ps, const uint8_t *data, uint32_t le
 	rte_pktmbuf_adj(m, s.payload_off);
 	assert_int_equal(m->data_len, len);
 	return m;
+}
+
+/* A received mbuf whose front was acknowledged and cut off (adj) still
+ * has a kept sum that covers the cut bytes, and piece_sum() reads them
+ * back to take them out: its frame must not be built in place, where
+ * the headers would overwrite them. An uncut one is built in place, and
+ * built again in place, from its kept sum, with the previous frame's
+ * headers in its headroom. Every checksum is right by an independent
+ * computation. */
+static void
+in_place_never_writes_over_bytes_a_kept_sum_still_covers(void **state)
+{
+	static uint8_t d1[1001];
+	struct tcp_psum_reg ps;
+	struct tcp_endpoints ep;
+	struct tcp_seg_out o = { .seq = 10, .ack = 20, .wnd = 300, .flags = TCP_FL_ACK,
+				 .opts = TCP_SO_TS, .tsval = 5, .tsecr = 6 };
+	struct rte_mbuf *r, *m;
+
+	(void)state;
+	assert_int_equal(tcp_psum_register(&ps), 0);
+	fill_random(d1, sizeof(d1), 3);
+	wire_ep_v4(&ep);
+	/* Uncut: in place, twice; the second after the first is gone. */
+	r = received_payload(&ps, d1, sizeof(d1));
+	for (int i = 0; i < 2; i++) {
+		o.seq = 10 + (uint32_t)i;
+		m = tcp_seg_build_ex(test_pool, &ep, &o, r, 0, sizeof(d1), &ps, true);
+		assert_non_null(m);
+		assert_int_equal(m->nb_segs, 1);
+		assert_true(RTE_MBUF_CLONED(m));
+		assert_true(ref_tcp_csum_ok(m, &ep));
+		rte_pktmbuf_free(m);
+	}
+	/* 100 bytes acknowledged: the rest goes with a header mbuf. */
+	rte_pktmbuf_adj(r, 100);
+	m = tcp_seg_build_ex(test_pool, &ep, &o, r, 0, sizeof(d1) - 100, &ps, true);
+	assert_non_null(m);
+	assert_true(ref_tcp_csum_ok(m, &ep));
+	assert_true(m->nb_segs >= 2);
+	rte_pktmbuf_free(m);
+	assert_memory_equal(rte_pktmbuf_mtod(r, uint8_t *), d1 + 100, sizeof(d1) - 100);
+	rte_pktmbuf_free(r);
+	assert_int_equal(rte_mempool_in_use_count(test_pool), 0);
 }
 
 /* Two received segments of odd lengths (1001 and 445 bytes) sent on in
@@ -694,7 +834,9 @@ main(void)
 		cmocka_unit_test(a_flipped_payload_bit_fails_the_checksum),
 		cmocka_unit_test(slicing_a_chain_keeps_exactly_the_requested_bytes),
 		cmocka_unit_test(a_chained_segment_references_the_queue_and_matches_the_copied_one),
+		cmocka_unit_test(a_frame_built_in_place_keeps_its_headers_while_the_bytes_go_again),
 		cmocka_unit_test(a_kept_payload_sum_is_used_wherever_it_covers_the_piece),
+		cmocka_unit_test(in_place_never_writes_over_bytes_a_kept_sum_still_covers),
 		cmocka_unit_test(a_chain_with_an_odd_piece_sums_like_its_linear_copy),
 		cmocka_unit_test(the_64_bit_sum_equals_rte_raw_cksum_at_every_length_and_alignment),
 		cmocka_unit_test(every_built_frame_carries_the_metadata_pkt_parse_gives_it),
