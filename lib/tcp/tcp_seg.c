@@ -735,6 +735,25 @@ tcp_seg_build(struct rte_mempool *mp, const struct tcp_endpoints *ep,
 				data_off, data_len, NULL, false);
 }
 
+/* A frame's headers at p, from t when it has one, else field by field;
+ * *sum gets the TCP header's and pseudo header's sum. Returns the TCP
+ * header. */
+static inline uint8_t *
+frame_headers(uint8_t *p, const struct tcp_hdr_tmpl *t,
+	      const struct tcp_endpoints *ep, const struct tcp_seg_out *o,
+	      uint32_t olen, uint32_t l2_len, uint32_t l3_len, uint32_t tcp_len,
+	      uint64_t *sum)
+{
+	uint8_t *th;
+
+	if (t != NULL && t->ok)
+		return tmpl_headers(p, t, ep, o, olen, l2_len, tcp_len, sum);
+	th = write_headers(p, ep, o, olen, l2_len, l3_len, tcp_len);
+	*sum = sum_words(th, 20 + olen) + tcp_pseudo_sum(ep->family, ep->laddr,
+							 ep->raddr, tcp_len);
+	return th;
+}
+
 /* May a frame's headers go into d's headroom, hlen bytes of it? Only
  * when d owns its buffer and nothing but the send queue holds it: no
  * frame sent from it before is still on its way out (each holds a
@@ -812,13 +831,7 @@ tcp_seg_build_tmpl(struct rte_mempool *mp, const struct tcp_hdr_tmpl *t,
 		m->vlan_tci_outer = 0;
 		m->packet_type = 0;
 		p = (uint8_t *)rte_pktmbuf_prepend(m, (uint16_t)(frame - data_len));
-		if (t != NULL && t->ok) {
-			th = tmpl_headers(p, t, ep, o, olen, l2_len, tcp_len, &sum);
-		} else {
-			th = write_headers(p, ep, o, olen, l2_len, l3_len, tcp_len);
-			sum = sum_words(th, hlen) + tcp_pseudo_sum(ep->family, ep->laddr,
-								   ep->raddr, tcp_len);
-		}
+		th = frame_headers(p, t, ep, o, olen, l2_len, l3_len, tcp_len, &sum);
 		sum += tcp_sum_at(piece_sum(ps, d, 0, data_len), hlen);
 		goto done;
 	}
@@ -830,13 +843,7 @@ tcp_seg_build_tmpl(struct rte_mempool *mp, const struct tcp_hdr_tmpl *t,
 		rte_pktmbuf_free(m);
 		return NULL;
 	}
-	if (t != NULL && t->ok) {
-		th = tmpl_headers(p, t, ep, o, olen, l2_len, tcp_len, &sum);
-	} else {
-		th = write_headers(p, ep, o, olen, l2_len, l3_len, tcp_len);
-		sum = sum_words(th, hlen) + tcp_pseudo_sum(ep->family, ep->laddr,
-							   ep->raddr, tcp_len);
-	}
+	th = frame_headers(p, t, ep, o, olen, l2_len, l3_len, tcp_len, &sum);
 
 	/* The payload: each piece of the queue it spans is summed (from
 	 * the cache kept at receive time where it covers the piece) and
