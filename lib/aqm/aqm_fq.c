@@ -339,9 +339,10 @@ aqm_fq_drop_fattest(struct aqm_sched *s, struct aqm_pipe *p,
  * in one queue in one draw of eight; with 8 ways, a set must fill.
  *
  * A flow only moves when its queue is free, so its packets never
- * overtake each other, except a sharing flow's: it takes the first
- * queue of its set to come free, while packets of its may still wait
- * in its home queue.
+ * overtake each other. A flow that shares its home marks the home
+ * (aqm_flow.guest) until the home is next free; until then every flow
+ * of that home without a queue of its own shares it too, instead of
+ * claiming a queue that came free while its packets still wait at home.
  */
 static inline bool
 flow_free(const struct aqm_flow *f)
@@ -398,6 +399,12 @@ flow_claim(struct aqm_sched *s, struct aqm_pipe *p, uint32_t base, uint32_t n,
 	uint32_t ways = RTE_MIN(n - set, (uint32_t)AQM_FLOW_WAYS);
 	uint32_t w = k, spare = AQM_NONE;
 
+	/* A flow that shared its home may still have packets there: while
+	 * the home holds a guest's packets, a flow without a queue stays
+	 * there too, so none overtakes its own packets by moving. */
+	if (unlikely(p->flows[base + set + k].guest) &&
+	    !flow_free(&p->flows[base + set + k]))
+		goto share;
 	for (uint32_t j = 0; j < ways; j++, w = w + 1 < ways ? w + 1 : 0) {
 		if (!flow_free(&p->flows[base + set + w]))
 			continue;
@@ -407,7 +414,9 @@ flow_claim(struct aqm_sched *s, struct aqm_pipe *p, uint32_t base, uint32_t n,
 			spare = w;
 	}
 	if (spare == AQM_NONE) {
+share:
 		s->ways.collisions++;
+		p->flows[base + set + k].guest = 1;
 		return base + set + k;
 	}
 	w = spare;
@@ -475,7 +484,10 @@ fq_queue_(struct aqm_sched *s, struct aqm_pipe *p, uint32_t fi,
 	if (f->list == AQM_LIST_NONE) {
 		struct aqm_list *nl = &p->new_flows;
 
-		/* A flow with no queue and no list entry is new (s. 4.1). */
+		/* A flow with no queue and no list entry is new (s. 4.1).
+		 * Without a held ACK, the queue was free: no guest waits. */
+		if (f->hold == 0)
+			f->guest = 0;
 		if (!plain && (p->isolation & AQM_ISO_TRACKED))
 			hosts_bind(s, p, fi, m);
 		if (!plain && unlikely(p->diffserv & AQM_DS_MODE))

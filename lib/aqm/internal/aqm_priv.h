@@ -83,7 +83,9 @@ struct aqm_flow {
 	uint32_t list : 5; /* enum aqm_list_id */
 	uint32_t tin : 2;  /* diffserv tin whose lists hold it (pipes with tins) */
 	uint32_t bulk : 1; /* counted in its hosts' bulk (host isolation) */
-	uint32_t hold : 24; /* 1 + the ACK hold slot of the flow's held ACK, or 0 */
+	uint32_t hold : 23; /* 1 + the ACK hold slot of the flow's held ACK, or 0 */
+	uint32_t guest : 1; /* a flow without a queue of its own (a collision)
+			     * queued here since the queue was last free */
 };
 static_assert(sizeof(struct aqm_flow) <= AQM_FLOW_STATE_BYTES,
 	      "FQ-CoDel flow state must stay within 64 bytes");

@@ -385,6 +385,76 @@ test_flows_with_one_home_queue_take_the_free_queues_of_its_set(void **state)
 	aqm_sched_free(s);
 }
 
+/*
+ * A flow that found its set full shares its home queue. When another
+ * queue of the set comes free while the sharing flow's packets still
+ * wait at home, its next packets must not take that queue: they would
+ * leave ahead of the ones at home.
+ */
+static void
+test_a_flow_that_shared_its_home_does_not_overtake_itself(void **state)
+{
+	struct aqm_pipe_params pp;
+	struct aqm_way_stats ws;
+	struct aqm_sched *s;
+	struct aqm_pipe *p;
+	struct rte_mbuf *m;
+	uint32_t ids[AQM_FLOW_WAYS + 1], x;
+	const uint32_t home = 21, away = 16 + (5 + 1) % 8;
+	uint16_t want = 100;
+	unsigned int out = 0;
+
+	(void)state;
+	aqm_pipe_params_default(&pp);
+	pp.fq.flows = 64;
+	s = test_sched(&pp, 1);
+	assert_non_null(s);
+	p = &s->pipes[0];
+	flows_with_home(p, home, ids, RTE_DIM(ids));
+	x = ids[AQM_FLOW_WAYS];
+	/* The flow at home has a long backlog; the other seven a short one. */
+	enqueue_n(s, ids[0], 20, 1000, T0);
+	for (unsigned int i = 1; i < AQM_FLOW_WAYS; i++)
+		enqueue_n(s, ids[i], 2, 100, T0);
+	enqueue_n(s, x, 1, want, T0);
+	assert_int_equal(queue_of(s, x), home);
+	/* Serve until the second flow's queue is free again; x's packet
+	 * still waits at home behind the first flow's. */
+	while (!(p->flows[away].list == AQM_LIST_NONE && p->flows[away].head == NULL)) {
+		assert_int_equal(aqm_sched_dequeue_burst(s, &m, 1, T0), 1);
+		assert_int_not_equal(flow_of(m), x);
+		rte_pktmbuf_free(m);
+	}
+	assert_true(p->flows[home].backlog > 1000);
+	/* x comes back: it stays at home, behind its own packet. */
+	enqueue_n(s, x, 1, want + 1, T0);
+	enqueue_n(s, x, 1, want + 2, T0);
+	assert_int_equal(p->flows[away].backlog, 0);
+	while (aqm_sched_dequeue_burst(s, &m, 1, T0) == 1) {
+		if (flow_of(m) == x) {
+			assert_int_equal(rte_pktmbuf_pkt_len(m), want);
+			want++;
+			out++;
+		}
+		rte_pktmbuf_free(m);
+	}
+	assert_int_equal(out, 3);
+	aqm_sched_way_stats(s, &ws);
+	assert_int_equal(ws.collisions, 3);
+	/* Once home is free, x claims a queue as any flow does, and the
+	 * home forgets its guest when it next takes a packet. */
+	drain_free(s);
+	enqueue_n(s, x, 1, 100, T0 + MS);
+	assert_int_equal(queue_of(s, x), away);
+	enqueue_n(s, ids[0], 1, 100, T0 + MS);
+	assert_int_equal(queue_of(s, ids[0]), home);
+	assert_int_equal(p->flows[home].guest, 0);
+	aqm_sched_way_stats(s, &ws);
+	assert_int_equal(ws.collisions, 3);
+	drain_free(s);
+	aqm_sched_free(s);
+}
+
 static void
 test_a_flow_keeps_its_queue_while_listed_and_a_returning_flow_finds_it(void **state)
 {
@@ -536,6 +606,7 @@ main(void)
 		cmocka_unit_test(test_overloaded_pipe_marks_ect_packets_and_drops_the_rest),
 		cmocka_unit_test(test_flow_hash_seed_changes_which_flows_share_a_queue),
 		cmocka_unit_test(test_flows_with_one_home_queue_take_the_free_queues_of_its_set),
+		cmocka_unit_test(test_a_flow_that_shared_its_home_does_not_overtake_itself),
 		cmocka_unit_test(test_a_flow_keeps_its_queue_while_listed_and_a_returning_flow_finds_it),
 		cmocka_unit_test(test_flows_that_share_a_home_and_come_in_turns_keep_their_queues),
 		cmocka_unit_test(test_a_short_last_set_of_a_tin_slice_stays_inside_its_slice),
