@@ -16,6 +16,9 @@ import time
 from scapy.utils import PcapWriter, RawPcapReader
 
 SLUICE = os.environ.get("SLUICE", "build/app/sluice")
+# The lcore a one-worker sluice runs on: run.py --jobs gives each of its
+# runners its own CPU.
+LCORE = os.environ.get("SLUICE_PCAP_LCORE", "0")
 _seq = [0]
 
 
@@ -118,7 +121,7 @@ def run(inputs, config=None, extra=None, idle_ms=300, pairs=1, timeout=60,
     tmp = workdir if workdir is not None else tempfile.mkdtemp(prefix="sluice-pcap-")
     try:
         nports = 2 * pairs
-        args = [SLUICE, "--no-huge", "-m", "512", "--no-pci", "-l", "0",
+        args = [SLUICE, "--no-huge", "-m", "512", "--no-pci", "-l", LCORE,
                 "--file-prefix", prefix,
                 "--log-level=lib.*:warning"]
         if eal_extra:

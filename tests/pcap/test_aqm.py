@@ -72,7 +72,7 @@ class TsRun(h.Run):
                     "handoff_drops"))
 
 
-def run(inputs, config, lcores="0", idle_ms=300, keep=False, files=None,
+def run(inputs, config, lcores=None, idle_ms=300, keep=False, files=None,
         queues=1, flow_seed=FLOW_SEED):
     """Like harness.run, but with a choice of lcores, tx timestamps, and
     extra files (name -> text) written beside the config. With queues > 1
@@ -86,7 +86,7 @@ def run(inputs, config, lcores="0", idle_ms=300, keep=False, files=None,
     prefix = "aqm%d_%d" % (os.getpid(), _seq[0])
     tmp = tempfile.mkdtemp(prefix="sluice-aqm-")
     try:
-        args = [h.SLUICE, "--no-huge", "-m", "512", "--no-pci", "-l", lcores,
+        args = [h.SLUICE, "--no-huge", "-m", "512", "--no-pci", "-l", lcores or h.LCORE,
                 "--file-prefix", prefix,
                 "--log-level=lib.*:warning"]
         for p in range(2):

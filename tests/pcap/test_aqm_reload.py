@@ -27,7 +27,7 @@ def _csv(path, down):
 def _start(prefix, ini, mem_mb):
     """sluice on two net_null ports that receive nothing, reading ini:
     only its reloads matter here."""
-    return subprocess.Popen([h.SLUICE, "--no-huge", "-m", str(mem_mb), "--no-pci", "-l", "0",
+    return subprocess.Popen([h.SLUICE, "--no-huge", "-m", str(mem_mb), "--no-pci", "-l", h.LCORE,
                              "--file-prefix", prefix, "--log-level=lib.*:warning",
                              "--vdev", "net_null0,no-rx=1", "--vdev", "net_null1,no-rx=1",
                              "--", "-c", ini],

@@ -54,7 +54,7 @@ def test_a_subscriber_removed_by_a_reload_under_traffic_loses_nothing_and_leaves
             frames += [_frame(A, i), _frame(B, i)]
         h.write_pcap(os.path.join(tmp, "in0.pcap"), [])
         h.write_pcap(os.path.join(tmp, "in1.pcap"), frames)
-        args = [h.SLUICE, "--no-huge", "-m", "512", "--no-pci", "-l", "0",
+        args = [h.SLUICE, "--no-huge", "-m", "512", "--no-pci", "-l", h.LCORE,
                 "--file-prefix", prefix, "--log-level=lib.*:warning"]
         for port in range(2):
             args += ["--vdev", "net_pcap%d,rx_pcap=%s,tx_pcap=%s" %

@@ -50,7 +50,7 @@ class Sluice:
         cpath = os.path.join(self.tmp, "test.ini")
         with open(cpath, "w") as f:
             f.write(config)
-        args = [h.SLUICE, "--no-huge", "-m", "512", "--no-pci", "-l", "0",
+        args = [h.SLUICE, "--no-huge", "-m", "512", "--no-pci", "-l", h.LCORE,
                 "--file-prefix", self.prefix, "--log-level=lib.*:warning"]
         for p in range(2):
             fin = os.path.join(self.tmp, "in%d.pcap" % p)
@@ -247,7 +247,7 @@ def test_queries_during_shutdown_never_crash_sluice():
     queries each exit 0 with the final report."""
     for rnd in range(5):
         prefix = "pcaptel%d_%d" % (os.getpid(), rnd)
-        args = [h.SLUICE, "--no-huge", "-m", "512", "--no-pci", "-l", "0",
+        args = [h.SLUICE, "--no-huge", "-m", "512", "--no-pci", "-l", h.LCORE,
                 "--file-prefix", prefix, "--log-level=lib.*:warning",
                 "--vdev", "net_null0", "--vdev", "net_null1", "--"]
         p = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
