@@ -344,12 +344,6 @@ aqm_fq_drop_fattest(struct aqm_sched *s, struct aqm_pipe *p,
  * of that home without a queue of its own shares it too, instead of
  * claiming a queue that came free while its packets still wait at home.
  */
-static inline bool
-flow_free(const struct aqm_flow *f)
-{
-	return f->list == AQM_LIST_NONE && f->head == NULL && f->hold == 0;
-}
-
 /* Bit j set: way j of the set at tag holds tag x. The array has
  * AQM_FLOW_WAYS - 1 tags of padding, so a short last set reads no
  * further than it; the caller masks the ways past its end. */
@@ -396,17 +390,17 @@ flow_claim(struct aqm_sched *s, struct aqm_pipe *p, uint32_t base, uint32_t n,
 	   uint32_t set, uint32_t k, uint32_t x)
 {
 	uint32_t *tag = aqm_pipe_tags(s, p) + base + set;
+	struct aqm_flow *home = &p->flows[base + set + k];
 	uint32_t ways = RTE_MIN(n - set, (uint32_t)AQM_FLOW_WAYS);
 	uint32_t w = k, spare = AQM_NONE;
 
 	/* A flow that shared its home may still have packets there: while
 	 * the home holds a guest's packets, a flow without a queue stays
 	 * there too, so none overtakes its own packets by moving. */
-	if (unlikely(p->flows[base + set + k].guest) &&
-	    !flow_free(&p->flows[base + set + k]))
+	if (unlikely(home->guest) && !aqm_flow_free(home))
 		goto share;
 	for (uint32_t j = 0; j < ways; j++, w = w + 1 < ways ? w + 1 : 0) {
-		if (!flow_free(&p->flows[base + set + w]))
+		if (!aqm_flow_free(&p->flows[base + set + w]))
 			continue;
 		if (tag[w] == 0 || aqm_flow_home(tag[w], n) != set + w)
 			goto take;
@@ -416,7 +410,7 @@ flow_claim(struct aqm_sched *s, struct aqm_pipe *p, uint32_t base, uint32_t n,
 	if (spare == AQM_NONE) {
 share:
 		s->ways.collisions++;
-		p->flows[base + set + k].guest = 1;
+		home->guest = 1;
 		return base + set + k;
 	}
 	w = spare;

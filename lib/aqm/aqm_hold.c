@@ -94,7 +94,7 @@ aqm_hold_enqueue(struct aqm_sched *s, struct aqm_pipe *p, uint32_t fi,
 		h->deadline = now + s->hold_ns;
 		h->pipe = (uint32_t)(p - s->pipes);
 		h->flow = fi;
-		if (f->list == AQM_LIST_NONE && f->head == NULL && f->hold == 0)
+		if (aqm_flow_free(f))
 			f->guest = 0; /* the queue was free: no guest waits */
 		f->hold = slot + 1;
 		p->held++;

@@ -90,6 +90,14 @@ struct aqm_flow {
 static_assert(sizeof(struct aqm_flow) <= AQM_FLOW_STATE_BYTES,
 	      "FQ-CoDel flow state must stay within 64 bytes");
 
+/* A flow queue is free while it holds no packet, no held ACK and no
+ * place in the new or old lists: a flow may then claim it (aqm_fq.c). */
+static inline bool
+aqm_flow_free(const struct aqm_flow *f)
+{
+	return f->list == AQM_LIST_NONE && f->head == NULL && f->hold == 0;
+}
+
 /*
  * Diffserv tins. A pipe with tins keeps its flows in one tin's lists
  * each (aqm_flow.tin, set when the flow enters the lists) and a
