@@ -104,10 +104,14 @@ autorate_tick(struct autorate_state *s, const struct autorate_params *p,
 		    s->rate_bps > p->floor_bps) {
 			s->rate_bps = p->floor_bps;
 			s->cap_bps = 0;
+			s->spell_bytes = 0;
+			s->spell_ns = 0;
+			s->spell_ticks = 0;
 			s->cutting = false;
 			s->raises = 0;
 			return AUTORATE_STALL;
 		}
+		s->last_del_bps = 0;
 		return AUTORATE_IDLE;
 	}
 	s->last_sample_ns = now_ns;
@@ -124,10 +128,38 @@ autorate_tick(struct autorate_state *s, const struct autorate_params *p,
 		(uint64_t)p->spacing_bytes * 8000000000ULL / s->rate_bps;
 	if (delta >= bloat) {
 		uint64_t del = bps(in->delivered_bytes, dt), base, f;
-		/* Under a standing queue the bottleneck is busy: what it
-		 * delivered is its rate. */
-		if (del > 0)
-			s->cap_bps = del;
+		/*
+		 * Under a standing queue the bottleneck is busy: what it
+		 * delivered is its rate. One tick's figure reads high when
+		 * the ACKs of a burst land in it (at 3 Mbit/s a tick holds a
+		 * dozen packets), and the spell's average reads high when its
+		 * first ticks still carry what the link delivered before it
+		 * slowed: the lower of the two.
+		 *
+		 * Not on the first tick under a queue when the ACKs report
+		 * half as much again as the tick before, or the tick before
+		 * was idle: the senders are ramping up (slow start), and what
+		 * the ACKs delivered is what they sent an RTT ago, not the
+		 * link. At the start of the lab's load such a tick read 1.4
+		 * Mbit/s on a 25 Mbit/s link, and the pipe then sat near the
+		 * floor for seconds. Cut from the capacity known, or from the
+		 * rate; the next tick measures.
+		 */
+		const bool ramp = s->spell_ticks == 0 &&
+				  del > s->last_del_bps + s->last_del_bps / 2;
+
+		s->last_del_bps = del;
+		if (ramp) {
+			del = 0;
+		} else {
+			s->spell_bytes += in->delivered_bytes;
+			s->spell_ns += dt;
+		}
+		s->spell_ticks++;
+		if (del > 0) {
+			uint64_t avg = bps(s->spell_bytes, s->spell_ns);
+			s->cap_bps = avg < del ? avg : del;
+		}
 		/* Relative to the capacity, not to our own rate: while the
 		 * queue beyond drains, more cuts do not compound. */
 		base = s->cap_bps ? s->cap_bps : s->rate_bps;
@@ -147,6 +179,10 @@ autorate_tick(struct autorate_state *s, const struct autorate_params *p,
 	}
 	/* Clear: let the baseline follow a lengthened path, slowly. */
 	s->baseline_ns += delta >> p->baseline_shift;
+	s->spell_bytes = 0;
+	s->spell_ns = 0;
+	s->spell_ticks = 0;
+	s->last_del_bps = bps(in->delivered_bytes, dt);
 	if (s->cutting) {
 		s->raises = 0;
 		if (delta >= bloat / 2)

@@ -18,8 +18,12 @@
  * - delay = the tick's smallest sample; baseline = the smallest ever seen,
  *   rising by 1/2^baseline_shift of the gap each clear tick (a route may
  *   lengthen); delta = delay - baseline;
- * - delta >= bloat_ns (+ spacing_bytes at the rate): a queue stands beyond the box, so what was
- *   delivered this tick is the bottleneck's rate (cap). CUT to
+ * - delta >= bloat_ns (+ spacing_bytes at the rate): a queue stands beyond the box, so what it
+ *   delivers is the bottleneck's rate: cap = the lower of this tick's
+ *   delivery and the spell's average (the ticks under a queue since the
+ *   last clear one); not on a spell's first tick when its delivery rose
+ *   by half over the tick before, or the tick before was idle (slow
+ *   start: its ACKs report what was sent an RTT ago). CUT to
  *   max(floor, cap x f) if that is below the rate, f = 1 - delta / drain_ns clamped to
  *   [cut_min, cut_max]: the deeper the queue, the faster it drains;
  * - the first clear tick (delta < bloat_ns / 2) after cuts: RECOVER to
@@ -110,8 +114,12 @@ struct autorate_state {
 	uint64_t last_ns;        /**< previous tick */
 	uint64_t last_sample_ns; /**< last tick with a sample */
 	uint64_t delta_ns;       /**< last delta, for logs */
+	uint64_t spell_bytes;    /**< delivered since the last clear tick */
+	uint64_t spell_ns;       /**< and over how long */
+	uint64_t last_del_bps;   /**< the previous tick's delivered rate (0: idle) */
 	uint32_t armed_since;    /**< samples started since the last answer */
 	uint32_t raises;         /**< RAISE ticks in a row */
+	uint32_t spell_ticks;    /**< ticks under a queue since the last clear one */
 	bool have_baseline;
 	bool cutting;            /**< cuts since the last clear tick */
 };

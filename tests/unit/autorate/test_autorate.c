@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <cmocka.h>
 
 #include "autorate.h"
@@ -331,15 +332,103 @@ test_at_a_low_rate_the_wait_for_the_next_segments_is_not_taken_for_a_queue(void 
 	autorate_init(&s, &p, 1300000, T0);
 	in = busy(1, 1300000);
 	autorate_tick(&s, &p, &in, T0 + TICK);
-	/* +30 ms at 1.3 Mbit/s: under 15 + 18.6 ms, no cut. */
-	in = busy(31, 1300000);
+	/* +28 ms at 1.365 Mbit/s (raised once): under 12 + 17.7 ms, no
+	 * cut. */
+	in = busy(29, 1300000);
 	assert_int_equal(autorate_tick(&s, &p, &in, T0 + 2 * TICK), AUTORATE_RAISE);
-	/* The same rise at 20 Mbit/s (15 + 2.4 ms) is a queue. */
+	/* The same rise at 21 Mbit/s (12 + 1.2 ms) is a queue. */
 	autorate_init(&s, &p, 20 * MBIT, T0);
 	in = busy(1, 20 * MBIT);
 	autorate_tick(&s, &p, &in, T0 + TICK);
-	in = busy(31, 10 * MBIT);
+	in = busy(29, 10 * MBIT);
 	assert_int_equal(autorate_tick(&s, &p, &in, T0 + 2 * TICK), AUTORATE_CUT);
+}
+
+/*
+ * The capacity a cut measures: the lower of the last tick's delivery and
+ * the spell's average. At 2.8 Mbit/s a tick holds a dozen packets, and
+ * one whose ACKs bunch reads 3.42 (the lab's 4.0 -> 2.8 drop, where the
+ * recovery to nine tenths of that went over the link again).
+ */
+static void
+test_a_last_tick_that_reads_over_its_spell_does_not_set_the_capacity(void **state)
+{
+	struct autorate_params p = params();
+	struct autorate_state s;
+	struct autorate_input in;
+	uint64_t now = T0;
+
+	(void)state;
+	p.floor_bps = 1 * MBIT;
+	autorate_init(&s, &p, 4 * MBIT, now);
+	in = busy(20, 4 * MBIT);
+	assert_int_equal(autorate_tick(&s, &p, &in, now += TICK), AUTORATE_RAISE);
+	in = busy(60, 2800000);
+	assert_int_equal(autorate_tick(&s, &p, &in, now += TICK), AUTORATE_CUT);
+	assert_int_equal(s.cap_bps, 2800000);
+	in = busy(50, 2800000);
+	autorate_tick(&s, &p, &in, now += TICK);
+	in = busy(40, 3420000);
+	autorate_tick(&s, &p, &in, now += TICK);
+	/* (2.8 + 2.8 + 3.42) / 3 */
+	assert_int_equal(s.cap_bps, 3006666);
+	/* One that reads under its spell is taken as it is. */
+	in = busy(36, 2500000);
+	autorate_tick(&s, &p, &in, now += TICK);
+	assert_int_equal(s.cap_bps, 2500000);
+	/* A clear tick ends the spell: the next one starts afresh. */
+	in = busy(21, 2500000);
+	assert_int_equal(autorate_tick(&s, &p, &in, now += TICK), AUTORATE_RECOVER);
+	in = busy(60, 2000000);
+	assert_int_equal(autorate_tick(&s, &p, &in, now += TICK), AUTORATE_CUT);
+	assert_int_equal(s.cap_bps, 2000000);
+}
+
+/*
+ * Slow start: the senders start after an idle spell, their burst queues
+ * beyond at once, and the first ACKs report what they sent an RTT ago.
+ * The lab's load read 1.44 Mbit/s on a 25 Mbit/s link in its first
+ * tick; taken as the capacity, it cut the pipe to the floor, and past
+ * that capacity every raise was a calm one for seconds.
+ */
+static void
+test_the_first_tick_of_a_load_is_not_taken_for_the_link(void **state)
+{
+	struct autorate_params p = params();
+	struct autorate_state s;
+	struct autorate_input in, none = { 0 };
+	uint64_t now = T0;
+
+	(void)state;
+	p.floor_bps = 1 * MBIT;
+	autorate_init(&s, &p, 40 * MBIT, now);
+	in = busy(20, 0);
+	in.samples = 1;
+	assert_int_equal(autorate_tick(&s, &p, &in, now += TICK), AUTORATE_HOLD);
+	assert_int_equal(autorate_tick(&s, &p, &none, now += TICK), AUTORATE_IDLE);
+	/* 42 ms over the baseline: cut from the rate, 40 x 0.58. */
+	in = busy(62, 1440000);
+	assert_int_equal(autorate_tick(&s, &p, &in, now += TICK), AUTORATE_CUT);
+	assert_int_equal(s.rate_bps, 23200000);
+	assert_int_equal(s.cap_bps, 0);
+	/* The queue still stands: now the ACKs read the link. */
+	in = busy(50, 25 * MBIT);
+	assert_int_equal(autorate_tick(&s, &p, &in, now += TICK), AUTORATE_CUT);
+	assert_int_equal(s.cap_bps, 25 * MBIT);
+	assert_int_equal(s.rate_bps, 17500000);
+	in = busy(25, 25 * MBIT);
+	assert_int_equal(autorate_tick(&s, &p, &in, now += TICK), AUTORATE_RECOVER);
+	assert_int_equal(s.rate_bps, 22500000);
+
+	/* A rise of less than half over the tick before is a drop of the
+	 * link, not a ramp: its delivery is the capacity at once. */
+	autorate_init(&s, &p, 30 * MBIT, now);
+	in = busy(20, 5 * MBIT);
+	autorate_tick(&s, &p, &in, now += TICK);
+	in = busy(80, 7 * MBIT);
+	assert_int_equal(autorate_tick(&s, &p, &in, now += TICK), AUTORATE_CUT);
+	assert_int_equal(s.cap_bps, 7 * MBIT);
+	assert_int_equal(s.rate_bps, 2800000);
 }
 
 /*
@@ -352,7 +441,7 @@ cut_at_6_mbit_and_recover(struct autorate_state *s, const struct autorate_params
 {
 	struct autorate_input in;
 
-	autorate_init(s, p, 10 * MBIT, T0);
+	autorate_init(s, p, 10 * MBIT, *now);
 	in = busy(20, 10 * MBIT);
 	autorate_tick(s, p, &in, *now += TICK);           /* raise: 10.5 */
 	in = busy(100, 6 * MBIT);
@@ -687,11 +776,11 @@ test_a_pipe_that_always_holds_packets_is_not_drawn_far_past_the_link(void **stat
 
 /*
  * The same pipe and link (keep_pm at its default), the link going from 3
- * to 29 Mbit/s after ten seconds: ticks until the rate is at nine tenths
- * of the new capacity.
+ * to 29 Mbit/s at tick `at`: ticks until the rate is at nine tenths of
+ * the new capacity.
  */
 static int
-greedy_surge_ticks(void)
+greedy_surge_ticks(int at)
 {
 	struct autorate_params def;
 	struct greedy g;
@@ -699,26 +788,43 @@ greedy_surge_ticks(void)
 
 	autorate_params_default(&def);
 	greedy_init(&g, link, def.keep_pm);
-	for (int k = 0; k < 400; k++) {
-		if (k == 200)
+	for (int k = 0; k < at + 200; k++) {
+		if (k == at)
 			link = 29 * MBIT;
 		greedy_tick(&g, link, &del);
-		if (k >= 200 && g.s.rate_bps >= link / 10 * 9)
-			return k - 200;
+		if (k >= at && g.s.rate_bps >= link / 10 * 9)
+			return k - at;
 	}
 	return -1;
+}
+
+static int
+cmp_int(const void *a, const void *b)
+{
+	return *(const int *)a - *(const int *)b;
 }
 
 static void
 test_a_link_that_got_ten_times_faster_is_found_within_a_second(void **state)
 {
-	(void)state;
-	/* Steps held to a ninth all the way up took 31 ticks (1.55 s);
-	 * past half as much again as the old capacity they are not. */
-	int k = greedy_surge_ticks();
+	int k[100];
 
-	assert_true(k > 0);
-	assert_true(k <= 20);
+	(void)state;
+	/*
+	 * Where the surge finds the pipe in its sawtooth at 3 Mbit/s sets
+	 * the time: over 100 moments (tick 150 to 249), 11 to 24 ticks,
+	 * median 19 (and 11 to 25, median 18, with a 15 ms threshold).
+	 * Steps held to a ninth all the way up took 31 ticks (1.55 s) at
+	 * one of them; past half as much again as the old capacity they
+	 * are not.
+	 */
+	for (int i = 0; i < 100; i++) {
+		k[i] = greedy_surge_ticks(150 + i);
+		assert_true(k[i] > 0);
+	}
+	qsort(k, 100, sizeof(k[0]), cmp_int);
+	assert_true(k[50] <= 20);
+	assert_true(k[99] <= 25);
 }
 
 static void
@@ -804,6 +910,8 @@ main(void)
 		cmocka_unit_test(test_a_capacity_drop_from_30_to_6_mbit_cuts_below_6_at_once_then_recovers_to_nine_tenths),
 		cmocka_unit_test(test_after_a_drop_from_30_to_6_mbit_the_queue_beyond_is_under_30_ms_within_half_a_second),
 		cmocka_unit_test(test_a_tenfold_drop_takes_as_long_as_the_queue_one_reaction_built_needs_at_the_new_rate),
+		cmocka_unit_test(test_a_last_tick_that_reads_over_its_spell_does_not_set_the_capacity),
+		cmocka_unit_test(test_the_first_tick_of_a_load_is_not_taken_for_the_link),
 		cmocka_unit_test(test_a_small_rise_above_the_threshold_cuts_the_delivered_rate_in_proportion_to_the_rise),
 		cmocka_unit_test(test_a_rising_capacity_is_followed_by_raises_up_to_the_ceiling_and_no_further),
 		cmocka_unit_test(test_a_clear_pipe_that_is_not_saturated_holds_its_rate),
