@@ -99,7 +99,7 @@ static const struct ini_key ar_keys[] = {
 	{ "autorate_interval", INI_KIND_TIME, AC(interval), 5000000, 1000000000, 1000000,
 	  .def = "50ms", .doc = "control tick per pipe" },
 	{ "autorate_bloat", INI_KIND_TIME, AC(bloat), 1000000, 1000000000, 1000000,
-	  .def = "15ms", .doc = "delay rise over the baseline that means a queue beyond sluice: cut" },
+	  .def = "12ms", .doc = "delay rise over the baseline that means a queue beyond sluice: cut" },
 	{ "autorate_spacing", INI_KIND_SIZE, AC(spacing), 0, 1u << 20, .def = "3028",
 	  .unit = "bytes", .doc = "added to autorate_bloat as its time at the current rate: a sample ends at an ACK, which may wait for the next segments" },
 	{ "autorate_drain", INI_KIND_TIME, AC(drain), 10000000, 10000000000ULL, 1000000,

@@ -20,7 +20,7 @@ autorate_params_default(struct autorate_params *p)
 	p->floor_bps = 1000000;
 	p->ceiling_bps = 100000000;
 	p->interval_ns = 50000000;
-	p->bloat_ns = 15000000;
+	p->bloat_ns = 12000000;
 	p->drain_ns = 100000000;
 	p->stall_ns = 1000000000;
 	p->cut_min_pm = 100;

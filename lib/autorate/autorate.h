@@ -124,7 +124,7 @@ struct autorate_state {
 	bool cutting;            /**< cuts since the last clear tick */
 };
 
-/** Defaults: 50 ms tick, 15 ms bloat, 100 ms drain, 1 s stall, cut 0.1..0.9, +5 %, 75 % load, 1/64. */
+/** Defaults: 50 ms tick, 12 ms bloat, 100 ms drain, 1 s stall, cut 0.1..0.9, +5 %, 75 % load, 1/64. */
 void autorate_params_default(struct autorate_params *p);
 
 /** Check p (floor <= ceiling, both > 0, fractions in range). @return 0 or -1. */
