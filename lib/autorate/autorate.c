@@ -69,6 +69,15 @@ clamp(uint64_t v, const struct autorate_params *p)
 	       v > p->ceiling_bps ? p->ceiling_bps : v;
 }
 
+/* The ticks under a queue end: the next one starts a new spell. */
+static void
+spell_end(struct autorate_state *s)
+{
+	s->spell_bytes = 0;
+	s->spell_ns = 0;
+	s->in_spell = false;
+}
+
 void
 autorate_init(struct autorate_state *s, const struct autorate_params *p,
 	      uint64_t rate_bps, uint64_t now_ns)
@@ -104,9 +113,7 @@ autorate_tick(struct autorate_state *s, const struct autorate_params *p,
 		    s->rate_bps > p->floor_bps) {
 			s->rate_bps = p->floor_bps;
 			s->cap_bps = 0;
-			s->spell_bytes = 0;
-			s->spell_ns = 0;
-			s->spell_ticks = 0;
+			spell_end(s);
 			s->cutting = false;
 			s->raises = 0;
 			return AUTORATE_STALL;
@@ -145,7 +152,7 @@ autorate_tick(struct autorate_state *s, const struct autorate_params *p,
 		 * floor for seconds. Cut from the capacity known, or from the
 		 * rate; the next tick measures.
 		 */
-		const bool ramp = s->spell_ticks == 0 &&
+		const bool ramp = !s->in_spell &&
 				  del > s->last_del_bps + s->last_del_bps / 2;
 
 		s->last_del_bps = del;
@@ -155,7 +162,7 @@ autorate_tick(struct autorate_state *s, const struct autorate_params *p,
 			s->spell_bytes += in->delivered_bytes;
 			s->spell_ns += dt;
 		}
-		s->spell_ticks++;
+		s->in_spell = true;
 		if (del > 0) {
 			uint64_t avg = bps(s->spell_bytes, s->spell_ns);
 			s->cap_bps = avg < del ? avg : del;
@@ -179,9 +186,7 @@ autorate_tick(struct autorate_state *s, const struct autorate_params *p,
 	}
 	/* Clear: let the baseline follow a lengthened path, slowly. */
 	s->baseline_ns += delta >> p->baseline_shift;
-	s->spell_bytes = 0;
-	s->spell_ns = 0;
-	s->spell_ticks = 0;
+	spell_end(s);
 	s->last_del_bps = bps(in->delivered_bytes, dt);
 	if (s->cutting) {
 		s->raises = 0;

@@ -119,9 +119,9 @@ struct autorate_state {
 	uint64_t last_del_bps;   /**< the previous tick's delivered rate (0: idle) */
 	uint32_t armed_since;    /**< samples started since the last answer */
 	uint32_t raises;         /**< RAISE ticks in a row */
-	uint32_t spell_ticks;    /**< ticks under a queue since the last clear one */
 	bool have_baseline;
 	bool cutting;            /**< cuts since the last clear tick */
+	bool in_spell;           /**< under a queue since the last clear tick */
 };
 
 /** Defaults: 50 ms tick, 12 ms bloat, 100 ms drain, 1 s stall, cut 0.1..0.9, +5 %, 75 % load, 1/64. */
