@@ -397,12 +397,23 @@ worker_main(void *arg)
 	}
 
 	/* Shutdown: rx is stopped; let the stages drain at their own pace
-	 * for up to drain_timeout_ms, then release the rest at once. */
+	 * for up to drain_timeout_ms, then release the rest at once.
+	 *
+	 * A worker that read stop as false a moment ago may still be in its
+	 * last burst, handing packets to our rings. So we are empty only
+	 * once every worker has left its rx loop: each says so with a
+	 * release, and what it handed before is in our rings by the time
+	 * we see its count (the poll below takes it). Leaving earlier lost
+	 * that last hand-off: its mbufs sat in a ring no one read. */
+	__atomic_add_fetch(&sl_control.rx_left, 1, __ATOMIC_RELEASE);
 	uint64_t deadline = worker_now_ns(w) + (uint64_t)cfg->drain_timeout_ms * 1000000;
 	for (;;) {
+		const bool all_out = __atomic_load_n(&sl_control.rx_left, __ATOMIC_ACQUIRE) >=
+			sl_control.nb_workers;
+
 		now = worker_now_ns(w);
 		stages_poll(w, now, false);
-		if (stages_pending(w) == 0 || now >= deadline)
+		if ((all_out && stages_pending(w) == 0) || now >= deadline)
 			break;
 		for (uint16_t p = 0; p < w->nb_ports; p++)
 			if (w->tx[p].n && now - w->tx[p].first_ns >= drain_ns)

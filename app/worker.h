@@ -100,6 +100,7 @@ struct worker {
 struct control {
 	volatile bool stop;        /**< stop rx, drain, flush, return */
 	volatile bool reload;      /**< SIGHUP seen */
+	uint32_t rx_left;          /**< workers out of their rx loop (atomic) */
 	uint64_t idle_exit_ns;     /**< 0: off */
 	struct worker **workers;
 	unsigned nb_workers;
