@@ -11,6 +11,14 @@ payload-equivalent (x 1448/1514: the TBF counts whole frames). Recovery:
 for each drop of capacity, the time from the drop until the added
 latency is under 30 ms and stays there for a second (or to the step's
 end); the whole step if it never does.
+
+Probe stalls: irtt sends every 10 ms, so a gap of more than STALL_MS
+between two sends means the client did not run. On this kind of shared
+VM such gaps come with a pause of the whole path (ping's kernel-stamped
+replies bunch with irtt's), and a probe sent just before one reads the
+pause as queue. They are counted (`probe_stalls`) and named next to each
+recovery over 0.5 s that holds one; recovery itself is never corrected
+for them.
 """
 import json
 import os
@@ -21,6 +29,24 @@ from bufferbloat import pct, read_irtt, read_ping  # noqa: E402
 
 PAYLOAD = 1448.0 / 1514.0
 RECOVER_MS = 30.0
+STALL_MS = 15.0
+
+
+def read_sends(d):
+    """The wall times (s) at which irtt sent its probes, in order."""
+    try:
+        j = json.load(open(os.path.join(d, "irtt.json")))
+    except (OSError, ValueError):
+        return []
+    return sorted(rt["timestamps"]["client"]["send"]["wall"] / 1e9
+                  for rt in j.get("round_trips") or [])
+
+
+def stalls(sends, lo, hi):
+    """[(start_s, ms)] of the gaps over STALL_MS between probe sends in
+    [lo, hi)."""
+    return [(a, (b - a) * 1e3) for a, b in zip(sends, sends[1:])
+            if lo <= a < hi and (b - a) * 1e3 > STALL_MS]
 
 
 def read_meta(d):
@@ -112,14 +138,20 @@ def analyse(d):
             except (ValueError, KeyError):
                 pass
     cap = capacity_bits(applied, tl, tl + secs) * PAYLOAD if secs else 0.0
-    rec = []
+    gaps = stalls(read_sends(d), tl + 1, te)
+    rec, rec_stall = [], []
     for i in range(1, len(applied)):
         if applied[i][1] >= applied[i - 1][1]:
             continue
         t_d = applied[i][0]
         t_n = applied[i + 1][0] if i + 1 < len(applied) else te
         step = [(t, a) for t, a in loaded if t_d <= t < t_n]
-        rec.append(recovery(step, t_d, t_n))
+        r = recovery(step, t_d, t_n)
+        rec.append(r)
+        # The longest probe stall in the slow recovery, if any (a probe
+        # sent up to 50 ms before it can read it).
+        inside = [g for a, g in gaps if t_d - 0.05 <= a <= t_d + r + 0.05] if r > 0.5 else []
+        rec_stall.append(max(inside) if inside else None)
     prtt = {}
     try:
         j = json.load(open(os.path.join(d, "prtt.json")))
@@ -131,6 +163,7 @@ def analyse(d):
         "mode": m["mode"], "rate": float(m["rate"]), "tl": tl, "te": te,
         "base": base, "p50": pct(added, 50), "p95": pct(added, 95), "p99": pct(added, 99),
         "used": 100.0 * got / cap if cap else None, "recover": rec,
+        "recover_stall": rec_stall, "stalls": gaps,
         "irtt": [(t - tl, r) for t, r in irtt],
         "applied": [(t - tl, r) for t, r in applied],
         "rates": [(t - tl, r) for t, r in read_rate_log(d, float(m["rate"]))],
@@ -194,15 +227,18 @@ def main():
     if not runs:
         return 1
     L = ["| mode | sluice rate | idle RTT ms | added p50 / p95 / p99 ms | capacity used | "
-         "recoveries <= 0.5 s | passive RTT p50 vs ping p50 (loaded) |", "|---|---|---|---|---|---|---|"]
+         "recoveries <= 0.5 s | passive RTT p50 vs ping p50 (loaded) | probe stalls > 15 ms |",
+         "|---|---|---|---|---|---|---|---|"]
     for s in runs:
         rec = s["recover"]
         ok = sum(1 for r in rec if r <= 0.5)
-        L.append("| %s | %s | %s | %s / %s / %s | %s%% | %d of %d (median %s s, max %s s) | %s / %s ms |" % (
+        held = sum(1 for g in s["recover_stall"] if g is not None)
+        L.append("| %s | %s | %s | %s / %s / %s | %s%% | %d of %d (median %s s, max %s s%s) | %s / %s ms | %d |" % (
             s["mode"], "autorate" if s["rates"] else "%g Mbit/s" % s["rate"], fmt(s["base"]),
             fmt(s["p50"]), fmt(s["p95"]), fmt(s["p99"]), fmt(s["used"]), ok, len(rec),
             fmt(pct(rec, 50), 2), fmt(max(rec) if rec else None, 2),
-            fmt(s["prtt_p50_ms"]), fmt(s["ping_p50_ms"])))
+            "; %d of the slow with a probe stall" % held if held else "",
+            fmt(s["prtt_p50_ms"]), fmt(s["ping_p50_ms"]), len(s["stalls"])))
     open(os.path.join(out, "table.md"), "w").write("\n".join(L) + "\n")
     plot(out, runs)
     for s in runs:
@@ -210,6 +246,10 @@ def main():
         print("result %s p99_added_ms %s" % (s["mode"], fmt(s["p99"])))
         print("result %s capacity_used_pct %s" % (s["mode"], fmt(s["used"])))
         print("result %s recovery_s %s" % (s["mode"], " ".join("%.2f" % r for r in s["recover"])))
+        print("result %s probe_stalls %d" % (s["mode"], len(s["stalls"])))
+        for r, g in zip(s["recover"], s["recover_stall"]):
+            if g is not None:
+                print("note %s: the %.2f s recovery holds a %.1f ms probe stall" % (s["mode"], r, g))
     return 0
 
 

@@ -23,7 +23,10 @@
 #   result MODE p95_added_ms V
 #   result MODE p99_added_ms V
 #   result MODE capacity_used_pct V
-# and for autorate the recovery times after each capacity drop.
+# and for autorate the recovery times after each capacity drop; then
+#   result MODE probe_stalls N
+# (gaps of over 15 ms in irtt's 10 ms sends: the machine paused), with a
+# "note" line for each recovery over 0.5 s that holds one.
 set -u -o pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
