@@ -32,16 +32,6 @@ RECOVER_MS = 30.0
 STALL_MS = 15.0
 
 
-def read_sends(d):
-    """The wall times (s) at which irtt sent its probes, in order."""
-    try:
-        j = json.load(open(os.path.join(d, "irtt.json")))
-    except (OSError, ValueError):
-        return []
-    return sorted(rt["timestamps"]["client"]["send"]["wall"] / 1e9
-                  for rt in j.get("round_trips") or [])
-
-
 def stalls(sends, lo, hi):
     """[(start_s, ms)] of the gaps over STALL_MS between probe sends in
     [lo, hi)."""
@@ -138,7 +128,7 @@ def analyse(d):
             except (ValueError, KeyError):
                 pass
     cap = capacity_bits(applied, tl, tl + secs) * PAYLOAD if secs else 0.0
-    gaps = stalls(read_sends(d), tl + 1, te)
+    gaps = stalls(sorted(t for t, _ in irtt), tl + 1, te)
     rec, rec_stall = [], []
     for i in range(1, len(applied)):
         if applied[i][1] >= applied[i - 1][1]:
@@ -227,7 +217,7 @@ def main():
     if not runs:
         return 1
     L = ["| mode | sluice rate | idle RTT ms | added p50 / p95 / p99 ms | capacity used | "
-         "recoveries <= 0.5 s | passive RTT p50 vs ping p50 (loaded) | probe stalls > 15 ms |",
+         "recoveries <= 0.5 s | passive RTT p50 vs ping p50 (loaded) | probe stalls > %g ms |" % STALL_MS,
          "|---|---|---|---|---|---|---|---|"]
     for s in runs:
         rec = s["recover"]
