@@ -46,6 +46,9 @@ CYCLES_BASE=""                     # and the contender to compare them with
 STAGE_ACCOUNT=()                   # "contender stage baseline" triples: see stage_account()
 STAGE_RUNS=${BENCH_STAGE_RUNS:-5}  # runs of each with stage_cycles = on
 INSTR=0                            # --instructions: count under callgrind
+CACHE=0                            # --cache: and simulate the caches
+CACHE_D1=${BENCH_CACHE_D1:-49152,12,64}    # --cache: L1d bytes,ways,line
+CACHE_LL=${BENCH_CACHE_LL:-1048576,16,64}  # --cache: L2 (callgrind's LL)
 INSTR_SECS=${BENCH_INSTR_SECS:-4}  # forwarding under callgrind, seconds
 INSTR_TOP=${BENCH_INSTR_TOP:-12}   # sluice's costliest functions to print
 VALGRIND=${VALGRIND_BIN:-valgrind}
@@ -119,6 +122,15 @@ Modes:
                 --quick; last line "iratio mptcp_proxy_vs_bridge <v>";
                 both need root)
 
+  --cache MODE  --instructions, with callgrind's cache simulation: one
+                core's L1d (BENCH_CACHE_D1, 49152,12,64: bytes, ways,
+                line) and L2 (BENCH_CACHE_LL, 1048576,16,64), as this
+                VM's CPU (AMD family 26) has them; also prints "misses <contender> D1 <v> LL <v> per packet",
+                the data misses (reads and writes) at each level. The
+                simulation ignores prefetch instructions and the hardware
+                prefetchers, so it shows where lines are missed, not what
+                a miss costs. Repeats as the instruction counts do.
+
   mptcp         the kernel's MPTCP client over two paths (4 ports as 2
                 pairs, tests/e2e/mptcp_lib.sh; needs root): through a
                 plain sluice bridge (kernel MPTCP end to end) vs through
@@ -177,6 +189,7 @@ while [ $# -gt 0 ]; do
 	--warmup) WARMUP=${2:?}; shift ;;
 	--quick) ROUNDS=1; DURATION=1; WARMUP=0.5; QUICK=1; ROUNDS_SET=1 ;;
 	--instructions) INSTR=1 ;;
+	--cache) INSTR=1; CACHE=1 ;;
 	--order) ORDER=${2:?}; shift ;;
 	--burst) BURST=${2:?}; shift ;;
 	--lcores) CTRL_LCORE=${2%%,*}; FWD_LCORE=${2##*,}; shift ;;
@@ -191,6 +204,9 @@ while [ $# -gt 0 ]; do
 	shift
 done
 [ -n "$MODE" ] || misuse "no mode given"
+case "$CACHE:$MODE" in
+1:proxy|1:mptcp|1:scale) misuse "--cache: passthrough, aqm, aqm-prtt and tcpopt only" ;;
+esac
 [[ "$ROUNDS" =~ ^[1-9][0-9]*$ ]] || misuse "--rounds: '$ROUNDS' is not a positive integer"
 [[ "$DURATION" =~ ^[0-9]*\.?[0-9]+$ ]] || misuse "--duration: '$DURATION' is not a number of seconds"
 [[ "$WARMUP" =~ ^[0-9]*\.?[0-9]+$ ]] || misuse "--warmup: '$WARMUP' is not a number of seconds"
@@ -290,6 +306,10 @@ launch() {
 		APP_CG="$LOGDIR/$(printf '%02d' "$RUN_SEQ")-$label.callgrind"
 		# --fair-sched: the telemetry thread gets its turn.
 		wrap=("$VALGRIND" --tool=callgrind --fair-sched=yes --callgrind-out-file="$APP_CG")
+		# --cache: one core's L1d and L2 as this VM's CPU has them
+		# (AMD family 26: 48 KB, 12 ways; 1 MB, 16 ways).
+		[ "$CACHE" = 1 ] && wrap+=(--cache-sim=yes --I1=32768,8,64
+					   --D1="$CACHE_D1" --LL="$CACHE_LL")
 		case "$1" in
 		"$SLUICE") wrap+=(--toggle-collect=worker_main) ;;
 		"$SCHED_FWD") wrap+=(--toggle-collect=forward_loop) ;;
@@ -720,6 +740,22 @@ mode_proxy() {
 # cg_total FILE: the instructions a callgrind output file counted.
 cg_total() { sed -n 's/^totals: *\([0-9]*\).*/\1/p' "$1" | tail -n 1; }
 
+# cg_misses FILE: "D1 LL", the data misses (reads and writes) a callgrind
+# file with --cache-sim counted in each simulated level.
+cg_misses() {
+	"$PY" - "$1" <<'PYEOF'
+import sys
+ev, tot = [], []
+for line in open(sys.argv[1]):
+    if line.startswith("events:"):
+        ev = line.split()[1:]
+    elif line.startswith("totals:"):
+        tot = [int(x) for x in line.split()[1:]]
+v = dict(zip(ev, tot))
+print(v.get("D1mr", 0) + v.get("D1mw", 0), v.get("DLmr", 0) + v.get("DLmw", 0))
+PYEOF
+}
+
 # cg_top FILE PACKETS CONTENDER [UNIT]: the INSTR_TOP functions with the
 # most instructions of their own, per packet (or UNIT): perf/cg_top.py.
 cg_top() {
@@ -762,7 +798,7 @@ PYEOF
 # packets of a run that the load made short.
 INSTR_WINDOW=0
 instr_one() {
-	local c=$1 pkts ir f t
+	local c=$1 pkts ir f t cgf d1 ll
 	start_forwarding "$c" "$c-callgrind"
 	if [ "$INSTR_WINDOW" = 1 ] && [ "$APP_KIND" = sluice ]; then
 		callgrind_control -z "$APP_PID" >/dev/null 2>&1 || fail_run "$c: callgrind_control -z failed"
@@ -772,9 +808,9 @@ instr_one() {
 	case "$APP_KIND" in
 	sluice) pkts=$(sed -n 's/^totals rx=[0-9]* tx=\([0-9]*\).*/\1/p' "$APP_LOG" | tail -n 1)
 		[ "$INSTR_WINDOW" = 1 ] && pkts=$(cg_calls "$APP_CG" pkt_parse_full)
-		ir=$(cg_total "$APP_CG") ;;
+		ir=$(cg_total "$APP_CG"); cgf=$APP_CG ;;
 	sched_fwd) pkts=$(sed -n 's/^sched_fwd: rx=[0-9]* tx=\([0-9]*\).*/\1/p' "$APP_LOG" | tail -n 1)
-		ir=$(cg_total "$APP_CG") ;;
+		ir=$(cg_total "$APP_CG"); cgf=$APP_CG ;;
 	testpmd) pkts=$(sed -n 's/^ *TX-packets: *\([0-9]*\).*/\1/p' "$APP_LOG" | tail -n 1)
 		# Thread 1 is the main lcore (start-up, stats); the forwarding
 		# lcore is the busiest of the others.
@@ -782,7 +818,7 @@ instr_one() {
 		for f in "$APP_CG"-[0-9]*; do
 			[ "${f##*-}" = 01 ] && continue
 			t=$(cg_total "$f")
-			[ "${t:-0}" -gt "$ir" ] && ir=$t
+			[ "${t:-0}" -gt "$ir" ] && { ir=$t; cgf=$f; }
 		done ;;
 	esac
 	[ -n "$pkts" ] && [ "$pkts" -gt 0 ] && [ -n "$ir" ] && [ "$ir" -gt 0 ] ||
@@ -790,6 +826,12 @@ instr_one() {
 	IPP[$c]=$("$PY" "$HERE/stats.py" ratio "$ir" "$pkts" 1)
 	printf 'instructions %-22s %8s per packet  (%d instructions over %d packets)\n' \
 		"$c" "${IPP[$c]}" "$ir" "$pkts"
+	if [ "$CACHE" = 1 ]; then
+		read -r d1 ll < <(cg_misses "$cgf")
+		printf 'misses %-28s D1 %s LL %s per packet  (simulated: %d and %d over %d packets)\n' \
+			"$c" "$("$PY" "$HERE/stats.py" ratio "$d1" "$pkts" 2)" \
+			"$("$PY" "$HERE/stats.py" ratio "$ll" "$pkts" 2)" "$d1" "$ll" "$pkts"
+	fi
 	[ "$APP_KIND" = sluice ] && cg_top "$APP_CG" "$pkts" "$c"
 	return 0
 }
@@ -799,6 +841,7 @@ instr_main() {
 	command -v "$VALGRIND" >/dev/null || die "no $VALGRIND (apt-get install valgrind)"
 	declare -gA IPP=()
 	echo "bench: mode $MODE under callgrind, $INSTR_SECS s of forwarding per contender, burst $BURST"
+	[ "$CACHE" = 1 ] && echo "bench: caches simulated (bytes,ways,line): D1 $CACHE_D1, LL $CACHE_LL"
 	echo "bench: ${TRAFFIC_DESC:-net_null0/1$NULL_ARGS}"
 	echo "bench: counted: sluice's worker_main, sched_fwd's forward_loop, testpmd's forwarding thread; per packet sent"
 	for c in "${CONTENDERS[@]}"; do instr_one "$c"; done
