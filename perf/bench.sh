@@ -125,11 +125,13 @@ Modes:
   --cache MODE  --instructions, with callgrind's cache simulation: one
                 core's L1d (BENCH_CACHE_D1, 49152,12,64: bytes, ways,
                 line) and L2 (BENCH_CACHE_LL, 1048576,16,64), as this
-                VM's CPU (AMD family 26) has them; also prints "misses <contender> D1 <v> LL <v> per packet",
-                the data misses (reads and writes) at each level. The
-                simulation ignores prefetch instructions and the hardware
+                VM's CPU (AMD family 26) has them; also prints
+                "misses <contender> D1 <v> LL <v> per packet", the data
+                misses (reads and writes) at each level. The simulation
+                ignores prefetch instructions and the hardware
                 prefetchers, so it shows where lines are missed, not what
                 a miss costs. Repeats as the instruction counts do.
+                passthrough, aqm, aqm-prtt and tcpopt only.
 
   mptcp         the kernel's MPTCP client over two paths (4 ports as 2
                 pairs, tests/e2e/mptcp_lib.sh; needs root): through a
@@ -173,7 +175,8 @@ prtt_flows; the power of two >= 4 x BENCH_AQM_FLOWS, 65536).
 --instructions: BENCH_INSTR_SECS (4; 1 with --quick), BENCH_INSTR_TOP (12
 functions), VALGRIND_BIN, BENCH_TELEMETRY_TIMEOUT (20 s under valgrind),
 BENCH_PROXY_BYTES (40M; 4M with --quick), BENCH_MPTCP_INSTR_BYTES
-(20000000; 2000000 with --quick). mptcp mode: BENCH_MPTCP_ONLY=unshaped
+(20000000; 2000000 with --quick). --cache: BENCH_CACHE_D1 (49152,12,64),
+BENCH_CACHE_LL (1048576,16,64). mptcp mode: BENCH_MPTCP_ONLY=unshaped
 runs only the unshaped transfers.
 EOF
 }
