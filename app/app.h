@@ -16,6 +16,7 @@ struct sl_app {
 	uint16_t nb_ports;
 	struct port_info ports[SL_MAX_PORTS];
 	unsigned nb_workers;
+	bool steer;               /**< RSS by subscriber: stages own pipes by address */
 	struct worker *workers[RTE_MAX_LCORE];
 	struct rte_mempool *pool;
 	unsigned pool_baseline;   /**< mbufs in use after ports started */

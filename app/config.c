@@ -13,6 +13,11 @@
 #include "log.h"
 #include "stages.h"
 
+static const struct ini_enum rss_names[] = {
+	{ "auto", SL_RSS_AUTO }, { "flow", SL_RSS_FLOW },
+	{ "subscriber", SL_RSS_SUBSCRIBER }, { NULL, 0 },
+};
+
 /* [sluice]: the worker, its ports and its pool. Defaults as written in
  * config/sluice.ini (tests/pcap/test_config.py checks it against this). */
 static const struct ini_key sluice_keys[] = {
@@ -36,6 +41,8 @@ static const struct ini_key sluice_keys[] = {
 	  .def = "64", .unit = "tries", .doc = "retries of a full tx ring before packets are dropped" },
 	{ "stage_cycles", INI_KIND_BOOL, INI_AT(struct sl_config, stage_cycles),
 	  .def = "off", .doc = "time every stage with the TSC (telemetry /sluice/stages)" },
+	{ "rss", INI_KIND_ENUM, INI_AT(struct sl_config, rss), .names = rss_names,
+	  .def = "auto", .doc = "with 2+ workers, what RSS spreads by: auto, flow or subscriber" },
 };
 
 static const struct ini_enum action_names[] = {
@@ -78,10 +85,11 @@ sl_config_log(const struct sl_config *c)
 		if (c->stages->conf[m] != NULL && n < sizeof(stages))
 			n += (size_t)snprintf(stages + n, sizeof(stages) - n, " %s",
 					      sl_stage_modules[m]->name);
-	SL_LOG(config, DEBUG, "sluice: config: %s: burst %u, tx_drain_us %u, mbufs %u (cache %u), descriptors rx %u tx %u, max_frame %u, drain_timeout_ms %u, tx_retries %u, stage_cycles %s, non_ip %s, malformed %s; stages:%s",
+	SL_LOG(config, DEBUG, "sluice: config: %s: burst %u, tx_drain_us %u, mbufs %u (cache %u), descriptors rx %u tx %u, max_frame %u, drain_timeout_ms %u, tx_retries %u, stage_cycles %s, rss %s, non_ip %s, malformed %s; stages:%s",
 	       c->path[0] ? c->path : "built-in defaults", c->burst, c->tx_drain_us,
 	       c->mbufs, c->mbuf_cache, c->rx_desc, c->tx_desc, c->max_frame,
 	       c->drain_timeout_ms, c->tx_retries, c->stage_cycles ? "on" : "off",
+	       c->rss == SL_RSS_FLOW ? "flow" : c->rss == SL_RSS_SUBSCRIBER ? "subscriber" : "auto",
 	       c->non_ip == SL_ACTION_DROP ? "drop" : "forward",
 	       c->malformed == SL_ACTION_DROP ? "drop" : "forward",
 	       n ? stages : " none (a bridge)");

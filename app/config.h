@@ -14,6 +14,13 @@ enum sl_action {
 	SL_ACTION_DROP,        /**< drop and count */
 };
 
+/** [sluice] rss: what the ports' receive-side scaling spreads by. */
+enum sl_rss {
+	SL_RSS_AUTO = 0,   /**< subscriber where every port can, else flow */
+	SL_RSS_FLOW,       /**< the 5-tuple, symmetric */
+	SL_RSS_SUBSCRIBER, /**< the subscriber's IPv4 address (app/port.c) */
+};
+
 struct sl_stage_conf; /* per-stage parsed sections, see stages.h */
 
 /**
@@ -32,6 +39,7 @@ struct sl_config {
 	uint32_t drain_timeout_ms; /**< shutdown: how long queues may drain */
 	uint32_t tx_retries;       /**< tx attempts before a packet is dropped */
 	bool stage_cycles;         /**< time every stage call (TSC) */
+	enum sl_rss rss;           /**< what RSS spreads by, with 2+ workers */
 	enum sl_action non_ip;     /**< non-IP frames (ARP, LLDP, ...) */
 	enum sl_action malformed;  /**< frames with bad headers */
 	struct sl_stage_conf *stages; /**< owned; see stages.h */

@@ -166,6 +166,35 @@ build_workers(char *err, size_t errlen)
 	return 0;
 }
 
+/*
+ * [sluice] rss: whether every port spreads by subscriber. auto takes it
+ * where every port can; subscriber takes it anyway, and a port that
+ * cannot hash so is trusted to receive its traffic split that way
+ * already (a lab's generator), with a warning.
+ */
+static bool
+choose_steer(void)
+{
+	bool all = true;
+
+	if (sl_app.nb_workers < 2 || sl_app.cfg.rss == SL_RSS_FLOW)
+		return false;
+	for (uint16_t p = 0; p < sl_app.nb_ports; p++) {
+		if (port_can_steer(p))
+			continue;
+		all = false;
+		if (sl_app.cfg.rss == SL_RSS_SUBSCRIBER)
+			SL_LOG(main, WARNING,
+			       "sluice: port %u cannot hash on one IPv4 address (RSS L3_SRC_ONLY/L3_DST_ONLY): rss = subscriber takes its rx queues as split by subscriber already",
+			       p);
+	}
+	if (sl_app.cfg.rss == SL_RSS_SUBSCRIBER)
+		return true;
+	SL_LOG(main, INFO, "sluice: rss = auto: %s", all ? "by subscriber, every port can" :
+	       "by flow, not every port can hash on one address");
+	return all;
+}
+
 /* Worker i polls rx queue i of every port that has one. */
 static void
 assign_queues(void)
@@ -197,6 +226,7 @@ build_stages(char *err, size_t errlen)
 			.pool = sl_app.pool,
 			.tsc_hz = w->tsc_hz,
 			.tx_multiseg = true,
+			.steer = sl_app.steer,
 		};
 		for (uint16_t p = 0; p < sl_app.nb_ports; p++)
 			if (!sl_app.ports[p].tx_multiseg)
@@ -314,17 +344,25 @@ main(int argc, char **argv)
 		goto fail;
 	}
 
+	sl_app.steer = choose_steer();
 	for (uint16_t p = 0; p < sl_app.nb_ports; p++) {
 		if (port_setup(p, (uint16_t)sl_app.nb_workers,
 			       (uint16_t)sl_app.nb_workers, sl_app.pool,
-			       &sl_app.cfg, &sl_app.ports[p], err,
+			       &sl_app.cfg, sl_app.steer, &sl_app.ports[p], err,
 			       sizeof(err)) < 0)
 			goto fail;
 		const struct port_info *pi = &sl_app.ports[p];
 		SL_LOG(main, INFO, "sluice: port %u (%s) faces %s: %u rx / %u tx queues, mtu %u%s%s",
 		       p, pi->driver, p % 2 ? "internet" : "subscribers",
-		       pi->nb_rxq, pi->nb_txq, pi->mtu, pi->rss ? ", symmetric RSS" : "",
+		       pi->nb_rxq, pi->nb_txq, pi->mtu,
+		       pi->steer ? ", RSS by subscriber" : pi->rss ? ", symmetric RSS" : "",
 		       pi->scatter ? ", scatter" : "");
+		if (sl_app.steer && pi->nb_rxq < sl_app.nb_workers) {
+			snprintf(err, sizeof(err),
+				 "[sluice] rss = subscriber: port %u (%s) has %u rx queues for %u workers",
+				 p, pi->driver, pi->nb_rxq, sl_app.nb_workers);
+			goto fail;
+		}
 	}
 	assign_queues();
 	if (build_stages(err, sizeof(err)) < 0)

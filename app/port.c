@@ -4,6 +4,7 @@
 
 #include <rte_ethdev.h>
 
+#include "pkt.h"
 #include "port.h"
 
 /*
@@ -13,11 +14,55 @@
  * pattern from Woo & Park, "Scalable TCP Session Monitoring with Symmetric
  * Receive-side Scaling".
  */
-static uint8_t symmetric_rss_key[52];
+#define K2 0x6d, 0x5a
+#define K10 K2, K2, K2, K2, K2
+const uint8_t port_rss_key[PORT_RSS_KEY_LEN] = { K10, K10, K10, K10, K10, K2 };
+#undef K10
+#undef K2
+
+/* The hash types that steer by one address (src on 2k, dst on 2k+1). */
+#define STEER_TYPES (RTE_ETH_RSS_L3_SRC_ONLY | RTE_ETH_RSS_L3_DST_ONLY)
+
+unsigned
+port_steer_queue(const uint8_t addr[4], unsigned nb_queues)
+{
+	return (pkt_rss_hash(port_rss_key, addr, 4) % PORT_STEER_SPAN) % nb_queues;
+}
+
+bool
+port_can_steer(uint16_t port)
+{
+	struct rte_eth_dev_info di;
+
+	if (rte_eth_dev_info_get(port, &di) != 0)
+		return false;
+	return (di.flow_type_rss_offloads & STEER_TYPES) == STEER_TYPES &&
+	       (di.flow_type_rss_offloads & RTE_ETH_RSS_IPV4) != 0 &&
+	       di.reta_size >= PORT_STEER_SPAN;
+}
+
+/* Entry i of the redirection table to queue (i mod span) mod nb_rxq, so
+ * that a hash's queue is port_steer_queue()'s whatever the table's size. */
+static int
+steer_reta(uint16_t port, uint16_t reta_size, uint16_t nb_rxq)
+{
+	struct rte_eth_rss_reta_entry64 reta[512 / RTE_ETH_RETA_GROUP_SIZE];
+
+	if (reta_size > 512 || reta_size % RTE_ETH_RETA_GROUP_SIZE != 0)
+		return -EINVAL;
+	memset(reta, 0, sizeof(reta));
+	for (uint16_t i = 0; i < reta_size; i++) {
+		struct rte_eth_rss_reta_entry64 *g = &reta[i / RTE_ETH_RETA_GROUP_SIZE];
+
+		g->mask |= 1ull << (i % RTE_ETH_RETA_GROUP_SIZE);
+		g->reta[i % RTE_ETH_RETA_GROUP_SIZE] = (uint16_t)((i % PORT_STEER_SPAN) % nb_rxq);
+	}
+	return rte_eth_dev_rss_reta_update(port, reta, reta_size);
+}
 
 int
 port_setup(uint16_t port, uint16_t nb_rxq, uint16_t nb_txq,
-	   struct rte_mempool *pool, const struct sl_config *cfg,
+	   struct rte_mempool *pool, const struct sl_config *cfg, bool steer,
 	   struct port_info *info, char *err, size_t errlen)
 {
 	struct rte_eth_dev_info di;
@@ -43,17 +88,25 @@ port_setup(uint16_t port, uint16_t nb_rxq, uint16_t nb_txq,
 
 	memset(&conf, 0, sizeof(conf));
 	if (nb_rxq > 1 && di.flow_type_rss_offloads != 0) {
-		for (size_t i = 0; i < sizeof(symmetric_rss_key); i += 2) {
-			symmetric_rss_key[i] = 0x6d;
-			symmetric_rss_key[i + 1] = 0x5a;
-		}
 		conf.rxmode.mq_mode = RTE_ETH_MQ_RX_RSS;
-		conf.rx_adv_conf.rss_conf.rss_key = symmetric_rss_key;
+		conf.rx_adv_conf.rss_conf.rss_key = (uint8_t *)(uintptr_t)port_rss_key;
 		conf.rx_adv_conf.rss_conf.rss_key_len =
 			di.hash_key_size ? di.hash_key_size : 40;
 		conf.rx_adv_conf.rss_conf.rss_hf = di.flow_type_rss_offloads &
 			(RTE_ETH_RSS_IP | RTE_ETH_RSS_TCP | RTE_ETH_RSS_UDP);
 		info->rss = true;
+		/* By subscriber: one address of every IP packet, the
+		 * subscriber's, on both sides of the pair. */
+		if (steer && port_can_steer(port)) {
+			conf.rx_adv_conf.rss_conf.rss_hf |= port % 2 == 0 ?
+				RTE_ETH_RSS_L3_SRC_ONLY : RTE_ETH_RSS_L3_DST_ONLY;
+			info->steer = true;
+		}
+	}
+	if (di.hash_key_size > PORT_RSS_KEY_LEN) {
+		snprintf(err, errlen, "port %u (%s): RSS key of %u bytes, sluice has %u",
+			 port, di.driver_name, di.hash_key_size, PORT_RSS_KEY_LEN);
+		return -1;
 	}
 
 	/* Jumbo frames: scatter into chained mbufs where the device can;
@@ -124,6 +177,14 @@ port_setup(uint16_t port, uint16_t nb_rxq, uint16_t nb_txq,
 		snprintf(err, errlen, "port %u (%s): start failed: %s", port,
 			 di.driver_name, rte_strerror(-rc));
 		return -1;
+	}
+	if (info->steer) {
+		rc = steer_reta(port, di.reta_size, nb_rxq);
+		if (rc != 0) {
+			snprintf(err, errlen, "port %u (%s): redirection table of %u entries: %s",
+				 port, di.driver_name, di.reta_size, rte_strerror(-rc));
+			return -1;
+		}
 	}
 	/* A bridge must see every frame, whatever its MAC. */
 	(void)rte_eth_promiscuous_enable(port);

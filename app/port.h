@@ -3,6 +3,7 @@
 #define SLUICE_APP_PORT_H
 
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include <rte_mempool.h>
@@ -15,20 +16,45 @@ struct port_info {
 	uint16_t nb_txq;
 	uint16_t mtu;
 	bool rss;
+	bool steer;        /**< RSS by the subscriber's address (port_can_steer()) */
 	bool scatter;
 	bool tx_multiseg;  /**< sends chained mbufs (RTE_ETH_TX_OFFLOAD_MULTI_SEGS) */
 	char driver[32];
 };
 
+/** Bytes of the RSS key (the largest a device may ask for). */
+#define PORT_RSS_KEY_LEN 52
+
+/** The symmetric RSS key every port gets (0x6d5a repeated). */
+extern const uint8_t port_rss_key[PORT_RSS_KEY_LEN];
+
+/** Steering by subscriber repeats the first this many entries of every
+ * port's redirection table. */
+#define PORT_STEER_SPAN 64u
+
+/**
+ * The rx queue, of nb_queues, that a port steering by subscriber gives
+ * the IPv4 address addr (network byte order): (Toeplitz hash of addr mod
+ * PORT_STEER_SPAN) mod nb_queues. The aqm stage gives the subscriber's
+ * pipes to that worker.
+ */
+unsigned port_steer_queue(const uint8_t addr[4], unsigned nb_queues);
+
+/** Whether a port can hash on one IPv4 address (L3_SRC_ONLY and
+ * L3_DST_ONLY) and has a redirection table of PORT_STEER_SPAN or more. */
+bool port_can_steer(uint16_t port);
+
 /**
  * Configure and start a port with nb_rxq rx queues (capped at what the
  * device has) and exactly nb_txq tx queues (one per worker).
  * RSS, when more than one rx queue is used, uses a symmetric key so both
- * directions of a flow land on the same queue index on both ports.
+ * directions of a flow land on the same queue index on both ports. With
+ * steer, a port that can (port_can_steer()) hashes only the subscriber's
+ * address: the source on even ports, the destination on odd ones.
  * @return 0, or -1 with err filled.
  */
 int port_setup(uint16_t port, uint16_t nb_rxq, uint16_t nb_txq,
-	       struct rte_mempool *pool, const struct sl_config *cfg,
+	       struct rte_mempool *pool, const struct sl_config *cfg, bool steer,
 	       struct port_info *info, char *err, size_t errlen);
 
 #endif

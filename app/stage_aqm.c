@@ -18,7 +18,12 @@
  *
  * Ownership: every worker holds the same subscriber table (same prefixes,
  * applied in the same order, so the same pipe ids), but only the owner of
- * a pipe, handoff_owner(id) (app/handoff.h), ever queues packets in it.
+ * a pipe, aqm_pipe_owner() of its id, ever queues packets in it: the
+ * worker whose rx queues the ports give the subscriber's IPv4 address
+ * when they steer by subscriber ([sluice] rss, app/port.c), else
+ * handoff_owner(id) (app/handoff.h). Each worker keeps its own copy of
+ * the owners, set as it applies a change: a pipe keeps its owner for its
+ * life, and a reused id gets one for its new subscriber.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -34,6 +39,7 @@
 
 #include "pkt.h"
 #include "stage_aqm.h"
+#include "port.h"
 #include "stage_aqm_priv.h"
 
 /* ------------------------------------------------------------------ */
@@ -137,7 +143,7 @@ aqm_stage_burst(void *ctx, const struct stage_burst *b,
 				prtt_fast_prefetch(&pf, id);
 			/* Pipe ids are the same on every worker; one owns each. */
 			if (likely(single ||
-				   (owner = handoff_owner(id, nb_workers)) == me ||
+				   (owner = aqm_pipe_owner(w->owner, id, nb_workers)) == me ||
 				   stopping)) {
 				local[nl] = m;
 				pipes[nl++] = id;
@@ -286,7 +292,32 @@ aqm_stage_destroy(void *ctx)
 	aqm_ar_free(w->ar);
 	aqm_subs_free(w->subs);
 	rte_free(w->del_tags);
+	rte_free(w->owner);
+	rte_free(w->owner_tag);
 	rte_free(w);
+}
+
+void
+aqm_owner_fill(struct aqm_worker *w, const struct aqm_sub_entry *e, uint32_t n)
+{
+	if (w->owner == NULL)
+		return;
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t id = aqm_subs_find(w->subs, &e[i]);
+		uint32_t tag;
+
+		if (id == 0)
+			continue;
+		tag = aqm_subs_pipe_tag(w->subs, id);
+		if (w->owner_tag[id] == tag)
+			continue; /* lives on, or a later prefix of its group */
+		w->owner_tag[id] = tag;
+		/* IPv6: the NIC hashes whole addresses, which a prefix
+		 * does not pin down; its packets reach whichever worker. */
+		w->owner[id] = (uint8_t)(e[i].family == 4 ?
+			port_steer_queue(e[i].addr, w->nb_workers) :
+			handoff_owner(id, w->nb_workers));
+	}
 }
 
 static const struct stage_ops aqm_stage_ops = {
@@ -379,9 +410,24 @@ aqm_create(const void *conf, const struct stage_env *env, struct stage *out)
 	w->subs = aqm_subs_create(&sp);
 	w->del_tags = rte_malloc_socket("aqm_del_tags", (size_t)c->max_subs * sizeof(uint32_t),
 					0, env->socket);
-	if (w->subs == NULL || w->del_tags == NULL) {
+	if (env->steer && env->nb_workers > 1) {
+		/* Tags start at UINT32_MAX, which no incarnation has. */
+		w->owner = rte_malloc_socket("aqm_owner", (size_t)c->max_subs + 1, 0, env->socket);
+		w->owner_tag = rte_malloc_socket("aqm_owner_tag",
+						 ((size_t)c->max_subs + 1) * sizeof(uint32_t),
+						 0, env->socket);
+		if (w->owner != NULL && w->owner_tag != NULL) {
+			memset(w->owner_tag, 0xff, ((size_t)c->max_subs + 1) * sizeof(uint32_t));
+			for (uint32_t id = 0; id <= c->max_subs; id++)
+				w->owner[id] = (uint8_t)handoff_owner(id, env->nb_workers);
+		}
+	}
+	if (w->subs == NULL || w->del_tags == NULL ||
+	    (env->steer && env->nb_workers > 1 && (w->owner == NULL || w->owner_tag == NULL))) {
 		aqm_subs_free(w->subs);
 		rte_free(w->del_tags);
+		rte_free(w->owner);
+		rte_free(w->owner_tag);
 		w->subs = NULL;
 		rc = -rte_errno;
 		rte_ring_free(w->mailbox);
@@ -405,6 +451,7 @@ aqm_create(const void *conf, const struct stage_env *env, struct stage *out)
 		rte_free(w);
 		return rc;
 	}
+	aqm_owner_fill(w, c->subs, c->nsubs);
 	aqm_ar_subs_applied(w->ar, w->subs, c->subs, c->nsubs);
 	aqm_ar_slots(w->ar, &w->prtt_pf);
 	out->ops = &aqm_stage_ops;

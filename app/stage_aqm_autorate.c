@@ -234,6 +234,7 @@ struct ar_pipe {
 
 struct aqm_ar {
 	unsigned worker, nb_workers;
+	const uint8_t *owner;        /* the worker's pipe owners (aqm_pipe_owner()) */
 	struct aqm_ar_conf c;
 	struct autorate_params ap[2];
 	struct prtt *prtt;           /* rte_malloc'ed */
@@ -283,6 +284,7 @@ aqm_ar_create(struct aqm_worker *w, const struct aqm_ar_conf *c,
 		return -ENOMEM;
 	a->worker = env->worker;
 	a->nb_workers = env->nb_workers;
+	a->owner = w->owner;
 	a->c = *c;
 	a->npipes_max = max_subs + 1; /* pipe 0: the default pipe */
 	prtt_params_default(&pp);
@@ -680,7 +682,7 @@ aqm_ar_poll(struct aqm_ar *a, struct aqm_worker *w, uint64_t now_ns)
 			a->cursor = 0;
 		if (id >= npipes)
 			continue;
-		if (a->nb_workers > 1 && handoff_owner(id, a->nb_workers) != a->worker)
+		if (a->nb_workers > 1 && aqm_pipe_owner(a->owner, id, a->nb_workers) != a->worker)
 			continue;
 		if (!aqm_sched_pipe_live(aqm_subs_sched(w->subs, AQM_DIR_DOWN), id))
 			continue; /* a removed subscriber's id, free */
@@ -851,7 +853,7 @@ tel_prtt_sub(const char *cmd, const char *params, struct rte_tel_data *d)
 		const struct aqm_ar *a = ar_g.a[w];
 		if (a == NULL || id >= a->npipes_max)
 			continue;
-		if (a->nb_workers > 1 && handoff_owner((uint32_t)id, a->nb_workers) != a->worker)
+		if (a->nb_workers > 1 && aqm_pipe_owner(a->owner, (uint32_t)id, a->nb_workers) != a->worker)
 			continue;
 		char name[64];
 		aqm_ctl_pipe_name((uint32_t)id, name, sizeof(name));

@@ -109,6 +109,7 @@ aqm_ctl_apply(void *ctx, struct ctl_change *cc, char *err, size_t errlen)
 			for (uint32_t i = 0; i < c->ndels; i++)
 				if (aqm_subs_pipe_of_tag(w->subs, w->del_tags[i]) < 0)
 					aqm_ar_pipe_removed(w->ar, w->del_tags[i] & 0xffffff);
+			aqm_owner_fill(w, c->subs, c->nsubs);
 			aqm_ar_subs_applied(w->ar, w->subs, c->subs, c->nsubs);
 		}
 	}
@@ -777,7 +778,7 @@ tel_pipe(const char *cmd, const char *params, struct rte_tel_data *d)
 	rte_tel_data_start_dict(d);
 	rte_tel_data_add_dict_u64(d, "id", id);
 	rte_tel_data_add_dict_string(d, "prefix", pfx);
-	rte_tel_data_add_dict_u64(d, "owner_worker", handoff_owner(id, aqm_g.nb_workers));
+	rte_tel_data_add_dict_u64(d, "owner_worker", aqm_pipe_owner(aqm_g.w[0]->owner, id, aqm_g.nb_workers));
 	rte_tel_data_add_dict_u64(d, "gen", aqm_subs_pipe_tag(aqm_g.w[0]->subs, id) >> 24);
 	rte_tel_data_add_dict_u64(d, "rate_down", down);
 	rte_tel_data_add_dict_u64(d, "rate_up", up);
@@ -805,7 +806,7 @@ tel_pipe(const char *cmd, const char *params, struct rte_tel_data *d)
 			tel_tins(c, (enum aqm_diffserv)aqm_g.running->diffserv, tt, (unsigned)nt);
 		/* What CoDel runs with at this rate (codel_rate_aware). */
 		struct aqm_codel_params cp;
-		if (aqm_sched_pipe_codel_params(aqm_subs_sched(aqm_g.w[handoff_owner(id, aqm_g.nb_workers)]->subs,
+		if (aqm_sched_pipe_codel_params(aqm_subs_sched(aqm_g.w[aqm_pipe_owner(aqm_g.w[0]->owner, id, aqm_g.nb_workers)]->subs,
 							       (enum aqm_dir)dir), id, &cp) == 0) {
 			rte_tel_data_add_dict_u64(c, "codel_target_us", cp.target_ns / 1000);
 			rte_tel_data_add_dict_u64(c, "codel_interval_us", cp.interval_ns / 1000);

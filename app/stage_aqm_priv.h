@@ -167,7 +167,27 @@ struct aqm_worker {
 	struct aqm_ar *ar;               /* passive RTT + autorate, or NULL */
 	struct prtt_fast prtt_pf;        /* its slots (NULL: none), to prefetch */
 	uint32_t *del_tags;              /* max_subs: a change's removed pipes */
+	/* Steered by subscriber (stage_env.steer): pipe id -> its worker,
+	 * and the incarnation (aqm_subs_pipe_tag()) it was set for; max_subs
+	 * + 1 each. NULL: handoff_owner(). */
+	uint8_t *owner;
+	uint32_t *owner_tag;
 };
+
+/*
+ * The worker that owns pipe id. With the ports steering by subscriber,
+ * the one whose rx queue the NIC gives the subscriber's IPv4 address
+ * (aqm_owner_fill()); else handoff_owner() of the id.
+ */
+static inline unsigned
+aqm_pipe_owner(const uint8_t *owner, uint32_t id, unsigned nb_workers)
+{
+	return owner != NULL ? owner[id] : handoff_owner(id, nb_workers);
+}
+
+/* Owners of the pipes a change (or the boot table) just made: a new
+ * pipe's from its first entry; a pipe that lives on keeps its own. */
+void aqm_owner_fill(struct aqm_worker *w, const struct aqm_sub_entry *e, uint32_t n);
 
 /* ------------------------------------------------------------------ */
 /* Control side (stage_aqm_control.c).                                 */

@@ -27,6 +27,10 @@ struct stage_env {
 	uint16_t nb_pairs;      /**< port pairs */
 	struct rte_mempool *pool; /**< for packets the stage creates */
 	bool tx_multiseg;       /**< every port sends chained mbufs */
+	/** Every port's rx queue i carries the subscribers that
+	 * port_steer_queue() gives queue i (app/port.h): a stage gives each
+	 * IPv4 subscriber's state to that worker. */
+	bool steer;
 	uint64_t tsc_hz;
 };
 

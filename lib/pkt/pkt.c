@@ -549,3 +549,24 @@ pkt_tuple_hash(const struct pkt_meta *meta, uint32_t seed)
 	uint32_t h = rte_hash_crc_4byte(lo, seed ^ meta->l4_proto);
 	return rte_hash_crc_4byte(hi, h);
 }
+
+uint32_t
+pkt_rss_hash(const uint8_t *key, const uint8_t *data, uint32_t len)
+{
+	/* The key's 32-bit window at the current bit, and the key's next
+	 * byte to shift in behind it. */
+	uint32_t win = (uint32_t)key[0] << 24 | (uint32_t)key[1] << 16 |
+		       (uint32_t)key[2] << 8 | key[3];
+	uint32_t h = 0;
+
+	for (uint32_t i = 0; i < len; i++) {
+		uint8_t next = key[i + 4];
+
+		for (int b = 7; b >= 0; b--) {
+			if (data[i] & (1u << b))
+				h ^= win;
+			win = win << 1 | (uint32_t)((next >> b) & 1);
+		}
+	}
+	return h;
+}

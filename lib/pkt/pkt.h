@@ -226,6 +226,19 @@ const char *pkt_err_name(enum pkt_err e);
 uint32_t pkt_tuple_hash(const struct pkt_meta *meta, uint32_t seed);
 
 /**
+ * The Toeplitz hash that receive-side scaling computes (Microsoft's RSS
+ * specification): for every bit of data set, counted from the most
+ * significant bit of data[0], the 32 bits of key that start at that bit
+ * are XORed into the result. This is what a NIC computes over the fields
+ * its hash type selects, so software can tell which rx queue a packet
+ * will reach (app/port.c steers by subscriber with it).
+ * @param key     at least len + 4 bytes
+ * @param data    the hashed fields, in network byte order, in the order
+ *                the NIC takes them (source address before destination)
+ */
+uint32_t pkt_rss_hash(const uint8_t *key, const uint8_t *data, uint32_t len);
+
+/**
  * The flow hash of a parsed frame: pkt_tuple_hash(meta, 0) for an IP frame
  * (even a malformed one hashes what was found, so a queue can still place
  * it), 0 otherwise. Computed on first use and kept in meta->flow_hash

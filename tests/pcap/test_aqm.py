@@ -577,6 +577,70 @@ def test_two_workers_hand_packets_to_the_owner_and_account_for_every_one():
     assert handed > 0 and taken == handed, out
 
 
+def toeplitz(key, data):
+    """RSS's Toeplitz hash, written from Microsoft's RSS specification
+    independently of sluice's lib/pkt pkt_rss_hash()."""
+    k, klen, h = int.from_bytes(key, "big"), len(key) * 8, 0
+    for bit in range(len(data) * 8):
+        if data[bit // 8] & (0x80 >> (bit % 8)):
+            h ^= (k >> (klen - 32 - bit)) & 0xFFFFFFFF
+    return h
+
+
+MS_RSS_KEY = bytes.fromhex("6d5a56da255b0ec24167253d43a38fb0d0ca2bcb"
+                           "ae7b30b477cb2da38030f20c6a42b73bbeac01fa")
+# The published IPv4-only hash of 66.9.149.187 -> 161.142.100.80.
+assert toeplitz(MS_RSS_KEY, bytes((66, 9, 149, 187, 161, 142, 100, 80))) == 0x323E8FC2
+SLUICE_RSS_KEY = bytes([0x6D, 0x5A] * 26)  # app/port.c
+
+
+def steer_queue(addr, queues):
+    """The rx queue a port steering by subscriber gives an IPv4 address
+    ([sluice] rss = subscriber): hash mod 64 through the table sluice
+    writes, then mod the queues."""
+    return (toeplitz(SLUICE_RSS_KEY, bytes(int(b) for b in addr.split("."))) % 64) % queues
+
+
+def test_rss_by_subscriber_keeps_every_packet_on_the_worker_that_owns_its_pipes():
+    """Two workers, 48 subscribers, traffic both ways split into the two rx
+    queues of each port as a NIC steering by subscriber would split it.
+    With [sluice] rss = subscriber no packet crosses a hand-off ring and
+    every one comes out in its flow's order; with rss = flow (pipes owned
+    by a hash of their id) the same split hands a good share over."""
+    subs = ["198.18.1.%d" % i for i in range(1, 49)]
+    csv = "".join("%s/32,100mbit,100mbit\n" % a for a in subs)
+    ups, downs = [[], []], [[], []]
+    for k in range(6):
+        for i, a in enumerate(subs):
+            q = steer_queue(a, 2)
+            ups[q].append(up4(src=a, sport=40000 + i, size=200, seq=k))
+            downs[q].append(down4(dst=a, dport=40000 + i, size=200, seq=k))
+    assert min(len(ups[0]), len(ups[1])) > len(subs)  # both workers busy
+    total = 2 * 6 * len(subs)
+    res = {}
+    for mode in ("subscriber", "flow"):
+        cfg = ("[sluice]\nrss = %s\n[aqm]\nports = 0\nqdisc = fq_codel\n"
+               "default = pass\nsubscribers = subs.csv\n" % mode)
+        r = run([ups, downs], cfg, lcores="0,1", queues=2, files={"subs.csv": csv})
+        h.assert_clean_exit(r)
+        res[mode] = r
+        out = len(r.outs[0]) + len(r.outs[1])
+        assert out + r.drops("up") + r.drops("down") == total, r.stdout
+        assert r.drops("up") + r.drops("down") == 0, r.stdout
+        last = {}
+        for f in r.outs[0] + r.outs[1]:
+            key, seq = seq_of(f)
+            assert seq > last.get(key, -1), "flow %r: %d after %d" % (key, seq, last[key])
+            last[key] = seq
+    st = res["subscriber"]
+    assert "rss = subscriber takes its rx queues as split by subscriber" in st.stderr, st.stderr
+    for d in ("up", "down"):
+        assert st.aqm(d, "handoffs") + st.aqm(d, "handoff_drops") == 0, st.stdout
+    fl = res["flow"]
+    handed = sum(fl.aqm(d, "handoffs") for d in ("up", "down"))
+    assert handed > total // 8, fl.stdout
+
+
 def test_bad_aqm_values_exit_2_naming_file_line_and_key():
     h.assert_config_error("[aqm]\ndefault = pipe\nrate_down = fast\n", 3, "rate_down", "not a rate")
     h.assert_config_error("[aqm]\nflows = 1000\n", 2, "flows", "power of two")

@@ -393,6 +393,33 @@ test_classify_parses_and_counts_until_a_chained_or_oversize_frame(void **state)
 	assert_int_equal(non_ip, 6);
 }
 
+/* Microsoft's RSS verification suite ("Verifying the RSS Hash
+ * Calculation"): its key, and the IPv4-only and IPv4/TCP hashes of its
+ * first two rows. */
+static void
+test_rss_hash_gives_the_published_values(void **state)
+{
+	static const uint8_t key[40] = {
+		0x6d, 0x5a, 0x56, 0xda, 0x25, 0x5b, 0x0e, 0xc2, 0x41, 0x67,
+		0x25, 0x3d, 0x43, 0xa3, 0x8f, 0xb0, 0xd0, 0xca, 0x2b, 0xcb,
+		0xae, 0x7b, 0x30, 0xb4, 0x77, 0xcb, 0x2d, 0xa3, 0x80, 0x30,
+		0xf2, 0x0c, 0x6a, 0x42, 0xb7, 0x3b, 0xbe, 0xac, 0x01, 0xfa,
+	};
+	/* source 66.9.149.187:2794, destination 161.142.100.80:1766 */
+	static const uint8_t r1[12] = { 66, 9, 149, 187, 161, 142, 100, 80,
+					 2794 >> 8, 2794 & 255, 1766 >> 8, 1766 & 255 };
+	/* source 199.92.111.2:14230, destination 65.69.140.83:4739 */
+	static const uint8_t r2[12] = { 199, 92, 111, 2, 65, 69, 140, 83,
+					 14230 >> 8, 14230 & 255, 4739 >> 8, 4739 & 255 };
+	(void)state;
+
+	assert_int_equal(pkt_rss_hash(key, r1, 8), 0x323e8fc2);
+	assert_int_equal(pkt_rss_hash(key, r1, 12), 0x51ccc178);
+	assert_int_equal(pkt_rss_hash(key, r2, 8), 0xd718262a);
+	assert_int_equal(pkt_rss_hash(key, r2, 12), 0xc626b0ea);
+	assert_int_equal(pkt_rss_hash(key, r1, 0), 0);
+}
+
 int
 main(void)
 {
@@ -408,6 +435,7 @@ main(void)
 		cmocka_unit_test(test_the_flow_hash_separates_flows_and_joins_directions),
 		cmocka_unit_test(test_error_names_are_stable),
 		cmocka_unit_test(test_classify_parses_and_counts_until_a_chained_or_oversize_frame),
+		cmocka_unit_test(test_rss_hash_gives_the_published_values),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
