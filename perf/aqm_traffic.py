@@ -3,7 +3,7 @@
 """Traffic and subscriber table for `perf/bench.sh aqm`.
 
     aqm_traffic.py OUTDIR [--flows N] [--subscribers S] [--size B]
-                          [--rate R] [--seed X] [--queues Q [--by owner]]
+                          [--rate R] [--seed X] [--queues Q [--by owner|subscriber]]
                           [--dscp-mix] [--tcp [--segments K]]
 
 Writes, deterministically (same arguments, same bytes):
@@ -33,7 +33,11 @@ repeated) of the IPv4 addresses and UDP ports, modulo Q (the default
 redirection table). With --by owner a subscriber's frames all go to the
 queue of the worker that owns its pipe (app/handoff.h handoff_owner() of
 the pipe id, row i + PIPE_ID_BASE), so none crosses a hand-off ring: the
-baseline that shows what the hand-off costs.
+baseline that shows what the hand-off costs. With --by subscriber they go
+where a NIC steering by subscriber puts them ([sluice] rss = subscriber,
+app/port.c): queue = (Toeplitz hash of the subscriber's address alone mod
+64) mod Q, the queue whose worker sluice then gives the subscriber's
+pipes.
 
 With --tcp (perf/bench.sh aqm-prtt), the frames are TCP instead, the way
 a bulk download looks to passive RTT (lib/prtt): down.pcap holds K
@@ -93,9 +97,17 @@ def handoff_owner(key, workers):
     return (h * workers) >> 32
 
 
+STEER_SPAN = 64  # app/port.h PORT_STEER_SPAN
+
+
 def flow_queue(f, subs, queues, by):
     if by == "owner":
         return handoff_owner(f % subs + PIPE_ID_BASE, queues)
+    if by == "subscriber":
+        # A NIC steering by subscriber (sluice's [sluice] rss =
+        # subscriber): the hash of the subscriber's address alone,
+        # through the redirection table sluice writes.
+        return (toeplitz(RSS_KEY, sub_addr(f % subs)) % STEER_SPAN) % queues
     src = bytes((198, 19, (f >> 8) & 255, f & 255))
     dst = sub_addr(f % subs)
     ports = struct.pack("!HH", 1024 + f % 50000, 443)
@@ -170,7 +182,7 @@ def main():
     ap.add_argument("--rate", default="10gbit")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--queues", type=int, default=0)
-    ap.add_argument("--by", choices=("rss", "owner"), default="rss")
+    ap.add_argument("--by", choices=("rss", "owner", "subscriber"), default="rss")
     ap.add_argument("--dscp-mix", action="store_true")
     ap.add_argument("--tcp", action="store_true")
     ap.add_argument("--segments", type=int, default=3)

@@ -102,8 +102,10 @@ Modes:
                 queues per port (RSS configured), testpmd io given the same
                 cores (1 and 2 forwarding lcores), and the aqm traffic split
                 over 2 rx queues as symmetric RSS would split it, and split
-                by pipe owner (no hand-off) for comparison; prints the share
-                of packets that crossed a hand-off ring; last two lines:
+                by pipe owner (no hand-off) for comparison, and by
+                subscriber with [sluice] rss = subscriber (a NIC steering
+                by the subscriber's address); prints the share of packets
+                that crossed a hand-off ring; last two lines:
                 ratio scale_passthrough_2v1 <2 workers pps / 1 worker pps>
                 ratio scale_aqm_2v1 <2 workers pps / 1 worker pps>
 
@@ -671,36 +673,48 @@ aqm_2w() { # label split
 }
 start_aqm_sluice_2w() { aqm_2w "$1" rss; }
 start_aqm_sluice_2w_owner() { aqm_2w "$1" owner; }
+# The traffic split as a NIC steering by subscriber splits it, and sluice
+# told so ([sluice] rss = subscriber): it gives each subscriber's pipes to
+# the worker its packets reach.
+start_aqm_sluice_2w_subscriber() {
+	VDEVS=("net_null0,no-rx=1" "net_pcap1,rx_pcap=$AQM_DIR/subscriber/down-q0.pcap,rx_pcap=$AQM_DIR/subscriber/down-q1.pcap,infinite_rx=1")
+	SLUICE_LCORES=$CTRL_LCORE,$FWD_LCORE
+	start_sluice "$1" "$AQM_DIR/sluice-aqm-steer.ini"
+}
 
 mode_scale() {
 	local by
 	mode_aqm # its traffic, configuration and pool size
 	CONTENDERS=(pt_sluice_1w pt_sluice_2w pt_testpmd_1c pt_testpmd_2c
-		    aqm_sluice_1w aqm_sluice_2w aqm_sluice_2w_owner)
+		    aqm_sluice_1w aqm_sluice_2w aqm_sluice_2w_owner
+		    aqm_sluice_2w_subscriber)
 	EXTRA_RATIOS=(scale_testpmd_2v1 pt_testpmd_2c pt_testpmd_1c
 		      passthrough_vs_testpmd_1w pt_sluice_1w pt_testpmd_1c
 		      passthrough_vs_testpmd_2w pt_sluice_2w pt_testpmd_2c
 		      scale_aqm_owner_2v1 aqm_sluice_2w_owner aqm_sluice_1w
 		      aqm_handoff_vs_owner aqm_sluice_2w aqm_sluice_2w_owner
+		      scale_aqm_subscriber_2v1 aqm_sluice_2w_subscriber aqm_sluice_1w
 		      scale_passthrough_2v1 pt_sluice_2w pt_sluice_1w)
 	RATIO_NAME=scale_aqm_2v1
 	RATIO_NUM=aqm_sluice_2w
 	RATIO_DEN=aqm_sluice_1w
 	REPORT_CYCLES=0
-	for by in rss owner; do
+	sed 's/^\[sluice\]$/[sluice]\nrss = subscriber/' "$AQM_DIR/sluice-aqm.ini" \
+		>"$AQM_DIR/sluice-aqm-steer.ini"
+	for by in rss owner subscriber; do
 		"$PY" "$HERE/aqm_traffic.py" "$AQM_DIR/$by" --flows "$AQM_FLOWS" \
 			--subscribers "$AQM_SUBS" --rate "$AQM_RATE" --size "$AQM_SIZE" \
 			--queues 2 --by "$by" >/dev/null || die "cannot write the aqm traffic split by $by"
 	done
 	POST_ROUNDS=scale_handoffs
-	TRAFFIC_DESC="passthrough: net_null0/1, 1 or 2 queues each; aqm: $AQM_FLOWS UDP flows to $AQM_SUBS subscribers ($AQM_SIZE B) replayed by net_pcap1 (1 queue, or 2 split by symmetric RSS or by pipe owner) into net_null0 (no rx); $MBUFS mbufs; 1 worker on lcore $FWD_LCORE, 2 workers on lcores $CTRL_LCORE,$FWD_LCORE (main lcore = worker 0 on $CTRL_LCORE)"
+	TRAFFIC_DESC="passthrough: net_null0/1, 1 or 2 queues each; aqm: $AQM_FLOWS UDP flows to $AQM_SUBS subscribers ($AQM_SIZE B) replayed by net_pcap1 (1 queue, or 2 split by symmetric RSS, by pipe owner, or by subscriber as [sluice] rss = subscriber steers) into net_null0 (no rx); $MBUFS mbufs; 1 worker on lcore $FWD_LCORE, 2 workers on lcores $CTRL_LCORE,$FWD_LCORE (main lcore = worker 0 on $CTRL_LCORE)"
 }
 
 # What share of the aqm traffic crossed a hand-off ring with 2 workers:
 # the exit reports' "aqm dir=down ... handoffs=" against "totals rx=".
 scale_handoffs() {
 	local c f
-	for c in aqm_sluice_2w aqm_sluice_2w_owner; do
+	for c in aqm_sluice_2w aqm_sluice_2w_owner aqm_sluice_2w_subscriber; do
 		cat "$LOGDIR"/*-"$c".log 2>/dev/null | "$PY" -c '
 import re, sys
 ho = rx = drops = 0
