@@ -96,10 +96,13 @@ port_setup(uint16_t port, uint16_t nb_rxq, uint16_t nb_txq,
 			(RTE_ETH_RSS_IP | RTE_ETH_RSS_TCP | RTE_ETH_RSS_UDP);
 		info->rss = true;
 		/* By subscriber: one address of every IP packet, the
-		 * subscriber's, on both sides of the pair. */
+		 * subscriber's, on both sides of the pair. Only the IP hash
+		 * types: with a TCP or UDP type the ports would be hashed
+		 * too, and a subscriber's flows spread again. */
 		if (steer && port_can_steer(port)) {
-			conf.rx_adv_conf.rss_conf.rss_hf |= port % 2 == 0 ?
-				RTE_ETH_RSS_L3_SRC_ONLY : RTE_ETH_RSS_L3_DST_ONLY;
+			conf.rx_adv_conf.rss_conf.rss_hf =
+				(di.flow_type_rss_offloads & RTE_ETH_RSS_IP) |
+				(port % 2 == 0 ? RTE_ETH_RSS_L3_SRC_ONLY : RTE_ETH_RSS_L3_DST_ONLY);
 			info->steer = true;
 		}
 	}
