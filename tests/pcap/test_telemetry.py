@@ -215,6 +215,8 @@ def test_ports_impair_and_tcpopt_answer_null_to_a_parameter_that_is_not_a_pair_o
             for junk in JUNK + ["2", "0 ", "0,1", "0x0"]:
                 assert s.ask(cmd + "," + junk) is None, "%s,%r" % (cmd, junk)
         assert set(s.ask("/sluice/ports,1")) == {"1"}
+        one = s.ask("/sluice/ports,1")["1"]
+        assert one["rss"] == "none" and one["rx_queues"] == 1, one  # one worker
         assert len(s.ask("/sluice/ports")) == 2
         assert s.ask("/sluice/impair,0") is not None
         assert s.ask("/sluice/tcpopt,0") is not None
