@@ -20,6 +20,9 @@ const uint8_t port_rss_key[PORT_RSS_KEY_LEN] = { K10, K10, K10, K10, K10, K2 };
 #undef K10
 #undef K2
 
+/* The largest redirection table written (ice has 2048 entries). */
+#define STEER_RETA_MAX 4096
+
 /* The hash types that steer by one address (src on 2k, dst on 2k+1). */
 #define STEER_TYPES (RTE_ETH_RSS_L3_SRC_ONLY | RTE_ETH_RSS_L3_DST_ONLY)
 
@@ -38,7 +41,8 @@ port_can_steer(uint16_t port)
 		return false;
 	return (di.flow_type_rss_offloads & STEER_TYPES) == STEER_TYPES &&
 	       (di.flow_type_rss_offloads & RTE_ETH_RSS_IPV4) != 0 &&
-	       di.reta_size >= PORT_STEER_SPAN;
+	       di.reta_size >= PORT_STEER_SPAN && di.reta_size <= STEER_RETA_MAX &&
+	       di.reta_size % RTE_ETH_RETA_GROUP_SIZE == 0;
 }
 
 /* Entry i of the redirection table to queue (i mod span) mod nb_rxq, so
@@ -46,9 +50,9 @@ port_can_steer(uint16_t port)
 static int
 steer_reta(uint16_t port, uint16_t reta_size, uint16_t nb_rxq)
 {
-	struct rte_eth_rss_reta_entry64 reta[512 / RTE_ETH_RETA_GROUP_SIZE];
+	struct rte_eth_rss_reta_entry64 reta[STEER_RETA_MAX / RTE_ETH_RETA_GROUP_SIZE];
 
-	if (reta_size > 512 || reta_size % RTE_ETH_RETA_GROUP_SIZE != 0)
+	if (reta_size > STEER_RETA_MAX || reta_size % RTE_ETH_RETA_GROUP_SIZE != 0)
 		return -EINVAL;
 	memset(reta, 0, sizeof(reta));
 	for (uint16_t i = 0; i < reta_size; i++) {
