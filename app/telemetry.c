@@ -129,7 +129,6 @@ tel_ports(const char *cmd, const char *params, struct rte_tel_data *d)
 		rte_tel_data_add_dict_string(c, "rss",
 			sl_app.ports[p].nb_rxq < 2 ? "none" :
 			sl_app.steer ? "subscriber" : "flow");
-		rte_tel_data_add_dict_u64(c, "rx_queues", sl_app.ports[p].nb_rxq);
 		rte_tel_data_add_dict_u64(c, "rx", rx);
 		rte_tel_data_add_dict_u64(c, "tx", tx);
 		rte_tel_data_add_dict_u64(c, "tx_dropped", txd);
@@ -138,15 +137,6 @@ tel_ports(const char *cmd, const char *params, struct rte_tel_data *d)
 			rte_tel_data_add_dict_u64(c, "dev_ierrors", es.ierrors);
 			rte_tel_data_add_dict_u64(c, "dev_rx_nombuf", es.rx_nombuf);
 			rte_tel_data_add_dict_u64(c, "dev_oerrors", es.oerrors);
-			/* Per rx queue, where the device counts them: how
-			 * evenly RSS spreads the workers' load. */
-			for (uint16_t q = 0; q < sl_app.ports[p].nb_rxq &&
-			     q < RTE_ETHDEV_QUEUE_STAT_CNTRS; q++) {
-				char qn[24];
-
-				snprintf(qn, sizeof(qn), "dev_rx_q%u", q);
-				rte_tel_data_add_dict_u64(c, qn, es.q_ipackets[q]);
-			}
 		}
 		char name[16];
 		snprintf(name, sizeof(name), "%u", p);
