@@ -42,7 +42,7 @@ static const struct ini_key sluice_keys[] = {
 	{ "stage_cycles", INI_KIND_BOOL, INI_AT(struct sl_config, stage_cycles),
 	  .def = "off", .doc = "time every stage with the TSC (telemetry /sluice/stages)" },
 	{ "rss", INI_KIND_ENUM, INI_AT(struct sl_config, rss), .names = rss_names,
-	  .def = "auto", .doc = "with 2+ workers, what RSS spreads by: auto, flow or subscriber" },
+	  .def = "flow", .doc = "with 2+ workers, what RSS spreads by: flow, subscriber or auto" },
 };
 
 static const struct ini_enum action_names[] = {
