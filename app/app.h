@@ -17,6 +17,7 @@ struct sl_app {
 	struct port_info ports[SL_MAX_PORTS];
 	unsigned nb_workers;
 	bool steer;               /**< RSS by subscriber: stages own pipes by address */
+	bool steer_v6;            /**< ... IPv6 ones by their /64 too */
 	struct worker *workers[RTE_MAX_LCORE];
 	struct rte_mempool *pool;
 	unsigned pool_baseline;   /**< mbufs in use after ports started */

@@ -227,6 +227,7 @@ build_stages(char *err, size_t errlen)
 			.tsc_hz = w->tsc_hz,
 			.tx_multiseg = true,
 			.steer = sl_app.steer,
+			.steer_v6 = sl_app.steer_v6,
 		};
 		for (uint16_t p = 0; p < sl_app.nb_ports; p++)
 			if (!sl_app.ports[p].tx_multiseg)
@@ -345,6 +346,13 @@ main(int argc, char **argv)
 	}
 
 	sl_app.steer = choose_steer();
+	/* IPv6 by /64 where every port that hashes by subscriber also
+	 * hashes the /64 (a port trusted to be split already is taken as
+	 * split that way too). */
+	sl_app.steer_v6 = sl_app.steer;
+	for (uint16_t p = 0; p < sl_app.nb_ports && sl_app.steer_v6; p++)
+		if (port_can_steer(p) && !port_can_steer_v6(p))
+			sl_app.steer_v6 = false;
 	for (uint16_t p = 0; p < sl_app.nb_ports; p++) {
 		if (port_setup(p, (uint16_t)sl_app.nb_workers,
 			       (uint16_t)sl_app.nb_workers, sl_app.pool,
@@ -355,7 +363,8 @@ main(int argc, char **argv)
 		SL_LOG(main, INFO, "sluice: port %u (%s) faces %s: %u rx / %u tx queues, mtu %u%s%s",
 		       p, pi->driver, p % 2 ? "internet" : "subscribers",
 		       pi->nb_rxq, pi->nb_txq, pi->mtu,
-		       pi->steer ? ", RSS by subscriber" : pi->rss ? ", symmetric RSS" : "",
+		       pi->steer_v6 ? ", RSS by subscriber (IPv6 by /64)" :
+		       pi->steer ? ", RSS by subscriber (IPv4)" : pi->rss ? ", symmetric RSS" : "",
 		       pi->scatter ? ", scatter" : "");
 		if (sl_app.steer && pi->nb_rxq < sl_app.nb_workers) {
 			snprintf(err, sizeof(err),

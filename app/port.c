@@ -32,6 +32,23 @@ port_steer_queue(const uint8_t addr[4], unsigned nb_queues)
 	return (pkt_rss_hash(port_rss_key, addr, 4) % PORT_STEER_SPAN) % nb_queues;
 }
 
+unsigned
+port_steer_queue_v6(const uint8_t addr[16], unsigned nb_queues)
+{
+	return (pkt_rss_hash(port_rss_key, addr, 8) % PORT_STEER_SPAN) % nb_queues;
+}
+
+bool
+port_can_steer_v6(uint16_t port)
+{
+	struct rte_eth_dev_info di;
+
+	if (rte_eth_dev_info_get(port, &di) != 0)
+		return false;
+	return (di.flow_type_rss_offloads & RTE_ETH_RSS_L3_PRE64) != 0 &&
+	       (di.flow_type_rss_offloads & RTE_ETH_RSS_IPV6) != 0;
+}
+
 bool
 port_can_steer(uint16_t port)
 {
@@ -108,6 +125,12 @@ port_setup(uint16_t port, uint16_t nb_rxq, uint16_t nb_txq,
 				(di.flow_type_rss_offloads & RTE_ETH_RSS_IP) |
 				(port % 2 == 0 ? RTE_ETH_RSS_L3_SRC_ONLY : RTE_ETH_RSS_L3_DST_ONLY);
 			info->steer = true;
+			/* IPv6: the /64 of that address, where the port can
+			 * (a phone's addresses share its /64). */
+			if (port_can_steer_v6(port)) {
+				conf.rx_adv_conf.rss_conf.rss_hf |= RTE_ETH_RSS_L3_PRE64;
+				info->steer_v6 = true;
+			}
 		}
 	}
 	if (di.hash_key_size > PORT_RSS_KEY_LEN) {

@@ -17,6 +17,7 @@ struct port_info {
 	uint16_t mtu;
 	bool rss;
 	bool steer;        /**< RSS by the subscriber's address (port_can_steer()) */
+	bool steer_v6;     /**< ... and IPv6 by its /64 (port_can_steer_v6()) */
 	bool scatter;
 	bool tx_multiseg;  /**< sends chained mbufs (RTE_ETH_TX_OFFLOAD_MULTI_SEGS) */
 	char driver[32];
@@ -39,6 +40,17 @@ extern const uint8_t port_rss_key[PORT_RSS_KEY_LEN];
  * pipes to that worker.
  */
 unsigned port_steer_queue(const uint8_t addr[4], unsigned nb_queues);
+
+/**
+ * The same for an IPv6 address, on ports that hash only its /64 prefix
+ * (RTE_ETH_RSS_L3_PRE64): the Toeplitz hash of its first 8 bytes, which
+ * is also that of the whole address with its last 64 bits zeroed (bits
+ * that are 0 add nothing to the hash).
+ */
+unsigned port_steer_queue_v6(const uint8_t addr[16], unsigned nb_queues);
+
+/** Whether a port can hash IPv6 on the /64 prefix of one address. */
+bool port_can_steer_v6(uint16_t port);
 
 /** Whether a port can hash on one IPv4 address (L3_SRC_ONLY and
  * L3_DST_ONLY) and has a redirection table of PORT_STEER_SPAN or more. */

@@ -312,11 +312,16 @@ aqm_owner_fill(struct aqm_worker *w, const struct aqm_sub_entry *e, uint32_t n)
 		if (w->owner_tag[id] == tag)
 			continue; /* lives on, or a later prefix of its group */
 		w->owner_tag[id] = tag;
-		/* IPv6: the NIC hashes whole addresses, which a prefix
-		 * does not pin down; its packets reach whichever worker. */
-		w->owner[id] = (uint8_t)(e[i].family == 4 ?
-			port_steer_queue(e[i].addr, w->nb_workers) :
-			handoff_owner(id, w->nb_workers));
+		/* IPv6 by its /64 where the ports hash that (a prefix of
+		 * /64 or longer pins it down); else the NIC hashes whole
+		 * addresses, which a prefix does not pin down: its packets
+		 * reach whichever worker. */
+		if (e[i].family == 4)
+			w->owner[id] = (uint8_t)port_steer_queue(e[i].addr, w->nb_workers);
+		else if (w->steer_v6 && e[i].depth >= 64)
+			w->owner[id] = (uint8_t)port_steer_queue_v6(e[i].addr, w->nb_workers);
+		else
+			w->owner[id] = (uint8_t)handoff_owner(id, w->nb_workers);
 	}
 }
 
@@ -375,6 +380,7 @@ aqm_create(const void *conf, const struct stage_env *env, struct stage *out)
 	w->nb_workers = env->nb_workers;
 	w->pairs = c->ports;
 	w->bypass = c->bypass;
+	w->steer_v6 = env->steer_v6;
 	w->conf = aqm_ctl_running();
 	handoff_port_init(aqm_mesh, env->worker, &w->hp,
 			  (struct rte_ring **)(w + 1));

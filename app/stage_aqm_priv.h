@@ -172,6 +172,7 @@ struct aqm_worker {
 	 * + 1 each. NULL: handoff_owner(). */
 	uint8_t *owner;
 	uint32_t *owner_tag;
+	bool steer_v6;                   /* IPv6 pipes by their /64 (stage_env) */
 };
 
 /*

@@ -31,6 +31,9 @@ struct stage_env {
 	 * port_steer_queue() gives queue i (app/port.h): a stage gives each
 	 * IPv4 subscriber's state to that worker. */
 	bool steer;
+	/** With steer, IPv6 too: queue i carries the /64s that
+	 * port_steer_queue_v6() gives it. */
+	bool steer_v6;
 	uint64_t tsc_hz;
 };
 

@@ -9,6 +9,7 @@ from 198.18.0.0/15 and 2001:db8::/32.
 import os
 import re
 import shutil
+import socket
 import struct
 import subprocess
 import tempfile
@@ -595,28 +596,43 @@ SLUICE_RSS_KEY = bytes([0x6D, 0x5A] * 26)  # app/port.c
 
 
 def steer_queue(addr, queues):
-    """The rx queue a port steering by subscriber gives an IPv4 address
+    """The rx queue a port steering by subscriber gives an address
     ([sluice] rss = subscriber): hash mod 64 through the table sluice
-    writes, then mod the queues."""
+    writes, then mod the queues. IPv4: the whole address; IPv6: its /64
+    (RTE_ETH_RSS_L3_PRE64)."""
+    if ":" in addr:
+        return (toeplitz(SLUICE_RSS_KEY, socket.inet_pton(socket.AF_INET6, addr)[:8]) % 64) % queues
     return (toeplitz(SLUICE_RSS_KEY, bytes(int(b) for b in addr.split("."))) % 64) % queues
 
 
 def test_rss_by_subscriber_keeps_every_packet_on_the_worker_that_owns_its_pipes():
-    """Two workers, 48 subscribers, traffic both ways split into the two rx
-    queues of each port as a NIC steering by subscriber would split it.
+    """Two workers, 48 IPv4 subscribers and 16 IPv6 /64s, traffic both ways
+    split into the two rx queues of each port as a NIC steering by
+    subscriber would split it.
     With [sluice] rss = subscriber no packet crosses a hand-off ring and
     every one comes out in its flow's order; with rss = flow (pipes owned
     by a hash of their id) the same split hands a good share over."""
     subs = ["198.18.1.%d" % i for i in range(1, 49)]
+    # IPv6 subscribers by /64: each of a phone's addresses (the last 64
+    # bits differ) reaches the queue of its /64.
+    subs6 = ["2001:db8:0:%x::" % i for i in range(1, 17)]
     csv = "".join("%s/32,100mbit,100mbit\n" % a for a in subs)
+    csv += "".join("%s/64,100mbit,100mbit\n" % a for a in subs6)
     ups, downs = [[], []], [[], []]
     for k in range(6):
         for i, a in enumerate(subs):
             q = steer_queue(a, 2)
             ups[q].append(up4(src=a, sport=40000 + i, size=200, seq=k))
             downs[q].append(down4(dst=a, dport=40000 + i, size=200, seq=k))
+        for i, p in enumerate(subs6):
+            a = p + "%x:%x" % (k + 1, 7 * i + 3)  # a new address each round
+            q = steer_queue(a, 2)
+            ups[q].append(Ether(src=C_MAC, dst=S_MAC) / IPv6(src=a, dst=NET6) /
+                          UDP(sport=41000 + i, dport=5001) / Raw(struct.pack("!I", k) + b"v" * 196))
+            downs[q].append(Ether(src=S_MAC, dst=C_MAC) / IPv6(src=NET6, dst=a) /
+                            UDP(sport=443, dport=41000 + i) / Raw(struct.pack("!I", k) + b"w" * 196))
     assert min(len(ups[0]), len(ups[1])) > len(subs)  # both workers busy
-    total = 2 * 6 * len(subs)
+    total = 2 * 6 * (len(subs) + len(subs6))
     res = {}
     for mode in ("subscriber", "flow"):
         cfg = ("[sluice]\nrss = %s\n[aqm]\nports = 0\nqdisc = fq_codel\n"
