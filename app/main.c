@@ -167,32 +167,39 @@ build_workers(char *err, size_t errlen)
 }
 
 /*
- * [sluice] rss: whether every port spreads by subscriber. auto takes it
- * where every port can; subscriber takes it anyway, and a port that
- * cannot hash so is trusted to receive its traffic split that way
- * already (a lab's generator), with a warning.
+ * [sluice] rss: whether every port spreads by subscriber (sl_app.steer),
+ * and IPv6 by /64 too (sl_app.steer_v6). auto takes it where every port
+ * can; subscriber takes it anyway, and a port that cannot hash so is
+ * trusted to receive its traffic split that way already (a lab's
+ * generator, IPv6 by /64 too), with a warning. IPv6 goes by /64 where
+ * every port that hashes by subscriber can hash the /64.
  */
-static bool
+static void
 choose_steer(void)
 {
-	bool all = true;
+	bool all = true, v6 = true;
 
+	sl_app.steer = sl_app.steer_v6 = false;
 	if (sl_app.nb_workers < 2 || sl_app.cfg.rss == SL_RSS_FLOW)
-		return false;
+		return;
 	for (uint16_t p = 0; p < sl_app.nb_ports; p++) {
-		if (port_can_steer(p))
+		bool pv6;
+
+		if (port_can_steer(p, &pv6)) {
+			v6 = v6 && pv6;
 			continue;
+		}
 		all = false;
 		if (sl_app.cfg.rss == SL_RSS_SUBSCRIBER)
 			SL_LOG(main, WARNING,
 			       "sluice: port %u cannot hash on one IPv4 address (RSS L3_SRC_ONLY/L3_DST_ONLY): rss = subscriber takes its rx queues as split by subscriber already",
 			       p);
 	}
-	if (sl_app.cfg.rss == SL_RSS_SUBSCRIBER)
-		return true;
-	SL_LOG(main, INFO, "sluice: rss = auto: %s", all ? "by subscriber, every port can" :
-	       "by flow, not every port can hash on one address");
-	return all;
+	if (sl_app.cfg.rss == SL_RSS_AUTO)
+		SL_LOG(main, INFO, "sluice: rss = auto: %s", all ? "by subscriber, every port can" :
+		       "by flow, not every port can hash on one address");
+	sl_app.steer = sl_app.cfg.rss == SL_RSS_SUBSCRIBER || all;
+	sl_app.steer_v6 = sl_app.steer && v6;
 }
 
 /* Worker i polls rx queue i of every port that has one. */
@@ -345,14 +352,7 @@ main(int argc, char **argv)
 		goto fail;
 	}
 
-	sl_app.steer = choose_steer();
-	/* IPv6 by /64 where every port that hashes by subscriber also
-	 * hashes the /64 (a port trusted to be split already is taken as
-	 * split that way too). */
-	sl_app.steer_v6 = sl_app.steer;
-	for (uint16_t p = 0; p < sl_app.nb_ports && sl_app.steer_v6; p++)
-		if (port_can_steer(p) && !port_can_steer_v6(p))
-			sl_app.steer_v6 = false;
+	choose_steer();
 	for (uint16_t p = 0; p < sl_app.nb_ports; p++) {
 		if (port_setup(p, (uint16_t)sl_app.nb_workers,
 			       (uint16_t)sl_app.nb_workers, sl_app.pool,

@@ -38,28 +38,29 @@ port_steer_queue_v6(const uint8_t addr[16], unsigned nb_queues)
 	return (pkt_rss_hash(port_rss_key, addr, 8) % PORT_STEER_SPAN) % nb_queues;
 }
 
-bool
-port_can_steer_v6(uint16_t port)
+/* What di's port can steer by: IPv4 by one address (true), and with it
+ * IPv6 by that address's /64 (*v6). */
+static bool
+steer_caps(const struct rte_eth_dev_info *di, bool *v6)
 {
-	struct rte_eth_dev_info di;
+	const uint64_t t = di->flow_type_rss_offloads;
+	bool v4 = (t & STEER_TYPES) == STEER_TYPES && (t & RTE_ETH_RSS_IPV4) != 0 &&
+		  di->reta_size >= PORT_STEER_SPAN && di->reta_size <= STEER_RETA_MAX &&
+		  di->reta_size % RTE_ETH_RETA_GROUP_SIZE == 0;
 
-	if (rte_eth_dev_info_get(port, &di) != 0)
-		return false;
-	return (di.flow_type_rss_offloads & RTE_ETH_RSS_L3_PRE64) != 0 &&
-	       (di.flow_type_rss_offloads & RTE_ETH_RSS_IPV6) != 0;
+	*v6 = v4 && (t & RTE_ETH_RSS_L3_PRE64) != 0 && (t & RTE_ETH_RSS_IPV6) != 0;
+	return v4;
 }
 
 bool
-port_can_steer(uint16_t port)
+port_can_steer(uint16_t port, bool *v6)
 {
 	struct rte_eth_dev_info di;
 
+	*v6 = false;
 	if (rte_eth_dev_info_get(port, &di) != 0)
 		return false;
-	return (di.flow_type_rss_offloads & STEER_TYPES) == STEER_TYPES &&
-	       (di.flow_type_rss_offloads & RTE_ETH_RSS_IPV4) != 0 &&
-	       di.reta_size >= PORT_STEER_SPAN && di.reta_size <= STEER_RETA_MAX &&
-	       di.reta_size % RTE_ETH_RETA_GROUP_SIZE == 0;
+	return steer_caps(&di, v6);
 }
 
 /* Entry i of the redirection table to queue (i mod span) mod nb_rxq, so
@@ -120,17 +121,15 @@ port_setup(uint16_t port, uint16_t nb_rxq, uint16_t nb_txq,
 		 * subscriber's, on both sides of the pair. Only the IP hash
 		 * types: with a TCP or UDP type the ports would be hashed
 		 * too, and a subscriber's flows spread again. */
-		if (steer && port_can_steer(port)) {
+		if (steer && steer_caps(&di, &info->steer_v6)) {
 			conf.rx_adv_conf.rss_conf.rss_hf =
 				(di.flow_type_rss_offloads & RTE_ETH_RSS_IP) |
 				(port % 2 == 0 ? RTE_ETH_RSS_L3_SRC_ONLY : RTE_ETH_RSS_L3_DST_ONLY);
 			info->steer = true;
 			/* IPv6: the /64 of that address, where the port can
 			 * (a phone's addresses share its /64). */
-			if (port_can_steer_v6(port)) {
+			if (info->steer_v6)
 				conf.rx_adv_conf.rss_conf.rss_hf |= RTE_ETH_RSS_L3_PRE64;
-				info->steer_v6 = true;
-			}
 		}
 	}
 	if (di.hash_key_size > PORT_RSS_KEY_LEN) {

@@ -17,7 +17,7 @@ struct port_info {
 	uint16_t mtu;
 	bool rss;
 	bool steer;        /**< RSS by the subscriber's address (port_can_steer()) */
-	bool steer_v6;     /**< ... and IPv6 by its /64 (port_can_steer_v6()) */
+	bool steer_v6;     /**< ... and IPv6 by its /64 */
 	bool scatter;
 	bool tx_multiseg;  /**< sends chained mbufs (RTE_ETH_TX_OFFLOAD_MULTI_SEGS) */
 	char driver[32];
@@ -49,12 +49,13 @@ unsigned port_steer_queue(const uint8_t addr[4], unsigned nb_queues);
  */
 unsigned port_steer_queue_v6(const uint8_t addr[16], unsigned nb_queues);
 
-/** Whether a port can hash IPv6 on the /64 prefix of one address. */
-bool port_can_steer_v6(uint16_t port);
-
-/** Whether a port can hash on one IPv4 address (L3_SRC_ONLY and
- * L3_DST_ONLY) and has a redirection table of PORT_STEER_SPAN or more. */
-bool port_can_steer(uint16_t port);
+/**
+ * Whether a port can hash on one IPv4 address (L3_SRC_ONLY and
+ * L3_DST_ONLY, with a redirection table sluice can write, of
+ * PORT_STEER_SPAN entries or more); *v6 tells whether it can hash IPv6
+ * on that address's /64 too (L3_PRE64).
+ */
+bool port_can_steer(uint16_t port, bool *v6);
 
 /**
  * Configure and start a port with nb_rxq rx queues (capped at what the

@@ -416,7 +416,8 @@ aqm_create(const void *conf, const struct stage_env *env, struct stage *out)
 	w->subs = aqm_subs_create(&sp);
 	w->del_tags = rte_malloc_socket("aqm_del_tags", (size_t)c->max_subs * sizeof(uint32_t),
 					0, env->socket);
-	if (env->steer && env->nb_workers > 1) {
+	const bool steered = env->steer && env->nb_workers > 1;
+	if (steered) {
 		/* Tags start at UINT32_MAX, which no incarnation has. */
 		w->owner = rte_malloc_socket("aqm_owner", (size_t)c->max_subs + 1, 0, env->socket);
 		w->owner_tag = rte_malloc_socket("aqm_owner_tag",
@@ -429,7 +430,7 @@ aqm_create(const void *conf, const struct stage_env *env, struct stage *out)
 		}
 	}
 	if (w->subs == NULL || w->del_tags == NULL ||
-	    (env->steer && env->nb_workers > 1 && (w->owner == NULL || w->owner_tag == NULL))) {
+	    (steered && (w->owner == NULL || w->owner_tag == NULL))) {
 		aqm_subs_free(w->subs);
 		rte_free(w->del_tags);
 		rte_free(w->owner);

@@ -12,6 +12,7 @@ import shutil
 import socket
 import struct
 import subprocess
+import sys
 import tempfile
 
 from scapy.all import IP, UDP, Ether, IPv6, Raw, TCP
@@ -578,15 +579,10 @@ def test_two_workers_hand_packets_to_the_owner_and_account_for_every_one():
     assert handed > 0 and taken == handed, out
 
 
-def toeplitz(key, data):
-    """RSS's Toeplitz hash, written from Microsoft's RSS specification
-    independently of sluice's lib/pkt pkt_rss_hash()."""
-    k, klen, h = int.from_bytes(key, "big"), len(key) * 8, 0
-    for bit in range(len(data) * 8):
-        if data[bit // 8] & (0x80 >> (bit % 8)):
-            h ^= (k >> (klen - 32 - bit)) & 0xFFFFFFFF
-    return h
-
+# RSS's Toeplitz hash as the bench's traffic generator computes it, in
+# Python, apart from sluice's lib/pkt pkt_rss_hash().
+sys.path.insert(0, os.path.join(REPO, "perf"))
+from aqm_traffic import toeplitz  # noqa: E402
 
 MS_RSS_KEY = bytes.fromhex("6d5a56da255b0ec24167253d43a38fb0d0ca2bcb"
                            "ae7b30b477cb2da38030f20c6a42b73bbeac01fa")
