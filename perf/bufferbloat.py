@@ -470,6 +470,11 @@ def table(summaries):
     L.append("Bulk flows' smoothed RTT (the senders' `ss -ti` srtt, every %s s in both "
              "namespaces from 1 s into the load; upload flows send from the client, "
              "download flows from the server), ms:" % os.environ.get("BB_SS_INTERVAL", "0.2"))
+    rb = [(s["meta"].get("rcvbuf_up", "0"), s["meta"].get("rcvbuf_down", "0")) for s in summaries]
+    if any(r != ("0", "0") for r in rb):
+        L.append("")
+        L.append("Receive windows clamped at the hosts (`--rcvbuf`, tcp_rmem max, bytes): "
+                 "upload receivers %s, download receivers %s (0: the kernel's own)." % rb[0])
     L.append("")
     L.append("| mode | senders | tcp_ecn | [aqm] extra | dir | samples | p50 | p95 | max |")
     L.append("|---|---|---:|---|---|---:|---:|---:|---:|")

@@ -47,6 +47,15 @@ BB_AQM_EXTRA=${BB_AQM_EXTRA:-}
 # Every bulk flow's smoothed RTT, sampled with `ss -ti` in both namespaces
 # this often from 1 s into the load (seconds).
 BB_SS_INTERVAL=${BB_SS_INTERVAL:-0.2}
+# The receivers' largest TCP receive buffer (net.ipv4.tcp_rmem's default
+# and max), in bytes: in the server namespace for the uploads, in the
+# client's for the downloads. Linux advertises about half of it, so this
+# clamps each flow's receive window at the hosts, which caps what any
+# sender has in flight, whatever its congestion control. 0 = the kernel's
+# own (autotuning up to 6 MB). A lab knob: it shows what a window clamp
+# would do, sluice has none.
+BB_RCVBUF_UP=${BB_RCVBUF_UP:-0}
+BB_RCVBUF_DOWN=${BB_RCVBUF_DOWN:-0}
 
 # CPUs for the load generators and probes: every CPU we may use except
 # sluice's lcore, so that our own traffic does not take sluice's CPU (the
@@ -141,10 +150,20 @@ bb_kbytes() {
 		"$BB_PY" -c 'import json,sys; print(json.load(sys.stdin)[0]["stats64"][sys.argv[1]]["bytes"])' "$2"
 }
 
+# _bb_rcvbuf NS BYTES: the receive-buffer clamp of BB_RCVBUF_UP/DOWN.
+_bb_rcvbuf() {
+	[ "$2" -gt 0 ] || return 0
+	ip netns exec "$1" sysctl -qw net.ipv4.tcp_rmem="4096 $2 $2"
+}
+
 # bb_start_servers: one irtt server and one iperf3 server per flow, in the
 # server namespace, for the whole run (iperf3 serves tests one at a time).
 bb_start_servers() {
 	local i port
+	# Before any socket exists: an accepted socket keeps its listener's
+	# buffer, and autotuning only ever grows it.
+	_bb_rcvbuf "$NS_SRV" "$BB_RCVBUF_UP" || e2e_die "sysctl tcp_rmem failed in $NS_SRV"
+	_bb_rcvbuf "$NS_CLI" "$BB_RCVBUF_DOWN" || e2e_die "sysctl tcp_rmem failed in $NS_CLI"
 	ip netns exec "$NS_SRV" $(_bb_pin) irtt server -b "$SRV4:$BB_IRTT_PORT" -i 0 -d 0 \
 		</dev/null >"$E2E_TMP/irtt-server.log" 2>&1 &
 	E2E_PIDS+=("$!")
@@ -281,6 +300,8 @@ bb_run_mode() {
 		echo "irtt_interval=$BB_IRTT_INTERVAL"
 		echo "ping_interval=$BB_PING_INTERVAL"
 		echo "cc=$BB_CC"
+		echo "rcvbuf_up=$BB_RCVBUF_UP"
+		echo "rcvbuf_down=$BB_RCVBUF_DOWN"
 		echo "tcp_ecn=$ecn"
 		echo "aqm_extra=$BB_AQM_EXTRA"
 		echo "t0=$t0"
