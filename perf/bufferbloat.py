@@ -470,6 +470,11 @@ def table(summaries):
     L.append("Bulk flows' smoothed RTT (the senders' `ss -ti` srtt, every %s s in both "
              "namespaces from 1 s into the load; upload flows send from the client, "
              "download flows from the server), ms:" % os.environ.get("BB_SS_INTERVAL", "0.2"))
+    pd = m0.get("path_delay_ms", "0")
+    if pd not in ("", "0"):
+        L.append("")
+        L.append("sluice's impair stage added %s ms each way after the shaper "
+                 "(`--path-delay`), so the idle RTT includes %d ms of path." % (pd, 2 * int(pd)))
     rb = [(s["meta"].get("rcvbuf_up", "0"), s["meta"].get("rcvbuf_down", "0")) for s in summaries]
     if any(r != ("0", "0") for r in rb):
         L.append("")

@@ -58,6 +58,9 @@ Options (environment variable in brackets):
                     window at the hosts, whatever the sender (a lab knob:
                     what a window clamp would do; 0 = the kernel's own,
                     the default)              [BB_RCVBUF_UP, BB_RCVBUF_DOWN]
+  --path-delay MS   one-way delay sluice's impair stage adds after the
+                    shaper, both ways, in every mode: a server farther
+                    away (whole ms; default 0, none)             [BB_PATH_DELAY]
   --aqm "K = V; ..." extra [aqm] lines for the FQ-CoDel modes, e.g.
                     "blue = off; codel_rate_aware = off"           [BB_AQM_EXTRA]
   --modes LIST      comma-separated, from fifo,fq_codel,fq_codel_ecn
@@ -87,6 +90,7 @@ while [ $# -gt 0 ]; do
 	--ack-hold) BB_ACK_HOLD=${2:-}; hold_given=1; shift ;;
 	--capture) BB_CAPTURE=${2:-}; shift ;;
 	--cc) BB_CC=${2:-}; shift ;;
+	--path-delay) BB_PATH_DELAY=${2:-}; shift ;;
 	--rcvbuf)
 		BB_RCVBUF_UP=${2%%,*} BB_RCVBUF_DOWN=${2#*,}
 		[ "${2:-}" != "${2#*,}" ] || BB_RCVBUF_DOWN=0
@@ -114,6 +118,8 @@ E2E_TEST=bufferbloat
 [ -n "$(bb_rate_bps "$BB_DOWN")" ] || die_usage "--down: '$BB_DOWN' is not a rate"
 [ -n "$(bb_rate_bps "$BB_UP")" ] || die_usage "--up: '$BB_UP' is not a rate"
 case "$BB_FIFO_MS" in '' | *[!0-9]*) die_usage "--fifo-ms wants whole ms" ;; esac
+case "$BB_PATH_DELAY" in '' | *[!0-9]*) die_usage "--path-delay wants whole ms, not '$BB_PATH_DELAY'" ;; esac
+[ "$BB_PATH_DELAY" -le 10000 ] || die_usage "--path-delay: at most 10000 ms"
 for v in "$BB_RCVBUF_UP" "$BB_RCVBUF_DOWN"; do
 	case "$v" in '' | *[!0-9]*) die_usage "--rcvbuf wants bytes, UP[,DOWN], not '$v'" ;; esac
 	[ "$v" = 0 ] || [ "$v" -ge 4096 ] || die_usage "--rcvbuf: $v bytes is under tcp_rmem's 4096 minimum"
@@ -149,7 +155,7 @@ case "$BB_CC" in cubic | bbr | reno) ;; *) die_usage "--cc wants cubic, bbr or r
 grep -qw "$BB_CC" /proc/sys/net/ipv4/tcp_available_congestion_control 2>/dev/null ||
 	modprobe "tcp_$BB_CC" 2>/dev/null ||
 	{ echo "bufferbloat: congestion control $BB_CC is not available (modprobe tcp_$BB_CC)" >&2; exit 1; }
-bb_log "modes ${mode_list[*]}: ${IDLE} s idle + ${SECS} s load each, down $BB_DOWN, up $BB_UP, senders $BB_CC$([ "$BB_RCVBUF_UP$BB_RCVBUF_DOWN" = 00 ] || echo ", receive buffers up $BB_RCVBUF_UP down $BB_RCVBUF_DOWN bytes"), FQ-CoDel ack_filter $BB_ACK_FILTER ack_hold ${BB_ACK_HOLD}ms${BB_AQM_EXTRA:+, [aqm] $BB_AQM_EXTRA}; output in $OUT"
+bb_log "modes ${mode_list[*]}: ${IDLE} s idle + ${SECS} s load each, down $BB_DOWN, up $BB_UP, senders $BB_CC$([ "$BB_RCVBUF_UP$BB_RCVBUF_DOWN" = 00 ] || echo ", receive buffers up $BB_RCVBUF_UP down $BB_RCVBUF_DOWN bytes")$([ "$BB_PATH_DELAY" = 0 ] || echo ", path delay ${BB_PATH_DELAY} ms each way"), FQ-CoDel ack_filter $BB_ACK_FILTER ack_hold ${BB_ACK_HOLD}ms${BB_AQM_EXTRA:+, [aqm] $BB_AQM_EXTRA}; output in $OUT"
 bb_log "sluice on lcore $E2E_LCORE; load generators and probes on CPU(s) ${BB_LOAD_CPUS:-any}"
 e2e_setup
 bb_start_servers

@@ -56,6 +56,10 @@ BB_SS_INTERVAL=${BB_SS_INTERVAL:-0.2}
 # would do, sluice has none.
 BB_RCVBUF_UP=${BB_RCVBUF_UP:-0}
 BB_RCVBUF_DOWN=${BB_RCVBUF_DOWN:-0}
+# One-way delay, in whole ms, that sluice's impair stage adds to every
+# packet of every mode after the shaper, both ways: the path beyond the
+# access link (a server farther away). 0 = none (the stage is left out).
+BB_PATH_DELAY=${BB_PATH_DELAY:-0}
 
 # CPUs for the load generators and probes: every CPU we may use except
 # sluice's lcore, so that our own traffic does not take sluice's CPU (the
@@ -123,6 +127,13 @@ bb_write_ini() {
 		case "$mode" in
 		fq_codel*) [ -z "$BB_AQM_EXTRA" ] || echo "$BB_AQM_EXTRA" | tr ';' '\n' | sed 's/^ *//' ;;
 		esac
+		if [ "$BB_PATH_DELAY" -gt 0 ]; then
+			echo "[impair]"
+			echo "delay = ${BB_PATH_DELAY}ms"
+			# (Room for what the delay holds at the faster rate in
+			# packets of 500 bytes on average, over the default.)
+			echo "limit = $(( $(bb_rate_bps "$BB_DOWN") / 8000 * BB_PATH_DELAY / 500 + 1000 ))"
+		fi
 	} >"$file"
 }
 
@@ -302,6 +313,7 @@ bb_run_mode() {
 		echo "cc=$BB_CC"
 		echo "rcvbuf_up=$BB_RCVBUF_UP"
 		echo "rcvbuf_down=$BB_RCVBUF_DOWN"
+		echo "path_delay_ms=$BB_PATH_DELAY"
 		echo "tcp_ecn=$ecn"
 		echo "aqm_extra=$BB_AQM_EXTRA"
 		echo "t0=$t0"
