@@ -79,6 +79,12 @@ die_usage() { echo "bufferbloat: $*" >&2; echo "Try perf/bufferbloat.sh --help" 
 
 hold_given=${BB_ACK_HOLD:+1}
 while [ $# -gt 0 ]; do
+	# (A missing value would otherwise fall back to the default and run.)
+	case "$1" in
+	-t | --time | --idle | --down | --up | --fifo-ms | --ack-filter | --ack-hold | \
+	--capture | --cc | --path-delay | --rcvbuf | --aqm | --modes | -o | --out | --sluice)
+		[ $# -ge 2 ] || die_usage "$1 wants a value" ;;
+	esac
 	case "$1" in
 	-t | --time) SECS=${2:-}; shift ;;
 	--idle) IDLE=${2:-}; shift ;;
@@ -90,10 +96,11 @@ while [ $# -gt 0 ]; do
 	--ack-hold) BB_ACK_HOLD=${2:-}; hold_given=1; shift ;;
 	--capture) BB_CAPTURE=${2:-}; shift ;;
 	--cc) BB_CC=${2:-}; shift ;;
-	--path-delay) BB_PATH_DELAY=${2:-}; shift ;;
+	--path-delay) BB_PATH_DELAY=$2; shift ;;
 	--rcvbuf)
-		BB_RCVBUF_UP=${2%%,*} BB_RCVBUF_DOWN=${2#*,}
-		[ "${2:-}" != "${2#*,}" ] || BB_RCVBUF_DOWN=0
+		v=$2
+		BB_RCVBUF_UP=${v%%,*} BB_RCVBUF_DOWN=0
+		[ "$v" = "${v#*,}" ] || BB_RCVBUF_DOWN=${v#*,}
 		shift ;;
 	--aqm) BB_AQM_EXTRA=${2:-}; shift ;;
 	--modes) MODES=${2:-}; shift ;;
