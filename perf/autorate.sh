@@ -41,6 +41,11 @@ SLUICE_BIN=${SLUICE:-$ROOT/build/app/sluice}
 AR_AQM=${AR_AQM:-}
 
 while [ $# -gt 0 ]; do
+	# (A missing value would otherwise fall back to the default and run.)
+	case "$1" in
+	-t | --trace | -o | --out | --modes | --sluice | --aqm)
+		[ $# -ge 2 ] || { echo "autorate: $1 wants a value" >&2; exit 2; } ;;
+	esac
 	case "$1" in
 	-t | --trace) TRACE=${2:-}; shift ;;
 	-o | --out) OUT=${2:-}; shift ;;
