@@ -475,11 +475,11 @@ def table(summaries):
         L.append("")
         L.append("sluice's impair stage added %s ms each way after the shaper "
                  "(`--path-delay`), so the idle RTT includes %d ms of path." % (pd, 2 * int(pd)))
-    rb = [(s["meta"].get("rcvbuf_up", "0"), s["meta"].get("rcvbuf_down", "0")) for s in summaries]
-    if any(r != ("0", "0") for r in rb):
+    rb = (m0.get("rcvbuf_up", "0"), m0.get("rcvbuf_down", "0"))  # (one run, all modes)
+    if rb != ("0", "0"):
         L.append("")
         L.append("Receive windows clamped at the hosts (`--rcvbuf`, tcp_rmem max, bytes): "
-                 "upload receivers %s, download receivers %s (0: the kernel's own)." % rb[0])
+                 "upload receivers %s, download receivers %s (0: the kernel's own)." % rb)
     L.append("")
     L.append("| mode | senders | tcp_ecn | [aqm] extra | dir | samples | p50 | p95 | max |")
     L.append("|---|---|---:|---|---|---:|---:|---:|---:|")
