@@ -128,11 +128,14 @@ bb_write_ini() {
 		fq_codel*) [ -z "$BB_AQM_EXTRA" ] || echo "$BB_AQM_EXTRA" | tr ';' '\n' | sed 's/^ *//' ;;
 		esac
 		if [ "$BB_PATH_DELAY" -gt 0 ]; then
+			local fast
+			fast=$(bb_rate_bps "$BB_DOWN") && [ "$(bb_rate_bps "$BB_UP")" -le "$fast" ] ||
+				fast=$(bb_rate_bps "$BB_UP")
 			echo "[impair]"
 			echo "delay = ${BB_PATH_DELAY}ms"
 			# (Room for what the delay holds at the faster rate in
 			# packets of 500 bytes on average, over the default.)
-			echo "limit = $(( $(bb_rate_bps "$BB_DOWN") / 8000 * BB_PATH_DELAY / 500 + 1000 ))"
+			echo "limit = $(( fast / 8000 * BB_PATH_DELAY / 500 + 1000 ))"
 		fi
 	} >"$file"
 }
