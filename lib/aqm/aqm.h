@@ -385,6 +385,25 @@ int aqm_sched_pipe_codel_params(const struct aqm_sched *s, uint32_t pipe,
 				struct aqm_codel_params *cp);
 
 /**
+ * Bytes queued in pipe for the connection whose direction-symmetric flow
+ * hash is flow_hash (pkt_flow_hash(): the same for its data and for the
+ * ACKs coming back), if it has a flow queue of its own in the pipe; 0
+ * otherwise (no such queue, a queue it shares with another flow, a FIFO
+ * pipe, an unknown pipe). Reads only; claims nothing.
+ */
+uint32_t aqm_sched_flow_backlog(const struct aqm_sched *s, uint32_t pipe,
+				uint32_t flow_hash);
+
+/**
+ * How long pipe's queue takes to drain at its shaped rate, if nothing
+ * more arrived: its queued bytes times its time per byte (0 for an
+ * unshaped or unknown pipe). What an ACK entering the ACK hold now waits
+ * at most besides the hold's own limit (the hold ends when the queue runs
+ * empty).
+ */
+uint64_t aqm_sched_pipe_drain_ns(const struct aqm_sched *s, uint32_t pipe);
+
+/**
  * Enqueue a burst; pkts[i] goes to pipes[i]. Every packet is consumed:
  * queued, or dropped (freed and counted) by a limit. When a pipe overflows,
  * FQ-CoDel drops a batch from the head of its fattest flow, so the

@@ -582,6 +582,39 @@ aqm_sched_pipe_codel_params(const struct aqm_sched *s, uint32_t pipe,
 	return 0;
 }
 
+uint32_t
+aqm_sched_flow_backlog(const struct aqm_sched *s, uint32_t pipe,
+		       uint32_t flow_hash)
+{
+	const struct aqm_pipe *p;
+	const struct aqm_flow *f;
+	uint32_t x, q;
+
+	if (pipe >= s->npipes)
+		return 0;
+	p = &s->pipes[pipe];
+	if (p->qdisc != AQM_QDISC_FQ_CODEL || p->flows == NULL)
+		return 0;
+	x = aqm_flow_tag(flow_hash, p->seed);
+	q = aqm_fq_flow_lookup(s, p, flow_hash);
+	if (aqm_pipe_tags(s, p)[q] != x)
+		return 0;
+	f = &p->flows[q];
+	return f->guest ? 0 : f->backlog;
+}
+
+uint64_t
+aqm_sched_pipe_drain_ns(const struct aqm_sched *s, uint32_t pipe)
+{
+	const struct aqm_pipe *p;
+
+	if (pipe >= s->npipes)
+		return 0;
+	p = &s->pipes[pipe];
+	/* ns_per_byte is Q24; backlog_bytes below 2^40 keeps this in range. */
+	return (uint64_t)(((unsigned __int128)p->backlog_bytes * p->ns_per_byte) >> 24);
+}
+
 static inline void
 ready_push(struct aqm_sched *s, uint32_t idx)
 {
