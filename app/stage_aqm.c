@@ -59,7 +59,7 @@ dir_of_out_port(uint16_t out_port)
  * out[] may only hold slots of packets already taken from the burst.
  */
 static inline uint16_t
-enqueue_local(const struct aqm_worker *w, enum aqm_dir dir,
+enqueue_local(struct aqm_worker *w, enum aqm_dir dir,
 	      struct aqm_sched *sched, const uint32_t *pipes,
 	      struct rte_mbuf **local, uint16_t n, struct rte_mbuf **out,
 	      uint64_t now_ns)
@@ -69,6 +69,9 @@ enqueue_local(const struct aqm_worker *w, enum aqm_dir dir,
 	/* Passive RTT: the subscriber's segments before sluice's own queue. */
 	if (w->ar != NULL && dir == AQM_DIR_UP)
 		aqm_ar_up(w->ar, local, pipes, n, now_ns);
+	/* Window clamp: every segment before its queue, both ways. */
+	if (w->rw != NULL)
+		aqm_rwnd_burst(w, dir, local, n, now_ns);
 	if (!w->bypass) {
 		aqm_sched_enqueue_burst(sched, pipes, local, n, now_ns);
 		return 0;
@@ -290,6 +293,7 @@ aqm_stage_destroy(void *ctx)
 	if (w == NULL)
 		return;
 	aqm_ar_free(w->ar);
+	aqm_rwnd_free(w);
 	aqm_subs_free(w->subs);
 	rte_free(w->del_tags);
 	rte_free(w->owner);
@@ -452,6 +456,15 @@ aqm_create(const void *conf, const struct stage_env *env, struct stage *out)
 	}
 	rc = aqm_ar_create(w, &c->ar, sp.max_subs, env, &w->ar);
 	if (rc < 0) {
+		aqm_subs_free(w->subs);
+		rte_free(w->del_tags);
+		rte_ring_free(w->mailbox);
+		rte_free(w);
+		return rc;
+	}
+	rc = aqm_rwnd_create(w, c, env->socket);
+	if (rc < 0) {
+		aqm_ar_free(w->ar);
 		aqm_subs_free(w->subs);
 		rte_free(w->del_tags);
 		rte_ring_free(w->mailbox);

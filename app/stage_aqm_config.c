@@ -209,7 +209,8 @@ enum {
 	AK_LIMIT, AK_MEMORY_LIMIT, AK_DEFAULT, AK_RATE_DOWN, AK_RATE_UP,
 	AK_PROFILE, AK_OVERHEAD, AK_MPU, AK_FRAMING, AK_SUBSCRIBERS,
 	AK_MAX_SUBS, AK_MAX_V6_SUBS, AK_SUB_FLOWS, AK_SUB_LIMIT, AK_SUB_MEMORY,
-	AK_HANDOFF_RING, AK_MAX_QUEUED, AK_MAX_LAG, AK_BYPASS, AK_MAX
+	AK_HANDOFF_RING, AK_MAX_QUEUED, AK_MAX_LAG, AK_BYPASS, AK_RWND_CLAMP,
+	AK_RWND_FLOWS, AK_RWND_HEADROOM, AK_MAX
 };
 
 /*
@@ -333,6 +334,14 @@ static const struct ini_key aqm_keys[AK_MAX] = {
 		.doc = "how far a stalled shaper may catch up, as a burst" },
 	[AK_BYPASS] = { "bypass", INI_KIND_BOOL, AC(bypass), .def = "on",
 		.doc = "a packet its pipe would send at once skips the queue" },
+	[AK_RWND_CLAMP] = { "rwnd_clamp", INI_KIND_BOOL, AC(rwnd_clamp), .def = "off",
+		.doc = "lower the window of ACKs so a queued flow keeps at most rwnd_headroom in sluice" },
+	[AK_RWND_FLOWS] = { "rwnd_flows", INI_KIND_UINT, AC(rwnd_flows), 4, 1u << 26,
+		.def = "65536", .unit = "connections",
+		.doc = "connections each worker's window clamp tracks, a power of two (64 bytes each)" },
+	[AK_RWND_HEADROOM] = { "rwnd_headroom", INI_KIND_SIZE, AC(rwnd_headroom), 1,
+		1u << 30, .def = "3000", .unit = "bytes",
+		.doc = "bytes a clamped flow may queue in sluice beyond what its path holds" },
 };
 #undef MS
 #undef AQM_TIME
@@ -442,6 +451,10 @@ aqm_conf_parse(struct ini_file *f, bool strict, struct aqm_conf **out,
 		AQM_FAIL(AK_FLOWS, "%u is not a power of two", c->flows);
 	if (!rte_is_power_of_2(c->sub_flows))
 		AQM_FAIL(AK_SUB_FLOWS, "%u is not a power of two", c->sub_flows);
+	if (!rte_is_power_of_2(c->rwnd_flows))
+		AQM_FAIL(AK_RWND_FLOWS, "%u is not a power of two", c->rwnd_flows);
+	if (c->rwnd_clamp && c->qdisc == AQM_QDISC_FIFO)
+		AQM_FAIL(AK_RWND_CLAMP, "needs qdisc = fq_codel (it reads each flow's own queue)");
 	if (c->qdisc == AQM_QDISC_FIFO && c->fifo_limit.in_ms &&
 	    c->default_policy == AQM_DEFAULT_PIPE &&
 	    (c->rate_down == 0 || c->rate_up == 0))

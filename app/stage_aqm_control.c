@@ -691,7 +691,7 @@ aqm_telemetry(void *const *ctxs, unsigned nb_workers, const char *params,
 	rte_tel_data_add_dict_u64(d, "default_rate_up", aqm_g.running ? aqm_g.running->rate_up : 0);
 	if (aqm_g.last_error[0])
 		rte_tel_data_add_dict_string(d, "last_error", aqm_g.last_error);
-	return 0;
+	return aqm_rwnd_telemetry(ctxs, nb_workers, d);
 }
 
 static void
@@ -1152,4 +1152,5 @@ aqm_report(void *const *ctxs, unsigned nb_workers, FILE *out)
 		aqm_g.nmirror, aqm_g.reloads, aqm_g.reload_errors,
 		aqm_g.tel_changes, aqm_g.npipes, aqm_g.removed);
 	aqm_ar_report(out);
+	aqm_rwnd_report(ctxs, nb_workers, out);
 }

@@ -93,6 +93,9 @@ struct aqm_conf {
 	uint8_t isolation;            /* enum aqm_isolation */
 	uint8_t diffserv;             /* enum aqm_diffserv */
 	bool wash;
+	bool rwnd_clamp;              /* lib/rwnd on the workers */
+	uint32_t rwnd_flows;          /* a power of two */
+	uint64_t rwnd_headroom;       /* bytes */
 
 	char path[256];              /* the config file, for reloads */
 	char subs_path[512];         /* subscribers, resolved against the
@@ -152,6 +155,8 @@ struct aqm_dir_stats {
 	struct aqm_tin_stats tins[AQM_TINS_MAX];
 };
 
+struct rwnd;
+
 struct aqm_worker {
 	unsigned index;
 	unsigned nb_workers;
@@ -173,7 +178,25 @@ struct aqm_worker {
 	uint8_t *owner;
 	uint32_t *owner_tag;
 	bool steer_v6;                   /* IPv6 pipes by their /64 (stage_env) */
+	struct rwnd *rw;                 /* [aqm] rwnd_clamp, or NULL */
+	uint64_t rw_extra[2];            /* ACK hold by the ACK's direction, ns */
+	uint64_t rw_shared;              /* clamps not written: shared mbuf */
+	uint32_t rw_headroom;            /* [aqm] rwnd_headroom */
 };
+
+/* ------------------------------------------------------------------ */
+/* Receive-window clamp (stage_aqm_rwnd.c).                            */
+
+/* w->rw from [aqm] rwnd_clamp (NULL when off). */
+int aqm_rwnd_create(struct aqm_worker *w, const struct aqm_conf *c, int socket);
+void aqm_rwnd_free(struct aqm_worker *w);
+/* Account a batch going dir, and clamp the ACKs among it; before the queue. */
+void aqm_rwnd_burst(struct aqm_worker *w, enum aqm_dir dir, struct rte_mbuf **pkts,
+		    uint16_t n, uint64_t now_ns);
+/* A "rwnd" dict in d (nothing if no worker clamps). */
+int aqm_rwnd_telemetry(void *const *ctxs, unsigned nb_workers, struct rte_tel_data *d);
+/* An "aqm_rwnd" line (nothing if no worker clamps). */
+void aqm_rwnd_report(void *const *ctxs, unsigned nb_workers, FILE *out);
 
 /*
  * The worker that owns pipe id. With the ports steering by subscriber,

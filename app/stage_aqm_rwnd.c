@@ -1,0 +1,181 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * [aqm] rwnd_clamp: the receive-window clamp (lib/rwnd) on the worker
+ * that owns the pipes. Every TCP segment a worker queues in a pipe, or
+ * sends past it, is accounted before the queue; an ACK of a connection
+ * whose other side has data queued here gets its window lowered so that
+ * the sender keeps at most rwnd_headroom bytes queued in sluice.
+ */
+#include <inttypes.h>
+#include <netinet/in.h>
+#include <string.h>
+
+#include <rte_malloc.h>
+#include <rte_mbuf.h>
+#include <rte_telemetry.h>
+
+#include "rwnd.h"
+#include "stage_aqm_priv.h"
+
+int
+aqm_rwnd_create(struct aqm_worker *w, const struct aqm_conf *c, int socket)
+{
+	struct rwnd_params p;
+	size_t sz;
+	void *mem;
+
+	w->rw = NULL;
+	if (!c->rwnd_clamp)
+		return 0;
+	rwnd_params_default(&p);
+	p.flows = c->rwnd_flows;
+	p.headroom = (uint32_t)c->rwnd_headroom;
+	sz = rwnd_memsize(&p);
+	if (sz == 0)
+		return -EINVAL;
+	mem = rte_malloc_socket("aqm_rwnd", sz, RTE_CACHE_LINE_SIZE, socket);
+	if (mem == NULL)
+		return -ENOMEM;
+	w->rw = rwnd_init(mem, &p);
+	w->rw_headroom = p.headroom;
+	/* An ACK held for the filter reaches its sender that much later:
+	 * the sender's leg grows by the time it is held (aqm_rwnd_burst()). */
+	for (int d = 0; d < 2; d++)
+		w->rw_extra[d] = (c->ack_filter >> d) & 1 ? c->ack_hold_ns : 0;
+	return 0;
+}
+
+void
+aqm_rwnd_free(struct aqm_worker *w)
+{
+	rte_free(w->rw);
+	w->rw = NULL;
+}
+
+void
+aqm_rwnd_burst(struct aqm_worker *w, enum aqm_dir dir, struct rte_mbuf **pkts,
+	       uint16_t n, uint64_t now_ns)
+{
+	struct rwnd *t = w->rw;
+	/* The data an ACK going this way answers is queued the other way. */
+	const struct aqm_sched *other = aqm_subs_sched(w->subs,
+		dir == AQM_DIR_UP ? AQM_DIR_DOWN : AQM_DIR_UP);
+	const struct aqm_sched *own = aqm_subs_sched(w->subs, dir);
+	const uint8_t side = dir == AQM_DIR_UP ? RWND_SUB : RWND_NET;
+	const uint64_t extra = w->rw_extra[dir];
+
+	for (uint16_t i = 0; i < n; i++) {
+		struct rte_mbuf *m = pkts[i];
+		struct pkt_meta *meta = pkt_meta(m);
+		struct rwnd_seg s;
+		struct rwnd_ref ref;
+		uint32_t end, backlog;
+		uint16_t win;
+		uint8_t *hdr;
+
+		if (meta->l4_proto != IPPROTO_TCP || !(meta->flags & PKT_F_L4) ||
+		    meta->err != PKT_ERR_NONE)
+			continue;
+		hdr = rte_pktmbuf_mtod_offset(m, uint8_t *, meta->l4_off);
+		if (rwnd_seg_parse(hdr, meta->l4_len, &s) < 0 && !(s.flags & 0x02))
+			continue;
+		s.side = side;
+		s.hash = pkt_flow_hash(meta);
+		s.ports = rwnd_ports(meta->sport, meta->dport);
+		end = (uint32_t)meta->l3_off + meta->l3_len;
+		s.payload = end > meta->payload_off ? end - meta->payload_off : 0;
+		if (!rwnd_track(t, &s, now_ns, &ref))
+			continue;
+		backlog = aqm_sched_flow_backlog(other, meta->pipe, s.hash);
+		/*
+		 * A pure ACK may wait in the ACK hold, until the hold's limit
+		 * or until its own pipe's queue runs empty: the sender's
+		 * next window comes that much later. Counted as the hold's
+		 * limit while the flow has less than the headroom queued here
+		 * (it is running dry: the time is at least that), else as
+		 * the time the ACK's pipe takes to drain (it may be less).
+		 */
+		uint64_t held = 0;
+		if (extra != 0 && s.payload == 0) {
+			held = extra;
+			if (backlog != 0) {
+				uint64_t drain = aqm_sched_pipe_drain_ns(own, meta->pipe);
+				if (drain < held)
+					held = drain;
+			}
+		}
+		win = rwnd_window(t, &ref, &s, backlog, held);
+		if (win == s.win)
+			continue;
+		/* Writing into a buffer another mbuf also points at would
+		 * change that packet too: leave such a segment alone. */
+		if (!RTE_MBUF_DIRECT(m) || rte_mbuf_refcnt_read(m) != 1) {
+			w->rw_shared++;
+			continue;
+		}
+		rwnd_write(hdr, win,
+			   (m->ol_flags & RTE_MBUF_F_TX_L4_MASK) == RTE_MBUF_F_TX_TCP_CKSUM ||
+			   (m->ol_flags & RTE_MBUF_F_TX_TCP_SEG));
+	}
+}
+
+/* Counters summed over the workers; false if no worker clamps. */
+static bool
+rwnd_sum(void *const *ctxs, unsigned nb_workers, struct rwnd_counters *c,
+	 uint64_t *shared, uint64_t *entries)
+{
+	bool any = false;
+
+	memset(c, 0, sizeof(*c));
+	*shared = 0;
+	*entries = 0;
+	for (unsigned i = 0; i < nb_workers; i++) {
+		const struct aqm_worker *w = ctxs[i];
+
+		if (w == NULL || w->rw == NULL)
+			continue;
+		any = true;
+		const uint64_t *src = (const uint64_t *)rwnd_counters(w->rw);
+		uint64_t *dst = (uint64_t *)c;
+		for (size_t k = 0; k < RWND_NB_COUNTERS; k++)
+			dst[k] += src[k];
+		*shared += w->rw_shared;
+	}
+	return any;
+}
+
+int
+aqm_rwnd_telemetry(void *const *ctxs, unsigned nb_workers, struct rte_tel_data *d)
+{
+	struct rwnd_counters c;
+	uint64_t shared, entries;
+	struct rte_tel_data *t;
+
+	if (!rwnd_sum(ctxs, nb_workers, &c, &shared, &entries))
+		return 0;
+	t = rte_tel_data_alloc();
+	if (t == NULL)
+		return -ENOMEM;
+	rte_tel_data_start_dict(t);
+	const uint64_t *v = (const uint64_t *)&c;
+	for (size_t k = 0; k < RWND_NB_COUNTERS; k++)
+		rte_tel_data_add_dict_u64(t, rwnd_counter_names[k], v[k]);
+	rte_tel_data_add_dict_u64(t, "shared_unwritten", shared);
+	rte_tel_data_add_dict_container(d, "rwnd", t, 0);
+	return 0;
+}
+
+void
+aqm_rwnd_report(void *const *ctxs, unsigned nb_workers, FILE *out)
+{
+	struct rwnd_counters c;
+	uint64_t shared, entries;
+
+	if (!rwnd_sum(ctxs, nb_workers, &c, &shared, &entries))
+		return;
+	fprintf(out, "aqm_rwnd");
+	const uint64_t *v = (const uint64_t *)&c;
+	for (size_t k = 0; k < RWND_NB_COUNTERS; k++)
+		fprintf(out, " %s=%" PRIu64, rwnd_counter_names[k], v[k]);
+	fprintf(out, " shared_unwritten=%" PRIu64 "\n", shared);
+}
