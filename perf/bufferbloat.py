@@ -374,6 +374,7 @@ def table(summaries):
     fq = [s for s in summaries if s["mode"].startswith("fq_codel")]
     af = sorted(set(s["meta"].get("ack_filter", "off") for s in fq))
     ah = sorted(set(s["meta"].get("ack_hold_ms", "0") for s in fq))
+    rc = sorted(set(s["meta"].get("rwnd_clamp", "off") for s in fq))
 
     def hz(iv):
         """'10ms' (irtt) or '0.05' (ping, seconds) -> '100 Hz'."""
@@ -384,12 +385,12 @@ def table(summaries):
         return "%g Hz" % (1.0 / (float(m.group(1)) * unit))
     L.append("Shaped %.1f Mbit/s down, %.1f Mbit/s up; %s up + %s down TCP flows (iperf3) "
              "for %.0f s; probes: irtt (UDP, %s) and ping (ICMP, %s); FQ-CoDel "
-             "`ack_filter = %s`, `ack_hold = %s ms`. "
+             "`ack_filter = %s`, `ack_hold = %s ms`, `rwnd_clamp = %s`. "
              "Latency in ms; *added* = loaded minus idle p50; *n* = probes sent idle/loaded." % (
                  float(m0["down_bps"]) / 1e6, float(m0["up_bps"]) / 1e6,
                  m0["flows_up"], m0["flows_down"], float(m0["load_s"]),
                  hz(m0.get("irtt_interval", "10ms")), hz(m0.get("ping_interval", "0.05")),
-                 "/".join(af) or "off", "/".join(ah) or "0"))
+                 "/".join(af) or "off", "/".join(ah) or "0", "/".join(rc) or "off"))
     L.append("")
     L.append("| mode | probe | n | idle p50 | idle p95 | idle p99 | loaded p50 | loaded p95 | "
              "loaded p99 | **p99 added** | lost (loaded) |")

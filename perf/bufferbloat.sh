@@ -50,6 +50,10 @@ Options (environment variable in brackets):
   --capture S       also capture S s of headers at both hosts from 1 s into
                     the load (needs dumpcap, tshark), and report what each
                     link carried: data, pure ACKs, probes (0 = off)  [BB_CAPTURE]
+  --rwnd-clamp on|off  [aqm] rwnd_clamp of the two FQ-CoDel modes: sluice
+                    lowers the window of ACKs so that each queued flow
+                    keeps at most rwnd_headroom queued (default on)
+                                                                  [BB_RWND_CLAMP]
   --cc ALGO         the iperf3 senders' congestion control, set per
                     socket (iperf3 -C): cubic or bbr (default cubic) [BB_CC]
   --rcvbuf UP[,DOWN] the receivers' largest TCP receive buffer in bytes
@@ -82,7 +86,7 @@ while [ $# -gt 0 ]; do
 	# (A missing value would otherwise fall back to the default and run.)
 	case "$1" in
 	-t | --time | --idle | --down | --up | --fifo-ms | --ack-filter | --ack-hold | \
-	--capture | --cc | --path-delay | --rcvbuf | --aqm | --modes | -o | --out | --sluice)
+	--capture | --cc | --rwnd-clamp | --path-delay | --rcvbuf | --aqm | --modes | -o | --out | --sluice)
 		[ $# -ge 2 ] || die_usage "$1 wants a value" ;;
 	esac
 	case "$1" in
@@ -96,6 +100,7 @@ while [ $# -gt 0 ]; do
 	--ack-hold) BB_ACK_HOLD=${2:-}; hold_given=1; shift ;;
 	--capture) BB_CAPTURE=${2:-}; shift ;;
 	--cc) BB_CC=${2:-}; shift ;;
+	--rwnd-clamp) BB_RWND_CLAMP=$2; shift ;;
 	--path-delay) BB_PATH_DELAY=$2; shift ;;
 	--rcvbuf)
 		v=$2
@@ -135,6 +140,7 @@ case "$BB_CAPTURE" in '' | *[!0-9]*) die_usage "--capture wants whole seconds, n
 [ "$BB_CAPTURE" -lt "$SECS" ] || die_usage "--capture must be shorter than --time"
 [ "$BB_CAPTURE" = 0 ] || e2e_require_tools dumpcap tshark
 case "$BB_ACK_FILTER" in off | up | down | both) ;; *) die_usage "--ack-filter wants off, up, down or both, not '$BB_ACK_FILTER'" ;; esac
+case "$BB_RWND_CLAMP" in on | off) ;; *) die_usage "--rwnd-clamp wants on or off, not '$BB_RWND_CLAMP'" ;; esac
 case "$BB_ACK_HOLD" in '' | *[!0-9]*) die_usage "--ack-hold wants whole ms, not '$BB_ACK_HOLD'" ;; esac
 [ "$BB_ACK_HOLD" -le 1000 ] || die_usage "--ack-hold must be at most 1000 ms"
 if [ "$BB_ACK_FILTER" = off ] && [ "$BB_ACK_HOLD" != 0 ]; then
@@ -162,7 +168,7 @@ case "$BB_CC" in cubic | bbr | reno) ;; *) die_usage "--cc wants cubic, bbr or r
 grep -qw "$BB_CC" /proc/sys/net/ipv4/tcp_available_congestion_control 2>/dev/null ||
 	modprobe "tcp_$BB_CC" 2>/dev/null ||
 	{ echo "bufferbloat: congestion control $BB_CC is not available (modprobe tcp_$BB_CC)" >&2; exit 1; }
-bb_log "modes ${mode_list[*]}: ${IDLE} s idle + ${SECS} s load each, down $BB_DOWN, up $BB_UP, senders $BB_CC$([ "$BB_RCVBUF_UP$BB_RCVBUF_DOWN" = 00 ] || echo ", receive buffers up $BB_RCVBUF_UP down $BB_RCVBUF_DOWN bytes")$([ "$BB_PATH_DELAY" = 0 ] || echo ", path delay ${BB_PATH_DELAY} ms each way"), FQ-CoDel ack_filter $BB_ACK_FILTER ack_hold ${BB_ACK_HOLD}ms${BB_AQM_EXTRA:+, [aqm] $BB_AQM_EXTRA}; output in $OUT"
+bb_log "modes ${mode_list[*]}: ${IDLE} s idle + ${SECS} s load each, down $BB_DOWN, up $BB_UP, senders $BB_CC$([ "$BB_RCVBUF_UP$BB_RCVBUF_DOWN" = 00 ] || echo ", receive buffers up $BB_RCVBUF_UP down $BB_RCVBUF_DOWN bytes")$([ "$BB_PATH_DELAY" = 0 ] || echo ", path delay ${BB_PATH_DELAY} ms each way"), FQ-CoDel ack_filter $BB_ACK_FILTER ack_hold ${BB_ACK_HOLD}ms rwnd_clamp $BB_RWND_CLAMP${BB_AQM_EXTRA:+, [aqm] $BB_AQM_EXTRA}; output in $OUT"
 bb_log "sluice on lcore $E2E_LCORE; load generators and probes on CPU(s) ${BB_LOAD_CPUS:-any}"
 e2e_setup
 bb_start_servers

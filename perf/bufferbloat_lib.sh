@@ -28,6 +28,10 @@ BB_ACK_FILTER=${BB_ACK_FILTER:-up}
 # [aqm] ack_hold of the two FQ-CoDel modes, ms (0 = off; needs the filter):
 # 20 brings the 5 Mbit/s upstream to >= 95% goodput (perf/README.md).
 BB_ACK_HOLD=${BB_ACK_HOLD:-20}
+# [aqm] rwnd_clamp of the two FQ-CoDel modes (on, off): "on" holds every
+# sender's bulk flows, BBR's included, to short queues (lib/rwnd/README.md,
+# docs/bufferbloat/README.md).
+BB_RWND_CLAMP=${BB_RWND_CLAMP:-on}
 BB_FLOWS_UP=${BB_FLOWS_UP:-4}
 BB_FLOWS_DOWN=${BB_FLOWS_DOWN:-4}
 BB_IRTT_INTERVAL=${BB_IRTT_INTERVAL:-10ms}
@@ -117,12 +121,14 @@ bb_write_ini() {
 		fq_codel)   # all defaults (ECN on, but the hosts do not ask for it)
 			echo "qdisc = fq_codel"
 			echo "ack_filter = $BB_ACK_FILTER"
-			[ "$BB_ACK_FILTER" = off ] || echo "ack_hold = ${BB_ACK_HOLD}ms" ;;
+			[ "$BB_ACK_FILTER" = off ] || echo "ack_hold = ${BB_ACK_HOLD}ms"
+			echo "rwnd_clamp = $BB_RWND_CLAMP" ;;
 		fq_codel_ecn)
 			echo "qdisc = fq_codel"
 			echo "ecn = on"
 			echo "ack_filter = $BB_ACK_FILTER"
-			[ "$BB_ACK_FILTER" = off ] || echo "ack_hold = ${BB_ACK_HOLD}ms" ;;
+			[ "$BB_ACK_FILTER" = off ] || echo "ack_hold = ${BB_ACK_HOLD}ms"
+			echo "rwnd_clamp = $BB_RWND_CLAMP" ;;
 		esac
 		case "$mode" in
 		fq_codel*) [ -z "$BB_AQM_EXTRA" ] || echo "$BB_AQM_EXTRA" | tr ';' '\n' | sed 's/^ *//' ;;
@@ -311,6 +317,7 @@ bb_run_mode() {
 		echo "srv4=$SRV4"
 		echo "ack_filter=$([ "$mode" = fifo ] || [ "$mode" = bridge ] && echo off || echo "$BB_ACK_FILTER")"
 		echo "ack_hold_ms=$([ "$mode" = fifo ] || [ "$mode" = bridge ] || [ "$BB_ACK_FILTER" = off ] && echo 0 || echo "$BB_ACK_HOLD")"
+		echo "rwnd_clamp=$([ "$mode" = fifo ] || [ "$mode" = bridge ] && echo off || echo "$BB_RWND_CLAMP")"
 		echo "irtt_interval=$BB_IRTT_INTERVAL"
 		echo "ping_interval=$BB_PING_INTERVAL"
 		echo "cc=$BB_CC"
