@@ -10,6 +10,7 @@
 #include <netinet/in.h>
 #include <string.h>
 
+#include <rte_cycles.h>
 #include <rte_malloc.h>
 #include <rte_mbuf.h>
 #include <rte_telemetry.h>
@@ -88,12 +89,25 @@ aqm_rwnd_burst(struct aqm_worker *w, enum aqm_dir dir, struct rte_mbuf **pkts,
 			continue;
 		backlog = aqm_sched_flow_backlog(other, meta->pipe, s.hash);
 		/*
+		 * lib/aqm counts frame bytes; the rule wants sequence bytes.
+		 * The data's headers are taken to be as long as this ACK's,
+		 * one per 1514 bytes queued: no more frames than there are
+		 * (of up to that size), so what is left is at least the
+		 * payload queued, and the window at most the rule's.
+		 */
+		if (backlog != 0) {
+			uint32_t hdrs = (backlog + 1513) / 1514 * (uint32_t)meta->payload_off;
+			backlog = backlog > hdrs ? backlog - hdrs : 0;
+		}
+		/*
 		 * A pure ACK may wait in the ACK hold, until the hold's limit
 		 * or until its own pipe's queue runs empty: the sender's
 		 * next window comes that much later. Counted as the hold's
-		 * limit while the flow has less than the headroom queued here
-		 * (it is running dry: the time is at least that), else as
-		 * the time the ACK's pipe takes to drain (it may be less).
+		 * limit while the flow has nothing queued here (it is running
+		 * dry), else as the time the ACK's pipe takes to drain, if
+		 * shorter: a window that is a little short is made up by the
+		 * next ACK; one that is long is a standing queue
+		 * (docs/bufferbloat/README.md, "sluice's window clamp").
 		 */
 		uint64_t held = 0;
 		if (extra != 0 && s.payload == 0) {
@@ -124,6 +138,9 @@ static bool
 rwnd_sum(void *const *ctxs, unsigned nb_workers, struct rwnd_counters *c,
 	 uint64_t *shared, uint64_t *entries)
 {
+	/* The workers' clock (worker_now_ns()): TSC ticks in ns. */
+	const uint64_t now_ns = (uint64_t)((unsigned __int128)rte_rdtsc() *
+					   1000000000u / rte_get_tsc_hz());
 	bool any = false;
 
 	memset(c, 0, sizeof(*c));
@@ -140,6 +157,8 @@ rwnd_sum(void *const *ctxs, unsigned nb_workers, struct rwnd_counters *c,
 		for (size_t k = 0; k < RWND_NB_COUNTERS; k++)
 			dst[k] += src[k];
 		*shared += w->rw_shared;
+		/* (Read while the worker writes: a count, not a snapshot.) */
+		*entries += rwnd_entries(w->rw, now_ns);
 	}
 	return any;
 }
@@ -161,6 +180,7 @@ aqm_rwnd_telemetry(void *const *ctxs, unsigned nb_workers, struct rte_tel_data *
 	for (size_t k = 0; k < RWND_NB_COUNTERS; k++)
 		rte_tel_data_add_dict_u64(t, rwnd_counter_names[k], v[k]);
 	rte_tel_data_add_dict_u64(t, "shared_unwritten", shared);
+	rte_tel_data_add_dict_u64(t, "connections", entries);
 	rte_tel_data_add_dict_container(d, "rwnd", t, 0);
 	return 0;
 }
@@ -177,5 +197,6 @@ aqm_rwnd_report(void *const *ctxs, unsigned nb_workers, FILE *out)
 	const uint64_t *v = (const uint64_t *)&c;
 	for (size_t k = 0; k < RWND_NB_COUNTERS; k++)
 		fprintf(out, " %s=%" PRIu64, rwnd_counter_names[k], v[k]);
-	fprintf(out, " shared_unwritten=%" PRIu64 "\n", shared);
+	fprintf(out, " shared_unwritten=%" PRIu64 " connections=%" PRIu64 "\n",
+		shared, entries);
 }
