@@ -500,7 +500,17 @@ rwnd_window(struct rwnd *t, const struct rwnd_ref *ref,
 	 */
 	uint64_t own = beyond * leg_d / leg_r;
 	uint64_t by_rate = (uint64_t)f->rate[d] * leg_d >> 10;
-	w = beyond + (by_rate > own ? by_rate : own) + t->p.headroom;
+	w = beyond + (by_rate > own ? by_rate : own);
+	/*
+	 * Half as much again: what the legs and the rate leave out (the
+	 * receiver's delayed ACKs, an ACK hold that lasts longer than its
+	 * estimate, jitter). Without it a flow on a long path settles
+	 * where the window is just what its rate needs, at any rate, and
+	 * never climbs: 25% of the downstream at 50 ms (docs/bufferbloat/
+	 * README.md, "sluice's window clamp"). On a short path the terms
+	 * are small and so is this.
+	 */
+	w += w / 2 + t->p.headroom;
 	shift = ws_of(f, r);
 	adv = (uint64_t)s->win << shift;
 	if (w >= adv) {

@@ -22,13 +22,16 @@
  *
  *     out    = snd_max[d] - ack       (what d sent and r has not acked)
  *     beyond = out - backlog          (backlog: d's bytes queued in the box)
- *     window = beyond + max(rate[d], beyond / leg[r]) x (leg[d] + extra)
- *              + headroom
+ *     path   = beyond + max(rate[d], beyond / leg[r]) x (leg[d] + extra)
+ *     window = path + path / 2 + headroom
  *
  * beyond is what is on r's side of the box; rate x (leg[d] + extra) is what
  * d must have in flight on its own leg, and while the ACK waits in the box
- * (extra: an ACK hold), to keep sending at its rate; the headroom is what
- * it may keep queued in the box. The rule needs no share from the
+ * (extra: an ACK hold), to keep sending at its rate. Half as much again
+ * covers what the legs leave out (delayed ACKs, a hold longer than its
+ * estimate): without it a flow on a long path settles at whatever rate it
+ * has and never climbs. The headroom is what it may keep queued in the
+ * box. The rule needs no share from the
  * shaper: a flow whose share grows drains faster, and its window follows.
  * A flow is clamped once its queue in the box reaches the headroom, and
  * released when everything it sent is acknowledged and it has sent

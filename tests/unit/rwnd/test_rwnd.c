@@ -204,7 +204,9 @@ rule_bytes(uint32_t inflight, uint32_t backlog, uint64_t leg_d, uint64_t leg_r,
 	const uint64_t beyond = inflight - (backlog < inflight ? backlog : inflight);
 	const uint64_t own = beyond * leg_d / leg_r, by_rate = (uint64_t)rate * leg_d >> 10;
 
-	return beyond + (by_rate > own ? by_rate : own) + headroom;
+	const uint64_t path = beyond + (by_rate > own ? by_rate : own);
+
+	return path + path / 2 + headroom;
 }
 
 /*
@@ -643,10 +645,11 @@ test_a_download_ack_after_the_handshake_carries_the_window_of_the_rule(void **st
 	assert_int_equal(rwnd_window(t, &ref, &s, p.headroom - 1, 0), 5000);
 	assert_int_equal(cnt(t)->engaged, 0);
 	assert_int_equal(cnt(t)->clamped, 0);
-	/* At 10000 queued: inflight 80000, beyond 70000,
-	 * 70000 + 70000 * 39063 / 7813 + 3000 = 422982 bytes, 3305 units of 128. */
-	assert_int_equal(expected(&c, SUB, 80000, 10000, 0, &p), 3305);
-	assert_int_equal(rwnd_window(t, &ref, &s, 10000, 0), 3305);
+	/* At 10000 queued: inflight 80000, beyond 70000, path
+	 * 70000 + 70000 * 39063 / 7813 = 419982, + 209991 + 3000 = 632973
+	 * bytes, 4946 units of 128. */
+	assert_int_equal(expected(&c, SUB, 80000, 10000, 0, &p), 4946);
+	assert_int_equal(rwnd_window(t, &ref, &s, 10000, 0), 4946);
 	assert_int_equal(cnt(t)->engaged, 1);
 	assert_int_equal(cnt(t)->clamped, 1);
 	assert_int_equal(cnt(t)->not_lowered, 0);
@@ -679,9 +682,10 @@ test_an_upload_ack_carries_the_window_of_the_rule_with_the_legs_swapped(void **s
 	s = ackseg(&c, NET, 10000, 1000); /* 1000 << 9 = 512000 bytes */
 	assert_true(track(t, s, c.end + 45 * MS, &ref));
 	assert_int_equal(rwnd_window(t, &ref, &s, 2999, 0), 1000);
-	/* beyond 35000: 35000 + 35000 * 7813 / 39063 + 3000 = 45000, 88 units of 512. */
-	assert_int_equal(expected(&c, NET, 40000, 5000, 0, &p), 88);
-	assert_int_equal(rwnd_window(t, &ref, &s, 5000, 0), 88);
+	/* beyond 35000: path 35000 + 35000 * 7813 / 39063 = 42000,
+	 * + 21000 + 3000 = 66000, 129 units of 512. */
+	assert_int_equal(expected(&c, NET, 40000, 5000, 0, &p), 129);
+	assert_int_equal(rwnd_window(t, &ref, &s, 5000, 0), 129);
 	assert_int_equal(cnt(t)->engaged, 1);
 	assert_int_equal(cnt(t)->clamped, 1);
 	/* The download direction is not engaged by the upload's clamp. */
@@ -738,9 +742,11 @@ test_the_receivers_leg_is_floored_at_min_leg(void **state)
 	track(t, s, c.end + 1 * MS, &ref);
 	s = ackseg(&c, SUB, 90000, 60000);
 	assert_true(track(t, s, c.end + 2 * MS, &ref));
-	/* beyond 7000: 7000 + 7000 * 39063 / 97 + 3000, in units of 128. */
+	/* beyond 7000: path 7000 + 7000 * 39063 / 97, and half as much
+	 * again, + 3000, in units of 128. */
+	const uint64_t path = 7000 + 7000ull * c.leg[NET] / 97;
 	assert_int_equal(expected(&c, SUB, 10000, 3000, 0, &p),
-			 in_units(7000 + 7000ull * c.leg[NET] / 97 + 3000, 7));
+			 in_units(path + path / 2 + 3000, 7));
 	assert_int_equal(rwnd_window(t, &ref, &s, 3000, 0), expected(&c, SUB, 10000, 3000, 0, &p));
 	free(t);
 
@@ -755,8 +761,9 @@ test_the_receivers_leg_is_floored_at_min_leg(void **state)
 	s = ackseg(&c, SUB, 90000, 60000);
 	assert_true(track(t, s, c.end + 2 * MS, &ref));
 	assert_true(c.leg[SUB] > 1 && c.leg[SUB] < 97);
+	const uint64_t path2 = 7000 + 7000ull * c.leg[NET] / c.leg[SUB];
 	assert_int_equal(rwnd_window(t, &ref, &s, 3000, 0),
-			 in_units(7000 + 7000ull * c.leg[NET] / c.leg[SUB] + 3000, 7));
+			 in_units(path2 + path2 / 2 + 3000, 7));
 	free(t);
 }
 
@@ -788,23 +795,25 @@ window_with_offers(int8_t ws_sub, int8_t ws_net, uint16_t win, unsigned *shift)
 static void
 test_the_window_scale_applies_only_when_both_syns_offer_it(void **state)
 {
-	/* beyond 2000: 2000 + 2000 * 39063 / 7813 + 3000 = 14999 bytes. */
-	const uint64_t bytes = 2000 + 2000ull * 39063 / 7813 + 3000;
+	/* beyond 2000: path 2000 + 2000 * 39063 / 7813 = 11999,
+	 * + 5999 + 3000 = 20998 bytes. */
+	const uint64_t path = 2000 + 2000ull * 39063 / 7813;
+	const uint64_t bytes = path + path / 2 + 3000;
 	unsigned shift;
 
 	(void)state;
-	assert_int_equal(bytes, 14999);
-	assert_int_equal(window_with_offers(7, 9, 60000, &shift), 118); /* ceil(14999 / 128) */
+	assert_int_equal(bytes, 20998);
+	assert_int_equal(window_with_offers(7, 9, 60000, &shift), 165); /* ceil(20998 / 128) */
 	assert_int_equal(shift, 7);
-	assert_int_equal(window_with_offers(3, 0, 60000, &shift), 1875); /* ceil(14999 / 8) */
-	assert_int_equal(window_with_offers(14, 0, 60000, &shift), 1);   /* one unit at least */
+	assert_int_equal(window_with_offers(3, 0, 60000, &shift), 2625); /* ceil(20998 / 8) */
+	assert_int_equal(window_with_offers(14, 0, 60000, &shift), 2);   /* ceil(20998 / 16384) */
 	/* Only one side offered it: no scaling either way. */
-	assert_int_equal(window_with_offers(7, -1, 60000, &shift), 14999);
+	assert_int_equal(window_with_offers(7, -1, 60000, &shift), 20998);
 	assert_int_equal(shift, 0);
-	assert_int_equal(window_with_offers(-1, 9, 60000, &shift), 14999);
-	assert_int_equal(window_with_offers(-1, -1, 60000, &shift), 14999);
+	assert_int_equal(window_with_offers(-1, 9, 60000, &shift), 20998);
+	assert_int_equal(window_with_offers(-1, -1, 60000, &shift), 20998);
 	/* Scale 0 offered by both is a shift of 0. */
-	assert_int_equal(window_with_offers(0, 0, 60000, &shift), 14999);
+	assert_int_equal(window_with_offers(0, 0, 60000, &shift), 20998);
 }
 
 static void
@@ -821,9 +830,9 @@ test_the_window_is_never_raised(void **state)
 	handshake(t, &c, T0);
 	s = data(&c, NET, 0, 6000);
 	track(t, s, c.end + 1 * MS, &ref);
-	/* The rule gives 14999 bytes (see above). */
+	/* The rule gives 20998 bytes (see above). */
 	const uint16_t rule = expected(&c, SUB, 5000, 3000, 0, &p);
-	assert_int_equal(rule, 14999);
+	assert_int_equal(rule, 20998);
 	/* The receiver's own window is below: unchanged, not_lowered. */
 	s = ackseg(&c, SUB, 1000, 1200);
 	assert_true(track(t, s, c.end + 2 * MS, &ref));
@@ -849,7 +858,7 @@ test_the_window_is_never_raised(void **state)
 	assert_int_equal(cnt(t)->not_lowered, 3);
 	free(t);
 
-	/* With scaling: 10 units of 128 (1280 bytes) are below 14999. */
+	/* With scaling: 10 units of 128 (1280 bytes) are below 20998. */
 	t = make(&p);
 	c = conn(11, 50004, 443);
 	handshake(t, &c, T0);
@@ -859,10 +868,10 @@ test_the_window_is_never_raised(void **state)
 	assert_true(track(t, s, c.end + 2 * MS, &ref));
 	assert_int_equal(rwnd_window(t, &ref, &s, 3000, 0), 10);
 	assert_int_equal(cnt(t)->not_lowered, 1);
-	/* 118 units (15104 bytes) are above: 118 again, which is ceil(14999 / 128). */
+	/* 200 units (25600 bytes) are above: 165, which is ceil(20998 / 128). */
 	s = ackseg(&c, SUB, 1000, 200);
 	assert_true(track(t, s, c.end + 3 * MS, &ref));
-	assert_int_equal(rwnd_window(t, &ref, &s, 3000, 0), 118);
+	assert_int_equal(rwnd_window(t, &ref, &s, 3000, 0), 165);
 	free(t);
 }
 
@@ -887,7 +896,8 @@ test_extra_ns_adds_to_the_data_senders_leg(void **state)
 	w2 = rwnd_window(t, &ref, &s, 20000, 1023); /* less than a tick */
 	assert_int_equal(w0, expected(&c, SUB, 100000, 20000, 0, &p));
 	assert_int_equal(w1, expected(&c, SUB, 100000, 20000, 30 * MS, &p));
-	assert_int_equal(w1, in_units(80000 + 80000ull * (c.leg[NET] + ticks(30 * MS)) / c.leg[SUB] + 3000, 7));
+	const uint64_t path = 80000 + 80000ull * (c.leg[NET] + ticks(30 * MS)) / c.leg[SUB];
+	assert_int_equal(w1, in_units(path + path / 2 + 3000, 7));
 	assert_int_equal(w2, w0);
 	assert_true(w1 > w0);
 	free(t);
@@ -900,8 +910,9 @@ test_extra_ns_adds_to_the_data_senders_leg(void **state)
 	track(t, s, c.end + 1 * MS, &ref);
 	s = ackseg(&c, NET, 100000, 60000);
 	assert_true(track(t, s, c.end + 41 * MS, &ref));
+	const uint64_t path2 = 80000 + 80000ull * (c.leg[SUB] + ticks(5 * MS)) / c.leg[NET];
 	assert_int_equal(rwnd_window(t, &ref, &s, 20000, 5 * MS),
-			 in_units(80000 + 80000ull * (c.leg[SUB] + ticks(5 * MS)) / c.leg[NET] + 3000, 9));
+			 in_units(path2 + path2 / 2 + 3000, 9));
 	free(t);
 }
 
@@ -941,7 +952,7 @@ test_a_flow_is_released_once_all_it_sent_is_acked_and_engaged_again_at_the_headr
 	assert_true(m.rate > 0); /* 80000 bytes over about 440 ms */
 	assert_int_equal(rwnd_window(t, &ref, &s, 0, 0), expected_r(&c, SUB, 0, 0, 0, &p, m.rate));
 	assert_int_equal(expected_r(&c, SUB, 0, 0, 0, &p, m.rate),
-			 in_units(((uint64_t)m.rate * c.leg[NET] >> 10) + 3000, 7));
+			 in_units(((uint64_t)m.rate * c.leg[NET] >> 10) * 3 / 2 + 3000, 7));
 	assert_int_equal(cnt(t)->released, 0);
 	/* One unit later: released, the window as sent, counted once. */
 	now = (uint64_t)(units(td) + q + 1) << 20;
@@ -1012,9 +1023,10 @@ test_the_rate_measured_from_the_acks_sets_the_window_when_it_needs_more(void **s
 	assert_int_equal(rate_ack(t, &c, &m, 10000, ta, 0), 60000);
 	assert_int_equal(m.rate, 0);
 	/* 50 ms later: less than two round trips (96 ms), no sample; the
-	 * window from beyond alone: 10000 + 10000 * 39063 / 7813 + 3000. */
+	 * window from beyond alone: path 10000 + 10000 * 39063 / 7813 =
+	 * 59997, and half as much again, + 3000. */
 	assert_int_equal(rate_ack(t, &c, &m, 110000, ta + 50 * MS, 880000),
-			 in_units(10000 + 49997 + 3000, 7));
+			 in_units(59997 + 29998 + 3000, 7));
 	assert_int_equal(m.rate, 0);
 	/* 100 ms after the mark: 200000 bytes over the ticks since it. */
 	now = ta + 100 * MS;
@@ -1023,7 +1035,8 @@ test_the_rate_measured_from_the_acks_sets_the_window_when_it_needs_more(void **s
 	const uint16_t w = rate_ack(t, &c, &m, 210000, now, 780000);
 	assert_int_equal(m.rate, r1);
 	assert_true((uint64_t)r1 * c.leg[NET] >> 10 > 10000ull * c.leg[NET] / c.leg[SUB]);
-	assert_int_equal(w, in_units(10000 + ((uint64_t)r1 * c.leg[NET] >> 10) + 3000, 7));
+	const uint64_t path = 10000 + ((uint64_t)r1 * c.leg[NET] >> 10);
+	assert_int_equal(w, in_units(path + path / 2 + 3000, 7));
 	assert_int_equal(w, expected_r(&c, SUB, 790000, 780000, 0, &p, m.rate));
 	assert_true(w > expected(&c, SUB, 790000, 780000, 0, &p));
 	/* When beyond over the receiver's leg is the higher rate, it wins. */
@@ -1704,7 +1717,7 @@ test_fixed_an_ack_whose_window_is_not_lowered_is_not_counted_clamped(void **stat
 	(void)state;
 	handshake(t, &c, T0);
 	track(t, data(&c, NET, 0, 6000), c.end + 1 * MS, &ref);
-	/* The rule: 14999 bytes, 118 units of 128; the ACK offers 118. */
+	/* The rule: 20998 bytes, 118 units of 128; the ACK offers 118. */
 	s = ackseg(&c, SUB, 1000, 118);
 	assert_true(track(t, s, c.end + 2 * MS, &ref));
 	assert_int_equal(rwnd_window(t, &ref, &s, 3000, 0), 118);
