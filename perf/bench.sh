@@ -97,6 +97,12 @@ Modes:
                 (issue 19's target: >= 0.909, i.e. <= 10% more cycles);
                 with --instructions the counts start once forwarding runs
                 (callgrind_control -z) and packets are the parser's calls
+  aqm-rwnd      aqm-prtt's traffic with the window clamp ([aqm]
+                rwnd_clamp, lib/rwnd) on against off; the flows never
+                open with a SYN, so every segment is parsed and looked up
+                and none is clamped: the cost for connections the clamp
+                does not follow; last line:
+                ratio aqm_rwnd_vs_aqm <clamp on pps / off pps>
   scale         1 worker against 2 workers (both lcores of --lcores; the
                 main lcore is worker 0): pass-through on net_null with 2
                 queues per port (RSS configured), testpmd io given the same
@@ -210,7 +216,7 @@ while [ $# -gt 0 ]; do
 done
 [ -n "$MODE" ] || misuse "no mode given"
 case "$CACHE:$MODE" in
-1:proxy|1:mptcp|1:scale) misuse "--cache: passthrough, aqm, aqm-prtt and tcpopt only" ;;
+1:proxy|1:mptcp|1:scale) misuse "--cache: passthrough, aqm, aqm-prtt, aqm-rwnd and tcpopt only" ;;
 esac
 [[ "$ROUNDS" =~ ^[1-9][0-9]*$ ]] || misuse "--rounds: '$ROUNDS' is not a positive integer"
 [[ "$DURATION" =~ ^[0-9]*\.?[0-9]+$ ]] || misuse "--duration: '$DURATION' is not a number of seconds"
@@ -550,7 +556,7 @@ mode_aqm() {
 	REPORT_CYCLES=1
 	CYCLES_BASE=testpmd_io
 	[ -x "$SLUICE" ] || die "no sluice binary at $SLUICE (build it, or use --sluice PATH)"
-	[ "$MODE" = aqm-prtt ] || [ -x "$SCHED_FWD" ] ||
+	[ "$MODE" = aqm-prtt ] || [ "$MODE" = aqm-rwnd ] || [ -x "$SCHED_FWD" ] ||
 		die "no sched_fwd at $SCHED_FWD (ninja builds perf/sched_fwd; or use --sched-fwd PATH)"
 	AQM_DIR=$LOGDIR/aqm
 	"$PY" "$HERE/aqm_traffic.py" "$AQM_DIR" --flows "$AQM_FLOWS" \
@@ -631,6 +637,22 @@ mode_aqm_prtt() {
 	{ cat "$AQM_DIR/sluice-aqm.ini"
 	  printf 'passive_rtt = on\nprtt_flows = %s\n' "$PRTT_FLOWS"; } >"$AQM_DIR/sluice-aqm-prtt.ini"
 	TRAFFIC_DESC="net_pcap1 infinite_rx=1 replaying $AQM_FLOWS TCP flows x $AQM_SEGMENTS data segments ($AQM_TCP_SIZE B, timestamps) to $AQM_SUBS subscribers, net_pcap0 their ACKs (66 B); $MBUFS mbufs; [aqm] bypass = $AQM_BYPASS; passive_rtt off vs on (prtt_flows $PRTT_FLOWS)"
+}
+
+# aqm-rwnd: what the window clamp ([aqm] rwnd_clamp, lib/rwnd) adds to the
+# aqm datapath, on aqm-prtt's traffic: every segment is parsed and looked
+# up, and finds no entry, since the replayed flows never open with a SYN
+# (two ports replay on their own, so a handshake cannot be ordered across
+# them). That is the cost for connections the clamp does not follow, and
+# a floor for those it does (perf/README.md, "aqm-rwnd").
+start_aqm_rwnd() { aqm_tcp_vdevs; start_sluice "$1" "$AQM_DIR/sluice-aqm-rwnd.ini"; }
+mode_aqm_rwnd() {
+	mode_aqm_prtt # its traffic and configuration
+	CONTENDERS=(aqm_tcp aqm_rwnd)
+	RATIO_NAME=aqm_rwnd_vs_aqm
+	RATIO_NUM=aqm_rwnd
+	{ cat "$AQM_DIR/sluice-aqm.ini"; echo "rwnd_clamp = on"; } >"$AQM_DIR/sluice-aqm-rwnd.ini"
+	TRAFFIC_DESC="${TRAFFIC_DESC%; passive_rtt*}; rwnd_clamp off vs on (no handshakes: lookups that find no entry)"
 }
 
 # scale: the same datapaths with 1 and with 2 workers. Worker i polls rx
@@ -887,6 +909,7 @@ passthrough) mode_passthrough ;;
 tcpopt) mode_tcpopt ;;
 aqm) mode_aqm ;;
 aqm-prtt) mode_aqm_prtt ;;
+aqm-rwnd) mode_aqm_rwnd ;;
 scale) mode_scale ;;
 proxy) mode_proxy ;;
 mptcp) mode_mptcp ;;

@@ -72,7 +72,18 @@ struct rwnd {
 	uint32_t min_leg;    /* ticks, >= 1 */
 	uint32_t quiet_ms;   /* ms units */
 	struct rwnd_flow *flows;
+	/* One tag per entry, set by set (4 in 16 bytes): the hash with its
+	 * low bit set while the entry is in use, else 0. A segment of a
+	 * connection the table does not hold, most of them, reads one
+	 * line of tags and no entry. */
+	uint32_t *tags;
 };
+
+static inline uint32_t
+tag_of(uint32_t hash)
+{
+	return hash | 1;
+}
 
 static inline unsigned
 state_of(const struct rwnd_flow *f)
@@ -150,7 +161,7 @@ rwnd_memsize(const struct rwnd_params *p)
 {
 	if (!params_ok(p))
 		return 0;
-	return header_size() + (size_t)p->flows * sizeof(struct rwnd_flow);
+	return header_size() + (size_t)p->flows * (sizeof(struct rwnd_flow) + sizeof(uint32_t));
 }
 
 struct rwnd *
@@ -169,6 +180,7 @@ rwnd_init(void *mem, const struct rwnd_params *p)
 	if (t->min_leg == 0)
 		t->min_leg = 1;
 	t->flows = (struct rwnd_flow *)((uint8_t *)mem + header_size());
+	t->tags = (uint32_t *)(t->flows + p->flows);
 	return t;
 }
 
@@ -252,13 +264,25 @@ set_of(struct rwnd *t, uint32_t hash)
 static inline struct rwnd_flow *
 lookup(struct rwnd *t, const struct rwnd_seg *s)
 {
-	struct rwnd_flow *f = set_of(t, s->hash);
+	const size_t base = (size_t)(s->hash & t->set_mask) * WAYS;
+	const uint32_t *tag = t->tags + base, x = tag_of(s->hash);
 
-	for (unsigned w = 0; w < WAYS; w++)
-		if (state_of(&f[w]) != ST_FREE && f[w].hash == s->hash &&
-		    f[w].ports == s->ports)
-			return &f[w];
+	for (unsigned w = 0; w < WAYS; w++) {
+		struct rwnd_flow *f = &t->flows[base + w];
+
+		if (tag[w] == x && state_of(f) != ST_FREE &&
+		    f->hash == s->hash && f->ports == s->ports)
+			return f;
+	}
 	return NULL;
+}
+
+/* f is free again. */
+static inline void
+entry_free(struct rwnd *t, struct rwnd_flow *f)
+{
+	set_state(f, ST_FREE);
+	t->tags[f - t->flows] = 0;
 }
 
 /* A way for a new connection: a free one, else an idle one, else the
@@ -315,6 +339,7 @@ syn(struct rwnd *t, struct rwnd_flow *f, const struct rwnd_seg *s,
 	memset(f, 0, sizeof(*f));
 	f->hash = s->hash;
 	f->ports = s->ports;
+	t->tags[f - t->flows] = tag_of(s->hash);
 	f->sb = (uint8_t)(ST_SYN | (a ? B_SYN_SIDE : 0) | B_HAVE(a));
 	f->t = now_ms;
 	f->snd_max[a] = s->seq + 1 + s->payload; /* (data on a SYN: Fast Open) */
@@ -381,7 +406,7 @@ rwnd_track(struct rwnd *t, const struct rwnd_seg *s, uint64_t now_ns,
 	if (unlikely(s->flags & (TCP_SYN | TCP_RST))) {
 		if (s->flags & TCP_RST) {
 			if (f != NULL) {
-				set_state(f, ST_FREE);
+				entry_free(t, f);
 				t->c.resets++;
 			}
 			return false;
@@ -389,7 +414,7 @@ rwnd_track(struct rwnd *t, const struct rwnd_seg *s, uint64_t now_ns,
 		if (unlikely(s->bad)) {
 			t->c.bad_syn++;
 			if (f != NULL && !(s->flags & TCP_ACK))
-				set_state(f, ST_FREE); /* a new connection we cannot follow */
+				entry_free(t, f); /* a new connection we cannot follow */
 			return false;
 		}
 		if (!(s->flags & TCP_ACK))

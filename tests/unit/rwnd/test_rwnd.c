@@ -302,12 +302,12 @@ test_the_defaults_are_valid_and_bad_flows_or_headroom_give_no_instance(void **st
 	assert_int_equal(p.idle_ns, 30 * SEC);
 	assert_int_equal(p.min_leg_ns, 100 * US);
 	assert_int_equal(p.quiet_ns, 250 * MS);
-	/* A header, then one 64-byte line an entry. */
-	assert_true(rwnd_memsize(&p) >= 65536 * 64);
+	/* A header, then one 64-byte line an entry and a 4-byte tag. */
+	assert_true(rwnd_memsize(&p) >= 65536 * 68);
 	q = params(8);
-	assert_int_equal(rwnd_memsize(&p) - rwnd_memsize(&q), (65536 - 8) * 64);
+	assert_int_equal(rwnd_memsize(&p) - rwnd_memsize(&q), (65536 - 8) * 68);
 	q = params(1u << 26);
-	assert_int_equal(rwnd_memsize(&q) - rwnd_memsize(&p), ((1u << 26) - 65536) * (size_t)64);
+	assert_int_equal(rwnd_memsize(&q) - rwnd_memsize(&p), ((1u << 26) - 65536) * (size_t)68);
 	q = params(4);
 	assert_true(rwnd_memsize(&q) <= sizeof(mem));
 	assert_ptr_equal(rwnd_init(mem, &q), (void *)mem);
