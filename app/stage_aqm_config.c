@@ -338,7 +338,7 @@ static const struct ini_key aqm_keys[AK_MAX] = {
 		.doc = "lower the window of ACKs so a queued flow keeps at most rwnd_headroom in sluice" },
 	[AK_RWND_FLOWS] = { "rwnd_flows", INI_KIND_UINT, AC(rwnd_flows), 4, 1u << 26,
 		.def = "65536", .unit = "connections",
-		.doc = "connections each worker's window clamp tracks, a power of two (64 bytes each)" },
+		.doc = "connections each worker's window clamp tracks, a power of two (68 bytes each)" },
 	[AK_RWND_HEADROOM] = { "rwnd_headroom", INI_KIND_SIZE, AC(rwnd_headroom), 1,
 		1u << 30, .def = "3000", .unit = "bytes",
 		.doc = "bytes a clamped flow may queue in sluice beyond what its path holds" },
