@@ -63,9 +63,14 @@ if [ "$RW_CC" = cubic ]; then
 	done
 fi
 
-# Persistent iperf3 servers, one per flow, for both runs.
+# Persistent iperf3 servers, one per flow, for both runs. Started by
+# exec, not through srv(): a shell function run in the background is a
+# subshell, and its PID is not iperf3's, so the cleanup would leave the
+# servers running (as perf/bufferbloat_lib.sh does it).
+rw_pin=()
+[ -n "$E2E_LOAD_CPUS" ] && command -v taskset >/dev/null && rw_pin=(taskset -c "$E2E_LOAD_CPUS")
 for i in 0 1 2 3; do
-	srv iperf3 -s -B "$SRV4" -p $((RW_PORT0 + i)) </dev/null \
+	ip netns exec "$NS_SRV" "${rw_pin[@]}" iperf3 -s -B "$SRV4" -p $((RW_PORT0 + i)) </dev/null \
 		>"$E2E_TMP/iperf-server.$i.log" 2>&1 &
 	E2E_PIDS+=("$!")
 done
