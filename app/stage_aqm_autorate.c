@@ -398,36 +398,6 @@ flow_key(const struct pkt_meta *meta, uint32_t hi)
 _Static_assert(offsetof(struct pkt_meta, dport) == offsetof(struct pkt_meta, sport) + 2,
 	       "flow_key_hi() reads both ports as one word");
 
-/*
- * A TCP segment whose header the parser read: the TCP protocol, PKT_F_L4
- * (not a later fragment) and no error, tested as one 8-byte word from
- * flags on (a template of each field, so any byte order folds to
- * constants).
- */
-#define TCP_WORD_OFF offsetof(struct pkt_meta, flags)
-_Static_assert(offsetof(struct pkt_meta, l4_proto) < TCP_WORD_OFF + 8 &&
-	       offsetof(struct pkt_meta, err) < TCP_WORD_OFF + 8,
-	       "is_tcp() reads flags, l4_proto and err as one word");
-
-static inline bool
-is_tcp(const struct pkt_meta *meta)
-{
-	struct pkt_meta mask = { .flags = PKT_F_L4, .l4_proto = 0xff, .err = 0xff };
-	struct pkt_meta want = { .flags = PKT_F_L4, .l4_proto = IPPROTO_TCP,
-				 .err = PKT_ERR_NONE };
-	uint64_t w, m, v;
-
-	memcpy(&w, (const uint8_t *)meta + TCP_WORD_OFF, 8);
-	memcpy(&m, (const uint8_t *)&mask + TCP_WORD_OFF, 8);
-	memcpy(&v, (const uint8_t *)&want + TCP_WORD_OFF, 8);
-	return (w & m) == v;
-}
-
-static inline const uint8_t *
-tcp_hdr(struct rte_mbuf *m, const struct pkt_meta *meta)
-{
-	return rte_pktmbuf_mtod_offset(m, const uint8_t *, meta->l4_off);
-}
 
 /*
  * Most segments are of another flow than the subscriber's chosen (or
@@ -449,7 +419,7 @@ aqm_ar_up(struct aqm_ar *a, struct rte_mbuf **pkts, const uint32_t *pipes,
 		uint64_t flow;
 		uint32_t hi;
 
-		if (!is_tcp(meta)) {
+		if (!aqm_is_tcp(meta)) {
 			a->non_tcp++;
 			continue;
 		}
@@ -462,7 +432,7 @@ aqm_ar_up(struct aqm_ar *a, struct rte_mbuf **pkts, const uint32_t *pipes,
 		if (prtt_up_fast(&f, meta->pipe, flow, now_ns))
 			continue;
 		/* (Upstream, the payload and length are not used.) */
-		prtt_up_tcp(a->prtt, meta->pipe, flow, tcp_hdr(pkts[i], meta),
+		prtt_up_tcp(a->prtt, meta->pipe, flow, aqm_tcp_hdr(pkts[i], meta),
 			    meta->l4_len, 0, 0, now_ns);
 	}
 	prtt_fast_put(a->prtt, &f);
@@ -476,23 +446,22 @@ aqm_ar_down(struct aqm_ar *a, struct rte_mbuf **pkts, uint16_t n, uint64_t now_n
 	prtt_fast_get(a->prtt, &f);
 	for (uint16_t i = 0; i < n; i++) {
 		struct pkt_meta *meta = pkt_meta(pkts[i]);
-		uint32_t end, payload, hi;
+		uint32_t payload, hi;
 		uint64_t flow;
 
-		if (!is_tcp(meta)) {
+		if (!aqm_is_tcp(meta)) {
 			a->non_tcp++;
 			continue;
 		}
 		hi = flow_key_hi(meta);
-		end = (uint32_t)meta->l3_off + meta->l3_len;
-		payload = end > meta->payload_off ? end - meta->payload_off : 0;
+		payload = aqm_tcp_payload(meta);
 		/* The pipe it was queued in (or bypassed): no second lookup. */
 		if (prtt_down_fast_hi(&f, meta->pipe, hi, payload, pkts[i]->pkt_len, now_ns))
 			continue;
 		flow = flow_key(meta, hi);
 		if (prtt_down_fast(&f, meta->pipe, flow, payload, pkts[i]->pkt_len, now_ns))
 			continue;
-		prtt_down_tcp(a->prtt, meta->pipe, flow, tcp_hdr(pkts[i], meta),
+		prtt_down_tcp(a->prtt, meta->pipe, flow, aqm_tcp_hdr(pkts[i], meta),
 			      meta->l4_len, payload, pkts[i]->pkt_len, now_ns);
 	}
 	prtt_fast_put(a->prtt, &f);

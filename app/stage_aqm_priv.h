@@ -11,15 +11,19 @@
  *                        counters and the exit report.
  */
 
+#include <netinet/in.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include <rte_common.h>
 #include <rte_ring.h>
 #include <rte_telemetry.h>
 
 #include "aqm.h"
+#include "pkt.h"
 #include "aqm_subs.h"
 #include "control.h"
 #include "handoff.h"
@@ -197,6 +201,50 @@ void aqm_rwnd_burst(struct aqm_worker *w, enum aqm_dir dir, struct rte_mbuf **pk
 int aqm_rwnd_telemetry(void *const *ctxs, unsigned nb_workers, struct rte_tel_data *d);
 /* An "aqm_rwnd" line (nothing if no worker clamps). */
 void aqm_rwnd_report(void *const *ctxs, unsigned nb_workers, FILE *out);
+
+/* ------------------------------------------------------------------ */
+/* TCP segments, for the stages' TCP readers (passive RTT, window clamp). */
+
+/*
+ * A TCP segment whose header the parser read: the TCP protocol, PKT_F_L4
+ * (not a later fragment) and no error, tested as one 8-byte word from
+ * flags on (a template of each field, so any byte order folds to
+ * constants).
+ */
+#define AQM_TCP_WORD_OFF offsetof(struct pkt_meta, flags)
+_Static_assert(offsetof(struct pkt_meta, l4_proto) < AQM_TCP_WORD_OFF + 8 &&
+	       offsetof(struct pkt_meta, err) < AQM_TCP_WORD_OFF + 8,
+	       "aqm_is_tcp() reads flags, l4_proto and err as one word");
+
+static inline bool
+aqm_is_tcp(const struct pkt_meta *meta)
+{
+	struct pkt_meta mask = { .flags = PKT_F_L4, .l4_proto = 0xff, .err = 0xff };
+	struct pkt_meta want = { .flags = PKT_F_L4, .l4_proto = IPPROTO_TCP,
+				 .err = PKT_ERR_NONE };
+	uint64_t w, m, v;
+
+	memcpy(&w, (const uint8_t *)meta + AQM_TCP_WORD_OFF, 8);
+	memcpy(&m, (const uint8_t *)&mask + AQM_TCP_WORD_OFF, 8);
+	memcpy(&v, (const uint8_t *)&want + AQM_TCP_WORD_OFF, 8);
+	return (w & m) == v;
+}
+
+/* The TCP header of a segment aqm_is_tcp() passed. */
+static inline uint8_t *
+aqm_tcp_hdr(struct rte_mbuf *m, const struct pkt_meta *meta)
+{
+	return rte_pktmbuf_mtod_offset(m, uint8_t *, meta->l4_off);
+}
+
+/* Its payload bytes: to the end of the IP datagram (not the padding). */
+static inline uint32_t
+aqm_tcp_payload(const struct pkt_meta *meta)
+{
+	uint32_t end = (uint32_t)meta->l3_off + meta->l3_len;
+
+	return end > meta->payload_off ? end - meta->payload_off : 0;
+}
 
 /*
  * The worker that owns pipe id. With the ports steering by subscriber,

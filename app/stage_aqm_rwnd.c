@@ -7,7 +7,6 @@
  * the sender keeps at most rwnd_headroom bytes queued in sluice.
  */
 #include <inttypes.h>
-#include <netinet/in.h>
 #include <string.h>
 
 #include <rte_cycles.h>
@@ -70,21 +69,19 @@ aqm_rwnd_burst(struct aqm_worker *w, enum aqm_dir dir, struct rte_mbuf **pkts,
 		struct pkt_meta *meta = pkt_meta(m);
 		struct rwnd_seg s;
 		struct rwnd_ref ref;
-		uint32_t end, backlog;
+		uint32_t backlog;
 		uint16_t win;
 		uint8_t *hdr;
 
-		if (meta->l4_proto != IPPROTO_TCP || !(meta->flags & PKT_F_L4) ||
-		    meta->err != PKT_ERR_NONE)
+		if (!aqm_is_tcp(meta))
 			continue;
-		hdr = rte_pktmbuf_mtod_offset(m, uint8_t *, meta->l4_off);
+		hdr = aqm_tcp_hdr(m, meta);
 		if (rwnd_seg_parse(hdr, meta->l4_len, &s) < 0 && !(s.flags & 0x02))
 			continue;
 		s.side = side;
 		s.hash = pkt_flow_hash(meta);
 		s.ports = rwnd_ports(meta->sport, meta->dport);
-		end = (uint32_t)meta->l3_off + meta->l3_len;
-		s.payload = end > meta->payload_off ? end - meta->payload_off : 0;
+		s.payload = aqm_tcp_payload(meta);
 		if (!rwnd_track(t, &s, now_ns, &ref))
 			continue;
 		backlog = aqm_sched_flow_backlog(other, meta->pipe, s.hash);
