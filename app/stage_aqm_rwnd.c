@@ -118,15 +118,12 @@ aqm_rwnd_burst(struct aqm_worker *w, enum aqm_dir dir, struct rte_mbuf **pkts,
 		win = rwnd_window(t, &ref, &s, backlog, held);
 		if (win == s.win)
 			continue;
-		/* Writing into a buffer another mbuf also points at would
-		 * change that packet too: leave such a segment alone. */
-		if (!RTE_MBUF_DIRECT(m) || rte_mbuf_refcnt_read(m) != 1) {
+		/* A buffer another mbuf also points at is left alone. */
+		if (pkt_data_shared(m)) {
 			w->rw_shared++;
 			continue;
 		}
-		rwnd_write(hdr, win,
-			   (m->ol_flags & RTE_MBUF_F_TX_L4_MASK) == RTE_MBUF_F_TX_TCP_CKSUM ||
-			   (m->ol_flags & RTE_MBUF_F_TX_TCP_SEG));
+		rwnd_write(hdr, win, pkt_tcp_csum_partial(m));
 	}
 }
 

@@ -257,6 +257,29 @@ pkt_flow_hash(struct pkt_meta *meta)
 }
 
 /**
+ * Whether the NIC computes m's TCP checksum (checksum offload or TSO): the
+ * field then holds only the pseudo-header sum, which an incremental update
+ * must leave alone.
+ */
+static inline bool
+pkt_tcp_csum_partial(const struct rte_mbuf *m)
+{
+	return (m->ol_flags & RTE_MBUF_F_TX_L4_MASK) == RTE_MBUF_F_TX_TCP_CKSUM ||
+	       (m->ol_flags & RTE_MBUF_F_TX_TCP_SEG);
+}
+
+/**
+ * Whether another mbuf may point at m's data (an indirect or external
+ * buffer, or a reference held elsewhere): writing into it would change
+ * that packet too.
+ */
+static inline bool
+pkt_data_shared(const struct rte_mbuf *m)
+{
+	return !RTE_MBUF_DIRECT(m) || rte_mbuf_refcnt_read(m) != 1;
+}
+
+/**
  * @name Classification of received frames
  * What the worker does to every frame rx gives it, before any stage: parse
  * it and count what the parse found. A stage that fuses this pass with its

@@ -207,12 +207,9 @@ tcpopt_process_mbuf(struct tcpopt_ctx *ctx, struct rte_mbuf *m,
 	if (meta->l3_len != 0 && (uint32_t)meta->l3_off + meta->l3_len < end)
 		end = (uint32_t)meta->l3_off + meta->l3_len;
 	avail = end > meta->l4_off ? end - meta->l4_off : 0;
-	if ((m->ol_flags & RTE_MBUF_F_TX_L4_MASK) == RTE_MBUF_F_TX_TCP_CKSUM ||
-	    (m->ol_flags & RTE_MBUF_F_TX_TCP_SEG))
+	if (pkt_tcp_csum_partial(m))
 		flags |= TCPOPT_F_CSUM_PARTIAL;
-	/* Writing into a buffer another mbuf also points at would change
-	 * that packet too. */
-	if (!RTE_MBUF_DIRECT(m) || rte_mbuf_refcnt_read(m) != 1)
+	if (pkt_data_shared(m))
 		flags |= TCPOPT_F_READONLY;
 	return tcpopt_process(ctx,
 			      rte_pktmbuf_mtod_offset(m, uint8_t *, meta->l4_off),
