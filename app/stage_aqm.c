@@ -435,42 +435,21 @@ aqm_create(const void *conf, const struct stage_env *env, struct stage *out)
 	}
 	if (w->subs == NULL || w->del_tags == NULL ||
 	    (steered && (w->owner == NULL || w->owner_tag == NULL))) {
-		aqm_subs_free(w->subs);
-		rte_free(w->del_tags);
-		rte_free(w->owner);
-		rte_free(w->owner_tag);
-		w->subs = NULL;
-		rc = -rte_errno;
-		rte_ring_free(w->mailbox);
-		rte_free(w);
-		return rc ? rc : -EINVAL;
+		rc = rte_errno ? -rte_errno : -EINVAL;
+		goto fail;
 	}
 	char err[192];
 	if (c->nsubs && aqm_subs_apply(w->subs, c->subs, c->nsubs, err, sizeof(err)) < 0) {
 		aqm_log(RTE_LOG_ERR, "%s: %s", c->subs_path, err);
-		aqm_subs_free(w->subs);
-		rte_free(w->del_tags);
-		rte_ring_free(w->mailbox);
-		rte_free(w);
-		return -EINVAL;
+		rc = -EINVAL;
+		goto fail;
 	}
 	rc = aqm_ar_create(w, &c->ar, sp.max_subs, env, &w->ar);
-	if (rc < 0) {
-		aqm_subs_free(w->subs);
-		rte_free(w->del_tags);
-		rte_ring_free(w->mailbox);
-		rte_free(w);
-		return rc;
-	}
+	if (rc < 0)
+		goto fail;
 	rc = aqm_rwnd_create(w, c, env->socket);
-	if (rc < 0) {
-		aqm_ar_free(w->ar);
-		aqm_subs_free(w->subs);
-		rte_free(w->del_tags);
-		rte_ring_free(w->mailbox);
-		rte_free(w);
-		return rc;
-	}
+	if (rc < 0)
+		goto fail;
 	aqm_owner_fill(w, c->subs, c->nsubs);
 	aqm_ar_subs_applied(w->ar, w->subs, c->subs, c->nsubs);
 	aqm_ar_slots(w->ar, &w->prtt_pf);
@@ -481,6 +460,12 @@ aqm_create(const void *conf, const struct stage_env *env, struct stage *out)
 		sp.pipe.fq.flows, maxq, c->handoff_ring);
 	aqm_ctl_worker_ready(w, c, env);
 	return 0;
+
+fail:
+	/* What was made so far; the rest is NULL (w was zeroed). */
+	rte_ring_free(w->mailbox);
+	aqm_stage_destroy(w);
+	return rc;
 }
 
 const struct stage_module sl_stage_aqm = {

@@ -34,8 +34,11 @@ aqm_rwnd_create(struct aqm_worker *w, const struct aqm_conf *c, int socket)
 	if (sz == 0)
 		return -EINVAL;
 	mem = rte_malloc_socket("aqm_rwnd", sz, RTE_CACHE_LINE_SIZE, socket);
-	if (mem == NULL)
+	if (mem == NULL) {
+		aqm_log(RTE_LOG_ERR, "[aqm] rwnd_flows = %u needs %zu MB per worker, more than the EAL's memory has free: lower rwnd_flows, or give the EAL more memory (-m, hugepages)",
+			c->rwnd_flows, (sz + (1u << 20) - 1) >> 20);
 		return -ENOMEM;
+	}
 	w->rw = rwnd_init(mem, &p);
 	w->rw_headroom = p.headroom;
 	/* An ACK held for the filter reaches its sender that much later:

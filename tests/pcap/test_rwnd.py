@@ -508,3 +508,19 @@ def test_telemetry_shows_the_rwnd_counters_of_the_exit_report():
         assert r.counter("aqm_rwnd", k) == rw[k], "%s: exit %d, telemetry %d" % (
             k, r.counter("aqm_rwnd", k), rw[k])
     assert win_of(the_one(r.outs[1], ack, "the clamped ACK")) == field_for(HEADROOM)
+
+
+def test_a_table_that_does_not_fit_stops_the_boot_with_a_clear_error():
+    # 2^26 entries take 4.25 GB per worker, more than the EAL's -m 512:
+    # sluice refuses to start, names the key, and forwards nothing.
+    c = Conn()
+    up, down = handshake_and_burst(c, c.ack(SEGS - 3))
+    res = run(up, down, extra="rwnd_flows = 67108864\n")
+    try:
+        assert res.r.rc != 0, "started anyway:\n" + res.r.stdout
+        assert "rwnd_flows = 67108864 needs 4353 MB per worker" in res.r.stderr, res.r.stderr
+        assert "Cannot allocate memory" in res.r.stderr, res.r.stderr
+        assert res.r.outs == [[], []], "frames left with the boot refused"
+        assert "AddressSanitizer" not in res.r.stderr, res.r.stderr
+    finally:
+        res.remove()
