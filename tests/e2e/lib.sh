@@ -146,15 +146,23 @@ e2e_run() {
 E2E_LOAD_CPUS=${E2E_LOAD_CPUS-$("$E2E_PY" -c 'import os, sys
 c = sorted(os.sched_getaffinity(0) - {int(sys.argv[1])})
 print(",".join(map(str, c)))' "$E2E_LCORE" 2>/dev/null)}
-_e2e_pinned() {
+# The words that pin a load generator ("taskset -c CPUS"), or none.
+_e2e_pin_words() {
 	if [ -n "$E2E_LOAD_CPUS" ] && command -v taskset >/dev/null; then
-		taskset -c "$E2E_LOAD_CPUS" "$@"
-	else
-		"$@"
+		echo taskset -c "$E2E_LOAD_CPUS"
 	fi
 }
+_e2e_pinned() { $(_e2e_pin_words) "$@"; }
 cli() { _e2e_pinned ip netns exec "$NS_CLI" "$@"; }
 srv() { _e2e_pinned ip netns exec "$NS_SRV" "$@"; }
+# srv() for a server that does not end by itself (iperf3 -s), in the
+# background. Started by exec, so the PID that joins E2E_PIDS is the
+# server's own and the cleanup stops it: `srv ... &` runs the function in
+# a subshell, whose PID is not the server's.
+srv_daemon() {
+	ip netns exec "$NS_SRV" $(_e2e_pin_words) "$@" &
+	E2E_PIDS+=("$!")
+}
 
 # How much of the time sluice's datapath thread was on its CPU, in percent,
 # since e2e_cpu_mark. Read from the scheduler (/proc/PID/schedstat, run

@@ -63,16 +63,11 @@ if [ "$RW_CC" = cubic ]; then
 	done
 fi
 
-# Persistent iperf3 servers, one per flow, for both runs. Started by
-# exec, not through srv(): a shell function run in the background is a
-# subshell, and its PID is not iperf3's, so the cleanup would leave the
-# servers running (as perf/bufferbloat_lib.sh does it).
-rw_pin=()
-[ -n "$E2E_LOAD_CPUS" ] && command -v taskset >/dev/null && rw_pin=(taskset -c "$E2E_LOAD_CPUS")
+# Persistent iperf3 servers, one per flow, for both runs (srv_daemon:
+# the cleanup stops them).
 for i in 0 1 2 3; do
-	ip netns exec "$NS_SRV" "${rw_pin[@]}" iperf3 -s -B "$SRV4" -p $((RW_PORT0 + i)) </dev/null \
-		>"$E2E_TMP/iperf-server.$i.log" 2>&1 &
-	E2E_PIDS+=("$!")
+	srv_daemon iperf3 -s -B "$SRV4" -p $((RW_PORT0 + i)) </dev/null \
+		>"$E2E_TMP/iperf-server.$i.log" 2>&1
 done
 for i in 0 1 2 3; do
 	e2e_wait_listen $((RW_PORT0 + i)) || e2e_die "iperf3 server on port $((RW_PORT0 + i)) did not start"
