@@ -395,6 +395,20 @@ uint32_t aqm_sched_flow_backlog(const struct aqm_sched *s, uint32_t pipe,
 				uint32_t flow_hash);
 
 /**
+ * How long a pure ACK entering pipe now is held back: where the pipe holds
+ * ACKs (fq.ack_filter, shaped, an ack_hold_ns set) and either holds one
+ * already or has at least a quantum of bytes queued (the hold's own test),
+ * the time the hold has lately kept a connection's slot (a moving average
+ * over the slots it released: the hold time if they wait it out, less if
+ * the queue runs empty first); 0 elsewhere. On a busy pipe the newest ACK
+ * of a connection reaches the queue about that long after the last one.
+ */
+uint64_t aqm_sched_ack_hold_ns(const struct aqm_sched *s, uint32_t pipe);
+
+/** pipe's shaped rate in bytes per second (0: unshaped or unknown). */
+uint64_t aqm_sched_pipe_rate_Bps(const struct aqm_sched *s, uint32_t pipe);
+
+/**
  * How long pipe's queue takes to drain at its shaped rate, if nothing
  * more arrived: its queued bytes times its time per byte (0 for an
  * unshaped or unknown pipe). What an ACK entering the ACK hold now waits

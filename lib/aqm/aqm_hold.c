@@ -37,7 +37,12 @@ hold_release(struct aqm_sched *s, struct aqm_hold *h, uint64_t now)
 	struct aqm_pipe *p = &s->pipes[h->pipe];
 	struct aqm_flow *f = &p->flows[h->flow];
 	struct rte_mbuf *m = aqm_hold_take(s, h);
+	/* How long the slot was kept (it opened a hold time before its
+	 * deadline), into the pipe's average: 1/8 per slot. */
+	const uint64_t open = h->deadline - s->hold_ns;
+	const uint64_t age = RTE_MIN(now > open ? now - open : 0, s->hold_ns);
 
+	p->hold_age_ns = p->hold_age_ns - (p->hold_age_ns >> 3) + (age >> 3);
 	if (f->tail != NULL)
 		aqm_ack_filter(s, p, f, m);
 	aqm_fq_queue(s, p, h->flow, m, now);

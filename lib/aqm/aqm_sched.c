@@ -275,6 +275,7 @@ pipe_init(struct aqm_sched *s, struct aqm_pipe *p, const struct aqm_pipe_params 
 	p->codel = fq->codel;
 	p->enq_extra = pp->qdisc == AQM_QDISC_FQ_CODEL && fq->ack_filter ?
 		AQM_ACKF_FILTER | (s->hold_ns != 0 ? AQM_ACKF_HOLD : 0) : 0;
+	p->hold_age_ns = s->hold_ns;
 	p->qdisc = (uint8_t)pp->qdisc;
 	if (pp->qdisc == AQM_QDISC_FIFO) {
 		p->enq_extra |= AQM_ENQ_FIFO;
@@ -604,6 +605,21 @@ aqm_sched_flow_backlog(const struct aqm_sched *s, uint32_t pipe,
 }
 
 uint64_t
+aqm_sched_ack_hold_ns(const struct aqm_sched *s, uint32_t pipe)
+{
+	const struct aqm_pipe *p;
+
+	if (pipe >= s->npipes)
+		return 0;
+	p = &s->pipes[pipe];
+	/* aqm_hold_enqueue()'s test, less the per-packet ones: a pipe that
+	 * holds an ACK already, or is backlogged enough to hold one. */
+	if (!(p->enq_extra & AQM_ACKF_HOLD) || p->ns_per_byte == 0)
+		return 0;
+	return p->held != 0 || p->backlog_bytes >= p->quantum ? p->hold_age_ns : 0;
+}
+
+uint64_t
 aqm_sched_pipe_drain_ns(const struct aqm_sched *s, uint32_t pipe)
 {
 	const struct aqm_pipe *p;
@@ -613,6 +629,12 @@ aqm_sched_pipe_drain_ns(const struct aqm_sched *s, uint32_t pipe)
 	p = &s->pipes[pipe];
 	/* ns_per_byte is Q24; backlog_bytes below 2^40 keeps this in range. */
 	return (uint64_t)(((unsigned __int128)p->backlog_bytes * p->ns_per_byte) >> 24);
+}
+
+uint64_t
+aqm_sched_pipe_rate_Bps(const struct aqm_sched *s, uint32_t pipe)
+{
+	return pipe < s->npipes ? s->pipes[pipe].rate_Bps : 0;
 }
 
 static inline void

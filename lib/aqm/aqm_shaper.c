@@ -138,6 +138,7 @@ aqm_shaper_apply(struct aqm_pipe *p, const struct aqm_shaper_params *sp)
 {
 	/* ns per byte in Q24: 8e9 << 24 still fits in 64 bits. */
 	p->ns_per_byte = sp->rate_bps ? (8000000000ULL << 24) / sp->rate_bps : 0;
+	p->rate_Bps = sp->rate_bps / 8;
 	p->overhead = sp->overhead;
 	/* The same lengths as aqm_wire_len(): at least one byte. */
 	p->mpu = sp->mpu ? sp->mpu : 1;

@@ -189,6 +189,8 @@ struct aqm_pipe {
 	uint8_t diffserv;      /* AQM_DS_* bits */
 	uint32_t held;         /* ACKs of this pipe in the hold */
 	uint32_t blue_flows;   /* flows whose BLUE p is not 0 */
+	uint64_t hold_age_ns;  /* EWMA of how long the hold kept a slot */
+	uint64_t rate_Bps;     /* the shaper's rate in bytes/s; 0 = unshaped */
 	union {
 		struct { /* AQM_QDISC_FIFO */
 			uint64_t fifo_limit_bytes;

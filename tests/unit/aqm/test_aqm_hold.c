@@ -684,6 +684,76 @@ test_a_hold_of_zero_or_a_bad_table_size(void **state)
 	aqm_sched_free(s);
 }
 
+/*
+ * aqm_sched_ack_hold_ns() tells the window clamp how long the ACKs of a
+ * pipe are held back: where an ACK entering now would be held (the same
+ * test as the hold's), the time the hold lately kept a connection's slot,
+ * averaged over the slots it released (1/8 each); 0 elsewhere.
+ */
+static void
+test_ack_hold_ns_is_how_long_the_hold_lately_kept_a_slot(void **state)
+{
+	struct aqm_sched *s = hold_sched(RATE, HOLD, 1024, 0);
+	struct aqm_sched *u = hold_sched(0, HOLD, 1024, 0);
+	struct aqm_sched *z = hold_sched(RATE, 0, 1024, 0);
+	const uint64_t t1 = T0 + 5 * MS;
+	uint64_t avg = HOLD;
+
+	(void)state;
+	/* Idle, then less than a quantum queued: not held, 0. */
+	assert_int_equal(aqm_sched_ack_hold_ns(s, 0), 0);
+	put(s, 0, seg_pkt(UP_PORT, 1, 1000), T0);
+	assert_int_equal(aqm_sched_ack_hold_ns(s, 0), 0);
+	put_ack(s, DN_PORT, 10000, T0);
+	assert_int_equal(stats(s, 0).ack_held, 0);
+	/* A quantum queued: the next ACK is held, and until a slot has been
+	 * released the pipe reads the whole hold. */
+	put(s, 0, seg_pkt(UP_PORT, 1, 1000), T0);
+	assert_int_equal(aqm_sched_ack_hold_ns(s, 0), HOLD);
+	put_ack(s, DN_PORT + 1, 10000, T0);
+	assert_int_equal(stats(s, 0).ack_held, 1);
+	/* Data of the held ACK's connection releases it 3 ms on: the
+	 * average moves an eighth of the way to 3 ms. */
+	put(s, 0, seg_pkt(DN_PORT + 1, 10000, 500), T0 + 3 * MS);
+	assert_int_equal(stats(s, 0).held_pkts, 0);
+	avg = avg - avg / 8 + 3 * MS / 8;
+	assert_int_equal(aqm_sched_ack_hold_ns(s, 0), avg);
+	/* The other pipe is idle; an unknown pipe has none. */
+	assert_int_equal(aqm_sched_ack_hold_ns(s, 1), 0);
+	assert_int_equal(aqm_sched_ack_hold_ns(s, 99), 0);
+	/* The queue runs empty: nothing is held back any more. */
+	run(s, T0 + 3 * MS, t1, 100 * US);
+	assert_int_equal(aqm_sched_pending(s), 0);
+	assert_int_equal(aqm_sched_ack_hold_ns(s, 0), 0);
+	/* A pipe busy for longer than the hold: the ACK waits it out, and
+	 * the average moves an eighth of the way back to the whole hold. */
+	backlog(s, 30, t1);
+	put_ack(s, DN_PORT + 2, 10000, t1);
+	assert_int_equal(stats(s, 0).held_pkts, 1);
+	run(s, t1, t1 + HOLD + MS, 100 * US);
+	assert_int_equal(stats(s, 0).held_pkts, 0);
+	avg = avg - avg / 8 + HOLD / 8;
+	assert_int_equal(aqm_sched_ack_hold_ns(s, 0), avg);
+	run(s, t1 + HOLD + MS, t1 + 60 * MS, 100 * US);
+	assert_int_equal(aqm_sched_pending(s), 0);
+	assert_int_equal(aqm_sched_ack_hold_ns(s, 0), 0);
+	check_conservation(s);
+	/* Unshaped, or no hold: 0 whatever is queued. */
+	backlog(u, 10, T0);
+	backlog(z, 10, T0);
+	assert_int_equal(aqm_sched_ack_hold_ns(u, 0), 0);
+	assert_int_equal(aqm_sched_ack_hold_ns(z, 0), 0);
+	/* The pipe's rate, for the clamp's cap: 10 Mbit/s in bytes/s. */
+	assert_int_equal(aqm_sched_pipe_rate_Bps(s, 0), RATE / 8);
+	assert_int_equal(aqm_sched_pipe_rate_Bps(u, 0), 0);
+	assert_int_equal(aqm_sched_pipe_rate_Bps(s, 99), 0);
+	run(u, T0, T0, 1);
+	run(z, T0, T0 + 20 * MS, 100 * US);
+	aqm_sched_free(s);
+	aqm_sched_free(u);
+	aqm_sched_free(z);
+}
+
 int
 main(void)
 {
@@ -699,6 +769,7 @@ main(void)
 		cmocka_unit_test(test_limits_hold_with_acks_in_the_hold),
 		cmocka_unit_test(test_random_traffic_keeps_order_and_accounts_for_everything),
 		cmocka_unit_test(test_a_hold_of_zero_or_a_bad_table_size),
+		cmocka_unit_test(test_ack_hold_ns_is_how_long_the_hold_lately_kept_a_slot),
 	};
 
 	if (test_eal_init("hold", 8192, 64) < 0)
