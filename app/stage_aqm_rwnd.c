@@ -100,25 +100,24 @@ aqm_rwnd_burst(struct aqm_worker *w, enum aqm_dir dir, struct rte_mbuf **pkts,
 			backlog = backlog > hdrs ? backlog - hdrs : 0;
 		}
 		/*
-		 * A pure ACK may wait in the ACK hold, until the hold's limit
-		 * or until its own pipe's queue runs empty: the sender's
-		 * next window comes that much later. Counted as the hold's
-		 * limit while the flow has nothing queued here (it is running
-		 * dry), else as the time the ACK's pipe takes to drain, if
-		 * shorter: a window that is a little short is made up by the
-		 * next ACK; one that is long is a standing queue
-		 * (docs/bufferbloat/README.md, "sluice's window clamp").
+		 * A pure ACK may wait in the ACK hold. While the flow has
+		 * nothing queued here (it is running dry), counted as the
+		 * hold's limit, added to the sender's leg: the flow needs
+		 * room to grow. Else as long as the hold's slots lately
+		 * lived on the ACK's pipe (lib/aqm measures it), at the
+		 * sender's own rate: a connection's newest ACK goes on about
+		 * that often, and the window must last that long. Any rate
+		 * is counted at most at the data pipe's (lib/rwnd/README.md).
 		 */
-		uint64_t held = 0;
+		uint64_t dry = 0, held = 0;
 		if (extra != 0 && s.payload == 0) {
-			held = extra;
-			if (backlog != 0) {
-				uint64_t drain = aqm_sched_pipe_drain_ns(own, meta->pipe);
-				if (drain < held)
-					held = drain;
-			}
+			if (backlog == 0)
+				dry = extra;
+			else
+				held = aqm_sched_ack_hold_ns(own, meta->pipe);
 		}
-		win = rwnd_window(t, &ref, &s, backlog, held);
+		win = rwnd_window(t, &ref, &s, backlog, dry, held,
+				  aqm_sched_pipe_rate_Bps(other, meta->pipe));
 		if (win == s.win)
 			continue;
 		/* A buffer another mbuf also points at is left alone. */

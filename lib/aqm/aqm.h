@@ -409,15 +409,6 @@ uint64_t aqm_sched_ack_hold_ns(const struct aqm_sched *s, uint32_t pipe);
 uint64_t aqm_sched_pipe_rate_Bps(const struct aqm_sched *s, uint32_t pipe);
 
 /**
- * How long pipe's queue takes to drain at its shaped rate, if nothing
- * more arrived: its queued bytes times its time per byte (0 for an
- * unshaped or unknown pipe). What an ACK entering the ACK hold now waits
- * at most besides the hold's own limit (the hold ends when the queue runs
- * empty).
- */
-uint64_t aqm_sched_pipe_drain_ns(const struct aqm_sched *s, uint32_t pipe);
-
-/**
  * Enqueue a burst; pkts[i] goes to pipes[i]. Every packet is consumed:
  * queued, or dropped (freed and counted) by a limit. When a pipe overflows,
  * FQ-CoDel drops a batch from the head of its fattest flow, so the

@@ -620,18 +620,6 @@ aqm_sched_ack_hold_ns(const struct aqm_sched *s, uint32_t pipe)
 }
 
 uint64_t
-aqm_sched_pipe_drain_ns(const struct aqm_sched *s, uint32_t pipe)
-{
-	const struct aqm_pipe *p;
-
-	if (pipe >= s->npipes)
-		return 0;
-	p = &s->pipes[pipe];
-	/* ns_per_byte is Q24; backlog_bytes below 2^40 keeps this in range. */
-	return (uint64_t)(((unsigned __int128)p->backlog_bytes * p->ns_per_byte) >> 24);
-}
-
-uint64_t
 aqm_sched_pipe_rate_Bps(const struct aqm_sched *s, uint32_t pipe)
 {
 	return pipe < s->npipes ? s->pipes[pipe].rate_Bps : 0;

@@ -477,13 +477,14 @@ mark:
 
 uint16_t
 rwnd_window(struct rwnd *t, const struct rwnd_ref *ref,
-	    const struct rwnd_seg *s, uint32_t backlog, uint64_t extra_ns)
+	    const struct rwnd_seg *s, uint32_t backlog, uint64_t extra_ns,
+	    uint64_t hold_ns, uint64_t cap_Bps)
 {
 	struct rwnd_flow *f = &t->flows[ref->idx];
 	const unsigned r = s->side & 1, d = r ^ 1; /* receiver, data sender */
 	const int32_t inflight = (int32_t)(f->snd_max[d] - s->ack);
 	const uint32_t out = inflight > 0 ? (uint32_t)inflight : 0;
-	uint64_t beyond, leg_d, leg_r, w, adv;
+	uint64_t beyond, leg_d, leg_r, hold, w, adv;
 	unsigned shift;
 	uint32_t field;
 
@@ -515,27 +516,54 @@ rwnd_window(struct rwnd *t, const struct rwnd_ref *ref,
 	 * products below stay within 64 bits.) */
 	if (extra_ns > (1ull << 41))
 		extra_ns = 1ull << 41;
+	if (hold_ns > (1ull << 41))
+		hold_ns = 1ull << 41;
 	leg_d = f->leg[d] + (extra_ns >> TICK_SHIFT);
+	hold = hold_ns >> TICK_SHIFT;
+	/* The data's pipe rate, in bytes per 1024 ticks (2^20 ns) as rate[]
+	 * is; 0: no bound. At most 2^31. */
+	const uint64_t cap = ((cap_Bps < (1ull << 40) ? cap_Bps : 1ull << 40) << 20) /
+			     1000000000u;
 	/*
 	 * What d must have in flight on its own leg (and while the ACK is
-	 * held): its rate times that time. The rate from the ACKs; until
-	 * the first window, or if higher, beyond over leg_r (a flow queued
-	 * here sends at its rate past the box). beyond < 2^31, legs and
-	 * extra < 2^32 ticks, rate < 2^32: each product fits in 64 bits.
+	 * in the box): its rate times that time. The rate from the ACKs;
+	 * until the first window, or if higher, beyond over leg_r (a flow
+	 * queued here sends at its rate past the box); never more than its
+	 * pipe's. beyond < 2^31, legs and extra < 2^32 ticks, rate and
+	 * cap < 2^32: each product fits in 64 bits.
 	 */
 	uint64_t own = beyond * leg_d / leg_r;
-	uint64_t by_rate = (uint64_t)f->rate[d] * leg_d >> 10;
-	w = beyond + (by_rate > own ? by_rate : own);
+	uint64_t x = (uint64_t)f->rate[d] * leg_d >> 10;
+
+	if (own > x)
+		x = own;
+	if (cap != 0 && x > (cap * leg_d >> 10))
+		x = cap * leg_d >> 10;
+	w = beyond + x;
 	/*
 	 * Half as much again: what the legs and the rate leave out (the
-	 * receiver's delayed ACKs, an ACK hold that lasts longer than its
-	 * estimate, jitter). Without it a flow on a long path settles
-	 * where the window is just what its rate needs, at any rate, and
-	 * never climbs: 25% of the downstream at 50 ms (docs/bufferbloat/
+	 * receiver's delayed ACKs, jitter, a round trip longer than the
+	 * handshake's). Without it a flow on a long path settles where the
+	 * window is just what its rate needs, at any rate, and never
+	 * climbs: 25% of the downstream at 50 ms (docs/bufferbloat/
 	 * README.md, "sluice's window clamp"). On a short path the terms
 	 * are small and so is this.
 	 */
-	w += w / 2 + t->p.headroom;
+	w += w / 2;
+	/*
+	 * And while the box holds r's ACKs back: d's own measured rate for
+	 * as long as the hold lately lasted. Not beyond over leg_r once
+	 * there is a rate: a released ACK acknowledges a hold's worth at
+	 * once, and that ratio jumps with it. No half again: it is
+	 * measured.
+	 */
+	if (hold != 0) {
+		x = f->rate[d] != 0 ? (uint64_t)f->rate[d] * hold >> 10 : beyond * hold / leg_r;
+		if (cap != 0 && x > (cap * hold >> 10))
+			x = cap * hold >> 10;
+		w += x;
+	}
+	w += t->p.headroom;
 	shift = ws_of(f, r);
 	adv = (uint64_t)s->win << shift;
 	if (w >= adv) {

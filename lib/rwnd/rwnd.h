@@ -22,17 +22,26 @@
  *
  *     out    = snd_max[d] - ack       (what d sent and r has not acked)
  *     beyond = out - backlog          (backlog: d's bytes queued in the box)
- *     path   = beyond + max(rate[d], beyond / leg[r]) x (leg[d] + extra)
- *     window = path + path / 2 + headroom
+ *     rate   = min(max(rate[d], beyond / leg[r]), cap)
+ *     path   = beyond + rate x (leg[d] + extra)
+ *     window = path + path / 2 + min(rate[d], cap) x hold + headroom
  *
- * beyond is what is on r's side of the box; rate x (leg[d] + extra) is what
- * d must have in flight on its own leg, and while the ACK waits in the box
- * (extra: an ACK hold), to keep sending at its rate. Half as much again
- * covers what the legs leave out (delayed ACKs, a hold longer than its
- * estimate): without it a flow on a long path settles at whatever rate it
- * has and never climbs. The headroom is what it may keep queued in the
- * box. The rule needs no share from the
- * shaper: a flow whose share grows drains faster, and its window follows.
+ * beyond is what is on r's side of the box; rate x (leg[d] + extra) is
+ * what d must have in flight on its own leg, and while the ACK waits in
+ * the box (extra), to keep sending at its rate. Half as much again
+ * covers what the legs leave out (delayed ACKs, jitter, a round trip
+ * longer than the handshake's): without it a flow on a long path settles
+ * at whatever rate it has and never climbs. hold is how long the box has
+ * lately held r's ACKs back (an ACK hold passes a connection's newest
+ * ACK on about once per slot's life): the window must carry d at its own
+ * rate that much longer. It is measured, so it gets no half again, and
+ * counts d's measured rate (beyond / leg[r] until the first): a released
+ * ACK acknowledges a hold's worth at once, and beyond / leg[r] jumps
+ * with it. cap, the rate of the data's own pipe, bounds both: on a leg
+ * floored at min_leg, beyond / leg[r] can read far above any rate the
+ * flow can have. The headroom is what d may keep queued in the box. The
+ * rule needs no share from the shaper: a flow whose share grows drains
+ * faster, and its window follows.
  * A flow is clamped once its queue in the box reaches the headroom, and
  * released when everything it sent is acknowledged and it has sent
  * nothing new for quiet_ns (an idle flow's next burst is not held back; a
@@ -168,12 +177,20 @@ bool rwnd_track(struct rwnd *t, const struct rwnd_seg *s, uint64_t now_ns,
  * The window field s should carry, after rwnd_track() returned true.
  * @param backlog  bytes of the other side's data of this connection
  *                 queued in the box now (0 if unknown).
- * @param extra_ns time s will wait in the box before it leaves (an ACK
- *                 hold), added to the sender's leg.
+ * @param extra_ns time s will wait in the box before it leaves, added to
+ *                 the data sender's leg (sluice: the whole ACK hold, for
+ *                 a flow with nothing queued here).
+ * @param hold_ns  how long the box has lately held back the ACKs of s's
+ *                 pipe (0: none), counted at the data sender's measured
+ *                 rate after the half again.
+ * @param cap_Bps  the rate of the data's own pipe in bytes per second:
+ *                 the most any rate in the rule is counted at; 0 for no
+ *                 bound.
  * @return the field to write: s->win, or a lower value.
  */
 uint16_t rwnd_window(struct rwnd *t, const struct rwnd_ref *ref,
-		     const struct rwnd_seg *s, uint32_t backlog, uint64_t extra_ns);
+		     const struct rwnd_seg *s, uint32_t backlog, uint64_t extra_ns,
+		     uint64_t hold_ns, uint64_t cap_Bps);
 
 /**
  * Write window field win into the TCP header at hdr, updating its

@@ -114,7 +114,7 @@ run(struct cbench_state *st, bool known)
 		put32(dh + 4, ISN_NET + 1 + sent[f]);
 		rwnd_seg_parse(dh, sizeof(dh), &s);
 		if (rwnd_track(t, &s, now, &ref))
-			cbench_do_not_optimize(rwnd_window(t, &ref, &s, 0, 0));
+			cbench_do_not_optimize(rwnd_window(t, &ref, &s, 0, 0, 0, 0));
 		sent[f] += 1448;
 		/* The subscriber's ACK. */
 		s = seg_of(f, RWND_SUB, 0);
@@ -122,7 +122,7 @@ run(struct cbench_state *st, bool known)
 		ah[14] = 0x01; ah[15] = 0xf6; /* 502 again */
 		rwnd_seg_parse(ah, sizeof(ah), &s);
 		if (rwnd_track(t, &s, now + 500, &ref)) {
-			uint16_t w = rwnd_window(t, &ref, &s, 14480, 20 * MS);
+			uint16_t w = rwnd_window(t, &ref, &s, 14480, 20 * MS, 0, 0);
 
 			if (w != s.win)
 				rwnd_write(ah, w, false);

@@ -7,9 +7,10 @@
  * connections collide) as 16-byte records: either side, SYN, SYN-ACK,
  * ACK, data, FIN, RST or any flags byte, one of 8 hashes and 4 port
  * pairs, sequence and ACK numbers near each side's cursor or anywhere,
- * window scales, payloads, backlogs, ACK holds and time steps from
- * microseconds to days; each segment by turns as a parsed TCP header
- * (whose window is then rewritten by rwnd_write()) or as a struct.
+ * window scales, payloads, backlogs, extra legs, ACK holds, pipe rates
+ * and time steps from microseconds to days; each segment by turns as a
+ * parsed TCP header (whose window is then rewritten by rwnd_write()) or
+ * as a struct.
  * Checks: rwnd_window() never returns more than the window sent, nor 0
  * for a window that was not 0; after rwnd_write() the field reads back
  * and the checksum equals one computed from scratch (or, with
@@ -187,8 +188,14 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		s.win = rd16(r + 8);
 		s.bad = (s.flags & 0x02) && (r[4] & 0x80) && !as_header;
 		const uint32_t backlog = (uint32_t)rd16(r + 10) << (r[12] & 15);
-		const uint64_t extra_ns = (r[12] >> 4) == 15 ? UINT64_MAX >> (r[5] >> 3)
+		const uint64_t delay_ns = (r[12] >> 4) == 15 ? UINT64_MAX >> (r[5] >> 3)
 							     : (uint64_t)(r[12] >> 4) * 1000000;
+		/* The delay as the extra leg, or (bit 7) as the hold; the data
+		 * pipe's rate from r[15] (also the flags byte of selector 7):
+		 * Mbit/s, 0 none, 255 the most there is. */
+		const uint64_t extra_ns = (r[0] & 0x80) ? 0 : delay_ns;
+		const uint64_t hold_ns = (r[0] & 0x80) ? delay_ns : 0;
+		const uint64_t cap_Bps = r[15] == 255 ? UINT64_MAX : (uint64_t)r[15] * 125000;
 		now += (uint64_t)rd16(r + 13) << (10 + 3 * (r[5] >> 5));
 
 		/* The header: the fields above, a window-scale option on a
@@ -230,7 +237,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 		segments++;
 		if (rwnd_track(t, &s, now, &ref)) {
-			const uint16_t w = rwnd_window(t, &ref, &s, backlog, extra_ns);
+			const uint16_t w = rwnd_window(t, &ref, &s, backlog, extra_ns, hold_ns, cap_Bps);
 
 			windows++;
 			if (w > s.win || (w == 0 && s.win != 0))

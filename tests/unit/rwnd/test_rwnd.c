@@ -632,24 +632,24 @@ test_a_download_ack_after_the_handshake_carries_the_window_of_the_rule(void **st
 	 * the window as sent, even with a backlog over the headroom. */
 	s = seg(&c, SUB, ACK, c.isn[SUB] + 1, c.isn[NET] + 1, 0, 502);
 	if (track(t, s, c.end, &ref))
-		assert_int_equal(rwnd_window(t, &ref, &s, 1u << 20, 0), 502);
+		assert_int_equal(rwnd_window(t, &ref, &s, 1u << 20, 0, 0, 0), 502);
 	assert_int_equal(cnt(t)->engaged, 0);
 	/* The server sends 100000 bytes (download). */
 	s = data(&c, NET, 0, 100000);
 	if (track(t, s, c.end + 1 * MS, &ref))
-		assert_int_equal(rwnd_window(t, &ref, &s, 1u << 20, 0), s.win);
+		assert_int_equal(rwnd_window(t, &ref, &s, 1u << 20, 0, 0, 0), s.win);
 	/* The subscriber acknowledges 20000 of them. */
 	s = ackseg(&c, SUB, 20000, 5000);
 	assert_true(track(t, s, c.end + 20 * MS, &ref));
 	/* Backlog below the headroom: not engaged, window as sent. */
-	assert_int_equal(rwnd_window(t, &ref, &s, p.headroom - 1, 0), 5000);
+	assert_int_equal(rwnd_window(t, &ref, &s, p.headroom - 1, 0, 0, 0), 5000);
 	assert_int_equal(cnt(t)->engaged, 0);
 	assert_int_equal(cnt(t)->clamped, 0);
 	/* At 10000 queued: inflight 80000, beyond 70000, path
 	 * 70000 + 70000 * 39063 / 7813 = 419982, + 209991 + 3000 = 632973
 	 * bytes, 4946 units of 128. */
 	assert_int_equal(expected(&c, SUB, 80000, 10000, 0, &p), 4946);
-	assert_int_equal(rwnd_window(t, &ref, &s, 10000, 0), 4946);
+	assert_int_equal(rwnd_window(t, &ref, &s, 10000, 0, 0, 0), 4946);
 	assert_int_equal(cnt(t)->engaged, 1);
 	assert_int_equal(cnt(t)->clamped, 1);
 	assert_int_equal(cnt(t)->not_lowered, 0);
@@ -657,11 +657,11 @@ test_a_download_ack_after_the_handshake_carries_the_window_of_the_rule(void **st
 	 * (no rate yet: 20 ms is less than two round trips). */
 	s = ackseg(&c, SUB, 30000, 5000);
 	assert_true(track(t, s, c.end + 21 * MS, &ref));
-	assert_int_equal(rwnd_window(t, &ref, &s, 100, 0), expected(&c, SUB, 70000, 100, 0, &p));
+	assert_int_equal(rwnd_window(t, &ref, &s, 100, 0, 0, 0), expected(&c, SUB, 70000, 100, 0, &p));
 	assert_int_equal(cnt(t)->engaged, 1);
 	assert_int_equal(cnt(t)->clamped, 2);
 	/* A backlog above the inflight: beyond 0, the headroom alone. */
-	assert_int_equal(rwnd_window(t, &ref, &s, 90000, 0), (3000 + 127) / 128);
+	assert_int_equal(rwnd_window(t, &ref, &s, 90000, 0, 0, 0), (3000 + 127) / 128);
 	assert_int_equal(cnt(t)->segments, 7);
 	free(t);
 }
@@ -681,11 +681,11 @@ test_an_upload_ack_carries_the_window_of_the_rule_with_the_legs_swapped(void **s
 	track(t, s, c.end + 1 * MS, &ref);
 	s = ackseg(&c, NET, 10000, 1000); /* 1000 << 9 = 512000 bytes */
 	assert_true(track(t, s, c.end + 45 * MS, &ref));
-	assert_int_equal(rwnd_window(t, &ref, &s, 2999, 0), 1000);
+	assert_int_equal(rwnd_window(t, &ref, &s, 2999, 0, 0, 0), 1000);
 	/* beyond 35000: path 35000 + 35000 * 7813 / 39063 = 42000,
 	 * + 21000 + 3000 = 66000, 129 units of 512. */
 	assert_int_equal(expected(&c, NET, 40000, 5000, 0, &p), 129);
-	assert_int_equal(rwnd_window(t, &ref, &s, 5000, 0), 129);
+	assert_int_equal(rwnd_window(t, &ref, &s, 5000, 0, 0, 0), 129);
 	assert_int_equal(cnt(t)->engaged, 1);
 	assert_int_equal(cnt(t)->clamped, 1);
 	/* The download direction is not engaged by the upload's clamp. */
@@ -693,7 +693,7 @@ test_an_upload_ack_carries_the_window_of_the_rule_with_the_legs_swapped(void **s
 	assert_true(track(t, s, c.end + 46 * MS, &ref));
 	s = ackseg(&c, SUB, 4000, 4000);
 	assert_true(track(t, s, c.end + 47 * MS, &ref));
-	assert_int_equal(rwnd_window(t, &ref, &s, 2999, 0), 4000);
+	assert_int_equal(rwnd_window(t, &ref, &s, 2999, 0, 0, 0), 4000);
 	assert_int_equal(cnt(t)->engaged, 1);
 	free(t);
 }
@@ -719,7 +719,7 @@ test_a_connection_opened_from_the_internet_side_gets_its_legs_the_other_way(void
 	track(t, s, c.end + 1 * MS, &ref);
 	s = ackseg(&c, NET, 1000, 60000);
 	assert_true(track(t, s, c.end + 31 * MS, &ref));
-	assert_int_equal(rwnd_window(t, &ref, &s, 4000, 0), expected(&c, NET, 59000, 4000, 0, &p));
+	assert_int_equal(rwnd_window(t, &ref, &s, 4000, 0, 0, 0), expected(&c, NET, 59000, 4000, 0, &p));
 	assert_true(expected(&c, NET, 59000, 4000, 0, &p) < 60000);
 	assert_int_equal(cnt(t)->clamped, 1);
 	free(t);
@@ -747,7 +747,7 @@ test_the_receivers_leg_is_floored_at_min_leg(void **state)
 	const uint64_t path = 7000 + 7000ull * c.leg[NET] / 97;
 	assert_int_equal(expected(&c, SUB, 10000, 3000, 0, &p),
 			 in_units(path + path / 2 + 3000, 7));
-	assert_int_equal(rwnd_window(t, &ref, &s, 3000, 0), expected(&c, SUB, 10000, 3000, 0, &p));
+	assert_int_equal(rwnd_window(t, &ref, &s, 3000, 0, 0, 0), expected(&c, SUB, 10000, 3000, 0, &p));
 	free(t);
 
 	/* With no floor (0 ns: one tick), the measured leg is used. */
@@ -762,7 +762,7 @@ test_the_receivers_leg_is_floored_at_min_leg(void **state)
 	assert_true(track(t, s, c.end + 2 * MS, &ref));
 	assert_true(c.leg[SUB] > 1 && c.leg[SUB] < 97);
 	const uint64_t path2 = 7000 + 7000ull * c.leg[NET] / c.leg[SUB];
-	assert_int_equal(rwnd_window(t, &ref, &s, 3000, 0),
+	assert_int_equal(rwnd_window(t, &ref, &s, 3000, 0, 0, 0),
 			 in_units(path2 + path2 / 2 + 3000, 7));
 	free(t);
 }
@@ -785,7 +785,7 @@ window_with_offers(int8_t ws_sub, int8_t ws_net, uint16_t win, unsigned *shift)
 	track(t, s, c.end + 1 * MS, &ref);
 	s = ackseg(&c, SUB, 1000, win);
 	assert_true(track(t, s, c.end + 2 * MS, &ref));
-	w = rwnd_window(t, &ref, &s, 3000, 0);
+	w = rwnd_window(t, &ref, &s, 3000, 0, 0, 0);
 	*shift = shift_of(&c, SUB);
 	assert_int_equal(w, expected(&c, SUB, 5000, 3000, 0, &p));
 	free(t);
@@ -836,25 +836,25 @@ test_the_window_is_never_raised(void **state)
 	/* The receiver's own window is below: unchanged, not_lowered. */
 	s = ackseg(&c, SUB, 1000, 1200);
 	assert_true(track(t, s, c.end + 2 * MS, &ref));
-	assert_int_equal(rwnd_window(t, &ref, &s, 3000, 0), 1200);
+	assert_int_equal(rwnd_window(t, &ref, &s, 3000, 0, 0, 0), 1200);
 	assert_int_equal(cnt(t)->engaged, 1);
 	assert_int_equal(cnt(t)->not_lowered, 1);
 	assert_int_equal(cnt(t)->clamped, 0);
 	/* Equal to the rule: unchanged. */
 	s = ackseg(&c, SUB, 1000, rule);
 	assert_true(track(t, s, c.end + 3 * MS, &ref));
-	assert_int_equal(rwnd_window(t, &ref, &s, 3000, 0), rule);
+	assert_int_equal(rwnd_window(t, &ref, &s, 3000, 0, 0, 0), rule);
 	assert_int_equal(cnt(t)->not_lowered, 2);
 	assert_int_equal(cnt(t)->clamped, 0);
 	/* One byte above: lowered to the rule. */
 	s = ackseg(&c, SUB, 1000, rule + 1);
 	assert_true(track(t, s, c.end + 4 * MS, &ref));
-	assert_int_equal(rwnd_window(t, &ref, &s, 3000, 0), rule);
+	assert_int_equal(rwnd_window(t, &ref, &s, 3000, 0, 0, 0), rule);
 	assert_int_equal(cnt(t)->clamped, 1);
 	/* A zero window stays zero. */
 	s = ackseg(&c, SUB, 1000, 0);
 	assert_true(track(t, s, c.end + 5 * MS, &ref));
-	assert_int_equal(rwnd_window(t, &ref, &s, 3000, 0), 0);
+	assert_int_equal(rwnd_window(t, &ref, &s, 3000, 0, 0, 0), 0);
 	assert_int_equal(cnt(t)->not_lowered, 3);
 	free(t);
 
@@ -866,12 +866,12 @@ test_the_window_is_never_raised(void **state)
 	track(t, s, c.end + 1 * MS, &ref);
 	s = ackseg(&c, SUB, 1000, 10);
 	assert_true(track(t, s, c.end + 2 * MS, &ref));
-	assert_int_equal(rwnd_window(t, &ref, &s, 3000, 0), 10);
+	assert_int_equal(rwnd_window(t, &ref, &s, 3000, 0, 0, 0), 10);
 	assert_int_equal(cnt(t)->not_lowered, 1);
 	/* 200 units (25600 bytes) are above: 165, which is ceil(20998 / 128). */
 	s = ackseg(&c, SUB, 1000, 200);
 	assert_true(track(t, s, c.end + 3 * MS, &ref));
-	assert_int_equal(rwnd_window(t, &ref, &s, 3000, 0), 165);
+	assert_int_equal(rwnd_window(t, &ref, &s, 3000, 0, 0, 0), 165);
 	free(t);
 }
 
@@ -891,9 +891,9 @@ test_extra_ns_adds_to_the_data_senders_leg(void **state)
 	track(t, s, c.end + 1 * MS, &ref);
 	s = ackseg(&c, SUB, 100000, 60000);
 	assert_true(track(t, s, c.end + 2 * MS, &ref));
-	w0 = rwnd_window(t, &ref, &s, 20000, 0);
-	w1 = rwnd_window(t, &ref, &s, 20000, 30 * MS);
-	w2 = rwnd_window(t, &ref, &s, 20000, 1023); /* less than a tick */
+	w0 = rwnd_window(t, &ref, &s, 20000, 0, 0, 0);
+	w1 = rwnd_window(t, &ref, &s, 20000, 30 * MS, 0, 0);
+	w2 = rwnd_window(t, &ref, &s, 20000, 1023, 0, 0); /* less than a tick */
 	assert_int_equal(w0, expected(&c, SUB, 100000, 20000, 0, &p));
 	assert_int_equal(w1, expected(&c, SUB, 100000, 20000, 30 * MS, &p));
 	const uint64_t path = 80000 + 80000ull * (c.leg[NET] + ticks(30 * MS)) / c.leg[SUB];
@@ -911,7 +911,7 @@ test_extra_ns_adds_to_the_data_senders_leg(void **state)
 	s = ackseg(&c, NET, 100000, 60000);
 	assert_true(track(t, s, c.end + 41 * MS, &ref));
 	const uint64_t path2 = 80000 + 80000ull * (c.leg[SUB] + ticks(5 * MS)) / c.leg[NET];
-	assert_int_equal(rwnd_window(t, &ref, &s, 20000, 5 * MS),
+	assert_int_equal(rwnd_window(t, &ref, &s, 20000, 5 * MS, 0, 0),
 			 in_units(path2 + path2 / 2 + 3000, 9));
 	free(t);
 }
@@ -935,7 +935,7 @@ test_a_flow_is_released_once_all_it_sent_is_acked_and_engaged_again_at_the_headr
 	s = ackseg(&c, SUB, 20000, 5000);
 	assert_true(track(t, s, now = td + 1 * MS, &ref));
 	rate_seen(&m, &c, NET, s.ack, now);
-	assert_int_equal(rwnd_window(t, &ref, &s, 10000, 0), expected(&c, SUB, 80000, 10000, 0, &p));
+	assert_int_equal(rwnd_window(t, &ref, &s, 10000, 0, 0, 0), expected(&c, SUB, 80000, 10000, 0, &p));
 	assert_int_equal(cnt(t)->engaged, 1);
 	/*
 	 * All acknowledged, but the server sent its last data less than
@@ -950,7 +950,7 @@ test_a_flow_is_released_once_all_it_sent_is_acked_and_engaged_again_at_the_headr
 	assert_true(track(t, s, now, &ref));
 	rate_seen(&m, &c, NET, s.ack, now);
 	assert_true(m.rate > 0); /* 80000 bytes over about 440 ms */
-	assert_int_equal(rwnd_window(t, &ref, &s, 0, 0), expected_r(&c, SUB, 0, 0, 0, &p, m.rate));
+	assert_int_equal(rwnd_window(t, &ref, &s, 0, 0, 0, 0), expected_r(&c, SUB, 0, 0, 0, &p, m.rate));
 	assert_int_equal(expected_r(&c, SUB, 0, 0, 0, &p, m.rate),
 			 in_units(((uint64_t)m.rate * c.leg[NET] >> 10) * 3 / 2 + 3000, 7));
 	assert_int_equal(cnt(t)->released, 0);
@@ -958,12 +958,12 @@ test_a_flow_is_released_once_all_it_sent_is_acked_and_engaged_again_at_the_headr
 	now = (uint64_t)(units(td) + q + 1) << 20;
 	assert_true(track(t, s, now, &ref));
 	rate_seen(&m, &c, NET, s.ack, now);
-	assert_int_equal(rwnd_window(t, &ref, &s, 10000, 0), 5000);
+	assert_int_equal(rwnd_window(t, &ref, &s, 10000, 0, 0, 0), 5000);
 	assert_int_equal(cnt(t)->released, 1);
 	s = ackseg(&c, SUB, 100000, 5001);
 	assert_true(track(t, s, now += MS, &ref));
 	rate_seen(&m, &c, NET, s.ack, now);
-	assert_int_equal(rwnd_window(t, &ref, &s, 10000, 0), 5001);
+	assert_int_equal(rwnd_window(t, &ref, &s, 10000, 0, 0, 0), 5001);
 	assert_int_equal(cnt(t)->released, 1);
 	const uint64_t clamped = cnt(t)->clamped;
 	/* The next burst is free until its queue reaches the headroom. */
@@ -972,10 +972,10 @@ test_a_flow_is_released_once_all_it_sent_is_acked_and_engaged_again_at_the_headr
 	s = ackseg(&c, SUB, 110000, 5000);
 	assert_true(track(t, s, now += MS, &ref));
 	rate_seen(&m, &c, NET, s.ack, now);
-	assert_int_equal(rwnd_window(t, &ref, &s, 2999, 0), 5000);
+	assert_int_equal(rwnd_window(t, &ref, &s, 2999, 0, 0, 0), 5000);
 	assert_int_equal(cnt(t)->engaged, 1);
 	assert_int_equal(cnt(t)->clamped, clamped);
-	assert_int_equal(rwnd_window(t, &ref, &s, 3000, 0),
+	assert_int_equal(rwnd_window(t, &ref, &s, 3000, 0, 0, 0),
 			 expected_r(&c, SUB, 40000, 3000, 0, &p, m.rate));
 	assert_int_equal(cnt(t)->engaged, 2);
 	assert_int_equal(cnt(t)->clamped, clamped + 1);
@@ -983,10 +983,10 @@ test_a_flow_is_released_once_all_it_sent_is_acked_and_engaged_again_at_the_headr
 	s = ackseg(&c, SUB, 150001, 5000);
 	now = (uint64_t)(units(td) + q + 1) << 20;
 	assert_true(track(t, s, now, &ref));
-	assert_int_equal(rwnd_window(t, &ref, &s, 3000, 0), 5000);
+	assert_int_equal(rwnd_window(t, &ref, &s, 3000, 0, 0, 0), 5000);
 	assert_int_equal(cnt(t)->released, 2);
 	/* An unclamped flow with nothing outstanding is never engaged. */
-	assert_int_equal(rwnd_window(t, &ref, &s, 1u << 30, 0), 5000);
+	assert_int_equal(rwnd_window(t, &ref, &s, 1u << 30, 0, 0, 0), 5000);
 	assert_int_equal(cnt(t)->engaged, 2);
 	free(t);
 }
@@ -1002,7 +1002,7 @@ rate_ack(struct rwnd *t, const struct conn *c, struct rate_model *m, uint32_t ac
 
 	assert_true(track(t, s, now, &ref));
 	rate_seen(m, c, NET, s.ack, now);
-	return rwnd_window(t, &ref, &s, backlog, 0);
+	return rwnd_window(t, &ref, &s, backlog, 0, 0, 0);
 }
 
 static void
@@ -1106,7 +1106,7 @@ test_a_fin_counts_as_one_byte_that_must_be_acked_before_release(void **state)
 	s = ackseg(&c, SUB, 5000, 5000);
 	assert_true(track(t, s, td + 1 * MS, &ref));
 	rate_seen(&m, &c, NET, s.ack, td + 1 * MS);
-	assert_int_equal(rwnd_window(t, &ref, &s, 3000, 0), expected(&c, SUB, 5001, 3000, 0, &p));
+	assert_int_equal(rwnd_window(t, &ref, &s, 3000, 0, 0, 0), expected(&c, SUB, 5001, 3000, 0, &p));
 	/* After the quiet time, all data but not the FIN: inflight 1,
 	 * still clamped (to the rate measured over the 5000 bytes). */
 	late = (uint64_t)(units(td) + quiet_units(&c, &p) + 1) << 20;
@@ -1114,11 +1114,11 @@ test_a_fin_counts_as_one_byte_that_must_be_acked_before_release(void **state)
 	assert_true(track(t, s, late, &ref));
 	rate_seen(&m, &c, NET, s.ack, late);
 	assert_true(m.rate > 0);
-	assert_int_equal(rwnd_window(t, &ref, &s, 0, 0), expected_r(&c, SUB, 1, 0, 0, &p, m.rate));
+	assert_int_equal(rwnd_window(t, &ref, &s, 0, 0, 0, 0), expected_r(&c, SUB, 1, 0, 0, &p, m.rate));
 	assert_int_equal(cnt(t)->released, 0);
 	s = ackseg(&c, SUB, 10001, 5000);
 	assert_true(track(t, s, late + 1 * MS, &ref));
-	assert_int_equal(rwnd_window(t, &ref, &s, 0, 0), 5000);
+	assert_int_equal(rwnd_window(t, &ref, &s, 0, 0, 0, 0), 5000);
 	assert_int_equal(cnt(t)->released, 1);
 	free(t);
 }
@@ -1174,7 +1174,7 @@ test_karn_a_syn_sent_twice_makes_the_handshake_ambiguous_and_never_clamped(void 
 	track(t, s, c.end + 1 * MS, &ref);
 	s = ackseg(&c, SUB, 1000, 60000);
 	assert_true(track(t, s, c.end + 2 * MS, &ref));
-	assert_int_equal(rwnd_window(t, &ref, &s, 5000, 0), expected(&c, SUB, 19000, 5000, 0, &p));
+	assert_int_equal(rwnd_window(t, &ref, &s, 5000, 0, 0, 0), expected(&c, SUB, 19000, 5000, 0, &p));
 	free(t);
 }
 
@@ -1234,7 +1234,7 @@ test_without_the_handshake_no_ack_is_tracked(void **state)
 	track(t, data(&c, NET, 0, 30000), T0 + 4 * SEC, &ref);
 	s = ackseg(&c, SUB, 1000, 60000);
 	assert_true(track(t, s, T0 + 4 * SEC + 1 * MS, &ref));
-	assert_int_equal(rwnd_window(t, &ref, &s, 9000, 0), expected(&c, SUB, 29000, 9000, 0, &p));
+	assert_int_equal(rwnd_window(t, &ref, &s, 9000, 0, 0, 0), expected(&c, SUB, 29000, 9000, 0, &p));
 	/* Another connection in the same set (other ports) is not it. */
 	struct conn d = conn(31, 50011, 443);
 	assert_false(track(t, ackseg(&d, SUB, 1000, 60000), T0 + 4 * SEC + 2 * MS, &ref));
@@ -1334,29 +1334,29 @@ test_sequence_numbers_wrap(void **state)
 	s = ackseg(&c, SUB, 200, 60000);
 	assert_true(s.ack > 0xffff0000u);
 	assert_true(track(t, s, c.end + 2 * MS, &ref));
-	assert_int_equal(rwnd_window(t, &ref, &s, 3000, 0), expected(&c, SUB, 99800, 3000, 0, &p));
+	assert_int_equal(rwnd_window(t, &ref, &s, 3000, 0, 0, 0), expected(&c, SUB, 99800, 3000, 0, &p));
 	/* An ACK after it. */
 	s = ackseg(&c, SUB, 20000, 60000);
 	assert_true(s.ack < 0x10000u);
 	assert_true(track(t, s, c.end + 3 * MS, &ref));
-	assert_int_equal(rwnd_window(t, &ref, &s, 3000, 0), expected(&c, SUB, 80000, 3000, 0, &p));
+	assert_int_equal(rwnd_window(t, &ref, &s, 3000, 0, 0, 0), expected(&c, SUB, 80000, 3000, 0, &p));
 	/* A resend from before the wrap does not lower the highest sequence. */
 	track(t, data(&c, NET, 0, 1448), c.end + 4 * MS, &ref);
 	s = ackseg(&c, SUB, 50000, 60000);
 	assert_true(track(t, s, c.end + 5 * MS, &ref));
-	assert_int_equal(rwnd_window(t, &ref, &s, 3000, 0), expected(&c, SUB, 50000, 3000, 0, &p));
+	assert_int_equal(rwnd_window(t, &ref, &s, 3000, 0, 0, 0), expected(&c, SUB, 50000, 3000, 0, &p));
 	/* Acked to the end: nothing beyond, the headroom alone (not yet
 	 * quiet long enough for release; no rate yet). */
 	s = ackseg(&c, SUB, 100000, 60000);
 	assert_int_equal(s.ack, 0x000185a1);
 	assert_true(track(t, s, c.end + 6 * MS, &ref));
-	assert_int_equal(rwnd_window(t, &ref, &s, 3000, 0), (3000 + 127) / 128);
+	assert_int_equal(rwnd_window(t, &ref, &s, 3000, 0, 0, 0), (3000 + 127) / 128);
 	assert_int_equal(cnt(t)->released, 0);
 	/* The upload side wraps from its first byte. */
 	track(t, data(&c, SUB, 0, 40000), c.end + 7 * MS, &ref);
 	s = ackseg(&c, NET, 4000, 60000);
 	assert_true(track(t, s, c.end + 8 * MS, &ref));
-	assert_int_equal(rwnd_window(t, &ref, &s, 3000, 0), expected(&c, NET, 36000, 3000, 0, &p));
+	assert_int_equal(rwnd_window(t, &ref, &s, 3000, 0, 0, 0), expected(&c, NET, 36000, 3000, 0, &p));
 	free(t);
 }
 
@@ -1694,13 +1694,13 @@ test_fixed_a_clamped_flow_quiet_for_2_to_the_16_units_is_released(void **state)
 	track(t, data(&c, NET, 0, 100000), td, &ref);
 	s = ackseg(&c, SUB, 20000, 5000);
 	assert_true(track(t, s, td + 1 * MS, &ref));
-	rwnd_window(t, &ref, &s, 10000, 0);
+	rwnd_window(t, &ref, &s, 10000, 0, 0, 0);
 	assert_int_equal(cnt(t)->engaged, 1);
 	/* Idle; the client's next request acks everything 68.7 s + 10
 	 * units after the server's last data. */
 	s = ackseg(&c, SUB, 100000, 5000);
 	assert_true(track(t, s, (uint64_t)(units(td) + 65536 + 10) << 20, &ref));
-	assert_int_equal(rwnd_window(t, &ref, &s, 0, 0), 5000);
+	assert_int_equal(rwnd_window(t, &ref, &s, 0, 0, 0, 0), 5000);
 	assert_int_equal(cnt(t)->released, 1);
 	free(t);
 }
@@ -1720,7 +1720,7 @@ test_fixed_an_ack_whose_window_is_not_lowered_is_not_counted_clamped(void **stat
 	/* The rule: 20998 bytes, 118 units of 128; the ACK offers 118. */
 	s = ackseg(&c, SUB, 1000, 118);
 	assert_true(track(t, s, c.end + 2 * MS, &ref));
-	assert_int_equal(rwnd_window(t, &ref, &s, 3000, 0), 118);
+	assert_int_equal(rwnd_window(t, &ref, &s, 3000, 0, 0, 0), 118);
 	assert_int_equal(cnt(t)->clamped, 0);
 	assert_int_equal(cnt(t)->not_lowered, 1);
 	free(t);
@@ -1743,8 +1743,8 @@ test_fixed_a_larger_extra_ns_never_gives_a_smaller_window(void **state)
 	assert_true(track(t, s, c.end + 2 * MS, &ref));
 	/* beyond 2^20; leg_d 2^44 ticks: beyond * leg_d is 2^64. */
 	const uint64_t extra = ((1ull << 44) - c.leg[NET]) << 10;
-	const uint16_t w0 = rwnd_window(t, &ref, &s, 3000, 0);
-	assert_true(rwnd_window(t, &ref, &s, 3000, extra) >= w0);
+	const uint16_t w0 = rwnd_window(t, &ref, &s, 3000, 0, 0, 0);
+	assert_true(rwnd_window(t, &ref, &s, 3000, extra, 0, 0) >= w0);
 	free(t);
 }
 
@@ -1769,6 +1769,70 @@ test_fixed_karn_a_syn_resent_after_the_syn_ack_passed_makes_the_handshake_ambigu
 	free(t);
 }
 
+/*
+ * hold_ns (how long the box lately held the receiver's ACKs back) adds
+ * the data sender's rate for that long, without the half again: its
+ * measured rate once there is one, beyond / leg_r before. cap_Bps (the
+ * rate of the data's own pipe) bounds the rate of both terms.
+ */
+static void
+test_the_hold_adds_the_flows_rate_for_its_time_and_the_pipes_rate_caps_both(void **state)
+{
+	struct rwnd_params p = params(64);
+	struct rwnd *t = make(&p);
+	struct conn c = conn(13, 50005, 443);
+	struct rate_model m = { 0, 0, 0 };
+	const uint64_t h = ticks(10 * MS);
+	const uint64_t cap = 1048; /* 1 MB/s in bytes per 1024 ticks (2^20 ns) */
+	struct rwnd_ref ref;
+	struct rwnd_seg s;
+
+	(void)state;
+	handshake(t, &c, T0);
+	track(t, data(&c, NET, 0, 200000), c.end + 1 * MS, &ref);
+	s = ackseg(&c, SUB, 100000, 60000);
+	assert_true(track(t, s, c.end + 2 * MS, &ref));
+	/* No rate yet: beyond / leg_r, 80000 bytes over 8 ms (10 MB/s). */
+	const uint64_t path = 80000 + 80000ull * c.leg[NET] / c.leg[SUB];
+	const uint16_t w = rwnd_window(t, &ref, &s, 20000, 0, 10 * MS, 0);
+	assert_int_equal(w, in_units(path + path / 2 + 80000ull * h / c.leg[SUB] + 3000, 7));
+	assert_true(w > expected(&c, SUB, 100000, 20000, 0, &p));
+	/* A pipe of 1 MB/s caps the rate of both terms. */
+	const uint64_t capped = 80000 + (cap * c.leg[NET] >> 10);
+	assert_int_equal(rwnd_window(t, &ref, &s, 20000, 0, 10 * MS, 1000000),
+			 in_units(capped + capped / 2 + (cap * h >> 10) + 3000, 7));
+	/* The extra leg too: it is part of the leg. */
+	const uint64_t capped_x = 80000 + (cap * (c.leg[NET] + ticks(30 * MS)) >> 10);
+	assert_int_equal(rwnd_window(t, &ref, &s, 20000, 30 * MS, 0, 1000000),
+			 in_units(capped_x + capped_x / 2 + 3000, 7));
+	/* A pipe faster than the flow changes nothing; a hold of less than
+	 * a tick is none. */
+	assert_int_equal(rwnd_window(t, &ref, &s, 20000, 0, 10 * MS, 100000000), w);
+	assert_int_equal(rwnd_window(t, &ref, &s, 20000, 0, 1023, 0),
+			 expected(&c, SUB, 100000, 20000, 0, &p));
+	free(t);
+
+	/* With a rate measured the hold counts at it, even where beyond /
+	 * leg_r is higher (bursts of released ACKs make that ratio jump). */
+	t = make(&p);
+	c = conn(53, 50020, 443);
+	handshake(t, &c, T0);
+	track(t, data(&c, NET, 0, 1000000), c.end + 1 * MS, &ref);
+	const uint64_t ta = c.end + 2 * MS;
+	rate_ack(t, &c, &m, 10000, ta, 0);
+	rate_ack(t, &c, &m, 210000, ta + 100 * MS, 780000);
+	assert_int_not_equal(m.rate, 0);
+	s = ackseg(&c, SUB, 210000, 60000);
+	assert_true(track(t, s, ta + 100 * MS, &ref));
+	const uint64_t own = 90000ull * c.leg[NET] / c.leg[SUB];
+	const uint64_t by_rate = (uint64_t)m.rate * c.leg[NET] >> 10;
+	const uint64_t path2 = 90000 + (own > by_rate ? own : by_rate);
+	assert_true(90000ull * h / c.leg[SUB] > ((uint64_t)m.rate * h >> 10));
+	assert_int_equal(rwnd_window(t, &ref, &s, 700000, 0, 10 * MS, 0),
+			 in_units(path2 + path2 / 2 + ((uint64_t)m.rate * h >> 10) + 3000, 7));
+	free(t);
+}
+
 int
 main(void)
 {
@@ -1788,6 +1852,7 @@ main(void)
 		cmocka_unit_test(test_the_window_scale_applies_only_when_both_syns_offer_it),
 		cmocka_unit_test(test_the_window_is_never_raised),
 		cmocka_unit_test(test_extra_ns_adds_to_the_data_senders_leg),
+		cmocka_unit_test(test_the_hold_adds_the_flows_rate_for_its_time_and_the_pipes_rate_caps_both),
 		cmocka_unit_test(test_a_flow_is_released_once_all_it_sent_is_acked_and_engaged_again_at_the_headroom),
 		cmocka_unit_test(test_the_rate_measured_from_the_acks_sets_the_window_when_it_needs_more),
 		cmocka_unit_test(test_a_fin_counts_as_one_byte_that_must_be_acked_before_release),
