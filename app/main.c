@@ -356,8 +356,8 @@ main(int argc, char **argv)
 	for (uint16_t p = 0; p < sl_app.nb_ports; p++) {
 		if (port_setup(p, (uint16_t)sl_app.nb_workers,
 			       (uint16_t)sl_app.nb_workers, sl_app.pool,
-			       &sl_app.cfg, sl_app.steer, &sl_app.ports[p], err,
-			       sizeof(err)) < 0)
+			       &sl_app.cfg, sl_app.steer, sl_app.steer_v6,
+			       &sl_app.ports[p], err, sizeof(err)) < 0)
 			goto fail;
 		const struct port_info *pi = &sl_app.ports[p];
 		SL_LOG(main, INFO, "sluice: port %u (%s) faces %s: %u rx / %u tx queues, mtu %u%s%s",

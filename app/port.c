@@ -85,7 +85,7 @@ steer_reta(uint16_t port, uint16_t reta_size, uint16_t nb_rxq)
 int
 port_setup(uint16_t port, uint16_t nb_rxq, uint16_t nb_txq,
 	   struct rte_mempool *pool, const struct sl_config *cfg, bool steer,
-	   struct port_info *info, char *err, size_t errlen)
+	   bool steer_v6, struct port_info *info, char *err, size_t errlen)
 {
 	struct rte_eth_dev_info di;
 	struct rte_eth_conf conf;
@@ -121,13 +121,18 @@ port_setup(uint16_t port, uint16_t nb_rxq, uint16_t nb_txq,
 		 * subscriber's, on both sides of the pair. Only the IP hash
 		 * types: with a TCP or UDP type the ports would be hashed
 		 * too, and a subscriber's flows spread again. */
-		if (steer && steer_caps(&di, &info->steer_v6)) {
+		bool v6 = false;
+
+		if (steer && steer_caps(&di, &v6)) {
 			conf.rx_adv_conf.rss_conf.rss_hf =
 				(di.flow_type_rss_offloads & RTE_ETH_RSS_IP) |
 				(port % 2 == 0 ? RTE_ETH_RSS_L3_SRC_ONLY : RTE_ETH_RSS_L3_DST_ONLY);
 			info->steer = true;
-			/* IPv6: the /64 of that address, where the port can
-			 * (a phone's addresses share its /64). */
+			/* IPv6: the /64 of that address, where every port
+			 * can (a phone's addresses share its /64). A port
+			 * that could while another cannot hashes the whole
+			 * address, as the workers then place IPv6 pipes. */
+			info->steer_v6 = steer_v6 && v6;
 			if (info->steer_v6)
 				conf.rx_adv_conf.rss_conf.rss_hf |= RTE_ETH_RSS_L3_PRE64;
 		}

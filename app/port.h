@@ -63,11 +63,13 @@ bool port_can_steer(uint16_t port, bool *v6);
  * RSS, when more than one rx queue is used, uses a symmetric key so both
  * directions of a flow land on the same queue index on both ports. With
  * steer, a port that can (port_can_steer()) hashes only the subscriber's
- * address: the source on even ports, the destination on odd ones.
+ * address: the source on even ports, the destination on odd ones; with
+ * steer_v6 too, IPv6 by the /64 of that address where the port can
+ * (steer_v6 is for every port: where one cannot, none does).
  * @return 0, or -1 with err filled.
  */
 int port_setup(uint16_t port, uint16_t nb_rxq, uint16_t nb_txq,
 	       struct rte_mempool *pool, const struct sl_config *cfg, bool steer,
-	       struct port_info *info, char *err, size_t errlen);
+	       bool steer_v6, struct port_info *info, char *err, size_t errlen);
 
 #endif
