@@ -87,8 +87,7 @@ aqm_hold_enqueue(struct aqm_sched *s, struct aqm_pipe *p, uint32_t fi,
 	 * for a packet time and the ACK would wait too. An idle or lightly
 	 * loaded pipe sends its ACKs at once.
 	 */
-	if ((p->enq_extra & AQM_ACKF_HOLD) && p->ns_per_byte != 0 &&
-	    p->backlog_bytes >= p->quantum &&
+	if (aqm_hold_busy(p) &&
 	    s->hold_tail - s->hold_head <= s->hold_mask &&
 	    (s->limit_pkts == 0 || s->pending < s->limit_pkts) &&
 	    aqm_ack_is_pure(m)) {

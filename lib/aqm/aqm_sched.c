@@ -612,11 +612,10 @@ aqm_sched_ack_hold_ns(const struct aqm_sched *s, uint32_t pipe)
 	if (pipe >= s->npipes)
 		return 0;
 	p = &s->pipes[pipe];
-	/* aqm_hold_enqueue()'s test, less the per-packet ones: a pipe that
-	 * holds an ACK already, or is backlogged enough to hold one. */
+	/* A pipe that holds an ACK already, or would hold the next one. */
 	if (!(p->enq_extra & AQM_ACKF_HOLD) || p->ns_per_byte == 0)
 		return 0;
-	return p->held != 0 || p->backlog_bytes >= p->quantum ? p->hold_age_ns : 0;
+	return p->held != 0 || aqm_hold_busy(p) ? p->hold_age_ns : 0;
 }
 
 uint64_t

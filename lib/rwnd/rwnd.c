@@ -475,6 +475,14 @@ mark:
 	f->m_t[d] = now | 1;
 }
 
+/* bytes, at most what cap (bytes per 1024 ticks; 0: no bound) carries in
+ * ticks. */
+static inline uint64_t
+at_most_cap(uint64_t bytes, uint64_t cap, uint64_t ticks)
+{
+	return cap != 0 && bytes > (cap * ticks >> 10) ? cap * ticks >> 10 : bytes;
+}
+
 uint16_t
 rwnd_window(struct rwnd *t, const struct rwnd_ref *ref,
 	    const struct rwnd_seg *s, uint32_t backlog, uint64_t extra_ns,
@@ -537,9 +545,7 @@ rwnd_window(struct rwnd *t, const struct rwnd_ref *ref,
 
 	if (own > x)
 		x = own;
-	if (cap != 0 && x > (cap * leg_d >> 10))
-		x = cap * leg_d >> 10;
-	w = beyond + x;
+	w = beyond + at_most_cap(x, cap, leg_d);
 	/*
 	 * Half as much again: what the legs and the rate leave out (the
 	 * receiver's delayed ACKs, jitter, a round trip longer than the
@@ -559,9 +565,7 @@ rwnd_window(struct rwnd *t, const struct rwnd_ref *ref,
 	 */
 	if (hold != 0) {
 		x = f->rate[d] != 0 ? (uint64_t)f->rate[d] * hold >> 10 : beyond * hold / leg_r;
-		if (cap != 0 && x > (cap * hold >> 10))
-			x = cap * hold >> 10;
-		w += x;
+		w += at_most_cap(x, cap, hold);
 	}
 	w += t->p.headroom;
 	shift = ws_of(f, r);

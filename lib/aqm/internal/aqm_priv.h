@@ -284,6 +284,18 @@ struct aqm_sched {
 } __rte_cache_aligned;
 static_assert(sizeof(struct aqm_pipe) <= 512, "a pipe stays within 8 cache lines");
 
+/*
+ * Whether a pure ACK entering p now is held back (aqm_hold_enqueue(), less
+ * its per-packet and table tests): p holds ACKs, is shaped, and has at
+ * least a quantum queued, so its link is busy for a packet time anyway.
+ */
+static inline bool
+aqm_hold_busy(const struct aqm_pipe *p)
+{
+	return (p->enq_extra & AQM_ACKF_HOLD) && p->ns_per_byte != 0 &&
+	       p->backlog_bytes >= p->quantum;
+}
+
 /* Halve the sojourn histogram: it keeps its shape and forgets the past. */
 static inline void
 aqm_hist_halve(struct aqm_pipe *p)
