@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "aqm_priv.h"
+#include "pkt_tcpopt.h"
 
 #define TCP_FIN 0x01
 #define TCP_SYN 0x02
@@ -18,8 +19,6 @@
 #define TCP_ACK 0x10
 #define TCP_URG 0x20
 
-#define OPT_EOL 0
-#define OPT_NOP 1
 #define OPT_SACK 5
 #define OPT_TS 8
 
@@ -38,12 +37,6 @@ struct ack_info {
 	uint8_t has_ts;
 	uint8_t nsack;
 };
-
-static inline uint32_t
-rd32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
 
 static inline bool
 seq_le(uint32_t a, uint32_t b)
@@ -72,7 +65,7 @@ static bool
 ack_parse(const struct rte_mbuf *m, struct ack_info *a)
 {
 	const struct pkt_meta *meta = pkt_meta((struct rte_mbuf *)(uintptr_t)m);
-	const uint8_t *d, *t, *o, *end;
+	const uint8_t *d, *t;
 
 	if (meta->l4_proto != 6 /* TCP */ ||
 	    (meta->flags & (PKT_F_L4 | PKT_F_MALFORMED | PKT_F_FRAGMENT)) != PKT_F_L4)
@@ -87,7 +80,7 @@ ack_parse(const struct rte_mbuf *m, struct ack_info *a)
 	if ((a->flags & (TCP_FIN | TCP_SYN | TCP_RST | TCP_URG | TCP_ACK)) != TCP_ACK)
 		return false;
 	a->flags4 = t[12] & 0x0f;
-	a->ack = rd32(t + 8);
+	a->ack = pkt_rd32(t + 8);
 	a->win = (uint16_t)(t[14] << 8 | t[15]);
 	if (meta->l3 == PKT_L3_IPV4)
 		a->tos = d[meta->l3_off + 1];
@@ -96,39 +89,32 @@ ack_parse(const struct rte_mbuf *m, struct ack_info *a)
 	a->has_ts = 0;
 	a->tsval = a->tsecr = 0;
 	a->nsack = 0;
-	o = t + 20;
-	end = t + meta->l4_len;
-	while (o < end) {
-		uint8_t kind = o[0], len;
+	for (uint32_t i = 20;;) {
+		uint8_t len;
+		int kind = pkt_tcpopt_next(t, meta->l4_len, &i, &len);
+		const uint8_t *o = t + i;
 
-		if (kind == OPT_EOL)
+		if (kind == PKT_TCPOPT_END)
 			break;
-		if (kind == OPT_NOP) {
-			o++;
-			continue;
-		}
-		if (end - o < 2)
-			return false;
-		len = o[1];
-		if (len < 2 || len > end - o)
+		if (kind == PKT_TCPOPT_BAD)
 			return false;
 		if (kind == OPT_TS && len == 10 && !a->has_ts) {
 			a->has_ts = 1;
-			a->tsval = rd32(o + 2);
-			a->tsecr = rd32(o + 6);
+			a->tsval = pkt_rd32(o + 2);
+			a->tsecr = pkt_rd32(o + 6);
 		} else if (kind == OPT_SACK && len >= 10 && (len - 2) % 8 == 0 &&
 			   (len - 2) / 8 <= MAX_SACK && a->nsack == 0) {
 			a->nsack = (uint8_t)((len - 2) / 8);
-			for (unsigned int i = 0; i < a->nsack; i++) {
-				a->sack[i][0] = rd32(o + 2 + 8 * i);
-				a->sack[i][1] = rd32(o + 6 + 8 * i);
+			for (unsigned int k = 0; k < a->nsack; k++) {
+				a->sack[k][0] = pkt_rd32(o + 2 + 8 * k);
+				a->sack[k][1] = pkt_rd32(o + 6 + 8 * k);
 			}
 		} else {
 			/* Anything else (MPTCP, TCP-AO, MD5, experiments, a
 			 * second TS or SACK) may carry what we cannot judge. */
 			return false;
 		}
-		o += len;
+		i += len;
 	}
 	return true;
 }

@@ -5,6 +5,7 @@
  */
 #include <string.h>
 
+#include "pkt_tcpopt.h"
 #include "prtt.h"
 
 #define unlikely(x) __builtin_expect(!!(x), 0)
@@ -562,13 +563,6 @@ prtt_up_segment(struct prtt *t, const struct prtt_seg *s, uint64_t now_ns)
 /* ------------------------------------------------------------------ */
 /* Options.                                                            */
 
-static inline uint32_t
-rd32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
-	       (uint32_t)p[2] << 8 | p[3];
-}
-
 int
 prtt_tcp_parse(const uint8_t *hdr, uint32_t hdr_len, struct prtt_seg *s)
 {
@@ -578,39 +572,32 @@ prtt_tcp_parse(const uint8_t *hdr, uint32_t hdr_len, struct prtt_seg *s)
 	s->nsack = 0;
 	if (hdr_len < 20)
 		return -1;
-	s->seq = rd32(hdr + 4);
-	s->ack = rd32(hdr + 8);
+	s->seq = pkt_rd32(hdr + 4);
+	s->ack = pkt_rd32(hdr + 8);
 	s->flags = hdr[13];
 	doff = (uint32_t)(hdr[12] >> 4) * 4;
 	if (doff < 20 || doff > hdr_len)
 		return -1;
-	/* RFC 9293 s. 3.1: kind 0 ends the list, 1 is one byte, every other
-	 * kind has a length byte that counts itself and the kind. */
-	for (i = 20; i < doff;) {
-		uint8_t kind = hdr[i], len;
-		if (kind == 0)
+	for (i = 20;;) {
+		uint8_t len;
+		int kind = pkt_tcpopt_next(hdr, doff, &i, &len);
+
+		if (kind == PKT_TCPOPT_END)
 			break;
-		if (kind == 1) {
-			i++;
-			continue;
-		}
-		if (i + 1 >= doff)
-			goto bad;
-		len = hdr[i + 1];
-		if (len < 2 || i + len > doff)
+		if (kind == PKT_TCPOPT_BAD)
 			goto bad;
 		if (kind == 8) { /* timestamps, RFC 7323 s. 3 */
 			if (len != 10)
 				goto bad;
-			s->tsval = rd32(hdr + i + 2);
-			s->tsecr = rd32(hdr + i + 6);
+			s->tsval = pkt_rd32(hdr + i + 2);
+			s->tsecr = pkt_rd32(hdr + i + 6);
 			s->has_ts = 1;
 		} else if (kind == 5) { /* SACK, RFC 2018 s. 3 */
 			if (len < 10 || (len - 2) % 8 != 0)
 				goto bad;
 			for (uint32_t o = i + 2; o + 8 <= (uint32_t)i + len && s->nsack < 4; o += 8) {
-				s->sack[s->nsack][0] = rd32(hdr + o);
-				s->sack[s->nsack][1] = rd32(hdr + o + 4);
+				s->sack[s->nsack][0] = pkt_rd32(hdr + o);
+				s->sack[s->nsack][1] = pkt_rd32(hdr + o + 4);
 				s->nsack++;
 			}
 		}
@@ -636,15 +623,15 @@ bad:
 static inline void
 read_hdr(struct prtt *t, const uint8_t *h, uint32_t hl, struct prtt_seg *s)
 {
-	s->seq = rd32(h + 4);
-	s->ack = rd32(h + 8);
+	s->seq = pkt_rd32(h + 4);
+	s->ack = pkt_rd32(h + 8);
 	s->flags = h[13];
 	s->nsack = 0;
 	if (hl >= 32 && (uint32_t)(h[12] >> 4) * 4 == hl &&
-	    rd32(h + 20) == 0x0101080au) {
+	    pkt_rd32(h + 20) == 0x0101080au) {
 		s->has_ts = 1;
-		s->tsval = rd32(h + 24);
-		s->tsecr = rd32(h + 28);
+		s->tsval = pkt_rd32(h + 24);
+		s->tsecr = pkt_rd32(h + 28);
 	} else if (hl == 20) {
 		s->has_ts = 0;
 	} else {

@@ -5,6 +5,7 @@
  */
 #include <string.h>
 
+#include "pkt_tcpopt.h"
 #include "rwnd.h"
 
 #define unlikely(x) __builtin_expect(!!(x), 0)
@@ -190,12 +191,6 @@ rwnd_counters(const struct rwnd *t)
 	return &t->c;
 }
 
-static inline uint32_t
-rd32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
 int
 rwnd_seg_parse(const uint8_t *hdr, uint32_t hdr_len, struct rwnd_seg *s)
 {
@@ -208,8 +203,8 @@ rwnd_seg_parse(const uint8_t *hdr, uint32_t hdr_len, struct rwnd_seg *s)
 		s->bad = 1;
 		return -1;
 	}
-	s->seq = rd32(hdr + 4);
-	s->ack = rd32(hdr + 8);
+	s->seq = pkt_rd32(hdr + 4);
+	s->ack = pkt_rd32(hdr + 8);
 	s->flags = hdr[13];
 	s->win = (uint16_t)(hdr[14] << 8 | hdr[15]);
 	if (!(s->flags & TCP_SYN))
@@ -217,21 +212,13 @@ rwnd_seg_parse(const uint8_t *hdr, uint32_t hdr_len, struct rwnd_seg *s)
 	doff = (uint32_t)(hdr[12] >> 4) * 4;
 	if (doff < 20 || doff > hdr_len)
 		goto bad;
-	/* RFC 9293 s. 3.1: kind 0 ends the list, 1 is one byte, every other
-	 * kind has a length byte that counts itself and the kind. */
-	for (uint32_t i = 20; i < doff;) {
-		uint8_t kind = hdr[i], len;
+	for (uint32_t i = 20;;) {
+		uint8_t len;
+		int kind = pkt_tcpopt_next(hdr, doff, &i, &len);
 
-		if (kind == 0)
+		if (kind == PKT_TCPOPT_END)
 			break;
-		if (kind == 1) {
-			i++;
-			continue;
-		}
-		if (i + 1 >= doff)
-			goto bad;
-		len = hdr[i + 1];
-		if (len < 2 || i + len > doff)
+		if (kind == PKT_TCPOPT_BAD)
 			goto bad;
 		if (kind == 3) { /* window scale, RFC 7323 s. 2 */
 			if (len != 3)

@@ -5,6 +5,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,7 @@
 #include <cmocka.h>
 
 #include "pkt.h"
+#include "pkt_tcpopt.h"
 
 struct frame {
 	uint8_t b[2048];
@@ -420,6 +422,73 @@ test_rss_hash_gives_the_published_values(void **state)
 	assert_int_equal(pkt_rss_hash(key, r1, 0), 0);
 }
 
+/* Walks hdr's options (doff bytes) and writes "kind@offset/len " for each,
+ * then "end" or "bad@offset". */
+static void
+walk(const uint8_t *hdr, uint32_t doff, char *out, size_t n)
+{
+	uint32_t i = 20;
+	uint8_t len;
+	int kind;
+	size_t w = 0;
+
+	out[0] = '\0';
+	while ((kind = pkt_tcpopt_next(hdr, doff, &i, &len)) >= 0) {
+		w += (size_t)snprintf(out + w, n - w, "%d@%u/%u ", kind, i, len);
+		i += len;
+	}
+	snprintf(out + w, n - w, kind == PKT_TCPOPT_END ? "end@%u" : "bad@%u", i);
+}
+
+static void
+test_the_option_walker_skips_nops_stops_at_eol_and_flags_bad_lengths(void **state)
+{
+	(void)state;
+	uint8_t h[60];
+	char out[128];
+
+	memset(h, 0, sizeof(h));
+	/* The Linux SYN layout: MSS, SACK-permitted, TS, NOP, WS. */
+	const uint8_t syn[] = { 2, 4, 5, 0xb4, 4, 2, 8, 10, 0, 0, 0, 1, 0, 0, 0, 0, 1, 3, 3, 7 };
+	memcpy(h + 20, syn, sizeof(syn));
+	walk(h, 40, out, sizeof(out));
+	assert_string_equal(out, "2@20/4 4@24/2 8@26/10 3@37/3 end@40");
+	/* EOL ends the list; what follows it is padding, never read. */
+	const uint8_t eol[] = { 1, 1, 0, 2, 1 };
+	memcpy(h + 20, eol, sizeof(eol));
+	walk(h, 28, out, sizeof(out));
+	assert_string_equal(out, "end@22");
+	/* NOPs to the header's end. */
+	memset(h + 20, 1, 8);
+	walk(h, 28, out, sizeof(out));
+	assert_string_equal(out, "end@28");
+	/* A kind in the last byte, with no length byte. */
+	h[27] = 8;
+	walk(h, 28, out, sizeof(out));
+	assert_string_equal(out, "bad@27");
+	/* Lengths 0 and 1 (would loop or step into the length byte). */
+	for (uint8_t l = 0; l < 2; l++) {
+		memset(h + 20, 1, 8);
+		h[24] = 30;
+		h[25] = l;
+		walk(h, 28, out, sizeof(out));
+		assert_string_equal(out, "bad@24");
+	}
+	/* A length that runs past the header by one, and one that ends on it. */
+	memset(h + 20, 1, 8);
+	h[22] = 5;
+	h[23] = 7;
+	walk(h, 28, out, sizeof(out));
+	assert_string_equal(out, "bad@22");
+	h[23] = 6;
+	walk(h, 28, out, sizeof(out));
+	assert_string_equal(out, "5@22/6 end@28");
+	/* No options at all. */
+	walk(h, 20, out, sizeof(out));
+	assert_string_equal(out, "end@20");
+	assert_int_equal(pkt_rd32((const uint8_t[]){ 0x81, 2, 3, 0xfe }), 0x810203feu);
+}
+
 int
 main(void)
 {
@@ -436,6 +505,7 @@ main(void)
 		cmocka_unit_test(test_error_names_are_stable),
 		cmocka_unit_test(test_classify_parses_and_counts_until_a_chained_or_oversize_frame),
 		cmocka_unit_test(test_rss_hash_gives_the_published_values),
+		cmocka_unit_test(test_the_option_walker_skips_nops_stops_at_eol_and_flags_bad_lengths),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
