@@ -261,9 +261,7 @@ px_setup() {
 	ip netns exec "$NS_CLI" sysctl -qw net.ipv4.ip_local_port_range="1024 65535" net.ipv4.tcp_tw_reuse=1
 	# A simple command, not the srv function: taskset and ip netns exec
 	# exec the server, so $! is its own PID and the cleanup can stop it.
-	local pin=()
-	[ -n "$E2E_LOAD_CPUS" ] && command -v taskset >/dev/null && pin=(taskset -c "$E2E_LOAD_CPUS")
-	"${pin[@]+"${pin[@]}"}" ip netns exec "$NS_SRV" "$PY" "$HERE/proxy_load.py" server \
+	$(_e2e_pin_words) ip netns exec "$NS_SRV" "$PY" "$HERE/proxy_load.py" server \
 		"$PROXY_LOAD_PORT" </dev/null >"$E2E_TMP/load-server.log" 2>&1 &
 	E2E_PIDS+=("$!")
 	e2e_wait_listen "$PROXY_LOAD_PORT" || die "proxy_load.py server did not listen"

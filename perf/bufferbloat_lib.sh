@@ -68,14 +68,13 @@ BB_PATH_DELAY=${BB_PATH_DELAY:-0}
 # CPUs for the load generators and probes: every CPU we may use except
 # sluice's lcore, so that our own traffic does not take sluice's CPU (the
 # shaper cannot send while sluice is descheduled). Empty on one CPU: no pin.
-BB_LOAD_CPUS=${BB_LOAD_CPUS-$("$E2E_PY" -c 'import os,sys; print(",".join(str(c) for c in sorted(os.sched_getaffinity(0)) if c != int(sys.argv[1])))' "$E2E_LCORE" 2>/dev/null)}
+# The same CPUs as the e2e tests' (tests/e2e/lib.sh, E2E_LOAD_CPUS).
+BB_LOAD_CPUS=${BB_LOAD_CPUS-$E2E_LOAD_CPUS}
 
 bb_log() { echo "bufferbloat: $*" >&2; }
 
 # _bb_pin: the command prefix that pins to BB_LOAD_CPUS (nothing if empty).
-_bb_pin() {
-	if [ -n "$BB_LOAD_CPUS" ]; then echo taskset -c "$BB_LOAD_CPUS"; fi
-}
+_bb_pin() { E2E_LOAD_CPUS=$BB_LOAD_CPUS _e2e_pin_words; }
 
 # bb_rate_bps RATE: "20mbit", "20M", "1.5g", "64000" -> bit/s (powers of
 # 1000, like sluice's aqm_parse_rate). Prints nothing if RATE is not a rate.
