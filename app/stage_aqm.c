@@ -254,6 +254,8 @@ aqm_stage_poll(void *ctx, struct stage_emitter *em, uint64_t now_ns)
 							    pkts, AQM_BATCH, now_ns);
 			if (w->ar != NULL && d == AQM_DIR_DOWN && n)
 				aqm_ar_down(w->ar, pkts, n, now_ns);
+			if (w->rw != NULL && n)
+				aqm_rwnd_departed(w, (enum aqm_dir)d, pkts, n, now_ns);
 			for (uint16_t i = 0; i < n; i++)
 				stage_emit(em, pkt_meta(pkts[i])->out_port, pkts[i]);
 			if (n < AQM_BATCH)

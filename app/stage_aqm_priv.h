@@ -197,6 +197,10 @@ void aqm_rwnd_free(struct aqm_worker *w);
 /* Account a batch going dir, and clamp the ACKs among it; before the queue. */
 void aqm_rwnd_burst(struct aqm_worker *w, enum aqm_dir dir, struct rte_mbuf **pkts,
 		    uint16_t n, uint64_t now_ns);
+/* A batch that left dir's queue: a SYN or SYN-ACK among it starts its leg
+ * now, not when it arrived. */
+void aqm_rwnd_departed(struct aqm_worker *w, enum aqm_dir dir, struct rte_mbuf **pkts,
+		       uint16_t n, uint64_t now_ns);
 /* A "rwnd" dict in d (nothing if no worker clamps). */
 int aqm_rwnd_telemetry(void *const *ctxs, unsigned nb_workers, struct rte_tel_data *d);
 /* An "aqm_rwnd" line (nothing if no worker clamps). */

@@ -129,6 +129,29 @@ aqm_rwnd_burst(struct aqm_worker *w, enum aqm_dir dir, struct rte_mbuf **pkts,
 	}
 }
 
+void
+aqm_rwnd_departed(struct aqm_worker *w, enum aqm_dir dir, struct rte_mbuf **pkts,
+		  uint16_t n, uint64_t now_ns)
+{
+	const uint8_t side = dir == AQM_DIR_UP ? RWND_SUB : RWND_NET;
+
+	for (uint16_t i = 0; i < n; i++) {
+		struct pkt_meta *meta = pkt_meta(pkts[i]);
+		struct rwnd_seg s;
+
+		/* Only the handshake's segments start a leg. */
+		if (likely(!(meta->flags & PKT_F_TCP_SYN)) || !aqm_is_tcp(meta))
+			continue;
+		if (rwnd_seg_parse(aqm_tcp_hdr(pkts[i], meta), meta->l4_len, &s) < 0)
+			continue;
+		s.side = side;
+		s.hash = pkt_flow_hash(meta);
+		s.ports = rwnd_ports(meta->sport, meta->dport);
+		s.payload = aqm_tcp_payload(meta);
+		rwnd_departed(w->rw, &s, now_ns);
+	}
+}
+
 /* Counters summed over the workers; false if no worker clamps. */
 static bool
 rwnd_sum(void *const *ctxs, unsigned nb_workers, struct rwnd_counters *c,

@@ -358,6 +358,32 @@ syn_ack(struct rwnd_flow *f, const struct rwnd_seg *s, uint32_t now,
 	}
 }
 
+void
+rwnd_departed(struct rwnd *t, const struct rwnd_seg *s, uint64_t now_ns)
+{
+	const uint32_t now = (uint32_t)(now_ns >> TICK_SHIFT);
+	const unsigned x = s->side & 1;
+	struct rwnd_flow *f;
+	uint8_t want;
+
+	if ((s->flags & (TCP_SYN | TCP_RST)) != TCP_SYN)
+		return;
+	f = lookup(t, s);
+	/* The SYN from the side that sent it, while the server's leg runs;
+	 * the SYN-ACK from the other side, while the client's runs. Not
+	 * after either was sent twice (Karn: which one was answered is
+	 * unknown), and only the one the entry holds the sequence of. */
+	want = s->flags & TCP_ACK ? ST_SYNACK : ST_SYN;
+	if (f == NULL || state_of(f) != want || (f->sb & B_BAD_LEG) ||
+	    (syn_side(f) == x) != (want == ST_SYN) ||
+	    f->snd_max[x] != s->seq + 1 + s->payload)
+		return;
+	if ((int32_t)(now - f->leg[x ^ 1]) > 0) {
+		f->leg[x ^ 1] = now;
+		t->c.syn_queued++;
+	}
+}
+
 /* The client's first ACK after the SYN-ACK: its leg, and the entry is
  * established. */
 static void

@@ -81,7 +81,8 @@ enum rwnd_side {
 	X(engaged,      "flows that began to be clamped (their queue reached the headroom)") \
 	X(released,     "clamped flows released (all they sent was acknowledged)") \
 	X(clamped,      "ACKs whose window was lowered") \
-	X(not_lowered,  "ACKs of clamped flows whose own window was already below the clamp")
+	X(not_lowered,  "ACKs of clamped flows whose own window was already below the clamp") \
+	X(syn_queued,   "SYNs and SYN-ACKs that waited in the box's queue: their leg starts when they left")
 
 /** Instance counters. */
 struct rwnd_counters {
@@ -172,6 +173,18 @@ int rwnd_seg_parse(const uint8_t *hdr, uint32_t hdr_len, struct rwnd_seg *s);
  */
 bool rwnd_track(struct rwnd *t, const struct rwnd_seg *s, uint64_t now_ns,
 		struct rwnd_ref *ref);
+
+/**
+ * A SYN or SYN-ACK that rwnd_track() saw arrive left the box at now_ns,
+ * after waiting in its queue. The leg it starts (the round trip from the
+ * box to its receiver and back) is then timed from now_ns: the time it
+ * waited here is not the path's, and a leg that counts it lets every
+ * window of the connection hold that much more. Segments that are not
+ * the handshake's, or not the one the entry is waiting on, are ignored.
+ * The caller calls it for segments that were queued, not for those sent
+ * at once (their arrival was their departure).
+ */
+void rwnd_departed(struct rwnd *t, const struct rwnd_seg *s, uint64_t now_ns);
 
 /**
  * The window field s should carry, after rwnd_track() returned true.

@@ -341,6 +341,34 @@ def test_an_ack_whose_own_window_is_already_lower_is_left_alone_and_counted():
         res.remove()
 
 
+def test_a_syn_queued_behind_the_subscriber_s_upload_is_timed_from_when_it_left():
+    # The server's leg starts when the SYN leaves sluice, not when it came:
+    # the time it waited in the subscriber's up pipe is not the path's
+    # (rwnd_departed()). Eight datagrams of the subscriber's own (about 90
+    # ms of its 1 Mbit/s) are queued when the SYN comes, so the SYN waits
+    # its turn and is counted (syn_queued) as it leaves. No SYN-ACK comes:
+    # in a replay it would be read before the SYN left (see the top).
+    c = Conn()
+    busy = [bytes(Ether(src=C_MAC, dst=S_MAC) / IP(src=SUB4, dst=NET4) /
+                  UDP(sport=7000, dport=7000) / Raw(b"u" * 1400)) for _ in range(8)]
+    res = run(busy + [c.syn()], [filler_down(0)])
+    try:
+        h.assert_clean_exit(res.r)
+        assert sorted(res.r.outs[1]) == sorted(busy + [c.syn()])
+        assert_counters(res, syns=1, handshakes=0, syn_queued=1)
+    finally:
+        res.remove()
+    # With the pipe idle the SYN is sent at once (the bypass): its arrival
+    # was its departure, nothing to count.
+    res = run([c.syn()], [filler_down(0)])
+    try:
+        h.assert_clean_exit(res.r)
+        assert res.r.outs[1] == [c.syn()]
+        assert_counters(res, syns=1, handshakes=0, syn_queued=0)
+    finally:
+        res.remove()
+
+
 def test_with_rwnd_clamp_off_every_frame_leaves_byte_identical():
     c = Conn()
     ack = c.ack(SEGS - 3)

@@ -7,10 +7,10 @@
  * connections collide) as 16-byte records: either side, SYN, SYN-ACK,
  * ACK, data, FIN, RST or any flags byte, one of 8 hashes and 4 port
  * pairs, sequence and ACK numbers near each side's cursor or anywhere,
- * window scales, payloads, backlogs, extra legs, ACK holds, pipe rates
- * and time steps from microseconds to days; each segment by turns as a
- * parsed TCP header (whose window is then rewritten by rwnd_write()) or
- * as a struct.
+ * window scales, payloads, backlogs, extra legs, ACK holds, pipe rates,
+ * departures from a queue and time steps from microseconds to days;
+ * each segment by turns as a parsed TCP header (whose window is then
+ * rewritten by rwnd_write()) or as a struct.
  * Checks: rwnd_window() never returns more than the window sent, nor 0
  * for a window that was not 0; after rwnd_write() the field reads back
  * and the checksum equals one computed from scratch (or, with
@@ -248,6 +248,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			if (partial ? rd16(h + 16) != c0 : rd16(h + 16) != csum(h, len))
 				abort();
 		}
+		/* (r[4] bit 6) The segment also leaves a queue, after the
+		 * delay: for a SYN or SYN-ACK the entry waits on, its leg
+		 * restarts then. */
+		if (r[4] & 0x40)
+			rwnd_departed(t, &s, now + ((r[12] >> 4) == 15 ? 0 : delay_ns));
 		/* And any window at all, from whatever the header holds now. */
 		const uint16_t any = rd16(r + 10) ^ rd16(r + 13);
 		rwnd_write(h, any, partial);

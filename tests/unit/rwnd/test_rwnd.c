@@ -350,9 +350,9 @@ test_the_defaults_are_valid_and_bad_flows_or_headroom_give_no_instance(void **st
 	assert_int_equal(rwnd_memsize(&q), 0);
 
 	/* One name and one description per counter, in struct order. */
-	assert_int_equal(RWND_NB_COUNTERS, 12);
+	assert_int_equal(RWND_NB_COUNTERS, 13);
 	assert_string_equal(rwnd_counter_names[0], "segments");
-	assert_string_equal(rwnd_counter_names[RWND_NB_COUNTERS - 1], "not_lowered");
+	assert_string_equal(rwnd_counter_names[RWND_NB_COUNTERS - 1], "syn_queued");
 	for (size_t i = 0; i < RWND_NB_COUNTERS; i++)
 		assert_true(rwnd_counter_help[i] != NULL && rwnd_counter_help[i][0] != '\0');
 }
@@ -663,6 +663,89 @@ test_a_download_ack_after_the_handshake_carries_the_window_of_the_rule(void **st
 	/* A backlog above the inflight: beyond 0, the headroom alone. */
 	assert_int_equal(rwnd_window(t, &ref, &s, 90000, 0, 0, 0), (3000 + 127) / 128);
 	assert_int_equal(cnt(t)->segments, 7);
+	free(t);
+}
+
+/*
+ * A SYN that waited in the box's queue (behind a busy pipe) starts the
+ * server's leg when it leaves, and a queued SYN-ACK the client's: the
+ * legs, and so every window of the connection, are the path's, without
+ * the time spent here. A departure the entry does not wait on changes
+ * nothing.
+ */
+static void
+test_a_queued_syn_or_syn_ack_starts_its_leg_when_it_leaves(void **state)
+{
+	struct rwnd_params p = params(1024);
+	struct rwnd *t = make(&p);
+	struct conn c = conn(0x9e3779b9, 50000, 443);
+	const unsigned a = c.client, b = a ^ 1;
+	const uint64_t syn_left = T0 + 5 * MS, t1 = syn_left + c.rtt_ns[b];
+	const uint64_t synack_left = t1 + 3 * MS, t2 = synack_left + c.rtt_ns[a];
+	struct rwnd_seg s, other;
+	struct rwnd_ref ref;
+
+	(void)state;
+	assert_false(track(t, syn_of(&c), T0, &ref));
+	/* Not this connection's SYN (another ISN), a SYN-ACK before the SYN
+	 * was answered, a RST: ignored. */
+	other = syn_of(&c);
+	other.seq += 1000;
+	rwnd_departed(t, &other, T0 + 1 * MS);
+	rwnd_departed(t, (const struct rwnd_seg[]){ synack_of(&c) }, T0 + 1 * MS);
+	other = syn_of(&c);
+	other.flags |= RST;
+	rwnd_departed(t, &other, T0 + 1 * MS);
+	assert_int_equal(cnt(t)->syn_queued, 0);
+	rwnd_departed(t, (const struct rwnd_seg[]){ syn_of(&c) }, syn_left);
+	assert_int_equal(cnt(t)->syn_queued, 1);
+	assert_false(track(t, synack_of(&c), t1, &ref));
+	/* The SYN again, now that its SYN-ACK came: nothing to start. */
+	rwnd_departed(t, (const struct rwnd_seg[]){ syn_of(&c) }, t1 + 1);
+	rwnd_departed(t, (const struct rwnd_seg[]){ synack_of(&c) }, synack_left);
+	assert_int_equal(cnt(t)->syn_queued, 2);
+	s = seg(&c, a, ACK, c.isn[a] + 1, c.isn[b] + 1, 0, 502);
+	rwnd_track(t, &s, t2, &ref);
+	/* Once established, a late departure changes nothing. */
+	rwnd_departed(t, (const struct rwnd_seg[]){ synack_of(&c) }, t2 + 1 * MS);
+	assert_int_equal(cnt(t)->syn_queued, 2);
+	assert_int_equal(cnt(t)->handshakes, 1);
+	c.leg[b] = ticks(t1) - ticks(syn_left);
+	c.leg[a] = ticks(t2) - ticks(synack_left);
+	c.end = t2;
+
+	/* A download clamped as in the test above: the window of the legs
+	 * timed from the departures, not that of legs timed from the
+	 * arrivals (5 and 3 ms longer). */
+	struct conn arrived = c;
+	arrived.leg[b] = ticks(t1) - ticks(T0);
+	arrived.leg[a] = ticks(t2) - ticks(t1);
+	s = data(&c, NET, 0, 100000);
+	track(t, s, c.end + 1 * MS, &ref);
+	s = ackseg(&c, SUB, 20000, 5000);
+	assert_true(track(t, s, c.end + 20 * MS, &ref));
+	assert_int_equal(rwnd_window(t, &ref, &s, 10000, 0, 0, 0),
+			 expected(&c, SUB, 80000, 10000, 0, &p));
+	assert_int_not_equal(expected(&c, SUB, 80000, 10000, 0, &p),
+			     expected(&arrived, SUB, 80000, 10000, 0, &p));
+	free(t);
+}
+
+/* A SYN sent twice leaves the server's leg unknown: its departure is not
+ * taken either (Karn), and the connection is never clamped. */
+static void
+test_a_retransmitted_syn_s_departure_is_not_taken(void **state)
+{
+	struct rwnd_params p = params(1024);
+	struct rwnd *t = make(&p);
+	struct conn c = conn(0x51ed27, 50002, 443);
+	struct rwnd_ref ref;
+
+	(void)state;
+	assert_false(track(t, syn_of(&c), T0, &ref));
+	assert_false(track(t, syn_of(&c), T0 + 1000 * MS, &ref));
+	rwnd_departed(t, (const struct rwnd_seg[]){ syn_of(&c) }, T0 + 1001 * MS);
+	assert_int_equal(cnt(t)->syn_queued, 0);
 	free(t);
 }
 
@@ -1842,6 +1925,8 @@ main(void)
 		cmocka_unit_test(test_the_parser_reads_the_window_scale_among_a_syn_s_options),
 		cmocka_unit_test(test_the_parser_reads_a_window_scale_above_14_as_14),
 		cmocka_unit_test(test_the_parser_refuses_a_window_scale_of_the_wrong_length),
+		cmocka_unit_test(test_a_queued_syn_or_syn_ack_starts_its_leg_when_it_leaves),
+		cmocka_unit_test(test_a_retransmitted_syn_s_departure_is_not_taken),
 		cmocka_unit_test(test_the_parser_refuses_options_that_run_past_the_data_offset),
 		cmocka_unit_test(test_the_parser_refuses_a_short_header),
 		cmocka_unit_test(test_the_parser_does_not_walk_the_options_of_a_segment_without_syn),
