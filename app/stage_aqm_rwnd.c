@@ -55,6 +55,24 @@ aqm_rwnd_free(struct aqm_worker *w)
 	w->rw = NULL;
 }
 
+/* The side that sends what goes dir. */
+static inline uint8_t
+side_of(enum aqm_dir dir)
+{
+	return dir == AQM_DIR_UP ? RWND_SUB : RWND_NET;
+}
+
+/* What rwnd_seg_parse() leaves to the caller: the segment's connection,
+ * its payload and the side that sent it. */
+static inline void
+seg_of_flow(struct rwnd_seg *s, struct pkt_meta *meta, uint8_t side)
+{
+	s->side = side;
+	s->hash = pkt_flow_hash(meta);
+	s->ports = rwnd_ports(meta->sport, meta->dport);
+	s->payload = aqm_tcp_payload(meta);
+}
+
 void
 aqm_rwnd_burst(struct aqm_worker *w, enum aqm_dir dir, struct rte_mbuf **pkts,
 	       uint16_t n, uint64_t now_ns)
@@ -64,7 +82,7 @@ aqm_rwnd_burst(struct aqm_worker *w, enum aqm_dir dir, struct rte_mbuf **pkts,
 	const struct aqm_sched *other = aqm_subs_sched(w->subs,
 		dir == AQM_DIR_UP ? AQM_DIR_DOWN : AQM_DIR_UP);
 	const struct aqm_sched *own = aqm_subs_sched(w->subs, dir);
-	const uint8_t side = dir == AQM_DIR_UP ? RWND_SUB : RWND_NET;
+	const uint8_t side = side_of(dir);
 	const uint64_t extra = w->rw_extra[dir];
 
 	for (uint16_t i = 0; i < n; i++) {
@@ -81,10 +99,7 @@ aqm_rwnd_burst(struct aqm_worker *w, enum aqm_dir dir, struct rte_mbuf **pkts,
 		hdr = aqm_tcp_hdr(m, meta);
 		if (rwnd_seg_parse(hdr, meta->l4_len, &s) < 0 && !(s.flags & 0x02))
 			continue;
-		s.side = side;
-		s.hash = pkt_flow_hash(meta);
-		s.ports = rwnd_ports(meta->sport, meta->dport);
-		s.payload = aqm_tcp_payload(meta);
+		seg_of_flow(&s, meta, side);
 		if (!rwnd_track(t, &s, now_ns, &ref))
 			continue;
 		backlog = aqm_sched_flow_backlog(other, meta->pipe, s.hash);
@@ -133,7 +148,7 @@ void
 aqm_rwnd_departed(struct aqm_worker *w, enum aqm_dir dir, struct rte_mbuf **pkts,
 		  uint16_t n, uint64_t now_ns)
 {
-	const uint8_t side = dir == AQM_DIR_UP ? RWND_SUB : RWND_NET;
+	const uint8_t side = side_of(dir);
 
 	for (uint16_t i = 0; i < n; i++) {
 		struct pkt_meta *meta = pkt_meta(pkts[i]);
@@ -144,10 +159,7 @@ aqm_rwnd_departed(struct aqm_worker *w, enum aqm_dir dir, struct rte_mbuf **pkts
 			continue;
 		if (rwnd_seg_parse(aqm_tcp_hdr(pkts[i], meta), meta->l4_len, &s) < 0)
 			continue;
-		s.side = side;
-		s.hash = pkt_flow_hash(meta);
-		s.ports = rwnd_ports(meta->sport, meta->dport);
-		s.payload = aqm_tcp_payload(meta);
+		seg_of_flow(&s, meta, side);
 		rwnd_departed(w->rw, &s, now_ns);
 	}
 }
