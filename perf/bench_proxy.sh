@@ -27,6 +27,11 @@ PROXY_CONF_BASE=${BENCH_PROXY_CONF:-$ROOT/config/examples/proxy-all-tcp.ini}
 PROXY_MAXCONN=${BENCH_PROXY_MAXCONN:-}
 PROXY_CONC=${BENCH_PROXY_CONC:-16}
 PROXY_HOLD=${BENCH_PROXY_HOLD:-1000}
+# The MTU of the client's interface alone (empty: 1500), as for a phone
+# behind a smaller MTU: its segments are then smaller than those the
+# server leg may send (iperf3 -M would not do: iperf3 hands its MSS to
+# the server as well).
+PROXY_CLIENT_MTU=${BENCH_PROXY_CLIENT_MTU:-}
 PROXY_LOAD_PORT=7100
 
 proxy_cleanup() {
@@ -249,6 +254,10 @@ px_setup() {
 	. "$ROOT/tests/e2e/lib.sh"
 	e2e_require_tools
 	e2e_setup
+	if [ -n "$PROXY_CLIENT_MTU" ]; then
+		ip -n "$NS_CLI" link set "$CLI_IF" mtu "$PROXY_CLIENT_MTU" ||
+			die "cannot set the client's MTU to $PROXY_CLIENT_MTU"
+	fi
 	trap proxy_cleanup EXIT
 	trap 'echo "bench: interrupted" >&2; exit 130' INT
 	trap 'echo "bench: terminated" >&2; exit 143' TERM
@@ -468,7 +477,7 @@ proxy_instructions() {
 	E2E_START_TRIES=3000
 	E2E_STOP_TRIES=1200
 	px_setup
-	echo "bench: mode proxy under callgrind: one iperf3 upload of $PROXY_BYTES (1 stream) through each contender"
+	echo "bench: mode proxy under callgrind: one iperf3 upload of $PROXY_BYTES (1 stream${PROXY_CLIENT_MTU:+, client MTU $PROXY_CLIENT_MTU}) through each contender"
 	echo "bench: sluice on lcore $E2E_LCORE (net_af_packet, $E2E_AFP_ARGS); proxy config ${PROXY_CONF_BASE#"$ROOT"/}; counted: sluice's worker_main"
 	for c in bridge proxy; do px_instr_run "$c"; done
 	[ "$KEEP_LOGS" = 1 ] && echo "bench: logs and callgrind files in $LOGDIR"
