@@ -190,6 +190,29 @@ hdr_init(struct tcp_conn *c, struct tcp_seg_out *o, uint32_t seq, uint8_t flags,
 	}
 }
 
+/* The send-buffer mbuf that holds byte off, found from the cursor when
+ * the byte is not before it, and left there; *base gets the offset of
+ * that mbuf's first byte. NULL past the buffer's end. */
+static inline struct rte_mbuf *
+snd_seek(struct tcp_conn *c, uint32_t off, uint32_t *base)
+{
+	struct rte_mbuf *d = c->sndq.head;
+	uint32_t b = 0;
+
+	if (c->snd_cur != NULL && off >= c->snd_cur_off) {
+		d = c->snd_cur;
+		b = c->snd_cur_off;
+	}
+	while (d != NULL && off - b >= d->data_len) {
+		b += d->data_len;
+		d = d->next;
+	}
+	c->snd_cur = d;
+	c->snd_cur_off = b;
+	*base = b;
+	return d;
+}
+
 /* Build and queue o with len payload bytes from off in the send buffer;
  * a segment of the given kind, with hroom option bytes for the hook. */
 static inline int
@@ -203,20 +226,8 @@ emit(struct tcp_conn *c, struct tcp_seg_out *o, uint32_t off, uint32_t len,
 
 	if (unlikely(hroom != 0))
 		hook_opts(c, o, kind, hroom, len, hbuf);
-
-	/* From the cursor when the bytes are not before it. */
-	if (len != 0) {
-		if (c->snd_cur != NULL && off >= c->snd_cur_off) {
-			d = c->snd_cur;
-			base = c->snd_cur_off;
-		}
-		while (d != NULL && off - base >= d->data_len) {
-			base += d->data_len;
-			d = d->next;
-		}
-		c->snd_cur = d;
-		c->snd_cur_off = base;
-	}
+	if (len != 0)
+		d = snd_seek(c, off, &base);
 	m = tcp_seg_build_tmpl(e->p.pool, &c->tmpl, &c->ep, o, d, off - base, len,
 			       &e->psum, !(e->p.flags & TCP_F_TX_COPY));
 	if (m == NULL) {
@@ -408,6 +419,31 @@ xmit(struct tcp_conn *c, uint32_t seq, uint32_t len, int fin, uint32_t hroom)
 	return emit(c, &o, seq - c->snd_una, len, kind, hroom);
 }
 
+/* A full-sized segment that would end a little way into the next mbuf
+ * of the send buffer ends with the mbuf it starts in instead, when that
+ * keeps at least 7/8 of the segment ("Segments that end with their mbuf",
+ * lib/tcp/README.md). Then it is one whole received segment, sent in
+ * place with its kept sum (tcp_seg_build_ex()), where a segment across
+ * two mbufs takes a chain and sums again what the kept sums do not
+ * cover. This is what relaying from a peer with a smaller MSS gives
+ * (a phone behind a 1400-byte MTU, an MPTCP client whose DSS takes
+ * room from every segment): its segments arrive one per mbuf, smaller
+ * than ours. Not on a connection with hooks: an MPTCP subflow's
+ * scheduler cuts its chunks in whole segments itself. */
+static inline uint32_t
+to_piece_end(struct tcp_conn *c, uint32_t off, uint32_t len)
+{
+	uint32_t base, left;
+	struct rte_mbuf *d = snd_seek(c, off, &base);
+
+	if (d == NULL)
+		return len;
+	/* Only mbufs no longer than a segment: a buffer the application
+	 * filled (tcp_send(), mbufs of a whole data room) is not cut up. */
+	left = base + d->data_len - off;
+	return d->data_len <= len && left < len && left >= len - len / 8 ? left : len;
+}
+
 static int
 sendable_state(uint8_t st)
 {
@@ -536,6 +572,8 @@ tcp_output(struct tcp_conn *c)
 			}
 			if (len == avail && (c->flags & TCP_CF_FIN_QUEUED))
 				fin = 1;
+			else if (len == c->mss && len < avail && c->hooks == NULL)
+				len = to_piece_end(c, off, len);
 		}
 		if (tcp_rq_add(c, c->snd_nxt, c->snd_nxt + len + (uint32_t)fin, fin) != 0)
 			break;

@@ -124,6 +124,7 @@ struct wire {
 	void *drop_arg;
 	uint64_t sent[2], dropped[2];  /* [0]: b->a, [1]: a->b */
 	uint64_t chained[2];           /* frames that referenced the send queue */
+	uint64_t in_place[2];          /* of them, one mbuf: headers in its headroom */
 	/* the last frames that crossed, for assertions */
 	struct tcp_seg_in last[2];
 	uint64_t last_at[2];
@@ -258,6 +259,8 @@ wire_collect(struct wire *w)
 				struct frame *f;
 				int verdict;
 
+				if (m->nb_segs == 1 && !RTE_MBUF_DIRECT(m))
+					w->in_place[to_b]++;
 				if (m->nb_segs > 1 || !RTE_MBUF_DIRECT(m)) {
 					/* What a NIC does with a chained frame, or
 					 * one built in place on a send queue's

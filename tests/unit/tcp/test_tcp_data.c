@@ -364,6 +364,115 @@ a_retransmission_after_the_relayed_mbufs_were_reused_sends_the_relayed_bytes(voi
 	assert_int_equal(rte_mempool_in_use_count(test_pool), 0);
 }
 
+/* The sizes of the data segments toward A (a drop hook that drops
+ * nothing). */
+struct seg_sizes {
+	uint32_t n, min, max;
+};
+
+static int
+note_sizes_to_a(struct wire *w, int to_b, const struct tcp_seg_in *s)
+{
+	struct seg_sizes *z = w->drop_arg;
+
+	if (!to_b && s->len != 0) {
+		z->n++;
+		z->min = z->n == 1 || s->len < z->min ? s->len : z->min;
+		z->max = s->len > z->max ? s->len : z->max;
+	}
+	return 0;
+}
+
+/* B sends count mbufs of size bytes each to A with tcp_send_mbuf(), as
+ * a relay does with the segments of a peer whose MSS is smaller: each
+ * mbuf holds payload only, after the headroom a received frame's
+ * headers leave, and they come 16 to an input burst, so that they leave
+ * in one output at its end. *off and *h carry the stream's offset and
+ * hash from one call to the next. Returns B's MSS toward A. */
+static uint32_t
+relay_pieces(struct wire *w, uint32_t size, uint32_t count, struct seg_sizes *z,
+	     uint64_t *off, uint64_t *h)
+{
+	struct tcp_conn *b = w->app_b.conn;
+	struct tcp_conn_info i;
+
+	memset(z, 0, sizeof(*z));
+	w->drop = note_sizes_to_a;
+	w->drop_arg = z;
+	w->chained[0] = w->in_place[0] = 0;
+	for (uint32_t k = 0; k < count;) {
+		tcp_input_burst_begin(w->b);
+		for (uint32_t j = 0; j < 16 && k < count; j++) {
+			struct rte_mbuf *m = rte_pktmbuf_alloc(test_pool);
+			uint8_t *p;
+			int32_t got;
+
+			assert_non_null(m);
+			rte_pktmbuf_adj(m, 66); /* the headers of the frame it came in */
+			p = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)size);
+			assert_non_null(p);
+			for (uint32_t q = 0; q < size; q++)
+				p[q] = pattern(*off + q);
+			got = tcp_send_mbuf(b, m, w->now);
+			if (got == 0) { /* the send buffer is full */
+				rte_pktmbuf_free(m);
+				break;
+			}
+			assert_int_equal(got, (int32_t)size);
+			*h = fnv1a(*h, p, size);
+			*off += size;
+			k++;
+		}
+		tcp_input_burst_end(w->b, w->now);
+		wire_run(w, MS(1));
+	}
+	wire_run(w, MS(200));
+	assert_int_equal(w->app_a.rx_bytes, *off);
+	assert_true(w->app_a.rx_hash == *h);
+	w->drop = NULL;
+	tcp_conn_get_info(b, &i);
+	return i.mss;
+}
+
+/* A relay's send queue holds what the other leg received, one segment
+ * per mbuf. Where those are a little smaller than this leg's MSS (a
+ * phone behind a 1400-byte MTU, an MPTCP client's DSS), a full-sized
+ * segment would span two of them: a chain, and the payload summed again
+ * where the kept sums do not cover it. It ends with its mbuf instead,
+ * and goes out in place. Pieces under 7/8 of the MSS still fill whole
+ * segments. (A buffer the application filled, in mbufs larger than a
+ * segment, is never cut up: test_tcp_hooks.c's
+ * send_room_is_what_the_engine_then_sends fails if it is.) */
+static void
+a_relayed_segment_a_little_smaller_than_the_mss_leaves_whole(void **state)
+{
+	struct wire *w = setup(0, 0, 0);
+	struct seg_sizes z;
+	uint32_t mss, small;
+	uint64_t off = 0, h = FNV_INIT;
+
+	(void)state;
+	wire_connect(w);
+	mss = relay_pieces(w, 1348, 300, &z, &off, &h);
+	assert_int_equal(mss, 1448);
+	assert_int_equal(z.n, 300);
+	assert_int_equal(z.min, 1348);
+	assert_int_equal(z.max, 1348);
+	assert_int_equal(w->in_place[0], 300);
+	/* 7/8 of the MSS is the least a segment is cut to. */
+	small = mss - mss / 8;
+	(void)relay_pieces(w, small, 200, &z, &off, &h);
+	assert_int_equal(z.n, 200);
+	assert_int_equal(z.max, small);
+	assert_int_equal(w->in_place[0], 200);
+	(void)relay_pieces(w, small - 1, 200, &z, &off, &h);
+	assert_int_equal(z.max, mss);
+	assert_true(z.n < 200);
+	assert_true(w->in_place[0] < w->chained[0]);
+	wire_free(w);
+	assert_int_equal(rte_mempool_in_use_count(test_pool), 0);
+}
+
 static void
 tiny_segments_neither_pile_up_mbufs_nor_take_the_segment_pool(void **state)
 {
@@ -460,6 +569,7 @@ main(void)
 		cmocka_unit_test(data_queued_before_the_handshake_goes_out_once_connected),
 		cmocka_unit_test(received_mbufs_relay_back_without_copying),
 		cmocka_unit_test(a_retransmission_after_the_relayed_mbufs_were_reused_sends_the_relayed_bytes),
+		cmocka_unit_test(a_relayed_segment_a_little_smaller_than_the_mss_leaves_whole),
 		cmocka_unit_test(tiny_segments_neither_pile_up_mbufs_nor_take_the_segment_pool),
 		cmocka_unit_test(a_transfer_over_qinq_answers_with_the_same_tags),
 		cmocka_unit_test(sequence_numbers_wrap_around_zero_without_a_hitch),
