@@ -597,7 +597,12 @@ int32_t tcp_send(struct tcp_conn *c, const void *data, uint32_t len,
  * chain if it fits in the send buffer, else nothing (and reports
  * TCP_EV_WRITABLE later). Every segment's data (data_off, data_len) is
  * payload; headers must have been stripped. The engine never writes
- * into these mbufs.
+ * their data; it may write a frame's headers into the headroom in
+ * front of it (lib/tcp/README.md, "Headers in the headroom"). An mbuf
+ * that is a clone (indirect) gets them on its first transmission when
+ * its buffer has exactly two references: so an owner that gives clones
+ * of one buffer to more than one connection keeps its own reference
+ * until each of them has been sent once.
  *
  * @param c      connection.
  * @param m      chain; owned by the engine on success.

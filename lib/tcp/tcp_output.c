@@ -145,6 +145,7 @@ hdr_init(struct tcp_conn *c, struct tcp_seg_out *o, uint32_t seq, uint8_t flags,
 	o->nsack = 0;
 	o->xopt_len = 0;
 	o->hopt_len = 0;
+	o->fresh = 0;
 	if (flags & TCP_FL_ACK) {
 		o->ack = c->rcv_nxt;
 		c->flags &= ~(TCP_CF_ACK_NOW | TCP_CF_ACK_BURST);
@@ -415,6 +416,8 @@ xmit(struct tcp_conn *c, uint32_t seq, uint32_t len, int fin, uint32_t hroom)
 		/* Karn: a retransmitted segment gives no RTT sample. */
 		if ((c->flags & TCP_CF_RTT_TIMING) && tcp_seq_lt(seq, c->rtt_seq))
 			c->flags &= ~TCP_CF_RTT_TIMING;
+	} else {
+		o.fresh = 1;
 	}
 	return emit(c, &o, seq - c->snd_una, len, kind, hroom);
 }

@@ -762,16 +762,36 @@ frame_headers(uint8_t *p, const struct tcp_hdr_tmpl *t,
  * queue, a second piece of it) takes a header mbuf, as before. Nor
  * when d's kept payload sum starts before its data (bytes acknowledged
  * and cut off the front): piece_sum() reads those bytes back to take
- * them out of the sum, and the headers would have overwritten them. */
+ * them out of the sum, and the headers would have overwritten them.
+ * A clone (indirect) is judged by its buffer's references instead
+ * (below; tcp_send_mbuf() states what its owner must do). */
 static inline bool
 in_place_ok(const struct tcp_psum_reg *ps, const struct rte_mbuf *d,
-	    uint32_t hlen)
+	    uint32_t hlen, bool fresh)
 {
 	const struct tcp_psum *c;
 
-	if (!RTE_MBUF_DIRECT(d) || rte_mbuf_refcnt_read(d) != 1 ||
-	    rte_pktmbuf_headroom(d) < hlen)
+	if (rte_mbuf_refcnt_read(d) != 1 || rte_pktmbuf_headroom(d) < hlen)
 		return false;
+	if (!RTE_MBUF_DIRECT(d)) {
+		/* A clone that another queue's mbuf lent its bytes (an MPTCP
+		 * subflow's chunk of the meta-connection's send queue). Its
+		 * frames count on the buffer's mbuf, not on it. Only data
+		 * sent for the first time: the owner of the buffer then
+		 * still holds it (a chunk is cloned from its queue, and
+		 * only bytes already sent are acknowledged), so two
+		 * references are the owner's and the clone's, with no frame
+		 * of either on its way out. And only a clone that starts
+		 * where the buffer's own data does: what lies before is
+		 * headroom, no one's bytes. */
+		const struct rte_mbuf *o;
+
+		if (!fresh || !RTE_MBUF_CLONED(d))
+			return false;
+		o = rte_mbuf_from_indirect((struct rte_mbuf *)(uintptr_t)d);
+		if (rte_mbuf_refcnt_read(o) != 2 || o->data_off != d->data_off)
+			return false;
+	}
 	c = psum_get(ps, d);
 	return c == NULL || c->data_off >= d->data_off;
 }
@@ -815,7 +835,7 @@ tcp_seg_build_tmpl(struct rte_mempool *mp, const struct tcp_hdr_tmpl *t,
 		d = d->next;
 	}
 	if (chain && off == 0 && d != NULL && d->data_len == data_len &&
-	    in_place_ok(ps, d, frame - data_len)) {
+	    in_place_ok(ps, d, frame - data_len, o->fresh)) {
 		/* The segment is one whole mbuf of the queue that nothing else
 		 * references: one indirect mbuf of it, headers in its
 		 * headroom (tcp_seg_build_ex(), "in place"). */

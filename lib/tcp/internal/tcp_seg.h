@@ -70,6 +70,9 @@ struct tcp_seg_out {
 	const uint8_t *xopt;   /* whole options carried for a peer (SYNs) */
 	uint8_t hopt_len;      /* bytes at hopt (a multiple of 4), written
 	                          after SACK and before xopt */
+	uint8_t fresh;         /* data never sent before (not a retransmission):
+	                          a clone's buffer may take its headers
+	                          (tcp_seg_build_ex(), "in place") */
 	const uint8_t *hopt;   /* options from the connection's hooks */
 	uint32_t tsval, tsecr;
 	struct tcp_sack_blk sack[TCP_SACK_MAX];

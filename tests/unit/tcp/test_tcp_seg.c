@@ -399,6 +399,84 @@ a_frame_built_in_place_keeps_its_headers_while_the_bytes_go_again(void **state)
 	assert_int_equal(rte_mempool_in_use_count(test_pool), 0);
 }
 
+/* A clone of another queue's mbuf (an MPTCP subflow's chunk of the
+ * meta-connection's send queue, mptcp_sq_clone()) is built in place
+ * too, on its first transmission: the buffer then has exactly the two
+ * references of its owner and the clone. Not while a frame of it lives
+ * (three references), not on a retransmission (the owner may have let
+ * go, so two references may be the clone's and a frame's), not with a
+ * second clone of the same bytes, and not for a clone that starts past
+ * the buffer's own data (the bytes before it are the owner's). */
+static void
+a_clone_of_a_queue_s_mbuf_is_built_in_place_on_its_first_transmission(void **state)
+{
+	static uint8_t data[1448], ref[2048], got[2048];
+	struct tcp_endpoints ep;
+	struct tcp_seg_out o = { .seq = 1, .ack = 2, .wnd = 100,
+				 .flags = TCP_FL_ACK, .opts = TCP_SO_TS,
+				 .tsval = 3, .tsecr = 4, .fresh = 1 };
+	struct rte_mbuf *q, *d, *d2, *a, *b, *pa;
+	const uint32_t hl = 14 + 20 + 32, len = sizeof(data);
+
+	(void)state;
+	fill_random(data, sizeof(data), 12);
+	wire_ep_v4(&ep);
+	q = chain_of(data, len, len);   /* the owner's */
+	d = rte_pktmbuf_alloc(test_pool);       /* the clone */
+	assert_non_null(d);
+	rte_pktmbuf_attach(d, q);
+	assert_int_equal(rte_mbuf_refcnt_read(q), 2);
+	pa = tcp_seg_build_ex(test_pool, &ep, &o, q, 0, len, NULL, false);
+	assert_non_null(pa);
+	assert_int_equal(tcp_chain_copy(pa, 0, ref, hl + len), hl + len);
+	rte_pktmbuf_free(pa);
+
+	a = tcp_seg_build_ex(test_pool, &ep, &o, d, 0, len, NULL, true);
+	assert_non_null(a);
+	assert_int_equal(a->nb_segs, 1);
+	assert_true(RTE_MBUF_CLONED(a));
+	assert_int_equal(rte_mbuf_refcnt_read(q), 3);
+	assert_int_equal(tcp_chain_copy(a, 0, got, hl + len), hl + len);
+	assert_memory_equal(got, ref, hl + len);
+	assert_true(ref_tcp_csum_ok(a, &ep));
+	/* While a lives, and on a retransmission after it: header mbufs. */
+	b = tcp_seg_build_ex(test_pool, &ep, &o, d, 0, len, NULL, true);
+	assert_non_null(b);
+	assert_true(b->nb_segs >= 2);
+	rte_pktmbuf_free(b);
+	rte_pktmbuf_free(a);
+	assert_int_equal(rte_mbuf_refcnt_read(q), 2);
+	o.fresh = 0;
+	b = tcp_seg_build_ex(test_pool, &ep, &o, d, 0, len, NULL, true);
+	assert_non_null(b);
+	assert_true(b->nb_segs >= 2);
+	assert_true(ref_tcp_csum_ok(b, &ep));
+	rte_pktmbuf_free(b);
+	o.fresh = 1;
+	/* A second clone of the same bytes (a reinjection). */
+	d2 = rte_pktmbuf_alloc(test_pool);
+	assert_non_null(d2);
+	rte_pktmbuf_attach(d2, q);
+	b = tcp_seg_build_ex(test_pool, &ep, &o, d, 0, len, NULL, true);
+	assert_non_null(b);
+	assert_true(b->nb_segs >= 2);
+	rte_pktmbuf_free(b);
+	rte_pktmbuf_free(d2);
+	/* A clone of the tail of the owner's bytes. */
+	rte_pktmbuf_adj(d, 100);
+	b = tcp_seg_build_ex(test_pool, &ep, &o, d, 0, len - 100, NULL, true);
+	assert_non_null(b);
+	assert_true(b->nb_segs >= 2);
+	assert_true(ref_tcp_csum_ok(b, &ep));
+	rte_pktmbuf_free(b);
+	/* The owner's view of its bytes did not move. */
+	assert_int_equal(rte_pktmbuf_data_len(q), len);
+	assert_memory_equal(rte_pktmbuf_mtod(q, uint8_t *), data, len);
+	rte_pktmbuf_free(d);
+	chain_free(q);
+	assert_int_equal(rte_mempool_in_use_count(test_pool), 0);
+}
+
 /* A received frame, as the engine keeps it: the payload alone. */
 static struct rte_mbuf *
 received_payload(const struct tcp_psum_reg *ps, const uint8_t *data, uint32_t len)
@@ -835,6 +913,7 @@ main(void)
 		cmocka_unit_test(slicing_a_chain_keeps_exactly_the_requested_bytes),
 		cmocka_unit_test(a_chained_segment_references_the_queue_and_matches_the_copied_one),
 		cmocka_unit_test(a_frame_built_in_place_keeps_its_headers_while_the_bytes_go_again),
+		cmocka_unit_test(a_clone_of_a_queue_s_mbuf_is_built_in_place_on_its_first_transmission),
 		cmocka_unit_test(a_kept_payload_sum_is_used_wherever_it_covers_the_piece),
 		cmocka_unit_test(in_place_never_writes_over_bytes_a_kept_sum_still_covers),
 		cmocka_unit_test(a_chain_with_an_odd_piece_sums_like_its_linear_copy),
