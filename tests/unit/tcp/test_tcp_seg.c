@@ -857,6 +857,66 @@ timestamps_read_through_the_shape_flag_match_the_option_walk(void **state)
 	rte_pktmbuf_free(m);
 }
 
+/* NOP NOP TS followed by more options (an MPTCP subflow's DSS on every
+ * segment) is read without walking the first twelve bytes: the same
+ * fields as the walk over the same options in another order, and what
+ * follows is still walked, so a bad option there still makes the
+ * segment malformed. */
+static void
+timestamps_before_other_options_read_as_the_walk_reads_them(void **state)
+{
+	static const uint8_t dss[8] = { 30, 8, 0x20, 0x01, 0xde, 0xad, 0xbe, 0xef };
+	struct tcp_endpoints ep;
+	struct tcp_seg_out o = { 0 };
+	struct tcp_seg_in fast, walk;
+	struct pkt_meta meta;
+	struct rte_mbuf *m;
+	uint8_t *opt, ts[12];
+
+	(void)state;
+	wire_ep_v4(&ep);
+	o.seq = 5;
+	o.ack = 6;
+	o.flags = TCP_FL_ACK;
+	o.wnd = 77;
+	o.opts = TCP_SO_TS;
+	o.tsval = 0x01020304;
+	o.tsecr = 0xfffefdfc;
+	o.hopt = dss;
+	o.hopt_len = sizeof(dss);
+	m = tcp_seg_build(test_pool, &ep, &o, NULL, 0, 0);
+	assert_non_null(m);
+	assert_int_equal(pkt_parse(m, &meta, 0), PKT_ERR_NONE);
+	assert_false(meta.flags & PKT_F_TCP_TSOPT);
+	opt = rte_pktmbuf_mtod_offset(m, uint8_t *, meta.l4_off + 20);
+	assert_int_equal(opt[0], 1);
+	assert_int_equal(opt[2], 8);
+	assert_int_equal(tcp_seg_parse(m, &meta, &fast, 1), 0);
+	assert_int_equal(fast.opts, TCP_SO_TS);
+	assert_int_equal(fast.tsval, 0x01020304);
+	assert_int_equal(fast.tsecr, 0xfffefdfc);
+	assert_int_equal(fast.xo_n, 1);
+	assert_int_equal(fast.xo_kind, 30);
+	assert_int_equal(fast.xo_off, 32);
+	/* The DSS first, then NOP NOP TS: walked from the start. */
+	memcpy(ts, opt, sizeof(ts));
+	memcpy(opt, dss, sizeof(dss));
+	memcpy(opt + sizeof(dss), ts, sizeof(ts));
+	assert_int_equal(tcp_seg_parse(m, &meta, &walk, 0), 0);
+	assert_int_equal(walk.opts, fast.opts);
+	assert_int_equal(walk.tsval, fast.tsval);
+	assert_int_equal(walk.tsecr, fast.tsecr);
+	assert_int_equal(walk.xo_n, fast.xo_n);
+	assert_int_equal(walk.xo_kind, fast.xo_kind);
+	assert_int_equal(walk.xo_off, 20);
+	/* Back in the first order, with the DSS's length past the header. */
+	memcpy(opt, ts, sizeof(ts));
+	memcpy(opt + sizeof(ts), dss, sizeof(dss));
+	opt[sizeof(ts) + 1] = 20;
+	assert_int_equal(tcp_seg_parse(m, &meta, &walk, 0), TCP_SEG_EMALFORMED);
+	rte_pktmbuf_free(m);
+}
+
 static void
 siphash24_matches_the_reference_vectors(void **state)
 {
@@ -921,6 +981,7 @@ main(void)
 		cmocka_unit_test(every_built_frame_carries_the_metadata_pkt_parse_gives_it),
 		cmocka_unit_test(frames_from_the_header_template_equal_those_built_field_by_field),
 		cmocka_unit_test(timestamps_read_through_the_shape_flag_match_the_option_walk),
+		cmocka_unit_test(timestamps_before_other_options_read_as_the_walk_reads_them),
 		cmocka_unit_test(siphash24_matches_the_reference_vectors),
 		cmocka_unit_test(isns_depend_on_key_and_tuple_and_advance_every_4us),
 	};
