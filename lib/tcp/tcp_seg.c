@@ -261,6 +261,15 @@ tcp_seg_parse(const struct rte_mbuf *m, const struct pkt_meta *meta,
 				  verify_csum, NULL);
 }
 
+/* The timestamps of options that begin NOP NOP TS (header th). */
+static inline void
+ts_first(struct tcp_seg_in *s, const uint8_t *th)
+{
+	s->opts = TCP_SO_TS;
+	s->tsval = rd32(th + 24);
+	s->tsecr = rd32(th + 28);
+}
+
 int
 tcp_seg_parse_psum(struct rte_mbuf *m, const struct pkt_meta *meta,
 		   struct tcp_seg_in *s, int verify_csum,
@@ -326,9 +335,7 @@ tcp_seg_parse_psum(struct rte_mbuf *m, const struct pkt_meta *meta,
 	/* NOP NOP TS, as the parser found it (PKT_F_TCP_TSOPT): nearly every
 	 * segment of a connection with timestamps, read without the walk. */
 	if (meta->flags & PKT_F_TCP_TSOPT) {
-		s->opts = TCP_SO_TS;
-		s->tsval = rd32(th + 24);
-		s->tsecr = rd32(th + 28);
+		ts_first(s, th);
 		return 0;
 	}
 	/* tcpopt's own walker, one option at a time (what tcpopt_parse()
@@ -341,9 +348,7 @@ tcp_seg_parse_psum(struct rte_mbuf *m, const struct pkt_meta *meta,
 	 * subflow, SACK blocks on an ACK): those twelve bytes read as the
 	 * walk would read them, in one compare; the walk takes the rest. */
 	if (hlen >= 32 && rd32(th + 20) == 0x0101080au) {
-		s->opts = TCP_SO_TS;
-		s->tsval = rd32(th + 24);
-		s->tsecr = rd32(th + 28);
+		ts_first(s, th);
 		pos = 32;
 	}
 	while ((r = tcpopt_walk_next(th, &pos, hlen, &po)) > 0) {
