@@ -323,6 +323,33 @@ a_chained_segment_references_the_queue_and_matches_the_copied_one(void **state)
 	assert_int_equal(rte_mempool_in_use_count(test_pool), 0);
 }
 
+/* The bytes of the frame of q's first len bytes, built by copying the
+ * payload: what a frame built in place must equal. */
+static void
+copied_frame(const struct tcp_endpoints *ep, const struct tcp_seg_out *o,
+	     struct rte_mbuf *q, uint32_t len, uint32_t hl, uint8_t *ref)
+{
+	struct rte_mbuf *pa = tcp_seg_build_ex(test_pool, ep, o, q, 0, len, NULL, false);
+
+	assert_non_null(pa);
+	assert_int_equal(tcp_chain_copy(pa, 0, ref, hl + len), hl + len);
+	rte_pktmbuf_free(pa);
+}
+
+/* The frame of d's first len bytes is not built in place: it takes a
+ * header mbuf and a chain, with a right checksum. */
+static void
+built_with_a_header_mbuf(const struct tcp_endpoints *ep, const struct tcp_seg_out *o,
+			 struct rte_mbuf *d, uint32_t len)
+{
+	struct rte_mbuf *b = tcp_seg_build_ex(test_pool, ep, o, d, 0, len, NULL, true);
+
+	assert_non_null(b);
+	assert_true(b->nb_segs >= 2);
+	assert_true(ref_tcp_csum_ok(b, ep));
+	rte_pktmbuf_free(b);
+}
+
 /* A segment that is one whole mbuf of the queue is built in place: an
  * indirect mbuf of it, its headers in that mbuf's headroom. While that
  * frame lives (the buffer has a second reference) the same bytes sent
@@ -338,7 +365,7 @@ a_frame_built_in_place_keeps_its_headers_while_the_bytes_go_again(void **state)
 	struct tcp_seg_out o = { .seq = 1, .ack = 2, .wnd = 100,
 				 .flags = TCP_FL_ACK, .opts = TCP_SO_TS,
 				 .tsval = 3, .tsecr = 4 };
-	struct rte_mbuf *q, *a, *b, *c, *pa;
+	struct rte_mbuf *q, *a, *b, *c;
 	const uint32_t hl = 14 + 20 + 32, len = sizeof(data);
 
 	(void)state;
@@ -346,10 +373,7 @@ a_frame_built_in_place_keeps_its_headers_while_the_bytes_go_again(void **state)
 	wire_ep_v4(&ep);
 	q = chain_of(data, len, len);
 	/* The expected bytes of the first frame, copied. */
-	pa = tcp_seg_build_ex(test_pool, &ep, &o, q, 0, len, NULL, false);
-	assert_non_null(pa);
-	assert_int_equal(tcp_chain_copy(pa, 0, ref, hl + len), hl + len);
-	rte_pktmbuf_free(pa);
+	copied_frame(&ep, &o, q, len, hl, ref);
 
 	a = tcp_seg_build_ex(test_pool, &ep, &o, q, 0, len, NULL, true);
 	assert_non_null(a);
@@ -385,16 +409,8 @@ a_frame_built_in_place_keeps_its_headers_while_the_bytes_go_again(void **state)
 	/* Too little headroom for the headers: a header mbuf. */
 	rte_pktmbuf_prepend(q, (uint16_t)(rte_pktmbuf_headroom(q) - hl + 1));
 	rte_pktmbuf_adj(q, 0);
-	{
-		uint16_t room = rte_pktmbuf_headroom(q);
-		uint32_t qlen = rte_pktmbuf_data_len(q);
-
-		assert_true(room < hl);
-		c = tcp_seg_build_ex(test_pool, &ep, &o, q, 0, qlen, NULL, true);
-		assert_non_null(c);
-		assert_true(c->nb_segs >= 2);
-		rte_pktmbuf_free(c);
-	}
+	assert_true(rte_pktmbuf_headroom(q) < hl);
+	built_with_a_header_mbuf(&ep, &o, q, rte_pktmbuf_data_len(q));
 	chain_free(q);
 	assert_int_equal(rte_mempool_in_use_count(test_pool), 0);
 }
@@ -415,7 +431,7 @@ a_clone_of_a_queue_s_mbuf_is_built_in_place_on_its_first_transmission(void **sta
 	struct tcp_seg_out o = { .seq = 1, .ack = 2, .wnd = 100,
 				 .flags = TCP_FL_ACK, .opts = TCP_SO_TS,
 				 .tsval = 3, .tsecr = 4, .fresh = 1 };
-	struct rte_mbuf *q, *d, *d2, *a, *b, *pa;
+	struct rte_mbuf *q, *d, *d2, *a;
 	const uint32_t hl = 14 + 20 + 32, len = sizeof(data);
 
 	(void)state;
@@ -426,10 +442,7 @@ a_clone_of_a_queue_s_mbuf_is_built_in_place_on_its_first_transmission(void **sta
 	assert_non_null(d);
 	rte_pktmbuf_attach(d, q);
 	assert_int_equal(rte_mbuf_refcnt_read(q), 2);
-	pa = tcp_seg_build_ex(test_pool, &ep, &o, q, 0, len, NULL, false);
-	assert_non_null(pa);
-	assert_int_equal(tcp_chain_copy(pa, 0, ref, hl + len), hl + len);
-	rte_pktmbuf_free(pa);
+	copied_frame(&ep, &o, q, len, hl, ref);
 
 	a = tcp_seg_build_ex(test_pool, &ep, &o, d, 0, len, NULL, true);
 	assert_non_null(a);
@@ -440,35 +453,21 @@ a_clone_of_a_queue_s_mbuf_is_built_in_place_on_its_first_transmission(void **sta
 	assert_memory_equal(got, ref, hl + len);
 	assert_true(ref_tcp_csum_ok(a, &ep));
 	/* While a lives, and on a retransmission after it: header mbufs. */
-	b = tcp_seg_build_ex(test_pool, &ep, &o, d, 0, len, NULL, true);
-	assert_non_null(b);
-	assert_true(b->nb_segs >= 2);
-	rte_pktmbuf_free(b);
+	built_with_a_header_mbuf(&ep, &o, d, len);
 	rte_pktmbuf_free(a);
 	assert_int_equal(rte_mbuf_refcnt_read(q), 2);
 	o.fresh = 0;
-	b = tcp_seg_build_ex(test_pool, &ep, &o, d, 0, len, NULL, true);
-	assert_non_null(b);
-	assert_true(b->nb_segs >= 2);
-	assert_true(ref_tcp_csum_ok(b, &ep));
-	rte_pktmbuf_free(b);
+	built_with_a_header_mbuf(&ep, &o, d, len);
 	o.fresh = 1;
 	/* A second clone of the same bytes (a reinjection). */
 	d2 = rte_pktmbuf_alloc(test_pool);
 	assert_non_null(d2);
 	rte_pktmbuf_attach(d2, q);
-	b = tcp_seg_build_ex(test_pool, &ep, &o, d, 0, len, NULL, true);
-	assert_non_null(b);
-	assert_true(b->nb_segs >= 2);
-	rte_pktmbuf_free(b);
+	built_with_a_header_mbuf(&ep, &o, d, len);
 	rte_pktmbuf_free(d2);
 	/* A clone of the tail of the owner's bytes. */
 	rte_pktmbuf_adj(d, 100);
-	b = tcp_seg_build_ex(test_pool, &ep, &o, d, 0, len - 100, NULL, true);
-	assert_non_null(b);
-	assert_true(b->nb_segs >= 2);
-	assert_true(ref_tcp_csum_ok(b, &ep));
-	rte_pktmbuf_free(b);
+	built_with_a_header_mbuf(&ep, &o, d, len - 100);
 	/* The owner's view of its bytes did not move. */
 	assert_int_equal(rte_pktmbuf_data_len(q), len);
 	assert_memory_equal(rte_pktmbuf_mtod(q, uint8_t *), data, len);
