@@ -324,6 +324,15 @@ redirect(struct mptcp_proxy *px, struct rte_mbuf *m, uint64_t now)
 	return 0;
 }
 
+/* A SYN alone: what opens a connection (a SYN-ACK, or a SYN with RST,
+ * does not). */
+static inline bool
+is_syn(const struct rte_mbuf *m, const struct pkt_meta *meta)
+{
+	return (rte_pktmbuf_mtod(m, const uint8_t *)[meta->l4_off + 13] &
+		(RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG | RTE_TCP_RST_FLAG)) == RTE_TCP_SYN_FLAG;
+}
+
 static uint16_t
 input(struct mptcp_proxy *px, struct rte_mbuf **pkts, uint16_t n,
       bool upstream, uint16_t out_port, bool handed, uint64_t now)
@@ -342,7 +351,7 @@ input(struct mptcp_proxy *px, struct rte_mbuf **pkts, uint16_t n,
 		const struct pkt_meta *meta = pkt_meta(m);
 		struct tcp_conn *c;
 		const uint8_t *a;
-		bool syn, whole;
+		bool syn, whole, redirecting;
 
 		/* Only TCP of the intercepted prefixes is the engine's
 		 * business. Of that, what no proxied connection owns leaves
@@ -354,33 +363,43 @@ input(struct mptcp_proxy *px, struct rte_mbuf **pkts, uint16_t n,
 			goto pass;
 		whole = (meta->flags & (PKT_F_L4 | PKT_F_MALFORMED | PKT_F_FRAGMENT)) ==
 			PKT_F_L4;
-		a = upstream ? meta->dst : meta->src;
-		if (!proxy_policy_match(px, meta->l3, a,
-					!whole ? -1 : upstream ? meta->dport : meta->sport))
-			goto pass;
-		if (!whole) {
-			/* The engine reassembles nothing and parses no
-			 * header cut short: not ours, even on our 4-tuple. */
-			px->cnt[(meta->flags & PKT_F_FRAGMENT) ? MPTCP_PROXY_CNT_FRAG_PASSED
-							       : MPTCP_PROXY_CNT_MALF_PASSED]++;
-			goto pass;
+		/* A connection the engine holds was taken at its SYN by the
+		 * same rules (they do not change while the proxy lives), so
+		 * a frame of the one its ports found last skips the rules: a
+		 * relayed segment then costs the same however many prefixes
+		 * are intercepted. Not while 4-tuples are redirected to
+		 * other workers: those are checked first, below. */
+		redirecting = upstream && !handed && px->rd != NULL &&
+			      mptcp_redirect_count(px->rd) > 0;
+		c = whole && any && !redirecting ? tcp_conn_lookup_cached(px->e, m) : NULL;
+		if (c == NULL) {
+			a = upstream ? meta->dst : meta->src;
+			if (!proxy_policy_match(px, meta->l3, a,
+						!whole ? -1 : upstream ? meta->dport : meta->sport))
+				goto pass;
+			if (!whole) {
+				/* The engine reassembles nothing and parses
+				 * no header cut short: not ours, even on our
+				 * 4-tuple. */
+				px->cnt[(meta->flags & PKT_F_FRAGMENT) ?
+					MPTCP_PROXY_CNT_FRAG_PASSED :
+					MPTCP_PROXY_CNT_MALF_PASSED]++;
+				goto pass;
+			}
+			/* A subflow of another worker's connection: its
+			 * segments follow its join (a SYN decides afresh,
+			 * in join_syn()). */
+			if (redirecting && !is_syn(m, meta) && redirect(px, m, now) == 0)
+				continue;
+			c = any ? tcp_conn_lookup(px->e, m) : NULL;
 		}
-		syn = upstream &&
-		      (rte_pktmbuf_mtod(m, const uint8_t *)[meta->l4_off + 13] &
-		       (RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG | RTE_TCP_RST_FLAG)) ==
-		      RTE_TCP_SYN_FLAG;
-		/* A subflow of another worker's connection: its segments
-		 * follow its join (a SYN decides afresh, in join_syn()). */
-		if (upstream && !syn && !handed && px->rd != NULL &&
-		    mptcp_redirect_count(px->rd) > 0 && redirect(px, m, now) == 0)
-			continue;
-		c = any ? tcp_conn_lookup(px->e, m) : NULL;
 		if (c != NULL) {
 			/* Ours: checked, and dropped if it lies, by the
 			 * engine; NO_CONN when TIME-WAIT gave way to a SYN. */
 			if (tcp_input_conn(px->e, c, m, now) == TCP_INPUT_CONSUMED)
 				continue;
 		}
+		syn = upstream && is_syn(m, meta);
 		/* A SYN is intercepted only if the engine would accept it;
 		 * nothing else without a connection is ours. */
 		if (!syn || tcp_frame_check(m) != 0) {

@@ -373,6 +373,21 @@ struct tcp_conn *tcp_conn_lookup(struct tcp_engine *e,
 				 const struct rte_mbuf *m);
 
 /**
+ * tcp_conn_lookup()'s cache alone: the connection its ports found last,
+ * if the frame is of it, else NULL. NULL does not mean there is no
+ * connection: ask tcp_conn_lookup() then. One compare of the 4-tuple,
+ * no hash: a caller whose own checks before the lookup cost more (the
+ * proxy's intercept rules, one compare per rule) asks this first, and a
+ * bulk transfer's segments are answered here.
+ *
+ * @param e engine.
+ * @param m frame parsed by pkt_parse().
+ * @return the connection (TIME-WAIT included), or NULL.
+ */
+struct tcp_conn *tcp_conn_lookup_cached(struct tcp_engine *e,
+					const struct rte_mbuf *m);
+
+/**
  * tcp_input() for a frame whose connection tcp_conn_lookup() found, with
  * no second lookup. A segment that fails the checksum or the header
  * checks is counted and freed, as tcp_input() does: it was addressed to

@@ -369,6 +369,19 @@ tcp_conn_find(struct tcp_engine *e, const struct pkt_meta *meta)
 }
 
 struct tcp_conn *
+tcp_conn_lookup_cached(struct tcp_engine *e, const struct rte_mbuf *m)
+{
+	const struct pkt_meta *meta = pkt_meta((struct rte_mbuf *)(uintptr_t)m);
+	struct tcp_conn *c;
+
+	if (meta->l3 == PKT_L3_NONE || meta->l4_proto != IPPROTO_TCP ||
+	    !(meta->flags & PKT_F_L4))
+		return NULL;
+	c = e->hot[tcp_hot_slot(meta->dport, meta->sport)];
+	return c != NULL && key_is(&c->key, meta) ? c : NULL;
+}
+
+struct tcp_conn *
 tcp_conn_lookup(struct tcp_engine *e, const struct rte_mbuf *m)
 {
 	const struct pkt_meta *meta = pkt_meta((struct rte_mbuf *)(uintptr_t)m);

@@ -25,6 +25,8 @@
 
 #include <cmocka.h>
 
+#include <rte_ip.h>
+
 #include "tcp_test_util.h"
 #include "mptcp_proxy.h"
 
@@ -249,6 +251,9 @@ engine(const char *name, struct app *a)
 static void teardown_three(void);
 
 static uint32_t budget; /* setup_proxy()'s mbuf_budget once; 0: 8000 */
+/* setup_proxy()'s rules once, in place of its one rule. */
+static const struct mptcp_proxy_rule *rules_once;
+static uint32_t nrules_once;
 
 /* P intercepts 198.18.1.0/24 (S is 198.18.1.2), every port unless
  * port is set; it holds at most max_conns connections. */
@@ -280,8 +285,9 @@ setup_proxy(int server_listens, uint16_t port, uint32_t max_conns)
 	budget = 0;
 	for (int i = 0; i < 16; i++)
 		pp.isn_key[i] = (uint8_t)('p' + i);
-	pp.nrules = 1;
-	pp.rules = &rule;
+	pp.nrules = rules_once != NULL ? nrules_once : 1;
+	pp.rules = rules_once != NULL ? rules_once : &rule;
+	rules_once = NULL;
 	pp.half_open_yield_ns = yield_ns;
 	yield_ns = 0;
 	pp.rto_min_ns = rto_min_ns;
@@ -424,6 +430,90 @@ a_proxied_connection_relays_both_ways_and_closes_cleanly(void **state)
 	assert_int_equal(CNT(BYTES_DOWN), total);
 	print_message("proxied 2 x %llu bytes in %.2f virtual s\n",
 		      (unsigned long long)total, (double)(now - MS(1000)) / 1e9);
+	teardown_three();
+}
+
+/* The rules are read for a frame of no connection P holds. A held
+ * connection's frames skip them (it was taken by the same rules), so
+ * its relay costs the same however many prefixes are intercepted; a
+ * fragment on its 4-tuple is still not the engine's, and passes. Here
+ * the rule that takes S's address is the last of 64, after 62 other
+ * prefixes and one of S's own /24 limited to another port. */
+static void
+a_held_connection_s_frames_skip_the_rules_but_its_fragments_pass(void **state)
+{
+	static struct mptcp_proxy_rule r[MPTCP_PROXY_MAX_RULES];
+	static uint8_t buf[64 * 1024];
+	struct rte_mbuf *pk[64], *frag = NULL;
+	struct tcp_conn *cc;
+	uint64_t sent = 0, hash = FNV_INIT;
+	uint16_t n;
+
+	(void)state;
+	for (uint32_t i = 0; i < RTE_DIM(r) - 2; i++)
+		r[i] = (struct mptcp_proxy_rule){ .family = 4, .plen = 16,
+						  .addr = { 10, (uint8_t)i, 0, 0 } };
+	r[RTE_DIM(r) - 2] = (struct mptcp_proxy_rule){ .family = 4, .plen = 24, .port = 443,
+							.addr = { 198, 18, 1, 0 } };
+	r[RTE_DIM(r) - 1] = (struct mptcp_proxy_rule){ .family = 4, .plen = 24,
+							.addr = { 198, 18, 1, 0 } };
+	rules_once = r;
+	nrules_once = RTE_DIM(r);
+	setup_three(1);
+	cc = connect_through_p();
+	assert_int_equal(stats().active, 1);
+	for (uint32_t i = 0; i < sizeof(buf); i++)
+		buf[i] = pattern(i, 0);
+	for (int i = 0; i < 4000 && app_s.rx_bytes < 4 * sizeof(buf); i++) {
+		if (sent < 4 * sizeof(buf)) {
+			int32_t got = tcp_send(cc, buf + sent % sizeof(buf),
+					       (uint32_t)RTE_MIN(sizeof(buf) - sent % sizeof(buf),
+								 4 * sizeof(buf) - sent), now);
+
+			if (got > 0) {
+				hash = fnv1a(hash, buf + sent % sizeof(buf), (size_t)got);
+				sent += (uint64_t)got;
+			}
+		}
+		/* The first data frame C sends: a copy of it, its IPv4
+		 * header marked as a first fragment, goes to P alone. */
+		if (frag == NULL && (n = tcp_tx_burst(C, pk, 64)) > 0) {
+			for (uint16_t j = 0; j < n; j++) {
+				if (frag == NULL && pk[j]->pkt_len > 54 + 12) {
+					frag = rte_pktmbuf_copy(pk[j], pk[j]->pool, 0, UINT32_MAX);
+					assert_non_null(frag);
+				}
+				pk[j]->port = 0;
+				enqueue(pk[j], 1);
+			}
+		}
+		step();
+	}
+	assert_int_equal(app_s.rx_bytes, 4 * sizeof(buf));
+	assert_true(app_s.rx_hash == hash);
+	assert_non_null(frag);
+	{
+		struct rte_ipv4_hdr *ip = rte_pktmbuf_mtod_offset(frag, struct rte_ipv4_hdr *,
+								 RTE_ETHER_HDR_LEN);
+		uint8_t before[2048];
+		uint32_t len = frag->pkt_len;
+
+		ip->fragment_offset = rte_cpu_to_be_16(RTE_IPV4_HDR_MF_FLAG);
+		ip->hdr_checksum = 0;
+		ip->hdr_checksum = rte_ipv4_cksum(ip);
+		frag->port = 0;
+		pkt_parse(frag, pkt_meta(frag), 0);
+		assert_true(pkt_meta(frag)->flags & PKT_F_FRAGMENT);
+		assert_true(len <= sizeof(before));
+		memcpy(before, rte_pktmbuf_mtod(frag, const uint8_t *), len);
+		assert_int_equal(CNT(FRAG_PASSED), 0);
+		assert_int_equal(mptcp_proxy_input_burst(P, &frag, 1, true, 1, now), 1);
+		assert_int_equal(CNT(FRAG_PASSED), 1);
+		assert_int_equal(frag->pkt_len, len);
+		assert_memory_equal(rte_pktmbuf_mtod(frag, const uint8_t *), before, len);
+		rte_pktmbuf_free(frag);
+	}
+	assert_int_equal(stats().active, 1);
 	teardown_three();
 }
 
@@ -953,6 +1043,7 @@ main(void)
 		cmocka_unit_test(a_full_table_of_half_open_connections_gives_way_to_new_syns_after_a_second),
 		cmocka_unit_test(shutdown_resets_both_ends_of_every_proxied_connection),
 		cmocka_unit_test(the_client_leg_acks_a_burst_of_segments_once),
+		cmocka_unit_test(a_held_connection_s_frames_skip_the_rules_but_its_fragments_pass),
 		cmocka_unit_test(windows_are_a_fair_share_of_what_is_left_of_the_budget),
 	};
 
