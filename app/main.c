@@ -245,6 +245,10 @@ build_stages(char *err, size_t errlen)
 						       : NULL;
 			if (conf == NULL)
 				continue;
+			env.last = true;
+			for (unsigned k = m + 1; sl_stage_modules[k] != NULL; k++)
+				if (sl_app.cfg.stages->conf[k] != NULL)
+					env.last = false;
 			struct stage st = { 0 };
 			int rc = mod->create(conf, &env, &st);
 			if (rc < 0) {

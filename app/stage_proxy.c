@@ -374,6 +374,8 @@ proxy_conf_free(void *conf)
 
 struct proxy_stage {
 	struct mptcp_proxy *px;  /* NULL after flush */
+	mptcp_proxy_emit_fn emit; /* emit_frames(), or emit_to_tx() when no
+				   * stage runs after this one */
 	/* MPTCP subflows to and from the workers that own them. */
 	struct handoff_port hp;
 	struct handoff_stage away;
@@ -435,6 +437,17 @@ emit_frames(void *arg, struct rte_mbuf **pkts, uint16_t n)
 	}
 }
 
+/* With no stage after us the frames go to tx, which reads no metadata:
+ * the engine left it unwritten (TCP_F_TX_NO_META). */
+static void
+emit_to_tx(void *arg, struct rte_mbuf **pkts, uint16_t n)
+{
+	struct stage_emitter *em = arg;
+
+	for (uint16_t j = 0; j < n; j++)
+		stage_emit(em, pkts[j]->port, pkts[j]);
+}
+
 /* The rings that carry MPTCP subflows to the worker that owns them
  * (boot, by worker 0's create; each worker then uses only its end). */
 static struct handoff_mesh *proxy_mesh;
@@ -489,7 +502,7 @@ proxy_stage_poll(void *ctx, struct stage_emitter *em, uint64_t now_ns)
 	if (st->px == NULL)
 		return;
 	take_handed(st, em, now_ns);
-	mptcp_proxy_poll(st->px, now_ns, emit_frames, em);
+	mptcp_proxy_poll(st->px, now_ns, st->emit, em);
 	if (now_ns - st->published_ns >= PROXY_PUBLISH_NS)
 		publish(st, now_ns);
 }
@@ -503,7 +516,7 @@ proxy_stage_flush(void *ctx, struct stage_emitter *em, uint64_t now_ns)
 	if (px == NULL)
 		return;
 	take_handed(st, em, now_ns);
-	mptcp_proxy_shutdown(px, now_ns, emit_frames, em);
+	mptcp_proxy_shutdown(px, now_ns, st->emit, em);
 	/* The last copy, with the RSTs counted: the proxy goes, its
 	 * counters stay for telemetry and the exit report. */
 	publish(st, now_ns);
@@ -572,6 +585,9 @@ proxy_stage_create(const void *conf, const struct stage_env *env,
 	/* Relayed payload goes out as indirect mbufs behind a header mbuf,
 	 * where every port can send a chain; otherwise it is copied. */
 	prm.tx_copy = !env->tx_multiseg;
+	/* Last: nothing reads the metadata of what the proxy sends. */
+	prm.tx_no_meta = env->last;
+	st->emit = env->last ? emit_to_tx : emit_frames;
 	prm.max_conns = c->max_conns;
 	prm.snd_buf = c->snd_buf;
 	prm.rcv_buf = c->rcv_buf;

@@ -35,6 +35,9 @@ struct stage_env {
 	 * port_steer_queue_v6() gives it. */
 	bool steer_v6;
 	uint64_t tsc_hz;
+	/** No stage runs after this one: what it emits goes to tx, which
+	 * reads no pkt_meta. */
+	bool last;
 };
 
 struct stage_module {

@@ -225,6 +225,8 @@ mptcp_proxy_create(const struct mptcp_proxy_params *p)
 	prm.txq_size = 4096;
 	if (p->tx_copy)
 		prm.flags |= TCP_F_TX_COPY;
+	if (p->tx_no_meta)
+		prm.flags |= TCP_F_TX_NO_META;
 	prm.cb = proxy_tcp_event;
 	prm.xopt_carry = proxy_xopt_carried;
 	memcpy(prm.isn_key, p->isn_key, sizeof(prm.isn_key));

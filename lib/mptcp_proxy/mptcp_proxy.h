@@ -96,6 +96,12 @@ struct mptcp_proxy_params {
 	 *  followed by indirect mbufs of the send buffer (no copy), each taken
 	 *  from pool while the frame is on its way out. */
 	bool tx_copy;
+	/** The frames the proxy sends (mptcp_proxy_poll()'s emit) go to a
+	 *  port with nothing reading their pkt_meta: the engine leaves it
+	 *  unwritten on its connections' segments (TCP_F_TX_NO_META, about
+	 *  80 instructions a frame). false: each carries the metadata
+	 *  pkt_parse() would give it. */
+	bool tx_no_meta;
 	uint8_t isn_key[16];         /**< ISN and SYN-cookie secret */
 	/** Terminate MPTCP (RFC 8684) on intercepted SYNs that ask for it;
 	 *  false: answer them as plain TCP (counted). */

@@ -114,6 +114,10 @@ enum tcp_cc_algo {
                                 that cannot send chained mbufs); without it
                                 a data segment is a header mbuf followed by
                                 indirect mbufs of the send buffer's */
+#define TCP_F_TX_NO_META 0x10 /**< frames leave without their pkt_meta
+                                written (tcp_tx_burst()): for a caller that
+                                sends them to a port and lets nothing
+                                read the metadata */
 
 /** Parameters of tcp_engine_create(). Zero means the default. */
 struct tcp_engine_params {
@@ -711,7 +715,9 @@ uint32_t tcp_timers_run(struct tcp_engine *e, uint64_t now_ns);
  * pkt_parse(m, pkt_meta(m), m->port) would give it (written as the frame
  * is built: the engine knows what it laid out), so a caller that passes
  * them through stages that read the metadata needs no second parse; it
- * sets in_port to what it means, if not the port they leave by.
+ * sets in_port to what it means, if not the port they leave by. With
+ * TCP_F_TX_NO_META the frames of connections' own segments (data, ACKs,
+ * FINs) carry no metadata: nothing may read it.
  *
  * @param e    engine.
  * @param pkts output array.

@@ -146,6 +146,7 @@ hdr_init(struct tcp_conn *c, struct tcp_seg_out *o, uint32_t seq, uint8_t flags,
 	o->xopt_len = 0;
 	o->hopt_len = 0;
 	o->fresh = 0;
+	o->no_meta = (c->eng->p.flags & TCP_F_TX_NO_META) != 0;
 	if (flags & TCP_FL_ACK) {
 		o->ack = c->rcv_nxt;
 		c->flags &= ~(TCP_CF_ACK_NOW | TCP_CF_ACK_BURST);

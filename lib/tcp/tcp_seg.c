@@ -925,9 +925,10 @@ done:
 	m->l3_len = (uint16_t)l3_len;
 	m->l4_len = (uint16_t)hlen;
 	/* The stages after the engine's owner read pkt_meta: written from
-	 * what was just laid out rather than parsed again (tcp_tx_burst()).
-	 * A tag of a TPID the parser would not walk is left to it. */
-	if (m->priv_size >= PKT_META_PRIV_SIZE) {
+	 * what was just laid out rather than parsed again (tcp_tx_burst()),
+	 * unless the owner reads none (TCP_F_TX_NO_META). A tag of a TPID
+	 * the parser would not walk is left to it. */
+	if (!o->no_meta && m->priv_size >= PKT_META_PRIV_SIZE) {
 		if (tpids_walked(ep, tags))
 			pkt_meta_tcp_built(m, pkt_meta(m), ep->port, (uint8_t)tags);
 		else

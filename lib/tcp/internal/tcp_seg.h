@@ -73,6 +73,8 @@ struct tcp_seg_out {
 	uint8_t fresh;         /* data never sent before (not a retransmission):
 	                          a clone's buffer may take its headers
 	                          (tcp_seg_build_ex(), "in place") */
+	uint8_t no_meta;       /* leave the frame's pkt_meta unwritten
+	                          (TCP_F_TX_NO_META) */
 	const uint8_t *hopt;   /* options from the connection's hooks */
 	uint32_t tsval, tsecr;
 	struct tcp_sack_blk sack[TCP_SACK_MAX];

@@ -134,7 +134,23 @@ struct wire {
 	int burst;               /* deliver the frames due at once as one
 				  * input burst of each engine
 				  * (tcp_input_burst_begin() .. _end()) */
+	uint8_t meta_poison;     /* nonzero: count the frames whose pkt_meta
+				  * is still this byte throughout, as the
+				  * engine handed them over */
+	uint64_t meta_kept[2];
 };
+
+/* Is every byte of m's pkt_meta up to in_port b? */
+static inline int
+meta_is_all(struct rte_mbuf *m, uint8_t b)
+{
+	const uint8_t *p = (const uint8_t *)pkt_meta(m);
+
+	for (size_t i = 0; i < offsetof(struct pkt_meta, in_port) + 2; i++)
+		if (p[i] != b)
+			return 0;
+	return 1;
+}
 
 static inline void
 wire_params(struct tcp_engine_params *p, const char *name, struct app *app)
@@ -259,6 +275,8 @@ wire_collect(struct wire *w)
 				struct frame *f;
 				int verdict;
 
+				if (w->meta_poison && meta_is_all(m, w->meta_poison))
+					w->meta_kept[to_b]++;
 				if (m->nb_segs == 1 && !RTE_MBUF_DIRECT(m))
 					w->in_place[to_b]++;
 				if (m->nb_segs > 1 || !RTE_MBUF_DIRECT(m)) {

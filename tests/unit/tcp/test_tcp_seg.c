@@ -722,6 +722,56 @@ every_built_frame_carries_the_metadata_pkt_parse_gives_it(void **state)
 	assert_int_equal(rte_mempool_in_use_count(test_pool), 0);
 }
 
+/* An engine whose frames go straight to a port (TCP_F_TX_NO_META)
+ * leaves their metadata alone: no stage would read it. Both ends take
+ * their mbufs from a fresh pool whose every pkt_meta holds 0xa5; it
+ * hands them out oldest first, so a transfer this short never gets one
+ * back that was written. Every frame of A (handshake, data, ACKs, FIN)
+ * still holds 0xa5 as the wire takes it; no frame of B, which writes
+ * it, does. */
+static void
+an_engine_that_sends_to_a_port_leaves_the_metadata_unwritten(void **state)
+{
+	static uint8_t buf[64 * 1024];
+	struct rte_mempool *mp;
+	struct rte_mbuf *all[4095];
+	struct tcp_engine_params pa, pb;
+	struct wire *w;
+	struct tcp_conn *c;
+
+	(void)state;
+	mp = rte_pktmbuf_pool_create("tcp_nometa", RTE_DIM(all), 0, PKT_META_PRIV_SIZE,
+				     RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
+	assert_non_null(mp);
+	assert_int_equal(rte_pktmbuf_alloc_bulk(mp, all, RTE_DIM(all)), 0);
+	for (unsigned int i = 0; i < RTE_DIM(all); i++)
+		memset(pkt_meta(all[i]), 0xa5, sizeof(struct pkt_meta));
+	rte_pktmbuf_free_bulk(all, RTE_DIM(all));
+	wire_params(&pa, "a", NULL);
+	wire_params(&pb, "b", NULL);
+	pa.pool = pb.pool = mp;
+	pa.flags |= TCP_F_TX_NO_META;
+	w = wire_new(&pa, &pb);
+	assert_non_null(w);
+	w->meta_poison = 0xa5;
+	c = wire_connect(w);
+	assert_non_null(c);
+	assert_non_null(w->app_b.conn);
+	fill_random(buf, sizeof(buf), 9);
+	assert_int_equal(tcp_send(c, buf, sizeof(buf), w->now), sizeof(buf));
+	tcp_shutdown(c, w->now);
+	wire_run(w, MS(200));
+	assert_int_equal(w->app_b.rx_bytes, sizeof(buf));
+	assert_true(w->app_b.rx_hash == fnv1a(FNV_INIT, buf, sizeof(buf)));
+	assert_true(w->n_data[1] >= sizeof(buf) / 1460);
+	assert_int_equal(w->meta_kept[1], w->sent[1]);
+	assert_true(w->sent[0] > 0);
+	assert_int_equal(w->meta_kept[0], 0);
+	wire_free(w);
+	assert_int_equal(rte_mempool_in_use_count(mp), 0);
+	rte_mempool_free(mp);
+}
+
 /* A connection's frames built with its kept header sums and wide
  * stores (tcp_seg_build_tmpl()) are byte for byte and in metadata the
  * frames the endpoints give field by field, whatever the addresses,
@@ -979,6 +1029,7 @@ main(void)
 		cmocka_unit_test(the_64_bit_sum_equals_rte_raw_cksum_at_every_length_and_alignment),
 		cmocka_unit_test(every_built_frame_carries_the_metadata_pkt_parse_gives_it),
 		cmocka_unit_test(frames_from_the_header_template_equal_those_built_field_by_field),
+		cmocka_unit_test(an_engine_that_sends_to_a_port_leaves_the_metadata_unwritten),
 		cmocka_unit_test(timestamps_read_through_the_shape_flag_match_the_option_walk),
 		cmocka_unit_test(timestamps_before_other_options_read_as_the_walk_reads_them),
 		cmocka_unit_test(siphash24_matches_the_reference_vectors),
