@@ -173,8 +173,8 @@ out:
 }
 
 struct rte_mbuf *
-tcp_chain_slice(struct rte_mbuf *m, uint32_t off, uint32_t len,
-		struct rte_mbuf **tail)
+tcp_chain_slice_walk(struct rte_mbuf *m, uint32_t off, uint32_t len,
+		     struct rte_mbuf **tail)
 {
 	struct rte_mbuf *head = NULL, *last = NULL;
 

@@ -44,8 +44,27 @@ void tcp_mq_concat(struct tcp_mq *q, struct tcp_mq *q2, uint64_t clear);
 void tcp_mq_concat_raw(struct tcp_mq *q, struct tcp_mq *q2);
 /* Keep only bytes [off, off+len) of a segment chain; free the rest.
  * Returns the new head (NULL if len is 0) and its last segment in *tail. */
-struct rte_mbuf *tcp_chain_slice(struct rte_mbuf *m, uint32_t off, uint32_t len,
-				 struct rte_mbuf **tail);
+struct rte_mbuf *tcp_chain_slice_walk(struct rte_mbuf *m, uint32_t off, uint32_t len,
+				      struct rte_mbuf **tail);
+
+/* tcp_chain_slice_walk(), inline for what nearly every received segment
+ * is: one mbuf that keeps some of its bytes (the walk's call, with the
+ * registers it saves for the frees, was about 55 instructions a
+ * segment). */
+static inline struct rte_mbuf *
+tcp_chain_slice(struct rte_mbuf *m, uint32_t off, uint32_t len, struct rte_mbuf **tail)
+{
+	if (m != NULL && m->next == NULL && len != 0 && off < m->data_len &&
+	    len <= m->data_len - off) {
+		m->data_off = (uint16_t)(m->data_off + off);
+		m->data_len = (uint16_t)len;
+		m->pkt_len = len;
+		m->nb_segs = 1;
+		*tail = m;
+		return m;
+	}
+	return tcp_chain_slice_walk(m, off, len, tail);
+}
 
 /* Hash key: the 4-tuple from our side. Aligned because rte_jhash reads
  * it in 32-bit words. */

@@ -179,6 +179,50 @@ slicing_a_chain_keeps_exactly_the_requested_bytes(void **state)
 	assert_int_equal(rte_mempool_in_use_count(test_pool), 0);
 }
 
+/* One mbuf, the received segment's usual shape, takes the inline path
+ * of tcp_chain_slice(): for every cut of a 40-byte mbuf (any start, any
+ * length, past its end too) it keeps what the walk keeps, or frees the
+ * mbuf as the walk does. */
+static void
+slicing_one_mbuf_keeps_what_the_walk_keeps(void **state)
+{
+	uint8_t data[40];
+
+	(void)state;
+	for (unsigned int i = 0; i < sizeof(data); i++)
+		data[i] = (uint8_t)(3 * i + 1);
+	for (uint32_t off = 0; off <= 41; off++)
+		for (uint32_t len = 0; len <= 42; len++) {
+			struct rte_mbuf *a = chain_of(data, sizeof(data), 64);
+			struct rte_mbuf *b = chain_of(data, sizeof(data), 64);
+			struct rte_mbuf *ta = NULL, *tb = NULL;
+			uint32_t keep = off >= sizeof(data) ? 0 : RTE_MIN(len, (uint32_t)sizeof(data) - off);
+
+			a = tcp_chain_slice(a, off, len, &ta);
+			b = tcp_chain_slice_walk(b, off, len, &tb);
+			if (keep == 0) {
+				assert_null(a);
+				assert_null(b);
+				continue;
+			}
+			assert_non_null(a);
+			assert_non_null(b);
+			assert_ptr_equal(ta, a);
+			assert_ptr_equal(tb, b);
+			assert_int_equal(a->data_len, keep);
+			assert_int_equal(a->pkt_len, keep);
+			assert_int_equal(a->nb_segs, 1);
+			assert_null(a->next);
+			assert_int_equal(b->data_len, keep);
+			assert_int_equal(b->pkt_len, keep);
+			assert_int_equal(a->data_off, b->data_off);
+			assert_memory_equal(rte_pktmbuf_mtod(a, const uint8_t *), data + off, keep);
+			rte_pktmbuf_free(a);
+			rte_pktmbuf_free(b);
+		}
+	assert_int_equal(rte_mempool_in_use_count(test_pool), 0);
+}
+
 /* ------------------------------------------------------------------ */
 /* Chained frames and kept payload sums                               */
 
@@ -1020,6 +1064,7 @@ main(void)
 		cmocka_unit_test(a_data_segment_copies_payload_across_mbuf_boundaries_over_ipv6),
 		cmocka_unit_test(a_flipped_payload_bit_fails_the_checksum),
 		cmocka_unit_test(slicing_a_chain_keeps_exactly_the_requested_bytes),
+		cmocka_unit_test(slicing_one_mbuf_keeps_what_the_walk_keeps),
 		cmocka_unit_test(a_chained_segment_references_the_queue_and_matches_the_copied_one),
 		cmocka_unit_test(a_frame_built_in_place_keeps_its_headers_while_the_bytes_go_again),
 		cmocka_unit_test(a_clone_of_a_queue_s_mbuf_is_built_in_place_on_its_first_transmission),
