@@ -151,23 +151,6 @@ mptcp_teardown(struct mptcp_proxy *px)
 	px->sfs = NULL;
 }
 
-static void
-mask_rule(struct mptcp_proxy_rule *r)
-{
-	unsigned bytes = r->family == 4 ? 4 : 16;
-
-	if (r->plen > bytes * 8)
-		r->plen = (uint8_t)(bytes * 8);
-	for (unsigned i = 0; i < 16; i++) {
-		unsigned bits = r->plen > i * 8 ? r->plen - i * 8 : 0;
-
-		if (i >= bytes)
-			r->addr[i] = 0;
-		else if (bits < 8)
-			r->addr[i] &= (uint8_t)(0xff00u >> bits);
-	}
-}
-
 struct mptcp_proxy *
 mptcp_proxy_create(const struct mptcp_proxy_params *p)
 {
@@ -186,11 +169,8 @@ mptcp_proxy_create(const struct mptcp_proxy_params *p)
 		rte_errno = ENOMEM;
 		return NULL;
 	}
-	px->nrules = p->nrules;
-	for (uint32_t i = 0; i < p->nrules; i++) {
-		px->rules[i] = p->rules[i];
-		mask_rule(&px->rules[i]);
-	}
+	for (uint32_t i = 0; i < p->nrules; i++)
+		proxy_rules_add(&px->rules, &p->rules[i]);
 	if (mptcp_setup(px, p) != 0) {
 		mptcp_teardown(px);
 		rte_free(px);

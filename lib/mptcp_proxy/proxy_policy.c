@@ -9,33 +9,64 @@
 #include "proxy_priv.h"
 #include "tcpopt.h"
 
-static bool
-rule_match(const struct mptcp_proxy_rule *r, uint8_t family, const uint8_t *a,
-	   int port)
+void
+proxy_rules_add(struct proxy_rules *rs, const struct mptcp_proxy_rule *r)
 {
-	unsigned full, rem;
+	unsigned bytes = r->family == 4 ? 4 : 16;
+	unsigned plen = r->plen > bytes * 8 ? bytes * 8 : r->plen;
+	uint8_t a[16] = { 0 }, m[16] = { 0 };
 
-	if (r->family != family || (r->port != 0 && port >= 0 && r->port != port))
-		return false;
-	full = r->plen / 8;
-	rem = r->plen % 8;
-	/* Every frame of every intercepted flow comes here: a /0 rule
-	 * (intercept everything) skips the call. */
-	if (full != 0 && memcmp(r->addr, a, full) != 0)
-		return false;
-	if (rem != 0 && ((a[full] ^ r->addr[full]) & (uint8_t)(0xff00u >> rem)))
-		return false;
-	return true;
+	for (unsigned i = 0; i < bytes; i++) {
+		unsigned bits = plen > i * 8 ? plen - i * 8 : 0;
+
+		m[i] = bits >= 8 ? 0xff : (uint8_t)(0xff00u >> bits);
+		a[i] = r->addr[i] & m[i];
+	}
+	if (r->family == 4 && rs->n4 < MPTCP_PROXY_MAX_RULES) {
+		memcpy(&rs->r4[rs->n4].addr, a, 4);
+		memcpy(&rs->r4[rs->n4].mask, m, 4);
+		rs->r4[rs->n4++].port = r->port;
+	} else if (r->family == 6 && rs->n6 < MPTCP_PROXY_MAX_RULES) {
+		memcpy(rs->r6[rs->n6].addr, a, 16);
+		memcpy(rs->r6[rs->n6].mask, m, 16);
+		rs->r6[rs->n6++].port = r->port;
+	}
+}
+
+/* A frame of no held connection reads every rule of its family
+ * (proxied connections' own frames skip them: mptcp_proxy.c), the
+ * address loaded once: one masked word a rule for IPv4, two for IPv6. */
+bool
+proxy_rules_match(const struct proxy_rules *rs, uint8_t family, const uint8_t *a,
+		  int port)
+{
+	if (family == 4) {
+		uint32_t a4;
+
+		memcpy(&a4, a, 4);
+		for (uint32_t i = 0; i < rs->n4; i++)
+			if (((a4 ^ rs->r4[i].addr) & rs->r4[i].mask) == 0 &&
+			    (rs->r4[i].port == 0 || port < 0 || rs->r4[i].port == port))
+				return true;
+	} else if (family == 6) {
+		uint64_t a0, a1;
+
+		memcpy(&a0, a, 8);
+		memcpy(&a1, a + 8, 8);
+		for (uint32_t i = 0; i < rs->n6; i++)
+			if ((((a0 ^ rs->r6[i].addr[0]) & rs->r6[i].mask[0]) |
+			     ((a1 ^ rs->r6[i].addr[1]) & rs->r6[i].mask[1])) == 0 &&
+			    (rs->r6[i].port == 0 || port < 0 || rs->r6[i].port == port))
+				return true;
+	}
+	return false;
 }
 
 bool
 proxy_policy_match(const struct mptcp_proxy *px, uint8_t family,
 		   const uint8_t *a, int port)
 {
-	for (uint32_t i = 0; i < px->nrules; i++)
-		if (rule_match(&px->rules[i], family, a, port))
-			return true;
-	return false;
+	return proxy_rules_match(&px->rules, family, a, port);
 }
 
 uint16_t

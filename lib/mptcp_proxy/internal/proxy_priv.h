@@ -50,6 +50,17 @@ struct proxy_pair {
 	uint8_t ho_listed;
 };
 
+/* The intercept rules as proxy_policy.c's match reads them, by family
+ * (the order of rules does not change whether one matches): each
+ * prefix with its mask as the bytes of an address lie in memory, host
+ * bits clear; an IPv4 rule in one 4-byte word, an IPv6 rule in two
+ * 8-byte words. Port 0: any. */
+struct proxy_rules {
+	uint32_t n4, n6;
+	struct { uint32_t addr, mask; uint16_t port; } r4[MPTCP_PROXY_MAX_RULES];
+	struct { uint64_t addr[2], mask[2]; uint16_t port; } r6[MPTCP_PROXY_MAX_RULES];
+};
+
 struct mptcp_proxy {
 	struct tcp_engine *e;
 	struct rte_mempool *pool;
@@ -61,7 +72,6 @@ struct mptcp_proxy {
 	uint32_t held;        /* mbufs in use beyond pool_base, last sample */
 	uint64_t pressure_ns; /* last sample */
 	uint64_t reopen_ns;   /* last walk announcing reopened windows */
-	uint32_t nrules;
 	uint32_t npairs;
 	uint32_t active;
 	struct proxy_pair *free;
@@ -69,7 +79,7 @@ struct mptcp_proxy {
 	uint64_t half_open_yield_ns;          /* 0: never evict */
 	uint64_t cnt[MPTCP_PROXY_CNT_MAX];
 	uint64_t eng_cnt[TCP_CNT_MAX]; /* the engine's, kept when it goes */
-	struct mptcp_proxy_rule rules[MPTCP_PROXY_MAX_RULES];
+	struct proxy_rules rules;
 	/* MPTCP (mptcp_priv.h) */
 	uint8_t mptcp_on;
 	uint8_t mptcp_lia;           /* subflows' CC coupled (RFC 6356) */
@@ -101,7 +111,15 @@ struct mptcp_proxy {
 };
 
 /* proxy_policy.c */
-/* port < 0: unknown (a fragment, a header cut short): the address decides. */
+/* Add r to rs (at most MPTCP_PROXY_MAX_RULES of each family): its host
+ * bits cleared, its length capped at the family's. */
+void proxy_rules_add(struct proxy_rules *rs, const struct mptcp_proxy_rule *r);
+/* Whether a rule of rs takes address a (family 4: its first 4 bytes;
+ * 6: 16 bytes) and port; port < 0: unknown (a fragment, a header cut
+ * short), the address decides. */
+bool proxy_rules_match(const struct proxy_rules *rs, uint8_t family, const uint8_t *a,
+		       int port);
+/* The same with the proxy's rules. */
 bool proxy_policy_match(const struct mptcp_proxy *px, uint8_t family,
 			const uint8_t *a, int port);
 /* Which SYN options cross from one leg to the other (tcp_xopt_carry_fn). */

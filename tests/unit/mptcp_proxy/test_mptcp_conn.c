@@ -2703,10 +2703,81 @@ a_client_that_stalls_on_every_path_at_once_leaves_its_subflows_fresh(void **stat
 	teardown_all();
 }
 
+/* The intercept rules as the proxy matches them (by family, masked
+ * words) against the rule read bit by bit: IPv4 and IPv6 prefixes of
+ * every length, host bits set in the rule, lengths past the family's,
+ * ports, the unknown port of a fragment, and a family that no rule of
+ * the other names; addresses drawn near each rule's prefix and at
+ * random. */
+static int
+ref_rule_match(const struct mptcp_proxy_rule *r, uint8_t family, const uint8_t *a, int port)
+{
+	unsigned bits = r->family == 4 ? 32 : 128;
+	unsigned plen = r->plen > bits ? bits : r->plen;
+
+	if (r->family != family || (r->port != 0 && port >= 0 && r->port != port))
+		return 0;
+	for (unsigned b = 0; b < plen; b++)
+		if (((a[b / 8] ^ r->addr[b / 8]) >> (7 - b % 8)) & 1)
+			return 0;
+	return 1;
+}
+
+static void
+intercept_rules_match_as_the_rule_reads_bit_by_bit(void **state)
+{
+	static struct mptcp_proxy_rule in[MPTCP_PROXY_MAX_RULES];
+	static struct proxy_rules rc[MPTCP_PROXY_MAX_RULES + 1];
+	uint64_t x = 0x9e3779b97f4a7c15ull;
+	unsigned hits = 0, tries = 0;
+
+	(void)state;
+	for (unsigned i = 0; i < RTE_DIM(in); i++) {
+		x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+		in[i].family = i % 2 ? 6 : 4;
+		in[i].plen = (uint8_t)(i % 2 ? (i * 5) % 131 : (i * 3) % 35); /* past 32 and 128 too */
+		in[i].port = (uint16_t)(i % 5 == 0 ? 443 : 0);
+		for (unsigned k = 0; k < 16; k++)
+			in[i].addr[k] = (uint8_t)(x >> (k % 8 * 8)) ^ (uint8_t)k;
+	}
+	/* rc[n]: the first n rules. */
+	for (unsigned n = 1; n <= RTE_DIM(in); n++) {
+		rc[n] = rc[n - 1];
+		proxy_rules_add(&rc[n], &in[n - 1]);
+	}
+	for (unsigned n = 1; n <= RTE_DIM(in); n += 21)
+		for (unsigned t = 0; t < 4000; t++) {
+			const struct mptcp_proxy_rule *near = &in[t % n];
+			uint8_t a[16];
+			uint8_t fam = t % 3 ? near->family : (uint8_t)(10 - near->family);
+			int port = t % 7 == 0 ? -1 : t % 7 == 1 ? 443 : 80;
+			int want = 0;
+
+			x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+			memcpy(a, near->addr, 16);
+			if (t % 2) /* one bit flipped, anywhere */
+				a[(x >> 8) % 16] ^= (uint8_t)(1u << (x % 8));
+			else if (t % 4 == 2)
+				for (unsigned k = 0; k < 16; k++)
+					a[k] = (uint8_t)(x >> (k % 8 * 8));
+			if (fam == 4)
+				memset(a + 4, 0, 12); /* pkt_meta's layout */
+			for (unsigned i = 0; i < n && !want; i++)
+				want = ref_rule_match(&in[i], fam, a, port);
+			assert_int_equal(proxy_rules_match(&rc[n], fam, a, port), want);
+			hits += (unsigned)want;
+			tries++;
+		}
+	/* Both answers came up often enough to count. */
+	assert_true(hits > tries / 10);
+	assert_true(hits < tries - tries / 10);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(intercept_rules_match_as_the_rule_reads_bit_by_bit),
 		cmocka_unit_test(a_transfer_both_ways_over_one_subflow_arrives_whole_and_the_server_sees_plain_tcp),
 		cmocka_unit_test(the_server_is_asked_for_segments_that_leave_on_a_subflow_whole),
 		cmocka_unit_test(a_data_fin_from_the_client_reaches_the_server_as_fin_and_the_servers_fin_the_client_as_data_fin),
