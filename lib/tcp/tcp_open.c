@@ -348,18 +348,36 @@ key_is(const struct tcp_key *k, const struct pkt_meta *meta)
 				  (b[1] ^ y[1])) == 0;
 }
 
+/* A TCP frame whose ports the parser read: one a connection may own. */
+static inline bool
+has_tcp_ports(const struct pkt_meta *meta)
+{
+	return meta->l3 != PKT_L3_NONE && meta->l4_proto == IPPROTO_TCP &&
+	       (meta->flags & PKT_F_L4);
+}
+
+/* The connection the frame's ports found last, if the frame is of it. */
+static inline struct tcp_conn *
+hot_hit(const struct tcp_engine *e, const struct pkt_meta *meta, uint32_t slot)
+{
+	struct tcp_conn *c = e->hot[slot];
+
+	return c != NULL && key_is(&c->key, meta) ? c : NULL;
+}
+
 struct tcp_conn *
 tcp_conn_find(struct tcp_engine *e, const struct pkt_meta *meta)
 {
 	uint32_t slot = tcp_hot_slot(meta->dport, meta->sport);
-	struct tcp_conn *c = e->hot[slot];
+	struct tcp_conn *c;
 	struct tcp_key k;
 	void *data;
 
 	/* A bulk transfer brings bursts of one connection's segments:
 	 * compare with the one its ports found last before hashing the
 	 * 40-byte key. */
-	if (c != NULL && key_is(&c->key, meta))
+	c = hot_hit(e, meta, slot);
+	if (c != NULL)
 		return c;
 	key_from_meta(&k, meta);
 	if (rte_hash_lookup_data(e->table, &k, &data) < 0)
@@ -372,13 +390,10 @@ struct tcp_conn *
 tcp_conn_lookup_cached(struct tcp_engine *e, const struct rte_mbuf *m)
 {
 	const struct pkt_meta *meta = pkt_meta((struct rte_mbuf *)(uintptr_t)m);
-	struct tcp_conn *c;
 
-	if (meta->l3 == PKT_L3_NONE || meta->l4_proto != IPPROTO_TCP ||
-	    !(meta->flags & PKT_F_L4))
+	if (!has_tcp_ports(meta))
 		return NULL;
-	c = e->hot[tcp_hot_slot(meta->dport, meta->sport)];
-	return c != NULL && key_is(&c->key, meta) ? c : NULL;
+	return hot_hit(e, meta, tcp_hot_slot(meta->dport, meta->sport));
 }
 
 struct tcp_conn *
@@ -386,8 +401,7 @@ tcp_conn_lookup(struct tcp_engine *e, const struct rte_mbuf *m)
 {
 	const struct pkt_meta *meta = pkt_meta((struct rte_mbuf *)(uintptr_t)m);
 
-	if (meta->l3 == PKT_L3_NONE || meta->l4_proto != IPPROTO_TCP ||
-	    !(meta->flags & PKT_F_L4))
+	if (!has_tcp_ports(meta))
 		return NULL;
 	return tcp_conn_find(e, meta);
 }
@@ -437,8 +451,7 @@ tcp_input(struct tcp_engine *e, struct rte_mbuf *m, uint64_t now_ns)
 	e->now = now_ns;
 	/* PPPoE sessions are not terminated here (replies would need the
 	 * session header): they stay the caller's, like non-TCP frames. */
-	if (meta->l3 == PKT_L3_NONE || meta->l4_proto != IPPROTO_TCP ||
-	    !(meta->flags & PKT_F_L4) || (meta->flags & PKT_F_PPPOE))
+	if (!has_tcp_ports(meta) || (meta->flags & PKT_F_PPPOE))
 		return TCP_INPUT_NOT_TCP;
 	/* Nor fragments: there is no reassembly here, and a first fragment
 	 * would fail the checksum and vanish. Whoever owns the flow (the
