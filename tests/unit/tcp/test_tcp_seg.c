@@ -915,6 +915,20 @@ frames_from_the_header_template_equal_those_built_field_by_field(void **state)
 	assert_int_equal(rte_mempool_in_use_count(test_pool), 0);
 }
 
+/* A pure ACK with timestamps (0x01020304, echoing 0xfffefdfc), the
+ * segment the timestamp tests build. */
+static void
+ack_with_ts(struct tcp_seg_out *o)
+{
+	o->seq = 5;
+	o->ack = 6;
+	o->flags = TCP_FL_ACK;
+	o->wnd = 77;
+	o->opts = TCP_SO_TS;
+	o->tsval = 0x01020304;
+	o->tsecr = 0xfffefdfc;
+}
+
 /* A segment whose options are exactly NOP NOP TS is read through the
  * parser's shape flag, without the option walk: the same fields as the
  * walk gives. */
@@ -929,13 +943,7 @@ timestamps_read_through_the_shape_flag_match_the_option_walk(void **state)
 
 	(void)state;
 	wire_ep_v6(&ep);
-	o.seq = 5;
-	o.ack = 6;
-	o.flags = TCP_FL_ACK;
-	o.wnd = 77;
-	o.opts = TCP_SO_TS;
-	o.tsval = 0x01020304;
-	o.tsecr = 0xfffefdfc;
+	ack_with_ts(&o);
 	m = tcp_seg_build(test_pool, &ep, &o, NULL, 0, 0);
 	assert_non_null(m);
 	assert_int_equal(pkt_parse(m, &meta, 0), PKT_ERR_NONE);
@@ -968,13 +976,7 @@ timestamps_before_other_options_read_as_the_walk_reads_them(void **state)
 
 	(void)state;
 	wire_ep_v4(&ep);
-	o.seq = 5;
-	o.ack = 6;
-	o.flags = TCP_FL_ACK;
-	o.wnd = 77;
-	o.opts = TCP_SO_TS;
-	o.tsval = 0x01020304;
-	o.tsecr = 0xfffefdfc;
+	ack_with_ts(&o);
 	o.hopt = dss;
 	o.hopt_len = sizeof(dss);
 	m = tcp_seg_build(test_pool, &ep, &o, NULL, 0, 0);
