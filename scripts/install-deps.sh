@@ -7,7 +7,7 @@ PKGS=(build-essential pkg-config meson ninja-build clang libclang-rt-14-dev
       dpdk dpdk-dev libdpdk-dev libnuma-dev libpcap-dev libbenchmark-dev
       libcmocka-dev libssl-dev python3 python3-scapy python3-matplotlib
       tshark iperf3 irtt mptcpize ethtool iproute2 iputils-ping tcpreplay
-      valgrind procps systemd prometheus tmux)
+      valgrind linux-perf procps systemd prometheus tmux)
 missing=()
 for p in "${PKGS[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
