@@ -590,6 +590,27 @@ seq_acceptable(const struct tcp_conn *c, const struct tcp_seg_in *s, uint32_t se
 		tcp_seq_lt(seq + seglen - 1, c->rcv_nxt + rw));
 }
 
+/*
+ * A peer that sent its FIN and then aborts resets with the FIN's own
+ * sequence number, RCV.NXT - 1, not RCV.NXT: Linux does so when data
+ * reaches a socket its application closed after the FIN went out (an
+ * iperf3 server at the end of a test; every later segment draws another
+ * such RST). RFC 5961 3.2 accepts only RCV.NXT, so a proxy leg kept
+ * relaying into the closed socket, drew an RST for each segment and
+ * ignored them all. Accepted, as Linux accepts it, only where that FIN
+ * was taken and nothing more can come after it (CLOSE-WAIT, LAST-ACK,
+ * CLOSING; TIME-WAIT keeps ignoring RSTs, RFC 1337): a blind attacker
+ * gains one more sequence number to guess, and only on a connection
+ * whose peer is already closing.
+ */
+static inline bool
+rst_after_fin(const struct tcp_conn *c, const struct tcp_seg_in *s)
+{
+	return (c->flags & TCP_CF_PEER_FIN) && s->seq == c->rcv_nxt - 1 &&
+	       (c->state == TCP_CLOSE_WAIT || c->state == TCP_LAST_ACK ||
+		c->state == TCP_CLOSING);
+}
+
 static void
 reset_by_peer(struct tcp_conn *c)
 {
@@ -863,6 +884,11 @@ tcp_conn_input(struct tcp_conn *c, struct rte_mbuf *m, struct tcp_seg_in *s)
 	/* Step 1: sequence number. */
 	if (!seq_acceptable(c, s, seglen)) {
 		if (s->flags & TCP_FL_RST) {
+			if (rst_after_fin(c, s)) {
+				reset_by_peer(c);
+				rte_pktmbuf_free(m);
+				return false;
+			}
 			TCP_CNT(e, RST_IGNORED);
 		} else {
 			TCP_CNT(e, UNACCEPTABLE);

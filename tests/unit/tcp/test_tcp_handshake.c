@@ -240,6 +240,40 @@ an_out_of_window_rst_is_dropped_silently(void **state)
 	wire_free(w);
 }
 
+/* Linux resets after its FIN with the FIN's sequence number (RCV.NXT -
+ * 1 here), when data reaches a socket its application closed: accepted
+ * once the FIN is taken, and only then. */
+static void
+an_rst_at_the_fin_s_sequence_number_resets_a_connection_in_close_wait(void **state)
+{
+	struct wire *w = setup_wire();
+	struct tcp_conn *c = wire_connect(w);
+	struct tcp_conn_info i;
+
+	(void)state;
+	/* Before any FIN, RCV.NXT - 1 is out of the window: ignored. */
+	inject_to_a(w, TCP_FL_RST, info(c).rcv_nxt - 1, 0);
+	assert_int_equal(cnt(w->a, TCP_CNT_RST_IGNORED), 1);
+	assert_int_equal(info(c).state, TCP_ESTABLISHED);
+	/* B closes: A takes the FIN and is in CLOSE-WAIT. */
+	assert_int_equal(tcp_shutdown(w->app_b.conn, w->now), 0);
+	wire_run(w, w->delay);
+	i = info(c);
+	assert_int_equal(i.state, TCP_CLOSE_WAIT);
+	/* One below the FIN's own number is still ignored. */
+	inject_to_a(w, TCP_FL_RST, i.rcv_nxt - 2, 0);
+	assert_int_equal(cnt(w->a, TCP_CNT_RST_IGNORED), 2);
+	assert_int_equal(info(c).state, TCP_CLOSE_WAIT);
+	assert_false(w->app_a.events & TCP_EV_RESET);
+	/* The FIN's own number resets it, as RCV.NXT would. */
+	inject_to_a(w, TCP_FL_RST, i.rcv_nxt - 1, 0);
+	assert_true(w->app_a.events & TCP_EV_RESET);
+	assert_true(w->app_a.events & TCP_EV_CLOSED);
+	assert_int_equal(cnt(w->a, TCP_CNT_RST_IN), 1);
+	assert_int_equal(cnt(w->a, TCP_CNT_RST_IGNORED), 2);
+	wire_free(w);
+}
+
 static void
 a_syn_on_an_established_connection_draws_a_challenge_ack(void **state)
 {
@@ -820,6 +854,7 @@ main(void)
 		cmocka_unit_test(a_rst_at_exactly_rcv_nxt_resets_the_connection),
 		cmocka_unit_test(an_in_window_rst_off_rcv_nxt_draws_a_challenge_ack_only),
 		cmocka_unit_test(an_out_of_window_rst_is_dropped_silently),
+		cmocka_unit_test(an_rst_at_the_fin_s_sequence_number_resets_a_connection_in_close_wait),
 		cmocka_unit_test(a_syn_on_an_established_connection_draws_a_challenge_ack),
 		cmocka_unit_test(an_ack_for_data_never_sent_is_dropped_and_answered),
 		cmocka_unit_test(an_rst_without_ack_in_syn_sent_is_ignored),
