@@ -208,7 +208,7 @@ for run in runs:
         syms[c]["%s %s" % (w, name)] += 1
     gbs[c] += gb
     # CPU ms per GB relayed: samples / freq seconds of the CPU
-    for k in CLASSES + ("idle",):
+    for k in CLASSES:  # the CPU's own idle samples are in none of them
         per[c][k].append(cls[k] / freq * 1000.0 / gb)
     per[c]["total"].append(sum(cls[k] for k in CLASSES) / freq * 1000.0 / gb)
 
@@ -219,7 +219,6 @@ for c in ("bridge", "proxy"):
     print("%-8s %8.1f" % (c, med(per[c]["total"])) +
           "".join(" %8.1f" % med(per[c][k]) for k in CLASSES))
 for c in ("bridge", "proxy"):
-    n = sum(syms[c].values())
     print("top %s (CPU ms per GB, all runs):" % c)
     for s, k in syms[c].most_common(top):
         print("  %8.2f  %s" % (k / freq * 1000.0 / gbs[c], s))
