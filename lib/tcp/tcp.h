@@ -168,6 +168,13 @@ struct tcp_engine_params {
 	                                for this long, zero-window probes
 	                                answered or not (0: probe forever,
 	                                the default) */
+	uint32_t reset_memory;     /**< 4-tuples of connections that ended by
+	                                a reset (theirs or ours, a timeout's
+	                                included) kept for
+	                                tcp_input_after_reset(); 0: none, the
+	                                default (rounded up to a power of two,
+	                                at least 4) */
+	uint64_t reset_memory_ns;  /**< how long each is kept (5 s) */
 	uint8_t syn_retries;       /**< SYN retransmissions before timeout (6) */
 	uint8_t data_retries;      /**< data retransmissions before timeout (15) */
 	uint32_t timer_tick_ns;    /**< timer wheel granularity (1 ms) */
@@ -290,6 +297,9 @@ struct tcp_conn_info {
 	X(RCV_COLLAPSE,      "receive_queues_collapsed") \
 	X(OOO_PRUNED,        "out_of_order_pruned") \
 	X(RCV_MEM_DROPPED,   "receive_memory_dropped") \
+	X(RESET_REMEMBERED,  "resets_remembered") \
+	X(RESET_FORGOTTEN,   "resets_forgotten_memory_full") \
+	X(AFTER_RESET,       "segments_after_reset") \
 	X(ACK_COALESCED,     "acks_coalesced_in_burst") \
 	X(BURST_DEFERRED,    "outputs_deferred_in_burst")
 
@@ -568,6 +578,25 @@ uint32_t tcp_conn_peer_xopts(const struct tcp_conn *c, uint8_t *buf);
  */
 int tcp_reply_rst(struct tcp_engine *e, const struct rte_mbuf *m,
 		  uint64_t now_ns);
+
+/**
+ * A frame with no connection whose 4-tuple's connection ended by a reset
+ * (received, sent, or a timeout's) within params.reset_memory_ns: what
+ * was in flight when it ended, which a transparent proxy must not pass
+ * on as traffic of no connection. It is answered as the connection's
+ * closed port would answer it (tcp_reply_rst(): RST unless it is an RST)
+ * and freed, counted as segments_after_reset. A SYN alone (a new
+ * connection on the 4-tuple) ends the memory and is left to the caller,
+ * as is every frame with no such memory.
+ *
+ * @param e      engine.
+ * @param m      parsed frame with no connection (tcp_conn_lookup()).
+ * @param now_ns current time.
+ * @return TCP_INPUT_CONSUMED (answered and freed) or TCP_INPUT_NO_CONN
+ *         (the caller keeps m).
+ */
+enum tcp_input_result tcp_input_after_reset(struct tcp_engine *e,
+					    struct rte_mbuf *m, uint64_t now_ns);
 
 /**
  * Active open: send a SYN from ep->laddr:lport to ep->raddr:rport.

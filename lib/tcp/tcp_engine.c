@@ -54,6 +54,7 @@ tcp_engine_params_init(struct tcp_engine_params *p)
 	p->delack_ns = 40ull * 1000000;
 	p->time_wait_ns = 60ull * 1000000000;
 	p->oow_ack_ns = 500ull * 1000000;
+	p->reset_memory_ns = 5ull * 1000000000;
 	p->keepalive_intvl_ns = 75ull * 1000000000;
 	p->keepalive_probes = 9;
 	p->syn_retries = 6;
@@ -74,6 +75,7 @@ params_fill(struct tcp_engine_params *p, const struct tcp_engine_params *in)
 #define DEF(f) do { if (p->f == 0) p->f = d.f; } while (0)
 	DEF(max_conns); DEF(snd_buf); DEF(rcv_buf); DEF(mss); DEF(rto_min_ns);
 	DEF(rto_max_ns); DEF(rto_init_ns); DEF(delack_ns); DEF(time_wait_ns); DEF(oow_ack_ns);
+	DEF(reset_memory_ns);
 	DEF(keepalive_intvl_ns); DEF(keepalive_probes);
 	DEF(syn_retries); DEF(data_retries); DEF(timer_tick_ns); DEF(timer_slots);
 	DEF(txq_size);
@@ -99,6 +101,11 @@ params_fill(struct tcp_engine_params *p, const struct tcp_engine_params *in)
 		p->rcv_mem = 2 * p->rcv_buf;
 	if (p->rcv_mem < floor)
 		p->rcv_mem = floor;
+	if (p->reset_memory > (1u << 24))
+		return -EINVAL;
+	if (p->reset_memory != 0)
+		p->reset_memory = rte_align32pow2(RTE_MAX(p->reset_memory,
+							  (uint32_t)TCP_RMEM_WAYS));
 	return 0;
 }
 
@@ -148,11 +155,18 @@ tcp_engine_create(const struct tcp_engine_params *in)
 	e->recs = rte_zmalloc_socket("tcp_txrec",
 				     sizeof(struct tcp_txrec) * p.max_tx_segments,
 				     RTE_CACHE_LINE_SIZE, p.socket_id);
+	if (p.reset_memory != 0) {
+		e->rmem = rte_zmalloc_socket("tcp_rmem",
+					     sizeof(struct tcp_rmem) * p.reset_memory,
+					     RTE_CACHE_LINE_SIZE, p.socket_id);
+		e->rmem_mask = p.reset_memory / TCP_RMEM_WAYS - 1;
+	}
 	if (e->conns != NULL)
 		for (uint32_t i = 0; i < p.max_conns; i++)
 			e->conns[i].flags = TCP_CF_FREE;
 	if (e->table == NULL || e->conns == NULL || e->free == NULL ||
-	    e->slots == NULL || e->txq == NULL || e->recs == NULL) {
+	    e->slots == NULL || e->txq == NULL || e->recs == NULL ||
+	    (p.reset_memory != 0 && e->rmem == NULL)) {
 		int err = e->table == NULL ? rte_errno : ENOMEM;
 
 		tcp_engine_free(e);
@@ -180,10 +194,57 @@ tcp_time_wait_list(struct tcp_conn *c)
 	c->flags |= TCP_CF_TW_LISTED;
 }
 
+/* The set of the reset memory that k belongs to. */
+static inline struct tcp_rmem *
+rmem_set(const struct tcp_engine *e, const struct tcp_key *k)
+{
+	return &e->rmem[(rte_jhash(k, sizeof(*k), 0) & e->rmem_mask) * TCP_RMEM_WAYS];
+}
+
+struct tcp_rmem *
+tcp_rmem_find(struct tcp_engine *e, const struct tcp_key *k)
+{
+	struct tcp_rmem *set;
+
+	if (e->rmem == NULL)
+		return NULL;
+	set = rmem_set(e, k);
+	for (unsigned int i = 0; i < TCP_RMEM_WAYS; i++)
+		if (set[i].until > e->now && memcmp(&set[i].key, k, sizeof(*k)) == 0)
+			return &set[i];
+	return NULL;
+}
+
+/* Remember k, a connection that ended by a reset, for reset_memory_ns:
+ * in its own way if it is there, else in a free or expired way, else in
+ * place of the one that would expire first (counted). */
+static void
+rmem_put(struct tcp_engine *e, const struct tcp_key *k)
+{
+	struct tcp_rmem *set = rmem_set(e, k), *v = &set[0];
+
+	for (unsigned int i = 0; i < TCP_RMEM_WAYS; i++) {
+		if (set[i].until != 0 && memcmp(&set[i].key, k, sizeof(*k)) == 0) {
+			v = &set[i];
+			break;
+		}
+		if (set[i].until < v->until)
+			v = &set[i];
+	}
+	if (v->until > e->now && memcmp(&v->key, k, sizeof(*k)) != 0)
+		TCP_CNT(e, RESET_FORGOTTEN);
+	v->key = *k;
+	v->until = e->now + e->p.reset_memory_ns;
+	TCP_CNT(e, RESET_REMEMBERED);
+}
+
 void
 tcp_conn_release(struct tcp_conn *c)
 {
 	struct tcp_engine *e = c->eng;
+
+	if (c->reset_end && e->rmem != NULL)
+		rmem_put(e, &c->key);
 
 	tcp_timer_cancel(c);
 	tcp_backlog_leave(c);
@@ -228,6 +289,7 @@ tcp_engine_free(struct tcp_engine *e)
 	rte_free(e->slots);
 	rte_free(e->txq);
 	rte_free(e->recs);
+	rte_free(e->rmem);
 	rte_free(e);
 }
 
@@ -331,6 +393,14 @@ tcp_conn_new(struct tcp_engine *e, const struct tcp_endpoints *ep, void *arg)
 			TCP_CNT(e, TIME_WAIT_REUSED);
 			tcp_conn_release(old);
 		}
+	}
+	{
+		/* A new connection on a 4-tuple that ended by a reset:
+		 * what comes now is its own. */
+		struct tcp_rmem *r = tcp_rmem_find(e, &k);
+
+		if (r != NULL)
+			r->until = 0;
 	}
 	if (e->nfree == 0) {
 		/* Full: the connection longest in TIME-WAIT gives way, as

@@ -615,6 +615,7 @@ static void
 reset_by_peer(struct tcp_conn *c)
 {
 	TCP_CNT(c->eng, RST_IN);
+	c->reset_end = 1;
 	switch (c->state) {
 	case TCP_SYN_RECEIVED:
 		tcp_conn_event(c, (c->flags & TCP_CF_PASSIVE) ? TCP_EV_RESET : TCP_EV_REFUSED);

@@ -407,6 +407,34 @@ tcp_conn_lookup(struct tcp_engine *e, const struct rte_mbuf *m)
 }
 
 enum tcp_input_result
+tcp_input_after_reset(struct tcp_engine *e, struct rte_mbuf *m, uint64_t now_ns)
+{
+	const struct pkt_meta *meta = pkt_meta(m);
+	struct tcp_rmem *r;
+	struct tcp_key k;
+	uint8_t fl;
+
+	if (e->rmem == NULL || !has_tcp_ports(meta) ||
+	    (meta->flags & (PKT_F_FRAGMENT | PKT_F_MALFORMED)))
+		return TCP_INPUT_NO_CONN;
+	e->now = now_ns;
+	key_from_meta(&k, meta);
+	r = tcp_rmem_find(e, &k);
+	if (r == NULL)
+		return TCP_INPUT_NO_CONN;
+	fl = rte_pktmbuf_mtod(m, const uint8_t *)[meta->l4_off + 13];
+	if ((fl & (TCP_FL_SYN | TCP_FL_ACK | TCP_FL_RST)) == TCP_FL_SYN) {
+		/* A new connection on the 4-tuple, whoever takes it. */
+		r->until = 0;
+		return TCP_INPUT_NO_CONN;
+	}
+	TCP_CNT(e, AFTER_RESET);
+	(void)tcp_reply_rst(e, m, now_ns);
+	rte_pktmbuf_free(m);
+	return TCP_INPUT_CONSUMED;
+}
+
+enum tcp_input_result
 tcp_input_conn(struct tcp_engine *e, struct tcp_conn *c, struct rte_mbuf *m,
 	       uint64_t now_ns)
 {

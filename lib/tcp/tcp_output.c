@@ -318,6 +318,7 @@ tcp_send_rst(struct tcp_conn *c)
 {
 	send_bare(c, c->snd_max, TCP_FL_RST | TCP_FL_ACK, TCP_SEG_RST);
 	TCP_CNT(c->eng, RST_SENT);
+	c->reset_end = 1;
 }
 
 int

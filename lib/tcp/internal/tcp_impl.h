@@ -172,6 +172,7 @@ struct tcp_conn {
 	uint64_t persist_at;    /* persist timeout, while TCP_CF_PERSIST */
 
 	uint8_t state;
+	uint8_t reset_end;      /* ended by an RST, sent or received */
 	uint8_t snd_wscale, rcv_wscale;
 	uint8_t backoff;        /* RTO doublings */
 	uint8_t retries;        /* consecutive expirations */
@@ -244,6 +245,15 @@ static_assert(sizeof(struct tcp_conn) <= 2048,
 LIST_HEAD(tcp_conn_list, tcp_conn);
 TAILQ_HEAD(tcp_tw_list, tcp_conn);
 
+/* A 4-tuple whose connection ended by a reset, and until when it is
+ * kept (tcp_input_after_reset()); until 0: an empty way. Sets of
+ * TCP_RMEM_WAYS, the one to replace the one that expires first. */
+struct tcp_rmem {
+	struct tcp_key key;
+	uint64_t until;
+};
+#define TCP_RMEM_WAYS 4
+
 struct tcp_engine {
 	struct tcp_engine_params p;
 	const struct tcp_cc_ops *cc;
@@ -277,6 +287,8 @@ struct tcp_engine {
 	struct tcp_conn *ack_owed[TCP_BURST_ACKS];
 	uint16_t n_ack_owed;
 	uint8_t in_burst;
+	struct tcp_rmem *rmem;      /* reset memory, NULL when off */
+	uint32_t rmem_mask;         /* sets - 1 */
 	uint64_t listen_bits[65536 / 64];
 	char hash_name[RTE_HASH_NAMESIZE];
 };
@@ -293,6 +305,8 @@ struct tcp_conn *tcp_conn_new(struct tcp_engine *e, const struct tcp_endpoints *
 void tcp_txq_push(struct tcp_engine *e, struct rte_mbuf *m);
 void tcp_conn_release(struct tcp_conn *c);
 void tcp_key_from_ep(struct tcp_key *k, const struct tcp_endpoints *ep);
+/* The reset memory's live entry for k, or NULL. */
+struct tcp_rmem *tcp_rmem_find(struct tcp_engine *e, const struct tcp_key *k);
 /* The connection of a parsed TCP frame's 4-tuple, or NULL: the cache,
  * then the table. */
 struct tcp_conn *tcp_conn_find(struct tcp_engine *e, const struct pkt_meta *meta);

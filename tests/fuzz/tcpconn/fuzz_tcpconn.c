@@ -295,7 +295,10 @@ feed(struct harness *h, const struct tcp_seg_out *o, const uint8_t *payload,
 	(void)pkt_parse(m, pkt_meta(m), 0);
 	if ((mangle & 0x80) && h->peer.family == 6)
 		pkt_meta(m)->flags |= PKT_F_FRAGMENT; /* as a fragment header says */
-	if (tcp_input(h->e, m, h->now) != TCP_INPUT_CONSUMED) {
+	/* As the proxy does: what no connection takes may be a leftover of
+	 * one that ended by a reset. */
+	if (tcp_input(h->e, m, h->now) != TCP_INPUT_CONSUMED &&
+	    tcp_input_after_reset(h->e, m, h->now) != TCP_INPUT_CONSUMED) {
 		(void)tcp_reply_rst(h->e, m, h->now);
 		rte_pktmbuf_free(m);
 	}
@@ -466,6 +469,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	p.rcv_buf = RCV_BUF;
 	p.txq_size = 256;
 	p.timer_slots = 256;
+	p.reset_memory = 4; /* one set: full at the fifth reset */
 	if (cfg & CFG_NEWRENO)
 		p.cc = TCP_CC_NEWRENO;
 	h.rcv_mem = RTE_MAX(2u * RCV_BUF, RCV_BUF + 10u * RTE_MBUF_DEFAULT_BUF_SIZE);

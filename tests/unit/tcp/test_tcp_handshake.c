@@ -473,6 +473,175 @@ aborting_sends_rst_and_the_peer_reports_reset(void **state)
 	wire_free(w);
 }
 
+/* A frame from B's end of ep (A's view), as a stray of a connection A no
+ * longer has, parsed. */
+static struct rte_mbuf *
+stray_to_a(const struct tcp_endpoints *ep, uint8_t flags, uint32_t seq, uint32_t ack)
+{
+	struct tcp_endpoints r;
+	struct tcp_seg_out o = { .seq = seq, .ack = ack, .flags = flags, .wnd = 1000 };
+	struct rte_mbuf *m;
+
+	ep_reverse(&r, ep);
+	m = tcp_seg_build(test_pool, &r, &o, NULL, 0, 0);
+	assert_non_null(m);
+	pkt_parse(m, pkt_meta(m), 0);
+	return m;
+}
+
+/* What A has queued to send: how many frames, and the last one parsed. */
+static unsigned int
+a_sent(struct wire *w, struct tcp_seg_in *last)
+{
+	struct rte_mbuf *pkts[16];
+	unsigned int n = 0;
+	uint16_t k;
+
+	while ((k = tcp_tx_burst(w->a, pkts, 16)) > 0) {
+		for (uint16_t i = 0; i < k; i++) {
+			pkt_parse(pkts[i], pkt_meta(pkts[i]), 0);
+			assert_int_equal(tcp_seg_parse(pkts[i], pkt_meta(pkts[i]), last, 1), 0);
+			rte_pktmbuf_free(pkts[i]);
+		}
+		n += k;
+	}
+	return n;
+}
+
+/* Hand m to A as a caller with no connection for it would: the reset
+ * memory's answer; a frame it leaves is freed here. */
+static enum tcp_input_result
+after_reset(struct wire *w, struct rte_mbuf *m)
+{
+	enum tcp_input_result r = tcp_input_after_reset(w->a, m, w->now);
+
+	if (r != TCP_INPUT_CONSUMED)
+		rte_pktmbuf_free(m);
+	return r;
+}
+
+static void
+what_was_in_flight_after_a_reset_is_answered_as_a_closed_port_would(void **state)
+{
+	struct wire *w;
+	struct tcp_conn *c;
+	struct tcp_conn_info i;
+	struct tcp_seg_in s;
+	uint64_t t0;
+
+	(void)state;
+	wire_params(&pa, "a", NULL);
+	wire_params(&pb, "b", NULL);
+	pa.reset_memory = 8;
+	pa.reset_memory_ns = MS(3000);
+	w = wire_new(&pa, &pb);
+	assert_non_null(w->a);
+	c = wire_connect(w);
+	i = info(c);
+	t0 = w->now;
+	tcp_abort(c, w->now);
+	assert_int_equal(cnt(w->a, TCP_CNT_RESET_REMEMBERED), 1);
+	wire_run(w, MS(20)); /* B takes the abort's RST */
+	assert_int_equal(w->app_b.n_closed, 1);
+	/* A data-less ACK still in flight from B: answered with an RST at
+	 * its ACK number, and gone. */
+	assert_int_equal(after_reset(w, stray_to_a(&w->ep_a, TCP_FL_ACK, i.rcv_nxt, i.snd_nxt)),
+			 TCP_INPUT_CONSUMED);
+	assert_int_equal(a_sent(w, &s), 1);
+	assert_int_equal(s.flags, TCP_FL_RST);
+	assert_int_equal(s.seq, i.snd_nxt);
+	/* B's own RSTs for the segments it still had: dropped, unanswered. */
+	assert_int_equal(after_reset(w, stray_to_a(&w->ep_a, TCP_FL_RST, i.rcv_nxt, 0)),
+			 TCP_INPUT_CONSUMED);
+	assert_int_equal(a_sent(w, &s), 0);
+	assert_int_equal(cnt(w->a, TCP_CNT_AFTER_RESET), 2);
+	/* Another 4-tuple is not remembered. */
+	{
+		struct tcp_endpoints o = w->ep_a;
+
+		o.lport++;
+		assert_int_equal(after_reset(w, stray_to_a(&o, TCP_FL_ACK, 1, 1)),
+				 TCP_INPUT_NO_CONN);
+	}
+	/* Until reset_memory_ns has passed, and not after. */
+	w->now = t0 + MS(2999);
+	assert_int_equal(after_reset(w, stray_to_a(&w->ep_a, TCP_FL_RST, i.rcv_nxt, 0)),
+			 TCP_INPUT_CONSUMED);
+	w->now += MS(1);
+	assert_int_equal(after_reset(w, stray_to_a(&w->ep_a, TCP_FL_RST, i.rcv_nxt, 0)),
+			 TCP_INPUT_NO_CONN);
+	assert_int_equal(cnt(w->a, TCP_CNT_AFTER_RESET), 3);
+
+	/* The peer's reset is remembered too, and a SYN (a new connection
+	 * on the 4-tuple) ends the memory: it and what follows are the
+	 * caller's. */
+	c = wire_connect(w);
+	assert_non_null(c);
+	assert_non_null(w->app_b.conn);
+	i = info(c);
+	tcp_abort(w->app_b.conn, w->now);
+	wire_run(w, MS(20));
+	assert_true(w->app_a.events & TCP_EV_RESET);
+	assert_int_equal(cnt(w->a, TCP_CNT_RESET_REMEMBERED), 2);
+	assert_int_equal(after_reset(w, stray_to_a(&w->ep_a, TCP_FL_SYN, i.rcv_nxt + 100000, 0)),
+			 TCP_INPUT_NO_CONN);
+	assert_int_equal(after_reset(w, stray_to_a(&w->ep_a, TCP_FL_ACK, i.rcv_nxt, i.snd_nxt)),
+			 TCP_INPUT_NO_CONN);
+	assert_int_equal(cnt(w->a, TCP_CNT_AFTER_RESET), 3);
+
+	/* An orderly close is not a reset: nothing is remembered. */
+	c = wire_connect(w);
+	assert_non_null(c);
+	assert_non_null(w->app_b.conn);
+	assert_int_equal(tcp_shutdown(c, w->now), 0);
+	assert_int_equal(tcp_shutdown(w->app_b.conn, w->now), 0);
+	wire_run(w, MS(100));
+	assert_int_equal(cnt(w->a, TCP_CNT_RESET_REMEMBERED), 2);
+	assert_int_equal(cnt(w->b, TCP_CNT_RESET_REMEMBERED), 0); /* B's is off */
+	wire_free(w);
+}
+
+static void
+a_full_reset_memory_forgets_the_entry_nearest_its_end(void **state)
+{
+	struct tcp_endpoints ep[TCP_RMEM_WAYS + 1];
+	struct wire *w;
+
+	(void)state;
+	wire_params(&pa, "a", NULL);
+	wire_params(&pb, "b", NULL);
+	pa.reset_memory = 1; /* rounded up to one set */
+	w = wire_new(&pa, &pb);
+	assert_non_null(w->a);
+	tcp_listen(w->b, w->ep_a.rport, true);
+	for (unsigned int k = 0; k <= TCP_RMEM_WAYS; k++) {
+		struct tcp_conn *c;
+
+		ep[k] = w->ep_a;
+		ep[k].lport = (uint16_t)(ep[k].lport + k);
+		c = tcp_connect(w->a, &ep[k], &w->app_a, w->now);
+		assert_non_null(c);
+		wire_run(w, 4 * w->delay + MS(1));
+		tcp_abort(c, w->now);
+		wire_run(w, MS(10));
+	}
+	assert_int_equal(cnt(w->a, TCP_CNT_RESET_REMEMBERED), TCP_RMEM_WAYS + 1);
+	assert_int_equal(cnt(w->a, TCP_CNT_RESET_FORGOTTEN), 1);
+	/* The first was reset first, so its entry was nearest its end. */
+	assert_int_equal(after_reset(w, stray_to_a(&ep[0], TCP_FL_RST, 1, 0)), TCP_INPUT_NO_CONN);
+	for (unsigned int k = 1; k <= TCP_RMEM_WAYS; k++)
+		assert_int_equal(after_reset(w, stray_to_a(&ep[k], TCP_FL_RST, 1, 0)),
+				 TCP_INPUT_CONSUMED);
+	/* An engine without the memory leaves every frame to its caller. */
+	{
+		struct rte_mbuf *m = stray_to_a(&ep[1], TCP_FL_RST, 1, 0);
+
+		assert_int_equal(tcp_input_after_reset(w->b, m, w->now), TCP_INPUT_NO_CONN);
+		rte_pktmbuf_free(m);
+	}
+	wire_free(w);
+}
+
 static void
 a_held_syn_can_be_accepted_later_by_the_caller(void **state)
 {
@@ -863,6 +1032,8 @@ main(void)
 		cmocka_unit_test(a_tuple_in_time_wait_can_be_reused_by_either_side),
 		cmocka_unit_test(a_full_pool_recycles_the_oldest_time_wait_connection),
 		cmocka_unit_test(aborting_sends_rst_and_the_peer_reports_reset),
+		cmocka_unit_test(what_was_in_flight_after_a_reset_is_answered_as_a_closed_port_would),
+		cmocka_unit_test(a_full_reset_memory_forgets_the_entry_nearest_its_end),
 		cmocka_unit_test(a_held_syn_can_be_accepted_later_by_the_caller),
 		cmocka_unit_test(the_pool_refuses_connections_beyond_its_size),
 		cmocka_unit_test(syns_beyond_the_backlog_get_cookies_and_still_connect),
