@@ -71,6 +71,7 @@ struct proxy_conf {
 	uint64_t fin_wait2_ns; /* 0: never */
 	uint64_t persist_ns;   /* 0: never */
 	uint64_t half_open_ns; /* 0: never */
+	uint64_t reset_memory_ns; /* 0: off */
 	uint32_t mbuf_budget;  /* all workers together; 0: auto */
 	bool mptcp;            /* terminate MPTCP */
 	bool mptcp_checksums;  /* use DSS checksums when a client asks */
@@ -261,6 +262,9 @@ static const struct ini_key proxy_keys[] = {
 	{ "half_open_yield_after", INI_KIND_CUSTOM, INI_AT(struct proxy_conf, half_open_ns),
 	  .parse = parse_timeout, .def = "1s", .unit = "s",
 	  .doc = "table full: a SYN replaces the oldest half-open connection this old; 0: never, else 1s..864000s" },
+	{ "reset_memory", INI_KIND_TIME, INI_AT(struct proxy_conf, reset_memory_ns),
+	  NS_PER_S / 10, 600ull * NS_PER_S, NS_PER_S, .def = "5s", .unit = "s", .zero_off = true,
+	  .doc = "after a reset, answer what was in flight for the connection as a closed port (RST), not bridge it, this long; 0: off, else 100ms..600s" },
 	{ "mbuf_budget", INI_KIND_CUSTOM, INI_AT(struct proxy_conf, mbuf_budget),
 	  .parse = parse_budget, .def = "auto", .unit = "mbufs",
 	  .doc = "pool mbufs all proxies may hold; auto: a third of [sluice] mbufs, at most 3/4" },
@@ -598,6 +602,7 @@ proxy_stage_create(const void *conf, const struct stage_env *env,
 	prm.fin_wait2_timeout_ns = c->fin_wait2_ns;
 	prm.persist_timeout_ns = c->persist_ns;
 	prm.half_open_yield_ns = c->half_open_ns;
+	prm.reset_memory_ns = c->reset_memory_ns;
 	prm.mbuf_budget = c->mbuf_budget;
 	if (prm.mbuf_budget > env->pool->size * 3 / 4) /* a pool smaller than the file said */
 		prm.mbuf_budget = env->pool->size * 3 / 4;

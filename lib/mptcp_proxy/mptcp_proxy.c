@@ -202,6 +202,10 @@ mptcp_proxy_create(const struct mptcp_proxy_params *p)
 	prm.idle_timeout_ns = p->idle_timeout_ns;
 	prm.fin_wait2_timeout_ns = p->fin_wait2_timeout_ns;
 	prm.persist_timeout_ns = p->persist_timeout_ns;
+	if (p->reset_memory_ns != 0) {
+		prm.reset_memory = 2 * p->max_conns;
+		prm.reset_memory_ns = p->reset_memory_ns;
+	}
 	prm.txq_size = 4096;
 	if (p->tx_copy)
 		prm.flags |= TCP_F_TX_COPY;
@@ -381,6 +385,11 @@ input(struct mptcp_proxy *px, struct rte_mbuf **pkts, uint16_t n,
 			if (tcp_input_conn(px->e, c, m, now) == TCP_INPUT_CONSUMED)
 				continue;
 		}
+		/* In flight when its connection ended by a reset: answered
+		 * as the closed leg (its end knows the connection is gone),
+		 * not bridged to the other end, which never saw it. */
+		if (tcp_input_after_reset(px->e, m, now) == TCP_INPUT_CONSUMED)
+			continue;
 		syn = upstream && is_syn(m, meta);
 		/* A SYN is intercepted only if the engine would accept it;
 		 * nothing else without a connection is ours. */

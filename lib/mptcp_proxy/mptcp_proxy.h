@@ -81,6 +81,14 @@ struct mptcp_proxy_params {
 	uint64_t idle_timeout_ns;    /**< 0: never */
 	uint64_t fin_wait2_timeout_ns; /**< 0: never */
 	uint64_t persist_timeout_ns; /**< 0: never */
+	/** After a connection ends by a reset (either end's, or a
+	 *  timeout's), its legs' 4-tuples are remembered this long: what was
+	 *  still in flight for them is answered as a closed port answers it
+	 *  (RST; an RST is dropped) and counted (tcp_segments_after_reset),
+	 *  not bridged to the other end as traffic of no connection. Two per
+	 *  connection of max_conns; beyond, the oldest are forgotten
+	 *  (tcp_resets_forgotten_memory_full). 0: off. */
+	uint64_t reset_memory_ns;
 	/** With the table full, a SYN takes the place of the oldest
 	 *  connection still half open (the server not answered yet, or the
 	 *  client not past its handshake) once that one is this old: a flood

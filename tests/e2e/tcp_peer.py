@@ -25,11 +25,17 @@ by script, in ways the kernel cannot be made to on demand.
         reorder_rx receive, delaying the segments at offsets 30000 and
                    120000 behind the three after them; a retransmission
                    of one fills the hole, the late original draws a D-SACK
+        reset_strays receive 20 segments, reset the connection, then send
+                   what a closed Linux socket's end sends while segments
+                   still arrive: three RSTs at the same number and two
+                   data segments; count what sluice answers in 1.5 s
       Writes what it saw (facts), the errors it found and, when receiving,
       a trace of the data segments to OUT.json.
   tcp_peer.py client-send HOST PORT NBYTES   send NBYTES (kernel socket),
                    half-close, wait for EOF; print "sha256 length"
   tcp_peer.py client-recv HOST PORT          read to EOF; print "sha256 length"
+  tcp_peer.py client-reset HOST PORT         send until the connection is
+                   reset; print "RESET" (or what ended it instead)
 
 The frames use only the addresses given; the caller (the test) sets up a
 static neighbour entry on the client so its kernel sends to the peer's
@@ -659,6 +665,46 @@ def sc_dup_data(peer):
     run_send(peer, groups, require_dsack=True)
 
 
+def sc_reset_strays(peer):
+    """Reset mid-transfer, then play the leftovers of a closed socket."""
+    peer.accept(10)
+    got, end = 0, time.monotonic() + 20
+    while got < 20 and time.monotonic() < end:
+        s = peer.l.recv(1.0)
+        if s is not None and s.data:
+            peer.on_segment(s)
+            got += 1
+    if got < 20:
+        raise SystemExit("only %d data segments before the reset" % got)
+    seq, ack = peer.snd_nxt, peer.rcv_nxt
+    peer.send(seq, "RA")
+    # A Linux end with no socket answers each segment that still comes
+    # with an RST at its ACK number, the same number every time; data it
+    # had queued behind may be on the wire too.
+    for _ in range(3):
+        peer.send(seq, "R")
+    peer.send(seq, "PA", data=b"x" * 100)
+    peer.send((seq + 100) & M32, "PA", data=b"y" * 100)
+    rst_ok = rst_other = other = 0
+    end = time.monotonic() + 1.5
+    while time.monotonic() < end:
+        s = peer.l.recv(max(0.01, end - time.monotonic()))
+        if s is None or s.src != peer.cli or s.sport != peer.cli_port:
+            continue
+        if "R" in s.flags and s.seq == ack:
+            rst_ok += 1
+        elif "R" in s.flags:
+            rst_other += 1
+        else:
+            other += 1
+    peer.facts.update({"data_segments_before_reset": got, "rst_answers": rst_ok,
+                       "rst_other": rst_other, "other_frames_after_reset": other})
+    # Other frames may be sluice's data sent before our RST reached it.
+    if rst_ok != 2 or rst_other:
+        peer.errors.append("after the reset: %d RSTs at our ACK number for 2 data "
+                           "segments, %d other RSTs" % (rst_ok, rst_other))
+
+
 def run_send(peer, groups, require_dsack):
     n = (max(max(g) for g in groups) + 1) * MSS
     data = make_data(n)
@@ -675,7 +721,8 @@ def run_send(peer, groups, require_dsack):
 
 
 SCENARIOS = {"lost_rtx": sc_lost_rtx, "reorder_rx": sc_reorder_rx,
-             "dup_ack": sc_dup_ack, "reorder": sc_reorder, "dup_data": sc_dup_data}
+             "dup_ack": sc_dup_ack, "reorder": sc_reorder, "dup_data": sc_dup_data,
+             "reset_strays": sc_reset_strays}
 
 
 def serve(iface, addr, port, scenario, out):
@@ -723,6 +770,20 @@ def client_recv(host, port):
     print("%s %d" % (h.hexdigest(), n))
 
 
+def client_reset(host, port):
+    c = socket.create_connection((host, int(port)), timeout=10)
+    c.settimeout(40)
+    chunk = make_data(65536)
+    try:
+        while True:
+            c.sendall(chunk)
+    except ConnectionResetError:
+        print("RESET")
+    except OSError as e:
+        print("ended by %s" % e)
+    c.close()
+
+
 if __name__ == "__main__":
     a = sys.argv[1:]
     if a and a[0] == "serve" and len(a) == 6:
@@ -731,6 +792,8 @@ if __name__ == "__main__":
         client_send(*a[1:])
     elif a and a[0] == "client-recv" and len(a) == 3:
         client_recv(*a[1:])
+    elif a and a[0] == "client-reset" and len(a) == 3:
+        client_reset(*a[1:])
     else:
         sys.stderr.write(__doc__)
         sys.exit(2)

@@ -32,12 +32,11 @@ CFG=$E2E_TMP/peer.ini
 printf '[proxy]\nintercept = %s/32\nrto_min = 1s\n' "$VADDR" >"$CFG"
 e2e_start_sluice "$CFG" || e2e_die "sluice start: $E2E_WHY"
 
-# scenario NAME PORT send|recv [BYTES]: the peer runs NAME on PORT while
-# the client sends BYTES to it (send) or reads what it sends (recv); then
-# the checker below judges the peer's report, the client's output and the
-# change of /sluice/proxy over the connection.
-scenario() {
-	local name=$1 port=$2 mode=$3 n=${4:-} spid i out
+# peer_run NAME PORT MODE [BYTES]: the peer runs scenario NAME on PORT
+# while the client runs client-MODE against it; /sluice/proxy before and
+# after go to NAME.tel0 and NAME.tel1, the client's output to NAME.cli.
+peer_run() {
+	local name=$1 port=$2 mode=$3 n=${4:-} spid i
 	e2e_tel /sluice/proxy >"$E2E_TMP/$name.tel0" || { E2E_WHY="no telemetry"; return 1; }
 	srv timeout --foreground 60 "$E2E_PY" "$PEER" serve "$SRV_IF" "$VADDR" "$port" \
 		"$name" "$E2E_TMP/$name.json" 2>"$E2E_TMP/$name.peer.err" &
@@ -52,6 +51,15 @@ scenario() {
 	# Let sluice's last ACKs and timers settle before the counters.
 	sleep 0.3
 	e2e_tel /sluice/proxy >"$E2E_TMP/$name.tel1" || { E2E_WHY="no telemetry"; return 1; }
+}
+
+# scenario NAME PORT send|recv [BYTES]: the peer runs NAME on PORT while
+# the client sends BYTES to it (send) or reads what it sends (recv); then
+# the checker below judges the peer's report, the client's output and the
+# change of /sluice/proxy over the connection.
+scenario() {
+	local name=$1 out
+	peer_run "$@" || return 1
 	out=$("$E2E_PY" - "$name" "$E2E_TMP" <<'PY'
 import json, sys
 name, d = sys.argv[1], sys.argv[2]
@@ -142,6 +150,54 @@ e2e_check peer_reordered_data scenario reorder 8002 recv
 e2e_check peer_duplicated_data scenario dup_data 8003 recv
 e2e_check peer_duplicated_acks scenario dup_ack 8004 send 200000
 e2e_check peer_reordered_acks scenario reorder_rx 8005 send 200000
+
+# The peer resets the connection with data of the client's in flight,
+# then sends what a closed Linux socket's end sends while segments still
+# arrive (RSTs at one number, stray data). sluice resets the client's
+# leg; the leftovers of both legs must be answered as closed ports answer
+# them (an RST for the stray data, nothing for an RST) and counted, not
+# bridged to the other end as frames of no connection.
+reset_strays() {
+	local name=reset_strays out
+	peer_run "$name" 8006 reset || return 1
+	out=$("$E2E_PY" - "$name" "$E2E_TMP" <<'PY'
+import json, sys
+name, d = sys.argv[1], sys.argv[2]
+try:
+    rep = json.load(open("%s/%s.json" % (d, name)))
+except Exception as e:
+    print("ERR no report from the peer (%s)" % e)
+    sys.exit()
+t0 = json.load(open("%s/%s.tel0" % (d, name)))
+t1 = json.load(open("%s/%s.tel1" % (d, name)))
+delta = lambda k: t1[k] - t0[k]
+errs = list(rep["errors"])
+f = rep["facts"]
+cli = open("%s/%s.cli" % (d, name)).read().strip()
+if cli != "RESET":
+    errs.append("client: '%s', want RESET" % cli[-200:])
+if delta("connections_reset") != 1:
+    errs.append("connections_reset grew by %d, want 1" % delta("connections_reset"))
+# The peer's three RSTs and two data segments at least, and whatever
+# the client still had in flight when its leg was reset.
+if delta("tcp_segments_after_reset") < 5:
+    errs.append("tcp_segments_after_reset grew by %d, want >= 5" % delta("tcp_segments_after_reset"))
+if delta("segments_not_owned") != 0:
+    errs.append("segments_not_owned grew by %d: leftovers bridged" % delta("segments_not_owned"))
+if delta("tcp_resets_remembered") != 2:
+    errs.append("tcp_resets_remembered grew by %d, want 2 (both legs)" % delta("tcp_resets_remembered"))
+print(("ERR " + "; ".join(errs)) if errs else
+      "OK %d RSTs answered the 2 stray data segments; segments_after_reset+%d, "
+      "segments_not_owned+0, resets_remembered+2" % (f["rst_answers"], delta("tcp_segments_after_reset")))
+PY
+)
+	case "$out" in
+	OK*) E2E_WHY=${out#OK }; return 0 ;;
+	esac
+	E2E_WHY=${out#ERR }
+	return 1
+}
+e2e_check peer_reset_leftovers reset_strays
 
 final() {
 	e2e_stop_sluice || return 1
