@@ -678,6 +678,9 @@ def sc_reset_strays(peer):
         raise SystemExit("only %d data segments before the reset" % got)
     seq, ack = peer.snd_nxt, peer.rcv_nxt
     peer.send(seq, "RA")
+    # The leftovers come after the reset, as they do from a kernel: a
+    # frame sent from another CPU could overtake it on the veth.
+    time.sleep(0.05)
     # A Linux end with no socket answers each segment that still comes
     # with an RST at its ACK number, the same number every time; data it
     # had queued behind may be on the wire too.
