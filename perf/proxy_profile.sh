@@ -128,10 +128,11 @@ for ((r = 1; r <= ROUNDS; r++)); do
 		e2e_iperf 4 "${ARGS[@]}" || die "$c: iperf3: $E2E_WHY"
 		s1=$(grep -E "^cpu($CTRL|$FWD) " /proc/stat | tr '\n' ' ')
 		w1=$(e2e_tel /sluice/workers 0 2>/dev/null || echo '{}')
-		load=$("$PY" - "$w0" "$w1" "$s0" "$s1" "$CTRL" "$FWD" "$i0" "$t0" "$t1" "$SECS" <<'LOAD'
+		t2=$(date +%s.%N)
+		load=$("$PY" - "$w0" "$w1" "$s0" "$s1" "$CTRL" "$FWD" "$i0" "$t0" "$t1" "$t2" <<'LOAD'
 import json, sys
 a, b = json.loads(sys.argv[1]), json.loads(sys.argv[2])
-i0, t0, t1, secs = json.loads(sys.argv[7]), float(sys.argv[8]), float(sys.argv[9]), float(sys.argv[10])
+i0, t0, t1, t2 = json.loads(sys.argv[7]), float(sys.argv[8]), float(sys.argv[9]), float(sys.argv[10])
 def cpus(s):
     w = s.split()
     out, i = {}, 0
@@ -149,8 +150,10 @@ try:
     out += "; sluice: %.1f%% of its loops found no frame, %.1f frames per busy loop" % (
         100.0 * (loops - bl) / loops, (b["rx"] - a["rx"]) / bl)
     idle_ns = (t1 - t0) * 1e9 / (a["loops"] - i0["loops"])
+    # The loops counted span from the read of w0 to that of w1: the
+    # transfer and the iperf3 server's start and end around it.
     out += ", an empty loop %.0f ns: about %.0f%% of the time polled nothing" % (
-        idle_ns, 100.0 * (loops - bl) * idle_ns / (secs * 1e9))
+        idle_ns, 100.0 * (loops - bl) * idle_ns / ((t2 - t1) * 1e9))
 except (KeyError, ZeroDivisionError):
     pass
 print(out)
