@@ -37,19 +37,27 @@ info(struct tcp_conn *c)
 	return i;
 }
 
-/* Hand a crafted segment from B's 4-tuple to A. */
-static void
-inject_to_a(struct wire *w, uint8_t flags, uint32_t seq, uint32_t ack)
+/* A crafted segment from B's end of ep (A's view), parsed. */
+static struct rte_mbuf *
+frame_from_b(const struct tcp_endpoints *ep, uint8_t flags, uint32_t seq, uint32_t ack)
 {
 	struct tcp_endpoints r;
 	struct tcp_seg_out o = { .seq = seq, .ack = ack, .flags = flags, .wnd = 1000 };
 	struct rte_mbuf *m;
 
-	ep_reverse(&r, &w->ep_a);
+	ep_reverse(&r, ep);
 	m = tcp_seg_build(test_pool, &r, &o, NULL, 0, 0);
 	assert_non_null(m);
 	pkt_parse(m, pkt_meta(m), 0);
-	assert_int_equal(tcp_input(w->a, m, w->now), TCP_INPUT_CONSUMED);
+	return m;
+}
+
+/* Hand a crafted segment from B's 4-tuple to A. */
+static void
+inject_to_a(struct wire *w, uint8_t flags, uint32_t seq, uint32_t ack)
+{
+	assert_int_equal(tcp_input(w->a, frame_from_b(&w->ep_a, flags, seq, ack), w->now),
+			 TCP_INPUT_CONSUMED);
 }
 
 static uint64_t
@@ -473,22 +481,6 @@ aborting_sends_rst_and_the_peer_reports_reset(void **state)
 	wire_free(w);
 }
 
-/* A frame from B's end of ep (A's view), as a stray of a connection A no
- * longer has, parsed. */
-static struct rte_mbuf *
-stray_to_a(const struct tcp_endpoints *ep, uint8_t flags, uint32_t seq, uint32_t ack)
-{
-	struct tcp_endpoints r;
-	struct tcp_seg_out o = { .seq = seq, .ack = ack, .flags = flags, .wnd = 1000 };
-	struct rte_mbuf *m;
-
-	ep_reverse(&r, ep);
-	m = tcp_seg_build(test_pool, &r, &o, NULL, 0, 0);
-	assert_non_null(m);
-	pkt_parse(m, pkt_meta(m), 0);
-	return m;
-}
-
 /* What A has queued to send: how many frames, and the last one parsed. */
 static unsigned int
 a_sent(struct wire *w, struct tcp_seg_in *last)
@@ -545,13 +537,13 @@ what_was_in_flight_after_a_reset_is_answered_as_a_closed_port_would(void **state
 	assert_int_equal(w->app_b.n_closed, 1);
 	/* A data-less ACK still in flight from B: answered with an RST at
 	 * its ACK number, and gone. */
-	assert_int_equal(after_reset(w, stray_to_a(&w->ep_a, TCP_FL_ACK, i.rcv_nxt, i.snd_nxt)),
+	assert_int_equal(after_reset(w, frame_from_b(&w->ep_a, TCP_FL_ACK, i.rcv_nxt, i.snd_nxt)),
 			 TCP_INPUT_CONSUMED);
 	assert_int_equal(a_sent(w, &s), 1);
 	assert_int_equal(s.flags, TCP_FL_RST);
 	assert_int_equal(s.seq, i.snd_nxt);
 	/* B's own RSTs for the segments it still had: dropped, unanswered. */
-	assert_int_equal(after_reset(w, stray_to_a(&w->ep_a, TCP_FL_RST, i.rcv_nxt, 0)),
+	assert_int_equal(after_reset(w, frame_from_b(&w->ep_a, TCP_FL_RST, i.rcv_nxt, 0)),
 			 TCP_INPUT_CONSUMED);
 	assert_int_equal(a_sent(w, &s), 0);
 	assert_int_equal(cnt(w->a, TCP_CNT_AFTER_RESET), 2);
@@ -560,15 +552,15 @@ what_was_in_flight_after_a_reset_is_answered_as_a_closed_port_would(void **state
 		struct tcp_endpoints o = w->ep_a;
 
 		o.lport++;
-		assert_int_equal(after_reset(w, stray_to_a(&o, TCP_FL_ACK, 1, 1)),
+		assert_int_equal(after_reset(w, frame_from_b(&o, TCP_FL_ACK, 1, 1)),
 				 TCP_INPUT_NO_CONN);
 	}
 	/* Until reset_memory_ns has passed, and not after. */
 	w->now = t0 + MS(2999);
-	assert_int_equal(after_reset(w, stray_to_a(&w->ep_a, TCP_FL_RST, i.rcv_nxt, 0)),
+	assert_int_equal(after_reset(w, frame_from_b(&w->ep_a, TCP_FL_RST, i.rcv_nxt, 0)),
 			 TCP_INPUT_CONSUMED);
 	w->now += MS(1);
-	assert_int_equal(after_reset(w, stray_to_a(&w->ep_a, TCP_FL_RST, i.rcv_nxt, 0)),
+	assert_int_equal(after_reset(w, frame_from_b(&w->ep_a, TCP_FL_RST, i.rcv_nxt, 0)),
 			 TCP_INPUT_NO_CONN);
 	assert_int_equal(cnt(w->a, TCP_CNT_AFTER_RESET), 3);
 
@@ -583,9 +575,9 @@ what_was_in_flight_after_a_reset_is_answered_as_a_closed_port_would(void **state
 	wire_run(w, MS(20));
 	assert_true(w->app_a.events & TCP_EV_RESET);
 	assert_int_equal(cnt(w->a, TCP_CNT_RESET_REMEMBERED), 2);
-	assert_int_equal(after_reset(w, stray_to_a(&w->ep_a, TCP_FL_SYN, i.rcv_nxt + 100000, 0)),
+	assert_int_equal(after_reset(w, frame_from_b(&w->ep_a, TCP_FL_SYN, i.rcv_nxt + 100000, 0)),
 			 TCP_INPUT_NO_CONN);
-	assert_int_equal(after_reset(w, stray_to_a(&w->ep_a, TCP_FL_ACK, i.rcv_nxt, i.snd_nxt)),
+	assert_int_equal(after_reset(w, frame_from_b(&w->ep_a, TCP_FL_ACK, i.rcv_nxt, i.snd_nxt)),
 			 TCP_INPUT_NO_CONN);
 	assert_int_equal(cnt(w->a, TCP_CNT_AFTER_RESET), 3);
 
@@ -628,13 +620,13 @@ a_full_reset_memory_forgets_the_entry_nearest_its_end(void **state)
 	assert_int_equal(cnt(w->a, TCP_CNT_RESET_REMEMBERED), TCP_RMEM_WAYS + 1);
 	assert_int_equal(cnt(w->a, TCP_CNT_RESET_FORGOTTEN), 1);
 	/* The first was reset first, so its entry was nearest its end. */
-	assert_int_equal(after_reset(w, stray_to_a(&ep[0], TCP_FL_RST, 1, 0)), TCP_INPUT_NO_CONN);
+	assert_int_equal(after_reset(w, frame_from_b(&ep[0], TCP_FL_RST, 1, 0)), TCP_INPUT_NO_CONN);
 	for (unsigned int k = 1; k <= TCP_RMEM_WAYS; k++)
-		assert_int_equal(after_reset(w, stray_to_a(&ep[k], TCP_FL_RST, 1, 0)),
+		assert_int_equal(after_reset(w, frame_from_b(&ep[k], TCP_FL_RST, 1, 0)),
 				 TCP_INPUT_CONSUMED);
 	/* An engine without the memory leaves every frame to its caller. */
 	{
-		struct rte_mbuf *m = stray_to_a(&ep[1], TCP_FL_RST, 1, 0);
+		struct rte_mbuf *m = frame_from_b(&ep[1], TCP_FL_RST, 1, 0);
 
 		assert_int_equal(tcp_input_after_reset(w->b, m, w->now), TCP_INPUT_NO_CONN);
 		rte_pktmbuf_free(m);
