@@ -11,6 +11,7 @@
 #include <netinet/in.h>
 
 #include <rte_errno.h>
+#include <rte_hash_crc.h>
 #include <rte_jhash.h>
 #include <rte_malloc.h>
 
@@ -198,7 +199,7 @@ tcp_time_wait_list(struct tcp_conn *c)
 static inline struct tcp_rmem *
 rmem_set(const struct tcp_engine *e, const struct tcp_key *k)
 {
-	return &e->rmem[(rte_jhash(k, sizeof(*k), 0) & e->rmem_mask) * TCP_RMEM_WAYS];
+	return &e->rmem[(rte_hash_crc(k, sizeof(*k), 0) & e->rmem_mask) * TCP_RMEM_WAYS];
 }
 
 struct tcp_rmem *
@@ -206,7 +207,9 @@ tcp_rmem_find(struct tcp_engine *e, const struct tcp_key *k)
 {
 	struct tcp_rmem *set;
 
-	if (e->rmem == NULL)
+	/* Every frame of a connection the proxy bridges asks: with no
+	 * reset within reset_memory_ns, it costs one compare. */
+	if (e->rmem == NULL || e->now >= e->rmem_until)
 		return NULL;
 	set = rmem_set(e, k);
 	for (unsigned int i = 0; i < TCP_RMEM_WAYS; i++)
@@ -235,6 +238,7 @@ rmem_put(struct tcp_engine *e, const struct tcp_key *k)
 		TCP_CNT(e, RESET_FORGOTTEN);
 	v->key = *k;
 	v->until = e->now + e->p.reset_memory_ns;
+	e->rmem_until = v->until;
 	TCP_CNT(e, RESET_REMEMBERED);
 }
 

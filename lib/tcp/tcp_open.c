@@ -414,10 +414,10 @@ tcp_input_after_reset(struct tcp_engine *e, struct rte_mbuf *m, uint64_t now_ns)
 	struct tcp_key k;
 	uint8_t fl;
 
-	if (e->rmem == NULL || !has_tcp_ports(meta) ||
+	e->now = now_ns;
+	if (e->rmem == NULL || now_ns >= e->rmem_until || !has_tcp_ports(meta) ||
 	    (meta->flags & (PKT_F_FRAGMENT | PKT_F_MALFORMED)))
 		return TCP_INPUT_NO_CONN;
-	e->now = now_ns;
 	key_from_meta(&k, meta);
 	r = tcp_rmem_find(e, &k);
 	if (r == NULL)

@@ -289,6 +289,8 @@ struct tcp_engine {
 	uint8_t in_burst;
 	struct tcp_rmem *rmem;      /* reset memory, NULL when off */
 	uint32_t rmem_mask;         /* sets - 1 */
+	uint64_t rmem_until;        /* no entry lives past this: until
+	                               then frames of no connection look */
 	uint64_t listen_bits[65536 / 64];
 	char hash_name[RTE_HASH_NAMESIZE];
 };
