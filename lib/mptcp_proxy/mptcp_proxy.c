@@ -101,7 +101,10 @@ mptcp_setup(struct mptcp_proxy *px, const struct mptcp_proxy_params *p)
 		snprintf(name, sizeof(name), "%s_rd", p->name != NULL ? p->name : "mptcp");
 		px->rd = mptcp_redirect_create(&(struct mptcp_redirect_params){
 			.name = name, .socket_id = p->socket_id,
-			.entries = p->redirect_entries, .idle_ns = p->redirect_idle_ns });
+			.entries = p->redirect_entries, .idle_ns = p->redirect_idle_ns,
+			/* A reset subflow's leftovers go where its reset
+			 * is remembered, for as long as it is. */
+			.rst_ns = p->reset_memory_ns });
 		if (px->rd == NULL)
 			return -ENOMEM;
 		px->handover = p->handover;

@@ -17,7 +17,7 @@
 
 #include "mptcp_redirect.h"
 
-enum rd_state { RD_FREE, RD_SYN, RD_EST, RD_FIN };
+enum rd_state { RD_FREE, RD_SYN, RD_EST, RD_FIN, RD_RST };
 
 struct rd_entry {
 	struct mptcp_redirect_key k;
@@ -31,6 +31,7 @@ struct mptcp_redirect {
 	uint32_t cap, count, mask, cursor;
 	uint32_t free;     /* free list (index + 1) */
 	uint64_t idle_ns;
+	uint64_t rst_ns;   /* after the client's RST; 0: none */
 	uint32_t *bucket;  /* mask + 1 */
 	struct rd_entry e[];
 };
@@ -59,7 +60,8 @@ static bool
 rd_expired(const struct mptcp_redirect *rt, const struct rd_entry *e, uint64_t now)
 {
 	uint64_t life = e->state == RD_SYN ? MPTCP_REDIRECT_SYN_NS :
-			e->state == RD_FIN ? MPTCP_REDIRECT_FIN_NS : rt->idle_ns;
+			e->state == RD_FIN ? MPTCP_REDIRECT_FIN_NS :
+			e->state == RD_RST ? rt->rst_ns : rt->idle_ns;
 
 	if (life == 0)
 		return false;
@@ -94,6 +96,7 @@ mptcp_redirect_create(const struct mptcp_redirect_params *p)
 	rt->cap = p->entries;
 	rt->mask = nb - 1;
 	rt->idle_ns = p->idle_ns;
+	rt->rst_ns = p->rst_ns;
 	for (uint32_t i = p->entries; i-- > 0;) {
 		rt->e[i].next = rt->free;
 		rt->free = i + 1;
@@ -220,10 +223,19 @@ mptcp_redirect_lookup(struct mptcp_redirect *rt, const struct mptcp_redirect_key
 		return -1;
 	}
 	owner = e->owner;
+	if (e->state == RD_RST)
+		return owner; /* its life counts from the RST, whatever follows */
 	e->seen_ns = now;
-	if (flags & MPTCP_REDIRECT_RST)
-		rd_unlink(rt, link);
-	else if (flags & MPTCP_REDIRECT_FIN)
+	if (flags & MPTCP_REDIRECT_RST) {
+		/* What the client sent before its RST may still arrive: it
+		 * goes to the owner too, which remembers the reset and
+		 * answers it as the closed subflow (tcp_input_after_reset()),
+		 * rather than finding no entry here and being bridged. */
+		if (rt->rst_ns == 0)
+			rd_unlink(rt, link);
+		else
+			e->state = RD_RST;
+	} else if (flags & MPTCP_REDIRECT_FIN)
 		e->state = RD_FIN;
 	else if (!(flags & MPTCP_REDIRECT_SYN) && e->state == RD_SYN)
 		e->state = RD_EST;

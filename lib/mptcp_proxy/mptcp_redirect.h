@@ -19,7 +19,9 @@
  *     MPTCP_REDIRECT_SYN_NS without a segment;
  *   - an established one after idle_ns without a segment;
  *   - one whose client sent a FIN, MPTCP_REDIRECT_FIN_NS after its last
- *     segment; one whose client sent a RST, at once.
+ *     segment;
+ *   - one whose client sent a RST, rst_ns after that RST (later segments
+ *     do not refresh it), or at once when rst_ns is 0.
  * Expired entries go when looked up, when a new entry needs the room, and
  * by mptcp_redirect_expire() (a few at a time, from the poll loop).
  */
@@ -65,6 +67,10 @@ struct mptcp_redirect_params {
 	int socket_id;
 	uint32_t entries;   /**< subflows remembered at most, >= 1 */
 	uint64_t idle_ns;   /**< an established subflow's idle expiry; 0: never */
+	uint64_t rst_ns;    /**< how long a subflow whose client sent a RST
+			     *   still goes to its owner after it (what was
+			     *   in flight behind the RST meets the owner's
+			     *   memory of the reset); 0: forgotten at once */
 };
 
 /**
@@ -90,8 +96,10 @@ int mptcp_redirect_add(struct mptcp_redirect *rt,
  * The owner of the subflow k, for a segment with TCP flags `flags` seen
  * at now_ns, or -1 if k is not in the table (or expired: then removed).
  * A hit refreshes the entry; a segment without SYN establishes it, a FIN
- * shortens its life to MPTCP_REDIRECT_FIN_NS, a RST removes it (the
- * owner is still returned: the RST goes there).
+ * shortens its life to MPTCP_REDIRECT_FIN_NS, a RST leaves it rst_ns to
+ * live, or removes it when rst_ns is 0 (the owner is still returned:
+ * the RST goes there). After a RST, nothing but a new join (an add)
+ * changes the entry.
  */
 int mptcp_redirect_lookup(struct mptcp_redirect *rt,
 			  const struct mptcp_redirect_key *k, uint8_t flags,

@@ -542,6 +542,11 @@ static struct mptcp_proxy *P;
 static struct mptcp_proxy *P2;
 static uint32_t p2_redirect_entries;
 static bool mss_room; /* the next setup(): mptcp_fallback_mss_room */
+static uint64_t p_reset_memory_ns; /* the next setup(): reset_memory_ns */
+/* While set, the first data frame the client sends on path 1 is copied
+ * into kept_up1 (to arrive again later, as a leftover). */
+static bool capture_up1;
+static struct rte_mbuf *kept_up1;
 static struct rte_mbuf *handed[2][1024];
 static uint32_t nhanded[2];
 static struct app app_s;
@@ -615,6 +620,11 @@ enqueue(struct rte_mbuf *m, int dst, int from_s)
 					segs_down_at_max++;
 			}
 		}
+	}
+	if (capture_up1 && kept_up1 == NULL && dst == 1 && !from_s &&
+	    path_of(pkt_meta(m), 0) == 1 && payload_len(m) > 0) {
+		kept_up1 = rte_pktmbuf_copy(m, m->pool, 0, UINT32_MAX);
+		assert_non_null(kept_up1);
 	}
 	assert_true(qn < RTE_DIM(q));
 	q[qn].m = m;
@@ -869,6 +879,8 @@ setup(uint64_t d0, uint64_t d1)
 	pp.mptcp = true;
 	pp.mptcp_fallback_mss_room = mss_room;
 	mss_room = false;
+	pp.reset_memory_ns = p_reset_memory_ns;
+	p_reset_memory_ns = 0;
 	if (p2_redirect_entries != 0) {
 		/* Two workers: tokens carry one owner bit. */
 		pp.worker_bits = 1;
@@ -944,6 +956,9 @@ teardown_all(void)
 			rte_pktmbuf_free(handed[w][i]);
 		nhanded[w] = 0;
 	}
+	rte_pktmbuf_free(kept_up1);
+	kept_up1 = NULL;
+	capture_up1 = false;
 	mptcp_proxy_free(P2);
 	P2 = NULL;
 	p2_redirect_entries = 0;
@@ -2102,6 +2117,55 @@ a_join_that_lands_on_the_worker_not_owning_its_token_is_handed_over_and_its_subf
 	teardown_all();
 }
 
+/* The client resets a subflow that worker 1 hands to worker 0; a
+ * segment it sent before the RST arrives after it. Worker 1 still hands
+ * it to the owner, whose engine remembers the reset and answers it as
+ * the closed subflow: it is not bridged to the server. */
+static void
+a_handed_subflows_leftover_after_the_clients_rst_is_answered_by_the_owner(void **state)
+{
+	struct xfer x = { .up = 200000, .down = 0, .limit_ms = 30000 };
+	const uint64_t *tc;
+	uint64_t after, handed, not_owned, not_owned2;
+	struct mcsf *j;
+
+	(void)state;
+	p_reset_memory_ns = MS(5000);
+	setup_two_workers(MS(5), MS(3), 16);
+	mc_connect();
+	j = mc_join(0, 0, 0);
+	assert_true(j->events & TCP_EV_CONNECTED);
+	mc.rr = 1; /* the client's data alternates over both subflows */
+	capture_up1 = true;
+	transfer(&x);
+	capture_up1 = false;
+	assert_non_null(kept_up1);
+	tcp_abort(j->c, now);
+	run_ms(50);
+	assert_int_equal(CNT(MPTCP_SF_RESET), 1);
+	assert_int_equal(stats().mptcp_subflows, 1);
+	/* Worker 1 keeps the 4-tuple for as long as the owner remembers
+	 * the reset. */
+	assert_int_equal(stats2().mptcp_redirects, 1);
+	tc = mptcp_proxy_tcp_counters(P);
+	after = tc[TCP_CNT_AFTER_RESET];
+	handed = CNT2(MPTCP_SF_HANDED);
+	not_owned = CNT(NOT_OWNED);
+	not_owned2 = CNT2(NOT_OWNED);
+	enqueue(kept_up1, 1, 0);
+	kept_up1 = NULL;
+	run_ms(50);
+	assert_int_equal(CNT2(MPTCP_SF_HANDED), handed + 1);
+	assert_int_equal(tc[TCP_CNT_AFTER_RESET], after + 1);
+	assert_int_equal(CNT(NOT_OWNED), not_owned);
+	assert_int_equal(CNT2(NOT_OWNED), not_owned2);
+	assert_int_equal(frames_to_s_with_mptcp, 0);
+	/* Then the entry goes, with the owner's memory. */
+	run_ms(5000);
+	assert_int_equal(stats2().mptcp_redirects, 0);
+	teardown_all();
+}
+
 static void
 without_hand_over_a_join_on_the_other_worker_is_refused_with_rst(void **state)
 {
@@ -2811,6 +2875,7 @@ main(void)
 		cmocka_unit_test(a_join_that_lands_on_the_worker_not_owning_its_token_is_handed_over_and_its_subflow_carries_data),
 		cmocka_unit_test(without_hand_over_a_join_on_the_other_worker_is_refused_with_rst),
 		cmocka_unit_test(a_full_redirect_table_refuses_the_join_with_rst_and_counts_it),
+		cmocka_unit_test(a_handed_subflows_leftover_after_the_clients_rst_is_answered_by_the_owner),
 		cmocka_unit_test(a_data_fin_lost_on_a_dead_idle_path_is_sent_again_on_the_other),
 		cmocka_unit_test(a_poll_gap_longer_than_the_stale_bound_marks_no_healthy_subflow_stale),
 		cmocka_unit_test(a_path_that_goes_silent_turns_stale_within_the_bound_and_a_scan),

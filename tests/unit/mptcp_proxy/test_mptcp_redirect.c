@@ -3,8 +3,8 @@
  * lib/mptcp_proxy's redirect table (mptcp_redirect.h), on a virtual
  * clock: the subflows a worker passes on to the worker that owns their
  * MPTCP connection. Bounded, refreshed by traffic, expiring when idle,
- * after a FIN, at once on RST; a full table refuses a new subflow and
- * makes room from expired ones.
+ * after a FIN, on RST at once or after the reset's memory; a full table
+ * refuses a new subflow and makes room from expired ones.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -22,7 +22,7 @@
 #define IDLE (600 * S)
 
 static struct mptcp_redirect *
-table(uint32_t entries, uint64_t idle_ns)
+table_rst(uint32_t entries, uint64_t idle_ns, uint64_t rst_ns)
 {
 	static unsigned seq;
 	char name[32];
@@ -30,9 +30,16 @@ table(uint32_t entries, uint64_t idle_ns)
 
 	snprintf(name, sizeof(name), "rd_test%u", seq++);
 	rt = mptcp_redirect_create(&(struct mptcp_redirect_params){
-		.name = name, .socket_id = -1, .entries = entries, .idle_ns = idle_ns });
+		.name = name, .socket_id = -1, .entries = entries, .idle_ns = idle_ns,
+		.rst_ns = rst_ns });
 	assert_non_null(rt);
 	return rt;
+}
+
+static struct mptcp_redirect *
+table(uint32_t entries, uint64_t idle_ns)
+{
+	return table_rst(entries, idle_ns, 0);
 }
 
 /* Subflow i from 198.18.1.1 to 198.18.0.2:80 (source port 20000 + i). */
@@ -249,6 +256,43 @@ the_expiry_scan_visits_a_bounded_number_of_entries_per_call(void **state)
 	mptcp_redirect_free(rt);
 }
 
+/* With a reset memory, the client's RST leaves the subflow going to its
+ * owner for that long after it (what it sent before the RST may arrive
+ * behind it), and nothing that follows extends it or moves it on. */
+static void
+after_the_clients_rst_its_leftovers_go_to_the_owner_for_the_reset_memory(void **state)
+{
+	struct mptcp_redirect *rt = table_rst(4, 0, 5 * S); /* idle: never */
+	struct mptcp_redirect_key k = key4(1), j = key4(2);
+	uint64_t t = 10 * S;
+
+	(void)state;
+	assert_int_equal(mptcp_redirect_add(rt, &k, 1, t), 0);
+	assert_int_equal(mptcp_redirect_lookup(rt, &k, 0x10, t), 1);
+	assert_int_equal(mptcp_redirect_lookup(rt, &k, MPTCP_REDIRECT_RST | 0x10, t + S), 1);
+	assert_int_equal(mptcp_redirect_count(rt), 1);
+	/* Leftovers (data, a FIN, another RST) still go to the owner... */
+	assert_int_equal(mptcp_redirect_lookup(rt, &k, 0x18, t + 2 * S), 1);
+	assert_int_equal(mptcp_redirect_lookup(rt, &k, MPTCP_REDIRECT_FIN | 0x10, t + 3 * S), 1);
+	assert_int_equal(mptcp_redirect_lookup(rt, &k, MPTCP_REDIRECT_RST, t + 4 * S), 1);
+	/* ...until 5 s after the first RST, whatever came since. */
+	assert_int_equal(mptcp_redirect_expire(rt, t + 6 * S - 1, 4), 0);
+	assert_int_equal(mptcp_redirect_lookup(rt, &k, 0x18, t + 6 * S - 1), 1);
+	assert_int_equal(mptcp_redirect_lookup(rt, &k, 0x18, t + 6 * S), -1);
+	assert_int_equal(mptcp_redirect_count(rt), 0);
+	/* A new join on a reset 4-tuple starts it over as a join. */
+	assert_int_equal(mptcp_redirect_add(rt, &j, 0, t), 0);
+	assert_int_equal(mptcp_redirect_lookup(rt, &j, MPTCP_REDIRECT_RST, t), 0);
+	assert_int_equal(mptcp_redirect_add(rt, &j, 1, t + S), 0);
+	assert_int_equal(mptcp_redirect_lookup(rt, &j, 0x10, t + S), 1);
+	assert_int_equal(mptcp_redirect_lookup(rt, &j, 0x10, t + 100 * S), 1);
+	/* Expired by the scan too. */
+	assert_int_equal(mptcp_redirect_lookup(rt, &j, MPTCP_REDIRECT_RST, t + 200 * S), 1);
+	assert_int_equal(mptcp_redirect_expire(rt, t + 205 * S, 4), 1);
+	assert_int_equal(mptcp_redirect_count(rt), 0);
+	mptcp_redirect_free(rt);
+}
+
 int
 main(void)
 {
@@ -261,6 +305,7 @@ main(void)
 		cmocka_unit_test(a_fin_from_the_client_shortens_the_subflows_life_to_60_s),
 		cmocka_unit_test(a_full_table_makes_room_from_expired_subflows),
 		cmocka_unit_test(the_expiry_scan_visits_a_bounded_number_of_entries_per_call),
+		cmocka_unit_test(after_the_clients_rst_its_leftovers_go_to_the_owner_for_the_reset_memory),
 	};
 
 	if (test_eal_init("mptcp_redirect") != 0)
