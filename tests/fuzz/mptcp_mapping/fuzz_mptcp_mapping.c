@@ -28,10 +28,20 @@
  *     (mptcp_segments_sent_without_mapping);
  *   - after teardown any mbuf of the pool is still in use.
  *
+ * With configuration bit 0x08 there are two workers, as with RSS: P
+ * (worker 0) owns the connection, and subflow 1's frames from the client
+ * reach P2 (worker 1), which hands them over to P through its redirect
+ * table (a hand-over ring of HANDED_MAX frames, full when the harness
+ * has not drained it: the decline path, which 0x20 makes common by
+ * draining it at one pump in 16). With 0x10 both remember reset
+ * connections for 5 s (reset_memory_ns), so a subflow the client reset
+ * stays in P2's table and its later frames meet P's memory.
+ *
  * Input: one configuration byte (0x01: shut the proxy down before
  * freeing it; 0x02: 32-bit DSNs by default; 0x04: the client asks for
  * DSS checksums, and its mappings carry the checksum of the stream bytes
- * they name, spoiled by bit 0 of byte 15), then records of REC bytes:
+ * they name, spoiled by bit 0 of byte 15; 0x08, 0x10 and 0x20 above), then
+ * records of REC bytes:
  *   0     op (low 3 bits): 0, 1 data, 2 pure ACK, 3 join step or path
  *         option, 4 other option, 5 RST, 6 server action, 7 clock;
  *         0x08 subflow 1; 0x10 FIN; 0x20 ack off by byte 10;
@@ -83,8 +93,15 @@ struct hsf {
 	uint32_t nonce, p_nonce;
 };
 
+#define HANDED_MAX 8
+
 struct harness {
 	struct mptcp_proxy *px;
+	struct mptcp_proxy *px2;  /* worker 1 (configuration 0x08), or NULL */
+	struct rte_mbuf *handed[HANDED_MAX]; /* P2's hand-over ring to P */
+	uint16_t nhanded;
+	int hold;           /* configuration 0x20 */
+	unsigned pumps;
 	struct tcp_engine *s;
 	struct tcp_conn *sc;
 	uint64_t now;
@@ -221,6 +238,34 @@ p_emit(void *arg, struct rte_mbuf **pk, uint16_t n)
 	}
 }
 
+/* P2's hand-over to its owner: a ring of HANDED_MAX frames. */
+static int
+handover(void *arg, struct rte_mbuf *m, uint16_t to)
+{
+	(void)arg;
+	CHECK(to == 0); /* P2 owns no connection of the harness */
+	if (H.nhanded == HANDED_MAX)
+		return -1;
+	H.handed[H.nhanded++] = m;
+	return 0;
+}
+
+/* P takes what P2 handed it; what no connection takes would go on to S
+ * as bridged. */
+static int
+take_handed(void)
+{
+	uint16_t n = H.nhanded, keep;
+
+	if (n == 0)
+		return 0;
+	H.nhanded = 0;
+	keep = mptcp_proxy_input_handed(H.px, H.handed, n, H.now);
+	for (uint16_t i = 0; i < keep; i++)
+		rte_pktmbuf_free(H.handed[i]);
+	return 1;
+}
+
 /* Move frames between P and S until nothing moves. */
 static void
 pump(void)
@@ -229,7 +274,9 @@ pump(void)
 		struct rte_mbuf *pk[32];
 		uint16_t n, keep;
 		uint64_t before = emitted;
-		int moved = 0;
+		/* With 0x20, P drains the ring at one pump in 16: it
+		 * fills, and P2 keeps what it cannot hand over. */
+		int moved = H.hold && (++H.pumps & 15) != 0 ? 0 : take_handed();
 
 		while ((n = tcp_tx_burst(H.s, pk, 32)) > 0) {
 			moved = 1;
@@ -242,6 +289,8 @@ pump(void)
 				rte_pktmbuf_free(pk[i]); /* would cross to the client */
 		}
 		mptcp_proxy_poll(H.px, H.now, p_emit, NULL);
+		if (H.px2 != NULL)
+			mptcp_proxy_poll(H.px2, H.now, p_emit, NULL);
 		if (!moved && emitted == before)
 			break;
 	}
@@ -308,7 +357,9 @@ send_seg(int k, uint32_t rel, uint32_t ack, uint8_t flags, const uint8_t *opt,
 		return;
 	m->port = 0;
 	CHECK(pkt_parse(m, pkt_meta(m), 0) == PKT_ERR_NONE);
-	if (mptcp_proxy_input_burst(H.px, &m, 1, true, 1, H.now) == 1)
+	/* Subflow 1's frames land on worker 1 when there is one. */
+	if (mptcp_proxy_input_burst(k == 1 && H.px2 != NULL ? H.px2 : H.px, &m, 1,
+				    true, 1, H.now) == 1)
 		rte_pktmbuf_free(m); /* passed: would cross to S untouched */
 	pump();
 }
@@ -538,6 +589,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memset(&H, 0, sizeof(H));
 	H.consistent = 1;
 	H.csum = (cfg & 0x04) != 0;
+	H.hold = (cfg & 0x28) == 0x28;
 	H.now = MS(1000);
 	H.key = 0x0123456789abcdefull;
 	mptcp_key_token_idsn(H.key, &tok, &H.base);
@@ -554,8 +606,22 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	pp.max_subflows = 3;
 	pp.nrules = 1;
 	pp.rules = &rule;
+	if (cfg & 0x10)
+		pp.reset_memory_ns = MS(5000);
+	if (cfg & 0x08) {
+		pp.worker_bits = 1;
+		pp.handover = handover;
+		pp.redirect_entries = 2;
+		pp.redirect_idle_ns = MS(60000);
+	}
 	H.px = mptcp_proxy_create(&pp);
 	CHECK(H.px != NULL);
+	if (cfg & 0x08) {
+		pp.name = "fzp2";
+		pp.worker_id = 1;
+		H.px2 = mptcp_proxy_create(&pp);
+		CHECK(H.px2 != NULL);
+	}
 	tcp_engine_params_init(&sp);
 	sp.name = "fzs";
 	sp.pool = pool;
@@ -640,6 +706,21 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			if (st.cnt[c] != 0)
 				fprintf(stderr, " %s=%llu", mptcp_proxy_cnt_name((enum mptcp_proxy_cnt)c),
 					(unsigned long long)st.cnt[c]);
+		if (H.px2 != NULL) {
+			mptcp_proxy_stats_get(H.px2, &st);
+			fprintf(stderr, "; worker 1:");
+			for (unsigned int c = 0; c < MPTCP_PROXY_CNT_MAX; c++)
+				if (st.cnt[c] != 0)
+					fprintf(stderr, " %s=%llu",
+						mptcp_proxy_cnt_name((enum mptcp_proxy_cnt)c),
+						(unsigned long long)st.cnt[c]);
+		}
+		{
+			const uint64_t *tc = mptcp_proxy_tcp_counters(H.px);
+
+			fprintf(stderr, "; tcp_segments_after_reset=%llu",
+				(unsigned long long)tc[TCP_CNT_AFTER_RESET]);
+		}
 		fprintf(stderr, "\n");
 	}
 	{
@@ -649,9 +730,17 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		mptcp_proxy_stats_get(H.px, &st);
 		CHECK(st.cnt[MPTCP_PROXY_CNT_MPTCP_TX_NO_MAPPING] == 0);
 	}
-	if (cfg & 0x01)
+	if (cfg & 0x01) {
 		mptcp_proxy_shutdown(H.px, H.now, p_emit, NULL);
+		if (H.px2 != NULL)
+			mptcp_proxy_shutdown(H.px2, H.now, p_emit, NULL);
+	}
 	pump();
+	/* A shut-down owner takes nothing: what is left in the ring is the
+	 * harness's. */
+	for (uint16_t i = 0; i < H.nhanded; i++)
+		rte_pktmbuf_free(H.handed[i]);
+	mptcp_proxy_free(H.px2);
 	mptcp_proxy_free(H.px);
 	tcp_engine_free(H.s);
 	/* Every mbuf P, S or the harness took or made is back. */

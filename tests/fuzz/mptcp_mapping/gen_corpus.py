@@ -82,6 +82,18 @@ SEEDS = {
     "csum_mpc_data": b"\x04" + rec(4, maplen=800, paylen=800, aux=b"\x00\x81\0\0"),
     # proxy shut down with data in flight
     "shutdown": b"\x01" + data(1000, dseq=2000) + rec(6, aux=b"\0\x40\0\0"),
+    # two workers (configuration 0x08): the join lands on worker 1, which
+    # hands it and its segments to the owner
+    "two_workers_join_data": b"\x08" + data(1000) + join(shift=1000)
+    + data(1000, sub=1) + data(1000, sub=1) + data(500),
+    # the same with a reset memory (0x10): the client resets the handed
+    # subflow, then a segment it sent before arrives
+    "two_workers_reset_leftover": b"\x18" + data(1000) + join(shift=1000)
+    + data(1000, sub=1) + rec(5 | 0x08) + data(1000, sub=1, dseq=-1000)
+    + data(500),
+    # the hand-over ring drained at one pump in 16 (0x20): it fills
+    "two_workers_ring_full": b"\x28" + data(1000) + join(shift=1000)
+    + b"".join(data(100, sub=1) for _ in range(12)) + data(500),
 }
 
 here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "corpus")
