@@ -572,6 +572,19 @@ join_step(const uint8_t *r)
 	}
 }
 
+/* The trace's list of a proxy's non-zero counters. */
+static void
+trace_counters(const struct mptcp_proxy *px)
+{
+	struct mptcp_proxy_stats st;
+
+	mptcp_proxy_stats_get(px, &st);
+	for (unsigned int c = 0; c < MPTCP_PROXY_CNT_MAX; c++)
+		if (st.cnt[c] != 0)
+			fprintf(stderr, " %s=%llu", mptcp_proxy_cnt_name((enum mptcp_proxy_cnt)c),
+				(unsigned long long)st.cnt[c]);
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -697,23 +710,12 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (getenv("FUZZ_MPTCP_MAPPING_TRACE") != NULL) {
 		/* What an input reached: bytes at the server, the proxy's
 		 * counters. */
-		struct mptcp_proxy_stats st;
-
-		mptcp_proxy_stats_get(H.px, &st);
 		fprintf(stderr, "server got %llu bytes, mappings %s;",
 			(unsigned long long)H.s_pos, H.consistent ? "consistent" : "not consistent");
-		for (unsigned int c = 0; c < MPTCP_PROXY_CNT_MAX; c++)
-			if (st.cnt[c] != 0)
-				fprintf(stderr, " %s=%llu", mptcp_proxy_cnt_name((enum mptcp_proxy_cnt)c),
-					(unsigned long long)st.cnt[c]);
+		trace_counters(H.px);
 		if (H.px2 != NULL) {
-			mptcp_proxy_stats_get(H.px2, &st);
 			fprintf(stderr, "; worker 1:");
-			for (unsigned int c = 0; c < MPTCP_PROXY_CNT_MAX; c++)
-				if (st.cnt[c] != 0)
-					fprintf(stderr, " %s=%llu",
-						mptcp_proxy_cnt_name((enum mptcp_proxy_cnt)c),
-						(unsigned long long)st.cnt[c]);
+			trace_counters(H.px2);
 		}
 		{
 			const uint64_t *tc = mptcp_proxy_tcp_counters(H.px);
