@@ -634,6 +634,8 @@ read_hdr(struct prtt *t, const uint8_t *h, uint32_t hl, struct prtt_seg *s)
 		s->tsecr = pkt_rd32(h + 28);
 	} else if (hl == 20) {
 		s->has_ts = 0;
+		s->tsval = 0; /* (never read without has_ts) */
+		s->tsecr = 0;
 	} else {
 		/* (Into a copy: s's address is then never taken, so the
 		 * compiler may keep its fields in registers.) */
