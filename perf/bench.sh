@@ -804,6 +804,20 @@ cg_top() {
 	"$PY" "$HERE/cg_top.py" "$1" "$2" "$3" "${4:-packet}" "$INSTR_TOP"
 }
 
+# cg_top_net FILE IDLE_FILE LOOPS IDLE_LOOPS SEGMENTS NAME: cg_top per
+# segment, each function less what the transfer's loops would have cost
+# it idle (its share of IDLE_FILE, scaled by LOOPS / IDLE_LOOPS): under
+# callgrind most of a transfer's loops find no frame, and the plain list
+# would put the polling first. The lines then add up to the
+# "instructions ... per segment" figure, which is net of the same loops.
+cg_top_net() {
+	[ "$INSTR_TOP" -gt 0 ] 2>/dev/null || return 0
+	command -v callgrind_annotate >/dev/null || return 0
+	local scale
+	scale=$(awk -v l="$3" -v i="$4" 'BEGIN { printf "%.9f", (i > 0 ? l / i : 0) }')
+	"$PY" "$HERE/cg_top.py" "$1" "$5" "$6" segment "$INSTR_TOP" "$2" "$scale"
+}
+
 # instr_one CONTENDER: run it under callgrind for INSTR_SECS seconds of
 # forwarding and print its instructions per packet sent: the
 # instructions counted / the packets its exit report says it sent over

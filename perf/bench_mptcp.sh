@@ -268,19 +268,6 @@ mb_rx() {
 	echo "$sum"
 }
 
-# mb_cg_top FILE IDLE_FILE LOOPS IDLE_LOOPS SEGMENTS NAME: the INSTR_TOP
-# functions with the most instructions of their own per segment, each
-# less what the transfer's loops would have cost it idle (its share of
-# IDLE_FILE, scaled by LOOPS / IDLE_LOOPS): under callgrind most loops
-# find no frame, and cg_top would list the polling first.
-mb_cg_top() {
-	[ "$INSTR_TOP" -gt 0 ] 2>/dev/null || return 0
-	command -v callgrind_annotate >/dev/null || return 0
-	local scale
-	scale=$(awk -v l="$3" -v i="$4" 'BEGIN { printf "%.9f", (i > 0 ? l / i : 0) }')
-	"$PY" "$HERE/cg_top.py" "$1" "$5" "$6" segment "$INSTR_TOP" "$2" "$scale"
-}
-
 # mb_instr_run CONTENDER: one sluice under callgrind, idle, download,
 # upload; "instructions CONTENDER_DIR <v> per segment" lines and the top
 # functions of each transfer. Sets MB_NET[c_dir] and MB_SEGS[c_dir].
@@ -337,7 +324,7 @@ PY
 		MB_SEGS[${c}_$dir]=${MB_NET[${c}_$dir]#* }
 		MB_NET[${c}_$dir]=${MB_NET[${c}_$dir]% *}
 		echo "${out%$'\n'*}"
-		mb_cg_top "$cg" "$idle_cg" "$(px_cg_loops "$cg" 4)" "$(px_cg_loops "$idle_cg" 4)" \
+		cg_top_net "$cg" "$idle_cg" "$(px_cg_loops "$cg" 4)" "$(px_cg_loops "$idle_cg" 4)" \
 			"$((f1 - f0))" "${c}_$dir"
 	done
 	e2e_stop_sluice || die "$c: $E2E_WHY"

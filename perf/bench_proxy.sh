@@ -460,7 +460,8 @@ PY
 ) || die "$c: $out"
 	PX_IPS[$c]=${out##*$'\n'}
 	echo "${out%$'\n'*}"
-	cg_top "$cg" "$((f1 - f0))" "$c" segment
+	cg_top_net "$cg" "$idle_cg" "$(px_cg_loops "$cg")" "$(px_cg_loops "$idle_cg")" \
+		"$((f1 - f0))" "$c"
 }
 
 proxy_instructions() {
