@@ -34,5 +34,5 @@ mkdir "$corpus/found"
 for f in "$tmp/merged"/*; do
 	[ -e "$corpus/$(basename "$f")" ] || cp "$f" "$corpus/found/"
 done
-echo "refresh_found: $name: $(ls "$corpus/found" | wc -l) inputs in found/;" \
+echo "refresh_found: $name: $(find "$corpus/found" -type f | wc -l) inputs in found/;" \
 	"$(grep -o '[0-9]* new coverage edges' "$tmp/merge.log" | tail -1) over the seeds"
