@@ -796,12 +796,14 @@ print(v.get("D1mr", 0) + v.get("D1mw", 0), v.get("DLmr", 0) + v.get("DLmw", 0))
 PYEOF
 }
 
-# cg_top FILE PACKETS CONTENDER [UNIT]: the INSTR_TOP functions with the
-# most instructions of their own, per packet (or UNIT): perf/cg_top.py.
+# cg_top FILE PACKETS CONTENDER [UNIT [IDLE_FILE SCALE]]: the INSTR_TOP
+# functions with the most instructions of their own, per packet (or
+# UNIT), each less SCALE times its count in IDLE_FILE if given:
+# perf/cg_top.py.
 cg_top() {
 	[ "$INSTR_TOP" -gt 0 ] 2>/dev/null || return 0
 	command -v callgrind_annotate >/dev/null || return 0
-	"$PY" "$HERE/cg_top.py" "$1" "$2" "$3" "${4:-packet}" "$INSTR_TOP"
+	"$PY" "$HERE/cg_top.py" "$1" "$2" "$3" "${4:-packet}" "$INSTR_TOP" "${@:5:2}"
 }
 
 # cg_top_net FILE IDLE_FILE LOOPS IDLE_LOOPS SEGMENTS NAME: cg_top per
@@ -811,11 +813,8 @@ cg_top() {
 # would put the polling first. The lines then add up to the
 # "instructions ... per segment" figure, which is net of the same loops.
 cg_top_net() {
-	[ "$INSTR_TOP" -gt 0 ] 2>/dev/null || return 0
-	command -v callgrind_annotate >/dev/null || return 0
-	local scale
-	scale=$(awk -v l="$3" -v i="$4" 'BEGIN { printf "%.9f", (i > 0 ? l / i : 0) }')
-	"$PY" "$HERE/cg_top.py" "$1" "$5" "$6" segment "$INSTR_TOP" "$2" "$scale"
+	cg_top "$1" "$5" "$6" segment "$2" \
+		"$(awk -v l="$3" -v i="$4" 'BEGIN { printf "%.9f", (i > 0 ? l / i : 0) }')"
 }
 
 # instr_one CONTENDER: run it under callgrind for INSTR_SECS seconds of
