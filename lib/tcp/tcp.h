@@ -269,6 +269,7 @@ struct tcp_conn_info {
 	X(SYN_COOKIE_BAD,    "syn_cookies_rejected") \
 	X(OOO_DROPPED,       "out_of_order_dropped") \
 	X(RCV_OVERFLOW,      "receive_buffer_overflow") \
+	X(RCV_RECLAIMED,     "receive_windows_reclaimed") \
 	X(RETRANSMIT,        "retransmits") \
 	X(RTO,               "rto_expired") \
 	X(SPURIOUS_RTO,      "spurious_rto_undone") \
@@ -781,6 +782,47 @@ void tcp_conn_get_info(const struct tcp_conn *c, struct tcp_conn_info *out);
  * @param bytes window limit.
  */
 void tcp_engine_set_rcv_limit(struct tcp_engine *e, uint32_t bytes);
+
+/**
+ * Memory pressure, per connection: a receive pool. Every connection's
+ * announced window is counted for what it still lets in (bytes offered
+ * beyond RCV.NXT, none once the peer's FIN is in) and the sum is kept
+ * (tcp_engine_rcv_offered()). With a pool set, a window grows only into
+ * what the sum leaves of it: at most half of that, its own offer
+ * included, so connections that keep asking share it and one that asks
+ * first cannot take it all; never below two segments (the floor). Idle
+ * connections give theirs back through tcp_engine_reclaim_idle(). The
+ * owner sets the pool from what its mbuf pool has left, as often as it
+ * samples it. Applies with tcp_engine_set_rcv_limit(), which still
+ * limits every window. The counting starts with the first call: make it
+ * before the engine has a connection (an engine never given a pool
+ * pays one test per segment for it).
+ *
+ * @param e     engine.
+ * @param bytes the most every window together may still let in;
+ *              UINT64_MAX (the default): no pool.
+ */
+void tcp_engine_set_rcv_pool(struct tcp_engine *e, uint64_t bytes);
+
+/** What every connection's announced window still lets in, summed. */
+uint64_t tcp_engine_rcv_offered(const struct tcp_engine *e);
+
+/**
+ * Take back the windows of idle connections: each of the next `scan`
+ * connections of the pool (a cursor walks it, so repeated calls cover
+ * every connection; at most the whole pool a call) that received no
+ * data for idle_ns (ACKs alone do not count: a leg that only
+ * acknowledges needs no window) and offers more than the floor gets its right edge moved back to RCV.NXT plus the
+ * floor, announced by an ACK (RFC 9293 3.8.6.2.2: a receiver should not
+ * shrink its window, and a sender must cope when it does). The floor
+ * holds until data arrives; then the window grows again as the pool
+ * allows. Connections with hooks (MPTCP subflows, whose window is their
+ * meta-connection's) are left alone. Counted: receive_windows_reclaimed.
+ *
+ * @return the number of windows taken back.
+ */
+uint32_t tcp_engine_reclaim_idle(struct tcp_engine *e, uint64_t now_ns,
+				 uint64_t idle_ns, uint32_t scan);
 
 /**
  * Announce a window that grew without the reader reading (the owner

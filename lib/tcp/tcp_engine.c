@@ -132,6 +132,7 @@ tcp_engine_create(const struct tcp_engine_params *in)
 	snprintf(e->hash_name, sizeof(e->hash_name), "tcp_%s", p.name);
 	e->p.name = e->hash_name;
 	e->rcv_limit = e->p.rcv_buf;
+	e->rcv_pool = UINT64_MAX;
 	(void)tcp_psum_register(&e->psum); /* without it, sums are computed */
 	hp.name = e->hash_name;
 	hp.entries = p.max_conns < 8 ? 8 : p.max_conns;
@@ -250,6 +251,8 @@ tcp_conn_release(struct tcp_conn *c)
 	if (c->reset_end && e->rmem != NULL)
 		rmem_put(e, &c->key);
 
+	e->rcv_offered -= c->rcv_counted;
+	c->rcv_counted = 0;
 	tcp_timer_cancel(c);
 	tcp_backlog_leave(c);
 	tcp_cc_group_leave(c);
@@ -434,6 +437,7 @@ tcp_conn_new(struct tcp_engine *e, const struct tcp_endpoints *ep, void *arg)
 	c->ep = *ep;
 	tcp_hdr_tmpl_init(&c->tmpl, ep);
 	c->key = k;
+	c->rcv_data_at = (uint32_t)(e->now >> 20); /* idle from its start */
 	c->state = TCP_CLOSED;
 	c->rcv_mss = (uint16_t)(ep->family == 4 ? e->p.mss : e->p.mss - 20);
 	if (ep->mss >= 88 && ep->mss < c->rcv_mss)
@@ -650,6 +654,61 @@ void
 tcp_engine_set_rcv_limit(struct tcp_engine *e, uint32_t bytes)
 {
 	e->rcv_limit = bytes < e->p.rcv_buf ? bytes : e->p.rcv_buf;
+}
+
+void
+tcp_engine_set_rcv_pool(struct tcp_engine *e, uint64_t bytes)
+{
+	e->rcv_pool = bytes;
+	e->rcv_counting = 1; /* before the first connection: tcp.h */
+}
+
+uint64_t
+tcp_engine_rcv_offered(const struct tcp_engine *e)
+{
+	return e->rcv_offered;
+}
+
+uint32_t
+tcp_engine_reclaim_idle(struct tcp_engine *e, uint64_t now_ns, uint64_t idle_ns,
+			uint32_t scan)
+{
+	uint32_t n = 0, now_at = (uint32_t)(now_ns >> 20);
+	uint64_t idle_at = idle_ns >> 20; /* rcv_data_at's unit */
+
+	e->now = now_ns;
+	if (scan > e->p.max_conns)
+		scan = e->p.max_conns; /* each once */
+	for (; scan > 0; scan--) {
+		struct tcp_conn *c = &e->conns[e->reclaim_at];
+
+		if (++e->reclaim_at >= e->p.max_conns)
+			e->reclaim_at = 0;
+		/* Connections with hooks (MPTCP subflows) announce a window
+		 * their meta-connection shares; theirs is left alone. */
+		if ((c->flags & (TCP_CF_FREE | TCP_CF_DETACHED | TCP_CF_PEER_FIN)) ||
+		    c->hooks != NULL ||
+		    (c->state != TCP_ESTABLISHED && c->state != TCP_FIN_WAIT_1 &&
+		     c->state != TCP_FIN_WAIT_2) ||
+		    c->rcv_counted <= tcp_rcv_floor(c) ||
+		    (uint32_t)(now_at - c->rcv_data_at) < idle_at)
+			continue;
+		/* RFC 9293 3.8.6.2.2 lets a receiver shrink its window (SHLD-14
+		 * advises against it) and requires senders to cope (MUST-34);
+		 * a sender that sent no data this long has most likely none on
+		 * the way that the new edge would cut (what it has is trimmed
+		 * and sent again). Only its data counts: the leg a download's
+		 * client acknowledges on hears ACKs and nothing else. */
+		c->rcv_adv = c->rcv_nxt + tcp_rcv_floor(c);
+		c->rcv_pinned = 1;
+		tcp_rcv_account(c);
+		tcp_send_ack(c);
+		tcp_timer_update(c);
+		tcp_conn_deliver(c);
+		TCP_CNT(e, RCV_RECLAIMED);
+		n++;
+	}
+	return n;
 }
 
 uint32_t

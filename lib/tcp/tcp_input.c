@@ -326,6 +326,8 @@ rcv_data(struct tcp_conn *c, struct rte_mbuf *m, const struct tcp_seg_in *s)
 		c->flags |= TCP_CF_ACK_NOW;
 		return;
 	}
+	c->rcv_pinned = 0; /* in use again: its window may grow */
+	c->rcv_data_at = (uint32_t)(e->now >> 20);
 	chain = tcp_chain_slice(m, s->payload_off + skip, len, &tail);
 	{
 		uint32_t need = 0;

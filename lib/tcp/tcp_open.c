@@ -164,6 +164,7 @@ cookie_open(struct tcp_engine *e, struct rte_mbuf *m, struct tcp_seg_in *s,
 	c->irs = s->seq - 1;
 	c->rcv_nxt = s->seq;
 	c->rcv_adv = s->seq + RTE_MIN(e->p.rcv_buf, 65535u);
+	tcp_rcv_account(c); /* the cookie's SYN-ACK offered it */
 	c->rcv_wscale = c->snd_wscale = 0xff;
 	c->mss = RTE_MIN(mss, c->rcv_mss);
 	c->snd_wl1 = s->seq - 1; /* so this ACK sets the window */

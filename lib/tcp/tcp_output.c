@@ -29,31 +29,17 @@ tcp_flight(const struct tcp_conn *c)
 	return c->snd_max - c->snd_una;
 }
 
-/* Receive window = free receive buffer, so a slow reader closes it. */
 /* A connection-level window shared by subflows: never more than this
- * connection can hold itself. Out of line: plain connections skip it. */
-static __rte_noinline uint32_t
-rcv_window_hooked(struct tcp_conn *c, uint32_t w)
+ * connection can hold itself. Out of line: plain connections skip it
+ * (tcp_rcv_window(), tcp_impl.h). */
+uint32_t
+tcp_rcv_window_hooked(struct tcp_conn *c, uint32_t w)
 {
 	if (c->hooks->rcv_wnd != NULL) {
 		uint32_t ow = c->hooks->rcv_wnd(c->hook_owner, c, w);
 
 		w = MIN2(w, ow);
 	}
-	return w;
-}
-
-uint32_t
-tcp_rcv_window(struct tcp_conn *c)
-{
-	/* Under memory pressure the owner lowers rcv_limit: the window
-	 * offered shrinks as data arrives (the edge already announced
-	 * stays, announce_window()). */
-	uint32_t lim = c->eng->rcv_limit;
-	uint32_t w = c->rcvq.bytes >= lim ? 0 : lim - c->rcvq.bytes;
-
-	if (unlikely(c->hooks != NULL))
-		w = rcv_window_hooked(c, w);
 	return w;
 }
 
@@ -127,6 +113,7 @@ announce_window(struct tcp_conn *c, int syn)
 	if (tcp_seq_lt(c->rcv_adv, c->rcv_nxt))
 		c->rcv_adv = c->rcv_nxt;
 	ad = c->rcv_adv - c->rcv_nxt;
+	tcp_rcv_account_ad(c, ad);
 	field = ad >> shift;
 	if (field > 0xffff)
 		field = 0xffff;

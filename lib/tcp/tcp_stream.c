@@ -144,14 +144,19 @@ static void
 after_read(struct tcp_conn *c, uint32_t before)
 {
 	struct tcp_engine *e = c->eng;
-	uint32_t after = tcp_rcv_window(c);
 
+	/* The window is worked out only when the one announced is small
+	 * enough for an update to be due: a reader that keeps up pays
+	 * nothing for it. */
 	if ((c->state == TCP_ESTABLISHED || c->state == TCP_FIN_WAIT_1 ||
-	     c->state == TCP_FIN_WAIT_2) && after > before &&
-	    before <= e->p.rcv_buf / 2 && after >= 2 * before &&
-	    after - before >= MIN2(e->p.rcv_buf / 2, c->rcv_mss)) {
-		tcp_send_ack(c);
-		tcp_timer_update(c);
+	     c->state == TCP_FIN_WAIT_2) && before <= e->p.rcv_buf / 2) {
+		uint32_t after = tcp_rcv_window(c);
+
+		if (after > before && after >= 2 * before &&
+		    after - before >= MIN2(e->p.rcv_buf / 2, c->rcv_mss)) {
+			tcp_send_ack(c);
+			tcp_timer_update(c);
+		}
 	}
 	tcp_conn_deliver(c);
 }

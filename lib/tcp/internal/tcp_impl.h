@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <sys/queue.h>
 
+#include <rte_branch_prediction.h>
 #include <rte_hash.h>
 
 #include "tcp.h"
@@ -179,6 +180,9 @@ struct tcp_conn {
 	uint8_t dupacks;
 	uint8_t ka_probes;      /* keepalive probes unanswered */
 	uint8_t ooo_n;
+	uint8_t rcv_pinned;     /* offer held at the floor: the engine's
+	                           pool took it back (tcp_engine_reclaim_idle())
+	                           and no data has come since */
 	uint32_t flags;         /* TCP_CF_* */
 	uint16_t ev_pending;    /* TCP_EV_* not yet delivered */
 	uint16_t mss;           /* what we send per segment */
@@ -234,9 +238,12 @@ struct tcp_conn {
 	 * mbuf in flight, per segment. */
 	struct rte_mbuf *snd_cur;
 	uint32_t snd_cur_off;
+	uint32_t rcv_counted;   /* its share of the engine's rcv_offered */
 	struct tcp_mq rcvq;     /* in-order bytes not yet read */
 	struct tcp_ooo ooo[TCP_OOO_MAX];
 	uint32_t ooo_recent;    /* seq of the most recently changed range */
+	uint32_t rcv_data_at;   /* when data last arrived: now >> 20, about
+	                           a millisecond a unit (wraps) */
 } __rte_cache_aligned;
 
 static_assert(sizeof(struct tcp_conn) <= 2048,
@@ -277,6 +284,13 @@ struct tcp_engine {
 	uint64_t xmit_clock;        /* strictly increasing send times */
 	uint64_t cnt[TCP_CNT_MAX];
 	uint32_t rcv_limit;         /* tcp_engine_set_rcv_limit(), <= rcv_buf */
+	/* The receive pool (tcp_engine_set_rcv_pool()): what every
+	 * connection's last announced window still lets in, summed, and
+	 * the most it may reach; UINT64_MAX: no pool. */
+	uint64_t rcv_offered;
+	uint64_t rcv_pool;
+	uint32_t reclaim_at;        /* tcp_engine_reclaim_idle()'s cursor */
+	uint8_t rcv_counting;       /* a pool was set: rcv_offered is kept */
 	struct tcp_psum_reg psum;   /* payload sums kept in received mbufs */
 	/* In front of the table: the connection each slot's ports last
 	 * found (tcp_conn_find()); a released connection leaves its slot. */
@@ -331,7 +345,77 @@ int tcp_send_rst_for(struct tcp_engine *e, const struct tcp_endpoints *ep,
 void tcp_rto_arm(struct tcp_conn *c);
 void tcp_rtt_sample(struct tcp_conn *c, uint64_t rtt_ns);
 void tcp_timer_fire(struct tcp_conn *c);
-uint32_t tcp_rcv_window(struct tcp_conn *c);
+uint32_t tcp_rcv_window_hooked(struct tcp_conn *c, uint32_t w);
+
+/*
+ * The receive window a connection can offer now: the free receive
+ * buffer, so a slow reader closes it. Under memory pressure the owner
+ * lowers rcv_limit (the edge already announced stays: announce_window()).
+ * Under a receive pool (tcp_engine_set_rcv_pool()) it grows only into
+ * what the pool has left: at most half of it, counting what this
+ * connection offers already as its own, so k connections that keep
+ * asking settle at 1/(k+1) of the pool each and the first to ask cannot
+ * take it all. Never below two segments; only that while the pool holds
+ * the connection's offer taken back (rcv_pinned). Inline: it is on the
+ * path of every segment built and every read.
+ */
+static inline uint32_t
+tcp_rcv_window(struct tcp_conn *c)
+{
+	const struct tcp_engine *e = c->eng;
+	uint32_t lim = e->rcv_limit;
+	uint32_t w = c->rcvq.bytes >= lim ? 0 : lim - c->rcvq.bytes;
+
+	if (unlikely(c->hooks != NULL))
+		w = tcp_rcv_window_hooked(c, w);
+	if (e->rcv_pool != UINT64_MAX) { /* the proxy's engines: always */
+		/* Pools are far below 2^63: pool + counted cannot wrap. */
+		uint64_t room = e->rcv_pool + c->rcv_counted;
+		uint64_t cap = room > e->rcv_offered ? (room - e->rcv_offered) >> 1 : 0;
+		uint32_t floor = 2u * c->rcv_mss;
+
+		if (cap < floor || c->rcv_pinned)
+			cap = floor;
+		if (w > cap)
+			w = (uint32_t)cap;
+	}
+	return w;
+}
+
+/* The window tcp_engine_reclaim_idle() leaves a connection: the two
+ * segments tcp_rcv_window() never goes below (a sender keeps moving, and
+ * is never left to zero-window probes), rounded up to what the window
+ * scale can say (the field of the ACK that announces it from RCV.NXT
+ * then says all of it). */
+static inline uint32_t
+tcp_rcv_floor(const struct tcp_conn *c)
+{
+	uint32_t f = 2u * c->rcv_mss;
+	uint32_t s = c->rcv_wscale == 0xff ? 0 : c->rcv_wscale;
+
+	return ((f + (1u << s) - 1) >> s) << s;
+}
+
+/* Count what c's announced window still lets in, ad bytes beyond
+ * RCV.NXT (nothing once the peer's FIN is in), in the engine's sum, once
+ * rcv_adv has moved; only in an engine that has had a receive pool. */
+static inline void
+tcp_rcv_account_ad(struct tcp_conn *c, uint32_t ad)
+{
+	struct tcp_engine *e = c->eng;
+	uint32_t open = (c->flags & TCP_CF_PEER_FIN) ? 0 : ad;
+
+	if (!e->rcv_counting)
+		return;
+	e->rcv_offered += (uint64_t)open - c->rcv_counted; /* wraps as it should */
+	c->rcv_counted = open;
+}
+
+static inline void
+tcp_rcv_account(struct tcp_conn *c)
+{
+	tcp_rcv_account_ad(c, tcp_seq_gt(c->rcv_adv, c->rcv_nxt) ? c->rcv_adv - c->rcv_nxt : 0);
+}
 /* Option bytes granted to the hooks on a segment of this kind carrying
  * len payload bytes (len 0 when sizing a new data segment). */
 uint32_t tcp_hook_room(struct tcp_conn *c, uint8_t kind, uint32_t len);

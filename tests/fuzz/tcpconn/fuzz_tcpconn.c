@@ -25,7 +25,8 @@
  *   16    application: read, read whole mbufs, write, shutdown, abort,
  *         set the extension hooks (lib/tcp tcp_hooks: options in and
  *         out of (op >> 4) * 4 bytes, an owner window, the writable
- *         event, segment boundaries kept), read one segment
+ *         event, segment boundaries kept), read one segment, set a
+ *         receive pool or take back idle windows (op % 10 == 0)
  *
  * After every segment and timer run the target aborts when:
  *   - a frame the engine sends does not parse or has a bad checksum;
@@ -256,6 +257,8 @@ check_conn(struct harness *h)
 	CHECK(i.rcv_mem <= h->rcv_mem);
 	CHECK(i.snd_queued <= SND_BUF);
 	CHECK(tcp_seq_le(i.snd_una, i.snd_nxt));
+	/* One connection's offer: at most a window it could announce. */
+	CHECK(tcp_engine_rcv_offered(h->e) <= RTE_MAX(RCV_BUF, 65535u));
 	h->rcv_nxt = i.rcv_nxt;
 	h->snd_una = i.snd_una;
 }
@@ -354,6 +357,14 @@ app(struct harness *h, uint8_t op)
 		}
 		break;
 	}
+	case 0:
+		/* The receive pool: set one of 0-21,000 bytes, or take back
+		 * the window of a connection idle for 0 or 100 ms. */
+		if (op & 0x10)
+			(void)tcp_engine_reclaim_idle(h->e, h->now, (op & 0x20) ? 100000000ull : 0, 4);
+		else
+			tcp_engine_set_rcv_pool(h->e, (uint64_t)(op >> 5) * 3000);
+		break;
 	default:
 		break;
 	}
@@ -545,6 +556,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	for (unsigned int k = 0; k < TCP_CNT_MAX; k++)
 		totals[k] += tcp_engine_counters(h.e)[k];
+	/* With no connection left, no window is counted. */
+	if (tcp_engine_conn_count(h.e) == 0)
+		CHECK(tcp_engine_rcv_offered(h.e) == 0);
 	tcp_engine_free(h.e);
 	/* Every mbuf the engine took or made is back. */
 	CHECK(rte_mempool_in_use_count(pool) == 0);

@@ -5,13 +5,15 @@
  * measured by; wall-clock time on a shared machine is not reliable):
  *
  *   valgrind --tool=callgrind --callgrind-out-file=cg.out \
- *       build/tests/unit/tcp/bench_tcp_transfer [MB]
+ *       build/tests/unit/tcp/bench_tcp_transfer [MB [POOL]]
  *
  * then divide the total instructions by the segments it prints. A
  * connection of engine A sends MB megabytes (default 16) to a connection
  * of engine B, which reads them as they arrive: two engine connections,
  * data one way and ACKs the other, as each leg of the proxy carries.
- * No hooks are set: this is the cost a plain connection pays.
+ * No hooks are set: this is the cost a plain connection pays. With POOL
+ * (bytes), both engines have a receive pool that large
+ * (tcp_engine_set_rcv_pool()), as the proxy's engine has.
  */
 
 #include "tcp_test_util.h"
@@ -31,6 +33,10 @@ main(int argc, char **argv)
 	wire_params(&pb, "bb", NULL);
 	w = wire_new(&pa, &pb);
 	w->delay = US(500);
+	if (argc > 2) {
+		tcp_engine_set_rcv_pool(w->a, strtoull(argv[2], NULL, 0));
+		tcp_engine_set_rcv_pool(w->b, strtoull(argv[2], NULL, 0));
+	}
 	c = wire_connect(w);
 	if (c == NULL || w->app_b.conn == NULL)
 		return 1;

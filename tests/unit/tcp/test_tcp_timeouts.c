@@ -275,6 +275,86 @@ a_window_update_after_the_limit_lifts_resumes_the_sender_at_once(void **state)
 	wire_free(w);
 }
 
+/* The receive pool (tcp_engine_set_rcv_pool()): what the windows let in
+ * is summed; a window grows into at most half of what the pool has left;
+ * an idle connection's is taken back to two segments and grows again
+ * once data comes; a released connection's leaves the sum. */
+static void
+a_receive_pool_bounds_windows_and_takes_back_idle_ones(void **state)
+{
+	static uint8_t buf[200000];
+	struct tcp_conn *c;
+	struct wire *w;
+	uint32_t floor = 2 * 1460;
+
+	(void)state;
+	setup();
+	pb.rcv_buf = 128 * 1024;
+	w = wire_new(&pa, &pb);
+	tcp_engine_set_rcv_pool(w->b, 40000);
+	c = wire_connect(w);
+	assert_int_equal(tcp_send(c, buf, 100000, w->now), 100000);
+	wire_run(w, MS(200));
+	assert_int_equal(w->app_b.rx_bytes, 100000);
+	/* Alone, B's connection offers half the pool at most. */
+	assert_true(info(c).snd_wnd <= 20000);
+	assert_true(info(c).snd_wnd > floor);
+	assert_int_equal(tcp_engine_rcv_offered(w->b), info(c).snd_wnd);
+	/* Not idle long enough: nothing is taken back. */
+	assert_int_equal(tcp_engine_reclaim_idle(w->b, w->now, MS(500), UINT32_MAX), 0);
+	wire_run(w, MS(600));
+	assert_int_equal(tcp_engine_reclaim_idle(w->b, w->now, MS(500), UINT32_MAX), 1);
+	assert_int_equal(cnt(w->b, TCP_CNT_RCV_RECLAIMED), 1);
+	assert_int_equal(tcp_engine_rcv_offered(w->b), floor);
+	wire_run(w, MS(10));
+	assert_true(info(c).snd_wnd <= floor);
+	/* At the floor already: no second time. */
+	wire_run(w, MS(600));
+	assert_int_equal(tcp_engine_reclaim_idle(w->b, w->now, MS(500), UINT32_MAX), 0);
+	/* Data again: it all arrives, and the window grows back. */
+	assert_int_equal(tcp_send(c, buf, 100000, w->now), 100000);
+	wire_run(w, MS(200));
+	assert_int_equal(w->app_b.rx_bytes, 200000);
+	assert_true(info(c).snd_wnd > floor);
+	/* Closed both ways: nothing of it is counted. */
+	assert_int_equal(tcp_shutdown(c, w->now), 0);
+	assert_int_equal(tcp_shutdown(w->app_b.conn, w->now), 0);
+	wire_run(w, MS(100));
+	assert_int_equal(tcp_engine_rcv_offered(w->b), 0);
+	wire_free(w);
+}
+
+/* A connection that only sends hears ACKs and no data: its window is
+ * taken back all the same (it is the data that counts, not the peer's
+ * segments). */
+static void
+a_connection_that_hears_only_acks_gives_its_window_back(void **state)
+{
+	static uint8_t buf[100000];
+	struct tcp_conn *c, *bc;
+	struct wire *w;
+
+	(void)state;
+	setup();
+	pb.rcv_buf = 128 * 1024;
+	w = wire_new(&pa, &pb);
+	tcp_engine_set_rcv_pool(w->b, 1000000);
+	c = wire_connect(w);
+	bc = w->app_b.conn;
+	assert_non_null(bc);
+	assert_true(tcp_engine_rcv_offered(w->b) > 2 * 1460);
+	for (int i = 0; i < 12; i++) {
+		(void)tcp_send(bc, buf, sizeof(buf), w->now);
+		wire_run(w, MS(50));
+	}
+	assert_true(w->app_a.rx_bytes > 200000);
+	assert_int_equal(tcp_engine_reclaim_idle(w->b, w->now, MS(500), UINT32_MAX), 1);
+	assert_int_equal(tcp_engine_rcv_offered(w->b), 2 * 1460);
+	wire_run(w, MS(10));
+	assert_true(info(c).snd_wnd <= 2 * 1460);
+	wire_free(w);
+}
+
 int
 main(void)
 {
@@ -287,6 +367,8 @@ main(void)
 		cmocka_unit_test(a_half_close_with_data_still_flowing_in_does_not_time_out),
 		cmocka_unit_test(a_receive_limit_bounds_what_a_stalled_reader_holds),
 		cmocka_unit_test(a_window_update_after_the_limit_lifts_resumes_the_sender_at_once),
+		cmocka_unit_test(a_receive_pool_bounds_windows_and_takes_back_idle_ones),
+		cmocka_unit_test(a_connection_that_hears_only_acks_gives_its_window_back),
 	};
 
 	if (test_eal_init("tmo") != 0)
