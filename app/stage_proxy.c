@@ -714,7 +714,8 @@ proxy_telemetry(void *const *ctxs, unsigned nb_workers, const char *params,
 {
 	uint64_t px[MPTCP_PROXY_CNT_MAX], eng[TCP_CNT_MAX], active, legs = 0;
 	uint64_t mp_active, mp_sf, rd, ho_drops;
-	uint64_t held = 0, lim = 0;
+	uint64_t held = 0, lim = 0, pool = 0, offered = 0;
+	bool pooled = false;
 	char key[64];
 
 	(void)params;
@@ -727,6 +728,11 @@ proxy_telemetry(void *const *ctxs, unsigned nb_workers, const char *params,
 		legs += st->pub.engine_conns;
 		held = st->pub.mbufs_held; /* one pool: every worker sees it */
 		lim += st->pub.rcv_limit;
+		offered += st->pub.rcv_offered;
+		if (st->pub.rcv_pool != UINT64_MAX) {
+			pool += st->pub.rcv_pool;
+			pooled = true;
+		}
 	}
 	rte_tel_data_start_dict(d);
 	rte_tel_data_add_dict_u64(d, "connections_active", active);
@@ -737,6 +743,10 @@ proxy_telemetry(void *const *ctxs, unsigned nb_workers, const char *params,
 	rte_tel_data_add_dict_u64(d, "mptcp_state_bytes_2_subflows", mptcp_proxy_mptcp_conn_size(2));
 	rte_tel_data_add_dict_u64(d, "mbufs_held", held);
 	rte_tel_data_add_dict_u64(d, "rcv_window_limit", nb_workers ? lim / nb_workers : 0);
+	/* The receive pool: what every leg's window still lets in, against
+	 * what the budget has left for them (0 when there is no budget). */
+	rte_tel_data_add_dict_u64(d, "rcv_offered_bytes", offered);
+	rte_tel_data_add_dict_u64(d, "rcv_pool_bytes", pooled ? pool : 0);
 	/* Memory accounting (perf/bench.sh proxy): state of the engine
 	 * connections held now (both legs, TIME-WAIT included) and of the
 	 * active pairs. Payload is in mbufs: /sluice/totals mempool_in_use. */

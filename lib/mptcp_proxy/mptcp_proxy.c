@@ -15,8 +15,9 @@
  * users of the pool count against it too. Up to a quarter of the budget the
  * windows are whole; from there to the budget the receive window every
  * leg offers shrinks linearly to zero, so senders stop before the pool
- * runs dry. No window is ever more than a fair share of what is left of
- * the budget either (fair_share()). Sampled at most once a millisecond.
+ * runs dry. What all windows together still let in stays within what is
+ * left of the budget, the moving legs sharing it and the idle ones giving
+ * theirs back (pressure()). Sampled at most once a millisecond.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -38,6 +39,8 @@
 #define PROXY_PRESSURE_NS 1000000ull /* pool sampled: 1 ms */
 #define PROXY_REOPEN_NS 10000000ull  /* windows reannounced at most every 10 ms */
 #define PROXY_REDIRECT_SCAN 64       /* redirect entries aged per poll */
+#define PROXY_RECLAIM_IDLE_NS 200000000ull /* a leg this long silent gives its window back */
+#define PROXY_RECLAIM_SCAN 64        /* legs looked at per pressure sample */
 #define PROXY_SEG_BYTES 1448u        /* a full-sized segment's payload */
 
 static const char *const cnt_names[MPTCP_PROXY_CNT_MAX] = {
@@ -232,6 +235,14 @@ mptcp_proxy_create(const struct mptcp_proxy_params *p)
 	px->rcv_buf = px->rcv_limit = p->rcv_buf;
 	px->snd_buf = p->snd_buf;
 	px->half_open_yield_ns = p->half_open_yield_ns;
+	/* The receive pool from the start (the engine counts the windows of
+	 * the connections it has when it gets one): the whole budget until
+	 * the first sample. */
+	px->pool_bytes = UINT64_MAX;
+	if (px->budget != 0) {
+		px->pool_bytes = ((uint64_t)px->budget * PROXY_SEG_BYTES) >> px->worker_bits;
+		tcp_engine_set_rcv_pool(px->e, px->pool_bytes);
+	}
 	/* libcrypto sets up its per-thread generator on the first draw. */
 	(void)mptcp_nonce_generate(&(uint32_t){ 0 });
 	return px;
@@ -459,58 +470,59 @@ drain_tx(struct mptcp_proxy *px, mptcp_proxy_emit_fn emit, void *arg)
 }
 
 /*
- * The window limit while the pool holds less than the budget: the smaller
- * of two rules.
- * - Linear: rcv_buf up to `from`, shrinking to zero at the budget.
- * - Fair share: what is left of the budget, in full-sized segments,
- *   divided among every proxied leg of every worker (workers rounded up
- *   to a power of two). A window already announced cannot be taken back,
- *   so the linear rule alone lets hundreds of connections be promised far
- *   more than the budget before the next sample sees it (200 zero-window
- *   readers reached 13,777 mbufs against a budget of 8,191). With the
- *   share, what all windows can still bring in is the rest of the budget
- *   (plus what arrives within one sample period), however many
- *   connections there are. At least two segments, so a window never
- *   shrinks below what keeps a connection moving.
+ * Memory pressure, sampled once a millisecond, in two rules.
+ * - Linear: every window is at most rcv_buf up to `from`, shrinking to
+ *   zero at the budget (tcp_engine_set_rcv_limit()).
+ * - Pool: what is left of the budget, in full-sized segments, is this
+ *   worker's to offer (its share: workers rounded up to a power of two),
+ *   and the engine counts what every leg's announced window still lets
+ *   in (tcp_engine_set_rcv_pool()). A window already announced lets its
+ *   bytes in whatever comes later, so with the pool what all windows can
+ *   still bring in stays within the rest of the budget (plus two
+ *   segments a leg, and what arrives within one sample period), however
+ *   many connections there are: 200 zero-window readers reached 13,777
+ *   mbufs against a budget of 8,191 with the linear rule alone.
+ *   A leg's window grows into at most half of what the pool has left, so
+ *   the legs that are moving data share it; the idle ones would still
+ *   hold what they were offered when they opened, so once more than half
+ *   of the pool is offered, legs that received no data for
+ *   PROXY_RECLAIM_IDLE_NS give theirs back, down to two segments
+ *   (tcp_engine_reclaim_idle()). Before, one share of what was left went
+ *   to every leg alike: 1,000 idle connections held one bulk transfer's
+ *   window to 3.9 kB.
  */
-static uint32_t
-fair_share(const struct mptcp_proxy *px, uint32_t from)
-{
-	uint64_t left = px->budget - px->held;
-	/* Legs that can receive: two per pair (one per subflow for an
-	 * MPTCP client leg, the meta itself counted once too), none for
-	 * connections in TIME-WAIT, which hold nothing. */
-	uint64_t n = (2ull * px->active + px->sf_active) << px->worker_bits;
-	uint64_t lim = px->rcv_buf, share;
-
-	if (px->held > from)
-		lim = (uint64_t)px->rcv_buf * left / (px->budget - from);
-	if (n == 0)
-		return (uint32_t)lim;
-	share = left * PROXY_SEG_BYTES / n;
-	if (share < 2 * PROXY_SEG_BYTES)
-		share = 2 * PROXY_SEG_BYTES;
-	return (uint32_t)(share < lim ? share : lim);
-}
-
 static void
 pressure(struct mptcp_proxy *px, uint64_t now)
 {
 	uint32_t in_use = rte_mempool_in_use_count(px->pool);
 	/* The windows shrink from a quarter of the budget: what they
 	 * announced before the pool reached it cannot be taken back. */
-	uint32_t from = px->budget / 4, lim;
+	uint32_t from = px->budget / 4, lim = px->rcv_buf;
+	uint64_t pool = UINT64_MAX, offered;
 
 	px->pressure_ns = now;
 	px->held = in_use > px->pool_base ? in_use - px->pool_base : 0;
-	if (px->budget == 0)
-		lim = px->rcv_buf;
-	else if (px->held >= px->budget)
-		lim = 0;
-	else
-		lim = fair_share(px, from);
-	if (lim < px->rcv_buf)
+	if (px->budget != 0) {
+		uint64_t left = px->held < px->budget ? px->budget - px->held : 0;
+
+		if (left == 0)
+			lim = 0;
+		else if (px->held > from)
+			lim = (uint32_t)((uint64_t)px->rcv_buf * left / (px->budget - from));
+		pool = (left * PROXY_SEG_BYTES) >> px->worker_bits;
+		tcp_engine_set_rcv_pool(px->e, pool);
+	}
+	offered = tcp_engine_rcv_offered(px->e);
+	px->pool_bytes = pool;
+	px->offered_bytes = offered;
+	/* Windows held below rcv_buf: by the linear rule, or because what
+	 * the pool has left would hold a growing window below it. */
+	if (lim < px->rcv_buf ||
+	    (pool != UINT64_MAX && (pool > offered ? pool - offered : 0) / 2 < px->rcv_buf))
 		PX_CNT(px, PRESSURE_MS)++;
+	if (pool != UINT64_MAX && offered > pool / 2)
+		(void)tcp_engine_reclaim_idle(px->e, now, PROXY_RECLAIM_IDLE_NS,
+					      PROXY_RECLAIM_SCAN);
 	if (lim == px->rcv_limit)
 		return;
 	tcp_engine_set_rcv_limit(px->e, lim);
@@ -573,6 +585,8 @@ mptcp_proxy_stats_get(const struct mptcp_proxy *px, struct mptcp_proxy_stats *s)
 	s->engine_conns = px->e != NULL ? tcp_engine_conn_count(px->e) : 0;
 	s->mbufs_held = px->held;
 	s->rcv_limit = px->rcv_limit;
+	s->rcv_pool = px->pool_bytes;
+	s->rcv_offered = px->offered_bytes;
 	s->mptcp_active = px->mptcp_active;
 	s->mptcp_subflows = px->sf_active;
 	s->mptcp_redirects = px->rd != NULL ? mptcp_redirect_count(px->rd) : 0;

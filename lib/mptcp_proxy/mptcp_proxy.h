@@ -244,6 +244,9 @@ struct mptcp_proxy_stats {
 	uint32_t engine_conns; /**< engine connections: legs and TIME-WAIT */
 	uint32_t mbufs_held;   /**< pool mbufs beyond those in use at create */
 	uint32_t rcv_limit;    /**< receive window limit in force */
+	uint64_t rcv_pool;     /**< bytes this worker's windows may let in
+				*   (UINT64_MAX: no budget) */
+	uint64_t rcv_offered;  /**< bytes they let in now */
 	uint32_t mptcp_active; /**< MPTCP connections now */
 	uint32_t mptcp_subflows; /**< their subflows now */
 	uint32_t mptcp_redirects; /**< subflows passed on to their owner

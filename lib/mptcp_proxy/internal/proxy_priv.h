@@ -71,6 +71,8 @@ struct mptcp_proxy {
 	uint32_t rcv_limit;   /* window limit in force (rcv_buf: none) */
 	uint32_t held;        /* mbufs in use beyond pool_base, last sample */
 	uint64_t pressure_ns; /* last sample */
+	uint64_t pool_bytes;  /* receive pool set at it (UINT64_MAX: none) */
+	uint64_t offered_bytes; /* what the windows let in then */
 	uint64_t reopen_ns;   /* last walk announcing reopened windows */
 	uint32_t npairs;
 	uint32_t active;

@@ -931,36 +931,47 @@ shutdown_resets_both_ends_of_every_proxied_connection(void **state)
 	teardown_three();
 }
 
-/* Memory pressure: a window already announced cannot be taken back, so
- * no leg is offered more than its fair share of what is left of the
- * budget (the mbufs left, in 1448-byte segments, over every leg of
- * every pair), below the linear rule's limit from a quarter of the
- * budget; data still flows under it. */
-static uint32_t
-limit_after_poll(struct mptcp_proxy_stats *st)
+/* Memory pressure. The linear rule: from a quarter of the budget every
+ * window shrinks, to nothing at the budget. The pool: what every leg's
+ * announced window still lets in is counted, and stays within what is
+ * left of the budget (in 1448-byte segments), the idle legs giving back
+ * what they were offered when more than half of it is taken. */
+static void
+after_poll(struct mptcp_proxy_stats *st)
 {
 	now += MS(2); /* past the 1 ms sampling period */
 	mptcp_proxy_poll(P, now, p_emit, NULL);
 	collect();
 	mptcp_proxy_stats_get(P, st);
-	return st->rcv_limit;
 }
 
 static uint32_t
-expected_limit(const struct mptcp_proxy_stats *st, uint32_t b, uint32_t rcv_buf)
+linear_limit(const struct mptcp_proxy_stats *st, uint32_t b, uint32_t rcv_buf)
 {
-	uint64_t left = b - st->mbufs_held, lim = rcv_buf, share;
+	uint64_t left = b - st->mbufs_held;
 
-	if (st->mbufs_held > b / 4)
-		lim = (uint64_t)rcv_buf * left / (b - b / 4);
-	share = left * 1448 / (2 * st->active + st->mptcp_subflows);
-	if (share < 2 * 1448)
-		share = 2 * 1448;
-	return (uint32_t)RTE_MIN(lim, share);
+	if (st->mbufs_held <= b / 4)
+		return rcv_buf;
+	return (uint32_t)((uint64_t)rcv_buf * left / (b - b / 4));
+}
+
+static uint64_t
+reclaimed(void)
+{
+	return mptcp_proxy_tcp_counters(P)[TCP_CNT_RCV_RECLAIMED];
+}
+
+/* Idle for longer than the proxy waits before it takes a window back
+ * (200 ms), stepping. */
+static void
+idle(uint64_t ns)
+{
+	for (uint64_t t = 0; t < ns; t += US(500))
+		step();
 }
 
 static void
-windows_are_a_fair_share_of_what_is_left_of_the_budget(void **state)
+what_all_windows_let_in_stays_within_what_is_left_of_the_budget(void **state)
 {
 	enum { NC = 8, B = 1000 };
 	struct tcp_endpoints ep;
@@ -968,7 +979,7 @@ windows_are_a_fair_share_of_what_is_left_of_the_budget(void **state)
 	struct mptcp_proxy_stats st;
 	struct rte_mbuf *hold[B];
 	uint64_t off = 0, h = FNV_INIT;
-	uint32_t nhold = 0, lim;
+	uint32_t nhold = 0;
 
 	(void)state;
 	budget = B;
@@ -985,38 +996,44 @@ windows_are_a_fair_share_of_what_is_left_of_the_budget(void **state)
 	for (int i = 0; i < 100; i++)
 		step();
 	assert_int_equal(CNT(OPENED), NC);
-	/* Idle: the share alone, 1000 x 1448 / 16 legs = 90,500 bytes, is
-	 * below rcv_buf (256 KiB). */
-	lim = limit_after_poll(&st);
+	/* Little held: whole windows, and a pool of what is left. */
+	after_poll(&st);
 	assert_int_equal(st.active, NC);
 	assert_true(st.mbufs_held < B / 8);
-	assert_int_equal(lim, expected_limit(&st, B, 256 * 1024));
-	assert_true(lim < 256 * 1024);
-	/* Other users hold half the budget: the share (about 45,000) is
-	 * below the linear rule's (about 175,000). */
+	assert_int_equal(st.rcv_limit, 256 * 1024);
+	assert_true(st.rcv_pool == (uint64_t)(B - st.mbufs_held) * 1448);
+	assert_true(st.rcv_offered > 0 && st.rcv_offered <= st.rcv_pool);
+	assert_int_equal(reclaimed(), 0);
+	/* Other users take half the budget: the pool halves, below what
+	 * the 16 legs were offered (each its handshake's 64 KiB), and the
+	 * idle legs give theirs back, down to two segments each. */
 	while (nhold < B / 2) {
 		hold[nhold] = rte_pktmbuf_alloc(test_pool);
 		assert_non_null(hold[nhold]);
 		nhold++;
 	}
-	lim = limit_after_poll(&st);
-	assert_int_equal(lim, expected_limit(&st, B, 256 * 1024));
-	assert_true(lim < 50000);
-	/* Nearly all of it: the linear rule's limit (under two segments)
-	 * is below the share's floor of two segments. */
+	after_poll(&st);
+	assert_int_equal(st.rcv_limit, linear_limit(&st, B, 256 * 1024));
+	assert_true(st.rcv_offered > st.rcv_pool / 2);
+	idle(MS(300));
+	after_poll(&st);
+	assert_int_equal(reclaimed(), 2 * NC);
+	assert_int_equal(st.rcv_offered, 2 * NC * 2 * 1460);
+	assert_true(st.rcv_offered <= st.rcv_pool);
+	/* Nearly all of it: the linear rule's limit is under two segments. */
 	for (uint32_t more = B - 5 - st.mbufs_held; more > 0; more--) {
 		hold[nhold] = rte_pktmbuf_alloc(test_pool);
 		assert_non_null(hold[nhold]);
 		nhold++;
 	}
-	lim = limit_after_poll(&st);
-	assert_int_equal(lim, expected_limit(&st, B, 256 * 1024));
-	assert_true(lim < 2 * 1448);
+	after_poll(&st);
+	assert_int_equal(st.rcv_limit, linear_limit(&st, B, 256 * 1024));
+	assert_true(st.rcv_limit < 2 * 1448);
 	/* Released: a transfer still moves, with every byte intact. */
 	while (nhold > 0)
 		rte_pktmbuf_free(hold[--nhold]);
-	lim = limit_after_poll(&st);
-	assert_int_equal(lim, expected_limit(&st, B, 256 * 1024));
+	after_poll(&st);
+	assert_int_equal(st.rcv_limit, 256 * 1024);
 	push(a[0].conn, 300000, &off, &h, 0);
 	for (int i = 0; i < 4000 && (app_s.rx_bytes < 300000 || off < 300000); i++) {
 		push(a[0].conn, 300000, &off, &h, 0);
@@ -1024,6 +1041,59 @@ windows_are_a_fair_share_of_what_is_left_of_the_budget(void **state)
 	}
 	assert_int_equal(app_s.rx_bytes, 300000);
 	assert_int_equal(app_s.rx_hash, h);
+	teardown_three();
+}
+
+/* Many idle connections and one that moves data: the moving one's window
+ * grows into what the idle ones gave back. A share of the pool for every
+ * leg alike would be 1000 x 1448 / 128 = 11,312 bytes; the floors of the
+ * other 127 legs take 370,840 of its 1,448,000. */
+static void
+a_moving_leg_gets_the_window_idle_legs_gave_back(void **state)
+{
+	enum { NC = 64, B = 1000 };
+	struct tcp_endpoints ep;
+	static struct app a[NC];
+	struct mptcp_proxy_stats st;
+	struct tcp_conn_info ci;
+	uint64_t off = 0, h = FNV_INIT;
+	uint32_t max_wnd = 0;
+
+	(void)state;
+	budget = B;
+	setup_proxy(1, 0, 2 * NC);
+	wire_ep_v4(&ep);
+	for (int i = 0; i < NC; i++) {
+		memset(&a[i], 0, sizeof(a[i]));
+		a[i].rx_hash = FNV_INIT;
+		a[i].auto_read = 1;
+		ep.lport = (uint16_t)(41000 + i);
+		a[i].conn = tcp_connect(C, &ep, &a[i], now);
+		assert_non_null(a[i].conn);
+		step();
+	}
+	for (int i = 0; i < 100; i++)
+		step();
+	assert_int_equal(CNT(OPENED), NC);
+	idle(MS(300));
+	after_poll(&st);
+	assert_int_equal(st.active, NC);
+	assert_true(st.rcv_offered <= st.rcv_pool);
+	push(a[0].conn, 300000, &off, &h, 0);
+	for (int i = 0; i < 4000 && (app_s.rx_bytes < 300000 || off < 300000); i++) {
+		push(a[0].conn, 300000, &off, &h, 0);
+		step();
+		tcp_conn_get_info(a[0].conn, &ci);
+		if (ci.snd_wnd > max_wnd)
+			max_wnd = ci.snd_wnd;
+		mptcp_proxy_stats_get(P, &st);
+		/* Two segments a leg, at most, beyond the pool. */
+		assert_true(st.rcv_offered <= st.rcv_pool + 2 * NC * 2 * 1460);
+	}
+	assert_int_equal(app_s.rx_bytes, 300000);
+	assert_int_equal(app_s.rx_hash, h);
+	assert_true(reclaimed() > 0);
+	assert_true(max_wnd > 8 * 11312);
 	teardown_three();
 }
 
@@ -1044,7 +1114,8 @@ main(void)
 		cmocka_unit_test(shutdown_resets_both_ends_of_every_proxied_connection),
 		cmocka_unit_test(the_client_leg_acks_a_burst_of_segments_once),
 		cmocka_unit_test(a_held_connection_s_frames_skip_the_rules_but_its_fragments_pass),
-		cmocka_unit_test(windows_are_a_fair_share_of_what_is_left_of_the_budget),
+		cmocka_unit_test(what_all_windows_let_in_stays_within_what_is_left_of_the_budget),
+		cmocka_unit_test(a_moving_leg_gets_the_window_idle_legs_gave_back),
 	};
 
 	if (test_eal_init("proxy_relay") != 0)

@@ -1,0 +1,102 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# Idle proxied connections do not starve one that moves data. sluice runs
+# config/examples/proxy-all-tcp.ini at its defaults (mbuf_budget auto:
+# 5,461 mbufs) with 5 ms of delay each way ([impair] delay), so a
+# transfer's goodput follows the window the proxy offers it. One 40 MB
+# transfer each way is timed alone; then NIDLE connections (one 64-byte
+# request and reply each, then silent: perf/proxy_load.py hold) are held
+# open and the same transfers run beside them.
+# - The idle legs give back what they were offered (telemetry:
+#   tcp_receive_windows_reclaimed), and what every window still lets in
+#   stays within the pool (rcv_offered_bytes <= rcv_pool_bytes).
+# - Beside them, each transfer arrives intact at no less than a quarter
+#   of its goodput alone. When every leg got one share of what was left
+#   of the budget, 1,000 idle connections held each window to 3.9 kB:
+#   4.5 Mbit/s against 371 alone.
+set -u
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/stream_xfer.sh"
+E2E_TEST=proxy_idle
+ROOT=$(cd "$E2E_DIR/../.." && pwd)
+PEER=$E2E_DIR/stream_peer.py
+NIDLE=${E2E_PROXY_NIDLE:-1000}
+SIZE=40000000
+HOLD_PORT=7150
+XPORT=7160
+
+e2e_require_tools
+e2e_setup
+srv sysctl -qw net.core.somaxconn=4096 net.ipv4.tcp_max_syn_backlog=4096 ||
+	e2e_die "sysctl somaxconn in $NS_SRV failed"
+cli sysctl -qw net.ipv4.ip_local_port_range="20000 60999" ||
+	e2e_die "sysctl ip_local_port_range in $NS_CLI failed"
+{ cat "$ROOT/config/examples/proxy-all-tcp.ini"; printf '\n[impair]\ndelay = 5ms\nlimit = 20000\n'; } \
+	>"$E2E_TMP/idle.ini"
+
+# timed DIR TAG: one transfer; its goodput goes to MBPS_<DIR>_<TAG>.
+timed() {
+	stream_xfer "$1" "$SRV4" "$SIZE" "$XPORT" 60 || return 1
+	XPORT=$((XPORT + 1))
+	local mbps
+	mbps=$(stream_mbps "$SIZE" "$XFER_SECS")
+	eval "MBPS_$1_$2=\$mbps"
+	E2E_WHY="40 MB intact in $XFER_SECS s, $mbps Mbit/s"
+}
+
+# not_starved DIR: the transfer beside the idle connections, against the
+# same transfer alone.
+not_starved() {
+	local alone with
+	timed "$1" idle || return 1
+	eval "alone=\${MBPS_$1_alone:-0} with=\$MBPS_$1_idle"
+	E2E_WHY="$with Mbit/s beside $NIDLE idle connections, $alone alone"
+	[ "$alone" != 0 ] && [ $((with * 4)) -ge "$alone" ]
+}
+
+held_idle() {
+	local i
+	for ((i = 0; i < 1200; i++)); do
+		grep -q '^held' "$E2E_TMP/hold.out" && break
+		kill -0 "$HOLD_PID" 2>/dev/null || break
+		sleep 0.1
+	done
+	E2E_WHY=$(head -1 "$E2E_TMP/hold.out")
+	[ "$E2E_WHY" = "held $NIDLE" ] || { E2E_WHY="'$E2E_WHY' $(tail -1 "$E2E_TMP/hold.err")"; return 1; }
+	sleep 1 # past the 200 ms after which an idle leg's window is taken back
+}
+
+windows_taken_back() {
+	local res
+	res=$("$E2E_PY" -c 'import json, sys
+t, n = json.loads(sys.argv[1]), int(sys.argv[2])
+ok = (t["connections_active"] >= n and t["tcp_receive_windows_reclaimed"] >= n
+      and 0 < t["rcv_offered_bytes"] <= t["rcv_pool_bytes"])
+print(("OK " if ok else "ERR ") +
+      "connections_active=%d tcp_receive_windows_reclaimed=%d rcv_offered_bytes=%d rcv_pool_bytes=%d" %
+      (t["connections_active"], t["tcp_receive_windows_reclaimed"], t["rcv_offered_bytes"],
+       t["rcv_pool_bytes"]))' "$(e2e_tel /sluice/proxy)" "$NIDLE" 2>&1)
+	E2E_WHY=${res#* }
+	case "$res" in OK*) return 0 ;; esac
+	return 1
+}
+
+e2e_start_sluice "$E2E_TMP/idle.ini" || e2e_die "sluice start: $E2E_WHY"
+e2e_ping 4 3 0.05 || e2e_die "no ping through sluice: $E2E_WHY"
+srv_daemon timeout 300 "$E2E_PY" "$ROOT/perf/proxy_load.py" server "$HOLD_PORT"
+e2e_wait_listen "$HOLD_PORT" || e2e_die "proxy_load.py server did not listen"
+e2e_check transfer_up_alone timed up alone
+e2e_check transfer_down_alone timed down alone
+cli timeout --foreground 240 "$E2E_PY" "$ROOT/perf/proxy_load.py" hold "$SRV4" "$HOLD_PORT" \
+	"$NIDLE" --secs 120 >"$E2E_TMP/hold.out" 2>"$E2E_TMP/hold.err" &
+HOLD_PID=$!
+E2E_PIDS+=("$HOLD_PID")
+e2e_check idle_connections_held held_idle
+e2e_check idle_legs_give_their_windows_back windows_taken_back
+e2e_check transfer_up_beside_idle_connections_is_not_starved not_starved up
+e2e_check transfer_down_beside_idle_connections_is_not_starved not_starved down
+_e2e_kill_child "$HOLD_PID" TERM
+wait "$HOLD_PID" 2>/dev/null
+e2e_check proxy_idle_clean_exit e2e_stop_sluice
+e2e_finish
