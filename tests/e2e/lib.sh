@@ -370,6 +370,16 @@ e2e_ping() {
 	return 0
 }
 
+# e2e_many_connections: thousands of connections at once, after
+# e2e_setup: the server's accept queue and SYN backlog (per namespace)
+# hold them all, and the client has ports to spare.
+e2e_many_connections() {
+	srv sysctl -qw net.core.somaxconn=4096 net.ipv4.tcp_max_syn_backlog=4096 ||
+		e2e_die "sysctl somaxconn in $NS_SRV failed"
+	cli sysctl -qw net.ipv4.ip_local_port_range="20000 60999" ||
+		e2e_die "sysctl ip_local_port_range in $NS_CLI failed"
+}
+
 # e2e_iperf FAMILY(4|6) [-R] [more iperf3 client args]: one TCP transfer of
 # E2E_IPERF_SECS seconds, client to server (or back with -R). Sets
 # E2E_MBPS (receiver's goodput) and E2E_JSON (the client's JSON report).

@@ -28,10 +28,7 @@ XPORT=7160
 
 e2e_require_tools
 e2e_setup
-srv sysctl -qw net.core.somaxconn=4096 net.ipv4.tcp_max_syn_backlog=4096 ||
-	e2e_die "sysctl somaxconn in $NS_SRV failed"
-cli sysctl -qw net.ipv4.ip_local_port_range="20000 60999" ||
-	e2e_die "sysctl ip_local_port_range in $NS_CLI failed"
+e2e_many_connections
 { cat "$ROOT/config/examples/proxy-all-tcp.ini"; printf '\n[impair]\ndelay = 5ms\nlimit = 20000\n'; } \
 	>"$E2E_TMP/idle.ini"
 

@@ -28,13 +28,9 @@ e2e_require_tools
 e2e_setup
 # The peers set CUBIC on each socket (STREAM_PEER_CC in stream_peer.py):
 # a namespace may not pick it when the host only allows others (bbr here).
-# 1,000 connections at once: the server's accept queue and SYN backlog
-# (per namespace) hold them all, the client has ports to spare, and each
-# peer raises its own file limit (stream_peer.py).
-srv sysctl -qw net.core.somaxconn=4096 net.ipv4.tcp_max_syn_backlog=4096 ||
-	e2e_die "sysctl somaxconn in $NS_SRV failed"
-cli sysctl -qw net.ipv4.ip_local_port_range="20000 60999" ||
-	e2e_die "sysctl ip_local_port_range in $NS_CLI failed"
+# 1,000 connections at once (each peer raises its own file limit:
+# stream_peer.py).
+e2e_many_connections
 
 
 human() {

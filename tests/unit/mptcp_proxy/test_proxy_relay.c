@@ -970,11 +970,32 @@ idle(uint64_t ns)
 		step();
 }
 
+/* n connections of C through P, from ports port0 on, each with its own
+ * app a[i]; all proxied once this returns. */
+static void
+open_clients(struct app *a, int n, uint16_t port0)
+{
+	struct tcp_endpoints ep;
+
+	wire_ep_v4(&ep);
+	for (int i = 0; i < n; i++) {
+		memset(&a[i], 0, sizeof(a[i]));
+		a[i].rx_hash = FNV_INIT;
+		a[i].auto_read = 1;
+		ep.lport = (uint16_t)(port0 + i);
+		a[i].conn = tcp_connect(C, &ep, &a[i], now);
+		assert_non_null(a[i].conn);
+		step();
+	}
+	for (int i = 0; i < 100; i++)
+		step();
+	assert_int_equal(CNT(OPENED), (uint64_t)n);
+}
+
 static void
 what_all_windows_let_in_stays_within_what_is_left_of_the_budget(void **state)
 {
 	enum { NC = 8, B = 1000 };
-	struct tcp_endpoints ep;
 	struct app a[NC];
 	struct mptcp_proxy_stats st;
 	struct rte_mbuf *hold[B];
@@ -984,18 +1005,7 @@ what_all_windows_let_in_stays_within_what_is_left_of_the_budget(void **state)
 	(void)state;
 	budget = B;
 	setup_proxy(1, 0, 16);
-	wire_ep_v4(&ep);
-	for (int i = 0; i < NC; i++) {
-		memset(&a[i], 0, sizeof(a[i]));
-		a[i].rx_hash = FNV_INIT;
-		a[i].auto_read = 1;
-		ep.lport = (uint16_t)(40000 + i);
-		a[i].conn = tcp_connect(C, &ep, &a[i], now);
-		assert_non_null(a[i].conn);
-	}
-	for (int i = 0; i < 100; i++)
-		step();
-	assert_int_equal(CNT(OPENED), NC);
+	open_clients(a, NC, 40000);
 	/* Little held: whole windows, and a pool of what is left. */
 	after_poll(&st);
 	assert_int_equal(st.active, NC);
@@ -1005,8 +1015,9 @@ what_all_windows_let_in_stays_within_what_is_left_of_the_budget(void **state)
 	assert_true(st.rcv_offered > 0 && st.rcv_offered <= st.rcv_pool);
 	assert_int_equal(reclaimed(), 0);
 	/* Other users take half the budget: the pool halves, below what
-	 * the 16 legs were offered (each its handshake's 64 KiB), and the
-	 * idle legs give theirs back, down to two segments each. */
+	 * the 16 legs were offered (each up to its handshake's 64 KiB), and
+	 * idle legs give theirs back, down to two segments each, until at
+	 * most half of the pool is offered. */
 	while (nhold < B / 2) {
 		hold[nhold] = rte_pktmbuf_alloc(test_pool);
 		assert_non_null(hold[nhold]);
@@ -1017,9 +1028,10 @@ what_all_windows_let_in_stays_within_what_is_left_of_the_budget(void **state)
 	assert_true(st.rcv_offered > st.rcv_pool / 2);
 	idle(MS(300));
 	after_poll(&st);
-	assert_int_equal(reclaimed(), 2 * NC);
-	assert_int_equal(st.rcv_offered, 2 * NC * 2 * 1460);
-	assert_true(st.rcv_offered <= st.rcv_pool);
+	/* Until no more than half of the pool is offered. */
+	assert_true(reclaimed() > 0 && reclaimed() <= 2 * NC);
+	assert_true(st.rcv_offered <= st.rcv_pool / 2);
+	assert_true(st.rcv_offered >= 2 * NC * 2 * 1460);
 	/* Nearly all of it: the linear rule's limit is under two segments. */
 	for (uint32_t more = B - 5 - st.mbufs_held; more > 0; more--) {
 		hold[nhold] = rte_pktmbuf_alloc(test_pool);
@@ -1052,7 +1064,6 @@ static void
 a_moving_leg_gets_the_window_idle_legs_gave_back(void **state)
 {
 	enum { NC = 64, B = 1000 };
-	struct tcp_endpoints ep;
 	static struct app a[NC];
 	struct mptcp_proxy_stats st;
 	struct tcp_conn_info ci;
@@ -1062,19 +1073,7 @@ a_moving_leg_gets_the_window_idle_legs_gave_back(void **state)
 	(void)state;
 	budget = B;
 	setup_proxy(1, 0, 2 * NC);
-	wire_ep_v4(&ep);
-	for (int i = 0; i < NC; i++) {
-		memset(&a[i], 0, sizeof(a[i]));
-		a[i].rx_hash = FNV_INIT;
-		a[i].auto_read = 1;
-		ep.lport = (uint16_t)(41000 + i);
-		a[i].conn = tcp_connect(C, &ep, &a[i], now);
-		assert_non_null(a[i].conn);
-		step();
-	}
-	for (int i = 0; i < 100; i++)
-		step();
-	assert_int_equal(CNT(OPENED), NC);
+	open_clients(a, NC, 41000);
 	idle(MS(300));
 	after_poll(&st);
 	assert_int_equal(st.active, NC);
