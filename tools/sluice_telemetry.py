@@ -210,7 +210,8 @@ GAUGE = re.compile(
     r"|_aqm_pipes|_aqm_max_pipe_id|_aqm_pipe_gen"
     r"|^sluice_workers_held|_lcore|_tsc_hz|_cycles_per_packet|_owner_worker"
     r"|_pipe_id|_connections_active|_subflows_active|_entries_active|_engine_connections"
-    r"|_state_bytes_in_use|_state_bytes_2_subflows"
+    r"|_state_bytes_in_use|_state_bytes_2_subflows|_mbufs_held|_rcv_window_limit"
+    r"|_rcv_pool_bytes|_rcv_offered_bytes"
     r"|_conn_state_bytes|_pair_state_bytes|_impair_pending|_impair_limit"
     r"|_impair_seed|_delay_us|_jitter_us|_reorder_gap_us|_jitter_reorder"
     r"|_ppm|_codel_target_us|_codel_interval_us|_info)$")
