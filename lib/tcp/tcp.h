@@ -790,8 +790,11 @@ void tcp_engine_set_rcv_limit(struct tcp_engine *e, uint32_t bytes);
  * (tcp_engine_rcv_offered()). With a pool set, a window grows only into
  * what the sum leaves of it: at most half of that, its own offer
  * included, so connections that keep asking share it and one that asks
- * first cannot take it all; never below two segments (the floor). Idle
- * connections give theirs back through tcp_engine_reclaim_idle(). The
+ * first cannot take it all; never below two segments (the floor). A
+ * SYN or SYN-ACK offers at most 65535, and only the floor once more than
+ * half of the pool is offered (half-open connections hold their offer
+ * until they open or go). Idle connections give theirs back through
+ * tcp_engine_reclaim_idle(). The
  * owner sets the pool from what its mbuf pool has left, as often as it
  * samples it. Applies with tcp_engine_set_rcv_limit(), which still
  * limits every window. The counting starts with the first call: make it

@@ -101,10 +101,26 @@ hook_opts(struct tcp_conn *c, struct tcp_seg_out *o, uint8_t kind, uint32_t room
 static __rte_always_inline uint16_t
 announce_window(struct tcp_conn *c, int syn)
 {
-	uint32_t w = tcp_rcv_window(c);
-	uint32_t edge = c->rcv_nxt + w;
+	uint32_t w = tcp_rcv_window(c), edge;
+	const struct tcp_engine *e = c->eng;
+
+	if (syn && e->rcv_pool != UINT64_MAX) {
+		/* Under a receive pool the edge is what the SYN says: its
+		 * window field is not scaled, 65535 at most (without a pool
+		 * the edge may lie beyond, as it always has). */
+		if (w > 0xffff)
+			w = 0xffff;
+		/* And with more than half of the pool offered, a handshake
+		 * offers two segments: a flood of half-open connections, each
+		 * holding what its SYN-ACK offered until it is evicted, would
+		 * otherwise hold the pool. The window grows with the first
+		 * data, as the pool allows. */
+		if (w > 2u * c->rcv_mss && e->rcv_offered - c->rcv_counted > e->rcv_pool / 2)
+			w = 2u * c->rcv_mss;
+	}
+	edge = c->rcv_nxt + w;
 	uint32_t shift = syn || c->rcv_wscale == 0xff ? 0 : c->rcv_wscale;
-	uint32_t thresh = MIN2(c->eng->p.rcv_buf / 2, c->rcv_mss);
+	uint32_t thresh = MIN2(e->p.rcv_buf / 2, c->rcv_mss);
 	uint32_t ad, field;
 
 	if (tcp_seq_gt(edge, c->rcv_adv) &&

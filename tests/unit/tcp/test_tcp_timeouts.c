@@ -355,6 +355,46 @@ a_connection_that_hears_only_acks_gives_its_window_back(void **state)
 	wire_free(w);
 }
 
+/* With more than half of the pool offered, a handshake offers two
+ * segments; with less, what the pool allows (and never more than a
+ * SYN's unscaled field says). */
+static void
+a_handshake_offers_two_segments_when_the_pool_is_half_offered(void **state)
+{
+	static uint8_t buf[200000];
+	struct tcp_endpoints ep;
+	struct tcp_conn *c, *c2;
+	struct wire *w;
+	uint64_t off;
+
+	(void)state;
+	setup();
+	pb.rcv_buf = 128 * 1024;
+	w = wire_new(&pa, &pb);
+	tcp_engine_set_rcv_pool(w->b, 100000);
+	c = wire_connect(w);
+	/* A SYN-ACK under a pool: at most 65535, at most half the pool. */
+	assert_true(tcp_engine_rcv_offered(w->b) <= 50000);
+	assert_int_equal(tcp_send(c, buf, sizeof(buf), w->now), (int32_t)sizeof(buf));
+	wire_run(w, MS(100));
+	/* The first connection offers half the pool; then the pool shrinks
+	 * (the owner's next sample), and that is more than half of it. */
+	assert_true(tcp_engine_rcv_offered(w->b) > 40000);
+	tcp_engine_set_rcv_pool(w->b, 80000);
+	off = tcp_engine_rcv_offered(w->b);
+	ep = w->ep_a;
+	ep.lport = (uint16_t)(ep.lport + 1);
+	c2 = tcp_connect(w->a, &ep, &w->app_a, w->now);
+	assert_non_null(c2);
+	/* The SYN-ACK is out, its ACK not yet in: a half-open connection
+	 * holds two segments. */
+	wire_run(w, w->delay + US(100));
+	assert_int_equal(tcp_engine_rcv_offered(w->b), off + 2 * 1460);
+	wire_run(w, 4 * w->delay + MS(1));
+	assert_int_equal(info(c2).state, TCP_ESTABLISHED);
+	wire_free(w);
+}
+
 int
 main(void)
 {
@@ -369,6 +409,7 @@ main(void)
 		cmocka_unit_test(a_window_update_after_the_limit_lifts_resumes_the_sender_at_once),
 		cmocka_unit_test(a_receive_pool_bounds_windows_and_takes_back_idle_ones),
 		cmocka_unit_test(a_connection_that_hears_only_acks_gives_its_window_back),
+		cmocka_unit_test(a_handshake_offers_two_segments_when_the_pool_is_half_offered),
 	};
 
 	if (test_eal_init("tmo") != 0)
