@@ -29,8 +29,11 @@
 # connection left, and stops sluice.
 #
 # It writes perf/out/soak-mbufs.csv (seconds, phase, mbufs in use, VmRSS in
-# kB; one line a second) and perf/out/soak-counters.txt (every telemetry
-# number that moved, before -> after), and prints a one-line summary:
+# kB, and the proxy's memory_pressure_ms, rcv_offered_bytes and
+# rcv_pool_bytes; one line a second) and perf/out/soak-counters.txt (every
+# telemetry number that moved, before -> after), prints for each phase the
+# share of its time the proxy held windows below rcv_buf and how much of
+# its receive pool the windows offered, and a one-line summary:
 #   soak: 600 s, mbufs in use min/avg/max .../.../... of 16383, rss ... MB
 #   -> ... MB (max ...), victims N/N intact, iperf3 N/N, leak: none
 # Exit status 0 when every victim arrived intact, the pool never fell
@@ -128,14 +131,18 @@ walk(sys.argv[1], json.load(sys.stdin))' "$c"
 STOP=$E2E_TMP/stop
 echo start >"$E2E_TMP/phase"
 sampler() {
-	local t0 u r p
+	local t0 u r p x
 	t0=$(date +%s)
-	echo "seconds,phase,mbufs_in_use,rss_kb" >"$CSV"
+	echo "seconds,phase,mbufs_in_use,rss_kb,memory_pressure_ms,rcv_offered_bytes,rcv_pool_bytes" >"$CSV"
 	while kill -0 "$SLUICE_PID" 2>/dev/null; do
 		u=$(e2e_tel /sluice/totals mempool_in_use 2>/dev/null)
 		r=$(awk '/^VmRSS:/ { print $2 }' "/proc/$SLUICE_PID/status" 2>/dev/null)
+		# The proxy's receive pool: what the windows let in, of how much.
+		x=$(e2e_tel /sluice/proxy 2>/dev/null | "$E2E_PY" -c 'import json, sys
+d = json.load(sys.stdin)
+print("%d,%d,%d" % (d["memory_pressure_ms"], d["rcv_offered_bytes"], d["rcv_pool_bytes"]))' 2>/dev/null)
 		p=$(cat "$E2E_TMP/phase")
-		[ -n "$u" ] && echo "$(( $(date +%s) - t0 )),${p:-?},$u,${r:-0}" >>"$CSV"
+		[ -n "$u" ] && echo "$(( $(date +%s) - t0 )),${p:-?},$u,${r:-0},${x:-,,}" >>"$CSV"
 		sleep 1
 	done
 }
@@ -300,6 +307,15 @@ LEAK=none
 echo "rounds of attacks: $ROUNDS; SYN flood mean rate reached ${RATES} pps (asked 50000)"
 echo "drain: ${DRAIN_S} s until connections_active=${ACTIVE:-?}; then mempool in_use=$IN_USE_IDLE baseline=$BASE_IDLE (telemetry)"
 echo "exit report: $EXIT_LINE"
+# Per phase: the share of its seconds in which the proxy held windows
+# below rcv_buf (memory_pressure_ms per second of samples), and what the
+# windows let in of the receive pool, on average.
+awk -F, 'NR > 2 && $5 != "" && pm != "" { t = $1 - ps; if (t > 0) { ms[$2] += $5 - pm; secs[$2] += t }
+		off[$2] += $6; pool[$2] += $7; n[$2]++ }
+	NR > 1 && $5 != "" { pm = $5; ps = $1 }
+	END { for (p in n) if (secs[p] > 0 && pool[p] > 0)
+		printf "pressure %-12s windows held below rcv_buf %3.0f%% of the time; offered %.0f%% of the receive pool\n",
+			p, 100 * ms[p] / 1000 / secs[p], 100 * off[p] / pool[p] }' "$CSV" | sort
 echo "samples: $CSV ($N); counters: $COUNTERS"
 echo "soak: $DURATION s, mbufs in use min/avg/max $MIN/$AVG/$MAX of $MBUFS," \
 	"rss $((RSS0 / 1024)) MB -> $((RSS_END / 1024)) MB (max $((RSSMAX / 1024)) MB)," \
