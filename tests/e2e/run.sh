@@ -56,6 +56,7 @@ start=$(date +%s)
 for t in "${tests[@]}"; do
 	name=$(basename "$t" .sh); name=${name#test_}
 	: >"$results.one"
+	t0=$(date +%s)
 	# Each test builds and removes its own namespaces; the timeout is a
 	# backstop (TERM runs the test's cleanup trap, KILL 15 s later).
 	# A test may ask for more time with a "# e2e-timeout: SECONDS" line.
@@ -81,6 +82,8 @@ for t in "${tests[@]}"; do
 		fi
 	fi
 	rm -f "$results.err"
+	# Each test's time, on stderr (CI keeps it in the suite's log).
+	echo "e2e: $name took $(( $(date +%s) - t0 )) s" >&2
 done
 pass=$(grep -c '^PASS' "$results")
 fail=$(grep -c '^FAIL' "$results")
