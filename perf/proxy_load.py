@@ -16,10 +16,11 @@ standard library only.
          "rate": completed/secs, "errors": failed, "p50_ms": .., "p99_ms":
          .., "p999_ms": .., "max_ms": .., "mean_ms": ..} (connect to close).
 
-    proxy_load.py hold HOST PORT N [--secs S] [--req B] [--resp B]
+    proxy_load.py hold HOST PORT N [--secs S] [--req B] [--resp B] [--mptcp]
         Open N connections, do one request/reply on each, keep them open
         and idle; print "held N" (or "held K failed F") on stdout, wait S
-        seconds (--secs), then close them all.
+        seconds (--secs), then close them all. --mptcp opens them as
+        Multipath TCP sockets (IPPROTO_MPTCP), as a phone would.
 
 The client closes first, so TIME-WAIT stays on the client's side (and on
 the proxy's server leg), as with most request/response protocols.
@@ -195,12 +196,17 @@ def rate(host, port, secs, maxn, conc, req, resp):
     return 0
 
 
-def hold(host, port, n, secs, req, resp):
+IPPROTO_MPTCP = 262
+
+
+def hold(host, port, n, secs, req, resp, proto=0):
     held, failed = [], 0
     request = b"q" * req
     for _ in range(n):
         try:
-            s = socket.create_connection((host, port), timeout=5)
+            s = socket.socket(family_of(host), socket.SOCK_STREAM, proto)
+            s.settimeout(5)
+            s.connect((host, port))
             s.sendall(request)
             got = 0
             while got < resp:
@@ -226,12 +232,16 @@ def main(argv):
     secs = opt(args, "--secs", 3.0)
     conc = opt(args, "--conc", 16)
     maxn = opt(args, "--max", 0)
+    proto = 0
+    if "--mptcp" in args:
+        args.remove("--mptcp")
+        proto = IPPROTO_MPTCP
     if len(args) >= 2 and args[0] == "server":
         return server(int(args[1]), req, resp)
     if len(args) >= 3 and args[0] == "rate":
         return rate(args[1], int(args[2]), secs, maxn, conc, req, resp)
     if len(args) >= 4 and args[0] == "hold":
-        return hold(args[1], int(args[2]), int(args[3]), secs, req, resp)
+        return hold(args[1], int(args[2]), int(args[3]), secs, req, resp, proto)
     sys.stderr.write(__doc__)
     return 2
 

@@ -684,10 +684,12 @@ tcp_engine_reclaim_idle(struct tcp_engine *e, uint64_t now_ns, uint64_t idle_ns,
 
 		if (++e->reclaim_at >= e->p.max_conns)
 			e->reclaim_at = 0;
-		/* Connections with hooks (MPTCP subflows) announce a window
-		 * their meta-connection shares; theirs is left alone. */
+		/* MPTCP subflows too: each announces its meta-connection's
+		 * window, so an idle one holds it like a plain connection;
+		 * the pin caps the subflow's own edge (tcp_rcv_window()),
+		 * which its sender's TCP respects whatever the edge at the
+		 * data level (RFC 8684 3.3.4 has it tracked per subflow). */
 		if ((c->flags & (TCP_CF_FREE | TCP_CF_DETACHED | TCP_CF_PEER_FIN)) ||
-		    c->hooks != NULL ||
 		    (c->state != TCP_ESTABLISHED && c->state != TCP_FIN_WAIT_1 &&
 		     c->state != TCP_FIN_WAIT_2) ||
 		    c->rcv_counted <= tcp_rcv_floor(c) ||

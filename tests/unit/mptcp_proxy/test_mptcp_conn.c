@@ -543,6 +543,7 @@ static struct mptcp_proxy *P2;
 static uint32_t p2_redirect_entries;
 static bool mss_room; /* the next setup(): mptcp_fallback_mss_room */
 static uint64_t p_reset_memory_ns; /* the next setup(): reset_memory_ns */
+static uint32_t p_budget; /* the next setup(): mbuf_budget, when not 0 */
 /* While set, the first data frame the client sends on path 1 is copied
  * into kept_up1 (to arrive again later, as a leftover). */
 static bool capture_up1;
@@ -871,7 +872,8 @@ setup(uint64_t d0, uint64_t d1)
 	pp.rcv_buf = 256 * 1024;
 	pp.cc = TCP_CC_CUBIC;
 	pp.syn_retries = 6;
-	pp.mbuf_budget = 8000;
+	pp.mbuf_budget = p_budget != 0 ? p_budget : 8000;
+	p_budget = 0;
 	for (int i = 0; i < 16; i++)
 		pp.isn_key[i] = (uint8_t)('p' + i);
 	pp.nrules = 1;
@@ -1194,6 +1196,44 @@ a_transfer_both_ways_over_one_subflow_arrives_whole_and_the_server_sees_plain_tc
 	assert_int_equal(CNT(BYTES_DOWN), x.down);
 	assert_int_equal(CNT(CLOSED), 1);
 	assert_int_equal(stats().mptcp_active, 0);
+	assert_int_equal(mc.unmapped, 0);
+	teardown_all();
+}
+
+/* An idle subflow gives its window back like a plain leg
+ * (tcp_engine_reclaim_idle()): it announces its meta-connection's window,
+ * and while subflows kept theirs, 1,000 idle MPTCP connections held a
+ * transfer beside them to 4.5 Mbit/s (tests/e2e/test_proxy_idle.sh).
+ * A budget of 300 mbufs is a pool of 434,400 bytes; other users then
+ * take three quarters of it, and the subflow's window alone is more than
+ * half of what is left.
+ * Released, the client sends again and every byte arrives. */
+static void
+an_idle_subflow_gives_its_window_back_and_an_upload_after_it_arrives_whole(void **state)
+{
+	enum { B = 300 };
+	struct xfer a = { .up = 20000, .limit_ms = 5000 };
+	struct xfer b = { .up = 1000000, .close = 1, .limit_ms = 30000 };
+	struct rte_mbuf *hold[B * 3 / 4];
+	struct tcp_conn_info ci;
+
+	(void)state;
+	p_budget = B;
+	setup(MS(5), MS(5));
+	mc_connect();
+	transfer(&a);
+	tcp_conn_get_info(mc.sf[0].c, &ci);
+	assert_true(ci.snd_wnd > 16 * 1460);
+	for (int i = 0; i < B * 3 / 4; i++)
+		assert_non_null(hold[i] = rte_pktmbuf_alloc(test_pool));
+	run_ms(400); /* idle past the proxy's 200 ms */
+	assert_true(mptcp_proxy_tcp_counters(P)[TCP_CNT_RCV_RECLAIMED] >= 2);
+	tcp_conn_get_info(mc.sf[0].c, &ci);
+	assert_true(ci.snd_wnd <= 4 * 1460);
+	for (int i = 0; i < B * 3 / 4; i++)
+		rte_pktmbuf_free(hold[i]);
+	transfer(&b);
+	assert_int_equal(CNT(MPTCP_NO_MAPPING), 0);
 	assert_int_equal(mc.unmapped, 0);
 	teardown_all();
 }
@@ -2843,6 +2883,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(intercept_rules_match_as_the_rule_reads_bit_by_bit),
 		cmocka_unit_test(a_transfer_both_ways_over_one_subflow_arrives_whole_and_the_server_sees_plain_tcp),
+		cmocka_unit_test(an_idle_subflow_gives_its_window_back_and_an_upload_after_it_arrives_whole),
 		cmocka_unit_test(the_server_is_asked_for_segments_that_leave_on_a_subflow_whole),
 		cmocka_unit_test(a_data_fin_from_the_client_reaches_the_server_as_fin_and_the_servers_fin_the_client_as_data_fin),
 		cmocka_unit_test(data_over_two_subflows_is_reassembled_in_dsn_order_when_the_second_delivers_first),
