@@ -157,6 +157,15 @@ mptcp_teardown(struct mptcp_proxy *px)
 	px->sfs = NULL;
 }
 
+/* The receive pool of this worker for mbufs of the budget: each a
+ * full-sized segment, and each worker its share (workers rounded up to a
+ * power of two). */
+static uint64_t
+rcv_pool_of(const struct mptcp_proxy *px, uint64_t mbufs)
+{
+	return (mbufs * PROXY_SEG_BYTES) >> px->worker_bits;
+}
+
 struct mptcp_proxy *
 mptcp_proxy_create(const struct mptcp_proxy_params *p)
 {
@@ -240,7 +249,7 @@ mptcp_proxy_create(const struct mptcp_proxy_params *p)
 	 * the first sample. */
 	px->pool_bytes = UINT64_MAX;
 	if (px->budget != 0) {
-		px->pool_bytes = ((uint64_t)px->budget * PROXY_SEG_BYTES) >> px->worker_bits;
+		px->pool_bytes = rcv_pool_of(px, px->budget);
 		tcp_engine_set_rcv_pool(px->e, px->pool_bytes);
 	}
 	/* libcrypto sets up its per-thread generator on the first draw. */
@@ -509,7 +518,7 @@ pressure(struct mptcp_proxy *px, uint64_t now)
 			lim = 0;
 		else if (px->held > from)
 			lim = (uint32_t)((uint64_t)px->rcv_buf * left / (px->budget - from));
-		pool = (left * PROXY_SEG_BYTES) >> px->worker_bits;
+		pool = rcv_pool_of(px, left);
 		tcp_engine_set_rcv_pool(px->e, pool);
 	}
 	offered = tcp_engine_rcv_offered(px->e);

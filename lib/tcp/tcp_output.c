@@ -115,8 +115,8 @@ announce_window(struct tcp_conn *c, int syn)
 		 * holding what its SYN-ACK offered until it is evicted, would
 		 * otherwise hold the pool. The window grows with the first
 		 * data, as the pool allows. */
-		if (w > 2u * c->rcv_mss && e->rcv_offered - c->rcv_counted > e->rcv_pool / 2)
-			w = 2u * c->rcv_mss;
+		if (w > tcp_rcv_min(c) && e->rcv_offered - c->rcv_counted > e->rcv_pool / 2)
+			w = tcp_rcv_min(c);
 	}
 	edge = c->rcv_nxt + w;
 	uint32_t shift = syn || c->rcv_wscale == 0xff ? 0 : c->rcv_wscale;

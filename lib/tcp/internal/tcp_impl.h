@@ -347,6 +347,14 @@ void tcp_rtt_sample(struct tcp_conn *c, uint64_t rtt_ns);
 void tcp_timer_fire(struct tcp_conn *c);
 uint32_t tcp_rcv_window_hooked(struct tcp_conn *c, uint32_t w);
 
+/* The least a window under a receive pool offers: two segments, so a
+ * sender keeps moving and is never left to zero-window probes. */
+static inline uint32_t
+tcp_rcv_min(const struct tcp_conn *c)
+{
+	return 2u * c->rcv_mss;
+}
+
 /*
  * The receive window a connection can offer now: the free receive
  * buffer, so a slow reader closes it. Under memory pressure the owner
@@ -372,7 +380,7 @@ tcp_rcv_window(struct tcp_conn *c)
 		/* Pools are far below 2^63: pool + counted cannot wrap. */
 		uint64_t room = e->rcv_pool + c->rcv_counted;
 		uint64_t cap = room > e->rcv_offered ? (room - e->rcv_offered) >> 1 : 0;
-		uint32_t floor = 2u * c->rcv_mss;
+		uint32_t floor = tcp_rcv_min(c);
 
 		if (cap < floor || c->rcv_pinned)
 			cap = floor;
@@ -383,14 +391,13 @@ tcp_rcv_window(struct tcp_conn *c)
 }
 
 /* The window tcp_engine_reclaim_idle() leaves a connection: the two
- * segments tcp_rcv_window() never goes below (a sender keeps moving, and
- * is never left to zero-window probes), rounded up to what the window
- * scale can say (the field of the ACK that announces it from RCV.NXT
- * then says all of it). */
+ * segments tcp_rcv_window() never goes below (tcp_rcv_min()), rounded up
+ * to what the window scale can say (the field of the ACK that announces
+ * it from RCV.NXT then says all of it). */
 static inline uint32_t
 tcp_rcv_floor(const struct tcp_conn *c)
 {
-	uint32_t f = 2u * c->rcv_mss;
+	uint32_t f = tcp_rcv_min(c);
 	uint32_t s = c->rcv_wscale == 0xff ? 0 : c->rcv_wscale;
 
 	return ((f + (1u << s) - 1) >> s) << s;
