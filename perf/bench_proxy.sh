@@ -23,7 +23,17 @@
 # CTRL_LCORE, FWD_LCORE, SLUICE, LOGDIR, KEEP_LOGS, ROUNDS_SET,
 # DURATION_SET, QUICK, die, cleanup.
 
-PROXY_CONF_BASE=${BENCH_PROXY_CONF:-$ROOT/config/examples/proxy-all-tcp.ini}
+# BENCH_PROXY_MPTCP=1: the short connections and the held ones are the
+# client kernel's MPTCP (proxy_load.py --mptcp), and the proxy runs
+# config/examples/mptcp-proxy.ini, which terminates them; through the
+# bridge they fall back to TCP, as a phone's do with a plain server.
+# iperf3's transfers stay plain TCP.
+PROXY_MPTCP=${BENCH_PROXY_MPTCP:+--mptcp}
+if [ -n "$PROXY_MPTCP" ]; then
+	PROXY_CONF_BASE=${BENCH_PROXY_CONF:-$ROOT/config/examples/mptcp-proxy.ini}
+else
+	PROXY_CONF_BASE=${BENCH_PROXY_CONF:-$ROOT/config/examples/proxy-all-tcp.ini}
+fi
 PROXY_MAXCONN=${BENCH_PROXY_MAXCONN:-}
 PROXY_CONC=${BENCH_PROXY_CONC:-16}
 PROXY_HOLD=${BENCH_PROXY_HOLD:-1000}
@@ -113,7 +123,7 @@ PY
 	e2e_run cli timeout --foreground $((${PROXY_SECS%.*} + 30)) "$PY" \
 		"$HERE/proxy_load.py" rate "$SRV4" "$PROXY_LOAD_PORT" \
 		--secs "$PROXY_SECS" --max "$PX_RATE_MAX" --conc "$PROXY_CONC" \
-		>"$out" 2>"$out.err" ||
+		${PROXY_MPTCP:+"$PROXY_MPTCP"} >"$out" 2>"$out.err" ||
 		die "$c: proxy_load.py rate failed: $(tail -n 1 "$out.err")"
 	after=$(px_tel /sluice/proxy 2>/dev/null || echo '{}')
 	rate=$(px_get "$(cat "$out")" rate)
@@ -162,7 +172,7 @@ px_memory() {
 	heap_a=$(px_tel /eal/heap_info,0 Alloc_size)
 	rss_a=$(awk '/^VmRSS/ { print $2 }' "/proc/$SLUICE_PID/status")
 	cli timeout --foreground 120 "$PY" "$HERE/proxy_load.py" hold "$SRV4" \
-		"$PROXY_LOAD_PORT" "$PROXY_HOLD" --secs 4 >"$out" 2>"$out.err" &
+		"$PROXY_LOAD_PORT" "$PROXY_HOLD" --secs 4 ${PROXY_MPTCP:+"$PROXY_MPTCP"} >"$out" 2>"$out.err" &
 	spid=$!
 	E2E_PIDS+=("$spid")
 	for ((i = 0; i < 600; i++)); do
@@ -283,7 +293,7 @@ proxy_main() {
 	echo "bench: sluice on lcore $E2E_LCORE (net_af_packet, $E2E_AFP_ARGS), clients and servers on CPU(s) ${E2E_LOAD_CPUS:-any}; proxy config ${PROXY_CONF_BASE#"$ROOT"/}, max_connections $PX_MAXCONN${PROXY_MAXCONN:+ (BENCH_PROXY_MAXCONN)}"
 	local cap=""
 	[ "$PX_RATE_MAX" != 0 ] && cap=", at most $PX_RATE_MAX connections"
-	echo "bench: goodput = iperf3 receiver Mbit/s, up = client to server, down = -R, 1 and 4 streams; conn/s = proxy_load.py rate, $PROXY_CONC in flight, 64 B request and reply$cap"
+	echo "bench: goodput = iperf3 receiver Mbit/s, up = client to server, down = -R, 1 and 4 streams; conn/s = proxy_load.py rate, $PROXY_CONC in flight, 64 B request and reply$cap${PROXY_MPTCP:+; the short and the held connections are MPTCP clients (BENCH_PROXY_MPTCP)}"
 	echo "bench: load average $(cut -d' ' -f1-3 /proc/loadavg)"
 	others=$(busy_others)
 	[ -n "$others" ] && echo "bench: WARNING: other busy processes may skew the figures: $others"

@@ -8,7 +8,7 @@ standard library only.
         --resp (64) bytes, then read until the client closes and close.
         Runs until SIGTERM, or until its parent process goes away.
 
-    proxy_load.py rate HOST PORT [--secs S] [--max N] [--conc C] [--req B] [--resp B]
+    proxy_load.py rate HOST PORT [--secs S] [--max N] [--conc C] [--req B] [--resp B] [--mptcp]
         For S seconds, or until N connections completed (--max, 0: no
         limit), keep C connections in flight, each: connect, send the
         request, read the whole reply, close. Prints one JSON line:
@@ -19,8 +19,10 @@ standard library only.
     proxy_load.py hold HOST PORT N [--secs S] [--req B] [--resp B] [--mptcp]
         Open N connections, do one request/reply on each, keep them open
         and idle; print "held N" (or "held K failed F") on stdout, wait S
-        seconds (--secs), then close them all. --mptcp opens them as
-        Multipath TCP sockets (IPPROTO_MPTCP), as a phone would.
+        seconds (--secs), then close them all.
+
+    --mptcp (rate, hold) opens the client's sockets as Multipath TCP
+    (IPPROTO_MPTCP), as a phone would.
 
 The client closes first, so TIME-WAIT stays on the client's side (and on
 the proxy's server leg), as with most request/response protocols.
@@ -100,7 +102,7 @@ class Conn:
     __slots__ = ("s", "t0", "got", "sent")
 
 
-def rate(host, port, secs, maxn, conc, req, resp):
+def rate(host, port, secs, maxn, conc, req, resp, proto=0):
     sel = selectors.DefaultSelector()
     fam = family_of(host)
     request = b"q" * req
@@ -110,7 +112,7 @@ def rate(host, port, secs, maxn, conc, req, resp):
     t_end = t_start + secs
 
     def start():
-        s = socket.socket(fam, socket.SOCK_STREAM)
+        s = socket.socket(fam, socket.SOCK_STREAM, proto)
         s.setblocking(False)
         c = Conn()
         c.s, c.t0, c.got, c.sent = s, time.monotonic(), 0, False
@@ -239,7 +241,7 @@ def main(argv):
     if len(args) >= 2 and args[0] == "server":
         return server(int(args[1]), req, resp)
     if len(args) >= 3 and args[0] == "rate":
-        return rate(args[1], int(args[2]), secs, maxn, conc, req, resp)
+        return rate(args[1], int(args[2]), secs, maxn, conc, req, resp, proto)
     if len(args) >= 4 and args[0] == "hold":
         return hold(args[1], int(args[2]), int(args[3]), secs, req, resp, proto)
     sys.stderr.write(__doc__)
