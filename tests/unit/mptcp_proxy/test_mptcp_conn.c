@@ -1238,6 +1238,42 @@ an_idle_subflow_gives_its_window_back_and_an_upload_after_it_arrives_whole(void 
 	teardown_all();
 }
 
+/* A phone that idled on two paths, both subflows' windows taken back,
+ * uploads over both (the client's chunks in turn): each pinned window
+ * grows with its first data, and every byte arrives. */
+static void
+an_upload_over_two_subflows_whose_windows_were_taken_back_arrives_whole(void **state)
+{
+	enum { B = 300 };
+	struct xfer a = { .up = 20000, .limit_ms = 5000 };
+	struct xfer b = { .up = 1000000, .close = 1, .limit_ms = 30000 };
+	struct rte_mbuf *hold[B * 3 / 4];
+	struct tcp_conn_info ci;
+	struct mcsf *j;
+
+	(void)state;
+	p_budget = B;
+	setup(MS(5), MS(5));
+	mc_connect();
+	j = mc_join(0, 0, 0);
+	assert_true(j->events & TCP_EV_CONNECTED);
+	transfer(&a);
+	for (int i = 0; i < B * 3 / 4; i++)
+		assert_non_null(hold[i] = rte_pktmbuf_alloc(test_pool));
+	run_ms(400);
+	tcp_conn_get_info(mc.sf[0].c, &ci);
+	assert_true(ci.snd_wnd <= 4 * 1460);
+	tcp_conn_get_info(j->c, &ci);
+	assert_true(ci.snd_wnd <= 4 * 1460);
+	for (int i = 0; i < B * 3 / 4; i++)
+		rte_pktmbuf_free(hold[i]);
+	mc.rr = 1;
+	transfer(&b);
+	assert_int_equal(CNT(MPTCP_NO_MAPPING), 0);
+	assert_int_equal(mc.unmapped, 0);
+	teardown_all();
+}
+
 /* Every data segment toward the client gives 28 bytes of its MSS to the
  * DSS; the server leg asks the server for segments that much smaller,
  * so that each full segment of the server leaves on a subflow as one
@@ -2884,6 +2920,7 @@ main(void)
 		cmocka_unit_test(intercept_rules_match_as_the_rule_reads_bit_by_bit),
 		cmocka_unit_test(a_transfer_both_ways_over_one_subflow_arrives_whole_and_the_server_sees_plain_tcp),
 		cmocka_unit_test(an_idle_subflow_gives_its_window_back_and_an_upload_after_it_arrives_whole),
+		cmocka_unit_test(an_upload_over_two_subflows_whose_windows_were_taken_back_arrives_whole),
 		cmocka_unit_test(the_server_is_asked_for_segments_that_leave_on_a_subflow_whole),
 		cmocka_unit_test(a_data_fin_from_the_client_reaches_the_server_as_fin_and_the_servers_fin_the_client_as_data_fin),
 		cmocka_unit_test(data_over_two_subflows_is_reassembled_in_dsn_order_when_the_second_delivers_first),
