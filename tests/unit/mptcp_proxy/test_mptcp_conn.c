@@ -1204,74 +1204,59 @@ a_transfer_both_ways_over_one_subflow_arrives_whole_and_the_server_sees_plain_tc
  * (tcp_engine_reclaim_idle()): it announces its meta-connection's window,
  * and while subflows kept theirs, 1,000 idle MPTCP connections held a
  * transfer beside them to 4.5 Mbit/s (tests/e2e/test_proxy_idle.sh).
- * A budget of 300 mbufs is a pool of 434,400 bytes; other users then
- * take three quarters of it, and the subflow's window alone is more than
- * half of what is left.
- * Released, the client sends again and every byte arrives. */
+ * A budget of 300 mbufs is a pool of 434,400 bytes; after a first upload
+ * other users take three quarters of it, and one subflow's window alone
+ * is more than half of what is left. With nsf subflows (the second on
+ * path 1) every one is pinned at the floor; released, the client sends
+ * again (over each subflow in turn), each window grows with its first
+ * data, and every byte arrives. */
 static void
-an_idle_subflow_gives_its_window_back_and_an_upload_after_it_arrives_whole(void **state)
+idle_subflows_give_their_windows_back(int nsf)
 {
-	enum { B = 300 };
+	enum { B = 300, HELD = B * 3 / 4 };
 	struct xfer a = { .up = 20000, .limit_ms = 5000 };
 	struct xfer b = { .up = 1000000, .close = 1, .limit_ms = 30000 };
-	struct rte_mbuf *hold[B * 3 / 4];
+	struct rte_mbuf *hold[HELD];
 	struct tcp_conn_info ci;
 
-	(void)state;
 	p_budget = B;
 	setup(MS(5), MS(5));
 	mc_connect();
+	if (nsf > 1)
+		assert_true(mc_join(0, 0, 0)->events & TCP_EV_CONNECTED);
 	transfer(&a);
 	tcp_conn_get_info(mc.sf[0].c, &ci);
 	assert_true(ci.snd_wnd > 16 * 1460);
-	for (int i = 0; i < B * 3 / 4; i++)
+	for (int i = 0; i < HELD; i++)
 		assert_non_null(hold[i] = rte_pktmbuf_alloc(test_pool));
 	run_ms(400); /* idle past the proxy's 200 ms */
-	assert_true(mptcp_proxy_tcp_counters(P)[TCP_CNT_RCV_RECLAIMED] >= 2);
-	tcp_conn_get_info(mc.sf[0].c, &ci);
-	assert_true(ci.snd_wnd <= 4 * 1460);
-	for (int i = 0; i < B * 3 / 4; i++)
+	assert_true(mptcp_proxy_tcp_counters(P)[TCP_CNT_RCV_RECLAIMED] >= (uint64_t)nsf + 1);
+	for (int k = 0; k < nsf; k++) {
+		tcp_conn_get_info(mc.sf[k].c, &ci);
+		assert_true(ci.snd_wnd <= 4 * 1460);
+	}
+	for (int i = 0; i < HELD; i++)
 		rte_pktmbuf_free(hold[i]);
+	mc.rr = nsf > 1;
 	transfer(&b);
 	assert_int_equal(CNT(MPTCP_NO_MAPPING), 0);
 	assert_int_equal(mc.unmapped, 0);
 	teardown_all();
 }
 
-/* A phone that idled on two paths, both subflows' windows taken back,
- * uploads over both (the client's chunks in turn): each pinned window
- * grows with its first data, and every byte arrives. */
+static void
+an_idle_subflow_gives_its_window_back_and_an_upload_after_it_arrives_whole(void **state)
+{
+	(void)state;
+	idle_subflows_give_their_windows_back(1);
+}
+
+/* A phone that idled on two paths. */
 static void
 an_upload_over_two_subflows_whose_windows_were_taken_back_arrives_whole(void **state)
 {
-	enum { B = 300 };
-	struct xfer a = { .up = 20000, .limit_ms = 5000 };
-	struct xfer b = { .up = 1000000, .close = 1, .limit_ms = 30000 };
-	struct rte_mbuf *hold[B * 3 / 4];
-	struct tcp_conn_info ci;
-	struct mcsf *j;
-
 	(void)state;
-	p_budget = B;
-	setup(MS(5), MS(5));
-	mc_connect();
-	j = mc_join(0, 0, 0);
-	assert_true(j->events & TCP_EV_CONNECTED);
-	transfer(&a);
-	for (int i = 0; i < B * 3 / 4; i++)
-		assert_non_null(hold[i] = rte_pktmbuf_alloc(test_pool));
-	run_ms(400);
-	tcp_conn_get_info(mc.sf[0].c, &ci);
-	assert_true(ci.snd_wnd <= 4 * 1460);
-	tcp_conn_get_info(j->c, &ci);
-	assert_true(ci.snd_wnd <= 4 * 1460);
-	for (int i = 0; i < B * 3 / 4; i++)
-		rte_pktmbuf_free(hold[i]);
-	mc.rr = 1;
-	transfer(&b);
-	assert_int_equal(CNT(MPTCP_NO_MAPPING), 0);
-	assert_int_equal(mc.unmapped, 0);
-	teardown_all();
+	idle_subflows_give_their_windows_back(2);
 }
 
 /* Every data segment toward the client gives 28 bytes of its MSS to the
