@@ -491,8 +491,10 @@ drain_tx(struct mptcp_proxy *px, mptcp_proxy_emit_fn emit, void *arg)
  *   segments a leg, and what arrives within one sample period), however
  *   many connections there are: 200 zero-window readers reached 13,777
  *   mbufs against a budget of 8,191 with the linear rule alone.
- *   A leg's window grows into at most half of what the pool has left, so
- *   the legs that are moving data share it; the idle ones would still
+ *   A leg's window grows beyond its two segments into at most half of
+ *   what the pool has left, so the legs that are moving data share it
+ *   (the two segments are outside the pool, so idle legs at theirs take
+ *   none of it); the idle ones would still
  *   hold what they were offered when they opened, so once more than half
  *   of the pool is offered, legs that received no data for
  *   PROXY_RECLAIM_IDLE_NS give theirs back, down to two segments

@@ -246,7 +246,8 @@ struct mptcp_proxy_stats {
 	uint32_t rcv_limit;    /**< receive window limit in force */
 	uint64_t rcv_pool;     /**< bytes this worker's windows may let in
 				*   (UINT64_MAX: no budget) */
-	uint64_t rcv_offered;  /**< bytes they let in now */
+	uint64_t rcv_offered;  /**< bytes they let in now beyond two
+				    segments each (tcp_engine_rcv_offered()) */
 	uint32_t mptcp_active; /**< MPTCP connections now */
 	uint32_t mptcp_subflows; /**< their subflows now */
 	uint32_t mptcp_redirects; /**< subflows passed on to their owner

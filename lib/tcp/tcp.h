@@ -785,15 +785,18 @@ void tcp_engine_set_rcv_limit(struct tcp_engine *e, uint32_t bytes);
 
 /**
  * Memory pressure, per connection: a receive pool. Every connection's
- * announced window is counted for what it still lets in (bytes offered
- * beyond RCV.NXT, none once the peer's FIN is in) and the sum is kept
- * (tcp_engine_rcv_offered()). With a pool set, a window grows only into
- * what the sum leaves of it: at most half of that, its own offer
- * included, so connections that keep asking share it and one that asks
- * first cannot take it all; never below two segments (the floor). A
- * SYN or SYN-ACK offers at most 65535, and only the floor once more than
- * half of the pool is offered (half-open connections hold their offer
- * until they open or go). Idle connections give theirs back through
+ * announced window is counted for what it still lets in beyond two
+ * segments (bytes offered beyond RCV.NXT, less two of the MSS we
+ * announced; none once the peer's FIN is in) and the sum is kept
+ * (tcp_engine_rcv_offered()). With a pool set, every window has its two
+ * segments (the floor, outside the pool) and grows beyond them only
+ * into what the sum leaves of the pool: at most half of that, its own
+ * offer included, so connections that keep asking share it and one that
+ * asks first cannot take it all. What all windows let in is thus at
+ * most the pool plus two segments a connection. A SYN or SYN-ACK offers
+ * at most 65535, and only the floor once more than half of the pool is
+ * offered (half-open connections hold their offer until they open or
+ * go). Idle connections give theirs back through
  * tcp_engine_reclaim_idle(). The
  * owner sets the pool from what its mbuf pool has left, as often as it
  * samples it. Applies with tcp_engine_set_rcv_limit(), which still
@@ -807,7 +810,8 @@ void tcp_engine_set_rcv_limit(struct tcp_engine *e, uint32_t bytes);
  */
 void tcp_engine_set_rcv_pool(struct tcp_engine *e, uint64_t bytes);
 
-/** What every connection's announced window still lets in, summed. */
+/** What every connection's announced window still lets in beyond its
+ *  two segments, summed. */
 uint64_t tcp_engine_rcv_offered(const struct tcp_engine *e);
 
 /**
@@ -819,8 +823,9 @@ uint64_t tcp_engine_rcv_offered(const struct tcp_engine *e);
  * floor, announced by an ACK (RFC 9293 3.8.6.2.2: a receiver should not
  * shrink its window, and a sender must cope when it does). The floor
  * holds until data arrives; then the window grows again as the pool
- * allows. Connections with hooks (MPTCP subflows, whose window is their
- * meta-connection's) are left alone. Counted: receive_windows_reclaimed.
+ * allows. Connections with hooks (MPTCP subflows, which announce their
+ * meta-connection's window) are taken back too: the floor caps the
+ * subflow's own edge. Counted: receive_windows_reclaimed.
  *
  * @return the number of windows taken back.
  */

@@ -692,7 +692,7 @@ tcp_engine_reclaim_idle(struct tcp_engine *e, uint64_t now_ns, uint64_t idle_ns,
 		if ((c->flags & (TCP_CF_FREE | TCP_CF_DETACHED | TCP_CF_PEER_FIN)) ||
 		    (c->state != TCP_ESTABLISHED && c->state != TCP_FIN_WAIT_1 &&
 		     c->state != TCP_FIN_WAIT_2) ||
-		    c->rcv_counted <= tcp_rcv_floor(c) ||
+		    c->rcv_counted + tcp_rcv_min(c) <= tcp_rcv_floor(c) ||
 		    (uint32_t)(now_at - c->rcv_data_at) < idle_at)
 			continue;
 		/* RFC 9293 3.8.6.2.2 lets a receiver shrink its window (SHLD-14
