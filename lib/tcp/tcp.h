@@ -846,10 +846,13 @@ uint32_t tcp_engine_reclaim_idle(struct tcp_engine *e, uint64_t now_ns,
 int tcp_window_update(struct tcp_conn *c, uint64_t now_ns);
 
 /**
- * tcp_window_update() on every connection of the engine: the owner calls
- * it after raising tcp_engine_set_rcv_limit(), so every sender that saw
- * a shrunken or zero window hears of the room at once. It walks the
- * connection pool: call it when the limit rises, not per packet.
+ * tcp_window_update() on every connection of the engine whose announced
+ * window has less than two segments of room: the owner calls it after
+ * raising tcp_engine_set_rcv_limit(), so every sender that a shrunken or
+ * zero window stopped hears of the room at once. One with two segments
+ * of room sends them and hears of the rest on their ACKs; an idle
+ * connection is left alone. It walks the connection pool: call it when
+ * the limit rises, not per packet.
  *
  * @return the number of updates queued.
  */

@@ -243,13 +243,16 @@ a_receive_limit_bounds_what_a_stalled_reader_holds(void **state)
 }
 
 /* Pressure gone: a window update brings back a sender that saw a zero
- * window at once, not at its next (backed-off) zero-window probe. */
+ * window at once, not at its next (backed-off) zero-window probe. The
+ * engine's walk leaves an idle connection alone: it has the room it
+ * announced, and no sender waiting. */
 static void
 a_window_update_after_the_limit_lifts_resumes_the_sender_at_once(void **state)
 {
 	static uint8_t buf[100000];
 	uint8_t sink[65536];
-	struct tcp_conn *c;
+	struct tcp_endpoints ep;
+	struct tcp_conn *c, *bc;
 	struct wire *w;
 
 	(void)state;
@@ -258,19 +261,30 @@ a_window_update_after_the_limit_lifts_resumes_the_sender_at_once(void **state)
 	w = wire_new(&pa, &pb);
 	tcp_engine_set_rcv_limit(w->b, 16 * 1024);
 	c = wire_connect(w);
+	bc = w->app_b.conn;
 	w->app_b.auto_read = 0;
+	/* A second connection, idle: it announced the 16 KiB allowed. */
+	ep = w->ep_a;
+	ep.lport = (uint16_t)(ep.lport + 1);
+	assert_non_null(tcp_connect(w->a, &ep, &w->app_a, w->now));
+	wire_run(w, 4 * w->delay + MS(1));
+	assert_int_equal(tcp_engine_conn_count(w->b), 2);
+	w->app_a.conn = c;
+	w->app_b.conn = bc;
 	assert_int_equal(tcp_send(c, buf, sizeof(buf), w->now), (int32_t)sizeof(buf));
 	wire_run(w, MS(2000)); /* the probes are 1.6 s apart by now */
 	assert_int_equal(info(c).snd_wnd, 0);
 	/* Nothing to announce while the limit holds. */
-	assert_int_equal(tcp_window_update(w->app_b.conn, w->now), 0);
+	assert_int_equal(tcp_window_update(bc, w->now), 0);
+	assert_int_equal(tcp_engine_window_update(w->b, w->now), 0);
 	tcp_engine_set_rcv_limit(w->b, UINT32_MAX);
-	assert_int_equal(tcp_window_update(w->app_b.conn, w->now), 1);
+	/* The stopped sender's, not the idle connection's. */
+	assert_int_equal(tcp_engine_window_update(w->b, w->now), 1);
 	/* Announced once: no second update for the same window. */
-	assert_int_equal(tcp_window_update(w->app_b.conn, w->now), 0);
+	assert_int_equal(tcp_window_update(bc, w->now), 0);
 	wire_run(w, MS(50));
-	assert_int_equal(info(w->app_b.conn).rcv_queued, sizeof(buf));
-	while (tcp_recv(w->app_b.conn, sink, sizeof(sink), w->now) > 0)
+	assert_int_equal(info(bc).rcv_queued, sizeof(buf));
+	while (tcp_recv(bc, sink, sizeof(sink), w->now) > 0)
 		;
 	wire_free(w);
 }
