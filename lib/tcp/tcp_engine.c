@@ -728,8 +728,7 @@ tcp_engine_window_update(struct tcp_engine *e, uint64_t now_ns)
 		 * Idle connections have theirs (at least the floor of a
 		 * receive pool) and no sender waiting; announced again, each
 		 * would take a share of the pool until taken back. */
-		if (tcp_seq_gt(c->rcv_adv, c->rcv_nxt) &&
-		    c->rcv_adv - c->rcv_nxt >= tcp_rcv_min(c))
+		if (tcp_rcv_announced(c) >= tcp_rcv_min(c))
 			continue;
 		if (tcp_window_update(c, now_ns)) {
 			n++;

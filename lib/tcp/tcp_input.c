@@ -576,7 +576,7 @@ syn_sent_input(struct tcp_conn *c, const struct rte_mbuf *m, const struct tcp_se
 static int
 seq_acceptable(const struct tcp_conn *c, const struct tcp_seg_in *s, uint32_t seglen)
 {
-	uint32_t rw = tcp_seq_gt(c->rcv_adv, c->rcv_nxt) ? c->rcv_adv - c->rcv_nxt : 0;
+	uint32_t rw = tcp_rcv_announced(c);
 	uint32_t seq = s->seq;
 
 	/* The four cases of RFC 9293 3.10.7.4. */

@@ -120,7 +120,7 @@ tcp_window_update(struct tcp_conn *c, uint64_t now_ns)
 	if (c->state != TCP_ESTABLISHED && c->state != TCP_FIN_WAIT_1 &&
 	    c->state != TCP_FIN_WAIT_2)
 		return 0;
-	announced = tcp_seq_gt(c->rcv_adv, c->rcv_nxt) ? c->rcv_adv - c->rcv_nxt : 0;
+	announced = tcp_rcv_announced(c);
 	w = tcp_rcv_window(c);
 	if (w <= announced || w - announced < MIN2(e->p.rcv_buf / 2, c->rcv_mss))
 		return 0;

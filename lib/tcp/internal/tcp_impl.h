@@ -347,6 +347,14 @@ void tcp_rtt_sample(struct tcp_conn *c, uint64_t rtt_ns);
 void tcp_timer_fire(struct tcp_conn *c);
 uint32_t tcp_rcv_window_hooked(struct tcp_conn *c, uint32_t w);
 
+/* What the announced window still lets in beyond RCV.NXT (0 once the
+ * data reached its edge). */
+static inline uint32_t
+tcp_rcv_announced(const struct tcp_conn *c)
+{
+	return tcp_seq_gt(c->rcv_adv, c->rcv_nxt) ? c->rcv_adv - c->rcv_nxt : 0;
+}
+
 /* The least a window under a receive pool offers: two segments, so a
  * sender keeps moving and is never left to zero-window probes. */
 static inline uint32_t
@@ -425,7 +433,7 @@ tcp_rcv_account_ad(struct tcp_conn *c, uint32_t ad)
 static inline void
 tcp_rcv_account(struct tcp_conn *c)
 {
-	tcp_rcv_account_ad(c, tcp_seq_gt(c->rcv_adv, c->rcv_nxt) ? c->rcv_adv - c->rcv_nxt : 0);
+	tcp_rcv_account_ad(c, tcp_rcv_announced(c));
 }
 /* Option bytes granted to the hooks on a segment of this kind carrying
  * len payload bytes (len 0 when sizing a new data segment). */
