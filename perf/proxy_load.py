@@ -36,6 +36,8 @@ import socket
 import sys
 import time
 
+IPPROTO_MPTCP = 262  # --mptcp (not in Python's socket module before 3.10)
+
 
 def opt(args, name, default):
     if name in args:
@@ -196,9 +198,6 @@ def rate(host, port, secs, maxn, conc, req, resp, proto=0):
                       "p999_ms": pct(0.999), "max_ms": pct(1.0),
                       "mean_ms": round(1000 * sum(lat) / len(lat), 2) if lat else None}))
     return 0
-
-
-IPPROTO_MPTCP = 262
 
 
 def hold(host, port, n, secs, req, resp, proto=0):
