@@ -38,7 +38,7 @@ struct prtt_slot {
 	uint64_t o_win;     /* start of this window */
 	int64_t o_min[2];   /* this window's and the last one's minimum */
 	uint32_t o_ts0, o_last;
-	uint8_t pad1[8];
+	uint64_t dlv_sent;  /* delivered rate: arm_sent (or tsent) of the last answered sample */
 	/* Timestamps: a receiver echoes only the TSval after its last ACK,
 	 * and stretch ACKs skip most ticks: one in flight would mostly go
 	 * unanswered (tests/e2e/test_prtt.sh: 16 of 80). */
@@ -51,23 +51,45 @@ struct prtt_slot {
 	uint64_t d_seen;          /* the chosen flow's last downstream segment */
 	uint64_t quiet_ns;        /* the chosen or pinned flow keeps its place while quiet for less */
 	uint64_t o_seen;          /* the pinned flow's last segment */
-	uint8_t pad3[8];
+	uint64_t dlv_ns;          /* when that sample was answered (0: none yet) */
 };
 _Static_assert(sizeof(struct prtt_hot) == 64, "hot line size");
 _Static_assert(sizeof(struct prtt_slot) == 256, "slot size (prtt_fast_slot() in prtt.h)");
 
-struct prtt_sub_dir {
-	uint32_t hist[PRTT_HIST_BUCKETS];
-	uint64_t samples, min_ns, last_ns;
-	struct prtt_window win;
+/*
+ * What a sample adds to a window (struct prtt_window without the sent
+ * bytes, which prtt_sub_window_take() reads from the slot).
+ */
+struct prtt_acc {
+	uint32_t samples;
+	uint32_t armed;
+	uint64_t min_ns;
+	uint64_t acked_bytes;
+	uint64_t acked_ns;
 };
 
+/* One direction's summary and window: one line, all a sample writes
+ * besides its histogram bucket. */
+struct prtt_sub_dir {
+	uint64_t samples, min_ns, last_ns;
+	struct prtt_acc win;
+	uint8_t pad[8];
+};
+_Static_assert(sizeof(struct prtt_sub_dir) == 64, "one line per direction");
+
+/*
+ * One subscriber's results: 1,472 bytes, line-aligned (the slots before
+ * them are 256 bytes each). A sample touches its direction's line and one
+ * histogram line; the delivered-rate marks live in the slot's lines,
+ * which the answer has read already.
+ */
 struct prtt_sub {
 	struct prtt_sub_dir d[2];
 	uint64_t sent_taken, wire_taken; /* the slot's sent, sent_wire at the last take */
-	uint64_t dlv_sent;  /* arm_sent of the last answered sample */
-	uint64_t dlv_ns;    /* when it was answered (0: none yet) */
+	uint8_t pad[48];
+	uint32_t hist[2][PRTT_HIST_BUCKETS];
 };
+_Static_assert(sizeof(struct prtt_sub) % 64 == 0, "line-aligned results");
 
 struct prtt {
 	struct prtt_params p;
@@ -115,7 +137,7 @@ prtt_memsize(const struct prtt_params *p)
 }
 
 static void
-window_reset(struct prtt_window *w)
+window_reset(struct prtt_acc *w)
 {
 	memset(w, 0, sizeof(*w));
 	w->min_ns = UINT64_MAX;
@@ -199,12 +221,13 @@ prtt_hist_percentile(const uint32_t *hist, unsigned pct)
 static void
 record(struct prtt *t, uint32_t sub, enum prtt_dir dir, uint64_t ns)
 {
-	struct prtt_sub_dir *sd = &t->subs[sub].d[dir];
-	uint32_t *h = &sd->hist[prtt_hist_bucket(ns)];
+	struct prtt_sub *su = &t->subs[sub];
+	struct prtt_sub_dir *sd = &su->d[dir];
+	uint32_t *h = &su->hist[dir][prtt_hist_bucket(ns)];
 
 	if (*h == UINT32_MAX) /* keep the shape: halve the whole histogram */
 		for (unsigned b = 0; b < PRTT_HIST_BUCKETS; b++)
-			sd->hist[b] >>= 1;
+			su->hist[dir][b] >>= 1;
 	(*h)++;
 	if (sd->samples == 0 || ns < sd->min_ns)
 		sd->min_ns = ns;
@@ -444,21 +467,20 @@ static void
 hit(struct prtt *t, struct prtt_slot *sl, uint32_t sub, uint64_t rtt,
     uint64_t sent_ns, uint64_t sent_bytes, uint64_t now_ns)
 {
-	struct prtt_sub *su = &t->subs[sub];
-	struct prtt_window *w = &su->d[PRTT_DOWN].win;
+	struct prtt_acc *w = &t->subs[sub].d[PRTT_DOWN].win;
 
 	record(t, sub, PRTT_DOWN, rtt);
 	/* A flow that sends nothing for two RTTs has stopped (a bulk flow
 	 * sends every RTT); never sooner than idle_ns. */
 	sl->quiet_ns = 2 * rtt > t->p.idle_ns ? 2 * rtt : t->p.idle_ns;
-	if (sent_bytes < su->dlv_sent)
+	if (sent_bytes < sl->dlv_sent)
 		return;
-	if (su->dlv_ns != 0 && (int64_t)(sent_ns - su->dlv_ns) <= (int64_t)rtt) {
-		w->acked_bytes += sent_bytes - su->dlv_sent;
-		w->acked_ns += now_ns - su->dlv_ns;
+	if (sl->dlv_ns != 0 && (int64_t)(sent_ns - sl->dlv_ns) <= (int64_t)rtt) {
+		w->acked_bytes += sent_bytes - sl->dlv_sent;
+		w->acked_ns += now_ns - sl->dlv_ns;
 	}
-	su->dlv_sent = sent_bytes;
-	su->dlv_ns = now_ns;
+	sl->dlv_sent = sent_bytes;
+	sl->dlv_ns = now_ns;
 }
 
 /*
@@ -847,8 +869,8 @@ prtt_sub_summary(const struct prtt *t, uint32_t sub, enum prtt_dir dir,
 	out->samples = sd->samples;
 	out->min_ns = sd->samples ? sd->min_ns : 0;
 	out->last_ns = sd->last_ns;
-	out->p50_ns = prtt_hist_percentile(sd->hist, 50);
-	out->p99_ns = prtt_hist_percentile(sd->hist, 99);
+	out->p50_ns = prtt_hist_percentile(t->subs[sub].hist[dir], 50);
+	out->p99_ns = prtt_hist_percentile(t->subs[sub].hist[dir], 99);
 	return 0;
 }
 
@@ -856,12 +878,18 @@ int
 prtt_sub_window_take(struct prtt *t, uint32_t sub, enum prtt_dir dir,
 		     struct prtt_window *out)
 {
-	struct prtt_window *w;
+	struct prtt_acc *w;
 
 	if (sub >= t->p.subs || (unsigned)dir > 1)
 		return -1;
 	w = &t->subs[sub].d[dir].win;
-	*out = *w;
+	*out = (struct prtt_window){
+		.samples = w->samples,
+		.armed = w->armed,
+		.min_ns = w->min_ns,
+		.acked_bytes = w->acked_bytes,
+		.acked_ns = w->acked_ns,
+	};
 	window_reset(w);
 	if (dir == PRTT_DOWN) {
 		struct prtt_sub *su = &t->subs[sub];
@@ -891,7 +919,7 @@ prtt_sub_hist(const struct prtt *t, uint32_t sub, enum prtt_dir dir)
 {
 	if (sub >= t->p.subs || (unsigned)dir > 1)
 		return NULL;
-	return t->subs[sub].d[dir].hist;
+	return t->subs[sub].hist[dir];
 }
 
 int
