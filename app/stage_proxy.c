@@ -73,6 +73,7 @@ struct proxy_conf {
 	uint64_t half_open_ns; /* 0: never */
 	uint64_t reset_memory_ns; /* 0: off */
 	uint32_t mbuf_budget;  /* all workers together; 0: auto */
+	uint64_t reclaim_ns;   /* rcv_reclaim_idle */
 	bool mptcp;            /* terminate MPTCP */
 	bool mptcp_checksums;  /* use DSS checksums when a client asks */
 	bool mptcp_fallback_mss_room; /* MSS room for a client's infinite mapping */
@@ -268,6 +269,9 @@ static const struct ini_key proxy_keys[] = {
 	{ "mbuf_budget", INI_KIND_CUSTOM, INI_AT(struct proxy_conf, mbuf_budget),
 	  .parse = parse_budget, .def = "auto", .unit = "mbufs",
 	  .doc = "pool mbufs all proxies may hold; auto: a third of [sluice] mbufs, at most 3/4" },
+	{ "rcv_reclaim_idle", INI_KIND_TIME, INI_AT(struct proxy_conf, reclaim_ns),
+	  NS_PER_S / 100, 60ull * NS_PER_S, NS_PER_S / 1000, .def = "200ms", .unit = "ms",
+	  .doc = "with the budget's pool over half offered, a leg that received nothing this long gives its window back, down to two segments; 10ms..60s" },
 	{ "mptcp", INI_KIND_BOOL, INI_AT(struct proxy_conf, mptcp),
 	  .def = "on", .doc = "terminate Multipath TCP (RFC 8684) on intercepted SYNs that ask for it" },
 	{ "mptcp_checksums", INI_KIND_BOOL, INI_AT(struct proxy_conf, mptcp_checksums),
@@ -604,6 +608,7 @@ proxy_stage_create(const void *conf, const struct stage_env *env,
 	prm.half_open_yield_ns = c->half_open_ns;
 	prm.reset_memory_ns = c->reset_memory_ns;
 	prm.mbuf_budget = c->mbuf_budget;
+	prm.rcv_reclaim_idle_ns = c->reclaim_ns;
 	if (prm.mbuf_budget > env->pool->size * 3 / 4) /* a pool smaller than the file said */
 		prm.mbuf_budget = env->pool->size * 3 / 4;
 	prm.nrules = c->ic.nrules;

@@ -39,7 +39,7 @@
 #define PROXY_PRESSURE_NS 1000000ull /* pool sampled: 1 ms */
 #define PROXY_REOPEN_NS 10000000ull  /* windows reannounced at most every 10 ms */
 #define PROXY_REDIRECT_SCAN 64       /* redirect entries aged per poll */
-#define PROXY_RECLAIM_IDLE_NS 200000000ull /* a leg this long silent gives its window back */
+#define PROXY_RECLAIM_IDLE_NS 200000000ull /* rcv_reclaim_idle_ns's default */
 #define PROXY_RECLAIM_SCAN 64        /* legs looked at per pressure sample */
 #define PROXY_SEG_BYTES 1448u        /* a full-sized segment's payload */
 
@@ -241,6 +241,8 @@ mptcp_proxy_create(const struct mptcp_proxy_params *p)
 	px->pool = p->pool;
 	px->pool_base = rte_mempool_in_use_count(p->pool);
 	px->budget = p->mbuf_budget;
+	px->reclaim_ns = p->rcv_reclaim_idle_ns != 0 ? p->rcv_reclaim_idle_ns :
+			 PROXY_RECLAIM_IDLE_NS;
 	px->rcv_buf = px->rcv_limit = p->rcv_buf;
 	px->snd_buf = p->snd_buf;
 	px->half_open_yield_ns = p->half_open_yield_ns;
@@ -497,7 +499,7 @@ drain_tx(struct mptcp_proxy *px, mptcp_proxy_emit_fn emit, void *arg)
  *   none of it); the idle ones would still
  *   hold what they were offered when they opened, so once more than half
  *   of the pool is offered, legs that received no data for
- *   PROXY_RECLAIM_IDLE_NS give theirs back, down to two segments
+ *   rcv_reclaim_idle_ns give theirs back, down to two segments
  *   (tcp_engine_reclaim_idle()). Before, one share of what was left went
  *   to every leg alike: 1,000 idle connections held one bulk transfer's
  *   window to 3.9 kB.
@@ -532,7 +534,7 @@ pressure(struct mptcp_proxy *px, uint64_t now)
 	    (pool != UINT64_MAX && (pool > offered ? pool - offered : 0) / 2 < px->rcv_buf))
 		PX_CNT(px, PRESSURE_MS)++;
 	if (pool != UINT64_MAX && offered > pool / 2)
-		(void)tcp_engine_reclaim_idle(px->e, now, PROXY_RECLAIM_IDLE_NS,
+		(void)tcp_engine_reclaim_idle(px->e, now, px->reclaim_ns,
 					      PROXY_RECLAIM_SCAN);
 	if (lim == px->rcv_limit)
 		return;

@@ -96,9 +96,17 @@ struct mptcp_proxy_params {
 	 *  retries' minutes. 0: never (such SYNs are bridged). */
 	uint64_t half_open_yield_ns;
 	/** mbufs of pool the proxy may hold (all workers together): past
-	 *  half of it the receive window of every leg shrinks, to zero at
+	 *  a quarter of it the receive window of every leg shrinks, to zero at
 	 *  the budget. 0: no limit. */
 	uint32_t mbuf_budget;
+	/** Once more than half of what is left of mbuf_budget is offered,
+	 *  a leg that received no data for this long gives its receive
+	 *  window back, down to two segments (tcp_engine_reclaim_idle());
+	 *  0: 200 ms. Shorter takes windows from legs that pause within a
+	 *  transfer (a request-response exchange, a sender waiting on its
+	 *  application), which then grow again one round trip later;
+	 *  longer leaves the pool to idle legs for that long. */
+	uint64_t rcv_reclaim_idle_ns;
 	/** Build every frame in one mbuf, the payload copied (for ports that
 	 *  cannot send chained mbufs); false: a data segment is a header mbuf
 	 *  followed by indirect mbufs of the send buffer (no copy), each taken

@@ -66,6 +66,7 @@ struct mptcp_proxy {
 	struct rte_mempool *pool;
 	uint32_t pool_base;   /* mbufs in use when the proxy was made */
 	uint32_t budget;      /* mbuf_budget, 0: none */
+	uint64_t reclaim_ns;  /* rcv_reclaim_idle_ns */
 	uint32_t rcv_buf;
 	uint32_t snd_buf;
 	uint32_t rcv_limit;   /* window limit in force (rcv_buf: none) */

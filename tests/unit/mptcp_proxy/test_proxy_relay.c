@@ -51,6 +51,8 @@ static uint16_t hole_lo, hole_hi;
 static uint64_t yield_ns;
 /* mptcp_proxy_params.rto_min_ns of the next setup_proxy(). */
 static uint64_t rto_min_ns;
+/* mptcp_proxy_params.rcv_reclaim_idle_ns of the next setup_proxy(). */
+static uint64_t reclaim_ns;
 /* Set: frames on their way to S vanish; the times S would have got data
  * segments starting at the first one's sequence number are kept. */
 static int s_silent;
@@ -292,6 +294,8 @@ setup_proxy(int server_listens, uint16_t port, uint32_t max_conns)
 	yield_ns = 0;
 	pp.rto_min_ns = rto_min_ns;
 	rto_min_ns = 0;
+	pp.rcv_reclaim_idle_ns = reclaim_ns;
+	reclaim_ns = 0;
 	s_silent = 0;
 	s_first_n = 0;
 	hole_lo = hole_hi = 0;
@@ -1123,6 +1127,43 @@ a_moving_leg_grows_beside_more_idle_floors_than_the_pool_holds(void **state)
 	assert_true(upload_beside_idle_connections(200, 42000) > 16 * 1460);
 }
 
+/* rcv_reclaim_idle_ns: with more than half of the pool offered, legs
+ * silent for less than it keep their windows; past it they give them
+ * back, as they do past the default 200 ms (the first test above). */
+static void
+idle_legs_keep_their_windows_for_rcv_reclaim_idle(void **state)
+{
+	enum { NC = 8, B = 1000 };
+	struct app a[NC];
+	struct mptcp_proxy_stats st;
+	struct rte_mbuf *hold[B / 2];
+	uint32_t nhold = 0;
+
+	(void)state;
+	budget = B;
+	reclaim_ns = MS(1000);
+	setup_proxy(1, 0, 16);
+	open_clients(a, NC, 43000); /* the last data: about 55 ms ago */
+	while (nhold < B / 2) {
+		hold[nhold] = rte_pktmbuf_alloc(test_pool);
+		assert_non_null(hold[nhold]);
+		nhold++;
+	}
+	after_poll(&st);
+	assert_true(st.rcv_offered > st.rcv_pool / 2);
+	idle(MS(700));
+	after_poll(&st);
+	assert_int_equal(reclaimed(), 0);
+	assert_true(st.rcv_offered > st.rcv_pool / 2);
+	idle(MS(400));
+	after_poll(&st);
+	assert_true(reclaimed() > 0 && reclaimed() <= 2 * NC);
+	assert_true(st.rcv_offered <= st.rcv_pool / 2);
+	while (nhold > 0)
+		rte_pktmbuf_free(hold[--nhold]);
+	teardown_three();
+}
+
 int
 main(void)
 {
@@ -1143,6 +1184,7 @@ main(void)
 		cmocka_unit_test(what_all_windows_let_in_stays_within_what_is_left_of_the_budget),
 		cmocka_unit_test(a_moving_leg_gets_the_window_idle_legs_gave_back),
 		cmocka_unit_test(a_moving_leg_grows_beside_more_idle_floors_than_the_pool_holds),
+		cmocka_unit_test(idle_legs_keep_their_windows_for_rcv_reclaim_idle),
 	};
 
 	if (test_eal_init("proxy_relay") != 0)
