@@ -272,7 +272,7 @@ parse_frame(const struct cur *c, struct pkt_meta *meta, uint16_t in_port)
 	const uint8_t *d = c->d;
 	uint32_t len = c->len;
 
-	memset((uint8_t *)meta + PKT_META_PARSED_OFF, 0, PKT_META_PARSED_LEN);
+	memset(meta, 0, offsetof(struct pkt_meta, in_port));
 	meta->in_port = in_port;
 
 	if (len < ETH_HLEN)
@@ -411,6 +411,7 @@ parse_fast(const struct cur *c, struct pkt_meta *meta, uint16_t in_port)
 	}
 	const uint8_t *l4 = d + meta->l4_off;
 	meta->flags = PKT_F_L4;
+	meta->flow_hash = 0; /* as the full walk leaves it: pkt_flow_hash() */
 	if (proto == PROTO_TCP)
 		meta->flags |= tcp_shape(l4, l4len);
 	meta->l4_proto = proto;
@@ -486,7 +487,7 @@ pkt_meta_tcp_built(const struct rte_mbuf *m, struct pkt_meta *meta,
 
 	/* What parse_frame() leaves before its walk, then its walk's
 	 * writes for this one shape, in the same order of fields. */
-	memset((uint8_t *)meta + PKT_META_PARSED_OFF, 0, PKT_META_PARSED_LEN);
+	memset(meta, 0, offsetof(struct pkt_meta, in_port));
 	meta->in_port = in_port;
 	for (uint8_t t = 0; t < vlan_count; t++) {
 		meta->vlan_tci[t] = rd16(d + 14 + VLAN_HLEN * t);

@@ -84,15 +84,7 @@ enum pkt_err {
  * Addresses are stored as 16 bytes; IPv4 uses the first 4 and zero-fills.
  */
 struct pkt_meta {
-	/*
-	 * A scratch field first (see below): the parser never writes it.
-	 * It shares the first line with the parsed fields so that a loop
-	 * that reads a packet's pipe, ports and addresses (passive RTT's
-	 * checks, app/stage_aqm_autorate.c) reads one line of metadata.
-	 */
-	uint32_t pipe;       /**< owner app/stage_aqm: the pipe id of a packet
-			      *   it queued or handed to the worker that owns
-			      *   the pipe */
+	uint32_t flow_hash;  /**< pkt_flow_hash() once PKT_F_HASHED is set */
 	uint16_t flags;      /**< PKT_F_* */
 	uint8_t  l3;         /**< enum pkt_l3 */
 	uint8_t  l4_proto;   /**< IPPROTO_* of the transport header, 0 if none */
@@ -117,20 +109,12 @@ struct pkt_meta {
 	 */
 	uint16_t out_port;   /**< owner app/stage_aqm: the port a packet it
 			      *   queued or handed off leaves by */
-	uint32_t flow_hash;  /**< pkt_flow_hash() once PKT_F_HASHED is set */
+	uint32_t pipe;       /**< owner app/stage_aqm: the pipe id of a packet
+			      *   it queued or handed to the worker that owns
+			      *   the pipe */
 	uint64_t enq_ns;     /**< owner lib/aqm: when the packet was queued;
 			      *   valid while it is and when it leaves */
 } __rte_aligned(8);
-
-_Static_assert(offsetof(struct pkt_meta, pipe) == 0 &&
-	       offsetof(struct pkt_meta, dst) + 16 <= 64,
-	       "pipe shares the first line with the flags, ports and addresses");
-
-/** The bytes of struct pkt_meta the parser writes (the same for every
- *  frame whatever path it takes): from flags through in_port. */
-#define PKT_META_PARSED_OFF offsetof(struct pkt_meta, flags)
-#define PKT_META_PARSED_LEN (offsetof(struct pkt_meta, in_port) + sizeof(uint16_t) - \
-			     PKT_META_PARSED_OFF)
 
 /** Bytes of mbuf private area sluice reserves (rounded for mempools). */
 #define PKT_META_PRIV_SIZE RTE_ALIGN(sizeof(struct pkt_meta), RTE_MBUF_PRIV_ALIGN)

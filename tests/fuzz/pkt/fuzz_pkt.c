@@ -23,8 +23,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	 * every byte of metadata. */
 	memset(&w, 0xa5, sizeof(w));
 	if (pkt_parse_buf_walk(data, (uint32_t)size, &w, 1) != e ||
-	    memcmp((const uint8_t *)&m + PKT_META_PARSED_OFF,
-		   (const uint8_t *)&w + PKT_META_PARSED_OFF, PKT_META_PARSED_LEN) != 0)
+	    memcmp(&m, &w, offsetof(struct pkt_meta, in_port) + 2) != 0)
 		abort();
 	if (e >= PKT_ERR_MAX || e != m.err)
 		abort();
