@@ -974,6 +974,18 @@ idle(uint64_t ns)
 		step();
 }
 
+/* Another user of the pool takes n more of its mbufs, kept in hold[]
+ * after the *nhold there already. */
+static void
+hold_mbufs(struct rte_mbuf **hold, uint32_t *nhold, uint32_t n)
+{
+	for (; n > 0; n--) {
+		hold[*nhold] = rte_pktmbuf_alloc(test_pool);
+		assert_non_null(hold[*nhold]);
+		(*nhold)++;
+	}
+}
+
 /* n connections of C through P, from ports port0 on, each with its own
  * app a[i]; all proxied once this returns. */
 static void
@@ -1022,11 +1034,7 @@ what_all_windows_let_in_stays_within_what_is_left_of_the_budget(void **state)
 	 * the 16 legs were offered (each up to its handshake's 64 KiB), and
 	 * idle legs give theirs back, down to two segments each, until at
 	 * most half of the pool is offered. */
-	while (nhold < B / 2) {
-		hold[nhold] = rte_pktmbuf_alloc(test_pool);
-		assert_non_null(hold[nhold]);
-		nhold++;
-	}
+	hold_mbufs(hold, &nhold, B / 2);
 	after_poll(&st);
 	assert_int_equal(st.rcv_limit, linear_limit(&st, B, 256 * 1024));
 	assert_true(st.rcv_offered > st.rcv_pool / 2);
@@ -1037,11 +1045,7 @@ what_all_windows_let_in_stays_within_what_is_left_of_the_budget(void **state)
 	assert_true(reclaimed() > 0 && reclaimed() <= 2 * NC);
 	assert_true(st.rcv_offered <= st.rcv_pool / 2);
 	/* Nearly all of it: the linear rule's limit is under two segments. */
-	for (uint32_t more = B - 5 - st.mbufs_held; more > 0; more--) {
-		hold[nhold] = rte_pktmbuf_alloc(test_pool);
-		assert_non_null(hold[nhold]);
-		nhold++;
-	}
+	hold_mbufs(hold, &nhold, B - 5 - st.mbufs_held);
 	after_poll(&st);
 	assert_int_equal(st.rcv_limit, linear_limit(&st, B, 256 * 1024));
 	assert_true(st.rcv_limit < 2 * 1448);
@@ -1144,11 +1148,7 @@ idle_legs_keep_their_windows_for_rcv_reclaim_idle(void **state)
 	reclaim_ns = MS(1000);
 	setup_proxy(1, 0, 16);
 	open_clients(a, NC, 43000); /* the last data: about 55 ms ago */
-	while (nhold < B / 2) {
-		hold[nhold] = rte_pktmbuf_alloc(test_pool);
-		assert_non_null(hold[nhold]);
-		nhold++;
-	}
+	hold_mbufs(hold, &nhold, B / 2);
 	after_poll(&st);
 	assert_true(st.rcv_offered > st.rcv_pool / 2);
 	idle(MS(700));
