@@ -211,12 +211,30 @@ remove_addr() {
 # failover counters): a failure reports the last sample, so that the CI
 # log alone shows where the transfer stood.
 path_down() {
+	_path_down down
+}
+# The same for an upload: the client's kernel moves what it had in
+# flight on the dead subflow to the other one (reinjected at the same
+# data sequence numbers), and the server still receives every byte once.
+# Proxied, sluice must have received some bytes twice (the dead path's
+# segments it had taken, whose acknowledgements were lost with it), so
+# the overlap was handled, not missed.
+path_down_up() {
+	local d0 d1
+	[ "$PHASE" = proxied ] && d0=$(e2e_tel /sluice/proxy mptcp_bytes_duplicate)
+	_path_down up || return 1
+	[ "$PHASE" = proxied ] || return 0
+	d1=$(e2e_tel /sluice/proxy mptcp_bytes_duplicate)
+	E2E_WHY+="; sluice mptcp_bytes_duplicate +$((d1 - d0))"
+	[ "$d1" -gt "$d0" ]
+}
+_path_down() { # DIR
 	local at=$E2E_TMP/down.at st=$E2E_TMP/down.state
 	mptcp_on_file "$at" mptcp_path down 0
 	mptcp_state_sampler "$st" $((PORT + 1)) &
 	local spid=$!
 	E2E_PIDS+=("$spid")
-	xfer down 4 100000000 --at 2000000 "$at"
+	xfer "$1" 4 100000000 --at 2000000 "$at"
 	local rc=$? why=$E2E_WHY
 	_e2e_kill_child "$spid" TERM
 	wait "$spid" 2>/dev/null
@@ -230,6 +248,8 @@ path_down() {
 		return 1
 	fi
 	E2E_WHY="$E2E_WHY; longest stall $(mptcp_kv "$XFER_CLI" gap) s"
+	# A failover only if the second path carried a subflow.
+	[ "$(mptcp_kv "$XFER_CLI" subflows)" -ge 2 ]
 }
 
 # NCONN MPTCP connections open at once (tests/e2e/stream_peer.py with
@@ -335,7 +355,8 @@ CHECKS+=("mptcp_opens_a_second_subflow_over_the_second_path|two_subflows"
 xfer_checks "${SIZES[@]:2}"
 CHECKS+=("mptcp_sends_nothing_on_a_backup_subflow_until_the_active_path_is_lost|backup"
 	"mptcp_remove_addr_closes_that_subflow_and_the_transfer_completes|remove_addr"
-	"mptcp_transfer_completes_when_a_client_path_goes_down|path_down")
+	"mptcp_transfer_completes_when_a_client_path_goes_down|path_down"
+	"mptcp_upload_completes_when_a_client_path_goes_down|path_down_up")
 
 # Each phase's checks get BUDGET seconds: a sluice that stalls transfers
 # would otherwise spend the file's whole time on their timeouts, and the
