@@ -204,6 +204,44 @@ remove_addr() {
 	[ "$sf" -ge 2 ] && [ "$end" = 1 ] && [ "$rm" -ge 1 ]
 }
 
+# The second path leaves and comes back in the middle of a paced upload
+# (a phone that leaves Wi-Fi and finds it again): the client's eth1
+# endpoint is deleted 2 MB in (its subflow closes: MPTcpExtRmSubflow)
+# and added again a second later, when the client's kernel joins the
+# connection again from it: two MP_JOINs completed at the client (its
+# MPTcpExtMPJoinSynAckRx), and proxied, sluice established both. The
+# transfer completes intact. Proxied, the new subflow carries part of it:
+# sluice receives at least 1,000 frames on the second path's port after
+# the endpoint came back (about 10,000 of the upload's 27,000 segments,
+# where a kernel server, bridged, was sent 400-1,400 there by the same
+# client). (The client's MPTCP_INFO is no witness here: after the rejoin
+# it still counts one subflow.)
+_readd() {
+	mptcp_endpoint delete
+	sleep 1
+	mptcp_endpoint add
+	e2e_tel /sluice/ports 2.rx >"$E2E_TMP/readd.rx"
+}
+readd() {
+	local at=$E2E_TMP/readd.at j0 j1 a0 a1 rm0 rm1 rx rc why
+	[ "$PHASE" = proxied ] && j0=$(e2e_tel /sluice/proxy mptcp_joins_established)
+	a0=$(mptcp_nstat cli MPTcpExtMPJoinSynAckRx) rm0=$(mptcp_nstat cli MPTcpExtRmSubflow)
+	mptcp_on_file "$at" _readd
+	xfer up 4 40000000 --rate 80 --at 2000000 "$at"
+	rc=$? why=$E2E_WHY
+	mptcp_on_file_done
+	E2E_WHY=$why
+	[ $rc = 0 ] || return 1
+	a1=$(mptcp_nstat cli MPTcpExtMPJoinSynAckRx) rm1=$(mptcp_nstat cli MPTcpExtRmSubflow)
+	rx=$(( $(e2e_tel /sluice/ports 2.rx) - $(cat "$E2E_TMP/readd.rx" 2>/dev/null || echo 1e9) ))
+	E2E_WHY+="; client MPTcpExtMPJoinSynAckRx +$((a1 - a0)), MPTcpExtRmSubflow +$((rm1 - rm0)); port 2 received $rx frames after the rejoin"
+	[ $((a1 - a0)) -ge 2 ] && [ $((rm1 - rm0)) -ge 1 ] || return 1
+	[ "$PHASE" = proxied ] || return 0
+	j1=$(e2e_tel /sluice/proxy mptcp_joins_established)
+	E2E_WHY+="; sluice mptcp_joins_established +$((j1 - j0))"
+	[ $((j1 - j0)) -ge 2 ] && [ "$rx" -ge 1000 ]
+}
+
 # A client path taken down in the middle of a download (eth0, the path of
 # the first subflow): the transfer completes over eth1, intact. While it
 # runs, the state a stall would leave is sampled every second (the
@@ -356,7 +394,8 @@ xfer_checks "${SIZES[@]:2}"
 CHECKS+=("mptcp_sends_nothing_on_a_backup_subflow_until_the_active_path_is_lost|backup"
 	"mptcp_remove_addr_closes_that_subflow_and_the_transfer_completes|remove_addr"
 	"mptcp_transfer_completes_when_a_client_path_goes_down|path_down"
-	"mptcp_upload_completes_when_a_client_path_goes_down|path_down_up")
+	"mptcp_upload_completes_when_a_client_path_goes_down|path_down_up"
+	"mptcp_second_path_leaves_and_rejoins_during_an_upload|readd")
 
 # Each phase's checks get BUDGET seconds: a sluice that stalls transfers
 # would otherwise spend the file's whole time on their timeouts, and the
