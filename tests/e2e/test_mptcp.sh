@@ -242,6 +242,38 @@ readd() {
 	[ $((j1 - j0)) -ge 2 ] && [ "$rx" -ge 1000 ]
 }
 
+# MP_PRIO in the middle of a download: 30 MB in, the client marks its
+# eth1 endpoint backup (ip mptcp endpoint change ... backup), and its
+# kernel tells the other end with MP_PRIO on that subflow. Before, the
+# sender used both paths (port 2 sent at least 10% of port 0's frames);
+# from then on it keeps to the active one (port 2 under 10%: the backup
+# check's bound). Proxied, sluice is that sender and counts the MP_PRIO.
+_prio() {
+	ip -n "$NS_CLI" mptcp endpoint change "$CLI4B" backup
+	printf '%s %s\n' "$(port_tx 0)" "$(port_tx 2)" >"$E2E_TMP/prio.tx"
+}
+prio() {
+	local at=$E2E_TMP/prio.at p0 p1 b0 b2 t0 t2 rc why
+	[ "$PHASE" = proxied ] && p0=$(e2e_tel /sluice/proxy mptcp_mp_prio_received)
+	b0=$(port_tx 0) b2=$(port_tx 2)
+	mptcp_on_file "$at" _prio
+	xfer down 4 100000000 --at 30000000 "$at"
+	rc=$? why=$E2E_WHY
+	mptcp_on_file_done
+	ip -n "$NS_CLI" mptcp endpoint change "$CLI4B" nobackup
+	E2E_WHY=$why
+	[ $rc = 0 ] || return 1
+	read -r t0 t2 <"$E2E_TMP/prio.tx" || { E2E_WHY+="; the endpoint was never changed"; return 1; }
+	b0=$((t0 - b0)) b2=$((t2 - b2))
+	t0=$(( $(port_tx 0) - t0 )) t2=$(( $(port_tx 2) - t2 ))
+	E2E_WHY+="; before MP_PRIO port 0 sent $b0 frames, port 2 $b2; after it $t0 and $t2"
+	[ $((b2 * 10)) -ge "$b0" ] && [ $((t2 * 10)) -lt "$t0" ] || return 1
+	[ "$PHASE" = proxied ] || return 0
+	p1=$(e2e_tel /sluice/proxy mptcp_mp_prio_received)
+	E2E_WHY+="; sluice mptcp_mp_prio_received +$((p1 - p0))"
+	[ $((p1 - p0)) -ge 1 ]
+}
+
 # A client path taken down in the middle of a download (eth0, the path of
 # the first subflow): the transfer completes over eth1, intact. While it
 # runs, the state a stall would leave is sampled every second (the
@@ -395,7 +427,8 @@ CHECKS+=("mptcp_sends_nothing_on_a_backup_subflow_until_the_active_path_is_lost|
 	"mptcp_remove_addr_closes_that_subflow_and_the_transfer_completes|remove_addr"
 	"mptcp_transfer_completes_when_a_client_path_goes_down|path_down"
 	"mptcp_upload_completes_when_a_client_path_goes_down|path_down_up"
-	"mptcp_second_path_leaves_and_rejoins_during_an_upload|readd")
+	"mptcp_second_path_leaves_and_rejoins_during_an_upload|readd"
+	"mptcp_prio_backup_moves_a_download_off_that_path|prio")
 
 # Each phase's checks get BUDGET seconds: a sluice that stalls transfers
 # would otherwise spend the file's whole time on their timeouts, and the
