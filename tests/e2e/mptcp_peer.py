@@ -28,6 +28,11 @@ prints one line: "SHA256 BYTES SECONDS key=value...", where the keys are
                                 connect, send, half-close, wait for EOF
   recv HOST PORT [--at BYTES FILE] [--tcp]
                                 connect, read to EOF
+  abort PORT                    accept one, after 1 s abort it (RST)
+  cabort HOST PORT              connect, send 1000 bytes, after 1 s abort
+  waitend PORT | HOST PORT      accept one (or connect), read until the
+                                other end closes: print "RESET", "EOF"
+                                or, after 10 s, "TIMEOUT"
 
 --at BYTES FILE creates FILE once BYTES have been sent or received, so a
 test can take a path down in the middle of a transfer. --tcp makes the
@@ -189,8 +194,50 @@ def options(a):
     return at, rate, proto
 
 
+def abort(c):
+    """Close c with a RST (MPTCP: MP_FASTCLOSE) after a second, so that
+    the client's second subflow has joined by then."""
+    time.sleep(1)
+    c.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    c.close()
+
+
+def wait_end(c):
+    mp = is_mptcp(c)   # now: a reset socket no longer says
+    c.settimeout(10)
+    try:
+        while c.recv(65536):
+            pass
+        end = "EOF"
+    except ConnectionResetError:
+        end = "RESET"
+    except socket.timeout:
+        end = "TIMEOUT"
+    print(end, "is_mptcp=%d" % mp)
+    c.close()
+
+
 def main(a):
     mode = a[0]
+    if mode == "abort":
+        ls, c = listen(int(a[1]))
+        abort(c)
+        ls.close()
+        return
+    if mode == "cabort":
+        c = connect(a[1], int(a[2]))
+        c.sendall(b"x" * 1000)
+        abort(c)
+        return
+    if mode == "waitend":
+        if len(a) == 2:
+            ls, c = listen(int(a[1]))
+            wait_end(c)
+            ls.close()
+        else:
+            wait_end(connect(a[1], int(a[2])))
+        sys.stdout.flush()
+        return
     if mode in ("sink", "source", "hold"):
         ls, c = listen(int(a[1]))
         t0 = time.monotonic()

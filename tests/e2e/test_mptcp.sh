@@ -274,6 +274,39 @@ prio() {
 	[ $((p1 - p0)) -ge 1 ]
 }
 
+# An abort at either end reaches the other. The client aborts a second
+# after it connected (SO_LINGER 0: its kernel sends MP_FASTCLOSE, both
+# subflows reset), or the server does: the other end's read must end in
+# a reset, not EOF and not a 10 s wait. Proxied, sluice turns the one
+# into the other, and counts the MP_FASTCLOSE it received or sent.
+# abort_end WHO(client|server) COUNTER
+abort_end() {
+	local who=$1 key=$2 k0 k1 out=$E2E_TMP/abort.$1 spid
+	next_port
+	[ "$PHASE" = proxied ] && k0=$(e2e_tel /sluice/proxy "$key")
+	if [ "$who" = client ]; then
+		srv timeout --foreground 30 "$E2E_PY" "$MPTCP_PEER" waitend "$PORT" >"$out" 2>&1 &
+	else
+		srv timeout --foreground 30 "$E2E_PY" "$MPTCP_PEER" abort "$PORT" >/dev/null 2>&1 &
+	fi
+	spid=$!; E2E_PIDS+=("$spid")
+	e2e_wait_listen "$PORT" || { E2E_WHY="server did not listen"; return 1; }
+	if [ "$who" = client ]; then
+		e2e_run cli timeout --foreground 30 "$E2E_PY" "$MPTCP_PEER" cabort "$SRV4" "$PORT" >/dev/null 2>&1
+	else
+		e2e_run cli timeout --foreground 30 "$E2E_PY" "$MPTCP_PEER" waitend "$SRV4" "$PORT" >"$out" 2>&1
+	fi
+	wait "$spid"
+	E2E_WHY="the $who aborted; the other end read: '$(tail -1 "$out")'"
+	grep -q "^RESET" "$out" || return 1
+	[ "$PHASE" = proxied ] || return 0
+	k1=$(e2e_tel /sluice/proxy "$key")
+	E2E_WHY+="; sluice $key +$((k1 - k0))"
+	[ $((k1 - k0)) -ge 1 ]
+}
+client_abort() { abort_end client mptcp_fastclose_received; }
+server_abort() { abort_end server mptcp_fastclose_sent; }
+
 # A client path taken down in the middle of a download (eth0, the path of
 # the first subflow): the transfer completes over eth1, intact. While it
 # runs, the state a stall would leave is sampled every second (the
@@ -428,7 +461,9 @@ CHECKS+=("mptcp_sends_nothing_on_a_backup_subflow_until_the_active_path_is_lost|
 	"mptcp_transfer_completes_when_a_client_path_goes_down|path_down"
 	"mptcp_upload_completes_when_a_client_path_goes_down|path_down_up"
 	"mptcp_second_path_leaves_and_rejoins_during_an_upload|readd"
-	"mptcp_prio_backup_moves_a_download_off_that_path|prio")
+	"mptcp_prio_backup_moves_a_download_off_that_path|prio"
+	"mptcp_client_abort_resets_the_server|client_abort"
+	"mptcp_server_abort_resets_the_client|server_abort")
 
 # Each phase's checks get BUDGET seconds: a sluice that stalls transfers
 # would otherwise spend the file's whole time on their timeouts, and the
