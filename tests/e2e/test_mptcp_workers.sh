@@ -87,6 +87,36 @@ handed() {
 	return 1
 }
 
+# handed_failover: a paced 20 MB upload whose first path (eth0) goes
+# down 2 MB in, repeated (new ports, the path back up between tries)
+# until the join landed on the worker that does not own the connection.
+# Then the second subflow carries the rest alone, and every one of its
+# segments, the client's reinjections included, crosses a hand-off ring
+# to the owner: at least 5,000 subflow segments handed over in that
+# transfer (about 12,500 are its data), and every byte arrives intact.
+handed_failover() {
+	local i h0 h1 s0 s1 sf rc at=$E2E_TMP/hf.at log=""
+	for i in $(seq 1 "$TRIES"); do
+		PORT=$((PORT + 1))
+		h0=$(proxy_counter mptcp_joins_handed_over) s0=$(proxy_counter mptcp_subflow_segments_handed_over)
+		mptcp_on_file "$at" mptcp_path down 0
+		mptcp_xfer up "$SRV4" 20000000 "$PORT" 60 --rate 64 --at 2000000 "$at"
+		rc=$?
+		mptcp_on_file_done
+		mptcp_path up 0
+		[ $rc = 0 ] || { E2E_WHY="transfer $i: $E2E_WHY;$log"; return 1; }
+		h1=$(proxy_counter mptcp_joins_handed_over) s1=$(proxy_counter mptcp_subflow_segments_handed_over)
+		sf=$(mptcp_kv "$XFER_CLI" subflows)
+		log+=" [$i: subflows=$sf joins_handed=+$((h1 - h0)) segments_handed=+$((s1 - s0)) gap=$(mptcp_kv "$XFER_CLI" gap)]"
+		if [ "$sf" -ge 2 ] 2>/dev/null && [ $((h1 - h0)) -ge 1 ] && [ $((s1 - s0)) -ge 5000 ]; then
+			E2E_WHY="transfer $i of at most $TRIES: 20000000 bytes intact after eth0 went down;$log"
+			return 0
+		fi
+	done
+	E2E_WHY="no transfer in $TRIES failed over to a handed-over subflow:$log"
+	return 1
+}
+
 counters_exported() {
 	local c
 	c=$(mptcp_sluice_counters)
@@ -111,6 +141,7 @@ e2e_check mptcp_sluice_runs_two_workers started_two_workers
 e2e_check mptcp4_upload_keeps_a_join_that_landed_on_the_other_worker handed up 4
 e2e_check mptcp4_download_keeps_a_join_that_landed_on_the_other_worker handed down 4
 e2e_check mptcp6_upload_keeps_a_join_that_landed_on_the_other_worker handed up 6
+e2e_check mptcp4_upload_fails_over_to_a_subflow_on_the_other_worker handed_failover
 e2e_check mptcp_hand_over_counters_are_in_telemetry_and_no_frame_was_dropped counters_exported
 e2e_check mptcp_two_workers_clean_exit e2e_stop_sluice
 e2e_check mptcp_exit_report_shows_the_hand_over_counters exit_report
