@@ -17,8 +17,9 @@ prints one line: "SHA256 BYTES SECONDS key=value...", where the keys are
               (mptcpi_subflows_total, or mptcpi_subflows + 1), sampled
               every 10 ms while the transfer runs
   subflows_end  (client) the same at the end
-  gap         (receiver) the longest time between two reads that returned
-              data, seconds: the stall when a path dies
+  gap         the longest time between two reads that returned data (a
+              receiver) or two writes (a sender), seconds: the stall
+              when a path dies
 
   sink PORT                     accept one, read to EOF, print, close
   source PORT SIZE SEED         accept one, send SIZE bytes, half-close,
