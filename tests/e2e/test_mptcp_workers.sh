@@ -61,31 +61,40 @@ started_two_workers() {
 }
 
 PORT=7400
-# handed DIR FAMILY: transfers until one has two subflows with its join
-# handed over from the worker it landed on to the owner.
-handed() {
-	local dir=$1 fam=$2 dst=$SRV4 i h0 h1 s0 s1 sf log="" size=10000000 opt=()
-	[ "$fam" = 6 ] && dst=$SRV6
-	# An upload paced at 32 Mbit/s lasts a second: time for the join.
-	[ "$dir" = up ] && size=4000000 opt=(--rate 32)
+# until_handed MIN WHAT CMD...: runs CMD, one sha256-checked transfer on
+# a new PORT each time (CMD reads $PORT), until one had two subflows,
+# its join handed over from the worker it landed on to the owner and at
+# least MIN subflow segments handed over; at most TRIES transfers. WHAT
+# says what the one that did carried.
+until_handed() {
+	local min=$1 what=$2 i h0 h1 s0 s1 sf log=""
+	shift 2
 	for i in $(seq 1 "$TRIES"); do
 		PORT=$((PORT + 1))
 		h0=$(proxy_counter mptcp_joins_handed_over) s0=$(proxy_counter mptcp_subflow_segments_handed_over)
-		if ! mptcp_xfer "$dir" "$dst" "$size" "$PORT" 30 "${opt[@]}"; then
-			E2E_WHY="transfer $i: $E2E_WHY"
-			return 1
-		fi
+		"$@" || { E2E_WHY="transfer $i: $E2E_WHY;$log"; return 1; }
 		h1=$(proxy_counter mptcp_joins_handed_over) s1=$(proxy_counter mptcp_subflow_segments_handed_over)
 		sf=$(mptcp_kv "$XFER_CLI" subflows)
-		log+=" [$i: subflows=$sf joins_handed=+$((h1 - h0)) segments_handed=+$((s1 - s0))]"
-		if [ "$sf" -ge 2 ] 2>/dev/null && [ $((h1 - h0)) -ge 1 ] && [ $((s1 - s0)) -ge 1 ]; then
-			E2E_WHY="transfer $i of at most $TRIES: $size bytes intact, client subflows=$sf, joins handed over +$((h1 - h0)), subflow segments handed over +$((s1 - s0));$log"
+		log+=" [$i: subflows=$sf joins_handed=+$((h1 - h0)) segments_handed=+$((s1 - s0)) gap=$(mptcp_kv "$XFER_CLI" gap)]"
+		if [ "$sf" -ge 2 ] 2>/dev/null && [ $((h1 - h0)) -ge 1 ] && [ $((s1 - s0)) -ge "$min" ]; then
+			E2E_WHY="transfer $i of at most $TRIES: $what;$log"
 			return 0
 		fi
 	done
-	E2E_WHY="no transfer in $TRIES had two subflows with its join handed over:$log; sluice: $(mptcp_sluice_counters | tr ' ' '\n' | grep -E 'hand|redirect|other_worker|joins' | tr '\n' ' ')"
+	E2E_WHY="no transfer in $TRIES had two subflows with its join handed over and $min subflow segments handed:$log; sluice: $(mptcp_sluice_counters | tr ' ' '\n' | grep -E 'hand|redirect|other_worker|joins' | tr '\n' ' ')"
 	return 1
 }
+
+# handed DIR FAMILY: transfers until one has two subflows with its join
+# handed over from the worker it landed on to the owner.
+handed() {
+	local dir=$1 dst=$SRV4 size=10000000 opt=()
+	[ "$2" = 6 ] && dst=$SRV6
+	# An upload paced at 32 Mbit/s lasts a second: time for the join.
+	[ "$dir" = up ] && size=4000000 opt=(--rate 32)
+	until_handed 1 "$size bytes intact" _handed_xfer "$dir" "$dst" "$size" "${opt[@]}"
+}
+_handed_xfer() { mptcp_xfer "$1" "$2" "$3" "$PORT" 30 "${@:4}"; }
 
 # handed_failover: a paced 20 MB upload whose first path (eth0) goes
 # down 2 MB in, repeated (new ports, the path back up between tries)
@@ -95,26 +104,16 @@ handed() {
 # to the owner: at least 5,000 subflow segments handed over in that
 # transfer (about 12,500 are its data), and every byte arrives intact.
 handed_failover() {
-	local i h0 h1 s0 s1 sf rc at=$E2E_TMP/hf.at log=""
-	for i in $(seq 1 "$TRIES"); do
-		PORT=$((PORT + 1))
-		h0=$(proxy_counter mptcp_joins_handed_over) s0=$(proxy_counter mptcp_subflow_segments_handed_over)
-		mptcp_on_file "$at" mptcp_path down 0
-		mptcp_xfer up "$SRV4" 20000000 "$PORT" 60 --rate 64 --at 2000000 "$at"
-		rc=$?
-		mptcp_on_file_done
-		mptcp_path up 0
-		[ $rc = 0 ] || { E2E_WHY="transfer $i: $E2E_WHY;$log"; return 1; }
-		h1=$(proxy_counter mptcp_joins_handed_over) s1=$(proxy_counter mptcp_subflow_segments_handed_over)
-		sf=$(mptcp_kv "$XFER_CLI" subflows)
-		log+=" [$i: subflows=$sf joins_handed=+$((h1 - h0)) segments_handed=+$((s1 - s0)) gap=$(mptcp_kv "$XFER_CLI" gap)]"
-		if [ "$sf" -ge 2 ] 2>/dev/null && [ $((h1 - h0)) -ge 1 ] && [ $((s1 - s0)) -ge 5000 ]; then
-			E2E_WHY="transfer $i of at most $TRIES: 20000000 bytes intact after eth0 went down;$log"
-			return 0
-		fi
-	done
-	E2E_WHY="no transfer in $TRIES failed over to a handed-over subflow:$log"
-	return 1
+	until_handed 5000 "20000000 bytes intact after eth0 went down" _failover_xfer
+}
+_failover_xfer() {
+	local at=$E2E_TMP/hf.at rc
+	mptcp_on_file "$at" mptcp_path down 0
+	mptcp_xfer up "$SRV4" 20000000 "$PORT" 60 --rate 64 --at 2000000 "$at"
+	rc=$?
+	mptcp_on_file_done
+	mptcp_path up 0
+	return $rc
 }
 
 counters_exported() {
