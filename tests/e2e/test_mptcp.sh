@@ -226,6 +226,7 @@ readd() {
 	local at=$E2E_TMP/readd.at j0 j1 a0 a1 rm0 rm1 rx rc why
 	[ "$PHASE" = proxied ] && j0=$(e2e_tel /sluice/proxy mptcp_joins_established)
 	a0=$(mptcp_nstat cli MPTcpExtMPJoinSynAckRx) rm0=$(mptcp_nstat cli MPTcpExtRmSubflow)
+	rm -f "$E2E_TMP/readd.rx" # (the other phase's)
 	mptcp_on_file "$at" _readd
 	xfer up 4 40000000 --rate 80 --at 2000000 "$at"
 	rc=$? why=$E2E_WHY
@@ -233,7 +234,8 @@ readd() {
 	E2E_WHY=$why
 	[ $rc = 0 ] || return 1
 	a1=$(mptcp_nstat cli MPTcpExtMPJoinSynAckRx) rm1=$(mptcp_nstat cli MPTcpExtRmSubflow)
-	rx=$(( $(e2e_tel /sluice/ports 2.rx) - $(cat "$E2E_TMP/readd.rx" 2>/dev/null || echo 1e9) ))
+	[ -s "$E2E_TMP/readd.rx" ] || { E2E_WHY+="; the endpoint was never added back"; return 1; }
+	rx=$(( $(e2e_tel /sluice/ports 2.rx) - $(cat "$E2E_TMP/readd.rx") ))
 	E2E_WHY+="; client MPTcpExtMPJoinSynAckRx +$((a1 - a0)), MPTcpExtRmSubflow +$((rm1 - rm0)); port 2 received $rx frames after the rejoin"
 	[ $((a1 - a0)) -ge 2 ] && [ $((rm1 - rm0)) -ge 1 ] || return 1
 	[ "$PHASE" = proxied ] || return 0
@@ -256,6 +258,7 @@ prio() {
 	local at=$E2E_TMP/prio.at p0 p1 b0 b2 t0 t2 rc why
 	[ "$PHASE" = proxied ] && p0=$(e2e_tel /sluice/proxy mptcp_mp_prio_received)
 	b0=$(port_tx 0) b2=$(port_tx 2)
+	rm -f "$E2E_TMP/prio.tx" # (the other phase's)
 	mptcp_on_file "$at" _prio
 	xfer down 4 100000000 --at 30000000 "$at"
 	rc=$? why=$E2E_WHY
