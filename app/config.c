@@ -39,6 +39,9 @@ static const struct ini_key sluice_keys[] = {
 	  .def = "2000", .unit = "ms", .doc = "how long queues may drain on shutdown" },
 	{ "tx_retries", INI_KIND_UINT, INI_AT(struct sl_config, tx_retries), 0, 1000000,
 	  .def = "64", .unit = "tries", .doc = "retries of a full tx ring before packets are dropped" },
+	{ "tx_kick_us", INI_KIND_UINT, INI_AT(struct sl_config, tx_kick_us), 0, 1000000,
+	  .def = "100", .unit = "us",
+	  .doc = "net_af_packet ports: how often an idle worker asks the kernel again to send what its TX ring still holds; 0 never" },
 	{ "stage_cycles", INI_KIND_BOOL, INI_AT(struct sl_config, stage_cycles),
 	  .def = "off", .doc = "time every stage with the TSC (telemetry /sluice/stages)" },
 	{ "rss", INI_KIND_ENUM, INI_AT(struct sl_config, rss), .names = rss_names,
@@ -85,10 +88,10 @@ sl_config_log(const struct sl_config *c)
 		if (c->stages->conf[m] != NULL && n < sizeof(stages))
 			n += (size_t)snprintf(stages + n, sizeof(stages) - n, " %s",
 					      sl_stage_modules[m]->name);
-	SL_LOG(config, DEBUG, "sluice: config: %s: burst %u, tx_drain_us %u, mbufs %u (cache %u), descriptors rx %u tx %u, max_frame %u, drain_timeout_ms %u, tx_retries %u, stage_cycles %s, rss %s, non_ip %s, malformed %s; stages:%s",
+	SL_LOG(config, DEBUG, "sluice: config: %s: burst %u, tx_drain_us %u, mbufs %u (cache %u), descriptors rx %u tx %u, max_frame %u, drain_timeout_ms %u, tx_retries %u, tx_kick_us %u, stage_cycles %s, rss %s, non_ip %s, malformed %s; stages:%s",
 	       c->path[0] ? c->path : "built-in defaults", c->burst, c->tx_drain_us,
 	       c->mbufs, c->mbuf_cache, c->rx_desc, c->tx_desc, c->max_frame,
-	       c->drain_timeout_ms, c->tx_retries, c->stage_cycles ? "on" : "off",
+	       c->drain_timeout_ms, c->tx_retries, c->tx_kick_us, c->stage_cycles ? "on" : "off",
 	       c->rss == SL_RSS_FLOW ? "flow" : c->rss == SL_RSS_SUBSCRIBER ? "subscriber" : "auto",
 	       c->non_ip == SL_ACTION_DROP ? "drop" : "forward",
 	       c->malformed == SL_ACTION_DROP ? "drop" : "forward",

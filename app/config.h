@@ -38,6 +38,7 @@ struct sl_config {
 	uint32_t max_frame;        /**< largest frame accepted (bytes, with L2) */
 	uint32_t drain_timeout_ms; /**< shutdown: how long queues may drain */
 	uint32_t tx_retries;       /**< tx attempts before a packet is dropped */
+	uint32_t tx_kick_us;       /**< net_af_packet: re-send what its TX ring holds; 0 off */
 	bool stage_cycles;         /**< time every stage call (TSC) */
 	enum sl_rss rss;           /**< what RSS spreads by, with 2+ workers */
 	enum sl_action non_ip;     /**< non-IP frames (ARP, LLDP, ...) */

@@ -364,12 +364,13 @@ main(int argc, char **argv)
 			       &sl_app.ports[p], err, sizeof(err)) < 0)
 			goto fail;
 		const struct port_info *pi = &sl_app.ports[p];
-		SL_LOG(main, INFO, "sluice: port %u (%s) faces %s: %u rx / %u tx queues, mtu %u%s%s",
+		SL_LOG(main, INFO, "sluice: port %u (%s) faces %s: %u rx / %u tx queues, mtu %u%s%s%s",
 		       p, pi->driver, p % 2 ? "internet" : "subscribers",
 		       pi->nb_rxq, pi->nb_txq, pi->mtu,
 		       pi->steer_v6 ? ", RSS by subscriber (IPv6 by /64)" :
 		       pi->steer ? ", RSS by subscriber (IPv4)" : pi->rss ? ", symmetric RSS" : "",
-		       pi->scatter ? ", scatter" : "");
+		       pi->scatter ? ", scatter" : "",
+		       pi->nb_kick_fd && sl_app.cfg.tx_kick_us ? ", TX ring kicked when idle" : "");
 		if (sl_app.steer && pi->nb_rxq < sl_app.nb_workers) {
 			snprintf(err, sizeof(err),
 				 "[sluice] rss = subscriber: port %u (%s) has %u rx queues for %u workers",
@@ -378,6 +379,13 @@ main(int argc, char **argv)
 		}
 	}
 	assign_queues();
+	/* Worker i kicks the socket of its tx queue i ([sluice] tx_kick_us). */
+	for (unsigned i = 0; i < sl_app.nb_workers; i++)
+		for (uint16_t p = 0; p < sl_app.nb_ports; p++) {
+			const struct port_info *pi = &sl_app.ports[p];
+
+			sl_app.workers[i]->kick[p].fd = i < pi->nb_kick_fd ? pi->kick_fd[i] : -1;
+		}
 	if (build_stages(err, sizeof(err)) < 0)
 		goto fail;
 

@@ -1,9 +1,14 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
+#include <dirent.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <linux/if_packet.h>
 
 #include <rte_ethdev.h>
 
+#include "log.h"
 #include "pkt.h"
 #include "port.h"
 
@@ -80,6 +85,69 @@ steer_reta(uint16_t port, uint16_t reta_size, uint16_t nb_rxq)
 		g->reta[i % RTE_ETH_RETA_GROUP_SIZE] = (uint16_t)((i % PORT_STEER_SPAN) % nb_rxq);
 	}
 	return rte_eth_dev_rss_reta_update(port, reta, reta_size);
+}
+
+static int
+int_cmp(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+
+	return (x > y) - (x < y);
+}
+
+unsigned
+port_afp_sockets(int ifindex, int *fds, unsigned max)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *de;
+	unsigned n = 0, found = 0;
+
+	if (d == NULL)
+		return 0;
+	while ((de = readdir(d)) != NULL) {
+		struct sockaddr_ll sll;
+		socklen_t len = sizeof(int);
+		char *end;
+		long fd = strtol(de->d_name, &end, 10);
+		int dom = 0;
+
+		if (*de->d_name == '\0' || *end != '\0' || fd < 0 || fd == dirfd(d) ||
+		    getsockopt((int)fd, SOL_SOCKET, SO_DOMAIN, &dom, &len) != 0 ||
+		    dom != AF_PACKET)
+			continue;
+		len = sizeof(sll);
+		memset(&sll, 0, sizeof(sll));
+		if (getsockname((int)fd, (struct sockaddr *)&sll, &len) != 0 ||
+		    sll.sll_ifindex != ifindex)
+			continue;
+		found++;
+		if (n < max)
+			fds[n++] = (int)fd;
+	}
+	closedir(d);
+	qsort(fds, n, sizeof(*fds), int_cmp);
+	return found;
+}
+
+/* net_af_packet: its tx queues' sockets, queue q at kick_fd[q], when there
+ * is exactly one per tx queue; otherwise none (no kicks, and a warning). */
+static void
+afp_kick_fds(uint16_t port, const struct rte_eth_dev_info *di, uint16_t nb_txq,
+	     struct port_info *info)
+{
+	unsigned n;
+
+	if (strcmp(di->driver_name, "net_af_packet") != 0)
+		return;
+	n = di->if_index > 0 ?
+		port_afp_sockets((int)di->if_index, info->kick_fd, PORT_KICK_FDS) : 0;
+	if (n == nb_txq && n <= PORT_KICK_FDS) {
+		info->nb_kick_fd = (uint16_t)n;
+		return;
+	}
+	SL_LOG(main, WARNING,
+	       "sluice: port %u (%s): %u AF_PACKET sockets for %u tx queues: frames the kernel leaves in its TX ring wait for the next burst ([sluice] tx_kick_us is off on this port)",
+	       port, di->driver_name, n, nb_txq);
 }
 
 int
@@ -220,6 +288,7 @@ port_setup(uint16_t port, uint16_t nb_rxq, uint16_t nb_txq,
 			return -1;
 		}
 	}
+	afp_kick_fds(port, &di, nb_txq, info);
 	/* A bridge must see every frame, whatever its MAC. */
 	(void)rte_eth_promiscuous_enable(port);
 	info->nb_rxq = nb_rxq;

@@ -10,6 +10,9 @@
 
 #include "config.h"
 
+/** Most tx queues of one port whose kernel socket sluice can kick. */
+#define PORT_KICK_FDS 16
+
 /** What port_setup decided, for the log and the tests. */
 struct port_info {
 	uint16_t nb_rxq;
@@ -21,6 +24,11 @@ struct port_info {
 	bool scatter;
 	bool tx_multiseg;  /**< sends chained mbufs (RTE_ETH_TX_OFFLOAD_MULTI_SEGS) */
 	char driver[32];
+	/** net_af_packet: the socket of tx queue q is kick_fd[q] (one per
+	 * queue pair; nb_kick_fd is 0 for other drivers, or when the sockets
+	 * could not be told apart). See port_afp_sockets(). */
+	uint16_t nb_kick_fd;
+	int kick_fd[PORT_KICK_FDS];
 };
 
 /** Bytes of the RSS key (the largest a device may ask for). */
@@ -68,6 +76,16 @@ bool port_can_steer(uint16_t port, bool *v6);
  * (steer_v6 is for every port: where one cannot, none does).
  * @return 0, or -1 with err filled.
  */
+/**
+ * The AF_PACKET sockets of this process bound to interface ifindex, in
+ * ascending order of descriptor, at most max of them: net_af_packet opens
+ * one per queue pair, queue 0 first, when the EAL probes the port, so the
+ * order is the queues'. Their sendto() is what the driver calls at the end
+ * of every tx burst ([sluice] tx_kick_us).
+ * @return how many were found (they may be more than max: then max).
+ */
+unsigned port_afp_sockets(int ifindex, int *fds, unsigned max);
+
 int port_setup(uint16_t port, uint16_t nb_rxq, uint16_t nb_txq,
 	       struct rte_mempool *pool, const struct sl_config *cfg, bool steer,
 	       bool steer_v6, struct port_info *info, char *err, size_t errlen);

@@ -48,14 +48,15 @@ sum_totals(struct totals *t)
 }
 
 static void
-port_counts(uint16_t p, uint64_t *rx, uint64_t *tx, uint64_t *txd)
+port_counts(uint16_t p, uint64_t *rx, uint64_t *tx, uint64_t *txd, uint64_t *txk)
 {
-	*rx = *tx = *txd = 0;
+	*rx = *tx = *txd = *txk = 0;
 	for (unsigned i = 0; i < sl_app.nb_workers; i++) {
 		const struct worker_stats *s = &sl_app.workers[i]->stats;
 		*rx += s->rx[p];
 		*tx += s->tx[p];
 		*txd += s->tx_dropped[p];
+		*txk += s->tx_kicked[p];
 	}
 }
 
@@ -118,9 +119,9 @@ tel_ports(const char *cmd, const char *params, struct rte_tel_data *d)
 		struct rte_tel_data *c = rte_tel_data_alloc();
 		if (c == NULL)
 			return -ENOMEM;
-		uint64_t rx, tx, txd;
+		uint64_t rx, tx, txd, txk;
 		struct rte_eth_stats es;
-		port_counts(p, &rx, &tx, &txd);
+		port_counts(p, &rx, &tx, &txd, &txk);
 		rte_tel_data_start_dict(c);
 		rte_tel_data_add_dict_string(c, "driver", sl_app.ports[p].driver);
 		rte_tel_data_add_dict_string(c, "faces",
@@ -132,6 +133,9 @@ tel_ports(const char *cmd, const char *params, struct rte_tel_data *d)
 		rte_tel_data_add_dict_u64(c, "rx", rx);
 		rte_tel_data_add_dict_u64(c, "tx", tx);
 		rte_tel_data_add_dict_u64(c, "tx_dropped", txd);
+		/* net_af_packet: sends of what the kernel had left in the
+		 * port's TX ring ([sluice] tx_kick_us). */
+		rte_tel_data_add_dict_u64(c, "tx_kicked", txk);
 		if (rte_eth_stats_get(p, &es) == 0) {
 			rte_tel_data_add_dict_u64(c, "dev_imissed", es.imissed);
 			rte_tel_data_add_dict_u64(c, "dev_ierrors", es.ierrors);
@@ -373,15 +377,16 @@ report_counters(FILE *out)
 	sum_totals(&t);
 	fprintf(out, "sluice: final counters\n");
 	for (uint16_t p = 0; p < sl_app.nb_ports; p++) {
-		uint64_t rx, tx, txd;
+		uint64_t rx, tx, txd, txk;
 		struct rte_eth_stats es;
 		memset(&es, 0, sizeof(es));
-		port_counts(p, &rx, &tx, &txd);
+		port_counts(p, &rx, &tx, &txd, &txk);
 		(void)rte_eth_stats_get(p, &es);
 		fprintf(out, "port %u rx=%" PRIu64 " tx=%" PRIu64
 			" tx_dropped=%" PRIu64 " dev_imissed=%" PRIu64
-			" dev_ierrors=%" PRIu64 " dev_rx_nombuf=%" PRIu64 "\n",
-			p, rx, tx, txd, es.imissed, es.ierrors, es.rx_nombuf);
+			" dev_ierrors=%" PRIu64 " dev_rx_nombuf=%" PRIu64
+			" tx_kicked=%" PRIu64 "\n",
+			p, rx, tx, txd, es.imissed, es.ierrors, es.rx_nombuf, txk);
 	}
 	for (unsigned i = 0; i < sl_app.nb_workers; i++) {
 		const struct worker *w = sl_app.workers[i];

@@ -5,7 +5,9 @@
  * or older than tx_drain_us. Run to completion, no locks: every structure
  * touched here belongs to this worker.
  */
+#include <errno.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include <rte_branch_prediction.h>
 #include <rte_cycles.h>
@@ -41,6 +43,48 @@ tx_flush(struct worker *w, uint16_t port)
 		rte_pktmbuf_free_bulk(b->pkts + sent, b->n - sent);
 	}
 	b->n = 0;
+}
+
+/*
+ * net_af_packet copies a tx burst into the port's TX ring and asks the
+ * kernel to send it: one sendto() per burst. Where the port's frames pass
+ * a qdisc (qdisc_bypass=0) the kernel stops at a full socket send buffer
+ * (about 92 full-size frames held in the qdisc) and leaves the rest of the
+ * ring for the next sendto(). With no next burst (the end of a transfer,
+ * or a sender whose ACKs wait on those very frames) they waited for a
+ * retransmission timer, 120-180 ms at the end of every shaped MPTCP
+ * download of perf/bench.sh mptcp. So every tx_kick_us a port this worker
+ * sent on, and sent no burst on since the last tick, gets sendto() again,
+ * until the kernel finds nothing left in the ring (0).
+ */
+static __rte_noinline void
+tx_kick(struct worker *w)
+{
+	for (uint16_t p = 0; p < w->nb_ports; p++) {
+		struct txkick *k = &w->kick[p];
+		ssize_t r;
+
+		if (k->fd < 0)
+			continue;
+		if (w->stats.tx[p] != k->tx_seen) {
+			/* A burst since the last tick: the driver asked. */
+			k->tx_seen = w->stats.tx[p];
+			k->pending = true;
+			continue;
+		}
+		if (!k->pending)
+			continue;
+		r = sendto(k->fd, NULL, 0, MSG_DONTWAIT, NULL, 0);
+		if (r > 0) {
+			w->stats.tx_kicked[p]++; /* and more may be left */
+		} else if (r == 0) {
+			k->pending = false;
+		} else if (errno != EAGAIN && errno != ENOBUFS && errno != EINTR) {
+			/* Not the socket it was (closed, reused): stop. */
+			k->fd = -1;
+			k->pending = false;
+		}
+	}
 }
 
 static inline void
@@ -339,6 +383,8 @@ worker_main(void *arg)
 	struct rte_mbuf *pkts[SL_MAX_BURST];
 	uint64_t now = worker_now_ns(w);
 	uint64_t next_ctl = now;
+	const uint64_t kick_ns = (uint64_t)cfg->tx_kick_us * 1000;
+	uint64_t next_kick = now + kick_ns;
 
 	/* The first stage parses, when it can and nothing else must see the
 	 * parse on its own: a drop policy takes classify_slow(), and
@@ -387,6 +433,10 @@ worker_main(void *arg)
 		for (uint16_t p = 0; p < w->nb_ports; p++)
 			if (w->tx[p].n && now - w->tx[p].first_ns >= drain_ns)
 				tx_flush(w, p);
+		if (unlikely(kick_ns != 0 && now >= next_kick)) {
+			tx_kick(w);
+			next_kick = now + kick_ns;
+		}
 		if (unlikely(now >= next_ctl)) {
 			/* ~every 100 us: publish what we hold, run control. */
 			w->held = held_packets(w);
@@ -418,10 +468,27 @@ worker_main(void *arg)
 		for (uint16_t p = 0; p < w->nb_ports; p++)
 			if (w->tx[p].n && now - w->tx[p].first_ns >= drain_ns)
 				tx_flush(w, p);
+		if (kick_ns != 0 && now >= next_kick) {
+			tx_kick(w);
+			next_kick = now + kick_ns;
+		}
 	}
 	stages_poll(w, worker_now_ns(w), true);
 	for (uint16_t p = 0; p < w->nb_ports; p++)
 		tx_flush(w, p);
+	/* What the kernel left in a TX ring goes before the ports close
+	 * (main stops them), or it is lost: a tick to see the last bursts,
+	 * then kicks until every ring is empty, for at most 200 ms. */
+	for (uint64_t end = worker_now_ns(w) + 200000000; kick_ns != 0;) {
+		bool pending = false;
+
+		tx_kick(w);
+		for (uint16_t p = 0; p < w->nb_ports; p++)
+			pending = pending || w->kick[p].pending;
+		if (!pending || worker_now_ns(w) >= end)
+			break;
+		rte_delay_us_block(cfg->tx_kick_us);
+	}
 	w->held = 0;
 	w->done = true;
 	return 0;

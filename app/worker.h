@@ -10,6 +10,7 @@
 
 #include "config.h"
 #include "pkt.h"
+#include "port.h"
 #include "stage.h"
 #include "stages.h"
 
@@ -33,6 +34,7 @@ struct worker_stats {
 	uint64_t rx[SL_MAX_PORTS];
 	uint64_t tx[SL_MAX_PORTS];
 	uint64_t tx_dropped[SL_MAX_PORTS];
+	uint64_t tx_kicked[SL_MAX_PORTS]; /**< sends of frames left in a TX ring */
 	uint64_t non_ip;            /**< frames without an IP header */
 	uint64_t malformed[PKT_ERR_MAX]; /**< by reason ([0] unused) */
 	uint64_t dropped_non_ip;    /**< dropped by [policy] non_ip = drop */
@@ -49,6 +51,14 @@ struct txbuf {
 	uint16_t n;
 	uint64_t first_ns; /**< when the oldest buffered packet arrived */
 	struct rte_mbuf *pkts[SL_MAX_BURST];
+};
+
+/** net_af_packet: this worker's tx queue on a port, which the kernel may
+ * not have emptied ([sluice] tx_kick_us, app/worker.c tx_kick()). */
+struct txkick {
+	int fd;            /**< the queue's AF_PACKET socket; -1: none */
+	bool pending;      /**< the ring may hold frames */
+	uint64_t tx_seen;  /**< stats.tx of the port at the last tick */
 };
 
 /** A queue this worker polls. */
@@ -93,6 +103,7 @@ struct worker {
 	volatile uint32_t held;   /**< packets in stages+tx buffers, last loop */
 	volatile bool done;
 	struct worker_stats stats __rte_cache_aligned;
+	struct txkick kick[SL_MAX_PORTS];
 	struct txbuf tx[SL_MAX_PORTS] __rte_cache_aligned;
 };
 
