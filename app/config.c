@@ -41,7 +41,7 @@ static const struct ini_key sluice_keys[] = {
 	  .def = "64", .unit = "tries", .doc = "retries of a full tx ring before packets are dropped" },
 	{ "tx_kick_us", INI_KIND_UINT, INI_AT(struct sl_config, tx_kick_us), 0, 1000000,
 	  .def = "100", .unit = "us",
-	  .doc = "net_af_packet ports: how often an idle worker asks the kernel again to send what its TX ring still holds; 0 never" },
+	  .doc = "net_af_packet ports behind a qdisc (qdisc_bypass=0): how often an idle worker asks the kernel again to send what its TX ring still holds; 0 never" },
 	{ "stage_cycles", INI_KIND_BOOL, INI_AT(struct sl_config, stage_cycles),
 	  .def = "off", .doc = "time every stage with the TSC (telemetry /sluice/stages)" },
 	{ "rss", INI_KIND_ENUM, INI_AT(struct sl_config, rss), .names = rss_names,

@@ -130,19 +130,27 @@ port_afp_sockets(int ifindex, int *fds, unsigned max)
 }
 
 /* net_af_packet: its tx queues' sockets, queue q at kick_fd[q], when there
- * is exactly one per tx queue; otherwise none (no kicks, and a warning). */
+ * is exactly one per tx queue; otherwise none (no kicks, and a warning).
+ * None either where the sockets bypass the qdisc (the driver's default,
+ * qdisc_bypass=1): the kernel then hands each frame to the device and
+ * frees its buffer at once, so the send buffer never fills and nothing
+ * is left in the ring for a kick to send. */
 static void
 afp_kick_fds(uint16_t port, const struct rte_eth_dev_info *di, uint16_t nb_txq,
 	     struct port_info *info)
 {
 	unsigned n;
+	int bypass = 0;
+	socklen_t len = sizeof(bypass);
 
 	if (strcmp(di->driver_name, "net_af_packet") != 0)
 		return;
 	n = di->if_index > 0 ?
 		port_afp_sockets((int)di->if_index, info->kick_fd, PORT_KICK_FDS) : 0;
 	if (n == nb_txq && n <= PORT_KICK_FDS) {
-		info->nb_kick_fd = (uint16_t)n;
+		if (getsockopt(info->kick_fd[0], SOL_PACKET, PACKET_QDISC_BYPASS,
+			       &bypass, &len) != 0 || bypass == 0)
+			info->nb_kick_fd = (uint16_t)n;
 		return;
 	}
 	SL_LOG(main, WARNING,

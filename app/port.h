@@ -24,9 +24,10 @@ struct port_info {
 	bool scatter;
 	bool tx_multiseg;  /**< sends chained mbufs (RTE_ETH_TX_OFFLOAD_MULTI_SEGS) */
 	char driver[32];
-	/** net_af_packet: the socket of tx queue q is kick_fd[q] (one per
-	 * queue pair; nb_kick_fd is 0 for other drivers, or when the sockets
-	 * could not be told apart). See port_afp_sockets(). */
+	/** net_af_packet behind a qdisc (qdisc_bypass=0): the socket of tx
+	 * queue q is kick_fd[q] (one per queue pair). nb_kick_fd is 0 for
+	 * other drivers, for sockets that bypass the qdisc, and when the
+	 * sockets could not be told apart. See port_afp_sockets(). */
 	uint16_t nb_kick_fd;
 	int kick_fd[PORT_KICK_FDS];
 };
