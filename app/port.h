@@ -83,7 +83,8 @@ bool port_can_steer(uint16_t port, bool *v6);
  * one per queue pair, queue 0 first, when the EAL probes the port, so the
  * order is the queues'. Their sendto() is what the driver calls at the end
  * of every tx burst ([sluice] tx_kick_us).
- * @return how many were found (they may be more than max: then max).
+ * @return how many were found, which may be more than max; at most max
+ *         are written to fds.
  */
 unsigned port_afp_sockets(int ifindex, int *fds, unsigned max);
 
