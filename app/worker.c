@@ -87,6 +87,15 @@ tx_kick(struct worker *w)
 	}
 }
 
+static bool
+tx_kick_any(const struct worker *w)
+{
+	for (uint16_t p = 0; p < w->nb_ports; p++)
+		if (w->kick[p].fd >= 0)
+			return true;
+	return false;
+}
+
 static inline void
 tx_enqueue(struct worker *w, uint16_t port, struct rte_mbuf **pkts,
 	   uint16_t n, uint64_t now)
@@ -383,7 +392,10 @@ worker_main(void *arg)
 	struct rte_mbuf *pkts[SL_MAX_BURST];
 	uint64_t now = worker_now_ns(w);
 	uint64_t next_ctl = now;
-	const uint64_t kick_ns = (uint64_t)cfg->tx_kick_us * 1000;
+	/* A worker with no socket to kick (bypass ports, other drivers)
+	 * never takes the tick: kick_ns 0 is "off". */
+	const uint64_t kick_ns = tx_kick_any(w) ?
+		(uint64_t)cfg->tx_kick_us * 1000 : 0;
 	uint64_t next_kick = now + kick_ns;
 
 	/* The first stage parses, when it can and nothing else must see the
