@@ -16,8 +16,8 @@
 #
 #   txkick_off_strands_the_end_of_a_shaped_download
 #            [sluice] tx_kick_us = 0: the client's longest wait between
-#            two reads is 0.05 s or more. This shows that the check below
-#            can fail.
+#            two reads is 0.05 s or more, in one of up to four downloads.
+#            This shows that the check below can fail.
 #   txkick_sends_the_end_of_a_shaped_download
 #            the default (100 us): under 0.05 s, and the exit report counts
 #            tx_kicked on a port.
@@ -28,6 +28,7 @@ ROOT=$(cd "$E2E_DIR/../.." && pwd)
 PROXY_CONF=$ROOT/config/examples/mptcp-proxy.ini
 SECS=${E2E_TXKICK_SECS:-2}      # of 50 Mbit/s: the download's size
 STALL=0.05                      # seconds: seen 0.075-0.169 off, 0.007-0.016 on
+TRIES=${E2E_TXKICK_TRIES:-4}    # downloads with the kicks off, until one stalls
 PORT=7600
 
 e2e_require_tools tc
@@ -70,13 +71,25 @@ shaped_download() {
 # slower GAP: whether GAP >= STALL.
 slower() { "$E2E_PY" -c 'import sys; sys.exit(0 if float(sys.argv[1]) >= float(sys.argv[2]) else 1)' "$1" "$STALL"; }
 
+# The stall needs the download's last burst to find the qdisc's share
+# full, which most downloads do but not all (one CI run of 2 s read a
+# longest wait of 0.009 s with the kicks off): up to TRIES downloads, and
+# the first that stalls passes.
 kick_off() {
-	local conf=$E2E_TMP/txkick-off.ini
+	local conf=$E2E_TMP/txkick-off.ini try gaps=
 	{ echo "[sluice]"; echo "tx_kick_us = 0"; sed '/^\[sluice\]/d' "$PROXY_CONF"; } >"$conf"
 	grep -q '^\[sluice\]' "$PROXY_CONF" && { E2E_WHY="$PROXY_CONF has a [sluice] section: merge it"; return 1; }
-	shaped_download "$conf" || return 1
-	slower "$GAP" || { E2E_WHY="$E2E_WHY: want >= $STALL s with the kicks off"; return 1; }
-	[ "$KICKED" = 0 ] || { E2E_WHY="$E2E_WHY: want 0 with the kicks off"; return 1; }
+	for try in $(seq 1 "$TRIES"); do
+		shaped_download "$conf" || return 1
+		[ "$KICKED" = 0 ] || { E2E_WHY="$E2E_WHY: want 0 with the kicks off"; return 1; }
+		gaps=${gaps:+$gaps, }$GAP
+		if slower "$GAP"; then
+			E2E_WHY="$E2E_WHY; try $try of $TRIES, longest waits $gaps s"
+			return 0
+		fi
+	done
+	E2E_WHY="$E2E_WHY: want >= $STALL s with the kicks off in one of $TRIES downloads, longest waits $gaps s"
+	return 1
 }
 
 kick_on() {
