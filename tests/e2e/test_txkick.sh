@@ -27,7 +27,7 @@ E2E_TEST=txkick
 ROOT=$(cd "$E2E_DIR/../.." && pwd)
 PROXY_CONF=$ROOT/config/examples/mptcp-proxy.ini
 SECS=${E2E_TXKICK_SECS:-2}      # of 50 Mbit/s: the download's size
-STALL=0.05                      # seconds: seen 0.075-0.169 off, 0.007-0.016 on
+STALL=0.05                      # seconds: seen 0.072-0.172 off, 0.004-0.016 on
 TRIES=${E2E_TXKICK_TRIES:-4}    # downloads with the kicks off, until one stalls
 PORT=7600
 
