@@ -302,7 +302,8 @@ struct tcp_conn_info {
 	X(RESET_FORGOTTEN,   "resets_forgotten_memory_full") \
 	X(AFTER_RESET,       "segments_after_reset") \
 	X(ACK_COALESCED,     "acks_coalesced_in_burst") \
-	X(BURST_DEFERRED,    "outputs_deferred_in_burst")
+	X(BURST_DEFERRED,    "outputs_deferred_in_burst") \
+	X(OOO_ACK_HELD,      "ooo_acks_held_in_burst")
 
 /** Counter indices, e.g. TCP_CNT_BAD_CSUM. */
 enum tcp_cnt {
@@ -425,9 +426,13 @@ enum tcp_input_result tcp_input_conn(struct tcp_engine *e, struct tcp_conn *c,
  * (RFC 1122 4.2.3.2) is not sent at once but once, cumulative, at the
  * end of the burst; each ACK that rule would have sent on its own and
  * that a later one of the same burst covers instead counts as
- * acks_coalesced_in_burst. Everything else still ACKs at once, as
- * without a burst: out-of-order data and a filled hole (RFC 5681 4.2),
- * a FIN, a segment with no room, a challenge ACK. Data a connection
+ * acks_coalesced_in_burst. So is the ACK that out-of-order data or a
+ * filled hole owes at once (RFC 5681 4.2), on a connection with SACK
+ * that holds at most one out-of-order range (ooo_acks_held_in_burst):
+ * it leaves at the end with the SACK block as it is then, so segments
+ * reordered within one burst show no hole. Everything else still ACKs
+ * at once, as without a burst: out-of-order data without SACK or with
+ * two ranges or more, a FIN, a segment with no room, a challenge ACK. Data a connection
  * sends in the meantime carries the ACK (and settles it). A burst is
  * what the caller receives at once (one rx burst): its ACKs leave a few
  * microseconds later than they would have, never later than the

@@ -256,6 +256,28 @@ burst_defer_ack(struct tcp_conn *c)
 	return true;
 }
 
+/* Out-of-order data, or data that fills a hole, is ACKed at once (RFC
+ * 5681 4.2). Within a burst, a connection that negotiated SACK and holds
+ * at most one out-of-order range sends that ACK at the burst's end
+ * instead, with its SACK block as it is then: segments that the path
+ * reordered within one burst (veth queues a frame on the backlog of the
+ * CPU that sent it) then show the sender no hole at all, where one
+ * duplicate ACK each made it retransmit them spuriously. A loss still
+ * shows: the ACK at the end of the burst SACKs what arrived after it.
+ * Without SACK the sender counts duplicate ACKs, with two ranges or
+ * more one ACK could not report them all, and a duplicate gets its own
+ * D-SACK (RFC 2883): those ACK at once. */
+static void
+ooo_ack(struct tcp_conn *c)
+{
+	if (c->eng->in_burst && (c->flags & (TCP_CF_SACK | TCP_CF_DSACK)) == TCP_CF_SACK &&
+	    c->ooo_n <= 1 && burst_defer_ack(c)) {
+		TCP_CNT(c->eng, OOO_ACK_HELD);
+		return;
+	}
+	c->flags |= TCP_CF_ACK_NOW;
+}
+
 void
 tcp_input_burst_begin(struct tcp_engine *e)
 {
@@ -345,10 +367,11 @@ rcv_data(struct tcp_conn *c, struct rte_mbuf *m, const struct tcp_seg_in *s)
 		}
 	}
 	if (seq != c->rcv_nxt) {
-		/* Out of order: keep it and ACK at once, so the sender sees
-		 * a duplicate ACK with SACK blocks (RFC 5681 4.2). */
+		/* Out of order: keep it and ACK at once (or at the burst's
+		 * end, ooo_ack()), so the sender sees a duplicate ACK with
+		 * SACK blocks (RFC 5681 4.2). */
 		ooo_insert(c, seq, chain, tail, len);
-		c->flags |= TCP_CF_ACK_NOW;
+		ooo_ack(c);
 		return;
 	}
 	{
@@ -361,7 +384,7 @@ rcv_data(struct tcp_conn *c, struct rte_mbuf *m, const struct tcp_seg_in *s)
 	tcp_conn_event(c, TCP_EV_READABLE);
 	if (c->ooo_n > 0) {
 		ooo_drain(c);
-		c->flags |= TCP_CF_ACK_NOW; /* a hole was filled (4.2) */
+		ooo_ack(c); /* a hole was filled (4.2) */
 		return;
 	}
 	/* Delayed ACK (RFC 9293 3.8.6.3, RFC 1122 4.2.3.2): at once when

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Timers on the virtual clock: RFC 6298 RTO values and backoff, SYN
- * retries, Karn's rule, delayed ACKs and ACKs per input burst,
- * zero-window probes. */
+ * retries, Karn's rule, delayed ACKs and ACKs per input burst (the
+ * out-of-order ones included), zero-window probes. */
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -25,6 +25,8 @@ static struct {
 	uint32_t n;
 	uint32_t probe_seq;   /* record A's segments with this seq and no data */
 	uint32_t drop_nth_data; /* drop A's nth data segment (1: the first), once */
+	uint32_t nth_data;    /* give A's nth data segment nth_verdict: */
+	int nth_verdict;      /* 2 deliver twice, 3 hold back by w->hold */
 	uint32_t n_data;      /* A's data segments seen */
 	/* B's pure ACKs: when, what they acknowledge, their window field */
 	uint64_t ack_at[64];
@@ -46,6 +48,8 @@ hook(struct wire *w, int to_b, const struct tcp_seg_in *s)
 	}
 	if (s->len && ++rec.n_data == rec.drop_nth_data)
 		return 1;
+	if (s->len && rec.n_data == rec.nth_data)
+		return rec.nth_verdict;
 	if (s->len && rec.drop_data_to_b) {
 		if (rec.n < 64)
 			rec.at[rec.n++] = w->now;
@@ -312,38 +316,170 @@ in_order_segments_of_one_burst_get_one_cumulative_ack(void **state)
 	wire_free(w);
 }
 
-/* The third of eight segments is lost: the second's ACK waits for the
- * burst's end, but the fourth arrives out of order and is ACKed at once
- * (RFC 5681 4.2), and so is each after it: five duplicate ACKs for the
- * hole, as without a burst, none held back, and no ACK added at the end.
- * The sender retransmits the hole when they arrive, not at its RTO. */
+static struct wire *
+burst_setup_flags(struct tcp_conn **c, uint64_t *t0, uint8_t flags)
+{
+	struct wire *w = setup(flags);
+
+	*c = wire_connect(w);
+	assert_non_null(*c);
+	wire_run(w, MS(100));
+	w->burst = 1;
+	rec.n_acks = 0;
+	rec.n_data = 0;
+	*t0 = w->now;
+	return w;
+}
+
+/* The ACKs for a hole reach A one delay later: the hole goes again at
+ * once, not at the RTO, and the whole of len arrives. */
 static void
-an_out_of_order_segment_in_a_burst_is_acked_at_once(void **state)
+hole_goes_again_at_once(struct wire *w, struct tcp_conn *c, uint64_t len)
+{
+	wire_run(w, w->delay);
+	assert_int_equal(info(c).retransmits, 1);
+	assert_int_equal(tcp_engine_counters(w->a)[TCP_CNT_RTO], 0);
+	wire_run(w, 2 * w->delay);
+	assert_int_equal(w->app_b.rx_bytes, len);
+	assert_int_equal(info(c).snd_una, info(c).snd_nxt);
+	wire_free(w);
+}
+
+/* A bursty wire: A sends eight full segments, the third is lost, the
+ * rest arrive in one burst. *hole: the lost segment's sequence. */
+static struct wire *
+eight_with_the_third_lost(struct tcp_conn **c, uint64_t *t0, uint32_t *hole,
+			  uint8_t flags, const uint8_t buf[8 * 1448])
+{
+	struct wire *w = burst_setup_flags(c, t0, flags);
+
+	rec.drop_nth_data = 3;
+	*hole = info(*c).snd_nxt + 2 * 1448;
+	assert_int_equal(tcp_send(*c, buf, 8 * 1448, w->now), 8 * 1448);
+	wire_run(w, w->delay);
+	assert_int_equal(rec.n_data, 8);
+	return w;
+}
+
+/* The third of eight segments is lost. With SACK, the fourth and each
+ * after it are out of order, and their ACK waits for the burst's end
+ * (ooo_ack()): one duplicate ACK there, SACKing all five, where a
+ * receiver without bursts sends five. It is enough: the sender
+ * retransmits the hole when it arrives, not at its RTO. */
+static void
+a_hole_in_a_burst_is_sacked_once_at_the_end_and_resent_at_once(void **state)
 {
 	static uint8_t buf[8 * 1448];
 	struct tcp_conn *c;
 	uint64_t t0;
-	struct wire *w = burst_setup(&c, &t0);
 	uint32_t hole;
+	struct wire *w = eight_with_the_third_lost(&c, &t0, &hole, 0, buf);
 
 	(void)state;
-	rec.drop_nth_data = 3;
-	hole = info(c).snd_nxt + 2 * 1448;
-	assert_int_equal(tcp_send(c, buf, sizeof(buf), w->now), sizeof(buf));
-	wire_run(w, w->delay);
-	assert_int_equal(rec.n_data, 8);
+	assert_true(info(c).sack_ok);
+	assert_int_equal(rec.n_acks, 1);
+	assert_int_equal(rec.ack[0], hole);
+	assert_int_equal(rec.ack_at[0] - t0, w->delay);
+	assert_int_equal(w->last[0].nsack, 1);
+	assert_int_equal(w->last[0].sack[0].left, hole + 1448);
+	assert_int_equal(w->last[0].sack[0].right, hole + 6 * 1448);
+	/* The second segment's ACK, then the five out-of-order ones. */
+	assert_int_equal(tcp_engine_counters(w->b)[TCP_CNT_OOO_ACK_HELD], 5);
+	hole_goes_again_at_once(w, c, sizeof(buf));
+}
+
+/* The same loss without SACK: the sender counts duplicate ACKs, so each
+ * out-of-order segment is ACKed at once (RFC 5681 4.2), as without a
+ * burst: five duplicate ACKs for the hole, none held back, and no ACK
+ * added at the end. */
+static void
+without_sack_each_out_of_order_segment_in_a_burst_is_acked_at_once(void **state)
+{
+	static uint8_t buf[8 * 1448];
+	struct tcp_conn *c;
+	uint64_t t0;
+	uint32_t hole;
+	struct wire *w = eight_with_the_third_lost(&c, &t0, &hole, TCP_F_NO_SACK, buf);
+
+	(void)state;
+	assert_false(info(c).sack_ok);
 	assert_int_equal(rec.n_acks, 5);
 	for (uint32_t i = 0; i < rec.n_acks; i++) {
 		assert_int_equal(rec.ack[i], hole);
 		assert_int_equal(rec.ack_at[i] - t0, w->delay);
 	}
-	/* They reach A one delay later: the hole goes again at once. */
-	wire_run(w, w->delay);
-	assert_int_equal(info(c).retransmits, 1);
-	assert_int_equal(tcp_engine_counters(w->a)[TCP_CNT_RTO], 0);
-	wire_run(w, 2 * w->delay);
+	assert_int_equal(tcp_engine_counters(w->b)[TCP_CNT_OOO_ACK_HELD], 0);
+	hole_goes_again_at_once(w, c, sizeof(buf));
+}
+
+/* The third of eight segments comes last in the same burst (the path
+ * reordered it, as veth does between two CPUs' backlogs). The sender
+ * sees no hole: one cumulative ACK at the burst's end, no duplicate ACK,
+ * no SACK block, nothing retransmitted. */
+static void
+segments_reordered_within_a_burst_show_the_sender_no_hole(void **state)
+{
+	static uint8_t buf[8 * 1448];
+	struct tcp_conn *c;
+	uint64_t t0;
+	struct wire *w = burst_setup_flags(&c, &t0, 0);
+
+	(void)state;
+	rec.nth_data = 3;
+	rec.nth_verdict = 3;
+	w->hold = 1000;
+	assert_int_equal(tcp_send(c, buf, sizeof(buf), w->now), sizeof(buf));
+	wire_collect(w);
+	assert_int_equal(rec.n_data, 8);
+	/* One burst with all eight, the third after the eighth. */
+	w->now += w->delay + w->hold;
+	wire_deliver(w);
+	wire_collect(w);
 	assert_int_equal(w->app_b.rx_bytes, sizeof(buf));
+	assert_int_equal(rec.n_acks, 1);
+	assert_int_equal(rec.ack[0], info(c).snd_nxt);
+	assert_int_equal(w->last[0].nsack, 0);
+	/* Five out-of-order segments and the one that filled the hole. */
+	assert_int_equal(tcp_engine_counters(w->b)[TCP_CNT_OOO_ACK_HELD], 6);
+	wire_run(w, MS(300));
+	assert_int_equal(info(c).retransmits, 0);
 	assert_int_equal(info(c).snd_una, info(c).snd_nxt);
+	wire_free(w);
+}
+
+/* The third segment is lost and the fourth arrives twice in the same
+ * burst: the duplicate gets its ACK at once with its D-SACK block (RFC
+ * 2883), which also settles the ACK held for the fourth; the four after
+ * it share one ACK at the burst's end. */
+static void
+a_duplicate_in_a_burst_gets_its_own_d_sack_at_once(void **state)
+{
+	static uint8_t buf[8 * 1448];
+	struct tcp_conn *c;
+	uint64_t t0;
+	struct wire *w = burst_setup_flags(&c, &t0, 0);
+	uint32_t hole;
+
+	(void)state;
+	rec.drop_nth_data = 3;
+	rec.nth_data = 4;
+	rec.nth_verdict = 2;
+	hole = info(c).snd_nxt + 2 * 1448;
+	assert_int_equal(tcp_send(c, buf, sizeof(buf), w->now), sizeof(buf));
+	wire_collect(w);
+	w->now += w->delay;
+	wire_deliver(w);
+	wire_collect(w);
+	assert_int_equal(rec.n_acks, 2);
+	assert_int_equal(rec.ack[0], hole);
+	assert_int_equal(rec.ack[1], hole);
+	assert_int_equal(tcp_engine_counters(w->b)[TCP_CNT_DSACK_SENT], 1);
+	/* The last ACK SACKs the five that arrived after the hole. */
+	assert_int_equal(w->last[0].nsack, 1);
+	assert_int_equal(w->last[0].sack[0].left, hole + 1448);
+	assert_int_equal(w->last[0].sack[0].right, hole + 6 * 1448);
+	wire_run(w, MS(10));
+	assert_int_equal(w->app_b.rx_bytes, sizeof(buf));
 	wire_free(w);
 }
 
@@ -665,7 +801,10 @@ main(void)
 		cmocka_unit_test(every_second_full_segment_is_acked_at_once),
 		cmocka_unit_test(a_full_segment_and_a_short_tail_are_acked_at_once),
 		cmocka_unit_test(in_order_segments_of_one_burst_get_one_cumulative_ack),
-		cmocka_unit_test(an_out_of_order_segment_in_a_burst_is_acked_at_once),
+		cmocka_unit_test(a_hole_in_a_burst_is_sacked_once_at_the_end_and_resent_at_once),
+		cmocka_unit_test(without_sack_each_out_of_order_segment_in_a_burst_is_acked_at_once),
+		cmocka_unit_test(segments_reordered_within_a_burst_show_the_sender_no_hole),
+		cmocka_unit_test(a_duplicate_in_a_burst_gets_its_own_d_sack_at_once),
 		cmocka_unit_test(a_fin_in_a_burst_is_acked_at_once_with_the_data_before_it),
 		cmocka_unit_test(a_burst_of_segments_is_delivered_in_one_readable_event),
 		cmocka_unit_test(a_lone_segment_of_a_burst_still_gets_its_delayed_ack),
