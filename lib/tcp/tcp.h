@@ -432,8 +432,9 @@ enum tcp_input_result tcp_input_conn(struct tcp_engine *e, struct tcp_conn *c,
  * it leaves at the end with the SACK block as it is then, so segments
  * reordered within one burst show no hole. Everything else still ACKs
  * at once, as without a burst: out-of-order data without SACK or with
- * two ranges or more, a FIN, a segment with no room, a challenge ACK. Data a connection
- * sends in the meantime carries the ACK (and settles it). A burst is
+ * two ranges or more, a duplicate (its D-SACK), a FIN, a segment with
+ * no room, a challenge ACK. Data a connection sends in the meantime
+ * carries the ACK (and settles it). A burst is
  * what the caller receives at once (one rx burst): its ACKs leave a few
  * microseconds later than they would have, never later than the
  * delayed-ACK timer. Without a burst (the default) each segment is
