@@ -77,7 +77,7 @@ PX_CASES=(up1 "" up4 "-P 4" down1 "-R" down4 "-R -P 4")
 # px_run CONTENDER ROUND: one sluice, every measurement, one line.
 px_run() {
 	local c=$1 r=$2 cfg="" i name args line="" sum=0 n=0 before after out rate extra="" heap
-	local w0 w1 cpu load t0 t1
+	local w0 w1 cpu load t0 t1 gp0 gp1
 	[ "$c" = proxy ] && cfg=$PROXY_CONF
 	e2e_start_sluice "$cfg" || die "$c: sluice did not start: $E2E_WHY"
 	e2e_ping 4 3 0.05 || die "$c: no ping through sluice: $E2E_WHY"
@@ -88,13 +88,18 @@ px_run() {
 	# received any (both ports: up to twice the burst).
 	w0=$(px_tel /sluice/workers 0 2>/dev/null || echo '{}')
 	t0=$(px_cputimes)
+	[ "$c" = proxy ] && gp0=$(px_tel /sluice/proxy 2>/dev/null || echo '{}')
 	e2e_cpu_mark
 	for ((i = 0; i < ${#PX_CASES[@]}; i += 2)); do
 		name=${PX_CASES[$i]} args=${PX_CASES[$((i + 1))]}
 		# shellcheck disable=SC2086 # args are words
 		e2e_iperf 4 $args || die "$c: iperf3 $name: $E2E_WHY"
 		eval "PX_${c}_${name}+=(\"\$E2E_MBPS\")"
-		line+=$(printf ' %s %7.1f' "$name" "$E2E_MBPS")
+		# The iperf3 sender's retransmissions. Nothing on these paths
+		# drops, so each one resent a segment that had arrived.
+		[ "${E2E_RETRANS:--1}" -ge 0 ] 2>/dev/null &&
+			eval "PX_${c}_${name}_rtx=\$(( \${PX_${c}_${name}_rtx:-0} + E2E_RETRANS ))"
+		line+=$(printf ' %s %7.1f (%s rtx)' "$name" "$E2E_MBPS" "${E2E_RETRANS:-?}")
 		sum=$("$PY" -c 'import sys; print(float(sys.argv[1]) + float(sys.argv[2]))' "$sum" "$E2E_MBPS")
 		n=$((n + 1))
 	done
@@ -118,6 +123,20 @@ print(out)
 PY
 )
 	eval "PX_${c}_goodput+=(\"\$sum\")"
+	if [ "$c" = proxy ]; then
+		# What the goodput cases cost in duplicates: D-SACKs the proxy
+		# sent (segments the senders resent after they had arrived),
+		# and the out-of-order ACKs it held to a burst's end instead.
+		gp1=$(px_tel /sluice/proxy 2>/dev/null || echo '{}')
+		load+=$("$PY" - "$gp0" "$gp1" <<'PY'
+import json, sys
+a, b = json.loads(sys.argv[1]), json.loads(sys.argv[2])
+d = lambda k: b.get(k, 0) - a.get(k, 0)
+print("; dsack_sent %d, ooo_acks_held_in_burst %d" % (
+    d("tcp_dsack_sent"), d("tcp_ooo_acks_held_in_burst")))
+PY
+)
+	fi
 	before=$(px_tel /sluice/proxy 2>/dev/null || echo '{}')
 	out=$E2E_TMP/rate-$c-$r.json
 	e2e_run cli timeout --foreground $((${PROXY_SECS%.*} + 30)) "$PY" \
@@ -320,6 +339,12 @@ proxy_main() {
 		[ "$name" = rate ] ||
 			printf 'goodput %-6s proxy/bridge %s\n' "$name" \
 				"$("$PY" "$HERE/stats.py" ratio "${M[proxy_$name]}" "${M[bridge_$name]}")"
+	done
+	local rb rp
+	for name in up1 up4 down1 down4; do
+		rb=PX_bridge_${name}_rtx rp=PX_proxy_${name}_rtx
+		printf 'retransmits %-6s bridge %d proxy %d  (the iperf3 senders, over %d round(s))\n' \
+			"$name" "${!rb:-0}" "${!rp:-0}" "$ROUNDS"
 	done
 	px_memory
 	echo "bench: load average $(cut -d' ' -f1-3 /proc/loadavg) at the end"
