@@ -267,13 +267,13 @@ a_full_segment_and_a_short_tail_are_acked_at_once(void **state)
 	check_acked_at_once(1448 + 500, 1);
 }
 
-/* An idle connection, 100 ms after its handshake, on a wire that
- * delivers what is due at once as one input burst of each engine; t0 is
- * now, when the test sends. */
+/* An idle connection, 100 ms after its handshake (A's TCP_F_* flags),
+ * on a wire that delivers what is due at once as one input burst of each
+ * engine; t0 is now, when the test sends. */
 static struct wire *
-burst_setup(struct tcp_conn **c, uint64_t *t0)
+burst_setup(struct tcp_conn **c, uint64_t *t0, uint8_t flags)
 {
-	struct wire *w = setup(0);
+	struct wire *w = setup(flags);
 
 	*c = wire_connect(w);
 	assert_non_null(*c);
@@ -294,7 +294,7 @@ in_order_segments_of_one_burst_get_one_cumulative_ack(void **state)
 	static uint8_t buf[8 * 1448];
 	struct tcp_conn *c;
 	uint64_t t0;
-	struct wire *w = burst_setup(&c, &t0);
+	struct wire *w = burst_setup(&c, &t0, 0);
 	struct tcp_conn_info ib;
 
 	(void)state;
@@ -314,21 +314,6 @@ in_order_segments_of_one_burst_get_one_cumulative_ack(void **state)
 	assert_int_equal(tcp_engine_counters(w->b)[TCP_CNT_DELACK], 0);
 	assert_int_equal(info(c).snd_una, info(c).snd_nxt);
 	wire_free(w);
-}
-
-static struct wire *
-burst_setup_flags(struct tcp_conn **c, uint64_t *t0, uint8_t flags)
-{
-	struct wire *w = setup(flags);
-
-	*c = wire_connect(w);
-	assert_non_null(*c);
-	wire_run(w, MS(100));
-	w->burst = 1;
-	rec.n_acks = 0;
-	rec.n_data = 0;
-	*t0 = w->now;
-	return w;
 }
 
 /* The ACKs for a hole reach A one delay later: the hole goes again at
@@ -351,7 +336,7 @@ static struct wire *
 eight_with_the_third_lost(struct tcp_conn **c, uint64_t *t0, uint32_t *hole,
 			  uint8_t flags, const uint8_t buf[8 * 1448])
 {
-	struct wire *w = burst_setup_flags(c, t0, flags);
+	struct wire *w = burst_setup(c, t0, flags);
 
 	rec.drop_nth_data = 3;
 	*hole = info(*c).snd_nxt + 2 * 1448;
@@ -412,6 +397,19 @@ without_sack_each_out_of_order_segment_in_a_burst_is_acked_at_once(void **state)
 	hole_goes_again_at_once(w, c, sizeof(buf));
 }
 
+/* A sends len bytes, and all it sent reaches B as one input burst,
+ * late ns after one delay (frames held back by up to late come last). */
+static void
+send_as_one_burst(struct wire *w, struct tcp_conn *c, const uint8_t *buf,
+		  uint32_t len, uint64_t late)
+{
+	assert_int_equal(tcp_send(c, buf, len, w->now), len);
+	wire_collect(w);
+	w->now += w->delay + late;
+	wire_deliver(w);
+	wire_collect(w);
+}
+
 /* The third of eight segments comes last in the same burst (the path
  * reordered it, as veth does between two CPUs' backlogs). The sender
  * sees no hole: one cumulative ACK at the burst's end, no duplicate ACK,
@@ -422,19 +420,15 @@ segments_reordered_within_a_burst_show_the_sender_no_hole(void **state)
 	static uint8_t buf[8 * 1448];
 	struct tcp_conn *c;
 	uint64_t t0;
-	struct wire *w = burst_setup_flags(&c, &t0, 0);
+	struct wire *w = burst_setup(&c, &t0, 0);
 
 	(void)state;
 	rec.nth_data = 3;
 	rec.nth_verdict = 3;
 	w->hold = 1000;
-	assert_int_equal(tcp_send(c, buf, sizeof(buf), w->now), sizeof(buf));
-	wire_collect(w);
-	assert_int_equal(rec.n_data, 8);
 	/* One burst with all eight, the third after the eighth. */
-	w->now += w->delay + w->hold;
-	wire_deliver(w);
-	wire_collect(w);
+	send_as_one_burst(w, c, buf, sizeof(buf), w->hold);
+	assert_int_equal(rec.n_data, 8);
 	assert_int_equal(w->app_b.rx_bytes, sizeof(buf));
 	assert_int_equal(rec.n_acks, 1);
 	assert_int_equal(rec.ack[0], info(c).snd_nxt);
@@ -457,7 +451,7 @@ a_duplicate_in_a_burst_gets_its_own_d_sack_at_once(void **state)
 	static uint8_t buf[8 * 1448];
 	struct tcp_conn *c;
 	uint64_t t0;
-	struct wire *w = burst_setup_flags(&c, &t0, 0);
+	struct wire *w = burst_setup(&c, &t0, 0);
 	uint32_t hole;
 
 	(void)state;
@@ -465,11 +459,7 @@ a_duplicate_in_a_burst_gets_its_own_d_sack_at_once(void **state)
 	rec.nth_data = 4;
 	rec.nth_verdict = 2;
 	hole = info(c).snd_nxt + 2 * 1448;
-	assert_int_equal(tcp_send(c, buf, sizeof(buf), w->now), sizeof(buf));
-	wire_collect(w);
-	w->now += w->delay;
-	wire_deliver(w);
-	wire_collect(w);
+	send_as_one_burst(w, c, buf, sizeof(buf), 0);
 	assert_int_equal(rec.n_acks, 2);
 	assert_int_equal(rec.ack[0], hole);
 	assert_int_equal(rec.ack[1], hole);
@@ -491,7 +481,7 @@ a_fin_in_a_burst_is_acked_at_once_with_the_data_before_it(void **state)
 	static uint8_t buf[3 * 1448];
 	struct tcp_conn *c;
 	uint64_t t0;
-	struct wire *w = burst_setup(&c, &t0);
+	struct wire *w = burst_setup(&c, &t0, 0);
 
 	(void)state;
 	assert_int_equal(tcp_send(c, buf, sizeof(buf), w->now), sizeof(buf));
@@ -518,7 +508,7 @@ a_burst_of_segments_is_delivered_in_one_readable_event(void **state)
 	static uint8_t buf[8 * 1448];
 	struct tcp_conn *c;
 	uint64_t t0;
-	struct wire *w = burst_setup(&c, &t0);
+	struct wire *w = burst_setup(&c, &t0, 0);
 	uint32_t before = w->app_b.n_readable;
 
 	(void)state;
@@ -541,7 +531,7 @@ a_lone_segment_of_a_burst_still_gets_its_delayed_ack(void **state)
 {
 	struct tcp_conn *c;
 	uint64_t t0;
-	struct wire *w = burst_setup(&c, &t0);
+	struct wire *w = burst_setup(&c, &t0, 0);
 
 	(void)state;
 	assert_int_equal(tcp_send(c, "short", 5, w->now), 5);
@@ -566,7 +556,7 @@ a_burst_left_open_ends_at_the_next_timer_run(void **state)
 	static uint8_t buf[4 * 1448];
 	struct tcp_conn *c;
 	uint64_t t0;
-	struct wire *w = burst_setup(&c, &t0);
+	struct wire *w = burst_setup(&c, &t0, 0);
 
 	(void)state;
 	w->burst = 0;
