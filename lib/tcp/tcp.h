@@ -303,7 +303,8 @@ struct tcp_conn_info {
 	X(AFTER_RESET,       "segments_after_reset") \
 	X(ACK_COALESCED,     "acks_coalesced_in_burst") \
 	X(BURST_DEFERRED,    "outputs_deferred_in_burst") \
-	X(OOO_ACK_HELD,      "ooo_acks_held_in_burst")
+	X(OOO_ACK_HELD,      "ooo_acks_held_in_burst") \
+	X(SEG_COALESCED,     "segments_coalesced_in_burst")
 
 /** Counter indices, e.g. TCP_CNT_BAD_CSUM. */
 enum tcp_cnt {
@@ -419,6 +420,41 @@ struct tcp_conn *tcp_conn_lookup_cached(struct tcp_engine *e,
  */
 enum tcp_input_result tcp_input_conn(struct tcp_engine *e, struct tcp_conn *c,
 				     struct rte_mbuf *m, uint64_t now_ns);
+
+/**
+ * tcp_input_conn() for a run of frames: pkts[0], whose connection
+ * tcp_conn_lookup() found, and the frames right after it that
+ * tcp_conn_lookup_cached() gives the same connection (whole TCP frames,
+ * not PPPoE). The run ends at the first frame that is not, or when the
+ * connection is gone. Each frame is checked and counted as
+ * tcp_input_conn() does.
+ *
+ * Within an input burst, consecutive in-order data segments that the
+ * connection would read the same way one at a time are taken as one
+ * segment, as GRO merges them: a plain connection (no tcp_conn_hooks) in
+ * ESTABLISHED with nothing out of order; sequence numbers that follow
+ * on; the same ACK, window and timestamps; no SACK block and no option
+ * the engine does not read; ACK alone, or ACK and PSH on the last; no
+ * byte beyond the receive window or the receive buffer; frames of one
+ * mbuf with nothing after the payload. The receive queue gets the same
+ * mbufs and bytes; the state machine, the ACK processing and the
+ * receive path run once for the merged segment instead of once per
+ * frame. Each frame merged into the one before counts as
+ * segments_coalesced_in_burst. Outside a burst each frame is taken on
+ * its own, as tcp_input_conn() takes it.
+ *
+ * @param e      engine.
+ * @param c      tcp_conn_lookup(e, pkts[0]), not NULL.
+ * @param pkts   frames, in arrival order.
+ * @param n      how many, at least 1.
+ * @param now_ns current time.
+ * @return how many frames from pkts[0] on were taken (the engine owns
+ *         them); 0 when pkts[0] got TCP_INPUT_NO_CONN (see
+ *         tcp_input_conn(): the caller owns it). The caller goes on
+ *         from pkts[return value] as with any frame.
+ */
+uint16_t tcp_input_conn_run(struct tcp_engine *e, struct tcp_conn *c,
+			    struct rte_mbuf **pkts, uint16_t n, uint64_t now_ns);
 
 /**
  * Start an input burst: until tcp_input_burst_end(), the ACK that the

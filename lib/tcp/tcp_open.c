@@ -453,6 +453,126 @@ tcp_input_conn(struct tcp_engine *e, struct tcp_conn *c, struct rte_mbuf *m,
 	return TCP_INPUT_NO_CONN;
 }
 
+/* Run coalescing (tcp_input_conn_run()): at most this many frames in
+ * one merged segment, so that its chain stays short. */
+#define TCP_RUN_MAX_SEGS 16
+
+/* May frame i of a run (i > 0) go to c: is it a whole TCP frame, not
+ * PPPoE, that the connection cache gives c? (c released since: its
+ * slot was cleared, so no.) */
+static inline bool
+run_member(const struct tcp_engine *e, const struct tcp_conn *c, const struct rte_mbuf *m)
+{
+	const struct pkt_meta *meta = pkt_meta((struct rte_mbuf *)(uintptr_t)m);
+
+	return has_tcp_ports(meta) &&
+	       !(meta->flags & (PKT_F_MALFORMED | PKT_F_FRAGMENT | PKT_F_PPPOE)) &&
+	       hot_hit(e, meta, tcp_hot_slot(meta->dport, meta->sport)) == c;
+}
+
+/* An in-order data segment that later frames may be merged into: it
+ * would be read at once into the receive queue, by a connection whose
+ * owner sees only bytes (no hooks, segment boundaries not kept). The
+ * frame ends with its payload, so the next payload can follow it. */
+static inline bool
+run_head(const struct tcp_conn *c, const struct rte_mbuf *m, const struct tcp_seg_in *s)
+{
+	return c->state == TCP_ESTABLISHED && c->hooks == NULL && c->ooo_n == 0 &&
+	       !(c->flags & TCP_CF_KEEP_SEGS) && s->flags == TCP_FL_ACK &&
+	       s->len > 0 && s->seq == c->rcv_nxt && s->nsack == 0 && s->xo_n == 0 &&
+	       m->next == NULL && (uint32_t)s->payload_off + s->len == m->data_len;
+}
+
+/* Merge m (segment s) into the held segment hs (frames head..tail) if
+ * the connection would read the two the same way one after the other:
+ * the bytes follow on, the header says the same (ACK, window,
+ * timestamps; no SACK block, no option the engine does not read), ACK
+ * alone or ACK and PSH (which ends the merge, as in GRO), and every byte
+ * fits the window and the receive buffer, so that none of them would
+ * have been cut or refused on its own. */
+static inline bool
+run_merge(struct tcp_engine *e, const struct tcp_conn *c, struct tcp_seg_in *hs,
+	  struct rte_mbuf *head, struct rte_mbuf *tail, struct rte_mbuf *m,
+	  const struct tcp_seg_in *s)
+{
+	uint32_t end = hs->seq + hs->len;
+
+	if (s->seq != end || s->ack != hs->ack || s->wnd != hs->wnd ||
+	    (hs->flags & TCP_FL_PSH) || (s->flags & ~TCP_FL_PSH) != TCP_FL_ACK ||
+	    s->len == 0 || s->opts != hs->opts || s->tsval != hs->tsval ||
+	    s->tsecr != hs->tsecr || s->nsack != 0 || s->xo_n != 0 ||
+	    m->next != NULL || (uint32_t)s->payload_off + s->len != m->data_len ||
+	    head->nb_segs >= TCP_RUN_MAX_SEGS || tcp_seq_gt(end + s->len, c->rcv_adv) ||
+	    (uint64_t)c->rcvq.bytes + hs->len + s->len > e->p.rcv_buf)
+		return false;
+	/* The payload alone follows the held frame's (whose headers
+	 * rcv_data() slices off); its kept sum stays valid: it names the
+	 * bytes by their place in the buffer. */
+	m->data_off = (uint16_t)(m->data_off + s->payload_off);
+	m->data_len = (uint16_t)s->len;
+	m->pkt_len = s->len;
+	tail->next = m;
+	head->nb_segs++;
+	head->pkt_len += s->len;
+	hs->len += s->len;
+	hs->flags |= s->flags;
+	TCP_CNT(e, SEG_COALESCED);
+	return true;
+}
+
+uint16_t
+tcp_input_conn_run(struct tcp_engine *e, struct tcp_conn *c,
+		   struct rte_mbuf **pkts, uint16_t n, uint64_t now_ns)
+{
+	struct rte_mbuf *head = NULL, *tail = NULL;
+	struct tcp_seg_in seg[2], *hs = NULL;
+	uint16_t i;
+
+	e->now = now_ns;
+	for (i = 0; i < n; i++) {
+		struct rte_mbuf *m = pkts[i];
+		/* (Parsed beside the held segment, never over it.) */
+		struct tcp_seg_in *s = hs == &seg[0] ? &seg[1] : &seg[0];
+
+		if (i > 0 && !run_member(e, c, m))
+			break;
+		if (parse_or_count(e, m, s) != 0) {
+			TCP_CNT(e, SEG_IN);
+			rte_pktmbuf_free(m);
+			continue;
+		}
+		if (head != NULL) {
+			if (run_merge(e, c, hs, head, tail, m, s)) {
+				TCP_CNT(e, SEG_IN);
+				tail = m;
+				continue;
+			}
+			/* The held segment goes in first. Its events wait
+			 * for the burst's end, but an ACK it owes at once
+			 * may not, and its owner may end the connection:
+			 * m then is the caller's again. */
+			(void)conn_segment(c, head, hs);
+			head = NULL;
+			hs = NULL;
+			if (!run_member(e, c, m))
+				break;
+		}
+		TCP_CNT(e, SEG_IN);
+		if (e->in_burst && i + 1 < n && run_head(c, m, s)) {
+			head = tail = m;
+			hs = s;
+			continue;
+		}
+		if (conn_segment(c, m, s) != 0) {
+			TCP_CNT(e, NO_CONN);
+			break;
+		}
+	}
+	if (head != NULL)
+		(void)conn_segment(c, head, hs);
+	return i;
+}
+
 int
 tcp_frame_check(const struct rte_mbuf *m)
 {

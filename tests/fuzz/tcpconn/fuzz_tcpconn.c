@@ -14,7 +14,11 @@
  *         an IPv4 first fragment
  *   1     0x01 timestamps, 0x02 SACK blocks (bytes 12-14), 0x04 raw
  *         options (bytes 12-15, whole or not), 0x08 seq far out
- *         (delta x 65536), 0x10 ack far out, 0x20 payload from the input
+ *         (delta x 65536), 0x10 ack far out, 0x20 payload from the input,
+ *         0x40 the next record's segment goes in the same input burst
+ *         (up to 16; fed in runs with tcp_input_conn_run(), as the
+ *         proxy feeds them; its seq counts from this one's end, and the
+ *         application and the clock wait for the burst's last record)
  *   2-3   seq - RCV.NXT of the engine, signed
  *   4-5   ack - SND.UNA of the engine, signed
  *   6-7   payload length (mod 1461)
@@ -263,10 +267,10 @@ check_conn(struct harness *h)
 	h->snd_una = i.snd_una;
 }
 
-/* Build and feed one segment from the peer. */
-static void
-feed(struct harness *h, const struct tcp_seg_out *o, const uint8_t *payload,
-     uint32_t len, uint8_t mangle)
+/* Build one segment from the peer, parsed (NULL if it cannot be). */
+static struct rte_mbuf *
+build(struct harness *h, const struct tcp_seg_out *o, const uint8_t *payload,
+      uint32_t len, uint8_t mangle)
 {
 	struct rte_mbuf *src = NULL, *m;
 
@@ -283,7 +287,7 @@ feed(struct harness *h, const struct tcp_seg_out *o, const uint8_t *payload,
 	m = tcp_seg_build(pool, &h->peer, o, src, 0, len);
 	rte_pktmbuf_free(src);
 	if (m == NULL)
-		return;
+		return NULL;
 	if (mangle & 0x40) {
 		/* a bad TCP checksum */
 		uint32_t at = 14 + (h->peer.family == 4 ? 20 : 40) + 16;
@@ -298,13 +302,52 @@ feed(struct harness *h, const struct tcp_seg_out *o, const uint8_t *payload,
 	(void)pkt_parse(m, pkt_meta(m), 0);
 	if ((mangle & 0x80) && h->peer.family == 6)
 		pkt_meta(m)->flags |= PKT_F_FRAGMENT; /* as a fragment header says */
-	/* As the proxy does: what no connection takes may be a leftover of
-	 * one that ended by a reset. */
+	return m;
+}
+
+/* One frame that no run took: as the proxy does, what no connection
+ * takes may be a leftover of one that ended by a reset. */
+static void
+input_one(struct harness *h, struct rte_mbuf *m)
+{
 	if (tcp_input(h->e, m, h->now) != TCP_INPUT_CONSUMED &&
 	    tcp_input_after_reset(h->e, m, h->now) != TCP_INPUT_CONSUMED) {
 		(void)tcp_reply_rst(h->e, m, h->now);
 		rte_pktmbuf_free(m);
 	}
+}
+
+/* Build and feed one segment from the peer. */
+static void
+feed(struct harness *h, const struct tcp_seg_out *o, const uint8_t *payload,
+     uint32_t len, uint8_t mangle)
+{
+	struct rte_mbuf *m = build(h, o, payload, len, mangle);
+
+	if (m != NULL)
+		input_one(h, m);
+}
+
+/* Feed n frames as one input burst, in runs of one connection
+ * (tcp_input_conn_run(), as the proxy feeds them). */
+static void
+feed_burst(struct harness *h, struct rte_mbuf **pk, uint16_t n)
+{
+	uint16_t j = 0;
+
+	tcp_input_burst_begin(h->e);
+	while (j < n) {
+		struct tcp_conn *c = tcp_conn_lookup(h->e, pk[j]);
+		uint16_t t = c != NULL ? tcp_input_conn_run(h->e, c, pk + j, n - j, h->now) : 0;
+
+		CHECK(t <= n - j);
+		if (t == 0) {
+			input_one(h, pk[j]);
+			t = 1;
+		}
+		j += t;
+	}
+	tcp_input_burst_end(h->e, h->now);
 }
 
 static void
@@ -459,7 +502,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static const uint8_t ma[6] = { 2, 0, 0, 0, 0, 0xa }, mb[6] = { 2, 0, 0, 0, 0, 0xb };
 	struct tcp_engine_params p;
 	struct harness h;
-
+	struct rte_mbuf *burst[16];
+	uint32_t burst_end;
+	uint16_t nb;
 	uint8_t cfg;
 
 	if (size < 1 || size > REC * 4000)
@@ -508,6 +553,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (((cfg & CFG_ACTIVE) ? handshake_active(&h, cfg) : handshake_passive(&h, cfg)) != 0)
 		abort();
 	check_conn(&h);
+	nb = 0;
+	burst_end = 0;
 
 	for (size_t off = 0; off + REC <= size; off += REC) {
 		const uint8_t *r = data + off;
@@ -521,7 +568,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (r[1] & 0x10)
 			dack *= 65536;
 		o.flags = r[0] & 0x3f;
-		o.seq = h.rcv_nxt + (uint32_t)dseq;
+		/* In a burst, after the first: from the end of the one
+		 * before, so that in-order runs are easy to make. */
+		o.seq = (nb > 0 ? burst_end : h.rcv_nxt) + (uint32_t)dseq;
 		o.ack = h.snd_una + (uint32_t)dack;
 		o.wnd = rd16(r + 8);
 		h.tsval += (uint32_t)(int8_t)r[11];
@@ -542,7 +591,24 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			o.xopt = xo;
 			o.xopt_len = 4;
 		}
-		feed(&h, &o, (r[1] & 0x20) ? r + 12 : NULL, len, r[0]);
+		if ((r[1] & 0x40) || nb > 0) {
+			/* 0x40: this segment and the next go in one input
+			 * burst (up to 16); the burst is fed at the first
+			 * record without it. */
+			struct rte_mbuf *m = build(&h, &o, (r[1] & 0x20) ? r + 12 : NULL,
+						   len, r[0]);
+
+			if (m != NULL) {
+				burst[nb++] = m;
+				burst_end = o.seq + len;
+			}
+			if ((r[1] & 0x40) && nb < 16 && off + 2 * REC <= size)
+				continue;
+			feed_burst(&h, burst, nb);
+			nb = 0;
+		} else {
+			feed(&h, &o, (r[1] & 0x20) ? r + 12 : NULL, len, r[0]);
+		}
 		drain(&h, NULL);
 		check_conn(&h);
 		app(&h, r[16]);
