@@ -406,9 +406,18 @@ input(struct mptcp_proxy *px, struct rte_mbuf **pkts, uint16_t n,
 		}
 		if (c != NULL) {
 			/* Ours: checked, and dropped if it lies, by the
-			 * engine; NO_CONN when TIME-WAIT gave way to a SYN. */
-			if (tcp_input_conn(px->e, c, m, now) == TCP_INPUT_CONSUMED)
+			 * engine, with the frames after it of the same
+			 * connection (in-order data merged as GRO would:
+			 * lib/tcp/README.md, "Runs"); while 4-tuples are
+			 * redirected each frame is checked for that first.
+			 * None taken: TIME-WAIT gave way to a SYN. */
+			uint16_t k = tcp_input_conn_run(px->e, c, pkts + i,
+							redirecting ? 1 : n - i, now);
+
+			if (k > 0) {
+				i += k - 1;
 				continue;
+			}
 		}
 		/* In flight when its connection ended by a reset: answered
 		 * as the closed leg (its end knows the connection is gone),
