@@ -126,14 +126,16 @@ PY
 	if [ "$c" = proxy ]; then
 		# What the goodput cases cost in duplicates: D-SACKs the proxy
 		# sent (segments the senders resent after they had arrived),
-		# and the out-of-order ACKs it held to a burst's end instead.
+		# and the out-of-order ACKs it held to a burst's end instead;
+		# and how many segments it read merged with the one before.
 		gp1=$(px_tel /sluice/proxy 2>/dev/null || echo '{}')
 		load+=$("$PY" - "$gp0" "$gp1" <<'PY'
 import json, sys
 a, b = json.loads(sys.argv[1]), json.loads(sys.argv[2])
 d = lambda k: b.get(k, 0) - a.get(k, 0)
-print("; dsack_sent %d, ooo_acks_held_in_burst %d" % (
-    d("tcp_dsack_sent"), d("tcp_ooo_acks_held_in_burst")))
+print("; dsack_sent %d, ooo_acks_held_in_burst %d; segments_in %d, %d merged" % (
+    d("tcp_dsack_sent"), d("tcp_ooo_acks_held_in_burst"), d("tcp_segments_in"),
+    d("tcp_segments_coalesced_in_burst")))
 PY
 )
 	fi
