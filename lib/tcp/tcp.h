@@ -435,7 +435,8 @@ enum tcp_input_result tcp_input_conn(struct tcp_engine *e, struct tcp_conn *c,
  * ESTABLISHED with nothing out of order; sequence numbers that follow
  * on; the same ACK, window and timestamps; no SACK block and no option
  * the engine does not read; ACK alone, or ACK and PSH on the last; no
- * byte beyond the receive window or the receive buffer; frames of one
+ * byte beyond the receive window, the receive buffer or its mbuf
+ * memory (rcv_mem); frames of one
  * mbuf with nothing after the payload. The receive queue gets the same
  * mbufs and bytes; the state machine, the ACK processing and the
  * receive path run once for the merged segment instead of once per

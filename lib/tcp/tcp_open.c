@@ -488,12 +488,13 @@ run_head(const struct tcp_conn *c, const struct rte_mbuf *m, const struct tcp_se
  * the bytes follow on, the header says the same (ACK, window,
  * timestamps; no SACK block, no option the engine does not read), ACK
  * alone or ACK and PSH (which ends the merge, as in GRO), and every byte
- * fits the window and the receive buffer, so that none of them would
- * have been cut or refused on its own. */
+ * fits the window, the receive buffer and the receive side's mbuf
+ * memory (rcv_mem), so that none of them would have been cut or
+ * refused on its own. *mem: the held frames' mbuf memory. */
 static inline bool
 run_merge(struct tcp_engine *e, const struct tcp_conn *c, struct tcp_seg_in *hs,
 	  struct rte_mbuf *head, struct rte_mbuf *tail, struct rte_mbuf *m,
-	  const struct tcp_seg_in *s)
+	  const struct tcp_seg_in *s, uint32_t *mem)
 {
 	uint32_t end = hs->seq + hs->len;
 
@@ -503,7 +504,8 @@ run_merge(struct tcp_engine *e, const struct tcp_conn *c, struct tcp_seg_in *hs,
 	    s->tsecr != hs->tsecr || s->nsack != 0 || s->xo_n != 0 ||
 	    m->next != NULL || (uint32_t)s->payload_off + s->len != m->data_len ||
 	    head->nb_segs >= TCP_RUN_MAX_SEGS || tcp_seq_gt(end + s->len, c->rcv_adv) ||
-	    (uint64_t)c->rcvq.bytes + hs->len + s->len > e->p.rcv_buf)
+	    (uint64_t)c->rcvq.bytes + hs->len + s->len > e->p.rcv_buf ||
+	    (uint64_t)c->rcvq.mem + *mem + m->buf_len > e->p.rcv_mem)
 		return false;
 	/* The payload alone follows the held frame's (whose headers
 	 * rcv_data() slices off); its kept sum stays valid: it names the
@@ -516,6 +518,7 @@ run_merge(struct tcp_engine *e, const struct tcp_conn *c, struct tcp_seg_in *hs,
 	head->pkt_len += s->len;
 	hs->len += s->len;
 	hs->flags |= s->flags;
+	*mem += m->buf_len;
 	TCP_CNT(e, SEG_COALESCED);
 	return true;
 }
@@ -526,6 +529,7 @@ tcp_input_conn_run(struct tcp_engine *e, struct tcp_conn *c,
 {
 	struct rte_mbuf *head = NULL, *tail = NULL;
 	struct tcp_seg_in seg[2], *hs = NULL;
+	uint32_t mem = 0; /* the held frames' mbuf memory */
 	uint16_t i;
 
 	e->now = now_ns;
@@ -542,7 +546,7 @@ tcp_input_conn_run(struct tcp_engine *e, struct tcp_conn *c,
 			continue;
 		}
 		if (head != NULL) {
-			if (run_merge(e, c, hs, head, tail, m, s)) {
+			if (run_merge(e, c, hs, head, tail, m, s, &mem)) {
 				TCP_CNT(e, SEG_IN);
 				tail = m;
 				continue;
@@ -561,6 +565,7 @@ tcp_input_conn_run(struct tcp_engine *e, struct tcp_conn *c,
 		if (e->in_burst && i + 1 < n && run_head(c, m, s)) {
 			head = tail = m;
 			hs = s;
+			mem = m->buf_len;
 			continue;
 		}
 		if (conn_segment(c, m, s) != 0) {

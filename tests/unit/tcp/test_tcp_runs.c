@@ -396,6 +396,28 @@ a_segment_past_the_window_is_not_merged(void **state)
 	wire_free(k.w);
 }
 
+/* Frames are not merged past the receive side's mbuf memory (rcv_mem):
+ * with room for three buffers, three merge and the fourth goes in
+ * alone, where the engine makes room for it as it would have. */
+static void
+the_merge_stops_at_the_receive_memory(void **state)
+{
+	static struct craft k;
+	uint32_t buf_len;
+
+	(void)state;
+	craft_setup(&k);
+	for (int i = 0; i < 4; i++)
+		craft_frame(&k, 1448, 1000, TCP_FL_ACK);
+	buf_len = k.pk[0]->buf_len;
+	k.w->b->p.rcv_mem = 3 * buf_len + buf_len / 2;
+	assert_int_equal(craft_feed(&k), 4);
+	assert_int_equal(cnt_b(k.w)[TCP_CNT_SEG_COALESCED], 2);
+	assert_int_equal(cnt_b(k.w)[TCP_CNT_RCV_COLLAPSE], 1);
+	craft_read(&k, 4 * 1448);
+	wire_free(k.w);
+}
+
 /* A frame of another connection ends the run: the run takes the frames
  * before it, and the caller keeps it. */
 static void
@@ -432,6 +454,7 @@ main(void)
 		cmocka_unit_test(a_frame_with_trailing_bytes_is_taken_alone),
 		cmocka_unit_test(a_corrupt_frame_in_a_run_is_dropped_and_counted),
 		cmocka_unit_test(a_segment_past_the_window_is_not_merged),
+		cmocka_unit_test(the_merge_stops_at_the_receive_memory),
 		cmocka_unit_test(a_frame_of_another_connection_ends_the_run),
 	};
 
