@@ -529,7 +529,8 @@ void
 tcp_output(struct tcp_conn *c)
 {
 	struct tcp_engine *e = c->eng;
-	int sent = 0, blocked = 0;
+	int sent = 0, blocked = 0, hdr_made = 0, rc;
+	struct tcp_seg_out hdr;
 	uint32_t inflight;
 
 	if (!sendable_state(c->state)) {
@@ -585,8 +586,26 @@ tcp_output(struct tcp_conn *c)
 		}
 		if (tcp_rq_add(c, c->snd_nxt, c->snd_nxt + len + (uint32_t)fin, fin) != 0)
 			break;
-		if (xmit(c, c->snd_nxt, len, fin,
-			 len != 0 ? hroom : TCP_HOOK_ASK) != 0) {
+		if (len != 0 && !fin && c->hooks == NULL && !tcp_seq_lt(c->snd_nxt, c->snd_max)) {
+			/* New data of a plain connection: every segment of this
+			 * call carries the same ACK, window and timestamps, so
+			 * the header is made once (hdr_init()) and each
+			 * segment only sets its sequence number and PSH. */
+			if (!hdr_made) {
+				hdr_init(c, &hdr, c->snd_nxt, TCP_FL_ACK, 0);
+				hdr.opts &= (uint8_t)~TCP_SO_SACK;
+				hdr.nsack = 0;
+				hdr.fresh = 1;
+				hdr_made = 1;
+			}
+			hdr.seq = c->snd_nxt;
+			hdr.flags = c->snd_nxt + len == c->snd_una + c->sndq.bytes ?
+				    TCP_FL_ACK | TCP_FL_PSH : TCP_FL_ACK;
+			rc = emit(c, &hdr, c->snd_nxt - c->snd_una, len, TCP_SEG_DATA, 0);
+		} else {
+			rc = xmit(c, c->snd_nxt, len, fin, len != 0 ? hroom : TCP_HOOK_ASK);
+		}
+		if (rc != 0) {
 			/* Recorded but not sent: it goes out as a loss. */
 			tcp_rq_last(c)->flags |= TCP_TR_LOST;
 			c->flags |= TCP_CF_HAS_LOST;
