@@ -453,6 +453,11 @@ px_instr_run() {
 	e2e_wait_listen "$port" || die "$c: iperf3 server did not listen"
 	f0=$(px_rx0) || die "$c: no /ethdev/stats,0"
 	t0=$(px_tx) || die "$c: no /ethdev/stats"
+	# The proxy's engine: how many of the segments it received it
+	# read merged with the one before (lib/tcp/README.md, "Runs"),
+	# which moves the count from run to run.
+	g0='{}'
+	[ "$c" = proxy ] && g0=$(px_tel /sluice/proxy 2>/dev/null || echo '{}')
 	callgrind_control -z "$SLUICE_PID" >/dev/null 2>&1 || die "callgrind_control -z $SLUICE_PID failed"
 	e2e_run cli timeout --foreground "$PX_IPERF_TIMEOUT" iperf3 -c "$SRV4" -p "$port" -J \
 		-n "$PROXY_BYTES" --connect-timeout 20000 </dev/null \
@@ -469,6 +474,8 @@ px_instr_run() {
 	wait "$spid" 2>/dev/null
 	f1=$(px_rx0) || die "$c: no /ethdev/stats,0"
 	t1=$(px_tx) || die "$c: no /ethdev/stats"
+	g1='{}'
+	[ "$c" = proxy ] && g1=$(px_tel /sluice/proxy 2>/dev/null || echo '{}')
 	out=$("$PY" -c 'import json, sys
 j = json.load(open(sys.argv[1]))
 print(j.get("error", "") or ("" if "sum_sent" in j.get("end", {}) else "no result"))' "$LOGDIR/iperf-cg-$c.json" 2>&1)
@@ -497,6 +504,15 @@ PY
 ) || die "$c: $out"
 	PX_IPS[$c]=${out##*$'\n'}
 	echo "${out%$'\n'*}"
+	[ "$c" = proxy ] && "$PY" - "$g0" "$g1" <<'PY'
+import json, sys
+a, b = json.loads(sys.argv[1]), json.loads(sys.argv[2])
+d = lambda k: b.get(k, 0) - a.get(k, 0)
+seg, merged = d("tcp_segments_in"), d("tcp_segments_coalesced_in_burst")
+if seg > 0:
+    print("merged       %-22s %8.3f of the segments in  (%d of the %d segments the proxy's engine received in the transfer were read merged with the one before)"
+          % ("proxy", merged / seg, merged, seg))
+PY
 	cg_top_net "$cg" "$idle_cg" "$(px_cg_loops "$cg")" "$(px_cg_loops "$idle_cg")" \
 		"$((f1 - f0))" "$c"
 }
