@@ -435,24 +435,6 @@ tcp_input_after_reset(struct tcp_engine *e, struct rte_mbuf *m, uint64_t now_ns)
 	return TCP_INPUT_CONSUMED;
 }
 
-enum tcp_input_result
-tcp_input_conn(struct tcp_engine *e, struct tcp_conn *c, struct rte_mbuf *m,
-	       uint64_t now_ns)
-{
-	struct tcp_seg_in s;
-
-	e->now = now_ns;
-	TCP_CNT(e, SEG_IN);
-	if (parse_or_count(e, m, &s) != 0) {
-		rte_pktmbuf_free(m);
-		return TCP_INPUT_CONSUMED;
-	}
-	if (conn_segment(c, m, &s) == 0)
-		return TCP_INPUT_CONSUMED;
-	TCP_CNT(e, NO_CONN);
-	return TCP_INPUT_NO_CONN;
-}
-
 /* Run coalescing (tcp_input_conn_run()): at most this many frames in
  * one merged segment, so that its chain stays short. */
 #define TCP_RUN_MAX_SEGS 16
@@ -576,6 +558,15 @@ tcp_input_conn_run(struct tcp_engine *e, struct tcp_conn *c,
 	if (head != NULL)
 		(void)conn_segment(c, head, hs);
 	return i;
+}
+
+/* A run of one frame: nothing to merge it with. */
+enum tcp_input_result
+tcp_input_conn(struct tcp_engine *e, struct tcp_conn *c, struct rte_mbuf *m,
+	       uint64_t now_ns)
+{
+	return tcp_input_conn_run(e, c, &m, 1, now_ns) == 1 ? TCP_INPUT_CONSUMED :
+							   TCP_INPUT_NO_CONN;
 }
 
 int
