@@ -790,6 +790,8 @@ tcp_hdr_tmpl_init(struct tcp_hdr_tmpl *t, const struct tcp_endpoints *ep)
 	memcpy(&ports, th, 4);
 	t->tcp_sum = fold64((uint64_t)tcp_pseudo_sum(ep->family, ep->laddr, ep->raddr, 0) +
 			    ports);
+	t->l2_len = (uint8_t)l2_len;
+	t->walked = tpids_walked(ep, tags);
 	t->ok = 1;
 }
 
@@ -930,6 +932,35 @@ in_place_ok(const struct tcp_psum_reg *ps, const struct rte_mbuf *d,
 	return c == NULL || c->data_off >= d->data_off;
 }
 
+/*
+ * m (from rte_mbuf_raw_alloc(): one segment, no next, direct) made a
+ * frame of d's bytes behind hlen bytes of d's headroom, where its
+ * headers go: what rte_pktmbuf_attach() and rte_pktmbuf_prepend() do,
+ * each field set once. The attach would also copy d's receive flags,
+ * offload lengths, tags, hash and dynamic fields, which a frame built
+ * here must not carry (rte_pktmbuf_alloc() leaves the hash and the
+ * dynamic fields as the mbuf's last use left them; so does this). d is
+ * direct, or a clone of a direct mbuf (in_place_ok()); the frame holds
+ * a reference on the mbuf that owns the buffer, which its free drops
+ * (rte_pktmbuf_detach()).
+ */
+static inline void
+attach_behind(struct rte_mbuf *m, struct rte_mbuf *d, uint16_t hlen)
+{
+	rte_mbuf_refcnt_update(RTE_MBUF_DIRECT(d) ? d : rte_mbuf_from_indirect(d), 1);
+	m->priv_size = d->priv_size;
+	m->ol_flags = RTE_MBUF_F_INDIRECT;
+	m->buf_addr = d->buf_addr;
+	rte_mbuf_iova_set(m, rte_mbuf_iova_get(d));
+	m->buf_len = d->buf_len;
+	m->data_off = (uint16_t)(d->data_off - hlen);
+	m->data_len = (uint16_t)(d->data_len + hlen);
+	m->packet_type = 0;
+	m->vlan_tci = 0;
+	m->vlan_tci_outer = 0;
+	m->tx_offload = 0;
+}
+
 struct rte_mbuf *
 tcp_seg_build_ex(struct rte_mempool *mp, const struct tcp_endpoints *ep,
 		 const struct tcp_seg_out *o, struct rte_mbuf *data,
@@ -945,12 +976,13 @@ tcp_seg_build_tmpl(struct rte_mempool *mp, const struct tcp_hdr_tmpl *t,
 		   struct rte_mbuf *data, uint32_t data_off, uint32_t data_len,
 		   const struct tcp_psum_reg *ps, bool chain)
 {
+	const bool tmpl = t != NULL && t->ok;
 	uint32_t olen = tcp_seg_opt_len(o);
 	uint32_t l3_len = ep->family == 4 ? 20 : 40;
 	uint32_t hlen = 20 + olen;
 	uint32_t tcp_len = hlen + data_len;
 	unsigned int tags = ep->vlan_count > 2 ? 2 : ep->vlan_count;
-	uint32_t l2_len = RTE_ETHER_HDR_LEN + 4u * tags;
+	uint32_t l2_len = tmpl ? t->l2_len : RTE_ETHER_HDR_LEN + 4u * tags;
 	uint32_t frame = l2_len + l3_len + tcp_len;
 	struct rte_mbuf *m, *last, *d;
 	uint8_t *p, *th;
@@ -973,18 +1005,11 @@ tcp_seg_build_tmpl(struct rte_mempool *mp, const struct tcp_hdr_tmpl *t,
 		/* The segment is one whole mbuf of the queue that nothing else
 		 * references: one indirect mbuf of it, headers in its
 		 * headroom (tcp_seg_build_ex(), "in place"). */
-		m = rte_pktmbuf_alloc(mp);
+		m = rte_mbuf_raw_alloc(mp);
 		if (m == NULL)
 			return NULL;
-		rte_pktmbuf_attach(m, d);
-		/* The attach copied d's receive flags, offload lengths and
-		 * tags: this frame has none of them. */
-		m->ol_flags = RTE_MBUF_F_INDIRECT;
-		m->tx_offload = 0;
-		m->vlan_tci = 0;
-		m->vlan_tci_outer = 0;
-		m->packet_type = 0;
-		p = (uint8_t *)rte_pktmbuf_prepend(m, (uint16_t)(frame - data_len));
+		attach_behind(m, d, (uint16_t)(frame - data_len));
+		p = rte_pktmbuf_mtod(m, uint8_t *);
 		th = frame_headers(p, t, ep, o, olen, l2_len, l3_len, tcp_len, &sum);
 		sum += tcp_sum_at(piece_sum(ps, d, 0, data_len), hlen);
 		goto done;
@@ -1049,7 +1074,7 @@ done:
 	 * unless the owner reads none (TCP_F_TX_NO_META). A tag of a TPID
 	 * the parser would not walk is left to it. */
 	if (!o->no_meta && m->priv_size >= PKT_META_PRIV_SIZE) {
-		if (tpids_walked(ep, tags))
+		if (tmpl ? t->walked : tpids_walked(ep, tags))
 			pkt_meta_tcp_built(m, pkt_meta(m), ep->port, (uint8_t)tags);
 		else
 			(void)pkt_parse(m, pkt_meta(m), ep->port);

@@ -203,7 +203,9 @@ struct tcp_hdr_tmpl {
 	uint16_t ip_sum;       /* IPv4 header's words, length and checksum 0 */
 	uint16_t tcp_sum;      /* pseudo header without its length, + ports */
 	uint8_t ok;            /* 0: none (build from the endpoints alone) */
-	uint8_t pad[3];
+	uint8_t l2_len;        /* Ethernet header with the frames' tags */
+	uint8_t walked;        /* pkt_parse() walks every tag's TPID */
+	uint8_t pad;
 };
 
 /* Make t for ep's frames. */
