@@ -243,6 +243,39 @@ emit(struct tcp_conn *c, struct tcp_seg_out *o, uint32_t off, uint32_t len,
 	return 0;
 }
 
+/* emit() for the segments of one tcp_output() call after its first
+ * (struct tcp_seg_rep): a segment that is one whole send-buffer mbuf
+ * copies the headers r keeps, the others are built in full, and the
+ * first built makes r. */
+static inline int
+emit_rep(struct tcp_conn *c, struct tcp_seg_out *o, uint32_t off, uint32_t len,
+	 struct tcp_seg_rep *r)
+{
+	struct tcp_engine *e = c->eng;
+	const bool chain = !(e->p.flags & TCP_F_TX_COPY);
+	struct rte_mbuf *m, *d;
+	uint32_t base = 0;
+
+	d = snd_seek(c, off, &base);
+	if (r->ok && d != NULL && off == base && d->data_len == len) {
+		m = tcp_seg_build_rep(e->p.pool, r, &c->ep, o, d, &e->psum);
+		if (m != NULL) {
+			tcp_txq_push(e, m);
+			return 0;
+		}
+	}
+	m = tcp_seg_build_tmpl(e->p.pool, &c->tmpl, &c->ep, o, d, off - base, len,
+			       &e->psum, chain);
+	if (m == NULL) {
+		TCP_CNT(e, MBUF_ALLOC_FAIL);
+		return -1;
+	}
+	if (!r->ok && chain)
+		tcp_seg_rep_init(r, &c->ep, m);
+	tcp_txq_push(e, m);
+	return 0;
+}
+
 void
 tcp_send_syn(struct tcp_conn *c)
 {
@@ -531,6 +564,7 @@ tcp_output(struct tcp_conn *c)
 	struct tcp_engine *e = c->eng;
 	int sent = 0, blocked = 0, hdr_made = 0, rc;
 	struct tcp_seg_out hdr;
+	struct tcp_seg_rep rep;
 	uint32_t inflight;
 
 	if (!sendable_state(c->state)) {
@@ -590,18 +624,21 @@ tcp_output(struct tcp_conn *c)
 			/* New data of a plain connection: every segment of this
 			 * call carries the same ACK, window and timestamps, so
 			 * the header is made once (hdr_init()) and each
-			 * segment only sets its sequence number and PSH. */
+			 * segment only sets its sequence number and PSH; after
+			 * the first frame, a frame sent in place copies that
+			 * one's headers (emit_rep()). */
 			if (!hdr_made) {
 				hdr_init(c, &hdr, c->snd_nxt, TCP_FL_ACK, 0);
 				hdr.opts &= (uint8_t)~TCP_SO_SACK;
 				hdr.nsack = 0;
 				hdr.fresh = 1;
 				hdr_made = 1;
+				rep.ok = 0;
 			}
 			hdr.seq = c->snd_nxt;
 			hdr.flags = c->snd_nxt + len == c->snd_una + c->sndq.bytes ?
 				    TCP_FL_ACK | TCP_FL_PSH : TCP_FL_ACK;
-			rc = emit(c, &hdr, c->snd_nxt - c->snd_una, len, TCP_SEG_DATA, 0);
+			rc = emit_rep(c, &hdr, c->snd_nxt - c->snd_una, len, &rep);
 		} else {
 			rc = xmit(c, c->snd_nxt, len, fin, len != 0 ? hroom : TCP_HOOK_ASK);
 		}

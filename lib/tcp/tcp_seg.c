@@ -1085,3 +1085,109 @@ fail:
 	rte_pktmbuf_free(m);
 	return NULL;
 }
+
+void
+tcp_seg_rep_init(struct tcp_seg_rep *r, const struct tcp_endpoints *ep,
+		 const struct rte_mbuf *m)
+{
+	uint32_t hl = (uint32_t)m->l2_len + m->l3_len + m->l4_len;
+	uint8_t *ip, *th;
+
+	r->ok = 0;
+	if (hl > sizeof(r->hdr) || hl > m->data_len)
+		return;
+	memcpy(r->hdr, rte_pktmbuf_mtod(m, const uint8_t *), hl);
+	r->l2_len = (uint8_t)m->l2_len;
+	r->l3_len = (uint8_t)m->l3_len;
+	r->tcp_hl = (uint8_t)m->l4_len;
+	r->tags = (uint8_t)((m->l2_len - RTE_ETHER_HDR_LEN) / 4);
+	r->walked = tpids_walked(ep, r->tags);
+	r->ipv4 = ep->family == 4;
+	ip = r->hdr + r->l2_len;
+	th = ip + r->l3_len;
+	/* The fields each frame sets are 0 in the kept copy's sums. */
+	if (r->ipv4) {
+		memset(ip + 2, 0, 2);
+		memset(ip + 10, 0, 2);
+		r->ip_sum = fold64(sum_words(ip, 20));
+	} else {
+		r->ip_sum = 0;
+	}
+	memset(th + 4, 0, 4);
+	memset(th + 12, 0, 2);
+	memset(th + 16, 0, 2);
+	r->sum = (uint64_t)tcp_pseudo_sum(ep->family, ep->laddr, ep->raddr, 0) +
+		 sum_words(th, r->tcp_hl);
+	th[12] = (uint8_t)((r->tcp_hl / 4) << 4);
+	r->ok = 1;
+}
+
+/* Copy n bytes, 48 <= n <= 128, in 16-byte moves (the last overlapping). */
+static inline void
+copy_hdr(uint8_t *d, const uint8_t *s, uint32_t n)
+{
+	uint32_t i = 0;
+
+	for (; i + 16 <= n; i += 16)
+		memcpy(d + i, s + i, 16);
+	if (i < n)
+		memcpy(d + n - 16, s + n - 16, 16);
+}
+
+struct rte_mbuf *
+tcp_seg_build_rep(struct rte_mempool *mp, const struct tcp_seg_rep *r,
+		  const struct tcp_endpoints *ep, const struct tcp_seg_out *o,
+		  struct rte_mbuf *d, const struct tcp_psum_reg *ps)
+{
+	const uint32_t hl = (uint32_t)r->l2_len + r->l3_len + r->tcp_hl;
+	const uint32_t data_len = d->data_len;
+	const uint32_t tcp_len = r->tcp_hl + data_len;
+	struct rte_mbuf *m;
+	uint8_t *p, *ip, *th;
+	uint16_t len16, ck;
+	uint32_t w32;
+	uint16_t w16;
+	uint64_t sum;
+
+	if (data_len == 0 || !in_place_ok(ps, d, hl, o->fresh))
+		return NULL;
+	m = rte_mbuf_raw_alloc(mp);
+	if (m == NULL)
+		return NULL;
+	attach_behind(m, d, (uint16_t)hl);
+	p = rte_pktmbuf_mtod(m, uint8_t *);
+	copy_hdr(p, r->hdr, hl);
+	ip = p + r->l2_len;
+	th = ip + r->l3_len;
+	if (r->ipv4) {
+		len16 = rte_cpu_to_be_16((uint16_t)(20 + tcp_len));
+		ck = (uint16_t)~fold(r->ip_sum + len16);
+		memcpy(ip + 2, &len16, 2);
+		memcpy(ip + 10, &ck, 2);
+	} else {
+		len16 = rte_cpu_to_be_16((uint16_t)tcp_len);
+		memcpy(ip + 4, &len16, 2);
+	}
+	w32 = rte_cpu_to_be_32(o->seq);
+	memcpy(th + 4, &w32, 4);
+	th[13] = o->flags;
+	memcpy(&w16, th + 12, 2);
+	/* The header's length is a multiple of 4: the payload's sum adds
+	 * at an even offset, as it is. */
+	sum = r->sum + w32 + w16 + rte_cpu_to_be_16((uint16_t)tcp_len) +
+	      piece_sum(ps, d, 0, data_len);
+	ck = (uint16_t)~fold64(sum);
+	memcpy(th + 16, &ck, 2);
+	m->pkt_len = hl + data_len;
+	m->port = ep->port;
+	m->l2_len = r->l2_len;
+	m->l3_len = r->l3_len;
+	m->l4_len = r->tcp_hl;
+	if (!o->no_meta && m->priv_size >= PKT_META_PRIV_SIZE) {
+		if (r->walked)
+			pkt_meta_tcp_built(m, pkt_meta(m), ep->port, r->tags);
+		else
+			(void)pkt_parse(m, pkt_meta(m), ep->port);
+	}
+	return m;
+}

@@ -225,6 +225,46 @@ struct rte_mbuf *tcp_seg_build_tmpl(struct rte_mempool *mp,
 				    uint32_t data_len,
 				    const struct tcp_psum_reg *ps, bool chain);
 
+/*
+ * The headers of the frames one tcp_output() call sends: all of them
+ * carry the same ACK, window and options, and differ only in sequence
+ * number, flags (PSH on the last) and length. The first frame is built
+ * in full; tcp_seg_rep_init() keeps a copy of its headers and the sums
+ * of what stays the same. Each later frame that goes in place (one
+ * whole send-buffer mbuf, in_place_ok()) copies them and patches the
+ * few fields that change (tcp_seg_build_rep()): the same bytes as
+ * tcp_seg_build_tmpl() would write. Lives on tcp_output()'s stack.
+ */
+struct tcp_seg_rep {
+	uint64_t sum;          /* pseudo header without its length + the TCP
+	                          header with sequence number, offset/flags
+	                          word and checksum 0 */
+	uint16_t ip_sum;       /* IPv4 header with length and checksum 0 */
+	uint8_t ok;            /* 0: not made yet */
+	uint8_t ipv4;
+	uint8_t l2_len, l3_len, tcp_hl;
+	uint8_t tags;          /* VLAN tags in the Ethernet header */
+	uint8_t walked;        /* pkt_parse() walks every tag's TPID */
+	uint8_t hdr[RTE_ETHER_HDR_LEN + 8 + 40 + 60];
+};
+
+/* Make r from m, a frame just built for ep by tcp_seg_build_tmpl()
+ * (its headers in its first mbuf). */
+void tcp_seg_rep_init(struct tcp_seg_rep *r, const struct tcp_endpoints *ep,
+		      const struct rte_mbuf *m);
+
+/*
+ * The frame of r's headers with o's sequence number and flags (the rest
+ * of o as when r was made) and the whole of d as its payload, sent in
+ * place. NULL when d may not be sent in place (in_place_ok()) or the
+ * pool is empty: the caller builds it with tcp_seg_build_tmpl(), which
+ * says which.
+ */
+struct rte_mbuf *tcp_seg_build_rep(struct rte_mempool *mp, const struct tcp_seg_rep *r,
+				   const struct tcp_endpoints *ep,
+				   const struct tcp_seg_out *o, struct rte_mbuf *d,
+				   const struct tcp_psum_reg *ps);
+
 /* Ones-complement sum of the pseudo header (RFC 9293 3.1, RFC 8200 8.1). */
 uint32_t tcp_pseudo_sum(uint8_t family, const uint8_t *src, const uint8_t *dst,
 			uint32_t l4_len);

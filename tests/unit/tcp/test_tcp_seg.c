@@ -863,6 +863,109 @@ an_engine_that_sends_to_a_port_leaves_the_metadata_unwritten(void **state)
 	rte_mempool_free(mp);
 }
 
+/* The frames of one output call after its first copy the first one's
+ * headers (tcp_seg_build_rep()): byte for byte, in metadata and in
+ * their mbuf fields they are the frames tcp_seg_build_tmpl() makes with
+ * the same sequence number, flags and payload, over both families,
+ * every tag layout, with and without timestamps, for payloads of other
+ * lengths than the first's. A payload that may not go in place (a
+ * frame of it still queued) is refused, for the caller to build in
+ * full. */
+static void
+frames_that_repeat_a_call_s_headers_equal_those_built_in_full(void **state)
+{
+	static const uint32_t lens[] = { 1, 99, 1000, 1448 };
+	static uint8_t data[2][1448], a[2048], b[2048];
+	unsigned int n = 0;
+
+	(void)state;
+	fill_random(data[0], sizeof(data[0]), 31);
+	fill_random(data[1], sizeof(data[1]), 32);
+	for (unsigned int k = 0; k < 2 * 3 * 2 * RTE_DIM(lens) * 2; k++) {
+		unsigned int fam = k % 2 ? 6 : 4, tags = (k / 2) % 3, opt = (k / 6) % 2;
+		uint32_t len = lens[(k / 12) % RTE_DIM(lens)];
+		bool meta = (k / (12 * RTE_DIM(lens))) % 2;
+		struct tcp_endpoints ep;
+		struct tcp_hdr_tmpl t;
+		struct tcp_seg_rep r;
+		struct tcp_seg_out o = { 0 };
+		struct rte_mbuf *q1, *q2, *first, *x, *y;
+		struct pkt_meta ma, mb;
+		uint8_t rnd[48];
+
+		fill_random(rnd, sizeof(rnd), 200 + k);
+		if (fam == 4)
+			wire_ep_v4(&ep);
+		else
+			wire_ep_v6(&ep);
+		memcpy(ep.laddr, rnd, fam == 4 ? 4 : 16);
+		memcpy(ep.raddr, rnd + 16, fam == 4 ? 4 : 16);
+		memcpy(&ep.lport, rnd + 32, 2);
+		memcpy(&ep.rport, rnd + 34, 2);
+		ep.port = 3;
+		ep.vlan_count = (uint8_t)tags;
+		memcpy(ep.vlan_tci, rnd + 36, 4);
+		memcpy(&o.seq, rnd + 40, 4);
+		memcpy(&o.ack, rnd + 44, 4);
+		memcpy(&o.wnd, rnd + 38, 2);
+		o.flags = TCP_FL_ACK;
+		o.fresh = 1;
+		o.no_meta = !meta;
+		if (opt) {
+			o.opts = TCP_SO_TS;
+			memcpy(&o.tsval, rnd + 8, 4);
+			memcpy(&o.tsecr, rnd + 24, 4);
+		}
+		tcp_hdr_tmpl_init(&t, &ep);
+		q1 = chain_of(data[0], 1448, 1448);
+		q2 = chain_of(data[1], len, len);
+		first = tcp_seg_build_tmpl(test_pool, &t, &ep, &o, q1, 0, 1448, NULL, true);
+		assert_non_null(first);
+		tcp_seg_rep_init(&r, &ep, first);
+		assert_true(r.ok);
+		o.seq += 1448;
+		o.flags = TCP_FL_ACK | TCP_FL_PSH;
+		y = tcp_seg_build_rep(test_pool, &r, &ep, &o, q2, NULL);
+		assert_non_null(y);
+		assert_int_equal(y->nb_segs, 1);
+		assert_true(RTE_MBUF_CLONED(y));
+		/* A frame of q2 queued: not in place, and not here. */
+		assert_null(tcp_seg_build_rep(test_pool, &r, &ep, &o, q2, NULL));
+		x = tcp_seg_build_tmpl(test_pool, &t, &ep, &o, q2, 0, len, NULL, true);
+		assert_non_null(x);
+		assert_int_equal(rte_pktmbuf_pkt_len(x), rte_pktmbuf_pkt_len(y));
+		assert_int_equal(tcp_chain_copy(x, 0, a, x->pkt_len), x->pkt_len);
+		assert_int_equal(tcp_chain_copy(y, 0, b, y->pkt_len), y->pkt_len);
+		if (memcmp(a, b, x->pkt_len) != 0)
+			fail_msg("family %u, %u tags, options %u, %u bytes: frames differ",
+				 fam, tags, opt, len);
+		assert_int_equal(x->port, y->port);
+		assert_int_equal(x->l2_len, y->l2_len);
+		assert_int_equal(x->l3_len, y->l3_len);
+		assert_int_equal(x->l4_len, y->l4_len);
+		assert_int_equal(y->ol_flags, RTE_MBUF_F_INDIRECT);
+		assert_int_equal(y->packet_type, 0);
+		assert_int_equal(y->vlan_tci, 0);
+		if (meta) {
+			ma = *(const struct pkt_meta *)rte_mbuf_to_priv(x);
+			mb = *(const struct pkt_meta *)rte_mbuf_to_priv(y);
+			if (memcmp(&ma, &mb, offsetof(struct pkt_meta, in_port) + 2) != 0)
+				fail_msg("family %u, %u tags, options %u, %u bytes: metadata differs",
+					 fam, tags, opt, len);
+		}
+		if (tags == 0)
+			assert_true(ref_tcp_csum_ok(y, &ep));
+		rte_pktmbuf_free(first);
+		rte_pktmbuf_free(x);
+		rte_pktmbuf_free(y);
+		chain_free(q1);
+		chain_free(q2);
+		n++;
+	}
+	assert_int_equal(n, 2 * 3 * 2 * RTE_DIM(lens) * 2);
+	assert_int_equal(rte_mempool_in_use_count(test_pool), 0);
+}
+
 /* A connection's frames built with its kept header sums and wide
  * stores (tcp_seg_build_tmpl()) are byte for byte and in metadata the
  * frames the endpoints give field by field, whatever the addresses,
@@ -1124,6 +1227,7 @@ main(void)
 		cmocka_unit_test(the_sum_of_long_runs_is_exact),
 		cmocka_unit_test(every_built_frame_carries_the_metadata_pkt_parse_gives_it),
 		cmocka_unit_test(frames_from_the_header_template_equal_those_built_field_by_field),
+		cmocka_unit_test(frames_that_repeat_a_call_s_headers_equal_those_built_in_full),
 		cmocka_unit_test(an_engine_that_sends_to_a_port_leaves_the_metadata_unwritten),
 		cmocka_unit_test(timestamps_read_through_the_shape_flag_match_the_option_walk),
 		cmocka_unit_test(timestamps_before_other_options_read_as_the_walk_reads_them),
