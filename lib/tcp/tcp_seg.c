@@ -1094,7 +1094,7 @@ tcp_seg_rep_init(struct tcp_seg_rep *r, const struct tcp_endpoints *ep,
 	uint8_t *ip, *th;
 
 	r->ok = 0;
-	if (hl > sizeof(r->hdr) || hl > m->data_len)
+	if (hl < 48 || hl > sizeof(r->hdr) || hl > m->data_len)
 		return;
 	memcpy(r->hdr, rte_pktmbuf_mtod(m, const uint8_t *), hl);
 	r->l2_len = (uint8_t)m->l2_len;
@@ -1122,16 +1122,19 @@ tcp_seg_rep_init(struct tcp_seg_rep *r, const struct tcp_endpoints *ep,
 	r->ok = 1;
 }
 
-/* Copy n bytes, 48 <= n <= 128, in 16-byte moves (the last overlapping). */
+/* Copy n bytes, 48 <= n <= 128, in 16-byte moves, the last ending at
+ * n (overlapping the one before): 48 bytes, 16 more past 64 (IPv4 with
+ * timestamps is 66, IPv6 86), then the end. */
 static inline void
 copy_hdr(uint8_t *d, const uint8_t *s, uint32_t n)
 {
-	uint32_t i = 0;
-
-	for (; i + 16 <= n; i += 16)
-		memcpy(d + i, s + i, 16);
-	if (i < n)
-		memcpy(d + n - 16, s + n - 16, 16);
+	memcpy(d, s, 48);
+	if (n > 64) {
+		memcpy(d + 48, s + 48, 16);
+		for (uint32_t i = 64; i + 16 < n; i += 16)
+			memcpy(d + i, s + i, 16);
+	}
+	memcpy(d + n - 16, s + n - 16, 16);
 }
 
 struct rte_mbuf *
