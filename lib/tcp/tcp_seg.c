@@ -99,8 +99,8 @@ add64(uint64_t a, uint64_t b)
  * before, one 8-byte word per cycle, where the vector loop keeps four
  * sums apart. vpmaddwd adds each two neighbouring 16-bit words into a
  * 32-bit lane, but reads them as signed: each word's top bit is flipped
- * first (x ^ 0x8000 read as signed is x - 0x8000), and the sum adds
- * 0x8000 per word back at the end.
+ * first (x ^ 0x8000 read as signed is x - 0x8000), and the lanes get
+ * 0x8000 per word back before they are added up.
  */
 #if defined(RTE_ARCH_X86_64) && (defined(__GNUC__) || defined(__clang__))
 #define TCP_SUM_AVX2 1
@@ -133,7 +133,7 @@ sum_avx2(const uint8_t *p, uint32_t len)
 		const uint8_t *end = p + n, *stop = p + (n & ~127u);
 		__m256i a = _mm256_setzero_si256(), b = a, c = a, d = a;
 		__m128i h;
-		int64_t t;
+		uint64_t t;
 
 		/* 128 bytes a step in four sums. (In assembly: GCC copies
 		 * each sum to another register every step.) */
@@ -165,12 +165,14 @@ sum_avx2(const uint8_t *p, uint32_t len)
 			a = _mm256_add_epi32(a, _mm256_madd_epi16(_mm256_xor_si256(
 				_mm256_loadu_si256((const __m256i *)(const void *)p), flip), one));
 		a = _mm256_add_epi32(_mm256_add_epi32(a, b), _mm256_add_epi32(c, d));
-		/* Eight signed 32-bit lanes, widened before they add. */
-		a = _mm256_add_epi64(_mm256_cvtepi32_epi64(_mm256_castsi256_si128(a)),
-				     _mm256_cvtepi32_epi64(_mm256_extracti128_si256(a, 1)));
-		h = _mm_add_epi64(_mm256_castsi256_si128(a), _mm256_extracti128_si256(a, 1));
-		t = _mm_cvtsi128_si64(h) + _mm_extract_epi64(h, 1);
-		total += (uint64_t)(t + (int64_t)(n / 2) * 0x8000);
+		/* Each lane holds n / 16 words: 0x8000 for each back makes
+		 * it the lane's words' sum, under 2^30; four lanes add
+		 * under 2^32, as unsigned. */
+		a = _mm256_add_epi32(a, _mm256_set1_epi32((int)(n / 16 * 0x8000)));
+		h = _mm_add_epi32(_mm256_castsi256_si128(a), _mm256_extracti128_si256(a, 1));
+		h = _mm_add_epi32(h, _mm_shuffle_epi32(h, 0x4e));
+		t = (uint64_t)_mm_cvtsi128_si64(h);
+		total += (t & 0xffffffffu) + (t >> 32);
 		len -= n;
 	}
 	return total;
