@@ -863,6 +863,28 @@ an_engine_that_sends_to_a_port_leaves_the_metadata_unwritten(void **state)
 	rte_mempool_free(mp);
 }
 
+/* Endpoints of family fam with addresses, ports and tags from rnd (48
+ * bytes), which move every sum's carries; the segment's sequence
+ * number and ACK from rnd too. */
+static void
+random_ep(struct tcp_endpoints *ep, struct tcp_seg_out *o, unsigned int fam,
+	  unsigned int tags, uint16_t port, const uint8_t *rnd)
+{
+	if (fam == 4)
+		wire_ep_v4(ep);
+	else
+		wire_ep_v6(ep);
+	memcpy(ep->laddr, rnd, fam == 4 ? 4 : 16);
+	memcpy(ep->raddr, rnd + 16, fam == 4 ? 4 : 16);
+	memcpy(&ep->lport, rnd + 32, 2);
+	memcpy(&ep->rport, rnd + 34, 2);
+	ep->port = port;
+	ep->vlan_count = (uint8_t)tags;
+	memcpy(ep->vlan_tci, rnd + 36, 4);
+	memcpy(&o->seq, rnd + 40, 4);
+	memcpy(&o->ack, rnd + 44, 4);
+}
+
 /* The frames of one output call after its first copy the first one's
  * headers (tcp_seg_build_rep()): byte for byte, in metadata and in
  * their mbuf fields they are the frames tcp_seg_build_tmpl() makes with
@@ -894,19 +916,7 @@ frames_that_repeat_a_call_s_headers_equal_those_built_in_full(void **state)
 		uint8_t rnd[48];
 
 		fill_random(rnd, sizeof(rnd), 200 + k);
-		if (fam == 4)
-			wire_ep_v4(&ep);
-		else
-			wire_ep_v6(&ep);
-		memcpy(ep.laddr, rnd, fam == 4 ? 4 : 16);
-		memcpy(ep.raddr, rnd + 16, fam == 4 ? 4 : 16);
-		memcpy(&ep.lport, rnd + 32, 2);
-		memcpy(&ep.rport, rnd + 34, 2);
-		ep.port = 3;
-		ep.vlan_count = (uint8_t)tags;
-		memcpy(ep.vlan_tci, rnd + 36, 4);
-		memcpy(&o.seq, rnd + 40, 4);
-		memcpy(&o.ack, rnd + 44, 4);
+		random_ep(&ep, &o, fam, tags, 3, rnd);
 		memcpy(&o.wnd, rnd + 38, 2);
 		o.flags = TCP_FL_ACK;
 		o.fresh = 1;
@@ -999,21 +1009,8 @@ frames_from_the_header_template_equal_those_built_field_by_field(void **state)
 		uint32_t len = lens[l];
 
 		fill_random(rnd, sizeof(rnd), 100 + n);
-		if (fam == 4)
-			wire_ep_v4(&ep);
-		else
-			wire_ep_v6(&ep);
-		/* Addresses, ports and tags that move every sum's carries. */
-		memcpy(ep.laddr, rnd, fam == 4 ? 4 : 16);
-		memcpy(ep.raddr, rnd + 16, fam == 4 ? 4 : 16);
-		memcpy(&ep.lport, rnd + 32, 2);
-		memcpy(&ep.rport, rnd + 34, 2);
-		ep.port = 1;
-		ep.vlan_count = (uint8_t)tags;
+		random_ep(&ep, &o, fam, tags, 1, rnd);
 		ep.vlan_tpid[0] = tpids[tp];
-		memcpy(ep.vlan_tci, rnd + 36, 4);
-		memcpy(&o.seq, rnd + 40, 4);
-		memcpy(&o.ack, rnd + 44, 4);
 		memcpy(&o.wnd, rnd + 36, 2);
 		o.flags = TCP_FL_ACK | (len ? TCP_FL_PSH : 0);
 		if (opt >= 1) {
