@@ -106,10 +106,11 @@ add64(uint64_t a, uint64_t b)
 #define TCP_SUM_AVX2 1
 #include <immintrin.h>
 
-/* Bytes summed before the lanes are added up: each of the four sums'
- * lanes gets at most chunk / 128 pairs of words, each pair at most 2^16
- * in magnitude, so the four together stay under 2^29 (a chunk of 1 MiB
- * would reach 2^31, which the long-run test catches). */
+/* Bytes summed before the lanes are added up. Each of the eight lanes
+ * ends with chunk / 16 words, at most 65535 each once their 0x8000 is
+ * back: four lanes add to under 2^32 in 32 bits for a chunk of 256 KiB,
+ * and would not for 512 KiB (the long-run test fails then). The signed
+ * sums before that stay under 2^29 in magnitude. */
 #define SUM_AVX2_CHUNK (1u << 18)
 
 /* The sum of len bytes (a multiple of 32) as 16-bit words in memory
