@@ -964,6 +964,29 @@ attach_behind(struct rte_mbuf *m, struct rte_mbuf *d, uint16_t hlen)
 	m->tx_offload = 0;
 }
 
+/* The mbuf fields of a frame of ep just laid out in m (its nb_segs
+ * aside), and its pkt_meta: the stages after the engine's owner read
+ * it, so it is written from what was laid out rather than parsed again
+ * (tcp_tx_burst()), unless the owner reads none (TCP_F_TX_NO_META). A
+ * tag of a TPID the parser would not walk (!walked) is left to it. */
+static inline void
+frame_fields(struct rte_mbuf *m, const struct tcp_endpoints *ep,
+	     const struct tcp_seg_out *o, uint32_t frame, uint32_t l2_len,
+	     uint32_t l3_len, uint32_t l4_len, unsigned int tags, bool walked)
+{
+	m->pkt_len = frame;
+	m->port = ep->port;
+	m->l2_len = (uint16_t)l2_len;
+	m->l3_len = (uint16_t)l3_len;
+	m->l4_len = (uint16_t)l4_len;
+	if (!o->no_meta && m->priv_size >= PKT_META_PRIV_SIZE) {
+		if (walked)
+			pkt_meta_tcp_built(m, pkt_meta(m), ep->port, (uint8_t)tags);
+		else
+			(void)pkt_parse(m, pkt_meta(m), ep->port);
+	}
+}
+
 struct rte_mbuf *
 tcp_seg_build_ex(struct rte_mempool *mp, const struct tcp_endpoints *ep,
 		 const struct tcp_seg_out *o, struct rte_mbuf *data,
@@ -1067,21 +1090,8 @@ done:
 		memcpy(th + 16, &c, 2);
 	}
 	m->nb_segs = segs;
-	m->pkt_len = frame;
-	m->port = ep->port;
-	m->l2_len = (uint16_t)l2_len;
-	m->l3_len = (uint16_t)l3_len;
-	m->l4_len = (uint16_t)hlen;
-	/* The stages after the engine's owner read pkt_meta: written from
-	 * what was just laid out rather than parsed again (tcp_tx_burst()),
-	 * unless the owner reads none (TCP_F_TX_NO_META). A tag of a TPID
-	 * the parser would not walk is left to it. */
-	if (!o->no_meta && m->priv_size >= PKT_META_PRIV_SIZE) {
-		if (tmpl ? t->walked : tpids_walked(ep, tags))
-			pkt_meta_tcp_built(m, pkt_meta(m), ep->port, (uint8_t)tags);
-		else
-			(void)pkt_parse(m, pkt_meta(m), ep->port);
-	}
+	frame_fields(m, ep, o, frame, l2_len, l3_len, hlen, tags,
+		     tmpl ? t->walked : tpids_walked(ep, tags));
 	return m;
 fail:
 	m->nb_segs = segs;
@@ -1184,16 +1194,7 @@ tcp_seg_build_rep(struct rte_mempool *mp, const struct tcp_seg_rep *r,
 	      piece_sum(ps, d, 0, data_len);
 	ck = (uint16_t)~fold64(sum);
 	memcpy(th + 16, &ck, 2);
-	m->pkt_len = hl + data_len;
-	m->port = ep->port;
-	m->l2_len = r->l2_len;
-	m->l3_len = r->l3_len;
-	m->l4_len = r->tcp_hl;
-	if (!o->no_meta && m->priv_size >= PKT_META_PRIV_SIZE) {
-		if (r->walked)
-			pkt_meta_tcp_built(m, pkt_meta(m), ep->port, r->tags);
-		else
-			(void)pkt_parse(m, pkt_meta(m), ep->port);
-	}
+	frame_fields(m, ep, o, hl + data_len, r->l2_len, r->l3_len, r->tcp_hl,
+		     r->tags, r->walked);
 	return m;
 }
