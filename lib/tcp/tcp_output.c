@@ -219,12 +219,16 @@ snd_seek(struct tcp_conn *c, uint32_t off, uint32_t *base)
 }
 
 /* Build and queue o with len payload bytes from off in the send buffer;
- * a segment of the given kind, with hroom option bytes for the hook. */
+ * a segment of the given kind, with hroom option bytes for the hook.
+ * With r (the segments of one tcp_output() call, struct tcp_seg_rep), a
+ * segment that is one whole send-buffer mbuf copies the headers r keeps,
+ * and the first one built in full makes r. */
 static inline int
 emit(struct tcp_conn *c, struct tcp_seg_out *o, uint32_t off, uint32_t len,
-     uint8_t kind, uint32_t hroom)
+     uint8_t kind, uint32_t hroom, struct tcp_seg_rep *r)
 {
 	struct tcp_engine *e = c->eng;
+	const bool chain = !(e->p.flags & TCP_F_TX_COPY);
 	uint8_t hbuf[TCP_OPT_SPACE];
 	struct rte_mbuf *m, *d = c->sndq.head;
 	uint32_t base = 0;
@@ -233,36 +237,10 @@ emit(struct tcp_conn *c, struct tcp_seg_out *o, uint32_t off, uint32_t len,
 		hook_opts(c, o, kind, hroom, len, hbuf);
 	if (len != 0)
 		d = snd_seek(c, off, &base);
-	m = tcp_seg_build_tmpl(e->p.pool, &c->tmpl, &c->ep, o, d, off - base, len,
-			       &e->psum, !(e->p.flags & TCP_F_TX_COPY));
-	if (m == NULL) {
-		TCP_CNT(e, MBUF_ALLOC_FAIL);
-		return -1;
-	}
-	tcp_txq_push(e, m);
-	return 0;
-}
-
-/* emit() for the segments of one tcp_output() call after its first
- * (struct tcp_seg_rep): a segment that is one whole send-buffer mbuf
- * copies the headers r keeps, the others are built in full, and the
- * first built makes r. */
-static inline int
-emit_rep(struct tcp_conn *c, struct tcp_seg_out *o, uint32_t off, uint32_t len,
-	 struct tcp_seg_rep *r)
-{
-	struct tcp_engine *e = c->eng;
-	const bool chain = !(e->p.flags & TCP_F_TX_COPY);
-	struct rte_mbuf *m, *d;
-	uint32_t base = 0;
-
-	d = snd_seek(c, off, &base);
-	if (r->ok && d != NULL && off == base && d->data_len == len) {
+	if (r != NULL && r->ok && d != NULL && off == base && d->data_len == len) {
 		m = tcp_seg_build_rep(e->p.pool, r, &c->ep, o, d, &e->psum);
-		if (m != NULL) {
-			tcp_txq_push(e, m);
-			return 0;
-		}
+		if (m != NULL)
+			goto queue;
 	}
 	m = tcp_seg_build_tmpl(e->p.pool, &c->tmpl, &c->ep, o, d, off - base, len,
 			       &e->psum, chain);
@@ -270,8 +248,9 @@ emit_rep(struct tcp_conn *c, struct tcp_seg_out *o, uint32_t off, uint32_t len,
 		TCP_CNT(e, MBUF_ALLOC_FAIL);
 		return -1;
 	}
-	if (!r->ok && chain)
+	if (r != NULL && !r->ok && chain)
 		tcp_seg_rep_init(r, &c->ep, m);
+queue:
 	tcp_txq_push(e, m);
 	return 0;
 }
@@ -324,7 +303,7 @@ tcp_send_syn(struct tcp_conn *c)
 		o.xopt_len = 0;
 		TCP_CNT(e, XOPT_NOT_CARRIED);
 	}
-	emit(c, &o, 0, 0, kind, hroom);
+	emit(c, &o, 0, 0, kind, hroom, NULL);
 }
 
 /* A segment without payload: the hook's room, then the header. */
@@ -340,7 +319,7 @@ send_bare(struct tcp_conn *c, uint32_t seq, uint8_t flags, uint8_t kind)
 		o.nsack = 0;
 		o.wnd = 0;
 	}
-	emit(c, &o, 0, 0, kind, hroom);
+	emit(c, &o, 0, 0, kind, hroom, NULL);
 }
 
 void
@@ -457,7 +436,7 @@ xmit(struct tcp_conn *c, uint32_t seq, uint32_t len, int fin, uint32_t hroom)
 	} else {
 		o.fresh = 1;
 	}
-	return emit(c, &o, seq - c->snd_una, len, kind, hroom);
+	return emit(c, &o, seq - c->snd_una, len, kind, hroom, NULL);
 }
 
 /* A full-sized segment that would end a little way into the next mbuf
@@ -626,7 +605,7 @@ tcp_output(struct tcp_conn *c)
 			 * the header is made once (hdr_init()) and each
 			 * segment only sets its sequence number and PSH; after
 			 * the first frame, a frame sent in place copies that
-			 * one's headers (emit_rep()). */
+			 * one's headers (emit() with rep). */
 			if (!hdr_made) {
 				hdr_init(c, &hdr, c->snd_nxt, TCP_FL_ACK, 0);
 				hdr.opts &= (uint8_t)~TCP_SO_SACK;
@@ -638,7 +617,7 @@ tcp_output(struct tcp_conn *c)
 			hdr.seq = c->snd_nxt;
 			hdr.flags = c->snd_nxt + len == c->snd_una + c->sndq.bytes ?
 				    TCP_FL_ACK | TCP_FL_PSH : TCP_FL_ACK;
-			rc = emit_rep(c, &hdr, c->snd_nxt - c->snd_una, len, &rep);
+			rc = emit(c, &hdr, c->snd_nxt - c->snd_una, len, TCP_SEG_DATA, 0, &rep);
 		} else {
 			rc = xmit(c, c->snd_nxt, len, fin, len != 0 ? hroom : TCP_HOOK_ASK);
 		}
