@@ -91,9 +91,13 @@ tcp_shape(const uint8_t *tcp, uint32_t doff)
 	uint16_t f = (tcp[13] & 0x02) ? PKT_F_TCP_SYN : 0;
 	if (doff == 20)
 		f |= PKT_F_TCP_NOOPT;
-	else if (doff == 32 && tcp[20] == 1 && tcp[21] == 1 && tcp[22] == 8 &&
-		 tcp[23] == 10)
-		f |= PKT_F_TCP_TSOPT;
+	else if (doff == 32) {
+		uint32_t w; /* NOP NOP kind 8 length 10, as one word */
+
+		memcpy(&w, tcp + 20, 4);
+		if (w == rte_cpu_to_be_32(0x0101080au))
+			f |= PKT_F_TCP_TSOPT;
+	}
 	return f;
 }
 

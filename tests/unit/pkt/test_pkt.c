@@ -122,6 +122,45 @@ test_ipv4_tcp_offsets_and_ports_are_found(void **state)
 	assert_int_equal(m.src[4], 0); /* IPv4 zero-fills the rest */
 }
 
+/* PKT_F_TCP_TSOPT: a 32-byte TCP header whose options begin NOP NOP
+ * kind 8 length 10, and no other. Each of those four bytes changed, or
+ * the same twelve bytes in a longer header, clears it; the fast path and
+ * the full walk agree, over IPv4 and IPv6. */
+static void
+test_the_timestamp_shape_is_exactly_nop_nop_ts(void **state)
+{
+	static const uint8_t ts[4] = { 1, 1, 8, 10 };
+	(void)state;
+
+	for (int v6 = 0; v6 < 2; v6++) {
+		for (int bad = -1; bad < 5; bad++) {
+			uint8_t doff = bad == 4 ? 9 : 8;
+			uint32_t l4 = v6 ? 14 + 40 : 14 + 20;
+			struct frame f;
+			struct pkt_meta fast, walk;
+
+			eth(&f, v6 ? 0x86dd : 0x0800);
+			if (v6)
+				ipv6(&f, 6, (uint16_t)(doff * 4));
+			else
+				ipv4(&f, 6, (uint16_t)(doff * 4), 5, 0);
+			tcp(&f, 40000, 443, doff);
+			f.b[l4 + 13] = 0x10; /* ACK */
+			memcpy(f.b + l4 + 20, ts, 4);
+			if (bad >= 0 && bad < 4)
+				f.b[l4 + 20 + bad] ^= 0x40;
+			assert_int_equal(pkt_parse_buf(f.b, f.len, &fast, 0), PKT_ERR_NONE);
+			assert_int_equal(pkt_parse_buf_walk(f.b, f.len, &walk, 0), PKT_ERR_NONE);
+			assert_int_equal(fast.flags, walk.flags);
+			if (bad < 0)
+				assert_true(fast.flags & PKT_F_TCP_TSOPT);
+			else
+				assert_false(fast.flags & PKT_F_TCP_TSOPT);
+			assert_false(fast.flags & (PKT_F_TCP_SYN | PKT_F_TCP_NOOPT));
+		}
+	}
+}
+
 static void
 test_ipv4_options_move_the_transport_header(void **state)
 {
@@ -495,6 +534,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_ipv4_tcp_offsets_and_ports_are_found),
 		cmocka_unit_test(test_ipv4_options_move_the_transport_header),
+		cmocka_unit_test(test_the_timestamp_shape_is_exactly_nop_nop_ts),
 		cmocka_unit_test(test_qinq_and_pppoe_are_walked_to_the_ip_header),
 		cmocka_unit_test(test_ipv6_extension_headers_are_skipped_to_tcp),
 		cmocka_unit_test(test_later_fragments_have_addresses_but_no_ports),
