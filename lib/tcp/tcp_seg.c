@@ -170,32 +170,47 @@ sum_avx2(const uint8_t *p, uint32_t len)
 		__m128i h;
 		uint64_t t;
 
-		/* 128 bytes a step in four sums. (In assembly: GCC copies
-		 * each sum to another register every step.) */
+		/* 256 bytes a step in four sums, then 128 if left. (In
+		 * assembly: GCC copies each sum to another register every
+		 * step.) */
+#define SUM_AVX2_128(at)                                                  \
+	"vpxor " at "+0(%[p]), %[flip], %[t0]\n\t"                          \
+	"vpxor " at "+32(%[p]), %[flip], %[t1]\n\t"                         \
+	"vpmaddwd %[one], %[t0], %[t0]\n\t"                                 \
+	"vpmaddwd %[one], %[t1], %[t1]\n\t"                                 \
+	"vpaddd %[t0], %[a], %[a]\n\t"                                      \
+	"vpaddd %[t1], %[b], %[b]\n\t"                                      \
+	"vpxor " at "+64(%[p]), %[flip], %[t0]\n\t"                         \
+	"vpxor " at "+96(%[p]), %[flip], %[t1]\n\t"                         \
+	"vpmaddwd %[one], %[t0], %[t0]\n\t"                                 \
+	"vpmaddwd %[one], %[t1], %[t1]\n\t"                                 \
+	"vpaddd %[t0], %[c], %[c]\n\t"                                      \
+	"vpaddd %[t1], %[d], %[d]\n\t"
 		if (p != stop) {
 			__m256i t0, t1;
 
-			__asm__("1:\n\t"
-				"vpxor 0(%[p]), %[flip], %[t0]\n\t"
-				"vpxor 32(%[p]), %[flip], %[t1]\n\t"
-				"vpmaddwd %[one], %[t0], %[t0]\n\t"
-				"vpmaddwd %[one], %[t1], %[t1]\n\t"
-				"vpaddd %[t0], %[a], %[a]\n\t"
-				"vpaddd %[t1], %[b], %[b]\n\t"
-				"vpxor 64(%[p]), %[flip], %[t0]\n\t"
-				"vpxor 96(%[p]), %[flip], %[t1]\n\t"
-				"vpmaddwd %[one], %[t0], %[t0]\n\t"
-				"vpmaddwd %[one], %[t1], %[t1]\n\t"
-				"vpaddd %[t0], %[c], %[c]\n\t"
-				"vpaddd %[t1], %[d], %[d]\n\t"
-				"subq $-128, %[p]\n\t"
-				"cmpq %[p], %[stop]\n\t"
-				"jne 1b"
-				: [a] "+x"(a), [b] "+x"(b), [c] "+x"(c), [d] "+x"(d),
-				  [t0] "=&x"(t0), [t1] "=&x"(t1), [p] "+r"(p)
-				: [flip] "x"(flip), [one] "x"(one), [stop] "r"(stop)
-				: "cc", "memory");
+			if (n & 128) {
+				__asm__(SUM_AVX2_128("0")
+					"subq $-128, %[p]"
+					: [a] "+x"(a), [b] "+x"(b), [c] "+x"(c), [d] "+x"(d),
+					  [t0] "=&x"(t0), [t1] "=&x"(t1), [p] "+r"(p)
+					: [flip] "x"(flip), [one] "x"(one)
+					: "cc", "memory");
+			}
+			if (p != stop) {
+				__asm__("1:\n\t"
+					SUM_AVX2_128("0")
+					SUM_AVX2_128("128")
+					"addq $256, %[p]\n\t"
+					"cmpq %[p], %[stop]\n\t"
+					"jne 1b"
+					: [a] "+x"(a), [b] "+x"(b), [c] "+x"(c), [d] "+x"(d),
+					  [t0] "=&x"(t0), [t1] "=&x"(t1), [p] "+r"(p)
+					: [flip] "x"(flip), [one] "x"(one), [stop] "r"(stop)
+					: "cc", "memory");
+			}
 		}
+#undef SUM_AVX2_128
 		for (; p < end; p += 32)
 			a = _mm256_add_epi32(a, _mm256_madd_epi16(_mm256_xor_si256(
 				_mm256_loadu_si256((const __m256i *)(const void *)p), flip), one));
