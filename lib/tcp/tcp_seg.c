@@ -477,7 +477,8 @@ tcp_seg_parse_psum(struct rte_mbuf *m, const struct pkt_meta *meta,
 			 * these bytes on (tcp_seg_build_ex()). */
 			uint32_t hl = (uint32_t)meta->payload_off - meta->l4_off;
 			uint32_t plen = end - meta->payload_off;
-			uint16_t psum = tcp_raw_sum(th + hl, plen);
+			/* (A pure ACK has none: no call.) */
+			uint16_t psum = plen != 0 ? tcp_raw_sum(th + hl, plen) : 0;
 			struct tcp_psum *c = RTE_MBUF_DYNFIELD(m, ps->off, struct tcp_psum *);
 
 			raw = fold64(sum_words(th, hl) + tcp_sum_at(psum, hl));
