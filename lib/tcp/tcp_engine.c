@@ -318,12 +318,17 @@ tcp_listening(const struct tcp_engine *e, uint16_t port)
 void
 tcp_txq_push(struct tcp_engine *e, struct rte_mbuf *m)
 {
+	uint32_t at = e->tx_head + e->tx_count;
+
 	if (e->tx_count == e->p.txq_size) {
 		TCP_CNT(e, TXQ_FULL);
 		rte_pktmbuf_free(m);
 		return;
 	}
-	e->txq[(e->tx_head + e->tx_count) % e->p.txq_size] = m;
+	/* (Both under txq_size: a compare, not a division, per frame.) */
+	if (at >= e->p.txq_size)
+		at -= e->p.txq_size;
+	e->txq[at] = m;
 	e->tx_count++;
 	TCP_CNT(e, SEG_OUT);
 }
@@ -335,7 +340,8 @@ tcp_tx_burst(struct tcp_engine *e, struct rte_mbuf **pkts, uint16_t max)
 
 	for (uint16_t i = 0; i < n; i++) {
 		pkts[i] = e->txq[e->tx_head];
-		e->tx_head = (e->tx_head + 1) % e->p.txq_size;
+		if (++e->tx_head == e->p.txq_size)
+			e->tx_head = 0;
 	}
 	e->tx_count -= n;
 	return n;
