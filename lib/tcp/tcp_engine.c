@@ -287,6 +287,9 @@ tcp_engine_free(struct tcp_engine *e)
 		for (uint32_t i = 0; i < e->p.max_conns; i++)
 			if (!(e->conns[i].flags & TCP_CF_FREE))
 				tcp_conn_release(&e->conns[i]);
+	/* What a burst left unfinished frees at once from here. */
+	e->in_burst = 0;
+	tcp_dead_flush(e);
 	if (e->txq != NULL)
 		for (uint32_t i = 0; i < e->tx_count; i++)
 			rte_pktmbuf_free(e->txq[(e->tx_head + i) % e->p.txq_size]);

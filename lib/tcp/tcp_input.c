@@ -170,7 +170,7 @@ ooo_drain(struct tcp_conn *c)
 		uint32_t re = r->seq + r->q.bytes;
 
 		if (tcp_seq_gt(re, c->rcv_nxt)) {
-			tcp_mq_drop_front(&r->q, c->rcv_nxt - r->seq);
+			tcp_mq_drop_front(&r->q, c->rcv_nxt - r->seq, c->eng);
 			rcv_concat(c, &c->rcvq, &r->q);
 			c->rcv_nxt = re;
 			moved = 1;
@@ -285,10 +285,19 @@ tcp_input_burst_begin(struct tcp_engine *e)
 }
 
 void
+tcp_dead_flush(struct tcp_engine *e)
+{
+	if (e->n_dead != 0)
+		rte_mempool_put_bulk(e->dead[0]->pool, (void **)e->dead, e->n_dead);
+	e->n_dead = 0;
+}
+
+void
 tcp_input_burst_end(struct tcp_engine *e, uint64_t now_ns)
 {
 	if (e->n_ack_owed == 0) {
 		e->in_burst = 0;
+		tcp_dead_flush(e);
 		return;
 	}
 	e->now = now_ns;
@@ -318,6 +327,7 @@ tcp_input_burst_end(struct tcp_engine *e, uint64_t now_ns)
 	}
 	e->n_ack_owed = 0;
 	e->in_burst = 0;
+	tcp_dead_flush(e);
 }
 
 /* Step 7 of 3.10.7.4: segment text. Takes the mbuf. */
@@ -760,7 +770,7 @@ new_ack(struct tcp_conn *c, const struct tcp_seg_in *s)
 			c->snd_cur_off -= n;
 		else
 			c->snd_cur = NULL;
-		tcp_mq_drop_front(&c->sndq, n);
+		tcp_mq_drop_front(&c->sndq, n, c->eng);
 	}
 	c->snd_una = s->ack;
 	if (tcp_seq_lt(c->snd_nxt, c->snd_una))
@@ -1070,7 +1080,7 @@ tcp_conn_input(struct tcp_conn *c, struct rte_mbuf *m, struct tcp_seg_in *s)
 			   c->state == TCP_FIN_WAIT_2)) {
 		rcv_data(c, m, s);
 	} else {
-		rte_pktmbuf_free(m);
+		tcp_free_frame(c->eng, m);
 		if (s->len > 0)
 			c->flags |= TCP_CF_ACK_NOW;
 	}

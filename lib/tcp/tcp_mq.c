@@ -84,7 +84,7 @@ tcp_mq_concat(struct tcp_mq *q, struct tcp_mq *q2, uint64_t clear)
 }
 
 void
-tcp_mq_drop_front(struct tcp_mq *q, uint32_t n)
+tcp_mq_drop_front(struct tcp_mq *q, uint32_t n, struct tcp_engine *e)
 {
 	while (n > 0 && q->head != NULL) {
 		struct rte_mbuf *m = q->head;
@@ -99,7 +99,7 @@ tcp_mq_drop_front(struct tcp_mq *q, uint32_t n)
 		q->bytes -= m->data_len;
 		mq_uncount(q, m);
 		q->head = m->next;
-		rte_pktmbuf_free_seg(m);
+		tcp_free_seg(e, m);
 	}
 	if (q->head == NULL)
 		q->tail = NULL;

@@ -171,7 +171,7 @@ tcp_recv(struct tcp_conn *c, void *buf, uint32_t len, uint64_t now_ns)
 	if (n == 0)
 		return 0;
 	before = c->rcv_adv - c->rcv_nxt;
-	tcp_mq_drop_front(&c->rcvq, n);
+	tcp_mq_drop_front(&c->rcvq, n, c->eng);
 	after_read(c, before);
 	return n;
 }

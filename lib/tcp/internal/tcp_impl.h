@@ -35,7 +35,9 @@ void tcp_mq_append(struct tcp_mq *q, struct rte_mbuf *chain);
  * (the queue is then intact, partly collapsed). Segment boundaries are
  * not kept: only for a queue under memory pressure. */
 int tcp_mq_collapse(struct tcp_mq *q, struct rte_mempool *mp);
-void tcp_mq_drop_front(struct tcp_mq *q, uint32_t n);
+/* Drop n bytes off the front; whole mbufs are freed, through e's burst
+ * batch when e is given and in a burst (tcp_free_seg()). */
+void tcp_mq_drop_front(struct tcp_mq *q, uint32_t n, struct tcp_engine *e);
 void tcp_mq_free(struct tcp_mq *q);
 /* Append q2 to q and leave q2 empty; a small single segment is copied
  * into q's last mbuf when it fits (tcp_mq_concat_raw() never copies),
@@ -85,6 +87,8 @@ struct tcp_key {
 /* Connections of one input burst whose ACK, output, timer and events can
  * wait for its end; past that many, the others act as without a burst. */
 #define TCP_BURST_ACKS 64
+/* Mbufs freed in a burst that wait to go back to their pool together. */
+#define TCP_DEAD_MAX 64
 
 static inline uint32_t
 tcp_hot_slot(uint16_t lport, uint16_t rport)
@@ -301,6 +305,10 @@ struct tcp_engine {
 	struct tcp_conn *ack_owed[TCP_BURST_ACKS];
 	uint16_t n_ack_owed;
 	uint8_t in_burst;
+	/* Mbufs freed within the burst, all of dead[0]'s pool: put back
+	 * in one call at its end (tcp_free_seg()). */
+	uint16_t n_dead;
+	struct rte_mbuf *dead[TCP_DEAD_MAX];
 	struct tcp_rmem *rmem;      /* reset memory, NULL when off */
 	uint32_t rmem_mask;         /* sets - 1 */
 	uint64_t rmem_until;        /* no entry lives past this: until
@@ -310,6 +318,41 @@ struct tcp_engine {
 };
 
 #define TCP_CNT(e, c) ((e)->cnt[TCP_CNT_##c]++)
+
+/* tcp_engine.c: put the burst's freed mbufs back to their pool. */
+void tcp_dead_flush(struct tcp_engine *e);
+
+/* Free one mbuf segment (its next link is the caller's). Within a burst
+ * it waits in e->dead and goes back with the others in one
+ * rte_mempool_put_bulk() (tcp_input_burst_end()), where a free of its
+ * own would look up the lcore's cache for it alone; outside a burst, or
+ * with no e, at once. */
+static inline void
+tcp_free_seg(struct tcp_engine *e, struct rte_mbuf *m)
+{
+	if (e == NULL || !e->in_burst) {
+		rte_pktmbuf_free_seg(m);
+		return;
+	}
+	m = rte_pktmbuf_prefree_seg(m);
+	if (m == NULL)
+		return; /* still referenced (a frame of it on its way out) */
+	if (unlikely(e->n_dead == TCP_DEAD_MAX ||
+		     (e->n_dead != 0 && m->pool != e->dead[0]->pool)))
+		tcp_dead_flush(e);
+	e->dead[e->n_dead++] = m;
+}
+
+/* Free a frame the engine is done with (a pure ACK read): a single
+ * segment through the burst's batch, a chain at once. */
+static inline void
+tcp_free_frame(struct tcp_engine *e, struct rte_mbuf *m)
+{
+	if (m->next == NULL)
+		tcp_free_seg(e, m);
+	else
+		rte_pktmbuf_free(m);
+}
 
 /* tcp_engine.c */
 void tcp_conn_event(struct tcp_conn *c, uint16_t ev);

@@ -170,11 +170,11 @@ slicing_a_chain_keeps_exactly_the_requested_bytes(void **state)
 	assert_ptr_equal(q.tail, tail);
 	assert_int_equal(tcp_chain_copy(q.head, 0, out, 2000), 1000);
 	assert_memory_equal(out, data + 450, 1000);
-	tcp_mq_drop_front(&q, 260);
+	tcp_mq_drop_front(&q, 260, NULL);
 	assert_int_equal(q.bytes, 740);
 	assert_int_equal(tcp_chain_copy(q.head, 0, out, 2000), 740);
 	assert_memory_equal(out, data + 710, 740);
-	tcp_mq_drop_front(&q, 740);
+	tcp_mq_drop_front(&q, 740, NULL);
 	assert_null(q.head);
 	assert_null(q.tail);
 	assert_int_equal(rte_mempool_in_use_count(test_pool), 0);
