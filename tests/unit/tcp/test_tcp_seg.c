@@ -180,6 +180,55 @@ slicing_a_chain_keeps_exactly_the_requested_bytes(void **state)
 	assert_int_equal(rte_mempool_in_use_count(test_pool), 0);
 }
 
+/* Whole mbufs dropped off a queue within an engine's input burst wait
+ * in the engine and go back to the pool together at the burst's end, or
+ * when 64 wait; a dropped mbuf that a frame still references only loses
+ * that reference; outside a burst a drop frees at once. */
+static void
+mbufs_dropped_in_a_burst_go_back_at_its_end(void **state)
+{
+	struct tcp_engine_params p;
+	struct tcp_engine *e;
+	struct tcp_mq q = { 0 };
+	struct rte_mbuf *held;
+	uint8_t data[100 * 10];
+	unsigned int base;
+
+	(void)state;
+	memset(data, 7, sizeof(data));
+	wire_params(&p, "dead", NULL);
+	e = tcp_engine_create(&p);
+	assert_non_null(e);
+	base = rte_mempool_in_use_count(test_pool);
+
+	/* 100 mbufs of 10 bytes; a frame holds a second reference on the
+	 * first. */
+	tcp_mq_append(&q, chain_of(data, sizeof(data), 10));
+	held = q.head;
+	rte_mbuf_refcnt_update(held, 1);
+	assert_int_equal(rte_mempool_in_use_count(test_pool), base + 100);
+	tcp_input_burst_begin(e);
+	tcp_mq_drop_front(&q, 500, e);
+	/* 49 wait (the held one is not free yet); nothing went back. */
+	assert_int_equal(e->n_dead, 49);
+	assert_int_equal(rte_mempool_in_use_count(test_pool), base + 100);
+	tcp_mq_drop_front(&q, 300, e);
+	/* The 64th filled the batch: it went back, 15 more wait since. */
+	assert_int_equal(e->n_dead, 15);
+	assert_int_equal(rte_mempool_in_use_count(test_pool), base + 100 - 64);
+	tcp_input_burst_end(e, 0);
+	assert_int_equal(e->n_dead, 0);
+	assert_int_equal(rte_mempool_in_use_count(test_pool), base + 100 - 79);
+	assert_int_equal(rte_mbuf_refcnt_read(held), 1);
+	rte_pktmbuf_free(held);
+	/* Outside a burst: at once. */
+	tcp_mq_drop_front(&q, 200, e);
+	assert_null(q.head);
+	assert_int_equal(e->n_dead, 0);
+	assert_int_equal(rte_mempool_in_use_count(test_pool), base);
+	tcp_engine_free(e);
+}
+
 /* One mbuf, the received segment's usual shape, takes the inline path
  * of tcp_chain_slice(): for every cut of a 40-byte mbuf (any start, any
  * length, past its end too) it keeps what the walk keeps, or frees the
@@ -1214,6 +1263,7 @@ main(void)
 		cmocka_unit_test(a_data_segment_copies_payload_across_mbuf_boundaries_over_ipv6),
 		cmocka_unit_test(a_flipped_payload_bit_fails_the_checksum),
 		cmocka_unit_test(slicing_a_chain_keeps_exactly_the_requested_bytes),
+		cmocka_unit_test(mbufs_dropped_in_a_burst_go_back_at_its_end),
 		cmocka_unit_test(slicing_one_mbuf_keeps_what_the_walk_keeps),
 		cmocka_unit_test(a_chained_segment_references_the_queue_and_matches_the_copied_one),
 		cmocka_unit_test(a_frame_built_in_place_keeps_its_headers_while_the_bytes_go_again),
