@@ -333,9 +333,10 @@ tcp_raw_sum_scalar(const void *buf, uint32_t len)
  * words loaded from memory, constants converted to network order. An
  * address is added in 32-bit words: each is two 16-bit words, and the
  * caller folds. */
-uint32_t
-tcp_pseudo_sum(uint8_t family, const uint8_t *src, const uint8_t *dst,
-	       uint32_t l4_len)
+/* The pseudo-header's words, unfolded (under 2^36). */
+static inline uint64_t
+pseudo_words(uint8_t family, const uint8_t *src, const uint8_t *dst,
+	     uint32_t l4_len)
 {
 	uint32_t alen = family == 4 ? 4 : 16;
 	uint64_t sum = rte_cpu_to_be_16(IPPROTO_TCP) +
@@ -349,6 +350,15 @@ tcp_pseudo_sum(uint8_t family, const uint8_t *src, const uint8_t *dst,
 		memcpy(&b, dst + i, 4);
 		sum += (uint64_t)a + b;
 	}
+	return sum;
+}
+
+uint32_t
+tcp_pseudo_sum(uint8_t family, const uint8_t *src, const uint8_t *dst,
+	       uint32_t l4_len)
+{
+	uint64_t sum = pseudo_words(family, src, dst, l4_len);
+
 	sum = (sum >> 32) + (uint32_t)sum;
 	sum = (sum >> 16) + (sum & 0xffff);
 	return (uint32_t)sum;
@@ -468,7 +478,7 @@ tcp_seg_parse_psum(struct rte_mbuf *m, const struct pkt_meta *meta,
 	if (verify_csum &&
 	    (m->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK) != RTE_MBUF_F_RX_L4_CKSUM_GOOD) {
 		uint16_t raw = 0;
-		uint32_t sum;
+		uint64_t sum;
 
 		if (ps != NULL && ps->off >= 0 && m->next == NULL) {
 			/* Header and payload apart (the header's length is a
@@ -481,17 +491,20 @@ tcp_seg_parse_psum(struct rte_mbuf *m, const struct pkt_meta *meta,
 			uint16_t psum = plen != 0 ? tcp_raw_sum(th + hl, plen) : 0;
 			struct tcp_psum *c = RTE_MBUF_DYNFIELD(m, ps->off, struct tcp_psum *);
 
-			raw = fold64(sum_words(th, hl) + tcp_sum_at(psum, hl));
+			sum = sum_words(th, hl) + tcp_sum_at(psum, hl);
 			c->data_off = (uint16_t)(m->data_off + meta->payload_off);
 			c->data_len = (uint16_t)plen;
 			c->sum = psum;
 			m->ol_flags |= ps->flag;
-		} else if (tcp_chain_sum(m, meta->l4_off, tcp_len, &raw) != 0) {
+		} else if (tcp_chain_sum(m, meta->l4_off, tcp_len, &raw) == 0) {
+			sum = raw;
+		} else {
 			return TCP_SEG_EMALFORMED;
 		}
-		sum = tcp_pseudo_sum(meta->l3 == PKT_L3_IPV4 ? 4 : 6, meta->src,
-				     meta->dst, tcp_len) + raw;
-		if (fold(sum) != 0xffff)
+		/* One fold for header, payload and pseudo-header. */
+		sum += pseudo_words(meta->l3 == PKT_L3_IPV4 ? 4 : 6, meta->src,
+				    meta->dst, tcp_len);
+		if (fold64(sum) != 0xffff)
 			return TCP_SEG_ECSUM;
 	}
 
