@@ -201,9 +201,17 @@ hdr_init(struct tcp_conn *c, struct tcp_seg_out *o, uint32_t seq, uint8_t flags,
 static inline struct rte_mbuf *
 snd_seek(struct tcp_conn *c, uint32_t off, uint32_t *base)
 {
-	struct rte_mbuf *d = c->sndq.head;
-	uint32_t b = 0;
+	struct rte_mbuf *d = c->snd_cur;
+	uint32_t b = c->snd_cur_off;
 
+	/* The cursor's own mbuf starts at off: the next segment's, after
+	 * one that ended with its mbuf (emit()). */
+	if (d != NULL && off == b) {
+		*base = b;
+		return d;
+	}
+	d = c->sndq.head;
+	b = 0;
 	if (c->snd_cur != NULL && off >= c->snd_cur_off) {
 		d = c->snd_cur;
 		b = c->snd_cur_off;
@@ -239,8 +247,14 @@ emit(struct tcp_conn *c, struct tcp_seg_out *o, uint32_t off, uint32_t len,
 		d = snd_seek(c, off, &base);
 	if (r != NULL && r->ok && d != NULL && off == base && d->data_len == len) {
 		m = tcp_seg_build_rep(e->p.pool, r, &c->ep, o, d, &e->psum);
-		if (m != NULL)
+		if (m != NULL) {
+			/* The next segment starts with the next mbuf. */
+			if (d->next != NULL) {
+				c->snd_cur = d->next;
+				c->snd_cur_off = off + len;
+			}
 			goto queue;
+		}
 	}
 	m = tcp_seg_build_tmpl(e->p.pool, &c->tmpl, &c->ep, o, d, off - base, len,
 			       &e->psum, chain);
