@@ -210,11 +210,9 @@ snd_seek(struct tcp_conn *c, uint32_t off, uint32_t *base)
 		*base = b;
 		return d;
 	}
-	d = c->sndq.head;
-	b = 0;
-	if (c->snd_cur != NULL && off >= c->snd_cur_off) {
-		d = c->snd_cur;
-		b = c->snd_cur_off;
+	if (d == NULL || off < b) {
+		d = c->sndq.head;
+		b = 0;
 	}
 	while (d != NULL && off - b >= d->data_len) {
 		b += d->data_len;

@@ -319,7 +319,7 @@ struct tcp_engine {
 
 #define TCP_CNT(e, c) ((e)->cnt[TCP_CNT_##c]++)
 
-/* tcp_engine.c: put the burst's freed mbufs back to their pool. */
+/* tcp_input.c: put the burst's freed mbufs back to their pool. */
 void tcp_dead_flush(struct tcp_engine *e);
 
 /* Free one mbuf segment (its next link is the caller's). Within a burst
