@@ -261,7 +261,7 @@ emit(struct tcp_conn *c, struct tcp_seg_out *o, uint32_t off, uint32_t len,
 		return -1;
 	}
 	if (r != NULL && !r->ok && chain)
-		tcp_seg_rep_init(r, &c->ep, m);
+		tcp_seg_rep_init(r, &c->ep, o, m);
 queue:
 	tcp_txq_push(e, m);
 	return 0;
@@ -611,13 +611,13 @@ tcp_output(struct tcp_conn *c)
 		}
 		if (tcp_rq_add(c, c->snd_nxt, c->snd_nxt + len + (uint32_t)fin, fin) != 0)
 			break;
-		if (len != 0 && !fin && c->hooks == NULL && !tcp_seq_lt(c->snd_nxt, c->snd_max)) {
-			/* New data of a plain connection: every segment of this
-			 * call carries the same ACK, window and timestamps, so
-			 * the header is made once (hdr_init()) and each
-			 * segment only sets its sequence number and PSH; after
-			 * the first frame, a frame sent in place copies that
-			 * one's headers (emit() with rep). */
+		if (len != 0 && !fin && !tcp_seq_lt(c->snd_nxt, c->snd_max)) {
+			/* New data: every segment of this call carries the
+			 * same ACK, window and timestamps, so the header is
+			 * made once (hdr_init()) and each segment only sets
+			 * its sequence number, PSH and the hook's options;
+			 * after the first frame, a frame sent in place copies
+			 * that one's headers (emit() with rep). */
 			if (!hdr_made) {
 				hdr_init(c, &hdr, c->snd_nxt, TCP_FL_ACK, 0);
 				hdr.opts &= (uint8_t)~TCP_SO_SACK;
@@ -629,7 +629,11 @@ tcp_output(struct tcp_conn *c)
 			hdr.seq = c->snd_nxt;
 			hdr.flags = c->snd_nxt + len == c->snd_una + c->sndq.bytes ?
 				    TCP_FL_ACK | TCP_FL_PSH : TCP_FL_ACK;
-			rc = emit(c, &hdr, c->snd_nxt - c->snd_una, len, TCP_SEG_DATA, 0, &rep);
+			/* (The last segment's hook options were on emit()'s
+			 * stack: the hook writes this one's.) */
+			hdr.hopt_len = 0;
+			rc = emit(c, &hdr, c->snd_nxt - c->snd_una, len, TCP_SEG_DATA, hroom,
+				  &rep);
 		} else {
 			rc = xmit(c, c->snd_nxt, len, fin, len != 0 ? hroom : TCP_HOOK_ASK);
 		}

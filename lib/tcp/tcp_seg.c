@@ -1164,13 +1164,14 @@ fail:
 
 void
 tcp_seg_rep_init(struct tcp_seg_rep *r, const struct tcp_endpoints *ep,
-		 const struct rte_mbuf *m)
+		 const struct tcp_seg_out *o, const struct rte_mbuf *m)
 {
 	uint32_t hl = (uint32_t)m->l2_len + m->l3_len + m->l4_len;
 	uint8_t *ip, *th;
 
 	r->ok = 0;
-	if (hl < 48 || hl > sizeof(r->hdr) || hl > m->data_len)
+	if (hl < 48 || hl > sizeof(r->hdr) || hl > m->data_len ||
+	    o->xopt_len != 0 || o->hopt_len > m->l4_len - 20u)
 		return;
 	memcpy(r->hdr, rte_pktmbuf_mtod(m, const uint8_t *), hl);
 	r->l2_len = (uint8_t)m->l2_len;
@@ -1192,6 +1193,11 @@ tcp_seg_rep_init(struct tcp_seg_rep *r, const struct tcp_endpoints *ep,
 	memset(th + 4, 0, 4);
 	memset(th + 12, 0, 2);
 	memset(th + 16, 0, 2);
+	/* The hook's options end the header (write_opts(), no xopt): each
+	 * frame writes its own. */
+	r->hopt_len = o->hopt_len;
+	r->hopt_off = (uint8_t)(r->tcp_hl - o->hopt_len);
+	memset(th + r->hopt_off, 0, r->hopt_len);
 	r->sum = (uint64_t)tcp_pseudo_sum(ep->family, ep->laddr, ep->raddr, 0) +
 		 sum_words(th, r->tcp_hl);
 	th[12] = (uint8_t)((r->tcp_hl / 4) << 4);
@@ -1228,7 +1234,7 @@ tcp_seg_build_rep(struct rte_mempool *mp, const struct tcp_seg_rep *r,
 	uint16_t w16;
 	uint64_t sum;
 
-	if (data_len == 0 || !in_place_ok(ps, d, hl, o->fresh))
+	if (data_len == 0 || o->hopt_len != r->hopt_len || !in_place_ok(ps, d, hl, o->fresh))
 		return NULL;
 	m = rte_mbuf_raw_alloc(mp);
 	if (m == NULL)
@@ -1255,6 +1261,11 @@ tcp_seg_build_rep(struct rte_mempool *mp, const struct tcp_seg_rep *r,
 	 * at an even offset, as it is. */
 	sum = r->sum + w32 + w16 + rte_cpu_to_be_16((uint16_t)tcp_len) +
 	      piece_sum(ps, d, 0, data_len);
+	if (unlikely(r->hopt_len != 0)) {
+		/* A multiple of 4 long, at a multiple of 4. */
+		memcpy(th + r->hopt_off, o->hopt, r->hopt_len);
+		sum += sum_words(o->hopt, r->hopt_len);
+	}
 	ck = (uint16_t)~fold64(sum);
 	memcpy(th + 16, &ck, 2);
 	frame_fields(m, ep, o, hl + data_len, r->l2_len, r->l3_len, r->tcp_hl,

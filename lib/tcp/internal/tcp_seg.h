@@ -228,12 +228,15 @@ struct rte_mbuf *tcp_seg_build_tmpl(struct rte_mempool *mp,
 /*
  * The headers of the frames one tcp_output() call sends: all of them
  * carry the same ACK, window and options, and differ only in sequence
- * number, flags (PSH on the last) and length. The first frame is built
- * in full; tcp_seg_rep_init() keeps a copy of its headers and the sums
- * of what stays the same. Each later frame that goes in place (one
- * whole send-buffer mbuf, in_place_ok()) copies them and patches the
- * few fields that change (tcp_seg_build_rep()): the same bytes as
- * tcp_seg_build_tmpl() would write. Lives on tcp_output()'s stack.
+ * number, flags (PSH on the last), length and the hook's options (an
+ * MPTCP subflow's DSS maps each segment to its own data sequence
+ * number). The first frame is built in full; tcp_seg_rep_init() keeps a
+ * copy of its headers and the sums of what stays the same. Each later
+ * frame that goes in place (one whole send-buffer mbuf, in_place_ok())
+ * and whose hook options are as long as the first one's copies them and
+ * patches the few fields that change (tcp_seg_build_rep()): the same
+ * bytes as tcp_seg_build_tmpl() would write. Lives on tcp_output()'s
+ * stack.
  */
 struct tcp_seg_rep {
 	uint64_t sum;          /* pseudo header without its length + the TCP
@@ -245,20 +248,25 @@ struct tcp_seg_rep {
 	uint8_t l2_len, l3_len, tcp_hl;
 	uint8_t tags;          /* VLAN tags in the Ethernet header */
 	uint8_t walked;        /* pkt_parse() walks every tag's TPID */
+	uint8_t hopt_off;      /* where the hook's options start in the TCP
+	                          header (the last hopt_len bytes of it) */
+	uint8_t hopt_len;      /* their length; 0 in the sums and in hdr */
 	uint8_t hdr[RTE_ETHER_HDR_LEN + 8 + 40 + 60];
 };
 
-/* Make r from m, a frame just built for ep by tcp_seg_build_tmpl()
- * (its headers in its first mbuf). */
+/* Make r from m, a frame just built for ep and o by tcp_seg_build_tmpl()
+ * (its headers in its first mbuf). r stays unmade (ok 0) for a frame
+ * with options carried for a peer (o->xopt_len). */
 void tcp_seg_rep_init(struct tcp_seg_rep *r, const struct tcp_endpoints *ep,
-		      const struct rte_mbuf *m);
+		      const struct tcp_seg_out *o, const struct rte_mbuf *m);
 
 /*
- * The frame of r's headers with o's sequence number and flags (the rest
- * of o as when r was made) and the whole of d as its payload, sent in
- * place. NULL when d may not be sent in place (in_place_ok()) or the
- * pool is empty: the caller builds it with tcp_seg_build_tmpl(), which
- * says which.
+ * The frame of r's headers with o's sequence number, flags and hook
+ * options (the rest of o as when r was made) and the whole of d as its
+ * payload, sent in place. NULL when d may not be sent in place
+ * (in_place_ok()), o's hook options are not as long as r's, or the pool
+ * is empty: the caller builds it with tcp_seg_build_tmpl(), which says
+ * which.
  */
 struct rte_mbuf *tcp_seg_build_rep(struct rte_mempool *mp, const struct tcp_seg_rep *r,
 				   const struct tcp_endpoints *ep,

@@ -938,34 +938,40 @@ random_ep(struct tcp_endpoints *ep, struct tcp_seg_out *o, unsigned int fam,
 /* The frames of one output call after its first copy the first one's
  * headers (tcp_seg_build_rep()): byte for byte, in metadata and in
  * their mbuf fields they are the frames tcp_seg_build_tmpl() makes with
- * the same sequence number, flags and payload, over both families,
- * every tag layout, with and without timestamps, for payloads of other
- * lengths than the first's. A payload that may not go in place (a
- * frame of it still queued) is refused, for the caller to build in
- * full. */
+ * the same sequence number, flags, hook options and payload, over both
+ * families, every tag layout, with and without timestamps, with and
+ * without hook options (other bytes than the first frame's, as an MPTCP
+ * subflow's DSS has), for payloads of other lengths than the first's.
+ * A payload that may not go in place (a frame of it still queued), or
+ * hook options of another length than the first frame's, are refused,
+ * for the caller to build in full. */
 static void
 frames_that_repeat_a_call_s_headers_equal_those_built_in_full(void **state)
 {
 	static const uint32_t lens[] = { 1, 99, 1000, 1448 };
 	static uint8_t data[2][1448], a[2048], b[2048];
+	const unsigned int cases = 2 * 3 * 2 * RTE_DIM(lens) * 2 * 2;
 	unsigned int n = 0;
 
 	(void)state;
 	fill_random(data[0], sizeof(data[0]), 31);
 	fill_random(data[1], sizeof(data[1]), 32);
-	for (unsigned int k = 0; k < 2 * 3 * 2 * RTE_DIM(lens) * 2; k++) {
+	for (unsigned int k = 0; k < cases; k++) {
 		unsigned int fam = k % 2 ? 6 : 4, tags = (k / 2) % 3, opt = (k / 6) % 2;
 		uint32_t len = lens[(k / 12) % RTE_DIM(lens)];
 		bool meta = (k / (12 * RTE_DIM(lens))) % 2;
+		bool hook = (k / (24 * RTE_DIM(lens))) % 2;
 		struct tcp_endpoints ep;
 		struct tcp_hdr_tmpl t;
 		struct tcp_seg_rep r;
 		struct tcp_seg_out o = { 0 };
 		struct rte_mbuf *q1, *q2, *first, *x, *y;
 		struct pkt_meta ma, mb;
-		uint8_t rnd[48];
+		uint8_t rnd[48], h1[20], h2[20];
 
 		fill_random(rnd, sizeof(rnd), 200 + k);
+		fill_random(h1, sizeof(h1), 400 + k);
+		fill_random(h2, sizeof(h2), 600 + k);
 		random_ep(&ep, &o, fam, tags, 3, rnd);
 		memcpy(&o.wnd, rnd + 38, 2);
 		o.flags = TCP_FL_ACK;
@@ -976,15 +982,26 @@ frames_that_repeat_a_call_s_headers_equal_those_built_in_full(void **state)
 			memcpy(&o.tsval, rnd + 8, 4);
 			memcpy(&o.tsecr, rnd + 24, 4);
 		}
+		if (hook) {
+			o.hopt = h1;
+			o.hopt_len = sizeof(h1);
+		}
 		tcp_hdr_tmpl_init(&t, &ep);
 		q1 = chain_of(data[0], 1448, 1448);
 		q2 = chain_of(data[1], len, len);
 		first = tcp_seg_build_tmpl(test_pool, &t, &ep, &o, q1, 0, 1448, NULL, true);
 		assert_non_null(first);
-		tcp_seg_rep_init(&r, &ep, first);
+		tcp_seg_rep_init(&r, &ep, &o, first);
 		assert_true(r.ok);
 		o.seq += 1448;
 		o.flags = TCP_FL_ACK | TCP_FL_PSH;
+		if (hook) {
+			/* Hook options of another length: built in full. */
+			o.hopt_len = 16;
+			assert_null(tcp_seg_build_rep(test_pool, &r, &ep, &o, q2, NULL));
+			o.hopt = h2;
+			o.hopt_len = sizeof(h2);
+		}
 		y = tcp_seg_build_rep(test_pool, &r, &ep, &o, q2, NULL);
 		assert_non_null(y);
 		assert_int_equal(y->nb_segs, 1);
@@ -997,8 +1014,8 @@ frames_that_repeat_a_call_s_headers_equal_those_built_in_full(void **state)
 		assert_int_equal(tcp_chain_copy(x, 0, a, x->pkt_len), x->pkt_len);
 		assert_int_equal(tcp_chain_copy(y, 0, b, y->pkt_len), y->pkt_len);
 		if (memcmp(a, b, x->pkt_len) != 0)
-			fail_msg("family %u, %u tags, options %u, %u bytes: frames differ",
-				 fam, tags, opt, len);
+			fail_msg("family %u, %u tags, options %u, hook %d, %u bytes: frames differ",
+				 fam, tags, opt, hook, len);
 		assert_int_equal(x->port, y->port);
 		assert_int_equal(x->l2_len, y->l2_len);
 		assert_int_equal(x->l3_len, y->l3_len);
@@ -1022,7 +1039,7 @@ frames_that_repeat_a_call_s_headers_equal_those_built_in_full(void **state)
 		chain_free(q2);
 		n++;
 	}
-	assert_int_equal(n, 2 * 3 * 2 * RTE_DIM(lens) * 2);
+	assert_int_equal(n, cases);
 	assert_int_equal(rte_mempool_in_use_count(test_pool), 0);
 }
 
