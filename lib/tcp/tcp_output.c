@@ -267,6 +267,19 @@ queue:
 	return 0;
 }
 
+/* emit() of new data with the hook's options, for tcp_output(): out of
+ * line, so that a plain connection's emit() is inlined with no room for
+ * a hook. */
+static __rte_noinline int
+emit_hooked(struct tcp_conn *c, struct tcp_seg_out *o, uint32_t len, uint32_t hroom,
+	    struct tcp_seg_rep *r)
+{
+	/* (The last segment's hook options were on emit()'s stack: the
+	 * hook writes this one's.) */
+	o->hopt_len = 0;
+	return emit(c, o, c->snd_nxt - c->snd_una, len, TCP_SEG_DATA, hroom, r);
+}
+
 void
 tcp_send_syn(struct tcp_conn *c)
 {
@@ -629,11 +642,11 @@ tcp_output(struct tcp_conn *c)
 			hdr.seq = c->snd_nxt;
 			hdr.flags = c->snd_nxt + len == c->snd_una + c->sndq.bytes ?
 				    TCP_FL_ACK | TCP_FL_PSH : TCP_FL_ACK;
-			/* (The last segment's hook options were on emit()'s
-			 * stack: the hook writes this one's.) */
-			hdr.hopt_len = 0;
-			rc = emit(c, &hdr, c->snd_nxt - c->snd_una, len, TCP_SEG_DATA, hroom,
-				  &rep);
+			if (likely(hroom == 0))
+				rc = emit(c, &hdr, c->snd_nxt - c->snd_una, len,
+					  TCP_SEG_DATA, 0, &rep);
+			else
+				rc = emit_hooked(c, &hdr, len, hroom, &rep);
 		} else {
 			rc = xmit(c, c->snd_nxt, len, fin, len != 0 ? hroom : TCP_HOOK_ASK);
 		}

@@ -734,7 +734,7 @@ tcp_chain_copy(const struct rte_mbuf *m, uint32_t off, void *dst, uint32_t len)
  * costs, at most half a segment between them. The bytes the kept sum
  * covers are never written while it is kept (tcp_send() and the
  * receive queue's merge clear it when they write into an mbuf). */
-static inline uint16_t
+static __rte_always_inline uint16_t
 piece_sum(const struct tcp_psum_reg *ps, const struct rte_mbuf *m,
 	  uint32_t off, uint32_t len)
 {
@@ -1219,7 +1219,7 @@ copy_hdr(uint8_t *d, const uint8_t *s, uint32_t n)
 	memcpy(d + n - 16, s + n - 16, 16);
 }
 
-struct rte_mbuf *
+__rte_always_inline struct rte_mbuf *
 tcp_seg_build_rep(struct rte_mempool *mp, const struct tcp_seg_rep *r,
 		  const struct tcp_endpoints *ep, const struct tcp_seg_out *o,
 		  struct rte_mbuf *d, const struct tcp_psum_reg *ps)
