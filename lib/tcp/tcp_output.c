@@ -473,20 +473,35 @@ xmit(struct tcp_conn *c, uint32_t seq, uint32_t len, int fin, uint32_t hroom)
  * cover. This is what relaying from a peer with a smaller MSS gives
  * (a phone behind a 1400-byte MTU, an MPTCP client whose DSS takes
  * room from every segment): its segments arrive one per mbuf, smaller
- * than ours. Not on a connection with hooks: an MPTCP subflow's
- * scheduler cuts its chunks in whole segments itself. */
+ * than ours. After a short piece, a segment ends before the next piece
+ * rather than split it (below). Not on a connection with hooks: an
+ * MPTCP subflow's scheduler cuts its chunks in whole segments itself,
+ * and a segment must not cross from one chunk's mapping into the next. */
 static inline uint32_t
 to_piece_end(struct tcp_conn *c, uint32_t off, uint32_t len)
 {
 	uint32_t base, left;
-	struct rte_mbuf *d = snd_seek(c, off, &base);
+	struct rte_mbuf *d = snd_seek(c, off, &base), *n;
 
 	if (d == NULL)
 		return len;
 	/* Only mbufs no longer than a segment: a buffer the application
 	 * filled (tcp_send(), mbufs of a whole data room) is not cut up. */
 	left = base + d->data_len - off;
-	return d->data_len <= len && left < len && left >= len - len / 8 ? left : len;
+	if (d->data_len > len || left >= len)
+		return len;
+	if (left >= len - len / 8)
+		return left;
+	/* A segment that starts inside an mbuf (after a short one) and
+	 * would split the next, itself a segment's worth: it ends before
+	 * that one instead (or with it, if both fit), and the segments
+	 * after it are whole mbufs again. Else each would start a little
+	 * further into its mbuf, for as many segments as that offset takes
+	 * to go round. */
+	n = d->next;
+	if (n != NULL && n->data_len <= len && n->data_len >= len - len / 8)
+		return left + n->data_len <= len ? left + n->data_len : left;
+	return len;
 }
 
 static int

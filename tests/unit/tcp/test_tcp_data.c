@@ -390,8 +390,8 @@ note_sizes_to_a(struct wire *w, int to_b, const struct tcp_seg_in *s)
  * in one output at its end. *off and *h carry the stream's offset and
  * hash from one call to the next. Returns B's MSS toward A. */
 static uint32_t
-relay_pieces(struct wire *w, uint32_t size, uint32_t count, struct seg_sizes *z,
-	     uint64_t *off, uint64_t *h)
+relay_pieces_odd(struct wire *w, uint32_t piece, uint32_t count, uint32_t odd_at,
+		 uint32_t odd_size, struct seg_sizes *z, uint64_t *off, uint64_t *h)
 {
 	struct tcp_conn *b = w->app_b.conn;
 	struct tcp_conn_info i;
@@ -404,6 +404,7 @@ relay_pieces(struct wire *w, uint32_t size, uint32_t count, struct seg_sizes *z,
 		tcp_input_burst_begin(w->b);
 		for (uint32_t j = 0; j < 16 && k < count; j++) {
 			struct rte_mbuf *m = rte_pktmbuf_alloc(test_pool);
+			uint32_t size = k == odd_at ? odd_size : piece;
 			uint8_t *p;
 			int32_t got;
 
@@ -432,6 +433,14 @@ relay_pieces(struct wire *w, uint32_t size, uint32_t count, struct seg_sizes *z,
 	w->drop = NULL;
 	tcp_conn_get_info(b, &i);
 	return i.mss;
+}
+
+/* count pieces of size bytes (relay_pieces_odd() without an odd one). */
+static uint32_t
+relay_pieces(struct wire *w, uint32_t size, uint32_t count, struct seg_sizes *z,
+	     uint64_t *off, uint64_t *h)
+{
+	return relay_pieces_odd(w, size, count, UINT32_MAX, 0, z, off, h);
 }
 
 /* A relay's send queue holds what the other leg received, one segment
@@ -469,6 +478,38 @@ a_relayed_segment_a_little_smaller_than_the_mss_leaves_whole(void **state)
 	assert_int_equal(z.max, mss);
 	assert_true(z.n < 200);
 	assert_true(w->in_place[0] < w->chained[0]);
+	wire_free(w);
+	assert_int_equal(rte_mempool_in_use_count(test_pool), 0);
+}
+
+/* One odd piece among them (a short segment the peer sent) leaves one
+ * segment of its own, or one with the piece after it when both fit, and
+ * every segment after it is again one whole piece, sent in place.
+ * (Before, each segment after a short one started a little further
+ * into its piece, a chain of two, until the offset went round.) */
+static void
+segments_after_a_short_piece_are_whole_pieces_again(void **state)
+{
+	struct wire *w = setup(0, 0, 0);
+	struct seg_sizes z;
+	uint64_t off = 0, h = FNV_INIT;
+
+	(void)state;
+	wire_connect(w);
+	/* 500 bytes: a segment of its own, then 99 whole pieces. */
+	assert_int_equal(relay_pieces_odd(w, 1348, 150, 50, 500, &z, &off, &h), 1448);
+	assert_int_equal(z.n, 150);
+	assert_int_equal(z.min, 500);
+	assert_int_equal(z.max, 1348);
+	assert_int_equal(w->in_place[0], 150);
+	assert_int_equal(w->chained[0], 150); /* (which counts those too) */
+	/* 60 bytes: with the next piece, 1408 bytes in one segment (a
+	 * chain), then whole pieces. */
+	(void)relay_pieces_odd(w, 1348, 150, 50, 60, &z, &off, &h);
+	assert_int_equal(z.n, 149);
+	assert_int_equal(z.max, 1408);
+	assert_int_equal(w->in_place[0], 148);
+	assert_int_equal(w->chained[0], 149);
 	wire_free(w);
 	assert_int_equal(rte_mempool_in_use_count(test_pool), 0);
 }
@@ -570,6 +611,7 @@ main(void)
 		cmocka_unit_test(received_mbufs_relay_back_without_copying),
 		cmocka_unit_test(a_retransmission_after_the_relayed_mbufs_were_reused_sends_the_relayed_bytes),
 		cmocka_unit_test(a_relayed_segment_a_little_smaller_than_the_mss_leaves_whole),
+		cmocka_unit_test(segments_after_a_short_piece_are_whole_pieces_again),
 		cmocka_unit_test(tiny_segments_neither_pile_up_mbufs_nor_take_the_segment_pool),
 		cmocka_unit_test(a_transfer_over_qinq_answers_with_the_same_tags),
 		cmocka_unit_test(sequence_numbers_wrap_around_zero_without_a_hitch),
