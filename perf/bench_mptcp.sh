@@ -272,7 +272,7 @@ mb_rx() {
 # upload; "instructions CONTENDER_DIR <v> per segment" lines and the top
 # functions of each transfer. Sets MB_NET[c_dir] and MB_SEGS[c_dir].
 mb_instr_run() {
-	local c=$1 cfg="" wrapper idle_cg cg dir f0 f1 t0 t1 out ports rports
+	local c=$1 cfg="" wrapper idle_cg cg dir f0 f1 t0 t1 b0 b1 out ports rports
 	[ "$c" = proxy ] && cfg=$MPTCP_CONF
 	PX_CG=$LOGDIR/mptcp-$c.callgrind
 	rm -f "$PX_CG" "$PX_CG".*
@@ -293,7 +293,8 @@ mb_instr_run() {
 		ports="1 3" rports="0 2"
 		[ "$dir" = up ] && ports="0 2" rports="1 3"
 		# shellcheck disable=SC2086 # ports are words
-		f0=$(mb_rx ipackets $ports) && t0=$(mb_rx opackets $rports) || die "$c: no /ethdev/stats"
+		f0=$(mb_rx ipackets $ports) && t0=$(mb_rx opackets $rports) &&
+			b0=$(mb_rx opackets $ports) || die "$c: no /ethdev/stats"
 		callgrind_control -z "$SLUICE_PID" >/dev/null 2>&1 || die "callgrind_control -z $SLUICE_PID failed"
 		MB_PORT=$((MB_PORT + 1))
 		mptcp_xfer "$dir" "$SRV4" "$MPTCP_INSTR_BYTES" "$MB_PORT" "$MB_XFER_TIMEOUT" ||
@@ -301,22 +302,24 @@ mb_instr_run() {
 		px_cg_dump
 		cg=$PX_CG_LAST
 		# shellcheck disable=SC2086
-		f1=$(mb_rx ipackets $ports) && t1=$(mb_rx opackets $rports) || die "$c: no /ethdev/stats"
+		f1=$(mb_rx ipackets $ports) && t1=$(mb_rx opackets $rports) &&
+			b1=$(mb_rx opackets $ports) || die "$c: no /ethdev/stats"
 		out=$("$PY" - "${c}_$dir" "$(cg_total "$cg")" "$(px_cg_loops "$cg" 4)" \
 			"$(cg_total "$idle_cg")" "$(px_cg_loops "$idle_cg" 4)" "$((f1 - f0))" \
 			"$MPTCP_INSTR_BYTES" "$((t1 - t0))" "$XFER_SECS" "$(mptcp_kv "$XFER_CLI" subflows)" \
-			"$(mptcp_kv "$XFER_SRV" is_mptcp)" <<'PY'
+			"$(mptcp_kv "$XFER_SRV" is_mptcp)" "$((b1 - b0))" <<'PY'
 import sys
 c = sys.argv[1]
 ir, loops, idle_ir, idle_loops, segs, nbytes, tx = (int(x) for x in sys.argv[2:9])
 secs, sf, smp = sys.argv[9:12]
+back = int(sys.argv[12])
 per_loop = idle_ir / idle_loops if idle_loops else 0.0
 net = ir - loops * per_loop
 if segs <= 0:
     sys.exit("no segment received from the sender")
-print("instructions %-22s %8.1f per segment  (%d instructions, less %d loops x %.0f (a loop without a frame) = %.1f%%, over %d segments received from the sender; %.2f frames sent toward the receiver per segment; %d bytes in %s s under callgrind, %s subflows, server is_mptcp=%s; %.1f per segment with the loops)"
+print("instructions %-22s %8.1f per segment  (%d instructions, less %d loops x %.0f (a loop without a frame) = %.1f%%, over %d segments received from the sender; %.2f frames sent toward the receiver and %.2f back toward the sender per segment; %d bytes in %s s under callgrind, %s subflows, server is_mptcp=%s; %.1f per segment with the loops)"
       % (c, net / segs, ir, loops, per_loop, 100.0 * loops * per_loop / ir if ir else 0,
-         segs, tx / segs, nbytes, secs, sf, smp, ir / segs))
+         segs, tx / segs, back / segs, nbytes, secs, sf, smp, ir / segs))
 print("%d %d" % (net, segs))
 PY
 ) || die "$c: $out"
