@@ -7,12 +7,15 @@
 # the same order every run, so the figure repeats to the instruction and
 # two builds compare exactly (perf/README.md, "The relay in memory").
 #
-#   perf/relay_instr.sh [--bytes N] [--download] [--top N]
+#   perf/relay_instr.sh [--bytes N] [--download] [--mptcp] [--top N]
 #                       [--rate MBIT] [--loop-us N] BUILD_DIR_OR_BINARY
 #
 # --bytes N     bytes to move (relaybench's --bytes: 16M by default; K, M,
 #               G are binary)
 # --download    server to client (default: client to server, an upload)
+# --mptcp       the client speaks MPTCP to the proxy over one subflow, and
+#               the proxy terminates it (relaybench's --mptcp; default:
+#               plain TCP). Also prints the proxy's counters that moved.
 # --rate MBIT, --loop-us N
 #               relaybench's: space the frames by a link rate, and run the
 #               worker loop on a grid of N us (default: neither)
@@ -37,13 +40,14 @@ PY=${BENCH_PYTHON:-/usr/bin/python3}
 ARGS=()
 TOP=0
 usage() {
-	echo "usage: $0 [--bytes N] [--download] [--top N] [--rate MBIT] [--loop-us N] BUILD_DIR_OR_BINARY" >&2
+	echo "usage: $0 [--bytes N] [--download] [--mptcp] [--top N] [--rate MBIT] [--loop-us N] BUILD_DIR_OR_BINARY" >&2
 	exit 2
 }
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--bytes) [ $# -ge 2 ] || usage; ARGS+=(--bytes "$2"); shift 2 ;;
 	--download) ARGS+=(--download); shift ;;
+	--mptcp) ARGS+=(--mptcp); shift ;;
 	--rate | --loop-us) [ $# -ge 2 ] || usage; ARGS+=("$1" "$2"); shift 2 ;;
 	--top) [ $# -ge 2 ] || usage; TOP=$2; shift 2 ;;
 	-h | --help) usage ;;

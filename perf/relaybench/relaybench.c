@@ -23,15 +23,28 @@
  * against the pattern, and shuts down at the sender's FIN. The run ends
  * when both ends have closed and P has closed the pair.
  *
+ * With --mptcp, C speaks MPTCP v1 (RFC 8684) to P over one subflow, as
+ * a Linux client would, and P terminates it (as config/examples/
+ * mptcp-proxy.ini does); S stays plain TCP. C's MPTCP rides on lib/tcp's
+ * connection hooks (mp_client.c): MP_CAPABLE in the SYN (no checksums),
+ * both keys on the third ACK; a DSS on every later segment, with the
+ * DATA_ACK of what C holds in order at the data level, and on data the
+ * mapping of the segment's bytes (64-bit DSN). C reads P's bytes through
+ * P's mappings and checks each at its DSN. The sender's DATA_FIN goes
+ * with its last byte; C closes its subflow once it read P's DATA_FIN
+ * (the FIN carries its DATA_ACK, and the receiver's own DATA_FIN); P
+ * closes the pair once both DATA_FINs are acknowledged.
+ *
  * relay_step() holds everything the proxy stage runs in a worker loop,
  * and nothing else: callgrind --toggle-collect=relay_step counts it.
  * Nothing depends on a real clock or on a random draw: the same frames
  * in the same order every run.
  *
- * Usage: relaybench [--bytes N[K|M|G]] [--download] [--rate MBIT]
- *                   [--loop-us N]
+ * Usage: relaybench [--bytes N[K|M|G]] [--download] [--mptcp]
+ *                   [--rate MBIT] [--loop-us N]
  *   --bytes    what the sender writes (16M; K, M, G are binary)
  *   --download S sends to C (default: C to S, an upload)
+ *   --mptcp    C speaks MPTCP to P over one subflow (default: plain TCP)
  *   --rate     space the frames on each link and way by this rate, in
  *              Mbit/s (default: none, a pass's frames arrive together)
  *   --loop-us  run the worker loop on a grid of N us (default: a loop
@@ -58,6 +71,7 @@
 
 #include "mptcp_proxy.h"
 #include "pkt.h"
+#include "relaybench.h"
 #include "tcp.h"
 
 #define MS(x) ((uint64_t)(x) * 1000000ull)
@@ -89,6 +103,7 @@ enum { L_CP, L_SP, L_PC, L_PS, L_MAX }; /* C>P, S>P, P>C, P>S */
 struct peer {
 	struct tcp_engine *e;
 	struct tcp_conn *conn;
+	struct mp_client *mp;  /* C with --mptcp, else NULL */
 	bool sender;
 	bool connected, shut, peer_fin, closed, failed;
 	uint64_t sent, rcvd;  /* bytes written, bytes read and checked */
@@ -98,6 +113,7 @@ struct peer {
 struct bench {
 	uint64_t bytes;
 	bool download;
+	bool mptcp;
 	uint64_t rate_bps;    /* 0: no rate, frames of one pass arrive together */
 	uint64_t loop_ns;     /* 0: a loop at every event */
 	struct rte_mempool *ppool, *hpool;
@@ -112,6 +128,7 @@ struct bench {
 	/* Figures. */
 	uint64_t segments_in, frames_in, frames_out, frames_passed;
 	uint64_t bursts, steps;
+	struct mp_client mp;
 };
 
 static struct bench B;
@@ -153,12 +170,6 @@ relay_step(struct mptcp_proxy *px, struct rte_mbuf **rx0, uint16_t n0,
 /* ------------------------------------------------------------------ */
 /* The harness (not counted)                                           */
 
-static inline uint8_t
-pattern(uint64_t i)
-{
-	return (uint8_t)((i * 131u) ^ (i >> 9) ^ (i >> 17));
-}
-
 static void
 peer_cb(struct tcp_conn *c, void *arg, uint32_t ev, uint64_t now)
 {
@@ -170,7 +181,10 @@ peer_cb(struct tcp_conn *c, void *arg, uint32_t ev, uint64_t now)
 		p->conn = c;
 		p->connected = true;
 	}
-	if (ev & TCP_EV_READABLE) {
+	if ((ev & TCP_EV_READABLE) && p->mp != NULL) {
+		while ((n = tcp_recv(c, buf, sizeof(buf), now)) > 0)
+			p->rcvd = mp_client_read(p->mp, buf, n, &p->bad_at);
+	} else if (ev & TCP_EV_READABLE) {
 		while ((n = tcp_recv(c, buf, sizeof(buf), now)) > 0) {
 			for (uint32_t i = 0; i < n && p->bad_at == 0; i++)
 				if (buf[i] != pattern(p->rcvd + i))
@@ -209,11 +223,17 @@ peer_app(struct bench *b, struct peer *p)
 				break;
 			p->sent += (uint64_t)got;
 		}
-		if (p->sent == b->bytes) {
+		if (p->sent == b->bytes && p->mp == NULL) {
 			tcp_shutdown(p->conn, b->now);
 			p->shut = true;
 		}
-	} else if (p->peer_fin) {
+	} else if (p->peer_fin && p->mp == NULL) {
+		tcp_shutdown(p->conn, b->now);
+		p->shut = true;
+	}
+	/* C with --mptcp closes at P's DATA_FIN, whichever way the data
+	 * went: its FIN carries the DATA_ACK of it (mp_client.c). */
+	if (p->mp != NULL && mp_client_closing(p->mp, p->sent)) {
 		tcp_shutdown(p->conn, b->now);
 		p->shut = true;
 	}
@@ -532,7 +552,7 @@ parse_size(const char *s, uint64_t *out)
 static void
 usage(void)
 {
-	fprintf(stderr, "usage: relaybench [--bytes N[K|M|G]] [--download] "
+	fprintf(stderr, "usage: relaybench [--bytes N[K|M|G]] [--download] [--mptcp] "
 		"[--rate MBIT] [--loop-us N]\n");
 }
 
@@ -571,6 +591,8 @@ main(int argc, char **argv)
 			i++;
 		} else if (strcmp(argv[i], "--download") == 0) {
 			b->download = true;
+		} else if (strcmp(argv[i], "--mptcp") == 0) {
+			b->mptcp = true;
 		} else if (strcmp(argv[i], "--rate") == 0 && i + 1 < argc &&
 			   parse_size(argv[i + 1], &v) == 0 && v <= 1000000) {
 			b->rate_bps = v * 1000000ull;
@@ -610,7 +632,12 @@ main(int argc, char **argv)
 	b->now = START_NS;
 	tcp_listen(b->s.e, 5201, true);
 	endpoints(&ep);
-	b->c.conn = tcp_connect(b->c.e, &ep, &b->c, b->now);
+	if (b->mptcp) {
+		b->c.mp = &b->mp;
+		mp_client_init(&b->mp, b->download ? 0 : b->bytes);
+	}
+	b->c.conn = tcp_connect_hooked(b->c.e, &ep, b->mptcp ? &mp_client_hooks : NULL,
+				       b->mptcp ? &b->mp : NULL, &b->c, b->now);
 	if (b->c.conn == NULL) {
 		fprintf(stderr, "relaybench: connect: %s\n", rte_strerror(rte_errno));
 		return 1;
@@ -636,7 +663,7 @@ main(int argc, char **argv)
 	pc = mptcp_proxy_tcp_counters(b->px);
 	ok = done(b) && !b->out_overflow && !b->c.failed && !b->s.failed &&
 	     snd->sent == b->bytes && rcv->rcvd == b->bytes && rcv->bad_at == 0 &&
-	     b->frames_passed == 0;
+	     b->frames_passed == 0 && b->mp.bad == NULL;
 	printf("direction %s\n", b->download ? "download" : "upload");
 	printf("bytes %" PRIu64 "\n", rcv->rcvd);
 	printf("segments_in %" PRIu64 "\n", b->segments_in);
@@ -649,15 +676,27 @@ main(int argc, char **argv)
 	printf("engine_segments_coalesced %" PRIu64 "\n", pc[TCP_CNT_SEG_COALESCED]);
 	printf("engine_retransmits %" PRIu64 "\n", pc[TCP_CNT_RETRANSMIT]);
 	printf("virtual_ms %.3f\n", (double)(b->now - START_NS) / 1e6);
+	if (b->mptcp) {
+		/* C's side of the data level, and every counter of P's
+		 * that moved: fallbacks, reinjections, retransmissions. */
+		printf("client_dss_in %" PRIu64 "\n", b->mp.dss_in);
+		printf("client_mappings_in %" PRIu64 "\n", b->mp.maps_in);
+		printf("client_dss_out %" PRIu64 "\n", b->mp.dss_out);
+		for (unsigned int i = 0; i < MPTCP_PROXY_CNT_MAX; i++)
+			if (st.cnt[i] != 0)
+				printf("proxy_%s %" PRIu64 "\n",
+				       mptcp_proxy_cnt_name((enum mptcp_proxy_cnt)i), st.cnt[i]);
+	}
 	if (!ok)
 		fprintf(stderr, "relaybench: FAILED: sent %" PRIu64 ", received %" PRIu64
-			" of %" PRIu64 " bytes%s%s%s%s, proxy pairs closed %" PRIu64
+			" of %" PRIu64 " bytes%s%s%s%s%s%s, proxy pairs closed %" PRIu64
 			" reset %" PRIu64 " active %u, frames passed %" PRIu64 "\n",
 			snd->sent, rcv->rcvd, b->bytes,
 			rcv->bad_at ? ", content differs" : "",
 			b->c.failed || b->s.failed ? ", a connection failed" : "",
 			b->out_overflow ? ", emit overflow" : "",
 			done(b) ? "" : ", not closed in time",
+			b->mp.bad != NULL ? ", MPTCP: " : "", b->mp.bad != NULL ? b->mp.bad : "",
 			st.cnt[MPTCP_PROXY_CNT_CLOSED], st.cnt[MPTCP_PROXY_CNT_RESET],
 			st.active, b->frames_passed);
 	free_all(b);
