@@ -441,13 +441,15 @@ class Peer:
 # ------------------------------------------------------------------ #
 # Expected ACKs of a correct SACK receiver (RFC 2018, RFC 2883)        #
 
-def expected_acks(group, have, base, nbytes):
+def expected_acks(group, have, base, nbytes, states=None):
     """Simulate a receiver that ACKs out-of-order segments, filled holes
     and duplicates at once (RFC 5681 4.2, RFC 2883). have: set of segment
     indexes held before the group. Returns, per segment sent, None (an ACK
     may be delayed) or (ack, first SACK block or None, D-SACK?, set of
     the SACK blocks above the ACK, the block a D-SACK must be followed
-    by or None), and updates have."""
+    by or None), and updates have. If states is a list, the receiver's
+    state after each segment, (cumulative ACK, set of SACK blocks), is
+    appended to it."""
     out = []
     seg = lambda i: ((base + i * MSS) & M32, (base + min((i + 1) * MSS, nbytes)) & M32)
 
@@ -470,7 +472,9 @@ def expected_acks(group, have, base, nbytes):
                 i += 1
         return set(res)
 
-    for i in group:
+    for n, i in enumerate(group):
+        if n and states is not None:        # the state after the one before
+            states.append((seg(nxt())[0], blocks()))
         before = nxt()
         if i in have:
             # A duplicate: a D-SACK block for it first; if it is held
@@ -490,6 +494,8 @@ def expected_acks(group, have, base, nbytes):
             out.append((seg(after)[0], None, False, blocks(), None))
         else:
             out.append(None)
+    if group and states is not None:
+        states.append((seg(nxt())[0], blocks()))
     return out
 
 
@@ -499,7 +505,8 @@ def check_group_acks(peer, res, base, nbytes, require_dsack):
     have = set()
     matched = dsacks = 0
     for g, acks in res:
-        exp = expected_acks(g, have, base, nbytes)
+        states = []
+        exp = expected_acks(g, have, base, nbytes, states)
         last = max((j for j, e in enumerate(exp) if e is not None), default=-1)
         k = 0
         for j, e in enumerate(exp):
@@ -510,8 +517,12 @@ def check_group_acks(peer, res, base, nbytes, require_dsack):
             # connection left with at most one out-of-order range, the
             # ACK that out-of-order data or a filled hole owes leaves at
             # the burst's end, so a later ACK of the group may stand for
-            # it (lib/tcp/README.md, "ACKs per burst"). Never the last.
+            # it (lib/tcp/README.md, "ACKs per burst"). The last such
+            # ACK of a group may wait only for a later segment of the
+            # group that owes none at once (in order after it): the ACK
+            # that then leaves carries the state after that segment.
             may_wait = not is_dup and len(blks) <= 1 and j != last
+            may_merge = not is_dup and len(blks) <= 1 and j == last
             k0 = k
             found = False
             while k < len(acks):
@@ -536,6 +547,13 @@ def check_group_acks(peer, res, base, nbytes, require_dsack):
             if not found and may_wait:
                 k = k0
                 continue
+            if not found and may_merge:
+                for a, sack, _ in acks[k0:]:
+                    if any(a == st_ack and set(sack) <= st_blks and
+                           len(sack) == min(3, len(st_blks))
+                           for st_ack, st_blks in states[j + 1:]):
+                        found = True
+                        break
             if not found:
                 peer.errors.append(
                     "group %s: no ACK %s with first SACK block %s%s%s (blocks held %s); "
