@@ -1091,6 +1091,33 @@ struct tcp_conn_hooks {
 	 * options of kinds the engine does not read, take a second walk.
 	 */
 	uint8_t opt_kind;
+	/**
+	 * May the next in-order data segment of an input burst be read
+	 * together with the one held before it (lib/tcp/README.md, "Runs
+	 * of segments")? Asked only when the two are alike in everything
+	 * the engine reads (sequence numbers that follow on, the same ACK,
+	 * window and timestamps, ACK alone or with PSH) and each carries
+	 * exactly one option of opt_kind, at the same place in option
+	 * areas of the same length, and no other option the engine does
+	 * not read. NULL: never (such segments are then read one by one).
+	 *
+	 * On true, opts_in() is later called once for the run, with the
+	 * held segment's option area and the run's whole length: the owner
+	 * must have rewritten held so that it says for the run what both
+	 * areas said for their own segments (an MPTCP mapping that the
+	 * next one continues is extended over it), or have found the two
+	 * areas to say the same thing. On false, held must be unchanged.
+	 *
+	 * @param owner  owner.
+	 * @param c      connection.
+	 * @param held   the held segment's option area (writable).
+	 * @param next   the next segment's option area.
+	 * @param optlen the length of each, 0..40.
+	 * @param opt_at offset of the option of opt_kind in both.
+	 * @return true: merged.
+	 */
+	bool (*opts_merge)(void *owner, struct tcp_conn *c, uint8_t *held,
+			   const uint8_t *next, uint32_t optlen, uint32_t opt_at);
 };
 
 /**

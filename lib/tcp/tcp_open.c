@@ -454,27 +454,55 @@ run_member(const struct tcp_engine *e, const struct tcp_conn *c, const struct rt
 
 /* An in-order data segment that later frames may be merged into: it
  * would be read at once into the receive queue, by a connection whose
- * owner sees only bytes (no hooks, segment boundaries not kept). The
- * frame ends with its payload, so the next payload can follow it. */
+ * owner sees only bytes (no hooks, segment boundaries not kept), or
+ * whose hooks merge their options (tcp_conn_hooks.opts_merge: then it
+ * carries one option of their kind and no other the engine does not
+ * read; the receive queue keeps each frame's payload as its own mbuf
+ * all the same). The frame ends with its payload, so the next payload
+ * can follow it. */
 static inline bool
 run_head(const struct tcp_conn *c, const struct rte_mbuf *m, const struct tcp_seg_in *s)
 {
-	return c->state == TCP_ESTABLISHED && c->hooks == NULL && c->ooo_n == 0 &&
-	       !(c->flags & TCP_CF_KEEP_SEGS) && s->flags == TCP_FL_ACK &&
-	       s->len > 0 && s->seq == c->rcv_nxt && s->nsack == 0 && s->xo_n == 0 &&
-	       m->next == NULL && (uint32_t)s->payload_off + s->len == m->data_len;
+	return c->state == TCP_ESTABLISHED && c->ooo_n == 0 && s->flags == TCP_FL_ACK &&
+	       s->len > 0 && s->seq == c->rcv_nxt && s->nsack == 0 &&
+	       m->next == NULL && (uint32_t)s->payload_off + s->len == m->data_len &&
+	       (likely(c->hooks == NULL) ?
+			!(c->flags & TCP_CF_KEEP_SEGS) && s->xo_n == 0 :
+			c->hooks->opts_merge != NULL && s->xo_n == 1 &&
+			s->xo_kind == c->hooks->opt_kind);
+}
+
+/* A hooked connection's run: the two frames' option areas are laid out
+ * alike (same length, the one option of the hooks' kind at the same
+ * place, run_head() checked the held one), and the owner merges them
+ * (tcp_conn_hooks.opts_merge), rewriting the held frame's. */
+static __rte_noinline bool
+run_merge_opts(struct tcp_conn *c, struct rte_mbuf *head, const struct tcp_seg_in *hs,
+	       const struct rte_mbuf *m, const struct tcp_seg_in *s)
+{
+	const struct pkt_meta *hm = pkt_meta(head);
+	const struct pkt_meta *mm = pkt_meta((struct rte_mbuf *)(uintptr_t)m);
+
+	if (s->xo_n != 1 || s->xo_kind != hs->xo_kind || s->xo_off != hs->xo_off ||
+	    mm->l4_len != hm->l4_len)
+		return false;
+	/* tcp_seg_parse() checked each header is whole in its first mbuf. */
+	return c->hooks->opts_merge(c->hook_owner, c,
+				    rte_pktmbuf_mtod_offset(head, uint8_t *, hm->l4_off + 20u),
+				    rte_pktmbuf_mtod_offset(m, const uint8_t *, mm->l4_off + 20u),
+				    (uint32_t)hm->l4_len - 20u, (uint32_t)s->xo_off - 20u);
 }
 
 /* Merge m (segment s) into the held segment hs (frames head..tail) if
  * the connection would read the two the same way one after the other:
  * the bytes follow on, the header says the same (ACK, window,
- * timestamps; no SACK block, no option the engine does not read), ACK
- * alone or ACK and PSH (which ends the merge, as in GRO), and every byte
+ * timestamps; no SACK block, no option the engine does not read but
+ * the one a hooked connection's owner merges), ACK alone or ACK and PSH (which ends the merge, as in GRO), and every byte
  * fits the window, the receive buffer and the receive side's mbuf
  * memory (rcv_mem), so that none of them would have been cut or
  * refused on its own. *mem: the held frames' mbuf memory. */
 static inline bool
-run_merge(struct tcp_engine *e, const struct tcp_conn *c, struct tcp_seg_in *hs,
+run_merge(struct tcp_engine *e, struct tcp_conn *c, struct tcp_seg_in *hs,
 	  struct rte_mbuf *head, struct rte_mbuf *tail, struct rte_mbuf *m,
 	  const struct tcp_seg_in *s, uint32_t *mem)
 {
@@ -483,11 +511,17 @@ run_merge(struct tcp_engine *e, const struct tcp_conn *c, struct tcp_seg_in *hs,
 	if (s->seq != end || s->ack != hs->ack || s->wnd != hs->wnd ||
 	    (hs->flags & TCP_FL_PSH) || (s->flags & ~TCP_FL_PSH) != TCP_FL_ACK ||
 	    s->len == 0 || s->opts != hs->opts || s->tsval != hs->tsval ||
-	    s->tsecr != hs->tsecr || s->nsack != 0 || s->xo_n != 0 ||
+	    s->tsecr != hs->tsecr || s->nsack != 0 ||
 	    m->next != NULL || (uint32_t)s->payload_off + s->len != m->data_len ||
 	    head->nb_segs >= TCP_RUN_MAX_SEGS || tcp_seq_gt(end + s->len, c->rcv_adv) ||
 	    (uint64_t)c->rcvq.bytes + hs->len + s->len > e->p.rcv_buf ||
 	    (uint64_t)c->rcvq.mem + *mem + m->buf_len > e->p.rcv_mem)
+		return false;
+	/* Options the engine does not read: only a hooked connection's
+	 * (run_head()), and only as its owner says (last: it may rewrite
+	 * the held frame's). */
+	if (unlikely(s->xo_n != 0 || c->hooks != NULL) &&
+	    (c->hooks == NULL || !run_merge_opts(c, head, hs, m, s)))
 		return false;
 	/* The payload alone follows the held frame's (whose headers
 	 * rcv_data() slices off); its kept sum stays valid: it names the

@@ -641,6 +641,137 @@ without_keeping_segments_small_ones_are_merged(void **state)
 	wire_free(w);
 }
 
+/* opts_merge of the test owner: options {XKIND, 4, tag, n} merge when
+ * the tags agree, the held one's n becoming the sum (so opts_in shows
+ * what it was told for the run). */
+static uint32_t n_merge_calls;
+
+static bool
+h_opts_merge(void *owner, struct tcp_conn *c, uint8_t *held, const uint8_t *next,
+	     uint32_t optlen, uint32_t opt_at)
+{
+	(void)owner;
+	(void)c;
+	n_merge_calls++;
+	assert_true(opt_at + 4 <= optlen);
+	assert_int_equal(held[opt_at], XKIND);
+	assert_int_equal(next[opt_at], XKIND);
+	if (held[opt_at + 2] != next[opt_at + 2])
+		return false;
+	held[opt_at + 3] = (uint8_t)(held[opt_at + 3] + next[opt_at + 3]);
+	return true;
+}
+
+static const struct tcp_conn_hooks merge_hook = {
+	.opts_in = h_opts_in, .opt_kind = XKIND, .opts_merge = h_opts_merge,
+};
+
+/* Six 100-byte data segments from b's side, in order, given to a as one
+ * run of one input burst; xo[i] follows the timestamps of segment i. */
+static void
+run_of_six_to_a(struct wire *w, struct tcp_conn *a, const uint8_t xo[6][8],
+		const uint8_t xo_len[6])
+{
+	struct tcp_endpoints epb;
+	struct tcp_conn_info ia;
+	struct rte_mbuf *data, *pk[6];
+	uint8_t *d;
+
+	tcp_conn_get_info(a, &ia);
+	ep_reverse(&epb, &w->ep_a);
+	data = rte_pktmbuf_alloc(test_pool);
+	assert_non_null(data);
+	d = (uint8_t *)rte_pktmbuf_append(data, 600);
+	assert_non_null(d);
+	for (uint32_t i = 0; i < 600; i++)
+		d[i] = (uint8_t)(i / 100 + 1);
+	for (uint32_t i = 0; i < 6; i++) {
+		struct tcp_seg_out o = { .seq = ia.irs + 1 + 100 * i, .ack = ia.iss + 1,
+					 .flags = TCP_FL_ACK, .wnd = 1000,
+					 .opts = TCP_SO_TS, .tsval = a->ts_recent + 1,
+					 .xopt = xo[i], .xopt_len = xo_len[i] };
+
+		pk[i] = tcp_seg_build(test_pool, &epb, &o, data, 100 * i, 100);
+		assert_non_null(pk[i]);
+		pkt_parse(pk[i], pkt_meta(pk[i]), 0);
+	}
+	rte_pktmbuf_free(data);
+	tcp_input_burst_begin(w->a);
+	assert_true(tcp_conn_lookup(w->a, pk[0]) == a);
+	assert_int_equal(tcp_input_conn_run(w->a, a, pk, 6, w->now), 6);
+	tcp_input_burst_end(w->a, w->now);
+}
+
+static void
+a_hooked_connection_merges_a_run_only_as_its_owner_says(void **state)
+{
+	/* Tags 1 1 1 2, then the option after two NOPs (laid out
+	 * otherwise: the owner is not asked), then tag 2 again. */
+	static const uint8_t xo[6][8] = {
+		{ XKIND, 4, 1, 1 }, { XKIND, 4, 1, 1 }, { XKIND, 4, 1, 1 },
+		{ XKIND, 4, 2, 1 }, { 1, 1, 1, 1, XKIND, 4, 2, 1 }, { XKIND, 4, 2, 1 },
+	};
+	static const uint8_t xo_len[6] = { 4, 4, 4, 4, 8, 4 };
+	static const uint32_t want_len[] = { 300, 100, 100, 100 };
+	static const uint8_t want_n[] = { 3, 1, 1, 1 };
+
+	(void)state;
+	for (int with_merge = 0; with_merge < 2; with_merge++) {
+		struct wire *w = new_wire();
+		struct tcp_conn_info ia;
+		struct tcp_conn *a;
+		struct rte_mbuf *m;
+		uint32_t n0, seq, i = 0;
+		uint64_t co;
+
+		tcp_listen(w->b, w->ep_a.rport, true);
+		a = tcp_connect_hooked(w->a, &w->ep_a, with_merge ? &merge_hook : &in_hook_x,
+				       &own_a, &w->app_a, w->now);
+		assert_non_null(a);
+		w->app_a.conn = a;
+		w->app_a.auto_read = 0;
+		tcp_conn_keep_segments(a, true);
+		wire_run(w, MS(30));
+		assert_int_equal(tcp_conn_state(a), TCP_ESTABLISHED);
+		tcp_conn_get_info(a, &ia);
+		n0 = own_a.n_in;
+		n_merge_calls = 0;
+		co = tcp_engine_counters(w->a)[TCP_CNT_SEG_COALESCED];
+		run_of_six_to_a(w, a, xo, xo_len);
+		if (with_merge) {
+			/* Asked of segments 2 and 3 (yes), and 4 (no). */
+			assert_int_equal(n_merge_calls, 3);
+			assert_int_equal(tcp_engine_counters(w->a)[TCP_CNT_SEG_COALESCED], co + 2);
+			assert_int_equal(own_a.n_in, n0 + 4);
+			for (uint32_t k = 0; k < 4; k++) {
+				const struct tcp_hook_seg *h = &own_a.in[n0 + k];
+
+				assert_int_equal(h->len, want_len[k]);
+				assert_int_equal(h->opt_n, 1);
+				assert_int_equal(own_a.in_opt[n0 + k][h->opt_at + 3], want_n[k]);
+			}
+			assert_int_equal(own_a.in[n0 + 3].seq, ia.irs + 1 + 500);
+		} else {
+			/* No opts_merge: each segment alone. */
+			assert_int_equal(n_merge_calls, 0);
+			assert_int_equal(tcp_engine_counters(w->a)[TCP_CNT_SEG_COALESCED], co);
+			assert_int_equal(own_a.n_in, n0 + 6);
+		}
+		/* Merged or not, the receive queue keeps each segment. */
+		while ((m = tcp_recv_seg(a, &seq, w->now)) != NULL) {
+			assert_int_equal(seq, ia.irs + 1 + 100 * i);
+			assert_int_equal(rte_pktmbuf_pkt_len(m), 100);
+			assert_int_equal(*rte_pktmbuf_mtod(m, uint8_t *), i + 1);
+			assert_int_equal(rte_pktmbuf_mtod(m, uint8_t *)[99], i + 1);
+			rte_pktmbuf_free(m);
+			i++;
+		}
+		assert_int_equal(i, 6);
+		assert_int_equal(tcp_conn_check(a), 0);
+		wire_free(w);
+	}
+}
+
 static void
 keeping_segments_under_memory_pressure_prunes_and_drops_but_never_merges(void **state)
 {
@@ -922,6 +1053,7 @@ main(void)
 		cmocka_unit_test(a_hook_asking_more_than_fits_gets_what_is_left),
 		cmocka_unit_test(the_owner_window_is_announced_when_it_is_smaller),
 		cmocka_unit_test(keeping_segments_receives_each_one_with_its_sequence_number),
+		cmocka_unit_test(a_hooked_connection_merges_a_run_only_as_its_owner_says),
 		cmocka_unit_test(without_keeping_segments_small_ones_are_merged),
 		cmocka_unit_test(keeping_segments_under_memory_pressure_prunes_and_drops_but_never_merges),
 		cmocka_unit_test(send_room_is_what_the_engine_then_sends),
