@@ -362,6 +362,84 @@ dss_alone(const uint8_t *opt, uint32_t optlen, const struct tcp_hook_seg *seg,
 	return true;
 }
 
+/* May the next in-order segment of a burst be read with the held one
+ * (tcp_conn_hooks.opts_merge)? Each carries a DSS and no other MPTCP
+ * option (the engine checked there is one option of our kind, at the
+ * same place), on a connection without DSS checksums (a checksum covers
+ * its own mapping's bytes), with the same flags and DATA_ACK. Then:
+ *  - without a mapping, the held option says the same for both;
+ *  - with one, the next mapping must lie as far from the held one in
+ *    subflow sequence as in data sequence, starting inside it or right
+ *    where it ends: the two are then one mapping, the held one grown to
+ *    cover the next (rewritten in place) unless it already did (the
+ *    same mapping on several segments, as a sender's segmentation
+ *    offload leaves it). A DATA_FIN is taken only from the same
+ *    mapping, whose last byte it stays.
+ * sf_opts_in() then sees one mapping for the run, as a sender that had
+ * sent the bytes in one segment would have written it, and the meta
+ * level still reads the run's segments one by one (tcp_recv_seg()),
+ * each finding its bytes in it. The fields are read here directly, not
+ * through mptcp_dss_decode(): this runs for most segments of an upload. */
+static bool
+sf_opts_merge(void *owner, struct tcp_conn *c, uint8_t *held, const uint8_t *next,
+	      uint32_t optlen, uint32_t opt_at)
+{
+	const struct mptcp_subflow *sf = owner;
+	uint8_t *p = held + opt_at;
+	const uint8_t *q = next + opt_at;
+	uint32_t at = 4, off, end;
+	uint16_t len_a, len_b;
+	uint8_t f;
+
+	RTE_SET_USED(c);
+	if ((sf->meta->flags & (MT_ESTAB | MT_FALLBACK | MT_CSUM)) != MT_ESTAB ||
+	    opt_at + 4 > optlen || (p[2] >> 4) != MPTCP_SUB_DSS || p[2] != q[2] ||
+	    p[3] != q[3])
+		return false;
+	f = p[3] & MPTCP_DSS_FLAGS;
+	/* Both are as long as the flags say, with no checksum, and whole
+	 * in the area. */
+	if (p[1] != mptcp_dss_len(f) || q[1] != p[1] || opt_at + p[1] > optlen)
+		return false;
+	if (f & MPTCP_DSS_DATA_ACK) {
+		if (f & MPTCP_DSS_ACK64) {
+			if (get_be64(p + at) != get_be64(q + at))
+				return false;
+			at += 8;
+		} else {
+			if (get_be32(p + at) != get_be32(q + at))
+				return false;
+			at += 4;
+		}
+	}
+	if (!(f & MPTCP_DSS_MAP))
+		return true;
+	/* off: where the next mapping starts in the held one, by subflow
+	 * sequence; by data sequence it must be the same. */
+	if (f & MPTCP_DSS_DSN64) {
+		off = get_be32(q + at + 8) - get_be32(p + at + 8);
+		if (get_be64(q + at) - get_be64(p + at) != off)
+			return false;
+		at += 8;
+	} else {
+		off = get_be32(q + at + 4) - get_be32(p + at + 4);
+		if (get_be32(q + at) - get_be32(p + at) != off)
+			return false;
+		at += 4;
+	}
+	len_a = get_be16(p + at + 4);
+	len_b = get_be16(q + at + 4);
+	end = off + len_b;
+	if (off == 0 && len_b == len_a)
+		return true; /* the same mapping */
+	if ((f & MPTCP_DSS_DATA_FIN) || len_a == 0 || len_b == 0 || off > len_a ||
+	    end > UINT16_MAX)
+		return false;
+	if (end > len_a)
+		put_be16(p + at + 4, (uint16_t)end);
+	return true;
+}
+
 /* Our FIN is out: it follows the last byte queued. */
 static bool
 fin_sent(const struct tcp_conn *c)
@@ -795,6 +873,7 @@ const struct tcp_conn_hooks mptcp_subflow_hooks = {
 	.rcv_wnd = sf_rcv_wnd,
 	.writable = sf_writable,
 	.opt_kind = MPTCP_OPT_KIND,
+	.opts_merge = sf_opts_merge,
 };
 
 static void

@@ -27,6 +27,7 @@
 #include "tcp_test_util.h"
 #include "mptcp_proxy.h"
 #include "proxy_priv.h"
+#include "mptcp_dss.h"
 
 #define SNDBUF (128 * 1024)
 #define NSF 4
@@ -67,6 +68,9 @@ struct mc {
 	int dsn32;        /* 32-bit DSNs and DATA_ACKs */
 	int no_dss;       /* no DSS after the handshake (a middlebox strips) */
 	int map_last;     /* a segment carries the last mapping starting in it */
+	int map_seg;      /* each data segment maps its own bytes, as Linux
+			   * does without segmentation offload (one subflow,
+			   * chunks queued back to back) */
 	int dup_to;       /* every chunk sent again on subflow dup_to - 1 */
 	int rr;           /* chunks alternate over established subflows */
 	int plain;        /* the proxy fell back: a subflow is the stream */
@@ -457,10 +461,20 @@ mc_opts_out(void *owner, struct tcp_conn *c, const struct tcp_hook_seg *seg,
 			if (mp != NULL) {
 				if (seg->seq - s->iss - mp->ssn >= mp->len)
 					mc.spanning++;
+				uint64_t dsn = mp->dsn;
+				uint32_t ssn = mp->ssn, len = mp->len;
+
+				if (mc.map_seg) {
+					/* One subflow, chunks back to back: the
+					 * stream and the subflow run side by side. */
+					dsn += seg->seq - s->iss - mp->ssn;
+					ssn = seg->seq - s->iss;
+					len = seg->len;
+				}
 				o.u.dss.flags |= MPTCP_DSS_MAP | (mc.dsn32 ? 0 : MPTCP_DSS_DSN64);
-				o.u.dss.dsn = mc.dsn32 ? (uint32_t)mp->dsn : mp->dsn;
-				o.u.dss.ssn = mp->ssn;
-				o.u.dss.data_len = (uint16_t)mp->len;
+				o.u.dss.dsn = mc.dsn32 ? (uint32_t)dsn : dsn;
+				o.u.dss.ssn = ssn;
+				o.u.dss.data_len = (uint16_t)len;
 				if (mc.csum) {
 					o.u.dss.has_csum = true;
 					o.u.dss.csum = ref_csum(mp->dsn, mp->ssn, (uint16_t)mp->len,
@@ -691,11 +705,55 @@ has_mptcp_option(struct rte_mbuf *m)
 /* Frames toward the client that carry MP_FAIL and are lost on the way. */
 static int drop_mp_fail_to_c;
 
+/* With p_burst, the frames due at P from the client (port 0) go in as
+ * one input burst, as a NIC gives them (lib/tcp then reads a subflow's
+ * in-order segments as runs); what P lets pass goes on to S. */
+static int p_burst;
+
+static void
+deliver_burst_to_p(void)
+{
+	struct rte_mbuf *b[64];
+	uint16_t n = 0, keep;
+	uint32_t k = 0;
+
+	for (uint32_t i = 0; i < qn; i++) {
+		struct qframe f = q[i];
+
+		if (n < RTE_DIM(b) && f.due <= now && f.dst == 1 && f.m->port == 0 &&
+		    now >= up_held_until[path_of(pkt_meta(f.m), 0)]) {
+			/* In one mbuf, as a NIC gives it (C built it as a
+			 * header and its payload chained). */
+			struct rte_mbuf *l = rte_pktmbuf_copy(f.m, f.m->pool, 0, UINT32_MAX);
+
+			assert_non_null(l);
+			assert_null(l->next);
+			l->port = 0;
+			rte_pktmbuf_free(f.m);
+			pkt_parse(l, pkt_meta(l), 0);
+			b[n++] = l;
+		} else {
+			q[k++] = f;
+		}
+	}
+	qn = k;
+	if (n == 0)
+		return;
+	keep = mptcp_proxy_input_burst(P, b, n, true, 1, now);
+	for (uint16_t i = 0; i < keep; i++) {
+		pkt_parse(b[i], pkt_meta(b[i]), 0);
+		q[qn++] = (struct qframe){ .m = b[i], .due = now, .dst = 2 };
+	}
+}
+
 static void
 deliver_due(void)
 {
 	uint32_t k = 0;
 
+	/* (One proxy, awake: the tests that use it need no more.) */
+	if (p_burst && P2 == NULL && !p_asleep)
+		deliver_burst_to_p();
 	for (uint32_t i = 0; i < qn; i++) {
 		struct qframe f = q[i];
 		enum tcp_input_result r;
@@ -919,6 +977,7 @@ setup(uint64_t d0, uint64_t d1)
 	up_lost[0] = up_lost[1] = 0;
 	frames_to_s_with_mptcp = 0;
 	max_ooo = 0;
+	p_burst = 0;
 	memset(&mc, 0, sizeof(mc));
 	memset(have, 0, sizeof(have));
 	mc.key = 0x0123456789abcdefull;
@@ -1075,7 +1134,7 @@ mc_push(void)
 
 		if (mc.rr && mc.nsf > 1)
 			s = &mc.sf[turn % mc.nsf];
-		got = mc_send_chunk(s, mc.snd_nxt, len, !mc.map_last);
+		got = mc_send_chunk(s, mc.snd_nxt, len, !mc.map_last && !mc.map_seg);
 		if (got == 0)
 			break;
 		if (mc.dup_to)
@@ -1619,6 +1678,167 @@ a_mapping_repeated_on_every_segment_is_recorded_once(void **state)
 	assert_true(mc.sf[0].ntx >= 13);
 	assert_int_equal(mt->sf[0]->rx_head, mc.sf[0].ntx);
 	assert_int_equal(CNT(MPTCP_DUP_BYTES), 0);
+	teardown_all();
+}
+
+/* An upload whose segments reach P in bursts: lib/tcp reads a subflow's
+ * in-order segments as runs where their DSS mappings make one
+ * (sf_opts_merge()); the client's PSH (the end of what it had queued)
+ * ends a run, as in GRO. Chunks of 4000, each mapped and queued alone:
+ * three segments carry the same mapping, merged as they are, and each
+ * mapping is recorded once. A mapping per segment (map_seg, as Linux
+ * sends without segmentation offload), with 64- and 32-bit DSNs: each
+ * continues the one before, and runs record fewer, longer mappings than
+ * the client sent. Either way the stream arrives whole, the connection
+ * stays MPTCP, and no byte lacks a mapping or arrives twice. With DSS
+ * checksums nothing is merged: each checksum covers its own mapping's
+ * bytes. */
+static void
+an_upload_in_bursts_is_read_in_runs_where_the_mappings_allow(void **state)
+{
+	static const struct { int map_seg, dsn32, csum; } mode[] = {
+		{ 0, 0, 0 }, { 1, 0, 0 }, { 1, 1, 0 }, { 0, 0, 1 },
+	};
+
+	(void)state;
+	for (unsigned i = 0; i < RTE_DIM(mode); i++) {
+		struct xfer x = { .up = 400000, .down = 0, .limit_ms = 20000 };
+		const uint64_t *tc;
+		uint64_t merged, in;
+		uint32_t maps, segs;
+
+		setup(MS(5), MS(5));
+		p_burst = 1;
+		mc.csum = mode[i].csum;
+		mc_connect();
+		mc.map_seg = mode[i].map_seg;
+		mc.dsn32 = mode[i].dsn32;
+		transfer(&x);
+		tc = mptcp_proxy_tcp_counters(P);
+		merged = tc[TCP_CNT_SEG_COALESCED];
+		in = tc[TCP_CNT_SEG_IN];
+		maps = meta()->sf[0]->rx_head;
+		segs = (uint32_t)tcp_engine_counters(C)[TCP_CNT_SEG_OUT];
+		print_message("map_seg %d dsn32 %d csum %d: %llu of %llu frames merged, "
+			      "%u mappings recorded, the client sent %u chunks in %u frames"
+			      "\n", mode[i].map_seg, mode[i].dsn32, mode[i].csum,
+			      (unsigned long long)merged, (unsigned long long)in, maps,
+			      mc.sf[0].ntx, segs);
+		assert_false(meta()->flags & MT_FALLBACK);
+		assert_int_equal(CNT(MPTCP_DUP_BYTES), 0);
+		assert_int_equal(CNT(MPTCP_NO_MAPPING), 0);
+		assert_int_equal(CNT(MPTCP_RCV_DROPPED), 0);
+		if (mode[i].csum) {
+			assert_int_equal(merged, 0);
+			assert_true(CNT(MPTCP_CSUM_OK) > 0);
+		} else {
+			/* (in counts every frame, the server's ACKs too.) */
+			assert_true(merged * 4 > in);
+			if (mode[i].map_seg)
+				assert_true(maps * 2 < segs);
+			else
+				assert_int_equal(maps, mc.sf[0].ntx);
+		}
+		teardown_all();
+	}
+}
+
+/* sf_opts_merge() on option areas written here: timestamps (12 bytes),
+ * then a DSS. held is (DSN 0x1000, subflow 5000, 1000 bytes) unless a
+ * case says otherwise; what it returns, and what the held DSS then says. */
+static void
+dss_area(uint8_t *a, uint8_t flags, uint64_t ack, uint64_t dsn, uint32_t ssn, uint16_t len)
+{
+	memset(a, 0, 40);
+	a[0] = a[1] = 1;
+	a[2] = 8;
+	a[3] = 10;
+	mptcp_dss_encode(a + 12, mptcp_dss_len(flags), flags, ack, dsn, ssn, len, false, 0);
+}
+
+static void
+the_dss_of_segments_read_as_one_run_is_one_mapping_or_none(void **state)
+{
+	enum {
+		A = MPTCP_DSS_DATA_ACK | MPTCP_DSS_ACK64 | MPTCP_DSS_MAP | MPTCP_DSS_DSN64,
+		AF = A | MPTCP_DSS_DATA_FIN,
+		A32 = MPTCP_DSS_DATA_ACK | MPTCP_DSS_MAP,
+		ACK = MPTCP_DSS_DATA_ACK | MPTCP_DSS_ACK64,
+	};
+	static const struct {
+		const char *what;
+		uint8_t f_held, f_next;
+		uint64_t ack_next, dsn_held, dsn_next;
+		uint32_t ssn_next;
+		uint16_t len_held, len_next;
+		bool csum, want;
+		uint16_t len_after;
+	} c[] = {
+		{ "continues it", A, A, 7, 0x1000, 0x1000 + 1000, 6000, 1000, 500, false, true, 1500 },
+		{ "the same mapping", A, A, 7, 0x1000, 0x1000, 5000, 1000, 1000, false, true, 1000 },
+		{ "inside it", A, A, 7, 0x1000, 0x1000 + 200, 5200, 1000, 300, false, true, 1000 },
+		{ "from its start, longer", A, A, 7, 0x1000, 0x1000, 5000, 1000, 1400, false, true, 1400 },
+		{ "overlapping its end", A, A, 7, 0x1000, 0x1000 + 600, 5600, 1000, 1000, false, true, 1600 },
+		{ "a byte after its end", A, A, 7, 0x1000, 0x1000 + 1001, 6001, 1000, 10, false, false, 0 },
+		{ "shifted in one space only", A, A, 7, 0x1000, 0x1000 + 1000, 5999, 1000, 10, false, false, 0 },
+		{ "before it", A, A, 7, 0x1000, 0x1000 - 10, 4990, 1000, 10, false, false, 0 },
+		{ "another DATA_ACK", A, A, 8, 0x1000, 0x1000 + 1000, 6000, 1000, 500, false, false, 0 },
+		{ "other flags", A, A32, 7, 0x1000, 0x1000 + 1000, 6000, 1000, 500, false, false, 0 },
+		{ "DATA_FIN, continuing", AF, AF, 7, 0x1000, 0x1000 + 1000, 6000, 1000, 500, false, false, 0 },
+		{ "DATA_FIN, the same", AF, AF, 7, 0x1000, 0x1000, 5000, 1000, 1000, false, true, 1000 },
+		{ "past 65535 bytes", A, A, 7, 0x1000, 0x1000 + 65000, 70000, 65000, 1000, false, false, 0 },
+		{ "32-bit, across 2^32", A32, A32, 7, 0xffffff00ull, 0xffffff00ull + 1000, 6000, 1000,
+		  500, false, true, 1500 },
+		{ "with checksums", A, A, 7, 0x1000, 0x1000 + 1000, 6000, 1000, 500, true, false, 0 },
+		{ "no mapping", ACK, ACK, 7, 0, 0, 0, 0, 0, false, true, 0 },
+	};
+	struct mptcp_subflow *sf;
+	struct mptcp_meta *mt;
+
+	(void)state;
+	setup(MS(5), MS(5));
+	mc_connect();
+	mt = meta();
+	assert_non_null(mt);
+	sf = mt->sf[0];
+	assert_non_null(sf);
+	for (unsigned i = 0; i < RTE_DIM(c); i++) {
+		uint8_t held[40], next[40], before[40];
+		uint32_t optlen = 12 + ((mptcp_dss_len(c[i].f_held) + 3) & ~3u);
+		struct mptcp_opt o;
+		bool got;
+
+		dss_area(held, c[i].f_held, 7, c[i].dsn_held, 5000, c[i].len_held);
+		dss_area(next, c[i].f_next, c[i].ack_next, c[i].dsn_next, c[i].ssn_next,
+			 c[i].len_next);
+		memcpy(before, held, sizeof(held));
+		if (c[i].csum)
+			mt->flags |= MT_CSUM;
+		got = mptcp_subflow_hooks.opts_merge(sf, sf->c, held, next, optlen, 12);
+		mt->flags &= ~MT_CSUM;
+		print_message("%-28s %s\n", c[i].what, got ? "merged" : "not merged");
+		assert_int_equal(got, c[i].want);
+		if (!got) {
+			assert_memory_equal(held, before, sizeof(held));
+			continue;
+		}
+		assert_true(mptcp_dss_decode(held + 12, held[13], &o));
+		assert_int_equal(o.u.dss.data_len, c[i].len_after);
+		if (c[i].f_held & MPTCP_DSS_MAP) {
+			/* (A 32-bit DSN is its lower half.) */
+			assert_true(o.u.dss.dsn == ((c[i].f_held & MPTCP_DSS_DSN64) ? c[i].dsn_held :
+						    (uint32_t)c[i].dsn_held));
+			assert_int_equal(o.u.dss.ssn, 5000);
+		}
+	}
+	/* The area too short for the option: never merged. */
+	{
+		uint8_t held[40], next[40];
+
+		dss_area(held, A, 7, 0x1000, 5000, 1000);
+		dss_area(next, A, 7, 0x1000 + 1000, 6000, 1000);
+		assert_false(mptcp_subflow_hooks.opts_merge(sf, sf->c, held, next, 12 + 20, 12));
+	}
 	teardown_all();
 }
 
@@ -2923,6 +3143,8 @@ main(void)
 		cmocka_unit_test(a_lost_mp_fail_after_the_fallback_is_sent_again),
 		cmocka_unit_test(a_segment_spanning_two_mappings_is_split_between_them),
 		cmocka_unit_test(a_mapping_repeated_on_every_segment_is_recorded_once),
+		cmocka_unit_test(an_upload_in_bursts_is_read_in_runs_where_the_mappings_allow),
+		cmocka_unit_test(the_dss_of_segments_read_as_one_run_is_one_mapping_or_none),
 		cmocka_unit_test(bytes_mapped_twice_on_two_subflows_reach_the_server_once),
 		cmocka_unit_test(thirty_two_bit_dsns_are_expanded_across_the_2_32_boundary),
 		cmocka_unit_test(a_subflow_reset_mid_transfer_has_its_data_reinjected_on_the_other),
