@@ -2150,6 +2150,33 @@ data_without_dss_falls_back_whole_while_a_join_is_still_half_open(void **state)
 	teardown_all();
 }
 
+/* Found by fuzz_mptcp_mapping with the client's segments in bursts
+ * (configuration 0x40): in the burst whose first-subflow segment without
+ * DSS makes the connection fall back, a joined subflow's segment came
+ * after it; the join was only marked for reset, and its bytes were taken
+ * for the stream's next ones. Here the first subflow's DSS is stripped
+ * and the join carries stream bytes 5000 on: the server must get the
+ * first subflow's 1000 bytes alone. */
+static void
+a_joins_data_in_the_burst_that_falls_back_never_joins_the_stream(void **state)
+{
+	(void)state;
+	setup(MS(5), MS(5));
+	mc_connect();
+	(void)mc_join(0, 0, 0);
+	assert_int_equal(stats().mptcp_subflows, 2);
+	p_burst = 1;
+	mc.sf[0].no_dss = 1;
+	assert_int_equal(mc_send_chunk(&mc.sf[0], mc.snd_base, 1000, 0), 1000);
+	assert_int_equal(mc_send_chunk(&mc.sf[1], mc.snd_base + 5000, 1000, 0), 1000);
+	run_ms(30);
+	assert_int_equal(CNT(MPTCP_FALLBACK_NO_DSS), 1);
+	assert_int_equal(app_s.rx_bytes, 1000);
+	assert_true(app_s.rx_hash == up_hash(1000));
+	assert_int_equal(CNT(MPTCP_NO_MAPPING), 1000);
+	teardown_all();
+}
+
 static uint64_t rst_at;
 
 /* While P's data toward C is lost, an in-window RST+ACK from C's
@@ -3133,6 +3160,7 @@ main(void)
 		cmocka_unit_test(a_join_with_an_unknown_token_is_answered_with_rst_and_counted),
 		cmocka_unit_test(data_without_dss_on_the_first_subflow_falls_back_counted_with_the_stream_intact),
 		cmocka_unit_test(data_without_dss_falls_back_whole_while_a_join_is_still_half_open),
+		cmocka_unit_test(a_joins_data_in_the_burst_that_falls_back_never_joins_the_stream),
 		cmocka_unit_test(an_rst_that_the_engine_rejects_does_not_drop_the_mappings_of_unacknowledged_data),
 		cmocka_unit_test(a_fallback_ignores_bytes_another_subflow_mapped_ahead),
 		cmocka_unit_test(data_without_dss_after_mapped_data_falls_back_where_the_mappings_ended),
