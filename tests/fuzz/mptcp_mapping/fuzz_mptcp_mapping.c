@@ -40,8 +40,11 @@
  * Input: one configuration byte (0x01: shut the proxy down before
  * freeing it; 0x02: 32-bit DSNs by default; 0x04: the client asks for
  * DSS checksums, and its mappings carry the checksum of the stream bytes
- * they name, spoiled by bit 0 of byte 15; 0x08, 0x10 and 0x20 above), then
- * records of REC bytes:
+ * they name, spoiled by bit 0 of byte 15; 0x08, 0x10 and 0x20 above;
+ * 0x40: the client's segments of records that advance no clock reach P
+ * together, as one input burst of up to 32 frames, so that lib/tcp
+ * reads a subflow's in-order ones as runs and the subflow merges their
+ * DSS mappings), then records of REC bytes:
  *   0     op (low 3 bits): 0, 1 data, 2 pure ACK, 3 join step or path
  *         option, 4 other option, 5 RST, 6 server action, 7 clock;
  *         0x08 subflow 1; 0x10 FIN; 0x20 ack off by byte 10;
@@ -101,6 +104,9 @@ struct harness {
 	struct rte_mbuf *handed[HANDED_MAX]; /* P2's hand-over ring to P */
 	uint16_t nhanded;
 	int hold;           /* configuration 0x20 */
+	int batching;       /* configuration 0x40, while a record sends */
+	uint16_t nb;        /* the client's frames waiting for P */
+	struct rte_mbuf *b[32];
 	unsigned pumps;
 	struct tcp_engine *s;
 	struct tcp_conn *sc;
@@ -296,6 +302,21 @@ pump(void)
 	}
 }
 
+/* The client's waiting frames reach P as one burst. */
+static void
+flush_burst(void)
+{
+	uint16_t keep;
+
+	if (H.nb == 0)
+		return;
+	keep = mptcp_proxy_input_burst(H.px, H.b, H.nb, true, 1, H.now);
+	for (uint16_t i = 0; i < keep; i++)
+		rte_pktmbuf_free(H.b[i]); /* passed: would cross to S untouched */
+	H.nb = 0;
+	pump();
+}
+
 /* Send one segment from the client's subflow k to P. */
 static void
 send_seg(int k, uint32_t rel, uint32_t ack, uint8_t flags, const uint8_t *opt,
@@ -357,6 +378,12 @@ send_seg(int k, uint32_t rel, uint32_t ack, uint8_t flags, const uint8_t *opt,
 		return;
 	m->port = 0;
 	CHECK(pkt_parse(m, pkt_meta(m), 0) == PKT_ERR_NONE);
+	if (H.batching && !(k == 1 && H.px2 != NULL)) {
+		if (H.nb == RTE_DIM(H.b))
+			flush_burst();
+		H.b[H.nb++] = m;
+		return;
+	}
 	/* Subflow 1's frames land on worker 1 when there is one. */
 	if (mptcp_proxy_input_burst(k == 1 && H.px2 != NULL ? H.px2 : H.px, &m, 1,
 				    true, 1, H.now) == 1)
@@ -661,6 +688,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 		if (r[0] & 0x40)
 			dseq *= 1024;
+		if (op == 3 || op == 6 || op == 7)
+			flush_burst();
 		if (op == 3) {
 			if (!H.sf[1].estab || H.sf[1].dead)
 				join_step(r);
@@ -679,7 +708,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				len = 0;
 			}
 			optlen = build_opts(r, k, rel, len, dsn32, opt);
+			H.batching = (cfg & 0x40) != 0;
 			send_seg(k, rel, ack, flags, opt, optlen, len);
+			H.batching = 0;
 			if (op != 5 && len > 0 && (int32_t)(rel + len - f->nxt_rel) > 0)
 				f->nxt_rel = rel + len;
 		}
@@ -702,11 +733,14 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			}
 			pump();
 		}
+		if (r[11] != 0)
+			flush_burst(); /* sent before the clock moves on */
 		H.now += (r[11] & 0x80) ? (uint64_t)(r[11] & 0x7f) * 100000000ull :
 					  (uint64_t)r[11] * 1000000ull;
 		(void)tcp_timers_run(H.s, H.now);
 		pump();
 	}
+	flush_burst();
 	if (getenv("FUZZ_MPTCP_MAPPING_TRACE") != NULL) {
 		/* What an input reached: bytes at the server, the proxy's
 		 * counters. */
@@ -720,8 +754,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		{
 			const uint64_t *tc = mptcp_proxy_tcp_counters(H.px);
 
-			fprintf(stderr, "; tcp_segments_after_reset=%llu",
-				(unsigned long long)tc[TCP_CNT_AFTER_RESET]);
+			fprintf(stderr, "; tcp_segments_after_reset=%llu"
+				" tcp_segments_coalesced_in_burst=%llu",
+				(unsigned long long)tc[TCP_CNT_AFTER_RESET],
+				(unsigned long long)tc[TCP_CNT_SEG_COALESCED]);
 		}
 		fprintf(stderr, "\n");
 	}

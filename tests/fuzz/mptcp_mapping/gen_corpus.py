@@ -94,6 +94,18 @@ SEEDS = {
     # the hand-over ring drained at one pump in 16 (0x20): it fills
     "two_workers_ring_full": b"\x28" + data(1000) + join(shift=1000)
     + b"".join(data(100, sub=1) for _ in range(12)) + data(500),
+    # the client's segments in bursts (0x40): a mapping per segment, each
+    # continuing the one before, read as runs; 64-bit DSNs and DATA_ACKs,
+    # then 32-bit ones (0x02), then a mapping over three segments
+    "runs_mapping_per_segment": b"\x40"
+    + b"".join(data(1000, clock=0) for _ in range(12)) + data(1000, clock=5)
+    + b"".join(data(1000, clock=0) for _ in range(6)) + data(1000, clock=50),
+    "runs_dsn32": b"\x42"
+    + b"".join(data(1000, dss=A | M, clock=0) for _ in range(12))
+    + data(1000, dss=A | M, clock=50),
+    "runs_mapping_repeated": b"\x40" + data(1000, maplen=3000, clock=0)
+    + data(1000, start=-1000, maplen=3000, clock=0)
+    + data(1000, start=-2000, maplen=3000, clock=50),
 }
 
 here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "corpus")
