@@ -465,19 +465,6 @@ mptcp_meta_rx_segs(struct mptcp_subflow *sf, uint64_t now)
 	struct rte_mbuf *m;
 	uint32_t seq;
 
-	if ((mt->flags & MT_FALLBACK) && !(sf->flags & SF_MPC)) {
-		/* Plain TCP since the fallback: the first subflow is the
-		 * stream, and this one is being reset (mptcp_meta_fallback()).
-		 * What it still delivers, a segment that came in the same
-		 * burst as the one that made the connection fall back, has
-		 * no place in the stream: dropped and counted, never taken
-		 * for the stream's next bytes. */
-		while ((m = tcp_recv_seg(sf->c, &seq, now)) != NULL) {
-			PX_CNT(px, MPTCP_NO_MAPPING) += m->data_len;
-			rte_pktmbuf_free(m);
-		}
-		return;
-	}
 	while ((m = tcp_recv_seg(sf->c, &seq, now)) != NULL) {
 		uint32_t rel = seq - sf->irs;
 
@@ -487,8 +474,16 @@ mptcp_meta_rx_segs(struct mptcp_subflow *sf, uint64_t now)
 			struct rte_mbuf *tail = NULL;
 
 			if (mt->flags & MT_FALLBACK) {
-				dsn = mt->rcv_nxt; /* one subflow, in order */
-				left = len;
+				/* Plain TCP: the first subflow is the stream,
+				 * in order. Another one is being reset
+				 * (mptcp_meta_fallback()); what it still
+				 * delivers (a segment in the same burst as the
+				 * one that made the connection fall back) maps
+				 * to nothing: dropped and counted below. */
+				if (sf->flags & SF_MPC) {
+					dsn = mt->rcv_nxt;
+					left = len;
+				}
 			} else if (mt->flags & MT_ESTAB) {
 				dsn = mptcp_sf_dsn_of(sf, rel, &left);
 			}

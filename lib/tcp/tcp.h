@@ -1093,8 +1093,8 @@ struct tcp_conn_hooks {
 	uint8_t opt_kind;
 	/**
 	 * May the next in-order data segment of an input burst be read
-	 * together with the one held before it (lib/tcp/README.md, "Runs
-	 * of segments")? Asked only when the two are alike in everything
+	 * together with the one held before it (lib/tcp/README.md,
+	 * "Runs")? Asked only when the two are alike in everything
 	 * the engine reads (sequence numbers that follow on, the same ACK,
 	 * window and timestamps, ACK alone or with PSH) and each carries
 	 * exactly one option of opt_kind, at the same place in option
