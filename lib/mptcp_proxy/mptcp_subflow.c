@@ -691,7 +691,7 @@ dss_put(uint8_t *b, uint32_t room, uint8_t flags, uint64_t data_ack,
 /* The DSS of a data segment or a pure ACK: the DATA_ACK, and the
  * mapping of the data (or the DATA_FIN when it is due). */
 static inline uint32_t
-dss_out(const struct mptcp_subflow *sf, const struct tcp_hook_seg *seg, uint8_t *buf,
+dss_out(const struct mptcp_subflow *sf, struct tcp_hook_seg *seg, uint8_t *buf,
 	uint32_t room)
 {
 	const struct mptcp_meta *mt = sf->meta;
@@ -699,11 +699,12 @@ dss_out(const struct mptcp_subflow *sf, const struct tcp_hook_seg *seg, uint8_t 
 	if (seg->kind == TCP_SEG_DATA) {
 		const struct mptcp_map *mp = tx_find(sf, seg->seq - sf->iss);
 
-		if (mp != NULL)
+		if (mp != NULL) {
 			return dss_put(buf, room, MPTCP_DSS_DATA_ACK |
 				       MPTCP_DSS_MAP | MPTCP_DSS_DSN64, mt->rcv_nxt,
 				       mp->dsn, mp->ssn, mp->len,
 				       (mt->flags & MT_CSUM) != 0, mp->csum);
+		}
 		PX_CNT(mt->px, MPTCP_TX_NO_MAPPING)++;
 	} else if (room >= DSS_FULL_LEN && data_fin_due(mt)) {
 		bool cs = (mt->flags & MT_CSUM) != 0;
@@ -721,7 +722,7 @@ dss_out(const struct mptcp_subflow *sf, const struct tcp_hook_seg *seg, uint8_t 
  * handshakes, MP_FAIL, the ADD_ADDR echo, the infinite mapping after a
  * fallback, RSTs. */
 static __rte_noinline uint32_t
-sf_opts_out_rest(struct mptcp_subflow *sf, const struct tcp_hook_seg *seg,
+sf_opts_out_rest(struct mptcp_subflow *sf, struct tcp_hook_seg *seg,
 		 uint8_t *buf, uint32_t room)
 {
 	struct mptcp_meta *mt = sf->meta;
@@ -828,7 +829,7 @@ sf_opts_out_rest(struct mptcp_subflow *sf, const struct tcp_hook_seg *seg,
 }
 
 static uint32_t
-sf_opts_out(void *owner, struct tcp_conn *c, const struct tcp_hook_seg *seg,
+sf_opts_out(void *owner, struct tcp_conn *c, struct tcp_hook_seg *seg,
 	    uint8_t *buf, uint32_t room)
 {
 	struct mptcp_subflow *sf = owner;

@@ -981,6 +981,8 @@ struct tcp_hook_seg {
 	                     if there is none (or no kind is registered) */
 	uint8_t opt_n;  /**< received: how many options of that kind */
 	uint32_t wnd;   /**< received: the window it announces, scaled */
+	uint32_t same_until; /**< outgoing, set by opts_out() (the engine
+	                          gives 0): see there */
 };
 
 /**
@@ -1045,6 +1047,15 @@ struct tcp_conn_hooks {
 	 * drop the segment); the engine pads what is left of a 4-byte word
 	 * with NOPs.
 	 *
+	 * For new data, the hook may also say that what it wrote stands,
+	 * byte for byte, for the segments after this one: it sets
+	 * seg->same_until to a sequence number, and the engine gives every
+	 * later new-data segment of the same output pass (one flush of the
+	 * send queue, with nothing received in between) that ends at or
+	 * before it the same option bytes, in the same room, without asking
+	 * again. An MPTCP subflow does so up to the end of the mapping the
+	 * segment starts in. Left 0, the hook is asked for every segment.
+	 *
 	 * @param owner owner.
 	 * @param c     connection.
 	 * @param seg   the segment (kind and retransmit set).
@@ -1053,7 +1064,7 @@ struct tcp_conn_hooks {
 	 * @return bytes written, at most room.
 	 */
 	uint32_t (*opts_out)(void *owner, struct tcp_conn *c,
-			     const struct tcp_hook_seg *seg, uint8_t *buf,
+			     struct tcp_hook_seg *seg, uint8_t *buf,
 			     uint32_t room);
 	/**
 	 * The receive window the owner can take (a shared, connection-level

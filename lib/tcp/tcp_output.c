@@ -71,8 +71,9 @@ tcp_hook_room(struct tcp_conn *c, uint8_t kind, uint32_t len)
 }
 
 /* Let the hook write its options for the segment o describes (out of
- * line: only for connections with hooks). */
-static __rte_noinline void
+ * line: only for connections with hooks). Returns the hook's
+ * tcp_hook_seg.same_until when it wrote some (0: none). */
+static __rte_noinline uint32_t
 hook_opts(struct tcp_conn *c, struct tcp_seg_out *o, uint8_t kind, uint32_t room,
 	  uint32_t len, uint8_t *buf)
 {
@@ -88,11 +89,13 @@ hook_opts(struct tcp_conn *c, struct tcp_seg_out *o, uint8_t kind, uint32_t room
 	if (n > room)
 		n = room;
 	if (n == 0)
-		return;
+		return 0;
 	while (n & 3u)
 		buf[n++] = 1; /* NOP */
 	o->hopt = buf;
 	o->hopt_len = (uint8_t)n;
+	o->hopt_gen++;
+	return hs.same_until;
 }
 
 /* The window field to announce (inlined into hdr_init()), moving rcv_adv (the right edge) forward
@@ -148,6 +151,7 @@ hdr_init(struct tcp_conn *c, struct tcp_seg_out *o, uint32_t seq, uint8_t flags,
 	o->nsack = 0;
 	o->xopt_len = 0;
 	o->hopt_len = 0;
+	o->hopt_gen = 0;
 	o->fresh = 0;
 	o->no_meta = (c->eng->p.flags & TCP_F_TX_NO_META) != 0;
 	if (flags & TCP_FL_ACK) {
@@ -228,10 +232,11 @@ snd_seek(struct tcp_conn *c, uint32_t off, uint32_t *base)
  * a segment of the given kind, with hroom option bytes for the hook.
  * With r (the segments of one tcp_output() call, struct tcp_seg_rep), a
  * segment that is one whole send-buffer mbuf copies the headers r keeps,
- * and the first one built in full makes r. */
+ * and the first one built in full makes r; hooked when o may carry the
+ * hook's options already written (emit_hooked()). */
 static inline int
 emit(struct tcp_conn *c, struct tcp_seg_out *o, uint32_t off, uint32_t len,
-     uint8_t kind, uint32_t hroom, struct tcp_seg_rep *r)
+     uint8_t kind, uint32_t hroom, struct tcp_seg_rep *r, bool hooked)
 {
 	struct tcp_engine *e = c->eng;
 	const bool chain = !(e->p.flags & TCP_F_TX_COPY);
@@ -244,7 +249,7 @@ emit(struct tcp_conn *c, struct tcp_seg_out *o, uint32_t off, uint32_t len,
 	if (len != 0)
 		d = snd_seek(c, off, &base);
 	if (r != NULL && r->ok && d != NULL && off == base && d->data_len == len) {
-		m = tcp_seg_build_rep(e->p.pool, r, &c->ep, o, d, &e->psum);
+		m = tcp_seg_build_rep(e->p.pool, r, &c->ep, o, d, &e->psum, hooked);
 		if (m != NULL) {
 			/* The next segment starts with the next mbuf. */
 			if (d->next != NULL) {
@@ -267,17 +272,29 @@ queue:
 	return 0;
 }
 
+/* The hook's options of the new data of one tcp_output() call, and how
+ * far they hold (tcp_hook_seg.same_until). */
+struct hook_keep {
+	uint32_t room;  /* the room they were written in; 0: none kept */
+	uint32_t until; /* they stand for segments that end by here */
+	uint8_t buf[TCP_OPT_SPACE];
+};
+
 /* emit() of new data with the hook's options, for tcp_output(): out of
  * line, so that a plain connection's emit() is inlined with no room for
- * a hook. */
+ * a hook. The hook writes them once for the segments they stand for
+ * (an MPTCP mapping's), and those segments' frames take them from the
+ * first one's headers (tcp_seg_build_rep(), o->hopt_gen). */
 static __rte_noinline int
 emit_hooked(struct tcp_conn *c, struct tcp_seg_out *o, uint32_t len, uint32_t hroom,
-	    struct tcp_seg_rep *r)
+	    struct tcp_seg_rep *r, struct hook_keep *k)
 {
-	/* (The last segment's hook options were on emit()'s stack: the
-	 * hook writes this one's.) */
-	o->hopt_len = 0;
-	return emit(c, o, c->snd_nxt - c->snd_una, len, TCP_SEG_DATA, hroom, r);
+	if (k->room != hroom || tcp_seq_gt(o->seq + len, k->until)) {
+		o->hopt_len = 0;
+		k->until = hook_opts(c, o, TCP_SEG_DATA, hroom, len, k->buf);
+		k->room = k->until != 0 ? hroom : 0;
+	}
+	return emit(c, o, c->snd_nxt - c->snd_una, len, TCP_SEG_DATA, 0, r, true);
 }
 
 void
@@ -328,7 +345,7 @@ tcp_send_syn(struct tcp_conn *c)
 		o.xopt_len = 0;
 		TCP_CNT(e, XOPT_NOT_CARRIED);
 	}
-	emit(c, &o, 0, 0, kind, hroom, NULL);
+	emit(c, &o, 0, 0, kind, hroom, NULL, false);
 }
 
 /* A segment without payload: the hook's room, then the header. */
@@ -344,7 +361,7 @@ send_bare(struct tcp_conn *c, uint32_t seq, uint8_t flags, uint8_t kind)
 		o.nsack = 0;
 		o.wnd = 0;
 	}
-	emit(c, &o, 0, 0, kind, hroom, NULL);
+	emit(c, &o, 0, 0, kind, hroom, NULL, false);
 }
 
 void
@@ -461,7 +478,7 @@ xmit(struct tcp_conn *c, uint32_t seq, uint32_t len, int fin, uint32_t hroom)
 	} else {
 		o.fresh = 1;
 	}
-	return emit(c, &o, seq - c->snd_una, len, kind, hroom, NULL);
+	return emit(c, &o, seq - c->snd_una, len, kind, hroom, NULL, false);
 }
 
 /* A full-sized segment that would end a little way into the next mbuf
@@ -584,6 +601,7 @@ tcp_output(struct tcp_conn *c)
 	int sent = 0, blocked = 0, hdr_made = 0, rc;
 	struct tcp_seg_out hdr;
 	struct tcp_seg_rep rep;
+	struct hook_keep hk;
 	uint32_t inflight;
 
 	if (!sendable_state(c->state)) {
@@ -619,9 +637,13 @@ tcp_output(struct tcp_conn *c)
 				blocked = 1;
 				break;
 			}
-			/* The hook's options come off the payload. */
-			if (unlikely(c->hooks != NULL))
+			/* The hook's options come off the payload. (A segment
+			 * it gives no room has none of the last one's.) */
+			if (unlikely(c->hooks != NULL)) {
 				hroom = tcp_hook_room(c, TCP_SEG_DATA, 0);
+				if (hroom == 0)
+					hdr.hopt_len = 0;
+			}
 			len = MIN2(avail, (uint32_t)c->mss - hroom);
 			len = MIN2(len, wnd - inflight);
 			len = MIN2(len, c->snd_wnd - off);
@@ -653,15 +675,16 @@ tcp_output(struct tcp_conn *c)
 				hdr.fresh = 1;
 				hdr_made = 1;
 				rep.ok = 0;
+				hk.room = 0;
 			}
 			hdr.seq = c->snd_nxt;
 			hdr.flags = c->snd_nxt + len == c->snd_una + c->sndq.bytes ?
 				    TCP_FL_ACK | TCP_FL_PSH : TCP_FL_ACK;
 			if (likely(hroom == 0))
 				rc = emit(c, &hdr, c->snd_nxt - c->snd_una, len,
-					  TCP_SEG_DATA, 0, &rep);
+					  TCP_SEG_DATA, 0, &rep, false);
 			else
-				rc = emit_hooked(c, &hdr, len, hroom, &rep);
+				rc = emit_hooked(c, &hdr, len, hroom, &rep, &hk);
 		} else {
 			rc = xmit(c, c->snd_nxt, len, fin, len != 0 ? hroom : TCP_HOOK_ASK);
 		}

@@ -1193,13 +1193,16 @@ tcp_seg_rep_init(struct tcp_seg_rep *r, const struct tcp_endpoints *ep,
 	memset(th + 4, 0, 4);
 	memset(th + 12, 0, 2);
 	memset(th + 16, 0, 2);
-	/* The hook's options end the header (write_opts(), no xopt): each
-	 * frame writes its own. */
+	/* The hook's options end the header (write_opts(), no xopt). They
+	 * stay in hdr with a sum of their own: a frame with the same ones
+	 * (o->hopt_gen) copies them with the rest, and one with others
+	 * writes those into r first (tcp_seg_build_rep()). */
 	r->hopt_len = o->hopt_len;
 	r->hopt_off = (uint8_t)(r->tcp_hl - o->hopt_len);
-	memset(th + r->hopt_off, 0, r->hopt_len);
+	r->hopt_gen = o->hopt_gen;
+	r->hopt_sum = sum_words(th + r->hopt_off, r->hopt_len);
 	r->sum = (uint64_t)tcp_pseudo_sum(ep->family, ep->laddr, ep->raddr, 0) +
-		 sum_words(th, r->tcp_hl);
+		 sum_words(th, r->hopt_off);
 	th[12] = (uint8_t)((r->tcp_hl / 4) << 4);
 	r->ok = 1;
 }
@@ -1220,9 +1223,9 @@ copy_hdr(uint8_t *d, const uint8_t *s, uint32_t n)
 }
 
 __rte_always_inline struct rte_mbuf *
-tcp_seg_build_rep(struct rte_mempool *mp, const struct tcp_seg_rep *r,
+tcp_seg_build_rep(struct rte_mempool *mp, struct tcp_seg_rep *r,
 		  const struct tcp_endpoints *ep, const struct tcp_seg_out *o,
-		  struct rte_mbuf *d, const struct tcp_psum_reg *ps)
+		  struct rte_mbuf *d, const struct tcp_psum_reg *ps, bool hooked)
 {
 	const uint32_t hl = (uint32_t)r->l2_len + r->l3_len + r->tcp_hl;
 	const uint32_t data_len = d->data_len;
@@ -1232,13 +1235,23 @@ tcp_seg_build_rep(struct rte_mempool *mp, const struct tcp_seg_rep *r,
 	uint16_t len16, ck;
 	uint32_t w32;
 	uint16_t w16;
-	uint64_t sum;
+	uint64_t sum, hsum = 0;
 
 	if (data_len == 0 || o->hopt_len != r->hopt_len || !in_place_ok(ps, d, hl, o->fresh))
 		return NULL;
 	m = rte_mbuf_raw_alloc(mp);
 	if (m == NULL)
 		return NULL;
+	if (hooked && r->hopt_len != 0) {
+		if (o->hopt_gen != r->hopt_gen) {
+			/* A multiple of 4 long, at a multiple of 4. */
+			memcpy(r->hdr + r->l2_len + r->l3_len + r->hopt_off, o->hopt,
+			       r->hopt_len);
+			r->hopt_sum = sum_words(o->hopt, r->hopt_len);
+			r->hopt_gen = o->hopt_gen;
+		}
+		hsum = r->hopt_sum;
+	}
 	attach_behind(m, d, (uint16_t)hl);
 	p = rte_pktmbuf_mtod(m, uint8_t *);
 	copy_hdr(p, r->hdr, hl);
@@ -1259,13 +1272,8 @@ tcp_seg_build_rep(struct rte_mempool *mp, const struct tcp_seg_rep *r,
 	memcpy(&w16, th + 12, 2);
 	/* The header's length is a multiple of 4: the payload's sum adds
 	 * at an even offset, as it is. */
-	sum = r->sum + w32 + w16 + rte_cpu_to_be_16((uint16_t)tcp_len) +
+	sum = r->sum + hsum + w32 + w16 + rte_cpu_to_be_16((uint16_t)tcp_len) +
 	      piece_sum(ps, d, 0, data_len);
-	if (unlikely(r->hopt_len != 0)) {
-		/* A multiple of 4 long, at a multiple of 4. */
-		memcpy(th + r->hopt_off, o->hopt, r->hopt_len);
-		sum += sum_words(o->hopt, r->hopt_len);
-	}
 	ck = (uint16_t)~fold64(sum);
 	memcpy(th + 16, &ck, 2);
 	frame_fields(m, ep, o, hl + data_len, r->l2_len, r->l3_len, r->tcp_hl,

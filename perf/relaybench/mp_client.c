@@ -248,7 +248,7 @@ opts_space(void *owner, struct tcp_conn *c, uint8_t kind)
 }
 
 static uint32_t
-opts_out(void *owner, struct tcp_conn *c, const struct tcp_hook_seg *seg, uint8_t *buf,
+opts_out(void *owner, struct tcp_conn *c, struct tcp_hook_seg *seg, uint8_t *buf,
 	 uint32_t room)
 {
 	struct mp_client *m = owner;

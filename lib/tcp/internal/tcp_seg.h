@@ -76,6 +76,9 @@ struct tcp_seg_out {
 	uint8_t no_meta;       /* leave the frame's pkt_meta unwritten
 	                          (TCP_F_TX_NO_META) */
 	const uint8_t *hopt;   /* options from the connection's hooks */
+	uint32_t hopt_gen;     /* which writing of the hook's options hopt
+	                          holds: a frame made from a tcp_seg_rep that
+	                          holds the same one copies nothing */
 	uint32_t tsval, tsecr;
 	struct tcp_sack_blk sack[TCP_SACK_MAX];
 };
@@ -250,7 +253,9 @@ struct tcp_seg_rep {
 	uint8_t walked;        /* pkt_parse() walks every tag's TPID */
 	uint8_t hopt_off;      /* where the hook's options start in the TCP
 	                          header (the last hopt_len bytes of it) */
-	uint8_t hopt_len;      /* their length; 0 in the sums and in hdr */
+	uint8_t hopt_len;      /* their length; not in sum */
+	uint32_t hopt_gen;     /* the writing of them that hdr holds */
+	uint64_t hopt_sum;     /* their sum */
 	uint8_t hdr[RTE_ETHER_HDR_LEN + 8 + 40 + 60];
 };
 
@@ -266,12 +271,15 @@ void tcp_seg_rep_init(struct tcp_seg_rep *r, const struct tcp_endpoints *ep,
  * payload, sent in place. NULL when d may not be sent in place
  * (in_place_ok()), o's hook options are not as long as r's, or the pool
  * is empty: the caller builds it with tcp_seg_build_tmpl(), which says
- * which.
+ * which. With hooked (a constant where it is inlined: a connection
+ * without hooks pays nothing for them), hook options of another writing
+ * than r holds (o->hopt_gen) are copied into r first, so that the frames
+ * after take them from there; without, o and r have none.
  */
-struct rte_mbuf *tcp_seg_build_rep(struct rte_mempool *mp, const struct tcp_seg_rep *r,
+struct rte_mbuf *tcp_seg_build_rep(struct rte_mempool *mp, struct tcp_seg_rep *r,
 				   const struct tcp_endpoints *ep,
 				   const struct tcp_seg_out *o, struct rte_mbuf *d,
-				   const struct tcp_psum_reg *ps);
+				   const struct tcp_psum_reg *ps, bool hooked);
 
 /* Ones-complement sum of the pseudo header (RFC 9293 3.1, RFC 8200 8.1). */
 uint32_t tcp_pseudo_sum(uint8_t family, const uint8_t *src, const uint8_t *dst,

@@ -103,6 +103,10 @@ struct harness {
 
 /* The kind the hooks register (MPTCP's, as the subflows do). */
 #define FUZZ_OPT_KIND 30
+/* The option the hook writes, and the blocks of sequence space it
+ * names (h_opts_out()). */
+#define HOOK_KIND_OUT 253
+#define HOOK_BLOCK_SHIFT 12
 
 /* The extension hooks check what the engine gives them. */
 static void
@@ -148,20 +152,31 @@ h_opts_space(void *owner, struct tcp_conn *c, uint8_t kind)
 }
 
 static uint32_t
-h_opts_out(void *owner, struct tcp_conn *c, const struct tcp_hook_seg *seg,
+h_opts_out(void *owner, struct tcp_conn *c, struct tcp_hook_seg *seg,
 	   uint8_t *buf, uint32_t room)
 {
+	uint32_t block = seg->seq >> HOOK_BLOCK_SHIFT;
+
 	(void)owner;
 	(void)c;
-	(void)seg;
 	CHECK(room <= TCP_OPT_SPACE && room % 4 == 0);
 	if (room < 8)
 		return 0;
 	/* An experimental option (RFC 6994: at least kind, length and a
-	 * 2-byte ExID) one byte short of the room: the engine pads a NOP. */
-	buf[0] = 253;
+	 * 2-byte ExID) one byte short of the room: the engine pads a NOP.
+	 * After the ExID, the block of sequence space the segment starts
+	 * in; for new data in an even block the bytes stand for the
+	 * segments up to the block's end (tcp_hook_seg.same_until), and
+	 * drain() checks that every data frame carries its own block. */
+	buf[0] = HOOK_KIND_OUT;
 	buf[1] = (uint8_t)(room - 1);
 	memset(buf + 2, 0xee, room - 3);
+	buf[4] = (uint8_t)(block >> 24);
+	buf[5] = (uint8_t)(block >> 16);
+	buf[6] = (uint8_t)(block >> 8);
+	buf[7] = (uint8_t)block;
+	if (seg->kind == TCP_SEG_DATA && !seg->retransmit && (block & 1) == 0)
+		seg->same_until = (block + 1) << HOOK_BLOCK_SHIFT;
 	return room - 1;
 }
 
@@ -219,6 +234,23 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	return 0;
 }
 
+/* A data frame with the hook's option names the block its first byte
+ * is in: options written once for several segments (same_until) never
+ * reach a segment past the block they were written for. */
+static void
+check_hook_opt(const struct rte_mbuf *m, const struct tcp_seg_in *s)
+{
+	uint8_t o[8];
+	uint32_t block;
+
+	if (s->len == 0 || s->xo_kind != HOOK_KIND_OUT)
+		return;
+	CHECK(tcp_chain_copy(m, pkt_meta(m)->l4_off + s->xo_off, o, sizeof(o)) == sizeof(o));
+	CHECK(o[1] >= 8);
+	block = (uint32_t)o[4] << 24 | (uint32_t)o[5] << 16 | (uint32_t)o[6] << 8 | o[7];
+	CHECK(block == s->seq >> HOOK_BLOCK_SHIFT);
+}
+
 /* Take and check every frame the engine wants to send; return the last
  * one's header in *last (if any). */
 static int
@@ -234,6 +266,7 @@ drain(struct harness *h, struct tcp_seg_in *last)
 
 			CHECK(pkt_parse(out[i], pkt_meta(out[i]), 0) == PKT_ERR_NONE);
 			CHECK(tcp_seg_parse(out[i], pkt_meta(out[i]), &s, 1) == 0);
+			check_hook_opt(out[i], &s);
 			if (last != NULL)
 				*last = s;
 			any = 1;

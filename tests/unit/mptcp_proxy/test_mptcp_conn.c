@@ -396,7 +396,7 @@ mc_opts_space(void *owner, struct tcp_conn *c, uint8_t kind)
 }
 
 static uint32_t
-mc_opts_out(void *owner, struct tcp_conn *c, const struct tcp_hook_seg *seg,
+mc_opts_out(void *owner, struct tcp_conn *c, struct tcp_hook_seg *seg,
 	    uint8_t *buf, uint32_t room)
 {
 	struct mcsf *s = owner;

@@ -17,6 +17,7 @@
 
 #define XKIND 253 /* RFC 6994 experimental kind the test hook writes */
 #define NREC 512
+#define BLOCK_SHIFT 12
 
 /* What a hook owner saw and is told to do. */
 struct owner {
@@ -27,6 +28,10 @@ struct owner {
 	uint32_t in_optlen[NREC];
 	/* opts_space / opts_out */
 	uint32_t space;            /* asked for on every kind */
+	int blocks;                /* name the 4 KB block of sequence space
+	                              each segment starts in, and let that
+	                              stand to the block's end for new data */
+	uint32_t n_data_out;       /* opts_out calls for data, with blocks */
 	uint32_t n_out;
 	struct tcp_hook_seg out[NREC];
 	uint32_t out_room[NREC];
@@ -67,9 +72,11 @@ h_opts_space(void *owner, struct tcp_conn *c, uint8_t kind)
 }
 
 /* One experimental option filling the room: kind, length, the segment
- * kind, then 0xab. */
+ * kind, then 0xab; with o->blocks, bytes 3-6 are the block of sequence
+ * space (seq >> BLOCK_SHIFT) the segment starts in, and new data is told
+ * the bytes stand to that block's end (tcp_hook_seg.same_until). */
 static uint32_t
-h_opts_out(void *owner, struct tcp_conn *c, const struct tcp_hook_seg *seg,
+h_opts_out(void *owner, struct tcp_conn *c, struct tcp_hook_seg *seg,
 	   uint8_t *buf, uint32_t room)
 {
 	struct owner *o = owner;
@@ -86,6 +93,19 @@ h_opts_out(void *owner, struct tcp_conn *c, const struct tcp_hook_seg *seg,
 	buf[1] = (uint8_t)room;
 	buf[2] = seg->kind;
 	memset(buf + 3, 0xab, room - 3);
+	if (o->blocks && room >= 8) {
+		uint32_t block = seg->seq >> BLOCK_SHIFT;
+
+		buf[3] = (uint8_t)(block >> 24);
+		buf[4] = (uint8_t)(block >> 16);
+		buf[5] = (uint8_t)(block >> 8);
+		buf[6] = (uint8_t)block;
+		if (seg->kind == TCP_SEG_DATA) {
+			o->n_data_out++;
+			if (!seg->retransmit)
+				seg->same_until = (block + 1) << BLOCK_SHIFT;
+		}
+	}
 	return room;
 }
 
@@ -1022,6 +1042,85 @@ lia_increase_follows_the_rfc6356_formula(void **state)
 	wire_free(w);
 }
 
+/* A hook that says what it wrote stands for the segments after
+ * (tcp_hook_seg.same_until, as an MPTCP subflow does for the rest of a
+ * mapping) is asked once per stretch of new data in an output pass, and
+ * every data segment still carries the bytes written for it: the block
+ * of sequence space its first byte is in. Segments of 1440 bytes cross
+ * the 4 KB blocks' edges, where the hook is asked again. Twice: from a
+ * buffer the application filled (frames built in full), and from mbufs
+ * of one segment each, as a relay queues them (frames in place, which
+ * take the bytes from the first frame's headers). */
+static void
+one_writing_of_the_hooks_options_stands_for_the_segments_it_names(void **state)
+{
+	static uint8_t data[60 * 1440];
+
+	(void)state;
+	for (int mbufs = 0; mbufs < 2; mbufs++) {
+		struct wire *w = new_wire();
+		struct tcp_conn *a;
+		uint32_t seg_len, segs = 0, blocks = 0, last_block = UINT32_MAX;
+
+		own_a.space = 8;
+		own_a.blocks = 1;
+		tcp_listen(w->b, w->ep_a.rport, true);
+		a = tcp_connect_hooked(w->a, &w->ep_a, &all_hooks, &own_a, &w->app_a, w->now);
+		assert_non_null(a);
+		w->app_a.conn = a;
+		wire_run(w, MS(30));
+		assert_non_null(w->app_b.conn);
+		tcp_conn_set_hooks(w->app_b.conn, &in_hook, &own_b);
+		seg_len = tcp_conn_mss(a) - 8;
+		assert_int_equal(seg_len, 1440);
+		own_a.n_data_out = 0;
+		own_b.n_in = 0;
+		w->in_place[1] = 0;
+		if (mbufs) {
+			for (uint32_t k = 0; k < 60; k++) {
+				struct rte_mbuf *m = rte_pktmbuf_alloc(test_pool);
+
+				assert_non_null(m);
+				assert_non_null(rte_pktmbuf_append(m, (uint16_t)seg_len));
+				memset(rte_pktmbuf_mtod(m, uint8_t *), (int)k, seg_len);
+				assert_int_equal(tcp_send_mbuf(a, m, w->now), (int32_t)seg_len);
+			}
+		} else {
+			assert_int_equal(tcp_send(a, data, sizeof(data), w->now), sizeof(data));
+		}
+		wire_run(w, MS(2000));
+		assert_int_equal(w->app_b.rx_bytes, sizeof(data));
+		assert_true(own_b.n_in <= NREC);
+		for (uint32_t i = 0; i < own_b.n_in; i++) {
+			const uint8_t *o = own_b.in_opt[i];
+			int at = opt_find(o, own_b.in_optlen[i], XKIND);
+			uint32_t block;
+
+			if (own_b.in[i].len == 0)
+				continue;
+			assert_true(at >= 0);
+			assert_int_equal(o[at + 2], TCP_SEG_DATA);
+			block = (uint32_t)o[at + 3] << 24 | (uint32_t)o[at + 4] << 16 |
+				(uint32_t)o[at + 5] << 8 | o[at + 6];
+			if (block != own_b.in[i].seq >> BLOCK_SHIFT)
+				fail_msg("segment at %u carries block %u", own_b.in[i].seq, block);
+			segs++;
+			if (block != last_block)
+				blocks++;
+			last_block = block;
+		}
+		assert_int_equal(segs, 60);
+		/* Asked at least once per block, and less than once a segment. */
+		assert_true(own_a.n_data_out >= blocks);
+		assert_true(own_a.n_data_out < segs);
+		if (mbufs)
+			assert_int_equal(w->in_place[1], 60);
+		assert_int_equal(tcp_conn_check(a), 0);
+		tcp_abort(a, w->now);
+		wire_free(w);
+	}
+}
+
 static void
 a_connection_without_hooks_builds_the_same_segments(void **state)
 {
@@ -1060,6 +1159,7 @@ main(void)
 		cmocka_unit_test(writable_fires_when_an_ack_opens_the_congestion_window),
 		cmocka_unit_test(a_coupled_group_sets_the_increase_in_congestion_avoidance),
 		cmocka_unit_test(lia_increase_follows_the_rfc6356_formula),
+		cmocka_unit_test(one_writing_of_the_hooks_options_stands_for_the_segments_it_names),
 		cmocka_unit_test(a_connection_without_hooks_builds_the_same_segments),
 	};
 

@@ -944,7 +944,9 @@ random_ep(struct tcp_endpoints *ep, struct tcp_seg_out *o, unsigned int fam,
  * subflow's DSS has), for payloads of other lengths than the first's.
  * A payload that may not go in place (a frame of it still queued), or
  * hook options of another length than the first frame's, are refused,
- * for the caller to build in full. */
+ * for the caller to build in full. Hook options of the writing r holds
+ * (tcp_seg_out.hopt_gen) are taken from r: the frame after the second
+ * one carries the second's, whatever o->hopt points to. */
 static void
 frames_that_repeat_a_call_s_headers_equal_those_built_in_full(void **state)
 {
@@ -998,16 +1000,17 @@ frames_that_repeat_a_call_s_headers_equal_those_built_in_full(void **state)
 		if (hook) {
 			/* Hook options of another length: built in full. */
 			o.hopt_len = 16;
-			assert_null(tcp_seg_build_rep(test_pool, &r, &ep, &o, q2, NULL));
+			assert_null(tcp_seg_build_rep(test_pool, &r, &ep, &o, q2, NULL, hook));
 			o.hopt = h2;
 			o.hopt_len = sizeof(h2);
+			o.hopt_gen++;
 		}
-		y = tcp_seg_build_rep(test_pool, &r, &ep, &o, q2, NULL);
+		y = tcp_seg_build_rep(test_pool, &r, &ep, &o, q2, NULL, hook);
 		assert_non_null(y);
 		assert_int_equal(y->nb_segs, 1);
 		assert_true(RTE_MBUF_CLONED(y));
 		/* A frame of q2 queued: not in place, and not here. */
-		assert_null(tcp_seg_build_rep(test_pool, &r, &ep, &o, q2, NULL));
+		assert_null(tcp_seg_build_rep(test_pool, &r, &ep, &o, q2, NULL, hook));
 		x = tcp_seg_build_tmpl(test_pool, &t, &ep, &o, q2, 0, len, NULL, true);
 		assert_non_null(x);
 		assert_int_equal(rte_pktmbuf_pkt_len(x), rte_pktmbuf_pkt_len(y));
@@ -1032,6 +1035,29 @@ frames_that_repeat_a_call_s_headers_equal_those_built_in_full(void **state)
 		}
 		if (tags == 0)
 			assert_true(ref_tcp_csum_ok(y, &ep));
+		if (hook) {
+			/* The same writing again: r's copy of h2, not h1. */
+			struct rte_mbuf *q3 = chain_of(data[0], len, len), *z, *w;
+
+			o.seq += len;
+			o.hopt = h1;
+			z = tcp_seg_build_rep(test_pool, &r, &ep, &o, q3, NULL, true);
+			assert_non_null(z);
+			o.hopt = h2;
+			w = tcp_seg_build_tmpl(test_pool, &t, &ep, &o, q3, 0, len, NULL, true);
+			assert_non_null(w);
+			assert_int_equal(rte_pktmbuf_pkt_len(w), rte_pktmbuf_pkt_len(z));
+			assert_int_equal(tcp_chain_copy(w, 0, a, w->pkt_len), w->pkt_len);
+			assert_int_equal(tcp_chain_copy(z, 0, b, z->pkt_len), z->pkt_len);
+			if (memcmp(a, b, w->pkt_len) != 0)
+				fail_msg("family %u, %u tags, options %u, %u bytes: the kept "
+					 "hook options differ", fam, tags, opt, len);
+			if (tags == 0)
+				assert_true(ref_tcp_csum_ok(z, &ep));
+			rte_pktmbuf_free(z);
+			rte_pktmbuf_free(w);
+			chain_free(q3);
+		}
 		rte_pktmbuf_free(first);
 		rte_pktmbuf_free(x);
 		rte_pktmbuf_free(y);
