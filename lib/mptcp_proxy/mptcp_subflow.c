@@ -689,7 +689,9 @@ dss_put(uint8_t *b, uint32_t room, uint8_t flags, uint64_t data_ack,
 }
 
 /* The DSS of a data segment or a pure ACK: the DATA_ACK, and the
- * mapping of the data (or the DATA_FIN when it is due). */
+ * mapping of the data (or the DATA_FIN when it is due). A data
+ * segment's DSS stands for the rest of its mapping too, as a TSO
+ * segment's does: nothing in it moves until the next input. */
 static inline uint32_t
 dss_out(const struct mptcp_subflow *sf, struct tcp_hook_seg *seg, uint8_t *buf,
 	uint32_t room)
@@ -700,6 +702,7 @@ dss_out(const struct mptcp_subflow *sf, struct tcp_hook_seg *seg, uint8_t *buf,
 		const struct mptcp_map *mp = tx_find(sf, seg->seq - sf->iss);
 
 		if (mp != NULL) {
+			seg->same_until = sf->iss + mp->ssn + mp->len;
 			return dss_put(buf, room, MPTCP_DSS_DATA_ACK |
 				       MPTCP_DSS_MAP | MPTCP_DSS_DSN64, mt->rcv_nxt,
 				       mp->dsn, mp->ssn, mp->len,
