@@ -69,7 +69,13 @@
 #define REC 17
 #define RCV_BUF 16384
 #define SND_BUF 16384
-#define CHECK(c) do { if (!(c)) abort(); } while (0)
+#define CHECK(c) \
+	do { \
+		if (!(c)) { \
+			fprintf(stderr, "fuzz_tcpconn: line %d: %s\n", __LINE__, #c); \
+			abort(); \
+		} \
+	} while (0)
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -171,10 +177,9 @@ h_opts_out(void *owner, struct tcp_conn *c, struct tcp_hook_seg *seg,
 	buf[0] = HOOK_KIND_OUT;
 	buf[1] = (uint8_t)(room - 1);
 	memset(buf + 2, 0xee, room - 3);
-	buf[4] = (uint8_t)(block >> 24);
-	buf[5] = (uint8_t)(block >> 16);
-	buf[6] = (uint8_t)(block >> 8);
-	buf[7] = (uint8_t)block;
+	buf[4] = (uint8_t)(block >> 16); /* 20 bits: three bytes hold it */
+	buf[5] = (uint8_t)(block >> 8);
+	buf[6] = (uint8_t)block;
 	if (seg->kind == TCP_SEG_DATA && !seg->retransmit && (block & 1) == 0)
 		seg->same_until = (block + 1) << HOOK_BLOCK_SHIFT;
 	return room - 1;
@@ -240,14 +245,14 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 static void
 check_hook_opt(const struct rte_mbuf *m, const struct tcp_seg_in *s)
 {
-	uint8_t o[8];
+	uint8_t o[7];
 	uint32_t block;
 
 	if (s->len == 0 || s->xo_kind != HOOK_KIND_OUT)
 		return;
 	CHECK(tcp_chain_copy(m, pkt_meta(m)->l4_off + s->xo_off, o, sizeof(o)) == sizeof(o));
-	CHECK(o[1] >= 8);
-	block = (uint32_t)o[4] << 24 | (uint32_t)o[5] << 16 | (uint32_t)o[6] << 8 | o[7];
+	CHECK(o[1] >= 7);
+	block = (uint32_t)o[4] << 16 | (uint32_t)o[5] << 8 | o[6];
 	CHECK(block == s->seq >> HOOK_BLOCK_SHIFT);
 }
 
