@@ -1053,8 +1053,10 @@ struct tcp_conn_hooks {
 	 * later new-data segment of the same output pass (one flush of the
 	 * send queue, with nothing received in between) that ends at or
 	 * before it the same option bytes, in the same room, without asking
-	 * again. An MPTCP subflow does so up to the end of the mapping the
-	 * segment starts in. Left 0, the hook is asked for every segment.
+	 * again; a segment that starts before it and ends after is given
+	 * that room without opts_space(), and opts_out() writes its options.
+	 * An MPTCP subflow does so up to the end of the mapping the segment
+	 * starts in. Left 0, the hook is asked for every segment.
 	 *
 	 * @param owner owner.
 	 * @param c     connection.

@@ -637,10 +637,15 @@ tcp_output(struct tcp_conn *c)
 				blocked = 1;
 				break;
 			}
-			/* The hook's options come off the payload. (A segment
-			 * it gives no room has none of the last one's.) */
+			/* The hook's options come off the payload: the room
+			 * of its last ones while they stand (same_until), else
+			 * what it asks. (A segment it gives no room has none of
+			 * the last one's.) */
 			if (unlikely(c->hooks != NULL)) {
-				hroom = tcp_hook_room(c, TCP_SEG_DATA, 0);
+				if (hdr_made && hk.room != 0 && tcp_seq_lt(c->snd_nxt, hk.until))
+					hroom = hk.room;
+				else
+					hroom = tcp_hook_room(c, TCP_SEG_DATA, 0);
 				if (hroom == 0)
 					hdr.hopt_len = 0;
 			}
