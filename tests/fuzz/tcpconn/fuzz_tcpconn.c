@@ -243,7 +243,7 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
  * is in: options written once for several segments (same_until) never
  * reach a segment past the block they were written for. */
 static void
-check_hook_opt(const struct rte_mbuf *m, const struct tcp_seg_in *s)
+check_hook_opt(struct rte_mbuf *m, const struct tcp_seg_in *s)
 {
 	uint8_t o[7];
 	uint32_t block;
