@@ -290,6 +290,19 @@ ref_sum(uint32_t sum, const uint8_t *p, size_t n)
 	return sum;
 }
 
+/* Whether frames x and y hold the same bytes; they must be as long. */
+static bool
+same_frame_bytes(const struct rte_mbuf *x, const struct rte_mbuf *y)
+{
+	static uint8_t a[2048], b[2048];
+
+	assert_int_equal(rte_pktmbuf_pkt_len(x), rte_pktmbuf_pkt_len(y));
+	assert_true(rte_pktmbuf_pkt_len(x) <= sizeof(a));
+	assert_int_equal(tcp_chain_copy(x, 0, a, x->pkt_len), x->pkt_len);
+	assert_int_equal(tcp_chain_copy(y, 0, b, y->pkt_len), y->pkt_len);
+	return memcmp(a, b, x->pkt_len) == 0;
+}
+
 /* Whether the frame (any chain) carries a correct TCP checksum, by the
  * reference sum over a linear copy and a pseudo header built by hand. */
 static int
@@ -951,7 +964,7 @@ static void
 frames_that_repeat_a_call_s_headers_equal_those_built_in_full(void **state)
 {
 	static const uint32_t lens[] = { 1, 99, 1000, 1448 };
-	static uint8_t data[2][1448], a[2048], b[2048];
+	static uint8_t data[2][1448];
 	const unsigned int cases = 2 * 3 * 2 * RTE_DIM(lens) * 2 * 2;
 	unsigned int n = 0;
 
@@ -1013,10 +1026,7 @@ frames_that_repeat_a_call_s_headers_equal_those_built_in_full(void **state)
 		assert_null(tcp_seg_build_rep(test_pool, &r, &ep, &o, q2, NULL, hook));
 		x = tcp_seg_build_tmpl(test_pool, &t, &ep, &o, q2, 0, len, NULL, true);
 		assert_non_null(x);
-		assert_int_equal(rte_pktmbuf_pkt_len(x), rte_pktmbuf_pkt_len(y));
-		assert_int_equal(tcp_chain_copy(x, 0, a, x->pkt_len), x->pkt_len);
-		assert_int_equal(tcp_chain_copy(y, 0, b, y->pkt_len), y->pkt_len);
-		if (memcmp(a, b, x->pkt_len) != 0)
+		if (!same_frame_bytes(x, y))
 			fail_msg("family %u, %u tags, options %u, hook %d, %u bytes: frames differ",
 				 fam, tags, opt, hook, len);
 		assert_int_equal(x->port, y->port);
@@ -1046,10 +1056,7 @@ frames_that_repeat_a_call_s_headers_equal_those_built_in_full(void **state)
 			o.hopt = h2;
 			w = tcp_seg_build_tmpl(test_pool, &t, &ep, &o, q3, 0, len, NULL, true);
 			assert_non_null(w);
-			assert_int_equal(rte_pktmbuf_pkt_len(w), rte_pktmbuf_pkt_len(z));
-			assert_int_equal(tcp_chain_copy(w, 0, a, w->pkt_len), w->pkt_len);
-			assert_int_equal(tcp_chain_copy(z, 0, b, z->pkt_len), z->pkt_len);
-			if (memcmp(a, b, w->pkt_len) != 0)
+			if (!same_frame_bytes(w, z))
 				fail_msg("family %u, %u tags, options %u, %u bytes: the kept "
 					 "hook options differ", fam, tags, opt, len);
 			if (tags == 0)
@@ -1079,7 +1086,7 @@ frames_from_the_header_template_equal_those_built_field_by_field(void **state)
 	static const uint16_t tpids[] = { 0, RTE_ETHER_TYPE_QINQ };
 	static const uint32_t lens[] = { 0, 1, 2, 3, 777, 1448, 1500 };
 	static const uint8_t hopt[8] = { 30, 8, 0x20, 1, 2, 3, 4, 5 };
-	static uint8_t data[3000], a[2000], b[2000];
+	static uint8_t data[3000];
 	struct rte_mbuf *q;
 	unsigned int n = 0, tmpl = 0;
 
@@ -1133,13 +1140,10 @@ frames_from_the_header_template_equal_those_built_field_by_field(void **state)
 		y = tcp_seg_build_tmpl(test_pool, &t, &ep, &o, q, 3, len, NULL, chain);
 		assert_non_null(x);
 		assert_non_null(y);
-		assert_int_equal(rte_pktmbuf_pkt_len(x), rte_pktmbuf_pkt_len(y));
 		assert_int_equal(x->nb_segs, y->nb_segs);
-		assert_int_equal(tcp_chain_copy(x, 0, a, x->pkt_len), x->pkt_len);
-		assert_int_equal(tcp_chain_copy(y, 0, b, y->pkt_len), y->pkt_len);
 		ma = *(const struct pkt_meta *)rte_mbuf_to_priv(x);
 		mb = *(const struct pkt_meta *)rte_mbuf_to_priv(y);
-		if (memcmp(a, b, x->pkt_len) != 0 ||
+		if (!same_frame_bytes(x, y) ||
 		    memcmp(&ma, &mb, offsetof(struct pkt_meta, in_port) + 2) != 0)
 			fail_msg("family %d, %u tags (TPID %#x), options %u, %u bytes, chain %d, "
 				 "endpoints %u", fam, tags, tpids[tp], opt, len, chain, r);
