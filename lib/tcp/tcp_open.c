@@ -500,7 +500,8 @@ run_merge_opts(struct tcp_conn *c, struct rte_mbuf *head, const struct tcp_seg_i
  * the one a hooked connection's owner merges), ACK alone or ACK and PSH
  * (which ends the merge, as in GRO), and every byte fits the window,
  * the receive buffer and the receive side's mbuf memory (rcv_mem), so
- * that none of them would have been cut or refused on its own. *mem: the held frames' mbuf memory. */
+ * that none of them would have been cut or refused on its own. *mem:
+ * the held frames' mbuf memory. */
 static inline bool
 run_merge(struct tcp_engine *e, struct tcp_conn *c, struct tcp_seg_in *hs,
 	  struct rte_mbuf *head, struct rte_mbuf *tail, struct rte_mbuf *m,
