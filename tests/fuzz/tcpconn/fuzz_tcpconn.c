@@ -105,6 +105,10 @@ struct harness {
 	uint32_t rcv_nxt, snd_una; /* the engine's, last known */
 	uint32_t rcv_mem;          /* the engine's bound */
 	uint32_t hook_space;       /* what opts_space asks for */
+	/* The ACK and TSval of the last frame drained since the engine's
+	 * last SYN or RST (check_fresh()). */
+	bool seen, seen_ts;
+	uint32_t seen_ack, seen_tsval;
 };
 
 /* The kind the hooks register (MPTCP's, as the subflows do). */
@@ -256,6 +260,31 @@ check_hook_opt(struct rte_mbuf *m, const struct tcp_seg_in *s)
 	CHECK(block == s->seq >> HOOK_BLOCK_SHIFT);
 }
 
+/* A connection's frames carry its ACK and timestamp as they were when
+ * each was made: never behind a frame drained before. A frame whose
+ * headers are copied from another's (tcp_seg_build_rep()) or made once
+ * for an output call (hdr_init()) must not carry an older call's. A
+ * SYN or RST starts again: a new connection of the same addresses, or
+ * an answer to another's segment. */
+static void
+check_fresh(struct harness *h, const struct tcp_seg_in *s)
+{
+	if (s->flags & (TCP_FL_SYN | TCP_FL_RST)) {
+		h->seen = h->seen_ts = false;
+		return;
+	}
+	if (!(s->flags & TCP_FL_ACK))
+		return;
+	CHECK(!h->seen || tcp_seq_ge(s->ack, h->seen_ack));
+	h->seen = true;
+	h->seen_ack = s->ack;
+	if (s->opts & TCP_SO_TS) {
+		CHECK(!h->seen_ts || tcp_seq_ge(s->tsval, h->seen_tsval));
+		h->seen_ts = true;
+		h->seen_tsval = s->tsval;
+	}
+}
+
 /* Take and check every frame the engine wants to send; return the last
  * one's header in *last (if any). */
 static int
@@ -272,6 +301,7 @@ drain(struct harness *h, struct tcp_seg_in *last)
 			CHECK(pkt_parse(out[i], pkt_meta(out[i]), 0) == PKT_ERR_NONE);
 			CHECK(tcp_seg_parse(out[i], pkt_meta(out[i]), &s, 1) == 0);
 			check_hook_opt(out[i], &s);
+			check_fresh(h, &s);
 			if (last != NULL)
 				*last = s;
 			any = 1;
