@@ -185,7 +185,8 @@ functions), VALGRIND_BIN, BENCH_TELEMETRY_TIMEOUT (20 s under valgrind),
 BENCH_PROXY_BYTES (40M; 4M with --quick), BENCH_MPTCP_INSTR_BYTES
 (20000000; 2000000 with --quick). --cache: BENCH_CACHE_D1 (49152,12,64),
 BENCH_CACHE_LL (1048576,16,64). proxy mode: BENCH_PROXY_CLIENT_MTU (the
-MTU of the client's interface alone; 1500). mptcp mode:
+MTU of the client's interface alone; 1500); BENCH_PROXY_DOWNLOAD=1 counts
+a download (iperf3 -R) with --instructions instead of the upload. mptcp mode:
 BENCH_MPTCP_ONLY=unshaped runs only the unshaped transfers.
 EOF
 }

@@ -365,7 +365,14 @@ proxy_main() {
 # the segments made (parse, relay, ACKs both ways), not the polling. Per
 # segment = per data segment the sender put on the wire (frames received
 # on port 0), the ACKs and any retransmission included.
+# BENCH_PROXY_DOWNLOAD=1: a download instead (iperf3 -R; the server
+# sends, and its segments are those received on port 1). The issue's
+# figure is the upload's; the download is the direction whose output
+# passes are clocked by the client's ACKs, two or three segments each.
 PROXY_BYTES=${BENCH_PROXY_BYTES:-40M}
+PX_DOWN=${BENCH_PROXY_DOWNLOAD:-}
+PX_SRC_PORT=0 PX_WHAT=upload
+[ -z "$PX_DOWN" ] || PX_SRC_PORT=1 PX_WHAT=download
 
 # px_cg_dump: have callgrind write what it counted since the last zero or
 # dump into a new file; sets PX_CG_LAST to that file.
@@ -403,9 +410,10 @@ print(max(calls.values()) // int(sys.argv[2]) if calls else 0)
 PY
 }
 
-# px_rx0: frames port 0 has received (from the client: the data segments
-# of an upload), from telemetry.
-px_rx0() { px_stat 0 ipackets; }
+# px_rx0: frames received from the sender, from telemetry: on port 0
+# (the client's, the data segments of an upload), or on port 1 (the
+# server's) for a download.
+px_rx0() { px_stat "$PX_SRC_PORT" ipackets; }
 
 # px_stat PORT KEY: /ethdev/stats,PORT KEY (ipackets, opackets).
 px_stat() {
@@ -460,7 +468,7 @@ px_instr_run() {
 	[ "$c" = proxy ] && g0=$(px_tel /sluice/proxy 2>/dev/null || echo '{}')
 	callgrind_control -z "$SLUICE_PID" >/dev/null 2>&1 || die "callgrind_control -z $SLUICE_PID failed"
 	e2e_run cli timeout --foreground "$PX_IPERF_TIMEOUT" iperf3 -c "$SRV4" -p "$port" -J \
-		-n "$PROXY_BYTES" --connect-timeout 20000 </dev/null \
+		${PX_DOWN:+-R} -n "$PROXY_BYTES" --connect-timeout 20000 </dev/null \
 		>"$LOGDIR/iperf-cg-$c.json" 2>"$LOGDIR/iperf-cg-$c.err" ||
 		die "$c: iperf3 failed: $(tail -n 2 "$LOGDIR/iperf-cg-$c.err")"
 	px_cg_dump
@@ -493,7 +501,7 @@ end = json.load(open(sys.argv[7]))["end"]
 per_loop = idle_ir / idle_loops if idle_loops else 0.0
 net = ir - loops * per_loop
 if segs <= 0:
-    sys.exit("no segment received on port 0")
+    sys.exit("no segment received from the sender")
 print("instructions %-22s %8.1f per segment  (%d instructions, less %d loops x %.0f (a loop without a frame) = %.1f%%, over %d segments received from the sender; %d bytes sent, %d retransmitted segments; %.1f per segment with the loops)"
       % (c, net / segs, ir, loops, per_loop, 100.0 * loops * per_loop / ir if ir else 0,
          segs, end["sum_sent"]["bytes"], end["sum_sent"].get("retransmits", -1), ir / segs))
@@ -531,7 +539,7 @@ proxy_instructions() {
 	E2E_START_TRIES=3000
 	E2E_STOP_TRIES=1200
 	px_setup
-	echo "bench: mode proxy under callgrind: one iperf3 upload of $PROXY_BYTES (1 stream${PROXY_CLIENT_MTU:+, client MTU $PROXY_CLIENT_MTU}) through each contender"
+	echo "bench: mode proxy under callgrind: one iperf3 $PX_WHAT of $PROXY_BYTES (1 stream${PROXY_CLIENT_MTU:+, client MTU $PROXY_CLIENT_MTU}) through each contender"
 	echo "bench: sluice on lcore $E2E_LCORE (net_af_packet, $E2E_AFP_ARGS); proxy config ${PROXY_CONF_BASE#"$ROOT"/}; counted: sluice's worker_main"
 	for c in bridge proxy; do px_instr_run "$c"; done
 	[ "$KEEP_LOGS" = 1 ] && echo "bench: logs and callgrind files in $LOGDIR"
