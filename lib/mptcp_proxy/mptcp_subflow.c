@@ -380,25 +380,6 @@ dss_alone(const uint8_t *opt, uint32_t optlen, const struct tcp_hook_seg *seg,
  * level still reads the run's segments one by one (tcp_recv_seg()),
  * each finding its bytes in it. The fields are read here directly, not
  * through mptcp_dss_decode(): this runs for most segments of an upload. */
-/* Option bytes as they lie, for comparing. */
-static inline uint32_t
-ld32(const uint8_t *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
-static inline uint64_t
-ld64(const uint8_t *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
 static bool
 sf_opts_merge(void *owner, struct tcp_conn *c, uint8_t *held, const uint8_t *next,
 	      uint32_t optlen, uint32_t opt_at)
@@ -413,7 +394,7 @@ sf_opts_merge(void *owner, struct tcp_conn *c, uint8_t *held, const uint8_t *nex
 	RTE_SET_USED(c);
 	/* Kind, length, subtype and flags the same in both: one word. */
 	if ((sf->meta->flags & (MT_ESTAB | MT_FALLBACK | MT_CSUM)) != MT_ESTAB ||
-	    opt_at + 4 > optlen || ld32(p) != ld32(q) || (p[2] >> 4) != MPTCP_SUB_DSS)
+	    opt_at + 4 > optlen || get_raw32(p) != get_raw32(q) || (p[2] >> 4) != MPTCP_SUB_DSS)
 		return false;
 	f = p[3] & MPTCP_DSS_FLAGS;
 	/* Both are as long as the flags say, with no checksum, and whole
@@ -423,11 +404,11 @@ sf_opts_merge(void *owner, struct tcp_conn *c, uint8_t *held, const uint8_t *nex
 	/* The same DATA_ACK: the same bytes. */
 	if (f & MPTCP_DSS_DATA_ACK) {
 		if (f & MPTCP_DSS_ACK64) {
-			if (ld64(p + at) != ld64(q + at))
+			if (get_raw64(p + at) != get_raw64(q + at))
 				return false;
 			at += 8;
 		} else {
-			if (ld32(p + at) != ld32(q + at))
+			if (get_raw32(p + at) != get_raw32(q + at))
 				return false;
 			at += 4;
 		}
