@@ -33,6 +33,7 @@
 #include "mptcp_be.h"
 #include "mptcp_dss.h"
 #include "pkt.h"
+#include "pkt_tcpopt.h"
 #include "proxy_priv.h"
 
 #define DSS_ACK_LEN   12 /* DSS with an 8-byte DATA_ACK */
@@ -394,7 +395,7 @@ sf_opts_merge(void *owner, struct tcp_conn *c, uint8_t *held, const uint8_t *nex
 	RTE_SET_USED(c);
 	/* Kind, length, subtype and flags the same in both: one word. */
 	if ((sf->meta->flags & (MT_ESTAB | MT_FALLBACK | MT_CSUM)) != MT_ESTAB ||
-	    opt_at + 4 > optlen || get_raw32(p) != get_raw32(q) || (p[2] >> 4) != MPTCP_SUB_DSS)
+	    opt_at + 4 > optlen || pkt_raw32(p) != pkt_raw32(q) || (p[2] >> 4) != MPTCP_SUB_DSS)
 		return false;
 	f = p[3] & MPTCP_DSS_FLAGS;
 	/* Both are as long as the flags say, with no checksum, and whole
@@ -404,11 +405,11 @@ sf_opts_merge(void *owner, struct tcp_conn *c, uint8_t *held, const uint8_t *nex
 	/* The same DATA_ACK: the same bytes. */
 	if (f & MPTCP_DSS_DATA_ACK) {
 		if (f & MPTCP_DSS_ACK64) {
-			if (get_raw64(p + at) != get_raw64(q + at))
+			if (pkt_raw64(p + at) != pkt_raw64(q + at))
 				return false;
 			at += 8;
 		} else {
-			if (get_raw32(p + at) != get_raw32(q + at))
+			if (pkt_raw32(p + at) != pkt_raw32(q + at))
 				return false;
 			at += 4;
 		}

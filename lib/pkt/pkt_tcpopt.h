@@ -21,6 +21,7 @@
  */
 
 #include <stdint.h>
+#include <string.h>
 
 #define PKT_TCPOPT_EOL 0
 #define PKT_TCPOPT_NOP 1
@@ -36,6 +37,27 @@ static inline uint32_t
 pkt_rd32(const uint8_t *p)
 {
 	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+/* The 32 and 64 bits at p as they lie, in host order: for comparing
+ * option bytes with each other or with a constant in network order
+ * (RTE_BE32()), where no byte swap is needed. */
+static inline uint32_t
+pkt_raw32(const uint8_t *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+static inline uint64_t
+pkt_raw64(const uint8_t *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
 }
 
 /*

@@ -11,6 +11,7 @@
 #include <rte_prefetch.h>
 
 #include "pkt.h"
+#include "pkt_tcpopt.h"
 #include "tcpopt.h"
 #include "tcpopt_csum.h"
 #include "tcpopt_ctx.h"
@@ -293,21 +294,12 @@ tcpopt_syn_meta_ok(const struct pkt_meta *meta)
 	       (meta->l3 & TCPOPT_SYN_L3_MASK) == PKT_L3_IPV4;
 }
 
-static inline uint32_t
-tcpopt_raw32_at(const uint8_t *p)
-{
-	uint32_t w;
-
-	memcpy(&w, p, sizeof(w));
-	return w;
-}
-
 /* The same with two words, compared as stored. */
 static inline bool
 tcpopt_syn_layout_24(const uint8_t *tcp)
 {
-	return tcpopt_raw32_at(tcp + 24) == RTE_BE32(0x0402080au) &&
-	       (tcpopt_raw32_at(tcp + 36) & RTE_BE32(0xffffff00u)) ==
+	return pkt_raw32(tcp + 24) == RTE_BE32(0x0402080au) &&
+	       (pkt_raw32(tcp + 36) & RTE_BE32(0xffffff00u)) ==
 		       RTE_BE32(0x01030300u);
 }
 #endif

@@ -7,7 +7,6 @@
  * and the key, token and HMAC derivations (§3.1, §3.2) lay them out.
  */
 #include <stdint.h>
-#include <string.h>
 
 static inline uint32_t
 get_be32(const uint8_t *p)
@@ -23,26 +22,6 @@ static inline uint64_t
 get_be64(const uint8_t *p)
 {
 	return (uint64_t)get_be32(p) << 32 | get_be32(p + 4);
-}
-
-/* Bytes as they lie, in host order: for telling two fields apart, where
- * equality needs no byte swap. */
-static inline uint32_t
-get_raw32(const uint8_t *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
-static inline uint64_t
-get_raw64(const uint8_t *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
 }
 
 static inline uint16_t
