@@ -410,10 +410,10 @@ print(max(calls.values()) // int(sys.argv[2]) if calls else 0)
 PY
 }
 
-# px_rx0: frames received from the sender, from telemetry: on port 0
+# px_rx_sender: frames received from the sender, from telemetry: on port 0
 # (the client's, the data segments of an upload), or on port 1 (the
 # server's) for a download.
-px_rx0() { px_stat "$PX_SRC_PORT" ipackets; }
+px_rx_sender() { px_stat "$PX_SRC_PORT" ipackets; }
 
 # px_stat PORT KEY: /ethdev/stats,PORT KEY (ipackets, opackets).
 px_stat() {
@@ -459,7 +459,7 @@ px_instr_run() {
 	spid=$!
 	E2E_PIDS+=("$spid")
 	e2e_wait_listen "$port" || die "$c: iperf3 server did not listen"
-	f0=$(px_rx0) || die "$c: no /ethdev/stats,0"
+	f0=$(px_rx_sender) || die "$c: no /ethdev/stats,$PX_SRC_PORT"
 	t0=$(px_tx) || die "$c: no /ethdev/stats"
 	# The proxy's engine: how many of the segments it received it
 	# read merged with the one before (lib/tcp/README.md, "Runs"),
@@ -480,7 +480,7 @@ px_instr_run() {
 	done
 	_e2e_kill_child "$spid" TERM
 	wait "$spid" 2>/dev/null
-	f1=$(px_rx0) || die "$c: no /ethdev/stats,0"
+	f1=$(px_rx_sender) || die "$c: no /ethdev/stats,$PX_SRC_PORT"
 	t1=$(px_tx) || die "$c: no /ethdev/stats"
 	g1='{}'
 	[ "$c" = proxy ] && g1=$(px_tel /sluice/proxy 2>/dev/null || echo '{}')
