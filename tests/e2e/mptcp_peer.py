@@ -25,9 +25,9 @@ prints one line: "SHA256 BYTES SECONDS key=value...", where the keys are
   source PORT SIZE SEED         accept one, send SIZE bytes, half-close,
                                 wait for EOF, print
   hold PORT                     accept one, read to EOF, close (no output)
-  send HOST PORT SIZE SEED [--at BYTES FILE] [--rate MBIT] [--tcp]
+  send HOST PORT SIZE SEED [--at BYTES FILE] [--rate MBIT] [--tcp] [--subflows N]
                                 connect, send, half-close, wait for EOF
-  recv HOST PORT [--at BYTES FILE] [--tcp]
+  recv HOST PORT [--at BYTES FILE] [--tcp] [--subflows N]
                                 connect, read to EOF
   abort PORT                    accept one, after 1 s abort it (RST)
   cabort HOST PORT              connect, send 1000 bytes, after 1 s abort
@@ -36,9 +36,15 @@ prints one line: "SHA256 BYTES SECONDS key=value...", where the keys are
                                 or, after 10 s, "TIMEOUT"
 
 --at BYTES FILE creates FILE once BYTES have been sent or received, so a
-test can take a path down in the middle of a transfer. --tcp makes the
-client a plain TCP socket (the single-path baseline); --rate MBIT paces
-the sender.
+test can take a path down in the middle of a transfer. --subflows N
+makes the client wait until the connection has N subflows (at most 10 s;
+the wait, in seconds, is the output's waited_for_subflows): recv before
+it reads its first byte (SECONDS then counts from the wait's end), send
+after its first 1,000 bytes (SECONDS includes the wait), since a client
+opens its other subflows only once the connection is fully established,
+which takes a DSS from the server, and on an upload only data brings
+one. --tcp makes the client a plain TCP socket (the single-path
+baseline); --rate MBIT paces the sender.
 """
 import hashlib
 import os
@@ -154,13 +160,23 @@ def read_to_eof(c, p, t0):
         n += k
 
 
-def send_stream(c, p, size, seed, t0, rate=0.0):
+def send_stream(c, p, size, seed, t0, rate=0.0, after_first=None):
+    """after_first: called once the first 1,000 bytes are sent (sent in
+    a piece of their own when it is set)."""
     h = hashlib.sha256()
     sent = 0
     for b in stream(size, seed):
         h.update(b)
         for off in range(0, len(b), 65536):
             piece = memoryview(b)[off:off + 65536]
+            if after_first is not None:
+                first = piece[:1000]
+                c.sendall(first)
+                sent += len(first)
+                p.tick(len(first))
+                after_first()
+                after_first = None
+                piece = piece[1000:]
             c.sendall(piece)
             sent += len(piece)
             p.tick(len(piece))
@@ -178,12 +194,16 @@ def send_stream(c, p, size, seed, t0, rate=0.0):
 
 
 def options(a):
+    global WANT_SUBFLOWS
     at, rate, proto = None, 0.0, IPPROTO_MPTCP
     i = 0
     while i < len(a):
         if a[i] == "--tcp":
             proto = 0
             i += 1
+        elif a[i] == "--subflows":
+            WANT_SUBFLOWS = int(a[i + 1])
+            i += 2
         elif a[i] == "--at":
             at = (int(a[i + 1]), a[i + 2])
             i += 3
@@ -193,6 +213,22 @@ def options(a):
         else:
             sys.exit("unknown option " + a[i])
     return at, rate, proto
+
+
+WANT_SUBFLOWS = 0
+WAIT_SUBFLOWS_S = 10.0
+
+
+def wait_subflows(c):
+    """With --subflows N: wait until the connection has N subflows
+    (MPTCP_INFO), at most WAIT_SUBFLOWS_S; the seconds it took, for the
+    output line (a join whose SYN a lossy path
+    dropped waits for the kernel's SYN retransmission, 1 s or more,
+    longer than a fast transfer lasts)."""
+    t0 = time.monotonic()
+    while subflows(c) < WANT_SUBFLOWS and time.monotonic() - t0 < WAIT_SUBFLOWS_S:
+        time.sleep(0.01)
+    return time.monotonic() - t0
 
 
 def abort(c):
@@ -260,16 +296,27 @@ def main(a):
         c = connect(a[1], int(a[2]), proto)
         p = Probe(c, at)
         p.tick(0)
-        line = send_stream(c, p, int(a[3]), int(a[4]), t0, rate)
-        print(line, p.fields(True))
+        joined = []
+        # An MPTCP client opens its other subflows once the connection is
+        # fully established: after the server's first DSS, which an
+        # upload gets only for data it sent. So the first bytes go first.
+        line = send_stream(c, p, int(a[3]), int(a[4]), t0, rate,
+                           (lambda: joined.append(wait_subflows(c)))
+                           if WANT_SUBFLOWS else None)
+        print(line, p.fields(True) +
+              ("" if not joined else " waited_for_subflows=%.3f" % joined[0]))
     elif mode == "recv":
         at, _, proto = options(a[3:])
         t0 = time.monotonic()
         c = connect(a[1], int(a[2]), proto)
+        joined = wait_subflows(c) if WANT_SUBFLOWS else None
+        if joined is not None:
+            t0 = time.monotonic()
         p = Probe(c, at)
         p.tick(0)
         line = read_to_eof(c, p, t0)
-        print(line, p.fields(True))
+        print(line, p.fields(True) +
+              ("" if joined is None else " waited_for_subflows=%.3f" % joined))
     else:
         sys.exit("unknown mode " + mode)
     c.close()
