@@ -2,9 +2,10 @@
 # SPDX-License-Identifier: BSD-3-Clause
 #
 # The transparent TCP proxy under loss from the impair stage (issue 6):
-# 1% random loss, 5% random loss and Gilbert-Elliott bursty loss
+# 1% random loss, 5% random loss, Gilbert-Elliott bursty loss
 # (ge_p = 1%, ge_r = 25%, ge_loss_bad = 50%: Bad spells of 4 packets on
-# average that lose half their packets, 1.9% in all), on both directions
+# average that lose half their packets, 1.9% in all), and 1% loss with
+# 2% of the packets duplicated and 2% held back 5 ms, on both directions
 # of pair 0, with [proxy] intercept = 0.0.0.0/0, ::/0. The impair stage is
 # the last one, so it drops what the proxy sends: the data and ACKs of the
 # server leg going up, of the client leg going down. Each setting carries
@@ -131,4 +132,9 @@ setting() {
 setting loss1 lost_random "loss = 1%"
 setting loss5 lost_random "loss = 5%"
 setting ge lost_ge "ge_p = 1%" "ge_r = 25%" "ge_loss_bad = $GE_LOSS_BAD"
+# Duplicates and reordering beside 1% loss: duplicate ACKs and segments
+# that arrive out of order without being lost (the engine must neither
+# deliver a byte twice nor take reordering for loss for good: RACK and
+# D-SACK undo).
+setting dup_reorder lost_random "loss = 1%" "duplicate = 2%" "reorder = 2%" "reorder_gap = 5ms"
 e2e_finish
