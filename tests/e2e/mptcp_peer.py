@@ -44,7 +44,9 @@ after its first 1,000 bytes (SECONDS includes the wait), since a client
 opens its other subflows only once the connection is fully established,
 which takes a DSS from the server, and on an upload only data brings
 one. --tcp makes the client a plain TCP socket (the single-path
-baseline); --rate MBIT paces the sender.
+baseline); --rate MBIT paces the sender. MPTCP_PEER_CC in the
+environment names every socket's congestion control (default: the
+namespace's).
 """
 import hashlib
 import os
@@ -125,8 +127,20 @@ class Probe:
         return out + " gap=%.3f" % self.gap
 
 
+# MPTCP_PEER_CC: the congestion control of every socket (an MPTCP
+# socket passes it to its subflows; an accepted one inherits the
+# listener's); empty or unset, the namespace's default.
+CC = os.environ.get("MPTCP_PEER_CC", "").encode()
+
+
+def set_cc(s):
+    if CC:
+        s.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, CC)
+
+
 def listen(port):
     ls = socket.socket(socket.AF_INET6, socket.SOCK_STREAM, IPPROTO_MPTCP)
+    set_cc(ls)
     ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     ls.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
     ls.bind(("::", port))
@@ -141,6 +155,7 @@ def listen(port):
 def connect(host, port, proto=IPPROTO_MPTCP):
     fam = socket.AF_INET6 if ":" in host else socket.AF_INET
     c = socket.socket(fam, socket.SOCK_STREAM, proto)
+    set_cc(c)
     c.settimeout(10)
     c.connect((host, port))
     c.settimeout(60)

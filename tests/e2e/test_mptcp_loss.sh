@@ -58,6 +58,11 @@ if ! mptcp_proxy_supported; then
 	e2e_finish
 fi
 mptcp_setup
+# The peers' sockets run CUBIC (mptcp_peer.py), as sluice's legs do by
+# default ([proxy] cc), so that the bridge's figures beside compare like
+# with like: a namespace inherits the host's default, BBR here, which
+# ignores loss (and may not be allowed to choose another).
+export MPTCP_PEER_CC=${MPTCP_PEER_CC-cubic}
 
 # peer_loss NS DEV PCT: DEV (in NS) loses PCT% of the frames it sends, at
 # random. The program: A = a random 32-bit number (the ancillary load
@@ -113,7 +118,7 @@ XFER_MBPS=
 # xfer up|down 4|6: SIZE bytes through the running sluice, judged as the
 # header says. Sets XFER_MBPS.
 xfer() {
-	local dir=$1 dst=$SRV4 sf cm sm want_s=0 lost0 lost drop0 drop rtx0 rtx resent k
+	local dir=$1 dst=$SRV4 sf cm sm want_s=0 lost0 lost drop0 drop rtx0 rto0 rtx resent k
 	local before after d="" a b
 	[ "$2" = 6 ] && dst=$SRV6
 	[ $PROXIED = 1 ] || want_s=1
@@ -122,7 +127,7 @@ xfer() {
 	drop0=$(peers_dropped)
 	if [ $PROXIED = 1 ]; then
 		lost0=$(impair_lost_now "$dir")
-		rtx0=$(proxy_cnt tcp_retransmits)
+		rtx0=$(proxy_cnt tcp_retransmits) rto0=$(proxy_cnt tcp_rto_expired)
 		before=$(mptcp_sluice_counters)
 	fi
 	[ "$dir" = up ] && rtx0=$(cli_retrans)
@@ -148,7 +153,8 @@ xfer() {
 		d+=" $k+$(( ${a:-0} - ${b:-0} ))"
 	done
 	if [ "$dir" = down ]; then
-		rtx=$(( $(proxy_cnt tcp_retransmits) - rtx0 )) resent="sluice retransmitted $rtx segments"
+		rtx=$(( $(proxy_cnt tcp_retransmits) - rtx0 ))
+		resent="sluice retransmitted $rtx segments ($(( $(proxy_cnt tcp_rto_expired) - rto0 )) on RTO)"
 	else
 		rtx=$(( $(cli_retrans) - rtx0 )) resent="the client's kernel retransmitted $rtx segments"
 	fi
