@@ -231,6 +231,14 @@ e2e_setup() {
 # telemetry socket answers. Sets SLUICE_PID, SLUICE_LOG, SLUICE_PREFIX.
 e2e_start_sluice() {
 	local cfg=${1:-}; shift || true
+	# A check that failed before its e2e_stop_sluice leaves the last
+	# sluice running; a second one on the same veths would answer every
+	# frame twice (its proxy resetting the first one's connections) and
+	# make every later check fail for no reason of its own. Stop it.
+	if [ -n "$SLUICE_PID" ] && kill -0 "$SLUICE_PID" 2>/dev/null; then
+		e2e_log "the previous sluice (PID $SLUICE_PID) is still running: stopping it before the next starts"
+		e2e_stop_sluice || e2e_log "its stop: $E2E_WHY"
+	fi
 	_E2E_NSLUICE=$((_E2E_NSLUICE + 1))
 	SLUICE_PREFIX=sle2e-$E2E_ID-$_E2E_NSLUICE
 	SLUICE_LOG=$E2E_TMP/sluice.$_E2E_NSLUICE.log
