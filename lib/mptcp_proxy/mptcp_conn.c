@@ -248,6 +248,10 @@ ooo_drain(struct mptcp_meta *mt)
 			rte_pktmbuf_free_seg(m);
 			continue;
 		}
+		/* Its front was delivered meanwhile (the in-order data that
+		 * filled the hole overlapped it): cut, and counted as the
+		 * cut of rx_insert() is. */
+		PX_CNT(px, MPTCP_DUP_BYTES) += mt->rcv_nxt - dsn;
 		rte_pktmbuf_adj(m, (uint16_t)(mt->rcv_nxt - dsn));
 		if (!before_fin(mt, m, mt->rcv_nxt))
 			continue;

@@ -50,6 +50,10 @@ SEEDS = {
     "join_data": b"\0" + data(1000) + join(shift=1000) + data(1000, sub=1),
     # the same bytes on both subflows
     "join_duplicate": b"\0" + data(1000) + join(shift=0) + data(1000, sub=1),
+    # the join's bytes 500..1499 held out of order, then the first
+    # subflow's 0..999: the held segment's front is delivered already and
+    # must be cut (no seed reached that cut before)
+    "join_overlap_in_part": b"\0" + join(shift=500) + data(1000, sub=1) + data(1000),
     # a join with a wrong HMAC
     "join_bad_hmac": b"\0" + data(1000) + join(bad=1) + data(1000, sub=1),
     # a backup join, REMOVE_ADDR of it, MP_PRIO
