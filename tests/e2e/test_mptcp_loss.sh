@@ -9,18 +9,26 @@
 # test_mptcp.sh proves the protocol on clean paths and test_proxy_loss.sh
 # the plain proxy under loss; this proves the subflows' retransmissions,
 # the data-level reassembly and the mappings of resent segments against a
-# real kernel when every hop loses.
+# real kernel when the paths lose.
 #
-# Loss on every hop, both ways:
+# Two kinds of drop:
 # - what sluice sends (its subflows toward the client, its leg toward the
-#   server): the impair stage ([impair], last in the pipeline);
+#   server) is lost on the wire: the impair stage ([impair], last in the
+#   pipeline). These are the losses the checks count and sluice resends.
 # - what the client sends on each path, and the server on its link: a
-#   classic BPF program on the peers' clsact egress hook that drops a
-#   share of the frames at random (this kernel has neither netem nor the
-#   gact action; cls_bpf in direct-action mode needs neither). Its drops
-#   show in `tc -s qdisc` (clsact's "dropped").
+#   classic BPF program on the peers' clsact egress hook drops a share of
+#   the frames at random (this kernel has neither netem nor the gact
+#   action; cls_bpf in direct-action mode needs neither); `tc -s qdisc`
+#   counts them (clsact's "dropped"). A pure ACK dropped there is lost.
+#   A data segment is not: the drop is local, the peer's TCP sees its
+#   transmit fail, keeps the segment unsent, sends it again and reduces
+#   its window (CWR). So the peers' ACKs are lost and their data is held
+#   up, but no data the peers send goes missing on the way to sluice;
+#   out-of-order data reaches sluice only from the two paths' different
+#   delays.
 #
-# Settings, each one sluice run:
+# Settings, each one sluice run ("every hop": impair on what sluice sends,
+# the filter on what the peers send):
 #   loss2        2% random loss on every hop, both paths; up and down
 #                over IPv4 and IPv6; then the IPv4 transfers kernel to
 #                kernel through the plain bridge with the same loss, their
@@ -37,11 +45,12 @@
 # Each transfer (E2E_MPTCP_LOSS_MB, 16 MB) must arrive intact (sha256 and
 # length), over MPTCP at the client (with both subflows on an upload; see
 # xfer for why not on a download) and plain TCP at the server (the proxy
-# terminated it: nothing fell back), and in its data's
-# direction the hops must have lost frames and someone must have resent:
-# sluice's engine on a download (tcp_retransmits), the client's kernel on
-# an upload (TcpRetransSegs in its namespace); each line also gives the
-# other sender's retransmissions and both sides' RTOs. Each run ends with exit
+# terminated it: nothing fell back), and in its data's direction the
+# impair stage must have lost frames sluice sent (its subflows' on a
+# download, its server leg's on an upload), sluice must have resent
+# (tcp_retransmits), and the peers' filter must have dropped frames too;
+# each line also gives the sending kernel's retransmissions and both
+# sides' RTOs. Each run ends with exit
 # status 0 and every mbuf back in the pool, with losses counted on every
 # impaired direction, and with none of the client kernel's MPTCP error
 # counters moved (fallbacks, unusable mappings, checksum errors, resets
@@ -165,14 +174,13 @@ xfer() {
 	done
 	rtx=$(( $(proxy_cnt tcp_retransmits) - rtx0 )) rto=$(( $(proxy_cnt tcp_rto_expired) - rto0 ))
 	krtx=$(( $(ns_cnt "$kns" TcpRetransSegs) - krtx0 )) kto=$(( $(ns_cnt "$kns" TcpExtTCPTimeouts) - kto0 ))
-	# Who resends what is lost in the data's direction: on an upload the
-	# client's kernel (toward sluice) and sluice (toward the server); on
-	# a download the server's kernel and sluice (toward the client).
-	resent="$who kernel retransmitted $krtx segments ($kto RTOs), sluice $rtx ($rto RTOs)"
-	[ "$dir" = up ] && rtx=$krtx
+	# Who resends in the data's direction: sluice what the impair stage
+	# lost (toward the server on an upload, toward the client on a
+	# download), and the sending kernel for its own reasons (timeouts
+	# after lost ACKs; none of its data is lost on the way).
+	resent="sluice retransmitted $rtx segments ($rto RTOs), $who kernel $krtx ($kto RTOs)"
 	E2E_WHY="$E2E_WHY, impair dropped $lost going $dir; $resent;$d"
-	# The data's own direction lost frames (sluice's toward the client on a
-	# download, the client's toward sluice on an upload), and was resent;
+	# The data's own direction lost frames sluice sent, and sluice resent;
 	# not where only one path is impaired and the schedulers may leave it
 	# nearly idle (NEED_LOSS=0: its losses are judged over the whole run).
 	[ "$NEED_LOSS" = 0 ] && return 0
