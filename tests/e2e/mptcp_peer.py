@@ -209,15 +209,14 @@ def send_stream(c, p, size, seed, t0, rate=0.0, after_first=None):
 
 
 def options(a):
-    global WANT_SUBFLOWS
-    at, rate, proto = None, 0.0, IPPROTO_MPTCP
+    at, rate, proto, want = None, 0.0, IPPROTO_MPTCP, 0
     i = 0
     while i < len(a):
         if a[i] == "--tcp":
             proto = 0
             i += 1
         elif a[i] == "--subflows":
-            WANT_SUBFLOWS = int(a[i + 1])
+            want = int(a[i + 1])
             i += 2
         elif a[i] == "--at":
             at = (int(a[i + 1]), a[i + 2])
@@ -227,21 +226,20 @@ def options(a):
             i += 2
         else:
             sys.exit("unknown option " + a[i])
-    return at, rate, proto
+    return at, rate, proto, want
 
 
-WANT_SUBFLOWS = 0
 WAIT_SUBFLOWS_S = 10.0
 
 
-def wait_subflows(c):
+def wait_subflows(c, want):
     """With --subflows N: wait until the connection has N subflows
     (MPTCP_INFO), at most WAIT_SUBFLOWS_S; the seconds it took, for the
     output line (a join whose SYN a lossy path
     dropped waits for the kernel's SYN retransmission, 1 s or more,
     longer than a fast transfer lasts)."""
     t0 = time.monotonic()
-    while subflows(c) < WANT_SUBFLOWS and time.monotonic() - t0 < WAIT_SUBFLOWS_S:
+    while subflows(c) < want and time.monotonic() - t0 < WAIT_SUBFLOWS_S:
         time.sleep(0.01)
     return time.monotonic() - t0
 
@@ -306,7 +304,7 @@ def main(a):
             return
         print(line, p.fields(False))
     elif mode == "send":
-        at, rate, proto = options(a[5:])
+        at, rate, proto, want = options(a[5:])
         t0 = time.monotonic()
         c = connect(a[1], int(a[2]), proto)
         p = Probe(c, at)
@@ -316,15 +314,15 @@ def main(a):
         # fully established: after the server's first DSS, which an
         # upload gets only for data it sent. So the first bytes go first.
         line = send_stream(c, p, int(a[3]), int(a[4]), t0, rate,
-                           (lambda: joined.append(wait_subflows(c)))
-                           if WANT_SUBFLOWS else None)
+                           (lambda: joined.append(wait_subflows(c, want)))
+                           if want else None)
         print(line, p.fields(True) +
               ("" if not joined else " waited_for_subflows=%.3f" % joined[0]))
     elif mode == "recv":
-        at, _, proto = options(a[3:])
+        at, _, proto, want = options(a[3:])
         t0 = time.monotonic()
         c = connect(a[1], int(a[2]), proto)
-        joined = wait_subflows(c) if WANT_SUBFLOWS else None
+        joined = wait_subflows(c, want) if want else None
         if joined is not None:
             t0 = time.monotonic()
         p = Probe(c, at)

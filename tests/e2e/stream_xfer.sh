@@ -2,7 +2,8 @@
 #
 # One transfer between the kernel peers of tests/e2e/stream_peer.py, for
 # the tests that source this after lib.sh (test_proxy_scale.sh,
-# test_proxy_loss.sh). Needs PEER set to stream_peer.py.
+# test_proxy_loss.sh). Needs PEER set to stream_peer.py. The MPTCP tests
+# (test_mptcp.sh, test_mptcp_loss.sh) source it for stream_mbps.
 
 # stream_xfer up|down HOST SIZE PORT TIMEOUT: SIZE bytes of a seeded
 # stream from client to server (up) or server to client (down); the

@@ -31,6 +31,7 @@
 # the others print nothing.
 set -u
 . "$(dirname "$0")/mptcp_lib.sh"
+. "$(dirname "$0")/stream_xfer.sh"   # stream_mbps
 E2E_TEST=mptcp
 ROOT=$(cd "$E2E_DIR/../.." && pwd)
 PEER=$E2E_DIR/stream_peer.py
@@ -88,9 +89,6 @@ xfer() {
 	E2E_WHY="$3 bytes in $XFER_SECS s"
 	[ "$3" -ge 1000000 ] && E2E_WHY+=", $(stream_mbps "$3" "$XFER_SECS") Mbit/s"
 	E2E_WHY+=", client $XFER_CLI"
-}
-stream_mbps() {
-	awk -v b="$1" -v s="$2" 'BEGIN { if (s > 0) printf "%.0f", b * 8 / s / 1e6; else print "?" }'
 }
 
 # Two subflows, seen from the client's MPTCP_INFO and by ss -M / ss -ti

@@ -57,6 +57,7 @@
 # and fast closes: CLI_ERRS below).
 set -u
 . "$(dirname "$0")/mptcp_lib.sh"
+. "$(dirname "$0")/stream_xfer.sh"
 E2E_TEST=mptcp_loss
 ROOT=$(cd "$E2E_DIR/../.." && pwd)
 MB=${E2E_MPTCP_LOSS_MB:-16}
@@ -118,11 +119,6 @@ print(sum(v.get("lost_random", 0) + v.get("lost_ge", 0)
           for k, v in d.items() if isinstance(v, dict) and k.endswith("_" + sys.argv[1])))' "$1"
 }
 proxy_cnt() { e2e_tel /sluice/proxy "$1"; }
-# ns_cnt NS NAME: a kernel counter (nstat) in that namespace.
-ns_cnt() {
-	ip netns exec "$1" nstat -asz "$2" 2>/dev/null |
-		awk -v k="$2" '$1 == k { v = $2 } END { print v + 0 }'
-}
 
 PORT=7600
 PROXIED=1 NEED_LOSS=1
@@ -131,7 +127,7 @@ XFER_MBPS=
 # header says. Sets XFER_MBPS.
 xfer() {
 	local dir=$1 dst=$SRV4 sf cm sm want_s=0 lost0 lost drop0 drop rtx0 rto0 rtx rto resent k
-	local before after d="" a b kns=$NS_CLI who="the client's" krtx0 kto0 krtx kto
+	local before after d="" a b kns=cli who="the client's" krtx0 kto0 krtx kto
 	[ "$2" = 6 ] && dst=$SRV6
 	[ $PROXIED = 1 ] || want_s=1
 	PORT=$((PORT + 1))
@@ -144,13 +140,13 @@ xfer() {
 	fi
 	# The kernel that sends the data: the client's on an upload, the
 	# server's on a download.
-	[ "$dir" = down ] && kns=$NS_SRV who="the server's"
-	krtx0=$(ns_cnt "$kns" TcpRetransSegs) kto0=$(ns_cnt "$kns" TcpExtTCPTimeouts)
-	# --subflows 2: the client starts once its second subflow joined (a
-	# lossy path can make a join wait a SYN retransmission, longer than a
-	# transfer here lasts); both must then carry it.
+	[ "$dir" = down ] && kns=srv who="the server's"
+	krtx0=$(mptcp_nstat "$kns" TcpRetransSegs) kto0=$(mptcp_nstat "$kns" TcpExtTCPTimeouts)
+	# --subflows 2: the client starts once its second subflow joined, so
+	# that the second path carries part of a transfer that lasts a
+	# fraction of a second here rather than racing it.
 	mptcp_xfer "$dir" "$dst" "$SIZE" "$PORT" 60 --subflows 2 || return 1
-	XFER_MBPS=$(awk -v b="$SIZE" -v s="$XFER_SECS" 'BEGIN { if (s > 0) printf "%.0f", b * 8 / s / 1e6; else print "?" }')
+	XFER_MBPS=$(stream_mbps "$SIZE" "$XFER_SECS")
 	cm=$(mptcp_kv "$XFER_CLI" is_mptcp) sm=$(mptcp_kv "$XFER_SRV" is_mptcp)
 	sf=$(mptcp_kv "$XFER_CLI" subflows)
 	drop=$(( $(peers_dropped) - drop0 ))
@@ -173,7 +169,7 @@ xfer() {
 		d+=" $k+$(( ${a:-0} - ${b:-0} ))"
 	done
 	rtx=$(( $(proxy_cnt tcp_retransmits) - rtx0 )) rto=$(( $(proxy_cnt tcp_rto_expired) - rto0 ))
-	krtx=$(( $(ns_cnt "$kns" TcpRetransSegs) - krtx0 )) kto=$(( $(ns_cnt "$kns" TcpExtTCPTimeouts) - kto0 ))
+	krtx=$(( $(mptcp_nstat "$kns" TcpRetransSegs) - krtx0 )) kto=$(( $(mptcp_nstat "$kns" TcpExtTCPTimeouts) - kto0 ))
 	# Who resends in the data's direction: sluice what the impair stage
 	# lost (toward the server on an upload, toward the client on a
 	# download), and the sending kernel for its own reasons (timeouts
