@@ -340,6 +340,14 @@ proxy_leg_event(struct proxy_leg *l, uint32_t ev, uint64_t now)
 			o->ep.ops->abort(o->ep.ctx, now);
 	}
 	if (ev & TCP_EV_CLOSED) {
+		/* A leg that ended in order is told CLOSED once its last
+		 * bytes were read: its FIN, if still held, goes on now. */
+		o = proxy_other(l);
+		if (l->peer_fin && !l->in_relay && !(ev & (TCP_EV_RESET | TCP_EV_TIMEOUT)) &&
+		    o->ep.ctx != NULL) {
+			l->peer_fin = 0;
+			o->ep.ops->shutdown(o->ep.ctx, now);
+		}
 		l->ep.ctx = NULL;
 		if (!l->server && p->meta != NULL) {
 			p->meta->pair = NULL;

@@ -25,13 +25,19 @@ proxy_relay(struct proxy_leg *src, uint64_t now)
 		return;
 	so = src->ep.ops;
 	dop = dst->ep.ops;
-	s = src->ep.ctx;
 	d = dst->ep.ctx;
+	src->in_relay = 1;
 	for (;;) {
-		uint32_t need = so->readable(s), room;
+		uint32_t need, room;
 		struct rte_mbuf *m;
 		int32_t got;
 
+		/* Reading the last bytes of a leg that ended in order
+		 * closes it (lib/tcp tells CLOSED once they are read). */
+		s = src->ep.ctx;
+		if (s == NULL || dst->ep.ctx == NULL)
+			break;
+		need = so->readable(s);
 		if (need == 0)
 			break;
 		room = dop->send_space(d, need);
@@ -50,9 +56,12 @@ proxy_relay(struct proxy_leg *src, uint64_t now)
 		px->cnt[src->server ? MPTCP_PROXY_CNT_BYTES_DOWN
 				    : MPTCP_PROXY_CNT_BYTES_UP] += (uint64_t)got;
 	}
-	/* Sending may have closed either leg (an event of its own). */
-	if (src->peer_fin && src->ep.ctx != NULL && dst->ep.ctx != NULL &&
-	    src->ep.ops->readable(src->ep.ctx) == 0) {
+	src->in_relay = 0;
+	/* Sending may have closed either leg (an event of its own); the
+	 * FIN goes after every byte before it, which a closed src no longer
+	 * holds. */
+	if (src->peer_fin && dst->ep.ctx != NULL &&
+	    (src->ep.ctx == NULL || src->ep.ops->readable(src->ep.ctx) == 0)) {
 		src->peer_fin = 0;
 		dst->ep.ops->shutdown(dst->ep.ctx, now);
 	}

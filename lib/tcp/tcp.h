@@ -74,7 +74,9 @@ enum tcp_state {
 #define TCP_EV_RESET     0x0020 /**< connection reset by the peer */
 #define TCP_EV_TIMEOUT   0x0040 /**< retransmissions exhausted, or an
                                      idle, FIN-WAIT-2 or persist timeout */
-#define TCP_EV_CLOSED    0x0080 /**< last event: the handle is released */
+#define TCP_EV_CLOSED    0x0080 /**< last event: the handle is released;
+                                     after an orderly end, only once every
+                                     byte received was read (tcp_recv*()) */
 
 /**
  * Event callback. Called from inside the engine's entry points, at a point

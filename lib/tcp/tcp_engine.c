@@ -492,9 +492,22 @@ tcp_conn_close(struct tcp_conn *c)
 	tcp_conn_event(c, TCP_EV_CLOSED);
 }
 
+/* Whether TCP_EV_CLOSED waits for the user to read: the connection
+ * ended in order (both FINs; not reset, timed out or aborted) with bytes
+ * it received still unread. They are the peer's, acknowledged: released
+ * with the handle they would be lost (a proxy's leg that reached
+ * TIME-WAIT or CLOSED while the other leg had no room for them). */
+static inline bool
+close_waits_for_reader(const struct tcp_conn *c)
+{
+	return c->rcvq.bytes != 0 && !c->reset_end &&
+	       !(c->ev_pending & (TCP_EV_RESET | TCP_EV_TIMEOUT | TCP_EV_REFUSED));
+}
+
 /* Deliver pending events, then release a closed, detached connection.
- * Called at the end of every entry point; nested calls are absorbed by
- * the outermost one. */
+ * Called at the end of every entry point (tcp_recv*() too, which is
+ * where a CLOSED that waited for the reader goes out); nested calls are
+ * absorbed by the outermost one. */
 void
 tcp_conn_deliver(struct tcp_conn *c)
 {
@@ -511,10 +524,14 @@ tcp_conn_deliver(struct tcp_conn *c)
 	}
 	if (!(c->flags & TCP_CF_DETACHED)) {
 		c->flags |= TCP_CF_IN_CB;
-		while (c->ev_pending != 0) {
+		for (;;) {
 			uint16_t ev = c->ev_pending;
 
-			c->ev_pending = 0;
+			if ((ev & TCP_EV_CLOSED) && close_waits_for_reader(c))
+				ev &= (uint16_t)~TCP_EV_CLOSED;
+			if (ev == 0)
+				break;
+			c->ev_pending &= (uint16_t)~ev;
 			if (ev & TCP_EV_CLOSED)
 				c->flags |= TCP_CF_DETACHED;
 			e->p.cb(c, c->arg, ev, e->now);
@@ -522,6 +539,8 @@ tcp_conn_deliver(struct tcp_conn *c)
 				break;
 		}
 		c->flags &= ~TCP_CF_IN_CB;
+		if (!(c->flags & TCP_CF_DETACHED))
+			return; /* (a CLOSED that waits stays pending) */
 	}
 	c->ev_pending = 0;
 	if (c->flags & TCP_CF_DETACHED) {

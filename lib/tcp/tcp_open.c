@@ -296,7 +296,7 @@ tcp_reply_rst(struct tcp_engine *e, const struct rte_mbuf *m, uint64_t now_ns)
 static int
 conn_segment(struct tcp_conn *c, struct rte_mbuf *m, struct tcp_seg_in *s)
 {
-	if (c->state == TCP_TIME_WAIT &&
+	if (c->state == TCP_TIME_WAIT && (c->flags & TCP_CF_DETACHED) &&
 	    (s->flags & (TCP_FL_SYN | TCP_FL_ACK | TCP_FL_RST)) == TCP_FL_SYN &&
 	    tcp_seq_gt(s->seq, c->rcv_nxt)) {
 		TCP_CNT(c->eng, TIME_WAIT_REUSED);

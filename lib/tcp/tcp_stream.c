@@ -269,8 +269,12 @@ tcp_abort(struct tcp_conn *c, uint64_t now_ns)
 	if (c->state != TCP_CLOSED && c->state != TCP_SYN_SENT &&
 	    c->state != TCP_TIME_WAIT && c->state != TCP_LISTEN)
 		tcp_send_rst(c);
+	/* The user gives up what it did not read: CLOSED does not wait. */
+	tcp_mq_free(&c->rcvq);
 	if (c->state != TCP_CLOSED)
 		tcp_conn_close(c);
+	else
+		tcp_conn_event(c, TCP_EV_CLOSED); /* one that waited */
 	tcp_conn_deliver(c);
 }
 

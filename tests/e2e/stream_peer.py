@@ -15,6 +15,10 @@ read everything and closed.
                               wait for EOF, print
   send HOST PORT SIZE SEED    connect, send, half-close, wait for EOF, print
   recv HOST PORT              connect, read to EOF, print
+  recv-shut HOST PORT         the same, half-closed first: the client's
+                              FIN goes before the server's first byte
+                              (a request that ends in shutdown(), as
+                              netcat -N or an HTTP/1.0 client does)
   hold-srv PORT N SIZE        accept N connections; once all N are open,
                               echo each one's bytes back, then send SIZE
                               bytes of its own (seeded by the
@@ -326,9 +330,11 @@ def main(a):
         c = connect(a[1], int(a[2]))
         print(send_stream(c, int(a[3]), int(a[4]), t0))
         c.close()
-    elif mode == "recv":
+    elif mode in ("recv", "recv-shut"):
         t0 = time.monotonic()
         c = connect(a[1], int(a[2]))
+        if mode == "recv-shut":
+            c.shutdown(socket.SHUT_WR)
         print(read_to_eof(c, t0))
         c.close()
     elif mode == "hold-srv":

@@ -5,8 +5,9 @@
 # test_proxy_loss.sh). Needs PEER set to stream_peer.py. The MPTCP tests
 # (test_mptcp.sh, test_mptcp_loss.sh) source it for stream_mbps.
 
-# stream_xfer up|down HOST SIZE PORT TIMEOUT: SIZE bytes of a seeded
-# stream from client to server (up) or server to client (down); the
+# stream_xfer up|down|down-shut HOST SIZE PORT TIMEOUT: SIZE bytes of a
+# seeded stream from client to server (up) or server to client (down;
+# down-shut: the client half-closes before the first byte comes); the
 # sender hashes what it generates, the receiver what arrives, and the
 # sha256 and lengths must be equal. Sets XFER_SECS, timed at the client
 # from connect() to the server's FIN; on failure returns 1 with E2E_WHY.
@@ -25,7 +26,8 @@ stream_xfer() {
 		e2e_run cli timeout --foreground "$to" "$E2E_PY" "$PEER" send "$dst" "$port" "$size" "$port" \
 			>"$cout" 2>&1
 	else
-		e2e_run cli timeout --foreground "$to" "$E2E_PY" "$PEER" recv "$dst" "$port" >"$cout" 2>&1
+		e2e_run cli timeout --foreground "$to" "$E2E_PY" "$PEER" \
+			"$([ "$dir" = down-shut ] && echo recv-shut || echo recv)" "$dst" "$port" >"$cout" 2>&1
 	fi
 	crc=$?
 	wait "$spid"

@@ -9,8 +9,9 @@
 # of pair 0, with [proxy] intercept = 0.0.0.0/0, ::/0. The impair stage is
 # the last one, so it drops what the proxy sends: the data and ACKs of the
 # server leg going up, of the client leg going down. Each setting carries
-# E2E_LOSS_MB (8) MB up and down, over IPv4 and (at 1% loss) IPv6, between
-# the kernel's TCP on both sides, with sha256 compared
+# E2E_LOSS_MB (8) MB up and down, over IPv4 and (at 1% loss) IPv6, and
+# down once more with the client's FIN sent first (its request ended in
+# shutdown()), between the kernel's TCP on both sides, with sha256 compared
 # (tests/e2e/stream_peer.py); the impair counters must show losses in
 # both directions, and during each transfer the proxy engine must have
 # retransmitted at least as many segments as were dropped in the data's
@@ -56,23 +57,23 @@ print(d["lost_random"] + d["lost_ge"])' "$1"
 # so "it grew" alone would prove little.
 PROXIED=0
 xfer() {
-	local dir=$1 to=$((PROXIED ? 60 : 30)) rtx0=0 rtx1 lost0=0 lost
+	local dir=$1 to=$((PROXIED ? 60 : 30)) rtx0=0 rtx1 lost0=0 lost ldir=${1%-shut}
 	XFER_MBPS= XFER_RTX=
 	if [ $PROXIED = 1 ]; then
-		rtx0=$(proxy_cnt tcp_retransmits) lost0=$(impair_lost_now "$dir")
+		rtx0=$(proxy_cnt tcp_retransmits) lost0=$(impair_lost_now "$ldir")
 	fi
 	stream_xfer "$dir" "$2" "$SIZE" "$3" $to || return 1
 	XFER_MBPS=$(stream_mbps "$SIZE" "$XFER_SECS")
 	E2E_WHY="$MB MB in $XFER_SECS s, $XFER_MBPS Mbit/s, sha256 equal"
 	if [ $PROXIED = 1 ]; then
 		rtx1=$(proxy_cnt tcp_retransmits)
-		lost=$(( $(impair_lost_now "$dir") - lost0 ))
+		lost=$(( $(impair_lost_now "$ldir") - lost0 ))
 		XFER_RTX=$((rtx1 - rtx0))
 		if [ "$lost" -le 0 ] || [ "$XFER_RTX" -lt $((lost - 3)) ]; then
-			E2E_WHY="$E2E_WHY, but impair dropped $lost frames going $dir and the proxy retransmitted $XFER_RTX segments"
+			E2E_WHY="$E2E_WHY, but impair dropped $lost frames going $ldir and the proxy retransmitted $XFER_RTX segments"
 			return 1
 		fi
-		E2E_WHY="$E2E_WHY, $lost frames dropped going $dir, $XFER_RTX retransmitted by the proxy"
+		E2E_WHY="$E2E_WHY, $lost frames dropped going $ldir, $XFER_RTX retransmitted by the proxy"
 	fi
 	return 0
 }
@@ -115,6 +116,11 @@ setting() {
 		e2e_check "proxy_loss_${name}_up_ipv6" xfer up "$SRV6" $port; port=$((port + 1))
 		e2e_check "proxy_loss_${name}_down_ipv6" xfer down "$SRV6" $port; port=$((port + 1))
 	fi
+	# The client's FIN first, then the server's bytes and FIN: the
+	# server leg ends in order (both FINs) while the slower client leg
+	# still owes the client the tail it holds.
+	e2e_check "proxy_loss_${name}_down_after_the_clients_fin" xfer down-shut "$SRV4" $port
+	port=$((port + 1))
 	if e2e_stop_sluice && impair_lost "$counter"; then
 		e2e_pass "proxy_loss_${name}_impaired" "$E2E_WHY"
 	else

@@ -32,6 +32,7 @@ struct proxy_leg {
 			   * argument is a leg or a subflow */
 	uint8_t server;   /* 1: the leg toward the server */
 	uint8_t peer_fin; /* FIN received, not yet passed on */
+	uint8_t in_relay; /* proxy_relay() reads it now: it passes the FIN */
 	struct mptcp_proxy_endpoint ep;
 };
 

@@ -374,16 +374,17 @@ connect_through_p(void)
 	return cc;
 }
 
+/* The client sends up bytes and closes its side; the server sends down
+ * bytes, and closes once the client's FIN came. With pause_at, the
+ * client stops reading for a second once it has that many bytes. */
 static void
-a_proxied_connection_relays_both_ways_and_closes_cleanly(void **state)
+relay_and_close(uint64_t up, uint64_t down, uint64_t pause_at)
 {
 	struct tcp_endpoints ep;
 	struct tcp_conn *cc;
-	uint64_t offc = 0, offs = 0, hc = FNV_INIT, hs = FNV_INIT;
-	const uint64_t total = 1000000;
+	uint64_t offc = 0, offs = 0, hc = FNV_INIT, hs = FNV_INIT, paused_at = 0;
 	int shut_c = 0, shut_s = 0, checked = 0;
 
-	(void)state;
 	setup_three(1);
 	wire_ep_v4(&ep);
 	ep.mss = 1300;
@@ -391,9 +392,24 @@ a_proxied_connection_relays_both_ways_and_closes_cleanly(void **state)
 	app_c.conn = cc;
 	while (now < MS(20000) && (app_c.n_closed == 0 || app_s.n_closed == 0 ||
 				    CNT(CLOSED) == 0)) {
+		if (pause_at != 0 && paused_at == 0 && app_c.rx_bytes >= pause_at) {
+			app_c.auto_read = 0;
+			paused_at = now;
+		}
+		if (paused_at != 0 && !app_c.auto_read && now - paused_at >= MS(1000)) {
+			uint8_t buf[4096];
+			uint32_t n;
+
+			app_c.auto_read = 1;
+			while (app_c.conn != NULL &&
+			       (n = tcp_recv(app_c.conn, buf, sizeof(buf), now)) > 0) {
+				app_c.rx_hash = fnv1a(app_c.rx_hash, buf, n);
+				app_c.rx_bytes += n;
+			}
+		}
 		if (app_c.conn && (app_c.events & TCP_EV_CONNECTED)) {
-			push(app_c.conn, total, &offc, &hc, 0);
-			if (offc == total && !shut_c) {
+			push(app_c.conn, up, &offc, &hc, 0);
+			if (offc == up && !shut_c) {
 				tcp_shutdown(app_c.conn, now);
 				shut_c = 1;
 			}
@@ -412,8 +428,8 @@ a_proxied_connection_relays_both_ways_and_closes_cleanly(void **state)
 			checked = 1;
 		}
 		if (app_s.conn) {
-			push(app_s.conn, total, &offs, &hs, 1);
-			if (offs == total && !shut_s && (app_s.events & TCP_EV_PEER_FIN)) {
+			push(app_s.conn, down, &offs, &hs, 1);
+			if (offs == down && !shut_s && (app_s.events & TCP_EV_PEER_FIN)) {
 				tcp_shutdown(app_s.conn, now);
 				shut_s = 1;
 			}
@@ -421,8 +437,8 @@ a_proxied_connection_relays_both_ways_and_closes_cleanly(void **state)
 		step();
 	}
 	assert_true(checked);
-	assert_int_equal(app_s.rx_bytes, total);
-	assert_int_equal(app_c.rx_bytes, total);
+	assert_int_equal(app_s.rx_bytes, up);
+	assert_int_equal(app_c.rx_bytes, down);
 	assert_true(app_s.rx_hash == hc);
 	assert_true(app_c.rx_hash == hs);
 	assert_true(app_c.events & TCP_EV_PEER_FIN);
@@ -430,11 +446,33 @@ a_proxied_connection_relays_both_ways_and_closes_cleanly(void **state)
 	assert_false((app_c.events | app_s.events) & (TCP_EV_RESET | TCP_EV_REFUSED));
 	assert_int_equal(CNT(CLOSED), 1);
 	assert_int_equal(stats().active, 0);
-	assert_int_equal(CNT(BYTES_UP), total);
-	assert_int_equal(CNT(BYTES_DOWN), total);
-	print_message("proxied 2 x %llu bytes in %.2f virtual s\n",
-		      (unsigned long long)total, (double)(now - MS(1000)) / 1e9);
+	assert_int_equal(CNT(BYTES_UP), up);
+	assert_int_equal(CNT(BYTES_DOWN), down);
+	print_message("proxied %llu bytes up, %llu down in %.2f virtual s\n",
+		      (unsigned long long)up, (unsigned long long)down,
+		      (double)(now - MS(1000)) / 1e9);
 	teardown_three();
+}
+
+static void
+a_proxied_connection_relays_both_ways_and_closes_cleanly(void **state)
+{
+	(void)state;
+	relay_and_close(1000000, 1000000, 0);
+}
+
+/* A request, the client's FIN at once (HTTP/1.0 with a half-close, a
+ * netcat that shuts down its side), and a reply the client stops reading
+ * for a second near its end. The server leg ends in order (both FINs)
+ * while the reply's tail still waits in it for room on the client leg:
+ * those bytes are read before the leg is told CLOSED, and its FIN
+ * follows them. It was released with them, and the download stood
+ * still, short of its tail, for good. */
+static void
+a_reply_after_the_clients_fin_arrives_whole_when_the_server_leg_closes_first(void **state)
+{
+	(void)state;
+	relay_and_close(1000, 4000000, 3500000);
 }
 
 /* The rules are read for a frame of no connection P holds. A held
@@ -1169,6 +1207,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(a_proxied_connection_relays_both_ways_and_closes_cleanly),
+		cmocka_unit_test(a_reply_after_the_clients_fin_arrives_whole_when_the_server_leg_closes_first),
 		cmocka_unit_test(rto_min_is_the_least_retransmission_timeout_of_a_leg),
 		cmocka_unit_test(a_refused_server_connection_looks_refused_to_the_client),
 		cmocka_unit_test(a_server_reset_reaches_the_client_as_a_reset),

@@ -881,6 +881,117 @@ time_wait_answers_a_retransmitted_fin_and_restarts(void **state)
 	wire_free(w);
 }
 
+/* B's user reads what is left: every byte, in order; true once the
+ * connection told it CLOSED. */
+static bool
+b_reads_the_rest(struct wire *w, struct tcp_conn *cb, uint64_t expect)
+{
+	uint8_t buf[3000];
+	uint64_t got = 0;
+	uint32_t n;
+
+	while (w->app_b.n_closed == 0 && (n = tcp_recv(cb, buf, sizeof(buf), w->now)) > 0) {
+		for (uint32_t i = 0; i < n; i++)
+			assert_int_equal(buf[i], (uint8_t)(got + i));
+		got += n;
+	}
+	assert_int_equal(got, expect);
+	return w->app_b.n_closed == 1;
+}
+
+static void
+a_sends(struct wire *w, struct tcp_conn *c, uint32_t len)
+{
+	uint8_t buf[20000];
+
+	assert_true(len <= sizeof(buf));
+	for (uint32_t i = 0; i < len; i++)
+		buf[i] = (uint8_t)i;
+	assert_int_equal(tcp_send(c, buf, len, w->now), (int32_t)len);
+}
+
+/* B closed its side first and has not read A's last bytes when A's FIN
+ * puts it in TIME-WAIT: those bytes are A's, acknowledged, and CLOSED
+ * (which releases the handle and what it holds) waits until B's user
+ * read them, even past 2 MSL. A proxy's leg was released with them. */
+static void
+a_connection_in_time_wait_is_closed_for_its_user_once_it_read_every_byte(void **state)
+{
+	struct wire *w = setup_wire();
+	struct tcp_conn *c = wire_connect(w);
+	struct tcp_conn *cb = w->app_b.conn;
+
+	(void)state;
+	w->app_b.auto_read = 0;
+	tcp_shutdown(cb, w->now);
+	wire_run(w, MS(20));
+	a_sends(w, c, 10000);
+	tcp_shutdown(c, w->now);
+	wire_run(w, MS(50));
+	assert_int_equal(info(cb).state, TCP_TIME_WAIT);
+	assert_true(w->app_b.events & TCP_EV_PEER_FIN);
+	assert_int_equal(w->app_b.n_closed, 0);
+	assert_int_equal(info(cb).rcv_queued, 10000);
+	/* 2 MSL pass: the connection is CLOSED, its handle still B's. */
+	wire_run(w, pb.time_wait_ns + MS(100));
+	assert_int_equal(w->app_b.n_closed, 0);
+	assert_int_equal(tcp_engine_conn_count(w->b), 1);
+	assert_true(b_reads_the_rest(w, cb, 10000));
+	assert_int_equal(tcp_engine_conn_count(w->b), 0);
+	assert_false(w->app_b.events & (TCP_EV_RESET | TCP_EV_TIMEOUT));
+	wire_free(w);
+}
+
+/* The same after LAST-ACK: A closed first, B's user shut down without
+ * reading, and A acknowledged B's FIN. */
+static void
+a_connection_past_last_ack_is_closed_for_its_user_once_it_read_every_byte(void **state)
+{
+	struct wire *w = setup_wire();
+	struct tcp_conn *c = wire_connect(w);
+	struct tcp_conn *cb = w->app_b.conn;
+
+	(void)state;
+	w->app_b.auto_read = 0;
+	a_sends(w, c, 20000);
+	tcp_shutdown(c, w->now);
+	wire_run(w, MS(50));
+	assert_int_equal(info(cb).state, TCP_CLOSE_WAIT);
+	tcp_shutdown(cb, w->now);
+	wire_run(w, MS(50));
+	assert_int_equal(info(cb).state, TCP_CLOSED);
+	assert_int_equal(w->app_b.n_closed, 0);
+	assert_int_equal(w->app_a.n_closed, 1);
+	assert_true(b_reads_the_rest(w, cb, 20000));
+	assert_int_equal(tcp_engine_conn_count(w->b), 0);
+	wire_free(w);
+}
+
+/* A user that aborts gives up what it did not read: CLOSED at once. */
+static void
+an_abort_with_bytes_unread_closes_at_once(void **state)
+{
+	struct wire *w = setup_wire();
+	struct tcp_conn *c = wire_connect(w);
+	struct tcp_conn *cb = w->app_b.conn;
+
+	(void)state;
+	w->app_b.auto_read = 0;
+	tcp_shutdown(cb, w->now);
+	wire_run(w, MS(20));
+	a_sends(w, c, 5000);
+	tcp_shutdown(c, w->now);
+	wire_run(w, MS(50));
+	assert_int_equal(info(cb).state, TCP_TIME_WAIT);
+	assert_int_equal(w->app_b.n_closed, 0);
+	tcp_abort(cb, w->now);
+	assert_int_equal(w->app_b.n_closed, 1);
+	/* (TIME-WAIT lives on without its user, as after any close.) */
+	wire_run(w, pb.time_wait_ns + MS(100));
+	assert_int_equal(tcp_engine_conn_count(w->b), 0);
+	wire_free(w);
+}
+
 static void
 an_active_open_can_announce_a_smaller_mss(void **state)
 {
@@ -1036,6 +1147,9 @@ main(void)
 		cmocka_unit_test(a_lost_fin_is_retransmitted_by_the_rto),
 		cmocka_unit_test(a_connection_reset_before_it_was_accepted_vanishes_silently),
 		cmocka_unit_test(time_wait_answers_a_retransmitted_fin_and_restarts),
+		cmocka_unit_test(a_connection_in_time_wait_is_closed_for_its_user_once_it_read_every_byte),
+		cmocka_unit_test(a_connection_past_last_ack_is_closed_for_its_user_once_it_read_every_byte),
+		cmocka_unit_test(an_abort_with_bytes_unread_closes_at_once),
 		cmocka_unit_test(an_active_open_can_announce_a_smaller_mss),
 		cmocka_unit_test(only_frames_without_a_connection_are_handed_back),
 		cmocka_unit_test(the_connection_cache_finds_each_connection_and_forgets_a_released_one),
