@@ -966,7 +966,13 @@ meta_process(struct mptcp_meta *mt, uint64_t now)
 			tcp_abort(sf->c, now);
 			continue;
 		}
-		if (sf->flags & SF_ACK_NOW) {
+		/* A pure ACK goes at our next sequence: on a join the client
+		 * may still hold half established, with our first segment on
+		 * its way, it would reach the client as a gap if that segment
+		 * were lost (sf_budget() in mptcp_sched.c). It waits; the
+		 * other subflows carry the DATA_ACK meanwhile. */
+		if ((sf->flags & SF_ACK_NOW) &&
+		    !(mptcp_sf_join_unseen(sf) && sf->tx_end_rel != 1)) {
 			sf->flags &= (uint16_t)~SF_ACK_NOW;
 			(void)tcp_conn_send_ack(sf->c, now);
 		}
@@ -1037,8 +1043,9 @@ mptcp_meta_send_data_fin(struct mptcp_meta *mt, uint64_t now)
 		struct mptcp_subflow *sf = mt->sf[i];
 
 		if (sf == NULL || sf->c == NULL || !(sf->flags & SF_ESTAB) ||
-		    (sf->flags & (SF_DEAD | SF_CLOSED)))
-			continue;
+		    (sf->flags & (SF_DEAD | SF_CLOSED)) ||
+		    (mptcp_sf_join_unseen(sf) && sf->tx_end_rel != 1))
+			continue; /* (the last: see meta_process()'s pure ACKs) */
 		if (again)
 			(void)tcp_conn_send_ack(sf->c, now);
 		else if (best == NULL || ((best->flags & SF_STALE) && !(sf->flags & SF_STALE)))

@@ -38,17 +38,28 @@
  * full segment of room counts only with nothing in flight: otherwise
  * the ACKs on their way open more (the writable hook brings us back),
  * and a segment queued now would wait in this subflow while another
- * could send it. */
+ * could send it.
+ *
+ * A join carries one segment until the client shows it holds the
+ * subflow fully established (SF_JOIN_SEEN). Until then Linux resets a
+ * join on any segment from us that does not start at the first
+ * sequence (RFC 8684 3.2 forbids the joining host to send data before
+ * the fourth ACK, and the kernel takes a gap as that breach): a burst
+ * whose head was lost or overtaken cost the join. One segment at the
+ * first sequence, resent at the same one, cannot. */
 static uint32_t
 sf_budget(const struct mptcp_subflow *sf)
 {
-	uint32_t room;
+	uint32_t room, mss;
 
 	if (sf->tx_n >= MPTCP_TX_MAPS || tcp_conn_unsent(sf->c) != 0)
 		return 0;
 	room = tcp_conn_send_room(sf->c);
-	if (room < tcp_conn_data_mss(sf->c) && mptcp_sf_sent_unacked(sf) != 0)
+	mss = tcp_conn_data_mss(sf->c);
+	if (room < mss && mptcp_sf_sent_unacked(sf) != 0)
 		return 0;
+	if (mptcp_sf_join_unseen(sf))
+		return sf->tx_end_rel == 1 ? RTE_MIN(room, mss) : 0;
 	return room;
 }
 
@@ -288,8 +299,9 @@ mptcp_sched_probe(struct mptcp_meta *mt, uint64_t now)
 		uint64_t rtt;
 
 		if (!usable(sf) || (sf->flags & SF_STALE) ||
-		    sf->tx_n >= MPTCP_TX_MAPS || tcp_conn_unsent(sf->c) != 0)
-			continue;
+		    sf->tx_n >= MPTCP_TX_MAPS || tcp_conn_unsent(sf->c) != 0 ||
+		    (mptcp_sf_join_unseen(sf) && sf->tx_end_rel != 1))
+			continue; /* (a join's first segment only: sf_budget()) */
 		rtt = tcp_conn_srtt_ns(sf->c) + ((sf->flags & SF_BACKUP) ? UINT64_MAX / 2 : 0);
 		if (rtt < best_rtt) {
 			best = sf;

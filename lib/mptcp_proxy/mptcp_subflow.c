@@ -161,6 +161,7 @@ tx_acked(struct mptcp_subflow *sf, uint32_t una, uint64_t now)
 	if (!rel_lt(sf->tx_una_rel, una) || rel_lt(sf->tx_end_rel, una))
 		return;
 	sf->tx_una_rel = una;
+	sf->flags |= SF_JOIN_SEEN;
 	sf->quiet_from = mptcp_watch_ns(sf->meta->px, now);
 	if (sf->flags & SF_STALE) {
 		sf->flags &= (uint16_t)~SF_STALE; /* the path answers again */
@@ -461,6 +462,10 @@ sf_opts_in(void *owner, struct tcp_conn *c, const struct tcp_hook_seg *seg,
 	struct mptcp_proxy *px = mt->px;
 	struct mptcp_opts o;
 
+	/* A client sends data on a join only once our fourth ACK reached
+	 * it (RFC 8684 3.2). */
+	if (seg->len != 0 && (sf->flags & SF_ESTAB))
+		sf->flags |= SF_JOIN_SEEN;
 	/* ACK: what the client has of our bytes. The hook runs before the
 	 * engine judges the ACK: a RST or a SYN here is answered with a
 	 * challenge ACK and its ACK field taken for nothing, and an ACK of

@@ -27,7 +27,7 @@ prints one line: "SHA256 BYTES SECONDS key=value...", where the keys are
   hold PORT                     accept one, read to EOF, close (no output)
   send HOST PORT SIZE SEED [--at BYTES FILE] [--rate MBIT] [--tcp] [--subflows N]
                                 connect, send, half-close, wait for EOF
-  recv HOST PORT [--at BYTES FILE] [--tcp] [--subflows N]
+  recv HOST PORT [--at BYTES FILE] [--tcp] [--subflows N] [--shut-first]
                                 connect, read to EOF
   abort PORT                    accept one, after 1 s abort it (RST)
   cabort HOST PORT              connect, send 1000 bytes, after 1 s abort
@@ -44,7 +44,10 @@ after its first 1,000 bytes (SECONDS includes the wait), since a client
 opens its other subflows only once the connection is fully established,
 which takes a DSS from the server, and on an upload only data brings
 one. --tcp makes the client a plain TCP socket (the single-path
-baseline); --rate MBIT paces the sender. MPTCP_PEER_CC in the
+baseline); --rate MBIT paces the sender. --shut-first half-closes the
+receiving client before it reads (after the --subflows wait): its
+DATA_FIN goes first, as a request that ends in shutdown() sends it.
+MPTCP_PEER_CC in the
 environment names every socket's congestion control (default: the
 namespace's).
 """
@@ -319,12 +322,15 @@ def main(a):
         print(line, p.fields(True) +
               ("" if not joined else " waited_for_subflows=%.3f" % joined[0]))
     elif mode == "recv":
-        at, _, proto, want = options(a[3:])
+        shut = "--shut-first" in a[3:]
+        at, _, proto, want = options([o for o in a[3:] if o != "--shut-first"])
         t0 = time.monotonic()
         c = connect(a[1], int(a[2]), proto)
         joined = wait_subflows(c, want) if want else None
         if joined is not None:
             t0 = time.monotonic()
+        if shut:
+            c.shutdown(socket.SHUT_WR)
         p = Probe(c, at)
         p.tick(0)
         line = read_to_eof(c, p, t0)

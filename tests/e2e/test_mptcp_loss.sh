@@ -42,19 +42,20 @@
 #                carried nothing here)
 #   dup_reorder  every hop: 1% loss, 2% duplicated, 2% held back 5 ms
 #                (reordered) by sluice, and 1% of the peers' frames lost
-# Each transfer (E2E_MPTCP_LOSS_MB, 16 MB) must arrive intact (sha256 and
-# length), over MPTCP at the client (with both subflows on an upload; see
-# xfer for why not on a download) and plain TCP at the server (the proxy
-# terminated it: nothing fell back), and in its data's direction the
-# impair stage must have lost frames sluice sent (its subflows' on a
-# download, its server leg's on an upload), sluice must have resent
-# (tcp_retransmits), and the peers' filter must have dropped frames too;
-# each line also gives the sending kernel's retransmissions and both
-# sides' RTOs. Each run ends with exit
+# One more download per setting starts with the client's DATA_FIN (its
+# request ended in shutdown()). Each transfer (E2E_MPTCP_LOSS_MB, 16 MB)
+# must arrive intact (sha256 and length), over MPTCP at the client with
+# both subflows (a join the client's kernel reset leaves one) and plain
+# TCP at the server (the proxy terminated it: nothing fell back), and in
+# its data's direction the impair stage must have lost frames sluice
+# sent (its subflows' on a download, its server leg's on an upload),
+# sluice must have resent (tcp_retransmits), and the peers' filter must
+# have dropped frames too; each line also gives the sending kernel's
+# retransmissions and both sides' RTOs. Each run ends with exit
 # status 0 and every mbuf back in the pool, with losses counted on every
 # impaired direction, and with none of the client kernel's MPTCP error
 # counters moved (fallbacks, unusable mappings, checksum errors, resets
-# and fast closes: CLI_ERRS below).
+# received or sent, and fast closes: CLI_ERRS below).
 set -u
 . "$(dirname "$0")/mptcp_lib.sh"
 . "$(dirname "$0")/stream_xfer.sh"
@@ -123,8 +124,9 @@ proxy_cnt() { e2e_tel /sluice/proxy "$1"; }
 PORT=7600
 PROXIED=1 NEED_LOSS=1
 XFER_MBPS=
-# xfer up|down 4|6: SIZE bytes through the running sluice, judged as the
-# header says. Sets XFER_MBPS.
+# xfer up|down 4|6 [shut]: SIZE bytes through the running sluice, judged
+# as the header says; shut: the client half-closes (DATA_FIN) before the
+# download's first byte. Sets XFER_MBPS.
 xfer() {
 	local dir=$1 dst=$SRV4 sf cm sm want_s=0 lost0 lost drop0 drop rtx0 rto0 rtx rto resent k
 	local before after d="" a b kns=cli who="the client's" krtx0 kto0 krtx kto
@@ -145,19 +147,17 @@ xfer() {
 	# --subflows 2: the client starts once its second subflow joined, so
 	# that the second path carries part of a transfer that lasts a
 	# fraction of a second here rather than racing it.
-	mptcp_xfer "$dir" "$dst" "$SIZE" "$PORT" 60 --subflows 2 || return 1
+	mptcp_xfer "$dir" "$dst" "$SIZE" "$PORT" 60 --subflows 2 ${3:+--shut-first} || return 1
 	XFER_MBPS=$(stream_mbps "$SIZE" "$XFER_SECS")
 	cm=$(mptcp_kv "$XFER_CLI" is_mptcp) sm=$(mptcp_kv "$XFER_SRV" is_mptcp)
 	sf=$(mptcp_kv "$XFER_CLI" subflows)
 	drop=$(( $(peers_dropped) - drop0 ))
 	E2E_WHY="$MB MB in $XFER_SECS s ($XFER_MBPS Mbit/s), sha256 equal, client is_mptcp=$cm subflows=$sf (joined after $(mptcp_kv "$XFER_CLI" waited_for_subflows) s), server is_mptcp=$sm; peers' egress dropped $drop"
-	# Two subflows are required of an upload only. On a download the
-	# client resets a join whose first frame from sluice arrives out of
-	# order (lost or reordered on the way, before the join's fourth ACK
-	# got through: Linux takes that for a protocol violation), and the
-	# transfer then runs on one path; see docs/mptcp.md, "Not done yet".
-	if [ "$cm" != 1 ] || [ "$sm" != "$want_s" ] || { [ "${sf:-0}" -lt 2 ] && [ "$dir" = up ]; }; then
-		E2E_WHY="$E2E_WHY (want client MPTCP, over 2 subflows on an upload, server is_mptcp=$want_s)"
+	# Two subflows both ways: a client whose join was reset by its kernel
+	# ends with one (a join's first frames from sluice lost or reordered:
+	# see sf_budget() in lib/mptcp_proxy/mptcp_sched.c).
+	if [ "$cm" != 1 ] || [ "$sm" != "$want_s" ] || [ "${sf:-0}" -lt 2 ]; then
+		E2E_WHY="$E2E_WHY (want client MPTCP over 2 subflows, server is_mptcp=$want_s)"
 		return 1
 	fi
 	[ $PROXIED = 1 ] || return 0
@@ -204,13 +204,13 @@ impaired() { # "D:N ..." (direction:pair)
 
 # What the client's kernel counts when MPTCP went wrong (a fallback, a
 # mapping or checksum it could not use, a reset or fast close of the
-# connection or a subflow, a join's bad HMAC), and what it counts on the
-# way (informational: data-level retransmissions, out-of-order and
-# duplicate data at the connection level).
+# connection or a subflow, received or sent, a join's bad HMAC), and
+# what it counts on the way (informational: data-level retransmissions,
+# out-of-order and duplicate data at the connection level).
 CLI_ERRS="MPTcpExtMPCapableFallbackSYNACK MPTcpExtMPCapableFallbackACK MPTcpExtDssFallback
 	MPTcpExtDSSNotMatching MPTcpExtDSSCorruptionFallback MPTcpExtDSSCorruptionReset
 	MPTcpExtDSSNoMatchTCP MPTcpExtInfiniteMapRx MPTcpExtDataCsumErr MPTcpExtMPFailRx
-	MPTcpExtMPFastcloseRx MPTcpExtMPRstRx MPTcpExtMPJoinSynAckHMacFailure"
+	MPTcpExtMPFastcloseRx MPTcpExtMPRstRx MPTcpExtMPRstTx MPTcpExtMPJoinSynAckHMacFailure"
 CLI_INFO="MPTcpExtMPTCPRetrans MPTcpExtOFOQueue MPTcpExtDuplicateData"
 cli_snap() { local k; for k in $CLI_ERRS $CLI_INFO; do echo "$k=$(mptcp_nstat cli "$k")"; done; }
 # cli_clean BEFORE: none of CLI_ERRS moved since BEFORE (cli_snap's lines).
@@ -245,6 +245,10 @@ setting() {
 			e2e_check "mptcp_loss_${name}_${dir}${fam}_arrives_intact" xfer "$dir" "$fam"
 		done
 	done
+	# The client's DATA_FIN first, then the server's bytes and FIN: the
+	# server leg ends in order (both FINs) while the subflows still owe
+	# the client the tail it holds.
+	e2e_check "mptcp_loss_${name}_down4_after_the_clients_data_fin_arrives_intact" xfer down 4 shut
 	peers_loss 0 0 0
 	# Every connection ends before sluice stops: one still open at exit
 	# is aborted (MP_FASTCLOSE), which the client's kernel would count.

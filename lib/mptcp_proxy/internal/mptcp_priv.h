@@ -81,6 +81,9 @@ struct mptcp_map {
 #define SF_JOIN_OK    0x0800 /* the join's third ACK HMAC checked */
 #define SF_FAIL_NOW   0x1000 /* a checksum failed: MP_FAIL on the next ACK
 				(on the RST when SF_RESET too) */
+#define SF_JOIN_SEEN  0x2000 /* the client holds the join fully
+				established: it acknowledged our data on
+				it, or sent its own (mptcp_sf_join_unseen()) */
 
 struct mptcp_subflow {
 	uint8_t obj;                /* PX_OBJ_SUBFLOW */
@@ -283,6 +286,16 @@ void mptcp_token_fini(struct mptcp_token_table *t);
 struct mptcp_meta *mptcp_token_find(struct mptcp_proxy *px, uint32_t token);
 void mptcp_token_add(struct mptcp_proxy *px, struct mptcp_meta *mt);
 void mptcp_token_del(struct mptcp_proxy *px, struct mptcp_meta *mt);
+
+/* A join the client may still hold half established (SF_JOIN_SEEN not
+ * set), with bytes of ours on it beyond its first segment's start: until
+ * the client shows it holds the join, nothing but that segment goes out
+ * on it (mptcp_sched.c, sf_budget()). */
+static inline bool
+mptcp_sf_join_unseen(const struct mptcp_subflow *sf)
+{
+	return (sf->flags & (SF_JOIN | SF_JOIN_SEEN)) == SF_JOIN;
+}
 
 /* Relative sequence arithmetic (mod 2^32). */
 static inline int
