@@ -295,6 +295,7 @@ struct tcp_conn_info {
 	X(CONN_CLOSED,       "connections_closed") \
 	X(TIME_WAIT_REUSED,  "time_wait_reused") \
 	X(TIME_WAIT_RECYCLED, "time_wait_recycled_table_full") \
+	X(CLOSE_HELD,        "closes_waited_for_reader") \
 	X(XOPT_NOT_CARRIED, "syn_options_not_carried") \
 	X(FRAGMENT,          "ip_fragments_not_taken") \
 	X(RCV_COLLAPSE,      "receive_queues_collapsed") \

@@ -422,9 +422,13 @@ tcp_conn_new(struct tcp_engine *e, const struct tcp_endpoints *ep, void *arg)
 		/* Full: the connection longest in TIME-WAIT gives way, as
 		 * Linux does past tcp_max_tw_buckets. Its 2 MSL guard is cut
 		 * short; its user was told it closed long ago. */
-		struct tcp_conn *tw = TAILQ_FIRST(&e->tw);
+		struct tcp_conn *tw;
 
-		if (tw == NULL || !(tw->flags & TCP_CF_DETACHED)) {
+		/* (One whose user still reads what it holds stays.) */
+		TAILQ_FOREACH(tw, &e->tw, tw_link)
+			if (tw->flags & TCP_CF_DETACHED)
+				break;
+		if (tw == NULL) {
 			rte_errno = ENOSPC;
 			return NULL;
 		}
@@ -527,8 +531,13 @@ tcp_conn_deliver(struct tcp_conn *c)
 		for (;;) {
 			uint16_t ev = c->ev_pending;
 
-			if ((ev & TCP_EV_CLOSED) && close_waits_for_reader(c))
+			if ((ev & TCP_EV_CLOSED) && close_waits_for_reader(c)) {
 				ev &= (uint16_t)~TCP_EV_CLOSED;
+				if (!c->close_held) {
+					c->close_held = 1;
+					TCP_CNT(e, CLOSE_HELD);
+				}
+			}
 			if (ev == 0)
 				break;
 			c->ev_pending &= (uint16_t)~ev;

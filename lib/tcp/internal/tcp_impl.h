@@ -187,6 +187,8 @@ struct tcp_conn {
 	uint8_t rcv_pinned;     /* offer held at the floor: the engine's
 	                           pool took it back (tcp_engine_reclaim_idle())
 	                           and no data has come since */
+	uint8_t close_held;     /* TCP_EV_CLOSED waited for the reader
+	                           (counted once: closes_waited_for_reader) */
 	uint32_t flags;         /* TCP_CF_* */
 	uint16_t ev_pending;    /* TCP_EV_* not yet delivered */
 	uint16_t mss;           /* what we send per segment */

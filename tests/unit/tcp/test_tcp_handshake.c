@@ -939,6 +939,60 @@ a_connection_in_time_wait_is_closed_for_its_user_once_it_read_every_byte(void **
 	assert_true(b_reads_the_rest(w, cb, 10000));
 	assert_int_equal(tcp_engine_conn_count(w->b), 0);
 	assert_false(w->app_b.events & (TCP_EV_RESET | TCP_EV_TIMEOUT));
+	assert_int_equal(cnt(w->b, TCP_CNT_CLOSE_HELD), 1);
+	wire_free(w);
+}
+
+/* A full pool recycles the oldest TIME-WAIT entry whose user let go,
+ * not an older one whose user still reads what it holds. */
+static void
+a_full_pool_recycles_no_time_wait_connection_whose_user_still_reads(void **state)
+{
+	struct wire *w;
+	struct tcp_conn *held, *c;
+
+	(void)state;
+	wire_params(&pa, "a", NULL);
+	wire_params(&pb, "b", NULL);
+	pb.max_conns = 2;
+	w = wire_new(&pa, &pb);
+	assert_non_null(w->b);
+	/* B's first connection: B closes first, A sends and closes, B
+	 * reads nothing: TIME-WAIT, held for B's user. */
+	held = wire_connect(w);
+	w->app_b.auto_read = 0;
+	{
+		struct tcp_conn *cb = w->app_b.conn;
+
+		tcp_shutdown(cb, w->now);
+		wire_run(w, MS(20));
+		a_sends(w, held, 3000);
+		tcp_shutdown(held, w->now);
+		wire_run(w, MS(50));
+		held = cb;
+	}
+	assert_int_equal(info(held).state, TCP_TIME_WAIT);
+	/* B's second: an ordinary close into TIME-WAIT. */
+	w->app_b.auto_read = 1;
+	w->ep_a.lport++;
+	c = wire_connect(w);
+	tcp_shutdown(w->app_b.conn, w->now);
+	tcp_shutdown(c, w->now);
+	wire_run(w, MS(50));
+	assert_int_equal(tcp_engine_conn_count(w->b), 2);
+	/* B opens a third: the second's entry gives way. */
+	{
+		struct tcp_endpoints ep = w->ep_a;
+
+		memcpy(ep.laddr, w->ep_a.raddr, sizeof(ep.laddr));
+		memcpy(ep.raddr, w->ep_a.laddr, sizeof(ep.raddr));
+		ep.lport = 50000;
+		ep.rport = 9;
+		assert_non_null(tcp_connect(w->b, &ep, &w->app_b, w->now));
+	}
+	assert_int_equal(cnt(w->b, TCP_CNT_TIME_WAIT_RECYCLED), 1);
+	assert_int_equal(info(held).state, TCP_TIME_WAIT);
+	assert_int_equal(info(held).rcv_queued, 3000);
 	wire_free(w);
 }
 
@@ -964,6 +1018,7 @@ a_connection_past_last_ack_is_closed_for_its_user_once_it_read_every_byte(void *
 	assert_int_equal(w->app_a.n_closed, 1);
 	assert_true(b_reads_the_rest(w, cb, 20000));
 	assert_int_equal(tcp_engine_conn_count(w->b), 0);
+	assert_int_equal(cnt(w->b, TCP_CNT_CLOSE_HELD), 1);
 	wire_free(w);
 }
 
@@ -1150,6 +1205,7 @@ main(void)
 		cmocka_unit_test(a_connection_in_time_wait_is_closed_for_its_user_once_it_read_every_byte),
 		cmocka_unit_test(a_connection_past_last_ack_is_closed_for_its_user_once_it_read_every_byte),
 		cmocka_unit_test(an_abort_with_bytes_unread_closes_at_once),
+		cmocka_unit_test(a_full_pool_recycles_no_time_wait_connection_whose_user_still_reads),
 		cmocka_unit_test(an_active_open_can_announce_a_smaller_mss),
 		cmocka_unit_test(only_frames_without_a_connection_are_handed_back),
 		cmocka_unit_test(the_connection_cache_finds_each_connection_and_forgets_a_released_one),
