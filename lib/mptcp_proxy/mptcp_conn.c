@@ -735,6 +735,8 @@ meta_recv(void *ctx, uint32_t max, uint64_t now)
 	mt->rq_bytes -= got;
 	head->pkt_len = got;
 	head->nb_segs = segs;
+	if (mt->rq_head == NULL && mt->nsf == 0)
+		mptcp_meta_mark(mt); /* the last bytes left: release it */
 	/* A window that had closed below half reopens: say so at once
 	 * (the subflows send no window update of their own for it). */
 	if (before < rcv_lim(mt) / 2 && mptcp_meta_rcv_space(mt) >= rcv_lim(mt) / 2) {
@@ -1021,7 +1023,12 @@ meta_process(struct mptcp_meta *mt, uint64_t now)
 			    !(mt->sf[i]->flags & SF_CLOSED))
 				(void)tcp_shutdown(mt->sf[i]->c, now);
 	}
-	if (mt->nsf == 0 && !(mt->flags & MT_FREED))
+	/* Gone once every subflow is, but not before the relay took what
+	 * the client sent: its subflows may all have closed (both DATA_FINs
+	 * acknowledged) while the upload's tail still waits here for room
+	 * on the server leg. */
+	if (mt->nsf == 0 && !(mt->flags & MT_FREED) &&
+	    (mt->rq_head == NULL || mt->pair == NULL || (mt->flags & MT_ABORTED)))
 		meta_release(mt, now);
 }
 

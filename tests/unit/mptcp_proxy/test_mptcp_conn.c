@@ -1242,6 +1242,10 @@ struct xfer {
 	int close;        /* both sides close when done */
 	uint64_t limit_ms;
 	void (*during)(uint64_t sent_down); /* called every step */
+	int s_shut_first; /* with close: S closes once its bytes are out,
+			   * without waiting for the client's DATA_FIN */
+	uint64_t s_pause_at; /* S stops reading for a second once it has
+			      * this many bytes (0: never) */
 };
 
 /* Run a transfer both ways; with close, until the proxy let go of it. */
@@ -1249,6 +1253,7 @@ static void
 transfer(const struct xfer *x)
 {
 	uint64_t offs = 0, hs = FNV_INIT, start = now, until = now + MS(x->limit_ms);
+	uint64_t paused_at = 0;
 	int shut_s = 0;
 
 	mc.up_total = x->up;
@@ -1263,9 +1268,24 @@ transfer(const struct xfer *x)
 		}
 		s_push(x->down, &offs, &hs);
 		if (x->close && offs == x->down && !shut_s && app_s.conn != NULL &&
-		    (app_s.events & TCP_EV_PEER_FIN)) {
+		    (x->s_shut_first || (app_s.events & TCP_EV_PEER_FIN))) {
 			tcp_shutdown(app_s.conn, now);
 			shut_s = 1;
+		}
+		if (x->s_pause_at != 0 && paused_at == 0 && app_s.rx_bytes >= x->s_pause_at) {
+			app_s.auto_read = 0;
+			paused_at = now;
+		}
+		if (paused_at != 0 && !app_s.auto_read && now - paused_at >= MS(1000)) {
+			uint8_t buf[4096];
+			uint32_t n;
+
+			app_s.auto_read = 1;
+			while (app_s.conn != NULL &&
+			       (n = tcp_recv(app_s.conn, buf, sizeof(buf), now)) > 0) {
+				app_s.rx_hash = fnv1a(app_s.rx_hash, buf, n);
+				app_s.rx_bytes += n;
+			}
 		}
 		if (x->during != NULL)
 			x->during(offs);
@@ -2500,6 +2520,29 @@ a_joins_first_segment_lost_does_not_reach_the_client_as_a_gap(void **state)
 	teardown_all();
 }
 
+/* The server answers and closes at once, and stops reading the
+ * client's upload for a second near its end; the client's DATA_FIN
+ * comes, both DATA_FINs are acknowledged and the client closes its
+ * subflows while the upload's tail still waits in the connection for
+ * room on the server leg. It reaches the server, then the FIN. */
+static void
+an_upload_whose_tail_waits_for_the_server_leg_arrives_whole_after_the_subflows_closed(void **state)
+{
+	struct xfer x = { .up = 4000000, .down = 1000, .close = 1, .limit_ms = 20000,
+			  .s_shut_first = 1, .s_pause_at = 3500000 };
+
+	(void)state;
+	setup(MS(5), MS(5));
+	mc_connect();
+	(void)mc_join(0, 0, 0);
+	transfer(&x);
+	assert_int_equal(CNT(CLOSED), 1);
+	assert_int_equal(stats().mptcp_active, 0);
+	assert_true(app_s.events & TCP_EV_PEER_FIN);
+	assert_false(app_s.events & TCP_EV_RESET);
+	teardown_all();
+}
+
 static void
 a_join_that_lands_on_the_worker_not_owning_its_token_is_handed_over_and_its_subflow_carries_data(void **state)
 {
@@ -3303,6 +3346,7 @@ main(void)
 		cmocka_unit_test(a_byte_the_client_dropped_after_its_path_died_is_sent_again_at_the_data_level),
 		cmocka_unit_test(the_data_level_retransmission_after_a_path_died_does_not_wait_for_the_dead_paths_rtt),
 		cmocka_unit_test(a_joins_first_segment_lost_does_not_reach_the_client_as_a_gap),
+		cmocka_unit_test(an_upload_whose_tail_waits_for_the_server_leg_arrives_whole_after_the_subflows_closed),
 		cmocka_unit_test(a_join_that_lands_on_the_worker_not_owning_its_token_is_handed_over_and_its_subflow_carries_data),
 		cmocka_unit_test(without_hand_over_a_join_on_the_other_worker_is_refused_with_rst),
 		cmocka_unit_test(a_full_redirect_table_refuses_the_join_with_rst_and_counts_it),

@@ -375,15 +375,17 @@ connect_through_p(void)
 }
 
 /* The client sends up bytes and closes its side; the server sends down
- * bytes, and closes once the client's FIN came. With pause_at, the
- * client stops reading for a second once it has that many bytes. */
+ * bytes, and closes once the client's FIN came (server_first: once its
+ * bytes are out). With pause_at, the client (server_first: the server)
+ * stops reading for a second once it has that many bytes. */
 static void
-relay_and_close(uint64_t up, uint64_t down, uint64_t pause_at)
+relay_and_close(uint64_t up, uint64_t down, uint64_t pause_at, int server_first)
 {
 	struct tcp_endpoints ep;
 	struct tcp_conn *cc;
 	uint64_t offc = 0, offs = 0, hc = FNV_INIT, hs = FNV_INIT, paused_at = 0;
 	int shut_c = 0, shut_s = 0, checked = 0;
+	struct app *r = server_first ? &app_s : &app_c;
 
 	setup_three(1);
 	wire_ep_v4(&ep);
@@ -392,19 +394,19 @@ relay_and_close(uint64_t up, uint64_t down, uint64_t pause_at)
 	app_c.conn = cc;
 	while (now < MS(20000) && (app_c.n_closed == 0 || app_s.n_closed == 0 ||
 				    CNT(CLOSED) == 0)) {
-		if (pause_at != 0 && paused_at == 0 && app_c.rx_bytes >= pause_at) {
-			app_c.auto_read = 0;
+		if (pause_at != 0 && paused_at == 0 && r->rx_bytes >= pause_at) {
+			r->auto_read = 0;
 			paused_at = now;
 		}
-		if (paused_at != 0 && !app_c.auto_read && now - paused_at >= MS(1000)) {
+		if (paused_at != 0 && !r->auto_read && now - paused_at >= MS(1000)) {
 			uint8_t buf[4096];
 			uint32_t n;
 
-			app_c.auto_read = 1;
-			while (app_c.conn != NULL &&
-			       (n = tcp_recv(app_c.conn, buf, sizeof(buf), now)) > 0) {
-				app_c.rx_hash = fnv1a(app_c.rx_hash, buf, n);
-				app_c.rx_bytes += n;
+			r->auto_read = 1;
+			while (r->conn != NULL &&
+			       (n = tcp_recv(r->conn, buf, sizeof(buf), now)) > 0) {
+				r->rx_hash = fnv1a(r->rx_hash, buf, n);
+				r->rx_bytes += n;
 			}
 		}
 		if (app_c.conn && (app_c.events & TCP_EV_CONNECTED)) {
@@ -429,7 +431,8 @@ relay_and_close(uint64_t up, uint64_t down, uint64_t pause_at)
 		}
 		if (app_s.conn) {
 			push(app_s.conn, down, &offs, &hs, 1);
-			if (offs == down && !shut_s && (app_s.events & TCP_EV_PEER_FIN)) {
+			if (offs == down && !shut_s &&
+			    (server_first || (app_s.events & TCP_EV_PEER_FIN))) {
 				tcp_shutdown(app_s.conn, now);
 				shut_s = 1;
 			}
@@ -458,7 +461,7 @@ static void
 a_proxied_connection_relays_both_ways_and_closes_cleanly(void **state)
 {
 	(void)state;
-	relay_and_close(1000000, 1000000, 0);
+	relay_and_close(1000000, 1000000, 0, 0);
 }
 
 /* A request, the client's FIN at once (HTTP/1.0 with a half-close, a
@@ -472,7 +475,17 @@ static void
 a_reply_after_the_clients_fin_arrives_whole_when_the_server_leg_closes_first(void **state)
 {
 	(void)state;
-	relay_and_close(1000, 4000000, 3500000);
+	relay_and_close(1000, 4000000, 3500000, 0);
+}
+
+/* The same the other way: the server answers and closes at once, and
+ * stops reading the upload for a second near its end; the client leg
+ * ends in order while the upload's tail waits in it. */
+static void
+an_upload_after_the_servers_fin_arrives_whole_when_the_client_leg_closes_first(void **state)
+{
+	(void)state;
+	relay_and_close(4000000, 1000, 3400000, 1);
 }
 
 /* The rules are read for a frame of no connection P holds. A held
@@ -1208,6 +1221,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(a_proxied_connection_relays_both_ways_and_closes_cleanly),
 		cmocka_unit_test(a_reply_after_the_clients_fin_arrives_whole_when_the_server_leg_closes_first),
+		cmocka_unit_test(an_upload_after_the_servers_fin_arrives_whole_when_the_client_leg_closes_first),
 		cmocka_unit_test(rto_min_is_the_least_retransmission_timeout_of_a_leg),
 		cmocka_unit_test(a_refused_server_connection_looks_refused_to_the_client),
 		cmocka_unit_test(a_server_reset_reaches_the_client_as_a_reset),
