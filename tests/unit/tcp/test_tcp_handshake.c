@@ -910,6 +910,22 @@ a_sends(struct wire *w, struct tcp_conn *c, uint32_t len)
 	assert_int_equal(tcp_send(c, buf, len, w->now), (int32_t)len);
 }
 
+/* B closes its side first, then A sends len bytes and closes, and B's
+ * user reads none of them: B's connection ends in TIME-WAIT with them. */
+static void
+b_in_time_wait_unread(struct wire *w, struct tcp_conn *c, struct tcp_conn *cb, uint32_t len)
+{
+	w->app_b.auto_read = 0;
+	tcp_shutdown(cb, w->now);
+	wire_run(w, MS(20));
+	a_sends(w, c, len);
+	tcp_shutdown(c, w->now);
+	wire_run(w, MS(50));
+	assert_int_equal(info(cb).state, TCP_TIME_WAIT);
+	assert_int_equal(w->app_b.n_closed, 0);
+	assert_int_equal(info(cb).rcv_queued, len);
+}
+
 /* B closed its side first and has not read A's last bytes when A's FIN
  * puts it in TIME-WAIT: those bytes are A's, acknowledged, and CLOSED
  * (which releases the handle and what it holds) waits until B's user
@@ -922,16 +938,8 @@ a_connection_in_time_wait_is_closed_for_its_user_once_it_read_every_byte(void **
 	struct tcp_conn *cb = w->app_b.conn;
 
 	(void)state;
-	w->app_b.auto_read = 0;
-	tcp_shutdown(cb, w->now);
-	wire_run(w, MS(20));
-	a_sends(w, c, 10000);
-	tcp_shutdown(c, w->now);
-	wire_run(w, MS(50));
-	assert_int_equal(info(cb).state, TCP_TIME_WAIT);
+	b_in_time_wait_unread(w, c, cb, 10000);
 	assert_true(w->app_b.events & TCP_EV_PEER_FIN);
-	assert_int_equal(w->app_b.n_closed, 0);
-	assert_int_equal(info(cb).rcv_queued, 10000);
 	/* 2 MSL pass: the connection is CLOSED, its handle still B's. */
 	wire_run(w, pb.time_wait_ns + MS(100));
 	assert_int_equal(w->app_b.n_closed, 0);
@@ -959,19 +967,9 @@ a_full_pool_recycles_no_time_wait_connection_whose_user_still_reads(void **state
 	assert_non_null(w->b);
 	/* B's first connection: B closes first, A sends and closes, B
 	 * reads nothing: TIME-WAIT, held for B's user. */
-	held = wire_connect(w);
-	w->app_b.auto_read = 0;
-	{
-		struct tcp_conn *cb = w->app_b.conn;
-
-		tcp_shutdown(cb, w->now);
-		wire_run(w, MS(20));
-		a_sends(w, held, 3000);
-		tcp_shutdown(held, w->now);
-		wire_run(w, MS(50));
-		held = cb;
-	}
-	assert_int_equal(info(held).state, TCP_TIME_WAIT);
+	c = wire_connect(w);
+	held = w->app_b.conn;
+	b_in_time_wait_unread(w, c, held, 3000);
 	/* B's second: an ordinary close into TIME-WAIT. */
 	w->app_b.auto_read = 1;
 	w->ep_a.lport++;
@@ -1031,14 +1029,7 @@ an_abort_with_bytes_unread_closes_at_once(void **state)
 	struct tcp_conn *cb = w->app_b.conn;
 
 	(void)state;
-	w->app_b.auto_read = 0;
-	tcp_shutdown(cb, w->now);
-	wire_run(w, MS(20));
-	a_sends(w, c, 5000);
-	tcp_shutdown(c, w->now);
-	wire_run(w, MS(50));
-	assert_int_equal(info(cb).state, TCP_TIME_WAIT);
-	assert_int_equal(w->app_b.n_closed, 0);
+	b_in_time_wait_unread(w, c, cb, 5000);
 	tcp_abort(cb, w->now);
 	assert_int_equal(w->app_b.n_closed, 1);
 	/* (TIME-WAIT lives on without its user, as after any close.) */
