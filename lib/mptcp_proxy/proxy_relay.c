@@ -20,12 +20,14 @@ proxy_relay(struct proxy_leg *src, uint64_t now)
 	struct mptcp_proxy *px = proxy_leg_pair(src)->px;
 	const struct mptcp_proxy_endpoint_ops *so, *dop;
 	void *s, *d;
+	uint8_t was;
 
 	if (src->ep.ctx == NULL || dst->ep.ctx == NULL)
 		return;
 	so = src->ep.ops;
 	dop = dst->ep.ops;
 	d = dst->ep.ctx;
+	was = src->in_relay; /* (a relay of src nested in this one's send) */
 	src->in_relay = 1;
 	for (;;) {
 		uint32_t need, room;
@@ -56,7 +58,7 @@ proxy_relay(struct proxy_leg *src, uint64_t now)
 		px->cnt[src->server ? MPTCP_PROXY_CNT_BYTES_DOWN
 				    : MPTCP_PROXY_CNT_BYTES_UP] += (uint64_t)got;
 	}
-	src->in_relay = 0;
+	src->in_relay = was;
 	/* Sending may have closed either leg (an event of its own); the
 	 * FIN goes after every byte before it, which a closed src no longer
 	 * holds. */
