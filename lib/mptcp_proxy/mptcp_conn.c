@@ -973,8 +973,7 @@ meta_process(struct mptcp_meta *mt, uint64_t now)
 		 * its way, it would reach the client as a gap if that segment
 		 * were lost (sf_budget() in mptcp_sched.c). It waits; the
 		 * other subflows carry the DATA_ACK meanwhile. */
-		if ((sf->flags & SF_ACK_NOW) &&
-		    !(mptcp_sf_join_unseen(sf) && sf->tx_end_rel != 1)) {
+		if ((sf->flags & SF_ACK_NOW) && !mptcp_sf_join_waits(sf)) {
 			sf->flags &= (uint16_t)~SF_ACK_NOW;
 			(void)tcp_conn_send_ack(sf->c, now);
 		}
@@ -1051,7 +1050,7 @@ mptcp_meta_send_data_fin(struct mptcp_meta *mt, uint64_t now)
 
 		if (sf == NULL || sf->c == NULL || !(sf->flags & SF_ESTAB) ||
 		    (sf->flags & (SF_DEAD | SF_CLOSED)) ||
-		    (mptcp_sf_join_unseen(sf) && sf->tx_end_rel != 1))
+		    mptcp_sf_join_waits(sf))
 			continue; /* (the last: see meta_process()'s pure ACKs) */
 		if (again)
 			(void)tcp_conn_send_ack(sf->c, now);

@@ -59,7 +59,7 @@ sf_budget(const struct mptcp_subflow *sf)
 	if (room < mss && mptcp_sf_sent_unacked(sf) != 0)
 		return 0;
 	if (mptcp_sf_join_unseen(sf))
-		return sf->tx_end_rel == 1 ? RTE_MIN(room, mss) : 0;
+		return mptcp_sf_join_waits(sf) ? 0 : RTE_MIN(room, mss);
 	return room;
 }
 
@@ -300,7 +300,7 @@ mptcp_sched_probe(struct mptcp_meta *mt, uint64_t now)
 
 		if (!usable(sf) || (sf->flags & SF_STALE) ||
 		    sf->tx_n >= MPTCP_TX_MAPS || tcp_conn_unsent(sf->c) != 0 ||
-		    (mptcp_sf_join_unseen(sf) && sf->tx_end_rel != 1))
+		    mptcp_sf_join_waits(sf))
 			continue; /* (a join's first segment only: sf_budget()) */
 		rtt = tcp_conn_srtt_ns(sf->c) + ((sf->flags & SF_BACKUP) ? UINT64_MAX / 2 : 0);
 		if (rtt < best_rtt) {

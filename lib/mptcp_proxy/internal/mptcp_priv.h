@@ -288,13 +288,21 @@ void mptcp_token_add(struct mptcp_proxy *px, struct mptcp_meta *mt);
 void mptcp_token_del(struct mptcp_proxy *px, struct mptcp_meta *mt);
 
 /* A join the client may still hold half established (SF_JOIN_SEEN not
- * set), with bytes of ours on it beyond its first segment's start: until
- * the client shows it holds the join, nothing but that segment goes out
- * on it (mptcp_sched.c, sf_budget()). */
+ * set): until the client shows it holds the join, nothing but one
+ * segment at its first sequence goes out on it (mptcp_sched.c,
+ * sf_budget()). */
 static inline bool
 mptcp_sf_join_unseen(const struct mptcp_subflow *sf)
 {
 	return (sf->flags & (SF_JOIN | SF_JOIN_SEEN)) == SF_JOIN;
+}
+
+/* ... and that segment was handed over: nothing more goes on it, not
+ * even a pure ACK (it would carry the next sequence). */
+static inline bool
+mptcp_sf_join_waits(const struct mptcp_subflow *sf)
+{
+	return mptcp_sf_join_unseen(sf) && sf->tx_end_rel != 1;
 }
 
 /* Relative sequence arithmetic (mod 2^32). */
